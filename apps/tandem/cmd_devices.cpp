@@ -1,0 +1,164 @@
+// `tandem devices`: the capability matrix (one row per adapter) and the pair matrix (one row per
+// ordered worker -> primary pair), as tables or as the JSON documented in docs/devices-json.md.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "core/device_json.hpp"
+#include "table.hpp"
+
+namespace tandem::cli {
+
+namespace {
+
+std::string yes_no(bool value) {
+    return value ? "yes" : "no";
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+    return buffer;
+}
+
+std::string queue_text(const DeviceInfo& d) {
+    std::string text;
+    for (const auto& q : d.queue_families) {
+        if (!text.empty()) {
+            text += " ";
+        }
+        text += std::to_string(q.index) + ":";
+        text += q.graphics ? "G" : "";
+        text += q.compute ? "C" : "";
+        text += q.transfer ? "T" : "";
+        text += "x" + std::to_string(q.count);
+    }
+    return text;
+}
+
+void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
+    std::printf("Devices (primary %u; workers:", s.selection.primary);
+    for (auto w : s.selection.workers) {
+        std::printf(" %u", w);
+    }
+    std::printf(")\n\n");
+    Table devices({"#", "name", "type", "vendor", "driver", "api", "device uuid", "vram", "uma",
+                   "queues (G/C/T x count)"});
+    for (const auto& a : s.adapters) {
+        const auto& d = a.info;
+        devices.add({std::to_string(d.index) +
+                         (d.virtual_index > 0 ? "." + std::to_string(d.virtual_index) : ""),
+                     d.name, d.type, d.vendor, d.driver_name + " " + d.driver_version,
+                     d.api_version, to_string(d.device_uuid), bytes_text(d.device_local_bytes),
+                     d.cache_coherent_uma ? "coherent" : yes_no(d.uma), queue_text(d)});
+    }
+    devices.print();
+
+    std::printf("\nFeatures\n\n");
+    Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)", "ext.mem fd",
+                    "dma-buf", "ext.sem fd (bin/timeline)", "calibrated ts", "global prio",
+                    "mem budget"});
+    for (const auto& a : s.adapters) {
+        const auto& f = a.info.features;
+        features.add({std::to_string(a.info.index), yes_no(f.timeline_semaphore),
+                      yes_no(f.synchronization2), yes_no(f.dynamic_rendering),
+                      f.external_memory_host
+                          ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
+                          : "no",
+                      yes_no(f.external_memory_fd), yes_no(f.external_memory_dma_buf),
+                      yes_no(f.external_semaphore_fd_binary) + "/" +
+                          yes_no(f.external_semaphore_fd_timeline),
+                      yes_no(f.calibrated_timestamps), yes_no(f.global_priority),
+                      yes_no(f.memory_budget)});
+    }
+    features.print();
+
+    std::printf("\nFormats (C colour target, D depth, S storage, s sampled, src/dst transfer)\n\n");
+    std::vector<std::string> header = {"#"};
+    for (const auto& f : s.adapters.front().info.formats) {
+        header.push_back(f.name);
+    }
+    Table formats(header);
+    for (const auto& a : s.adapters) {
+        std::vector<std::string> row = {std::to_string(a.info.index)};
+        for (const auto& f : a.info.formats) {
+            std::string cell;
+            cell += f.color_attachment ? "C" : "";
+            cell += f.depth_attachment ? "D" : "";
+            cell += f.storage ? "S" : "";
+            cell += f.sampled ? "s" : "";
+            cell += f.transfer_src ? " src" : "";
+            cell += f.transfer_dst ? " dst" : "";
+            row.push_back(cell.empty() ? "-" : cell);
+        }
+        formats.add(row);
+    }
+    formats.print();
+
+    std::printf("\nPairs (worker -> primary)\n\n");
+    Table pair_table({"worker", "primary", "same-device", "shared-memory", "host-imported",
+                      "host-copy", "best", "sync"});
+    for (const auto& p : pairs) {
+        if (p.worker == p.primary) {
+            continue;
+        }
+        std::vector<std::string> row = {std::to_string(p.worker), std::to_string(p.primary)};
+        for (const auto& a : p.paths) {
+            row.push_back(yes_no(a.available));
+        }
+        const auto best = p.best_path();
+        row.push_back(best ? to_string(*best) : "none");
+        row.push_back(p.gpu_side_sync ? "gpu" : "host bridge");
+        pair_table.add(row);
+    }
+    pair_table.print();
+
+    std::printf("\nWhy (first pair of each kind)\n");
+    std::vector<std::string> seen;
+    for (const auto& p : pairs) {
+        if (p.worker == p.primary) {
+            continue;
+        }
+        std::string key;
+        for (const auto& a : p.paths) {
+            key += a.reason + "|";
+        }
+        key += p.sync_reason;
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            continue;
+        }
+        seen.push_back(key);
+        std::printf("  %u -> %u:\n", p.worker, p.primary);
+        for (const auto& a : p.paths) {
+            std::printf("    %-13s %-3s %s\n", to_string(a.path), yes_no(a.available).c_str(),
+                        a.reason.c_str());
+        }
+        std::printf("    %-13s %-3s %s\n", "sync", p.gpu_side_sync ? "gpu" : "host",
+                    p.sync_reason.c_str());
+    }
+}
+
+} // namespace
+
+Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
+    auto* cmd = app.add_subcommand(
+        "devices", "List every Vulkan device (CPU devices included) with its capabilities, and "
+                   "which transfer paths and synchronisation each worker -> primary pair allows");
+    auto json = std::make_shared<bool>(false);
+    cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
+    return [json, &global]() {
+        Session s = open_session(global);
+        const auto pairs = detail::pair_matrix(s.adapters);
+        if (*json) {
+            std::printf("%s\n",
+                        detail::devices_document(s.adapters, pairs, s.selection).dump(2).c_str());
+        } else {
+            print_tables(s, pairs);
+        }
+        return 0;
+    };
+}
+
+} // namespace tandem::cli

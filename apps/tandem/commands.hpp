@@ -1,0 +1,18 @@
+// The `tandem` subcommands. Each registers itself on the app and returns the exit code of its
+// run through `result` once parsed. Exit codes: 0 success, 1 failure at run time, 2 bad usage.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "cli_common.hpp"
+
+namespace tandem::cli {
+
+using Runner = std::function<int()>;
+
+// `tandem devices`: the capability and pair matrices, as tables or --json.
+Runner add_devices_command(CLI::App& app, const GlobalOptions& global);
+
+} // namespace tandem::cli

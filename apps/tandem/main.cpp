@@ -1,0 +1,47 @@
+// tandem: the command-line front end. Subcommands live in cmd_*.cpp; this file parses, routes,
+// and turns tandem::Error into a one-sentence message and a non-zero exit.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "tandem/error.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"tandem: heterogeneous multi-GPU offload on Vulkan.\n"
+                 "The primary GPU renders as usual; worker GPUs render or compute bounded tasks "
+                 "and hand the results back as textures on the primary."};
+    app.set_version_flag("--version", "tandem 0.1.0");
+    app.require_subcommand(1);
+    tandem::cli::GlobalOptions global;
+    tandem::cli::add_global_options(app, global);
+
+    std::vector<std::pair<CLI::App*, tandem::cli::Runner>> commands;
+    auto devices = tandem::cli::add_devices_command(app, global);
+    commands.emplace_back(app.get_subcommand("devices"), devices);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        tandem::cli::apply_log_level(global);
+        for (auto& [sub, run] : commands) {
+            if (sub->parsed()) {
+                return run();
+            }
+        }
+    } catch (const tandem::Error& e) {
+        std::fprintf(stderr, "tandem: error: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tandem: internal error: %s\n", e.what());
+        return 1;
+    }
+    return 2;
+}

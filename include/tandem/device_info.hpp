@@ -1,0 +1,132 @@
+// What Tandem knows about each adapter (the capability matrix) and each ordered pair of adapters
+// (the pair matrix). Plain data, filled once at discovery; safe to copy between threads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+namespace tandem {
+
+using Uuid = std::array<std::uint8_t, VK_UUID_SIZE>;
+[[nodiscard]] std::string to_string(const Uuid& uuid);
+
+struct QueueFamilyInfo {
+    std::uint32_t index = 0;
+    std::uint32_t count = 0;
+    bool graphics = false;
+    bool compute = false;
+    bool transfer = false;
+    std::uint32_t timestamp_valid_bits = 0;
+};
+
+struct MemoryHeapInfo {
+    std::uint64_t size = 0;
+    bool device_local = false;
+    std::optional<std::uint64_t> budget; // VK_EXT_memory_budget, where present
+    std::optional<std::uint64_t> usage;
+};
+
+struct MemoryTypeInfo {
+    std::uint32_t heap = 0;
+    bool device_local = false;
+    bool host_visible = false;
+    bool host_coherent = false;
+    bool host_cached = false;
+};
+
+// What one format can be used for with optimal tiling (colour/depth target, storage image)
+// and as a copy source or destination.
+struct FormatSupport {
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    std::string name; // "RGBA8", "BGRA8", "RGBA16F", "R32F", "D32"
+    bool color_attachment = false;
+    bool depth_attachment = false;
+    bool storage = false;
+    bool sampled = false;
+    bool transfer_src = false;
+    bool transfer_dst = false;
+};
+
+struct DeviceFeatures {
+    bool timeline_semaphore = false;
+    bool synchronization2 = false;
+    bool dynamic_rendering = false;
+    bool external_memory_host = false;
+    std::uint64_t min_imported_host_pointer_alignment = 0; // 0 when external_memory_host is absent
+    bool external_memory_fd = false;                       // opaque fd
+    bool external_memory_dma_buf = false;
+    bool external_semaphore_fd = false;
+    bool external_semaphore_fd_binary = false;   // opaque fd export+import of a binary semaphore
+    bool external_semaphore_fd_timeline = false; // opaque fd export+import of a timeline semaphore
+    bool calibrated_timestamps = false;
+    bool global_priority = false;
+    bool memory_budget = false;
+    bool debug_utils = false;
+};
+
+// One row of the capability matrix. `index` is the adapter index Tandem uses everywhere
+// (selectors, JSON, logs); `physical_index` and `virtual_index` say which physical device it
+// is and which of its logical openings (see TANDEM_VIRTUAL_DEVICES).
+struct DeviceInfo {
+    std::uint32_t index = 0;
+    std::uint32_t physical_index = 0;
+    std::uint32_t virtual_index = 0;
+    std::string name;
+    std::uint32_t vendor_id = 0;
+    std::string vendor;
+    std::uint32_t device_id = 0;
+    std::string type; // "discrete", "integrated", "virtual", "cpu", "other"
+    std::string driver_name;
+    std::string driver_info;
+    std::string driver_version;
+    std::string api_version;
+    Uuid device_uuid{};
+    Uuid driver_uuid{};
+    bool uma = false;
+    bool cache_coherent_uma = false;
+    std::uint64_t optimal_buffer_copy_row_pitch_alignment = 1;
+    std::uint64_t optimal_buffer_copy_offset_alignment = 1;
+    std::uint64_t non_coherent_atom_size = 1;
+    double timestamp_period_ns = 1.0;
+    std::vector<MemoryHeapInfo> memory_heaps;
+    std::vector<MemoryTypeInfo> memory_types;
+    std::vector<QueueFamilyInfo> queue_families;
+    std::vector<FormatSupport> formats;
+    DeviceFeatures features;
+    std::vector<std::string> extensions;  // every device extension the driver reports
+    std::uint64_t device_local_bytes = 0; // sum of device-local heaps
+};
+
+// Transfer paths between a worker and the primary, best first.
+enum class TransferPath { SameDevice, SharedMemory, HostImported, HostCopy };
+inline constexpr std::array<TransferPath, 4> k_all_transfer_paths = {
+    TransferPath::SameDevice, TransferPath::SharedMemory, TransferPath::HostImported,
+    TransferPath::HostCopy};
+[[nodiscard]] const char* to_string(TransferPath path) noexcept;
+// "same-device", "shared-memory", "host-imported", "host-copy"; nullopt for anything else.
+[[nodiscard]] std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept;
+
+struct PathAvailability {
+    TransferPath path = TransferPath::HostCopy;
+    bool available = false;
+    std::string reason; // why it is or is not available, one sentence
+};
+
+// One cell of the pair matrix: the worker's result moves worker -> primary.
+struct PairInfo {
+    std::uint32_t worker = 0;
+    std::uint32_t primary = 0;
+    std::vector<PathAvailability> paths; // in k_all_transfer_paths order
+    bool gpu_side_sync = false;          // a timeline semaphore can be shared between the two
+    std::string sync_reason;
+    [[nodiscard]] std::optional<TransferPath> best_path() const;
+    [[nodiscard]] bool allows(TransferPath path) const;
+};
+
+} // namespace tandem

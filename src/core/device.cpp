@@ -1,0 +1,216 @@
+#include "core/device.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "core/capabilities.hpp"
+#include "core/instance.hpp"
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+VkResult Queue::submit(std::span<const VkSubmitInfo2> submits, VkFence fence) const {
+    std::lock_guard lock(*m_lock);
+    return vk_status(
+        vkQueueSubmit2(m_queue, static_cast<std::uint32_t>(submits.size()), submits.data(), fence),
+        "vkQueueSubmit2");
+}
+
+VkResult Queue::wait_idle() const {
+    std::lock_guard lock(*m_lock);
+    return vkQueueWaitIdle(m_queue);
+}
+
+Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options)
+    : m_physical(adapter.physical), m_info(adapter.info), m_label(options.label) {
+    if (m_label.empty()) {
+        m_label = "device" + std::to_string(m_info.index);
+    }
+    const auto& f = m_info.features;
+    if (!f.timeline_semaphore || !f.synchronization2 || !f.dynamic_rendering) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    "Device " + std::to_string(m_info.index) + " (" + m_info.name +
+                        ") lacks timeline semaphores, synchronization2 or dynamic rendering",
+                    "Tandem needs a Vulkan 1.3 driver; update the driver or pick another device");
+    }
+
+    // Queue families: main = first graphics+compute family; transfer = first transfer-only one.
+    std::uint32_t main_family = UINT32_MAX;
+    std::uint32_t transfer_family = UINT32_MAX;
+    for (const auto& q : m_info.queue_families) {
+        if (main_family == UINT32_MAX && q.graphics && q.compute) {
+            main_family = q.index;
+        }
+        if (transfer_family == UINT32_MAX && q.transfer && !q.graphics && !q.compute) {
+            transfer_family = q.index;
+        }
+    }
+    if (main_family == UINT32_MAX) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    "Device " + m_info.name + " has no queue family with graphics and compute",
+                    "Pick another device; `tandem devices` lists the queue families");
+    }
+    if (!options.dedicated_transfer_queue) {
+        transfer_family = UINT32_MAX;
+    }
+    m_dedicated_transfer = transfer_family != UINT32_MAX;
+    const std::uint32_t main_count = m_info.queue_families[main_family].count;
+
+    const float priorities[2] = {1.0f, 1.0f};
+    std::vector<VkDeviceQueueCreateInfo> queue_infos;
+    VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qi.queueFamilyIndex = main_family;
+    qi.queueCount = (!m_dedicated_transfer && main_count > 1) ? 2u : 1u;
+    qi.pQueuePriorities = priorities;
+    queue_infos.push_back(qi);
+    if (m_dedicated_transfer) {
+        qi.queueFamilyIndex = transfer_family;
+        qi.queueCount = 1;
+        queue_infos.push_back(qi);
+    }
+
+    // Extensions: enable what exists of what Tandem can use.
+    const char* wanted[] = {
+        VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,    VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+        VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME,
+        VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME,
+    };
+    std::vector<const char*> extensions;
+    for (const char* name : wanted) {
+        if (has_extension(m_info, name)) {
+            extensions.push_back(name);
+            m_enabled_extensions.emplace_back(name);
+        }
+    }
+
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    f13.synchronization2 = VK_TRUE;
+    f13.dynamicRendering = VK_TRUE;
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f12.timelineSemaphore = VK_TRUE;
+    f12.pNext = &f13;
+    VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features2.pNext = &f12;
+
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    info.pNext = &features2;
+    info.queueCreateInfoCount = static_cast<std::uint32_t>(queue_infos.size());
+    info.pQueueCreateInfos = queue_infos.data();
+    info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    vk_check(vkCreateDevice(m_physical, &info, nullptr, &m_device),
+             "vkCreateDevice on " + m_info.name);
+
+    auto load = [&](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+            vkGetDeviceProcAddr(m_device, name));
+    };
+    if (enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+        load(m_fn.get_memory_fd, "vkGetMemoryFdKHR");
+    }
+    if (enabled(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+        load(m_fn.get_memory_host_pointer_properties, "vkGetMemoryHostPointerPropertiesEXT");
+    }
+    if (enabled(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+        load(m_fn.get_semaphore_fd, "vkGetSemaphoreFdKHR");
+        load(m_fn.import_semaphore_fd, "vkImportSemaphoreFdKHR");
+    }
+    if (instance.has_debug_utils()) {
+        auto iload = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+                vkGetInstanceProcAddr(instance.handle(), name));
+        };
+        iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
+        iload(m_fn.cmd_begin_label, "vkCmdBeginDebugUtilsLabelEXT");
+        iload(m_fn.cmd_end_label, "vkCmdEndDebugUtilsLabelEXT");
+        iload(m_fn.queue_begin_label, "vkQueueBeginDebugUtilsLabelEXT");
+        iload(m_fn.queue_end_label, "vkQueueEndDebugUtilsLabelEXT");
+    }
+
+    VkQueue main_queue = VK_NULL_HANDLE;
+    vkGetDeviceQueue(m_device, main_family, 0, &main_queue);
+    auto main_lock = std::make_shared<std::mutex>();
+    m_main = Queue(main_queue, main_family, 0, main_lock);
+    if (m_dedicated_transfer) {
+        VkQueue q = VK_NULL_HANDLE;
+        vkGetDeviceQueue(m_device, transfer_family, 0, &q);
+        m_transfer = Queue(q, transfer_family, 0, std::make_shared<std::mutex>());
+    } else if (main_count > 1) {
+        VkQueue q = VK_NULL_HANDLE;
+        vkGetDeviceQueue(m_device, main_family, 1, &q);
+        m_transfer = Queue(q, main_family, 1, std::make_shared<std::mutex>());
+    } else {
+        m_transfer = m_main;
+    }
+    name(m_device, VK_OBJECT_TYPE_DEVICE, m_label);
+    name(m_main.handle(), VK_OBJECT_TYPE_QUEUE, m_label + " main queue");
+    if (has_separate_transfer_queue()) {
+        name(m_transfer.handle(), VK_OBJECT_TYPE_QUEUE, m_label + " transfer queue");
+    }
+    vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
+    spdlog::debug("{}: opened {} (adapter {}), main queue family {}, transfer queue family {}{}",
+                  m_label, m_info.name, m_info.index, m_main.family(), m_transfer.family(),
+                  m_dedicated_transfer ? " (dedicated)" : "");
+}
+
+Device::~Device() {
+    if (m_device != VK_NULL_HANDLE) {
+        vkDeviceWaitIdle(m_device);
+        vkDestroyDevice(m_device, nullptr);
+    }
+}
+
+bool Device::enabled(std::string_view extension) const {
+    return std::find(m_enabled_extensions.begin(), m_enabled_extensions.end(), extension) !=
+           m_enabled_extensions.end();
+}
+
+std::uint32_t Device::memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                                  VkMemoryPropertyFlags preferred) const {
+    for (int pass = 0; pass < 2; ++pass) {
+        const VkMemoryPropertyFlags want = pass == 0 ? (required | preferred) : required;
+        for (std::uint32_t i = 0; i < m_memory.memoryTypeCount; ++i) {
+            if ((type_bits & (1u << i)) != 0 &&
+                (m_memory.memoryTypes[i].propertyFlags & want) == want) {
+                return i;
+            }
+        }
+    }
+    throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                "Device " + m_info.name + " has no memory type with the properties needed",
+                "Pick another device; `tandem devices --json` lists its memory types");
+}
+
+VkMemoryPropertyFlags Device::memory_flags(std::uint32_t type) const noexcept {
+    return type < m_memory.memoryTypeCount ? m_memory.memoryTypes[type].propertyFlags : 0;
+}
+
+void Device::set_name(VkObjectType type, std::uint64_t handle, const std::string& text) const {
+    if (m_fn.set_object_name == nullptr || handle == 0) {
+        return;
+    }
+    VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+    info.objectType = type;
+    info.objectHandle = handle;
+    info.pObjectName = text.c_str();
+    m_fn.set_object_name(m_device, &info);
+}
+
+void Device::begin_label(VkCommandBuffer cmd, const char* text) const {
+    if (m_fn.cmd_begin_label == nullptr) {
+        return;
+    }
+    VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+    label.pLabelName = text;
+    m_fn.cmd_begin_label(cmd, &label);
+}
+
+void Device::end_label(VkCommandBuffer cmd) const {
+    if (m_fn.cmd_end_label != nullptr) {
+        m_fn.cmd_end_label(cmd);
+    }
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,126 @@
+// Device: one logical VkDevice opened on an adapter, with its queues and the extension entry
+// points Tandem uses. It enables what the transfer paths need where the driver has it
+// (external memory fd and host, external semaphore fd, memory budget, calibrated timestamps) and
+// requires Vulkan 1.3 with timeline semaphores, synchronization2 and dynamic rendering.
+//
+// Queues: `main` (graphics+compute) always; `transfer` is a queue of a transfer-only family (the
+// copy engines) when the device has one, else a second queue of the main family, else the main
+// queue itself. A Queue carries a mutex: vkQueueSubmit2 on one VkQueue from several threads must
+// hold it (Queue::submit does).
+//
+// Lifetime: create after the Instance, destroy before it, and only once the device is idle
+// (the destructor waits for idle). Object naming and labels are no-ops without debug utils.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/discovery.hpp"
+
+namespace tandem::detail {
+
+class Instance;
+
+enum class QueueRole { Main, Transfer };
+
+class Queue {
+public:
+    Queue() = default;
+    Queue(VkQueue queue, std::uint32_t family, std::uint32_t index,
+          std::shared_ptr<std::mutex> lock)
+        : m_queue(queue), m_family(family), m_index(index), m_lock(std::move(lock)) {}
+
+    [[nodiscard]] VkQueue handle() const noexcept { return m_queue; }
+    [[nodiscard]] std::uint32_t family() const noexcept { return m_family; }
+    [[nodiscard]] std::uint32_t index() const noexcept { return m_index; }
+
+    // vkQueueSubmit2 under the queue's lock; returns the result (never throws: per-frame path).
+    [[nodiscard]] VkResult submit(std::span<const VkSubmitInfo2> submits,
+                                  VkFence fence = VK_NULL_HANDLE) const;
+    [[nodiscard]] VkResult wait_idle() const;
+
+private:
+    VkQueue m_queue = VK_NULL_HANDLE;
+    std::uint32_t m_family = 0;
+    std::uint32_t m_index = 0;
+    std::shared_ptr<std::mutex> m_lock; // shared when two roles use the same VkQueue
+};
+
+struct DeviceOptions {
+    // Prefer a dedicated transfer-only queue family for the transfer queue when present.
+    bool dedicated_transfer_queue = true;
+    std::string label; // used in object names and logs, e.g. "primary" or "worker1"
+};
+
+// Extension entry points, null when the extension is not enabled.
+struct DeviceFunctions {
+    PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;
+    PFN_vkGetMemoryHostPointerPropertiesEXT get_memory_host_pointer_properties = nullptr;
+    PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;
+    PFN_vkImportSemaphoreFdKHR import_semaphore_fd = nullptr;
+    PFN_vkSetDebugUtilsObjectNameEXT set_object_name = nullptr;
+    PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label = nullptr;
+    PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label = nullptr;
+    PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label = nullptr;
+    PFN_vkQueueEndDebugUtilsLabelEXT queue_end_label = nullptr;
+};
+
+class Device {
+public:
+    Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options = {});
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    [[nodiscard]] VkDevice handle() const noexcept { return m_device; }
+    [[nodiscard]] VkPhysicalDevice physical() const noexcept { return m_physical; }
+    [[nodiscard]] const DeviceInfo& info() const noexcept { return m_info; }
+    [[nodiscard]] const std::string& label() const noexcept { return m_label; }
+    [[nodiscard]] const DeviceFunctions& fn() const noexcept { return m_fn; }
+    [[nodiscard]] const Queue& queue(QueueRole role) const noexcept {
+        return role == QueueRole::Main ? m_main : m_transfer;
+    }
+    // True when the transfer queue is a different VkQueue from the main one.
+    [[nodiscard]] bool has_separate_transfer_queue() const noexcept {
+        return m_transfer.handle() != m_main.handle();
+    }
+    // True when the transfer queue belongs to a transfer-only family (a copy engine).
+    [[nodiscard]] bool has_dedicated_transfer_family() const noexcept {
+        return m_dedicated_transfer;
+    }
+    [[nodiscard]] bool enabled(std::string_view extension) const;
+
+    // Index of a memory type in `type_bits` with all `required` and, if possible, all
+    // `preferred` flags. Throws Error when none has the required flags.
+    [[nodiscard]] std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                                            VkMemoryPropertyFlags preferred = 0) const;
+    [[nodiscard]] VkMemoryPropertyFlags memory_flags(std::uint32_t type) const noexcept;
+
+    // Debug names and labels (no-ops without VK_EXT_debug_utils).
+    void set_name(VkObjectType type, std::uint64_t handle, const std::string& name) const;
+    template <typename T>
+    void name(T handle, VkObjectType type, const std::string& name) const {
+        set_name(type, reinterpret_cast<std::uint64_t>(handle), name);
+    }
+    void begin_label(VkCommandBuffer cmd, const char* label) const;
+    void end_label(VkCommandBuffer cmd) const;
+
+private:
+    VkDevice m_device = VK_NULL_HANDLE;
+    VkPhysicalDevice m_physical = VK_NULL_HANDLE;
+    DeviceInfo m_info;
+    std::string m_label;
+    DeviceFunctions m_fn;
+    Queue m_main;
+    Queue m_transfer;
+    bool m_dedicated_transfer = false;
+    std::vector<std::string> m_enabled_extensions;
+    VkPhysicalDeviceMemoryProperties m_memory{};
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,197 @@
+#include "core/discovery.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "core/capabilities.hpp"
+#include "core/instance.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+int type_rank(const std::string& type) {
+    if (type == "discrete") {
+        return 0;
+    }
+    if (type == "integrated") {
+        return 1;
+    }
+    if (type == "virtual") {
+        return 2;
+    }
+    if (type == "cpu") {
+        return 4;
+    }
+    return 3;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string strip_dashes(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c != '-') {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
+bool is_hex(std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(),
+                                        [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+
+std::string adapter_list(const std::vector<Adapter>& adapters) {
+    std::string text;
+    for (const auto& a : adapters) {
+        text += "\n  " + std::to_string(a.info.index) + ": " + a.info.name + " (" +
+                tandem::to_string(a.info.device_uuid) + ")";
+    }
+    return text;
+}
+
+} // namespace
+
+std::uint32_t parse_virtual_devices(std::string_view text) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || value < 1 || value > 16) {
+        throw Error("Virtual device count '" + std::string(text) + "' is not valid",
+                    "Give a whole number from 1 to 16 (how many logical devices to open on each "
+                    "physical device)");
+    }
+    return value;
+}
+
+std::uint32_t virtual_devices_from_env(std::uint32_t fallback) {
+    const char* value = std::getenv("TANDEM_VIRTUAL_DEVICES");
+    if (value == nullptr || *value == '\0') {
+        return fallback;
+    }
+    return parse_virtual_devices(value);
+}
+
+std::vector<Adapter> discover_adapters(const Instance& instance, std::uint32_t virtual_devices) {
+    std::vector<Adapter> adapters;
+    const auto physicals = instance.physical_devices();
+    std::uint32_t index = 0;
+    for (std::uint32_t p = 0; p < physicals.size(); ++p) {
+        DeviceInfo info = query_device_info(physicals[p], 0, p, 0);
+        for (std::uint32_t v = 0; v < virtual_devices; ++v) {
+            Adapter adapter{physicals[p], info};
+            adapter.info.index = index++;
+            adapter.info.virtual_index = v;
+            adapters.push_back(std::move(adapter));
+        }
+    }
+    return adapters;
+}
+
+std::vector<PairInfo> pair_matrix(const std::vector<Adapter>& adapters) {
+    std::vector<PairInfo> pairs;
+    for (const auto& worker : adapters) {
+        for (const auto& primary : adapters) {
+            pairs.push_back(query_pair_info(worker.info, primary.info));
+        }
+    }
+    return pairs;
+}
+
+std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
+                                          std::string_view selector) {
+    std::vector<std::uint32_t> matches;
+    if (selector.empty()) {
+        throw Error("An empty device selector was given",
+                    "Use an index, a UUID or part of a device name; `tandem devices` lists them");
+    }
+    const bool numeric = std::all_of(selector.begin(), selector.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; });
+    if (numeric && selector.size() < 8) {
+        unsigned index = 0;
+        std::from_chars(selector.data(), selector.data() + selector.size(), index);
+        if (index < adapters.size()) {
+            matches.push_back(index);
+        }
+    } else {
+        const std::string hex = strip_dashes(selector);
+        const bool uuid_like = is_hex(hex) && hex.size() >= 8;
+        const std::string needle = lower(selector);
+        for (const auto& a : adapters) {
+            const bool by_uuid =
+                uuid_like && strip_dashes(tandem::to_string(a.info.device_uuid)).rfind(hex, 0) == 0;
+            const bool by_name = lower(a.info.name).find(needle) != std::string::npos;
+            if (by_uuid || by_name) {
+                matches.push_back(a.info.index);
+            }
+        }
+    }
+    if (matches.empty()) {
+        throw Error("No device matches '" + std::string(selector) +
+                        "'. Devices:" + adapter_list(adapters),
+                    "Use an index, a UUID or part of a device name from this list");
+    }
+    return matches;
+}
+
+Selection select_adapters(std::vector<Adapter>& adapters, std::string_view primary,
+                          std::string_view workers) {
+    if (adapters.empty()) {
+        throw Error("No Vulkan device was found",
+                    "Install mesa-vulkan-drivers (lavapipe) or your GPU's Vulkan driver");
+    }
+    Selection selection;
+    if (primary == "auto") {
+        auto best =
+            std::min_element(adapters.begin(), adapters.end(), [](const auto& a, const auto& b) {
+                const int ra = type_rank(a.info.type);
+                const int rb = type_rank(b.info.type);
+                if (ra != rb) {
+                    return ra < rb;
+                }
+                return a.info.device_local_bytes > b.info.device_local_bytes;
+            });
+        selection.primary = best->info.index;
+    } else {
+        selection.primary = match_adapters(adapters, primary).front();
+    }
+
+    if (workers == "auto") {
+        if (adapters.size() == 1) {
+            Adapter second = adapters.front();
+            second.info.index = 1;
+            second.info.virtual_index = adapters.front().info.virtual_index + 1;
+            adapters.push_back(std::move(second));
+        }
+        for (const auto& a : adapters) {
+            if (a.info.index != selection.primary) {
+                selection.workers.push_back(a.info.index);
+            }
+        }
+    } else if (workers != "none" && !workers.empty()) {
+        std::size_t start = 0;
+        while (start <= workers.size()) {
+            const std::size_t comma = std::min(workers.find(',', start), workers.size());
+            for (std::uint32_t index :
+                 match_adapters(adapters, workers.substr(start, comma - start))) {
+                if (std::find(selection.workers.begin(), selection.workers.end(), index) ==
+                    selection.workers.end()) {
+                    selection.workers.push_back(index);
+                }
+            }
+            start = comma + 1;
+        }
+    }
+    return selection;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,222 @@
+#include "core/instance.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+namespace {
+constexpr const char* k_validation_layer = "VK_LAYER_KHRONOS_validation";
+std::mutex g_last_message_mutex;
+
+bool has_layer(const char* name) {
+    std::uint32_t count = 0;
+    vkEnumerateInstanceLayerProperties(&count, nullptr);
+    std::vector<VkLayerProperties> layers(count);
+    vkEnumerateInstanceLayerProperties(&count, layers.data());
+    for (const auto& layer : layers) {
+        if (std::strcmp(layer.layerName, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool has_instance_extension(const char* name) {
+    std::uint32_t count = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> extensions(count);
+    vkEnumerateInstanceExtensionProperties(nullptr, &count, extensions.data());
+    for (const auto& extension : extensions) {
+        if (std::strcmp(extension.extensionName, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+} // namespace
+
+const char* to_string(Validation validation) noexcept {
+    switch (validation) {
+    case Validation::Off:
+        return "off";
+    case Validation::Core:
+        return "core";
+    case Validation::Sync:
+        return "sync";
+    }
+    return "?";
+}
+
+std::optional<Validation> parse_validation(std::string_view text) noexcept {
+    if (text == "0" || text == "off") {
+        return Validation::Off;
+    }
+    if (text == "1" || text == "on" || text == "core") {
+        return Validation::Core;
+    }
+    if (text == "sync" || text == "2") {
+        return Validation::Sync;
+    }
+    return std::nullopt;
+}
+
+Validation validation_from_env(Validation fallback) {
+    const char* value = std::getenv("TANDEM_VALIDATION");
+    if (value == nullptr || *value == '\0') {
+        return fallback;
+    }
+    auto parsed = parse_validation(value);
+    if (!parsed) {
+        throw Error("TANDEM_VALIDATION='" + std::string(value) + "' is not understood",
+                    "Use 0 (off), 1 (core validation) or sync (core plus synchronisation)");
+    }
+    return *parsed;
+}
+
+Instance::Instance(const InstanceOptions& options)
+    : m_validation(options.validation), m_fail_severity(options.fail_severity) {
+    std::uint32_t loader_version = 0;
+    if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
+        loader_version < VK_API_VERSION_1_3) {
+        throw Error(VK_ERROR_INCOMPATIBLE_DRIVER, "The Vulkan loader does not offer Vulkan 1.3",
+                    "Install libvulkan1 1.3 or newer");
+    }
+
+    std::vector<const char*> layers;
+    std::vector<const char*> extensions;
+    if (m_validation != Validation::Off) {
+        if (!has_layer(k_validation_layer)) {
+            throw Error(VK_ERROR_LAYER_NOT_PRESENT,
+                        "Validation was requested but VK_LAYER_KHRONOS_validation is not installed",
+                        "Install vulkan-validationlayers, or set TANDEM_VALIDATION=0");
+        }
+        layers.push_back(k_validation_layer);
+    }
+    m_debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (m_debug_utils) {
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = options.application_name.c_str();
+    app.pEngineName = "tandem";
+    app.engineVersion = VK_MAKE_API_VERSION(0, 0, 1, 0);
+    app.apiVersion = VK_API_VERSION_1_3;
+
+    const VkValidationFeatureEnableEXT sync_enable =
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync_enable;
+
+    VkDebugUtilsMessengerCreateInfoEXT messenger{
+        VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                                VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    messenger.pfnUserCallback = &Instance::on_message;
+    messenger.pUserData = this;
+
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    info.enabledLayerCount = static_cast<std::uint32_t>(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    // Chain the messenger so instance creation itself is covered too.
+    const void* chain = nullptr;
+    if (m_debug_utils) {
+        messenger.pNext = chain;
+        chain = &messenger;
+    }
+    if (m_validation == Validation::Sync) {
+        features.pNext = chain;
+        chain = &features;
+    }
+    info.pNext = chain;
+
+    VkResult result = vkCreateInstance(&info, nullptr, &m_instance);
+    if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
+        throw Error(result, "No Vulkan driver was found",
+                    "Install mesa-vulkan-drivers (lavapipe) or your GPU's Vulkan driver");
+    }
+    vk_check(result, "vkCreateInstance");
+
+    if (m_debug_utils) {
+        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(m_instance, "vkCreateDebugUtilsMessengerEXT"));
+        messenger.pNext = nullptr;
+        if (create != nullptr) {
+            vk_check(create(m_instance, &messenger, nullptr, &m_messenger),
+                     "vkCreateDebugUtilsMessengerEXT");
+        }
+    }
+    spdlog::debug("Vulkan instance created (validation: {})", to_string(m_validation));
+}
+
+Instance::~Instance() {
+    if (m_messenger != VK_NULL_HANDLE) {
+        auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(m_instance, "vkDestroyDebugUtilsMessengerEXT"));
+        if (destroy != nullptr) {
+            destroy(m_instance, m_messenger, nullptr);
+        }
+    }
+    if (m_instance != VK_NULL_HANDLE) {
+        vkDestroyInstance(m_instance, nullptr);
+    }
+}
+
+std::vector<VkPhysicalDevice> Instance::physical_devices() const {
+    std::uint32_t count = 0;
+    vk_check(vkEnumeratePhysicalDevices(m_instance, &count, nullptr), "vkEnumeratePhysicalDevices");
+    if (count == 0) {
+        throw Error(VK_ERROR_INITIALIZATION_FAILED, "No Vulkan device was found",
+                    "Install mesa-vulkan-drivers (lavapipe) or your GPU's Vulkan driver, and check "
+                    "VK_DRIVER_FILES / VK_ICD_FILENAMES if set");
+    }
+    std::vector<VkPhysicalDevice> devices(count);
+    vk_check(vkEnumeratePhysicalDevices(m_instance, &count, devices.data()),
+             "vkEnumeratePhysicalDevices");
+    devices.resize(count);
+    return devices;
+}
+
+std::string Instance::last_validation_message() const {
+    std::lock_guard lock(g_last_message_mutex);
+    return m_last_message;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    auto* self = static_cast<Instance*>(user);
+    const char* text = data != nullptr && data->pMessage != nullptr ? data->pMessage : "";
+    const bool counted = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) == 0 &&
+                         severity >= self->m_fail_severity;
+    if (counted) {
+        self->m_messages.fetch_add(1, std::memory_order_relaxed);
+        std::lock_guard lock(g_last_message_mutex);
+        self->m_last_message = text;
+    }
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        spdlog::error("vulkan: {}", text);
+    } else if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        spdlog::warn("vulkan: {}", text);
+    } else {
+        spdlog::debug("vulkan: {}", text);
+    }
+    return VK_FALSE;
+}
+
+} // namespace tandem::detail

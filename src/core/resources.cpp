@@ -1,0 +1,251 @@
+#include "core/resources.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+std::uint32_t bytes_per_texel(VkFormat format) {
+    switch (format) {
+    case VK_FORMAT_R8G8B8A8_UNORM:
+    case VK_FORMAT_R8G8B8A8_SRGB:
+    case VK_FORMAT_B8G8R8A8_UNORM:
+    case VK_FORMAT_B8G8R8A8_SRGB:
+    case VK_FORMAT_R32_SFLOAT:
+    case VK_FORMAT_D32_SFLOAT:
+        return 4;
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+        return 8;
+    default:
+        throw Error("Format " + std::to_string(static_cast<int>(format)) + " is not supported",
+                    "Use RGBA8, BGRA8, RGBA16F or R32F");
+    }
+}
+
+std::string format_name(VkFormat format) {
+    switch (format) {
+    case VK_FORMAT_R8G8B8A8_UNORM:
+        return "RGBA8";
+    case VK_FORMAT_B8G8R8A8_UNORM:
+        return "BGRA8";
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+        return "RGBA16F";
+    case VK_FORMAT_R32_SFLOAT:
+        return "R32F";
+    case VK_FORMAT_D32_SFLOAT:
+        return "D32";
+    default:
+        return std::to_string(static_cast<int>(format));
+    }
+}
+
+std::optional<VkFormat> parse_color_format(std::string_view text) {
+    std::string upper(text);
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    for (VkFormat f : {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM,
+                       VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32_SFLOAT}) {
+        if (format_name(f) == upper) {
+            return f;
+        }
+    }
+    return std::nullopt;
+}
+
+Buffer create_buffer(const Device& device, const BufferDesc& desc) {
+    const VkDevice dev = device.handle();
+    Buffer out;
+    out.size = desc.size;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = desc.size;
+    info.usage = desc.usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    vk_check(vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer " + desc.name);
+    out.buffer = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
+    device.name(buffer, VK_OBJECT_TYPE_BUFFER, desc.name);
+
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, buffer, &req);
+    out.memory_type = device.memory_type(req.memoryTypeBits, desc.required, desc.preferred);
+    out.memory_flags = device.memory_flags(out.memory_type);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.buffer = buffer;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = &dedicated;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = out.memory_type;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
+    out.memory =
+        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + desc.name);
+    if ((out.memory_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
+        vk_check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &out.mapped),
+                 "vkMapMemory " + desc.name);
+    }
+    return out;
+}
+
+void flush_buffer(const Device& device, const Buffer& buffer) {
+    if (buffer.host_coherent() || buffer.mapped == nullptr) {
+        return;
+    }
+    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    range.memory = buffer.memory.get();
+    range.size = VK_WHOLE_SIZE;
+    vk_check(vkFlushMappedMemoryRanges(device.handle(), 1, &range), "vkFlushMappedMemoryRanges");
+}
+
+void invalidate_buffer(const Device& device, const Buffer& buffer) {
+    if (buffer.host_coherent() || buffer.mapped == nullptr) {
+        return;
+    }
+    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    range.memory = buffer.memory.get();
+    range.size = VK_WHOLE_SIZE;
+    vk_check(vkInvalidateMappedMemoryRanges(device.handle(), 1, &range),
+             "vkInvalidateMappedMemoryRanges");
+}
+
+Image create_image(const Device& device, const ImageDesc& desc) {
+    if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
+        throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
+                        " is not valid",
+                    "Use a width and height from 1 to 16384");
+    }
+    const VkDevice dev = device.handle();
+    Image out;
+    out.format = desc.format;
+    out.extent = {desc.width, desc.height};
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = desc.format;
+    info.extent = {desc.width, desc.height, 1};
+    info.mipLevels = 1;
+    info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = desc.usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImage image = VK_NULL_HANDLE;
+    vk_check(vkCreateImage(dev, &info, nullptr, &image), "vkCreateImage " + desc.name,
+             "The format or size may not be supported by this device; `tandem devices` shows "
+             "format support");
+    out.image = Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
+    device.name(image, VK_OBJECT_TYPE_IMAGE, desc.name);
+
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(dev, image, &req);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.image = image;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = &dedicated;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex =
+        device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
+    out.memory =
+        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    vk_check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory " + desc.name);
+
+    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view.image = image;
+    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view.format = desc.format;
+    view.subresourceRange = {desc.format == VK_FORMAT_D32_SFLOAT ? VK_IMAGE_ASPECT_DEPTH_BIT
+                                                                 : VK_IMAGE_ASPECT_COLOR_BIT,
+                             0, 1, 0, 1};
+    VkImageView image_view = VK_NULL_HANDLE;
+    vk_check(vkCreateImageView(dev, &view, nullptr, &image_view), "vkCreateImageView " + desc.name);
+    out.view = Handle<VkImageView>(image_view,
+                                   [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
+    device.name(image_view, VK_OBJECT_TYPE_IMAGE_VIEW, desc.name + " view");
+    return out;
+}
+
+CommandPool::CommandPool(const Device& device, std::uint32_t family, const std::string& name)
+    : m_device(&device) {
+    const VkDevice dev = device.handle();
+    VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    info.queueFamilyIndex = family;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateCommandPool(dev, &info, nullptr, &pool), "vkCreateCommandPool " + name);
+    m_pool = Handle<VkCommandPool>(
+        pool, [dev](VkCommandPool p) { vkDestroyCommandPool(dev, p, nullptr); });
+    device.name(pool, VK_OBJECT_TYPE_COMMAND_POOL, name);
+}
+
+VkCommandBuffer CommandPool::allocate(const std::string& name) const {
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = m_pool.get();
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    vk_check(vkAllocateCommandBuffers(m_device->handle(), &info, &cmd),
+             "vkAllocateCommandBuffers " + name);
+    m_device->name(cmd, VK_OBJECT_TYPE_COMMAND_BUFFER, name);
+    return cmd;
+}
+
+Handle<VkFence> create_fence(const Device& device, const std::string& name, bool signaled) {
+    const VkDevice dev = device.handle();
+    VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    info.flags =
+        signaled ? VkFenceCreateFlags{VK_FENCE_CREATE_SIGNALED_BIT} : VkFenceCreateFlags{0};
+    VkFence fence = VK_NULL_HANDLE;
+    vk_check(vkCreateFence(dev, &info, nullptr, &fence), "vkCreateFence " + name);
+    device.name(fence, VK_OBJECT_TYPE_FENCE, name);
+    return Handle<VkFence>(fence, [dev](VkFence f) { vkDestroyFence(dev, f, nullptr); });
+}
+
+void submit_and_wait(const Device& device, QueueRole role,
+                     const std::function<void(VkCommandBuffer)>& record) {
+    const Queue& queue = device.queue(role);
+    CommandPool pool(device, queue.family(), device.label() + " one-shot pool");
+    VkCommandBuffer cmd = pool.allocate(device.label() + " one-shot");
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer one-shot");
+    record(cmd);
+    vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer one-shot");
+    auto fence = create_fence(device, device.label() + " one-shot fence");
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = cmd;
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmd_info;
+    vk_check(queue.submit({&submit, 1}, fence.get()), "vkQueueSubmit2 one-shot");
+    VkFence f = fence.get();
+    vk_check(vkWaitForFences(device.handle(), 1, &f, VK_TRUE, UINT64_MAX),
+             "vkWaitForFences one-shot");
+}
+
+void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
+                   VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                   VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                   std::uint32_t src_family, std::uint32_t dst_family) {
+    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stage;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stage;
+    barrier.dstAccessMask = dst_access;
+    barrier.oldLayout = from;
+    barrier.newLayout = to;
+    barrier.srcQueueFamilyIndex = src_family;
+    barrier.dstQueueFamilyIndex = dst_family;
+    barrier.image = image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.imageMemoryBarrierCount = 1;
+    dep.pImageMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(cmd, &dep);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,104 @@
+// Owned Vulkan resources built on Device: buffers, images (with a view), command pools, fences,
+// and a blocking one-shot submit for set-up work. Move-only; destroying one while a GPU still
+// uses it is the caller's bug (owners retire resources only after their timeline value passed).
+// Any thread may create; each object is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "core/handle.hpp"
+
+namespace tandem::detail {
+
+// Bytes per texel of the colour formats Tandem moves; throws Error for any other format.
+[[nodiscard]] std::uint32_t bytes_per_texel(VkFormat format);
+// "RGBA8" etc. for the reported formats, else the numeric value.
+[[nodiscard]] std::string format_name(VkFormat format);
+// Parses "RGBA8", "BGRA8", "RGBA16F", "R32F" (case-insensitive); nullopt otherwise.
+[[nodiscard]] std::optional<VkFormat> parse_color_format(std::string_view text);
+
+struct Buffer {
+    Handle<VkBuffer> buffer;
+    Handle<VkDeviceMemory> memory;
+    VkDeviceSize size = 0;
+    std::uint32_t memory_type = 0;
+    VkMemoryPropertyFlags memory_flags = 0;
+    void* mapped = nullptr; // persistently mapped when host-visible
+
+    [[nodiscard]] VkBuffer get() const noexcept { return buffer.get(); }
+    [[nodiscard]] bool host_coherent() const noexcept {
+        return (memory_flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    }
+};
+
+struct BufferDesc {
+    VkDeviceSize size = 0;
+    VkBufferUsageFlags usage = 0;
+    VkMemoryPropertyFlags required = 0;
+    VkMemoryPropertyFlags preferred = 0;
+    std::string name;
+};
+
+// Creates, allocates (dedicated) and, when host-visible, persistently maps a buffer.
+[[nodiscard]] Buffer create_buffer(const Device& device, const BufferDesc& desc);
+
+// Host-side cache maintenance for non-coherent memory (no-ops on coherent memory).
+void flush_buffer(const Device& device, const Buffer& buffer);
+void invalidate_buffer(const Device& device, const Buffer& buffer);
+
+struct Image {
+    Handle<VkImage> image;
+    Handle<VkDeviceMemory> memory;
+    Handle<VkImageView> view;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+
+    [[nodiscard]] VkImage get() const noexcept { return image.get(); }
+};
+
+struct ImageDesc {
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    VkImageUsageFlags usage = 0;
+    std::string name;
+};
+
+// Optimal-tiling, device-local 2D image with one mip level and a view over it.
+[[nodiscard]] Image create_image(const Device& device, const ImageDesc& desc);
+
+class CommandPool {
+public:
+    CommandPool() = default;
+    CommandPool(const Device& device, std::uint32_t family, const std::string& name);
+    [[nodiscard]] VkCommandPool get() const noexcept { return m_pool.get(); }
+    // A primary command buffer, freed with the pool.
+    [[nodiscard]] VkCommandBuffer allocate(const std::string& name) const;
+
+private:
+    const Device* m_device = nullptr;
+    Handle<VkCommandPool> m_pool;
+};
+
+[[nodiscard]] Handle<VkFence> create_fence(const Device& device, const std::string& name,
+                                           bool signaled = false);
+
+// Records with `record`, submits to `queue` and blocks until done. Set-up paths and tests only.
+void submit_and_wait(const Device& device, QueueRole queue,
+                     const std::function<void(VkCommandBuffer)>& record);
+
+// One whole-image layout transition / barrier (sync2), colour aspect, single mip and layer.
+void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
+                   VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                   VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                   std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
+                   std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
+
+} // namespace tandem::detail

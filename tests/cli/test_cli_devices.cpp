@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+
+namespace tandem::test {
+namespace {
+
+const std::string k_tandem = TANDEM_CLI_PATH;
+
+TEST(CliDevices, TablesNameTheDeviceAndThePairs) {
+    auto r = run_command(k_tandem + " devices");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Pairs (worker -> primary)"), std::string::npos);
+    EXPECT_NE(r.out.find("host-copy"), std::string::npos);
+    EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
+}
+
+TEST(CliDevices, JsonHasEveryDocumentedField) {
+    auto r = run_command(k_tandem + " --virtual-devices 3 devices --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc.at("schema_version"), 1);
+    ASSERT_GE(doc.at("devices").size(), 3u);
+    for (const char* key : {"index",
+                            "physical_index",
+                            "virtual_index",
+                            "name",
+                            "vendor",
+                            "vendor_id",
+                            "device_id",
+                            "type",
+                            "driver_name",
+                            "driver_info",
+                            "driver_version",
+                            "api_version",
+                            "device_uuid",
+                            "driver_uuid",
+                            "uma",
+                            "cache_coherent_uma",
+                            "device_local_bytes",
+                            "optimal_buffer_copy_row_pitch_alignment",
+                            "optimal_buffer_copy_offset_alignment",
+                            "non_coherent_atom_size",
+                            "timestamp_period_ns",
+                            "memory_heaps",
+                            "memory_types",
+                            "queue_families",
+                            "formats",
+                            "features",
+                            "extensions"}) {
+        EXPECT_TRUE(doc["devices"][0].contains(key)) << key;
+    }
+    for (const char* key :
+         {"timeline_semaphore", "synchronization2", "dynamic_rendering", "external_memory_host",
+          "min_imported_host_pointer_alignment", "external_memory_fd", "external_memory_dma_buf",
+          "external_semaphore_fd", "external_semaphore_fd_binary", "external_semaphore_fd_timeline",
+          "calibrated_timestamps", "global_priority", "memory_budget"}) {
+        EXPECT_TRUE(doc["devices"][0]["features"].contains(key)) << key;
+    }
+    for (const char* key : {"size", "device_local", "budget", "usage"}) {
+        EXPECT_TRUE(doc["devices"][0]["memory_heaps"][0].contains(key)) << key;
+    }
+    for (const char* key :
+         {"index", "count", "graphics", "compute", "transfer", "timestamp_valid_bits"}) {
+        EXPECT_TRUE(doc["devices"][0]["queue_families"][0].contains(key)) << key;
+    }
+    for (const char* key : {"name", "vk_format", "color_attachment", "depth_attachment", "storage",
+                            "sampled", "transfer_src", "transfer_dst"}) {
+        EXPECT_TRUE(doc["devices"][0]["formats"][0].contains(key)) << key;
+    }
+    const std::size_t n = doc["devices"].size();
+    ASSERT_EQ(doc.at("pairs").size(), n * n);
+    for (const auto& pair : doc["pairs"]) {
+        for (const char* key :
+             {"worker", "primary", "paths", "best_path", "gpu_side_sync", "sync", "sync_reason"}) {
+            EXPECT_TRUE(pair.contains(key)) << key;
+        }
+        ASSERT_EQ(pair["paths"].size(), 4u);
+        for (const auto& path : pair["paths"]) {
+            EXPECT_TRUE(path.contains("path") && path.contains("available") &&
+                        path.contains("reason"));
+        }
+    }
+    // Two openings of one device: host-imported and host-copy are offered.
+    const auto& p10 = doc["pairs"][1 * n + 0];
+    EXPECT_EQ(p10["worker"], 1);
+    EXPECT_EQ(p10["primary"], 0);
+    EXPECT_EQ(p10["paths"][3]["path"], "host-copy");
+    EXPECT_TRUE(p10["paths"][3]["available"]);
+    EXPECT_EQ(p10["paths"][2]["available"], doc["devices"][0]["features"]["external_memory_host"]);
+    EXPECT_TRUE(doc["selection"].contains("primary"));
+    EXPECT_TRUE(doc["selection"].contains("workers"));
+}
+
+TEST(CliDevices, MissingDriverGivesAClearError) {
+    auto r = run_command(
+        "VK_DRIVER_FILES=/nonexistent/none.json VK_ICD_FILENAMES=/nonexistent/none.json " +
+        k_tandem + " devices");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("No Vulkan"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("mesa-vulkan-drivers"), std::string::npos) << r.err;
+}
+
+TEST(CliDevices, SelectorThatMatchesNothingFails) {
+    auto r = run_command(k_tandem + " --primary no-such-gpu devices");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("No device matches 'no-such-gpu'"), std::string::npos) << r.err;
+}
+
+TEST(CliDevices, UnknownFlagFails) {
+    auto r = run_command(k_tandem + " devices --frobnicate");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
+}
+
+TEST(CliDevices, BadVirtualDeviceCountFails) {
+    auto r = run_command(k_tandem + " --virtual-devices 0 devices");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("Virtual device count '0'"), std::string::npos) << r.err;
+}
+
+} // namespace
+} // namespace tandem::test

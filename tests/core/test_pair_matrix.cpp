@@ -1,0 +1,77 @@
+#include <algorithm>
+
+#include "core/capabilities.hpp"
+#include "core/discovery.hpp"
+#include "vk_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+using Pairs = VulkanTest;
+
+const PathAvailability& path(const PairInfo& pair, TransferPath p) {
+    return *std::find_if(pair.paths.begin(), pair.paths.end(),
+                         [&](const auto& a) { return a.path == p; });
+}
+
+TEST_F(Pairs, CoversEveryOrderedPairWithAReasonForEachPath) {
+    const auto pairs = detail::pair_matrix(adapters());
+    ASSERT_EQ(pairs.size(), adapters().size() * adapters().size());
+    for (const auto& p : pairs) {
+        ASSERT_EQ(p.paths.size(), k_all_transfer_paths.size());
+        for (const auto& a : p.paths) {
+            EXPECT_FALSE(a.reason.empty()) << to_string(a.path);
+        }
+        EXPECT_FALSE(p.sync_reason.empty());
+    }
+}
+
+TEST_F(Pairs, OneDeviceOpenedTwiceOffersHostPathsAndExplainsSync) {
+    // Adapters 0 and 1 are two openings of the same physical device.
+    const auto pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+    const auto& info = adapters()[0].info;
+    EXPECT_FALSE(pair.allows(TransferPath::SameDevice));
+    EXPECT_TRUE(pair.allows(TransferPath::HostCopy));
+    EXPECT_EQ(pair.allows(TransferPath::HostImported), info.features.external_memory_host);
+    // Same UUIDs: shared memory is possible exactly when opaque-fd memory is.
+    EXPECT_EQ(pair.allows(TransferPath::SharedMemory), info.features.external_memory_fd);
+    EXPECT_EQ(pair.gpu_side_sync, info.features.external_semaphore_fd_timeline);
+    if (!pair.gpu_side_sync) {
+        EXPECT_NE(pair.sync_reason.find("host bridge"), std::string::npos) << pair.sync_reason;
+    }
+    if (info.features.external_memory_host) {
+        EXPECT_NE(path(pair, TransferPath::HostImported).reason.find("alignment"),
+                  std::string::npos);
+    }
+}
+
+TEST_F(Pairs, DifferentUuidsRuleOutOpaqueFdSharingWithTheReason) {
+    DeviceInfo worker = adapters()[1].info;
+    worker.device_uuid[0] ^= 0xff;
+    worker.features.external_memory_fd = true;
+    worker.features.external_semaphore_fd_timeline = true;
+    DeviceInfo primary = adapters()[0].info;
+    primary.features.external_memory_fd = true;
+    primary.features.external_semaphore_fd_timeline = true;
+    const auto pair = detail::query_pair_info(worker, primary);
+    EXPECT_FALSE(pair.allows(TransferPath::SharedMemory));
+    EXPECT_NE(path(pair, TransferPath::SharedMemory).reason.find("UUIDs"), std::string::npos);
+    EXPECT_FALSE(pair.gpu_side_sync);
+    EXPECT_NE(pair.sync_reason.find("UUIDs"), std::string::npos);
+}
+
+TEST_F(Pairs, TheDiagonalIsTheSameDevicePath) {
+    const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[0].info);
+    EXPECT_EQ(pair.best_path(), TransferPath::SameDevice);
+    EXPECT_TRUE(pair.gpu_side_sync);
+}
+
+TEST(TransferPathNames, RoundTrip) {
+    for (auto p : k_all_transfer_paths) {
+        EXPECT_EQ(parse_transfer_path(to_string(p)), p);
+    }
+    EXPECT_FALSE(parse_transfer_path("teleport"));
+}
+
+} // namespace
+} // namespace tandem::test

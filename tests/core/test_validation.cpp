@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include "core/device.hpp"
+#include "core/discovery.hpp"
+#include "core/instance.hpp"
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::test {
+namespace {
+
+// The fixture's promise rests on this: a real validation error is seen and counted.
+TEST(Validation, CountsARealValidationError) {
+    detail::InstanceOptions options;
+    options.validation = detail::Validation::Core;
+    detail::Instance instance(options);
+    auto adapters = detail::discover_adapters(instance, 1);
+    detail::Device device(instance, adapters.front());
+    EXPECT_EQ(instance.validation_messages(), 0u);
+
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = 0; // VUID-VkBufferCreateInfo-size-00912
+    info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    if (vkCreateBuffer(device.handle(), &info, nullptr, &buffer) == VK_SUCCESS) {
+        vkDestroyBuffer(device.handle(), buffer, nullptr);
+    }
+    EXPECT_GE(instance.validation_messages(), 1u);
+    EXPECT_NE(instance.last_validation_message().find("size"), std::string::npos);
+}
+
+TEST(Validation, EnvironmentValueIsParsed) {
+    EXPECT_EQ(detail::parse_validation("0"), detail::Validation::Off);
+    EXPECT_EQ(detail::parse_validation("core"), detail::Validation::Core);
+    EXPECT_EQ(detail::parse_validation("sync"), detail::Validation::Sync);
+    EXPECT_FALSE(detail::parse_validation("loud"));
+}
+
+TEST(VkCheck, InjectedFaultsThrowWithContextAndHint) {
+    detail::inject_vk_fault("vkTestCall", VK_ERROR_DEVICE_LOST);
+    try {
+        detail::vk_check(VK_SUCCESS, "vkTestCall on worker");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.result(), VK_ERROR_DEVICE_LOST);
+        EXPECT_NE(std::string(e.what()).find("vkTestCall on worker failed (VK_ERROR_DEVICE_LOST)"),
+                  std::string::npos);
+        EXPECT_FALSE(e.hint().empty());
+    }
+    // The fault was used up.
+    EXPECT_NO_THROW(detail::vk_check(VK_SUCCESS, "vkTestCall on worker"));
+    detail::clear_vk_faults();
+}
+
+} // namespace
+} // namespace tandem::test
