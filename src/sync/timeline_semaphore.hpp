@@ -1,0 +1,56 @@
+// TimelineSemaphore: an owned VkSemaphore of timeline type whose values only grow. It may be made
+// exportable (opaque fd) and imported into another device with equal device and driver UUIDs, so
+// the primary can wait GPU-side on a worker's timeline. All operations after construction are on
+// the per-frame path: they never throw and return the VkResult. Any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "core/handle.hpp"
+
+namespace tandem::detail {
+
+class TimelineSemaphore {
+public:
+    // `exportable`: the payload can be exported as an opaque fd (the device must enable
+    // VK_KHR_external_semaphore_fd and support timeline export; throws Error otherwise).
+    TimelineSemaphore(const Device& device, const std::string& name, std::uint64_t initial = 0,
+                      bool exportable = false);
+
+    // A new semaphore on `device` sharing `source`'s payload (opaque fd). Both devices need
+    // equal device and driver UUIDs; throws Error with the reason otherwise.
+    [[nodiscard]] static TimelineSemaphore import_from(const Device& device,
+                                                       const TimelineSemaphore& source,
+                                                       const std::string& name);
+
+    TimelineSemaphore(TimelineSemaphore&&) noexcept = default;
+    TimelineSemaphore& operator=(TimelineSemaphore&&) noexcept = default;
+
+    [[nodiscard]] VkSemaphore handle() const noexcept { return m_semaphore.get(); }
+    [[nodiscard]] const Device& device() const noexcept { return *m_device; }
+    [[nodiscard]] const std::string& name() const noexcept { return m_name; }
+
+    // Current counter value (vkGetSemaphoreCounterValue).
+    [[nodiscard]] VkResult value(std::uint64_t& out) const noexcept;
+    // Host signal. `value` must be greater than the current value (values only grow).
+    [[nodiscard]] VkResult signal(std::uint64_t value) noexcept;
+    // Blocks up to `timeout` for the counter to reach `value`: VK_SUCCESS or VK_TIMEOUT.
+    [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const noexcept;
+
+    // Submit-info helpers for vkQueueSubmit2.
+    [[nodiscard]] VkSemaphoreSubmitInfo submit_info(std::uint64_t value,
+                                                    VkPipelineStageFlags2 stage) const noexcept;
+
+private:
+    TimelineSemaphore() = default;
+    const Device* m_device = nullptr;
+    Handle<VkSemaphore> m_semaphore;
+    std::string m_name;
+};
+
+} // namespace tandem::detail
