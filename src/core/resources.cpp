@@ -130,7 +130,16 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     info.samples = VK_SAMPLE_COUNT_1_BIT;
     info.tiling = VK_IMAGE_TILING_OPTIMAL;
     info.usage = desc.usage;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    std::vector<std::uint32_t> families = desc.queue_families;
+    std::sort(families.begin(), families.end());
+    families.erase(std::unique(families.begin(), families.end()), families.end());
+    if (families.size() > 1) {
+        info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        info.queueFamilyIndexCount = static_cast<std::uint32_t>(families.size());
+        info.pQueueFamilyIndices = families.data();
+    } else {
+        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    }
     info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
     VkImage image = VK_NULL_HANDLE;
     vk_check(vkCreateImage(dev, &info, nullptr, &image), "vkCreateImage " + desc.name,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
@@ -69,6 +70,9 @@ struct ImageDesc {
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     VkImageUsageFlags usage = 0;
     std::string name;
+    // Queue families that use the image. Two or more distinct families: VK_SHARING_MODE_CONCURRENT,
+    // so no queue-family ownership transfers are needed; otherwise exclusive.
+    std::vector<std::uint32_t> queue_families;
 };
 
 // Optimal-tiling, device-local 2D image with one mip level and a view over it.
