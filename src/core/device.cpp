@@ -103,31 +103,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     vk_check(vkCreateDevice(m_physical, &info, nullptr, &m_device),
              "vkCreateDevice on " + m_info.name);
 
-    auto load = [&](auto& fn, const char* name) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-            vkGetDeviceProcAddr(m_device, name));
-    };
-    if (enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
-        load(m_fn.get_memory_fd, "vkGetMemoryFdKHR");
-    }
-    if (enabled(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
-        load(m_fn.get_memory_host_pointer_properties, "vkGetMemoryHostPointerPropertiesEXT");
-    }
-    if (enabled(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
-        load(m_fn.get_semaphore_fd, "vkGetSemaphoreFdKHR");
-        load(m_fn.import_semaphore_fd, "vkImportSemaphoreFdKHR");
-    }
-    if (instance.has_debug_utils()) {
-        auto iload = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-                vkGetInstanceProcAddr(instance.handle(), name));
-        };
-        iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
-        iload(m_fn.cmd_begin_label, "vkCmdBeginDebugUtilsLabelEXT");
-        iload(m_fn.cmd_end_label, "vkCmdEndDebugUtilsLabelEXT");
-        iload(m_fn.queue_begin_label, "vkQueueBeginDebugUtilsLabelEXT");
-        iload(m_fn.queue_end_label, "vkQueueEndDebugUtilsLabelEXT");
-    }
+    load_functions(instance);
 
     VkQueue main_queue = VK_NULL_HANDLE;
     vkGetDeviceQueue(m_device, main_family, 0, &main_queue);
@@ -155,8 +131,69 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
                   m_dedicated_transfer ? " (dedicated)" : "");
 }
 
+Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDevice& adopted,
+               const DeviceOptions& options)
+    : m_device(adopted.device), m_owned(false), m_physical(adapter.physical), m_info(adapter.info),
+      m_label(options.label.empty() ? "application device" : options.label),
+      m_enabled_extensions(adopted.enabled_extensions) {
+    if (m_device == VK_NULL_HANDLE) {
+        throw Error("The application's VkDevice is null",
+                    "Create the device before handing it to Tandem");
+    }
+    if (adopted.queue_family >= m_info.queue_families.size() ||
+        adopted.queue_index >= m_info.queue_families[adopted.queue_family].count) {
+        throw Error(VK_ERROR_INITIALIZATION_FAILED,
+                    "Queue " + std::to_string(adopted.queue_index) + " of family " +
+                        std::to_string(adopted.queue_family) + " does not exist on " + m_info.name,
+                    "Pass a queue the application created with the device");
+    }
+    const auto& family = m_info.queue_families[adopted.queue_family];
+    if (!family.graphics || !family.compute) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    "Queue family " + std::to_string(adopted.queue_family) +
+                        " lacks graphics or compute",
+                    "Hand Tandem a queue of a graphics+compute family");
+    }
+    load_functions(instance);
+    VkQueue queue = VK_NULL_HANDLE;
+    vkGetDeviceQueue(m_device, adopted.queue_family, adopted.queue_index, &queue);
+    auto lock = adopted.queue_lock ? adopted.queue_lock : std::make_shared<std::mutex>();
+    m_main = Queue(queue, adopted.queue_family, adopted.queue_index, lock);
+    m_transfer = m_main;
+    vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
+}
+
+void Device::load_functions(const Instance& instance) {
+    auto load = [&](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+            vkGetDeviceProcAddr(m_device, name));
+    };
+    if (enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+        load(m_fn.get_memory_fd, "vkGetMemoryFdKHR");
+    }
+    if (enabled(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+        load(m_fn.get_memory_host_pointer_properties, "vkGetMemoryHostPointerPropertiesEXT");
+    }
+    if (enabled(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+        load(m_fn.get_semaphore_fd, "vkGetSemaphoreFdKHR");
+        load(m_fn.import_semaphore_fd, "vkImportSemaphoreFdKHR");
+    }
+    if (instance.has_debug_utils()) {
+        auto iload = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+                vkGetInstanceProcAddr(instance.handle(), name));
+        };
+        iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
+        iload(m_fn.cmd_begin_label, "vkCmdBeginDebugUtilsLabelEXT");
+        iload(m_fn.cmd_end_label, "vkCmdEndDebugUtilsLabelEXT");
+        iload(m_fn.queue_begin_label, "vkQueueBeginDebugUtilsLabelEXT");
+        iload(m_fn.queue_end_label, "vkQueueEndDebugUtilsLabelEXT");
+    }
+
+}
+
 Device::~Device() {
-    if (m_device != VK_NULL_HANDLE) {
+    if (m_device != VK_NULL_HANDLE && m_owned) {
         vkDeviceWaitIdle(m_device);
         vkDestroyDevice(m_device, nullptr);
     }

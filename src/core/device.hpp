@@ -17,6 +17,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
@@ -70,9 +71,25 @@ struct DeviceFunctions {
     PFN_vkQueueEndDebugUtilsLabelEXT queue_end_label = nullptr;
 };
 
+// An application's own VkDevice handed to Tandem (embedding). Tandem submits only to the one
+// queue named here (both roles use it); when the application submits to that queue too, both
+// sides hold `queue_lock` around their submits. The device must have been created with Vulkan
+// 1.3 timelineSemaphore, synchronization2 and dynamicRendering enabled.
+struct AdoptedDevice {
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    std::uint32_t queue_index = 0;
+    std::shared_ptr<std::mutex> queue_lock; // null: Tandem creates its own
+    std::vector<std::string> enabled_extensions;
+};
+
 class Device {
 public:
     Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options = {});
+    // Wraps an application's device without owning it: the destructor neither waits for idle
+    // nor destroys it (the application does both, after destroying Tandem's objects).
+    Device(const Instance& instance, const Adapter& adapter, const AdoptedDevice& adopted,
+           const DeviceOptions& options = {});
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
@@ -94,6 +111,8 @@ public:
         return m_dedicated_transfer;
     }
     [[nodiscard]] bool enabled(std::string_view extension) const;
+    // False for an application's device adopted with AdoptedDevice.
+    [[nodiscard]] bool owned() const noexcept { return m_owned; }
 
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
@@ -111,7 +130,10 @@ public:
     void end_label(VkCommandBuffer cmd) const;
 
 private:
+    void load_functions(const Instance& instance);
+
     VkDevice m_device = VK_NULL_HANDLE;
+    bool m_owned = true;
     VkPhysicalDevice m_physical = VK_NULL_HANDLE;
     DeviceInfo m_info;
     std::string m_label;

@@ -164,7 +164,19 @@ Instance::Instance(const InstanceOptions& options)
     spdlog::debug("Vulkan instance created (validation: {})", to_string(m_validation));
 }
 
+Instance::Instance(VkInstance external, bool debug_utils)
+    : m_instance(external), m_fail_severity(VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT),
+      m_debug_utils(debug_utils), m_owned(false) {
+    if (external == VK_NULL_HANDLE) {
+        throw Error("The application's VkInstance is null",
+                    "Create the instance before handing it to Tandem");
+    }
+}
+
 Instance::~Instance() {
+    if (!m_owned) {
+        return;
+    }
     if (m_messenger != VK_NULL_HANDLE) {
         auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
             vkGetInstanceProcAddr(m_instance, "vkDestroyDebugUtilsMessengerEXT"));

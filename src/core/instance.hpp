@@ -37,6 +37,10 @@ struct InstanceOptions {
 class Instance {
 public:
     explicit Instance(const InstanceOptions& options);
+    // Adopts an application's instance (embedding): nothing is created, the destructor leaves
+    // `external` alive, and no validation messages are counted (the application owns its
+    // messenger). `debug_utils`: the application enabled VK_EXT_debug_utils.
+    Instance(VkInstance external, bool debug_utils);
     ~Instance();
     Instance(const Instance&) = delete;
     Instance& operator=(const Instance&) = delete;
@@ -66,6 +70,7 @@ private:
     Validation m_validation = Validation::Off;
     VkDebugUtilsMessageSeverityFlagBitsEXT m_fail_severity;
     bool m_debug_utils = false;
+    bool m_owned = true;
     std::atomic<std::uint64_t> m_messages{0};
     std::string m_last_message;
 };

@@ -1,0 +1,132 @@
+// Runtime: Tandem's entry point. It owns (or adopts) the primary device, opens worker devices,
+// and runs tasks on them: submit a snapshot, pump completions, acquire the newest output as a
+// texture on the primary, release it when the primary's reads are done.
+//
+// Standalone (Tandem opens every device itself):
+//
+//     tandem::Runtime runtime;                       // primary "auto", every other adapter a worker
+//     auto task = runtime.register_task(desc);       // see task.hpp
+//     for (;;) {                                     // the application's frame loop
+//         (void)runtime.submit(task, snapshot_bytes); // Accepted, Busy or Failed; never blocks
+//         runtime.pump();                            // publishes completed outputs
+//         if (auto lease = runtime.acquire(task)) { /* read it, then */ runtime.release(*lease, v); }
+//     }
+//
+// Embedded (an engine hands over its own instance, physical device, device and a queue):
+//
+//     tandem::EmbedInfo embed{instance, physical, device, family, queue_index};
+//     embed.queue_mutex = shared_lock;               // when the engine submits to that queue too
+//     tandem::Runtime runtime(embed);                // workers: every other adapter of `instance`
+//
+// Threads: every method is thread-safe (a stream's timer thread may submit while the frame
+// loop pumps and acquires). submit/pump/acquire/release never block on a GPU and never throw.
+// Lifetime: destroy the runtime before the application's device and instance; destruction
+// waits (bounded by the worker timeout) for work in flight and stops Tandem's threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "tandem/device_info.hpp"
+#include "tandem/lease.hpp"
+#include "tandem/task.hpp"
+
+namespace tandem {
+
+namespace detail {
+class RuntimeImpl;
+}
+
+struct RuntimeOptions {
+    // Adapter selection (standalone): "auto", an index, a UUID prefix or part of a name.
+    std::string primary = "auto";
+    // "auto" (every other adapter), "none", or comma-separated selectors.
+    std::string workers = "auto";
+    // Open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES, else 1).
+    std::uint32_t virtual_devices = 0;
+    // "off", "core" or "sync" (standalone only); empty: $TANDEM_VALIDATION, else off.
+    std::string validation;
+    // A worker whose accepted work is not ready within this time is marked lost.
+    std::chrono::milliseconds worker_timeout{5000};
+    // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one.
+    std::string transfer_path;
+    // Record trace events (tandem::write_trace in tandem/trace.hpp exports them).
+    bool trace = false;
+};
+
+// An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
+// timelineSemaphore, synchronization2 and dynamicRendering enabled, and should enable
+// VK_EXT_external_memory_host and VK_KHR_external_memory_fd where the driver has them (list them
+// in enabled_extensions). Tandem submits only to queue (queue_family, queue_index) of a
+// graphics+compute family; leases are readable by that family.
+struct EmbedInfo {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    std::uint32_t queue_index = 0;
+    // When the application also submits to that queue, both sides lock this mutex around
+    // vkQueueSubmit*; null when the queue is Tandem's alone.
+    std::shared_ptr<std::mutex> queue_mutex;
+    std::vector<std::string> enabled_extensions;
+    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
+};
+
+class Runtime {
+public:
+    // Opens the primary and worker devices itself. Throws tandem::Error.
+    explicit Runtime(const RuntimeOptions& options = {});
+    // Adopts the application's device as the primary; opens workers from its instance.
+    explicit Runtime(const EmbedInfo& embed, const RuntimeOptions& options = {});
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // Creates the task's slot ring and workload on its device. Throws tandem::Error.
+    [[nodiscard]] TaskId register_task(const TaskDesc& desc);
+
+    // Starts a new generation of `task` from `snapshot` (plain data the workload understands;
+    // the pattern workload ignores it). The bytes are copied. Never blocks, never throws.
+    [[nodiscard]] SubmitResult submit(TaskId task,
+                                      std::span<const std::byte> snapshot = {}) noexcept;
+
+    // Observes completions without blocking: publishes outputs newer than the published one,
+    // recycles slots whose reads passed, detects timeouts and lost devices.
+    void pump() noexcept;
+
+    // A lease on the newest ready output of `task`, or nothing before the first one.
+    [[nodiscard]] std::optional<Lease> acquire(TaskId task) noexcept;
+
+    // Hands `lease` back: the application's reads finish when primary_timeline() reaches
+    // `primary_value` (0: no GPU reads pending).
+    void release(const Lease& lease, std::uint64_t primary_value) noexcept;
+
+    // A timeline semaphore on the primary device that the application signals when its reads
+    // of leased images finish (values must grow). Owned by the runtime.
+    [[nodiscard]] VkSemaphore primary_timeline() const noexcept;
+
+    [[nodiscard]] TaskStats stats(TaskId task) const;
+    [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
+    [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
+    // The adapter a task runs on, and its transfer path name ("same-device", ...).
+    [[nodiscard]] DeviceInfo task_device(TaskId task) const;
+    [[nodiscard]] std::string task_transfer_path(TaskId task) const;
+
+    // Internal access for Tandem's own tools and tests.
+    [[nodiscard]] detail::RuntimeImpl& impl() noexcept { return *m_impl; }
+    [[nodiscard]] const detail::RuntimeImpl& impl() const noexcept { return *m_impl; }
+
+private:
+    std::unique_ptr<detail::RuntimeImpl> m_impl;
+};
+
+} // namespace tandem

@@ -1,0 +1,8 @@
+// Tandem's public API in one include: Runtime, tasks, leases, device information and errors.
+#pragma once
+
+#include "tandem/device_info.hpp"
+#include "tandem/error.hpp"
+#include "tandem/lease.hpp"
+#include "tandem/runtime.hpp"
+#include "tandem/task.hpp"

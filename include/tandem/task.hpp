@@ -1,0 +1,82 @@
+// Tasks: a bounded piece of work a worker GPU produces for the primary, one output image per
+// generation. Register a task once (Runtime::register_task), then submit snapshots to it.
+//
+//     tandem::TaskDesc desc;
+//     desc.name = "minimap";
+//     desc.workload = "pattern";          // built-in compute workload
+//     desc.width = 256; desc.height = 256;
+//     desc.slots = 3;                      // one written, one ready, one read
+//     desc.placement = "auto";             // next worker; "primary", "worker:1", a device name
+//     tandem::TaskId id = runtime.register_task(desc);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+namespace tandem {
+
+using TaskId = std::uint32_t;
+
+struct TaskDesc {
+    std::string name = "task";
+    // Registered workload name: "pattern" is built in (a compute shader whose output is a pure
+    // function of (generation, width, height)).
+    std::string workload = "pattern";
+    std::uint32_t width = 256;
+    std::uint32_t height = 256;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    // Slots in the task's ring, 2 to 16. Each holds a worker image, a staging region and a
+    // primary image; with 3, one can be written while one is ready and one is read.
+    std::uint32_t slots = 3;
+    // Where the task runs: "auto" (the worker with the fewest tasks; the primary when there is
+    // no worker), "primary", "worker:N" (N-th worker, from 0), or an adapter selector (index,
+    // UUID prefix or part of a device name) naming one of the runtime's workers.
+    std::string placement = "auto";
+};
+
+// What submit() answered.
+enum class SubmitStatus {
+    Accepted, // a slot was taken and a new generation will be produced
+    Busy,     // every slot is in use: nothing changed (no GPU work, no generation)
+    Failed,   // the task cannot run (its worker was lost, a submit failed): see reason
+};
+[[nodiscard]] const char* to_string(SubmitStatus status) noexcept;
+
+struct SubmitResult {
+    SubmitStatus status = SubmitStatus::Failed;
+    std::uint64_t generation = 0; // Accepted: the generation this submit produces
+    std::string reason;           // Failed: a sentence saying why
+    [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
+};
+
+// Latency of one pipeline stage, measured from the request (submit) in microseconds.
+struct LatencyStats {
+    std::uint64_t count = 0;
+    double p50_us = 0;
+    double p90_us = 0;
+    double p99_us = 0;
+    double max_us = 0;
+};
+
+// Counters of one task since registration. Stages: request (submit accepted), worker submit
+// (worker GPU work queued), transfer queued (copy to the primary queued), worker done (worker
+// GPU work observed complete), ready observed (primary copy observed complete by pump()).
+struct TaskStats {
+    std::uint64_t accepted = 0;
+    std::uint64_t busy = 0;
+    std::uint64_t failed = 0;
+    std::uint64_t ready = 0;      // generations published (became the newest output)
+    std::uint64_t superseded = 0; // completed after a newer generation was published
+    std::uint32_t in_flight = 0;  // slots between accepted and ready
+    std::uint64_t newest_generation = 0;
+    LatencyStats worker_submit;
+    LatencyStats transfer_queued;
+    LatencyStats worker_done;
+    LatencyStats ready_observed;
+    bool worker_lost = false;
+    std::string worker_lost_reason;
+};
+
+} // namespace tandem

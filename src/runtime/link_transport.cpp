@@ -1,0 +1,81 @@
+// The SlotTransport over src/transfer's TransferLink (every cross-device path).
+#include "runtime/slot_transport.hpp"
+#include "tandem/error.hpp"
+
+#if TANDEM_HAVE_TRANSFER
+#include "transfer/transfer_link.hpp"
+#endif
+
+namespace tandem::detail {
+
+#if TANDEM_HAVE_TRANSFER
+namespace {
+
+class LinkTransport final : public SlotTransport {
+public:
+    LinkTransport(const Device& worker, const Device& primary, const PairInfo& pair,
+                  const TransportDesc& desc)
+        : m_link(worker, primary, pair, to_transfer_desc(desc)) {}
+
+    std::string path_name() const override { return to_string(m_link.path()); }
+    bool shares_images() const noexcept override { return false; }
+    ImageDesc worker_image_desc(const std::string& name) const override {
+        return m_link.worker_image_desc(name);
+    }
+    ImageDesc primary_image_desc(const std::string& name) const override {
+        return m_link.primary_image_desc(name);
+    }
+    VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
+                    VkSemaphoreSubmitInfo worker_wait, VkImage primary_image,
+                    VkImageLayout primary_layout, SlotTicket& out) noexcept override {
+        TransferTicket ticket;
+        const VkResult r = m_link.submit(slot, worker_image, worker_layout, worker_wait,
+                                         primary_image, primary_layout, ticket);
+        out.worker_value = ticket.worker_value;
+        out.primary_value = ticket.primary_value;
+        return r;
+    }
+    VkSemaphore worker_semaphore() const noexcept override {
+        return m_link.worker_timeline().handle();
+    }
+    VkSemaphore primary_semaphore() const noexcept override {
+        return m_link.primary_timeline().handle();
+    }
+    VkResult primary_value(std::uint64_t& out) const noexcept override {
+        return m_link.completed_primary_value(out);
+    }
+    bool failed() const noexcept override { return m_link.failed(); }
+    std::string error() const override { return m_link.error(); }
+
+private:
+    static TransferDesc to_transfer_desc(const TransportDesc& desc) {
+        TransferDesc d;
+        d.width = desc.width;
+        d.height = desc.height;
+        d.format = desc.format;
+        d.slots = desc.slots;
+        d.forced = desc.forced;
+        d.timeout = desc.timeout;
+        return d;
+    }
+    TransferLink m_link;
+};
+
+} // namespace
+
+std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const Device& primary,
+                                                   const PairInfo& pair,
+                                                   const TransportDesc& desc) {
+    return std::make_unique<LinkTransport>(worker, primary, pair, desc);
+}
+#else
+std::unique_ptr<SlotTransport> make_link_transport(const Device& /*worker*/,
+                                                   const Device& /*primary*/,
+                                                   const PairInfo& /*pair*/,
+                                                   const TransportDesc& /*desc*/) {
+    throw Error("This build of Tandem has no cross-device transfer layer (src/transfer)",
+                "Place the task on the primary (placement \"primary\") or build with src/transfer");
+}
+#endif
+
+} // namespace tandem::detail

@@ -1,0 +1,126 @@
+// LocalTransport: SlotTransport for a task whose worker is the primary device itself.
+#include <atomic>
+#include <vector>
+
+#include "core/vk_check.hpp"
+#include "runtime/slot_transport.hpp"
+#include "sync/timeline_semaphore.hpp"
+
+namespace tandem::detail {
+namespace {
+
+class LocalTransport final : public SlotTransport {
+public:
+    LocalTransport(const Device& device, const TransportDesc& desc)
+        : m_device(device), m_desc(desc),
+          m_pool(device, device.queue(QueueRole::Main).family(), desc.name + " local pool"),
+          m_timeline(device, desc.name + " local timeline") {
+        for (std::uint32_t i = 0; i < desc.slots; ++i) {
+            m_cmds.push_back(m_pool.allocate(desc.name + " local slot " + std::to_string(i)));
+        }
+    }
+
+    std::string path_name() const override { return to_string(TransferPath::SameDevice); }
+    bool shares_images() const noexcept override { return true; }
+
+    ImageDesc worker_image_desc(const std::string& name) const override {
+        ImageDesc d;
+        d.width = m_desc.width;
+        d.height = m_desc.height;
+        d.format = m_desc.format;
+        d.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                  VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        d.name = name;
+        d.queue_families = {m_device.queue(QueueRole::Main).family()};
+        return d;
+    }
+    ImageDesc primary_image_desc(const std::string& name) const override {
+        return worker_image_desc(name);
+    }
+
+    VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
+                    VkSemaphoreSubmitInfo worker_wait, VkImage /*primary_image*/,
+                    VkImageLayout /*primary_layout*/, SlotTicket& out) noexcept override {
+        if (slot >= m_cmds.size()) {
+            return VK_ERROR_UNKNOWN;
+        }
+        VkCommandBuffer cmd = m_cmds[slot];
+        VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer local");
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        if (r == VK_SUCCESS) {
+            r = vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer local");
+        }
+        if (r != VK_SUCCESS) {
+            return fail(r);
+        }
+        // The semaphore wait made the workload's writes available; the transition chains to
+        // it and the signal below orders it before every reader that waits on the timeline.
+        image_barrier(cmd, worker_image, worker_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer local");
+        if (r != VK_SUCCESS) {
+            return fail(r);
+        }
+        const std::uint64_t value = m_next_value + 1;
+        VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        cmd_info.commandBuffer = cmd;
+        VkSemaphoreSubmitInfo signal =
+            m_timeline.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.waitSemaphoreInfoCount = worker_wait.semaphore != VK_NULL_HANDLE ? 1u : 0u;
+        submit.pWaitSemaphoreInfos = &worker_wait;
+        submit.commandBufferInfoCount = 1;
+        submit.pCommandBufferInfos = &cmd_info;
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+        r = m_device.queue(QueueRole::Main).submit({&submit, 1});
+        if (r != VK_SUCCESS) {
+            return fail(r);
+        }
+        m_next_value = value;
+        out.worker_value = value;
+        out.primary_value = value;
+        return VK_SUCCESS;
+    }
+
+    VkSemaphore worker_semaphore() const noexcept override { return m_timeline.handle(); }
+    VkSemaphore primary_semaphore() const noexcept override { return m_timeline.handle(); }
+    VkResult primary_value(std::uint64_t& out) const noexcept override {
+        return m_timeline.value(out);
+    }
+    bool failed() const noexcept override { return m_failed.load(std::memory_order_acquire); }
+    std::string error() const override {
+        return failed() ? "same-device submit failed (" +
+                              std::string(tandem::to_string(
+                                  m_result.load(std::memory_order_relaxed))) +
+                              ")"
+                        : std::string();
+    }
+
+private:
+    VkResult fail(VkResult r) noexcept {
+        m_result.store(r, std::memory_order_relaxed);
+        m_failed.store(true, std::memory_order_release); // publishes m_result
+        return r;
+    }
+
+    const Device& m_device;
+    TransportDesc m_desc;
+    CommandPool m_pool;
+    std::vector<VkCommandBuffer> m_cmds;
+    TimelineSemaphore m_timeline;
+    std::uint64_t m_next_value = 0; // worker thread only
+    std::atomic<bool> m_failed{false};
+    std::atomic<VkResult> m_result{VK_SUCCESS};
+};
+
+} // namespace
+
+std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
+                                                    const TransportDesc& desc) {
+    return std::make_unique<LocalTransport>(device, desc);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,95 @@
+// RuntimeImpl: the state behind tandem::Runtime: instance, primary and worker devices, the
+// workers' threads, the tasks, the primary timeline the application signals, the trace log, and
+// the test hooks. Public methods mirror tandem::Runtime and keep its contract (thread-safe;
+// submit/pump/acquire/release never block on a GPU and never throw).
+//
+// Lock order: a task's mutex may be taken before a worker's queue lock, never after. The
+// worker's thread takes a task's mutex only while holding nothing else.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/discovery.hpp"
+#include "core/instance.hpp"
+#include "runtime/task_state.hpp"
+#include "runtime/trace_log.hpp"
+#include "runtime/worker.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/runtime.hpp"
+
+namespace tandem::detail {
+
+class RuntimeImpl {
+public:
+    static constexpr std::size_t k_max_tasks = 256;
+
+    explicit RuntimeImpl(const RuntimeOptions& options);
+    RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options);
+    ~RuntimeImpl();
+    RuntimeImpl(const RuntimeImpl&) = delete;
+    RuntimeImpl& operator=(const RuntimeImpl&) = delete;
+
+    TaskId register_task(const TaskDesc& desc);
+    SubmitResult submit(TaskId id, std::span<const std::byte> snapshot) noexcept;
+    void pump() noexcept;
+    std::optional<Lease> acquire(TaskId id) noexcept;
+    void release(const Lease& lease, std::uint64_t primary_value) noexcept;
+    [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
+    [[nodiscard]] TaskStats stats(TaskId id) const;
+
+    [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
+    [[nodiscard]] const Instance& instance() const noexcept { return *m_instance; }
+    [[nodiscard]] std::vector<const Worker*> workers() const;
+    [[nodiscard]] const Worker& task_worker(TaskId id) const;
+    [[nodiscard]] std::string task_transfer_path(TaskId id) const;
+    [[nodiscard]] TraceLog& trace() noexcept { return m_trace; }
+    [[nodiscard]] const TraceLog& trace() const noexcept { return m_trace; }
+
+    // Test hooks.
+    // The job of `generation` waits on the worker's thread until release_held(task).
+    void hold_generation(TaskId id, std::uint64_t generation);
+    void release_held(TaskId id);
+    // The next worker submit of the task's worker reports VK_ERROR_DEVICE_LOST.
+    void force_device_lost(TaskId id);
+    void set_worker_timeout(std::chrono::milliseconds timeout) noexcept {
+        m_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::vector<SlotState> slot_states(TaskId id) const;
+
+private:
+    void open_workers(const std::vector<std::uint32_t>& worker_adapters);
+    void start_worker_threads();
+    [[nodiscard]] Task* find(TaskId id) const noexcept;
+    [[nodiscard]] Worker& place(const TaskDesc& desc);
+    void process_job(Worker& worker, const WorkerJob& job) noexcept;
+    void drop_job(const WorkerJob& job) noexcept;
+    void pump_task(Task& task, std::uint64_t reads_value) noexcept;
+    void lose_worker(Worker& worker, const std::string& reason) noexcept;
+    // Ready -> Free, or Retired when the worker is lost. Caller holds task.mutex.
+    void recycle(Task& task, std::uint32_t slot) noexcept;
+    void drain() noexcept;
+
+    RuntimeOptions m_options;
+    std::unique_ptr<Instance> m_instance;
+    std::vector<Adapter> m_adapters;
+    std::unique_ptr<Device> m_primary;
+    std::vector<std::unique_ptr<Device>> m_worker_devices;
+    std::vector<std::unique_ptr<Worker>> m_workers; // [0]: the primary's own context
+    std::unique_ptr<TimelineSemaphore> m_reads;     // signalled by the application
+    std::atomic<std::uint64_t> m_reads_seen{0};     // last value pump() observed
+    std::atomic<std::int64_t> m_timeout_ms{5000};
+    TraceLog m_trace;
+    std::uint32_t m_trace_app = 0;
+
+    std::mutex m_register_mutex;
+    std::vector<std::unique_ptr<Task>> m_tasks; // capacity k_max_tasks, never reallocates
+    // Tasks [0, m_task_count) are fully built; release on registration, acquire on lookup.
+    std::atomic<std::size_t> m_task_count{0};
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,90 @@
+// SlotRing: the N slots of one task and the state machine every slot follows. CPU-side logic
+// only (the GPU resources of a slot live in the task); the owning task serialises access under
+// its mutex.
+//
+//     Free -> Recording -> WorkerInFlight -> Transferring -> Ready <-> Leased
+//       ^                                                     |
+//       +------------------------ Recycle --------------------+
+//     any state -- Fail --> Retired (never reused)
+//
+// Free: may be taken by submit. Recording: accepted, queued for the worker's thread.
+// WorkerInFlight: worker GPU work submitted. Transferring: worker work observed complete, copy
+// to the primary pending. Ready: primary copy complete, no read pending. Leased: leased, or a
+// release whose primary value has not been observed yet. Recycle (Ready -> Free) happens only
+// when the slot is not the published output.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tandem::detail {
+
+enum class SlotState { Free, Recording, WorkerInFlight, Transferring, Ready, Leased, Retired };
+enum class SlotEvent { Accept, Submitted, WorkerDone, CopyDone, Lease, ReadsDone, Recycle, Fail };
+
+[[nodiscard]] const char* to_string(SlotState state) noexcept;
+[[nodiscard]] const char* to_string(SlotEvent event) noexcept;
+
+// The one transition function: the next state, or nullopt when `event` is not allowed in `from`
+// (a bug in the caller).
+[[nodiscard]] std::optional<SlotState> slot_transition(SlotState from, SlotEvent event) noexcept;
+
+// True while GPU work for the slot may be pending (accepted and not yet ready).
+[[nodiscard]] constexpr bool in_flight(SlotState s) noexcept {
+    return s == SlotState::Recording || s == SlotState::WorkerInFlight ||
+           s == SlotState::Transferring;
+}
+
+using Clock = std::chrono::steady_clock;
+
+struct SlotTimes {
+    Clock::time_point request;
+    Clock::time_point worker_submit;
+    Clock::time_point transfer_queued;
+    Clock::time_point worker_done;
+    Clock::time_point ready;
+};
+
+struct SlotRecord {
+    SlotState state = SlotState::Free;
+    std::uint64_t generation = 0;
+    std::uint64_t work_value = 0;     // worker work timeline value of the last submit
+    std::uint64_t worker_value = 0;   // transport: worker image may be rewritten at this value
+    std::uint64_t primary_value = 0;  // transport: primary image holds the result at this value
+    std::uint32_t leases = 0;         // leases not yet released
+    std::uint64_t release_value = 0;  // primary timeline value the reads finish at
+    bool published = false;           // this slot holds the task's published output
+    bool worker_done_seen = false;
+    SlotTimes times;
+};
+
+class SlotRing {
+public:
+    explicit SlotRing(std::uint32_t slots) : m_slots(slots) {}
+
+    [[nodiscard]] std::uint32_t size() const noexcept {
+        return static_cast<std::uint32_t>(m_slots.size());
+    }
+    [[nodiscard]] SlotRecord& operator[](std::uint32_t i) noexcept { return m_slots[i]; }
+    [[nodiscard]] const SlotRecord& operator[](std::uint32_t i) const noexcept {
+        return m_slots[i];
+    }
+
+    // Takes the lowest Free slot (Free -> Recording), or nullopt when none is Free: then
+    // nothing changed.
+    [[nodiscard]] std::optional<std::uint32_t> try_take_free() noexcept;
+
+    // Applies `event` to slot `i`; false (and no change) when the transition is not allowed.
+    [[nodiscard]] bool apply(std::uint32_t i, SlotEvent event) noexcept;
+
+    [[nodiscard]] std::uint32_t count(SlotState state) const noexcept;
+    [[nodiscard]] std::uint32_t in_flight_count() const noexcept;
+
+private:
+    std::vector<SlotRecord> m_slots;
+};
+
+} // namespace tandem::detail

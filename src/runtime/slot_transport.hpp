@@ -1,0 +1,80 @@
+// SlotTransport: how a task's slot output moves from its worker image to its primary image.
+// The runtime holds one per task. Two implementations: LocalTransport (worker and primary are
+// one device: zero copy, the worker image is the primary image, a layout transition and a
+// timeline signal) and the TransferLink adapter (src/transfer, every cross-device path).
+//
+// Threads: submit() is called by the task's worker thread only; primary_value(), failed() and
+// error() from any thread. Never throws after construction.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "core/resources.hpp"
+#include "tandem/device_info.hpp"
+
+namespace tandem::detail {
+
+struct SlotTicket {
+    std::uint64_t worker_value = 0;  // worker_semaphore(): the worker image may be rewritten
+    std::uint64_t primary_value = 0; // primary_semaphore(): the primary image holds the result
+};
+
+struct TransportDesc {
+    std::string name;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    std::uint32_t slots = 3;
+    std::chrono::milliseconds timeout{5000};
+    std::optional<TransferPath> forced;
+};
+
+class SlotTransport {
+public:
+    virtual ~SlotTransport() = default;
+    SlotTransport() = default;
+    SlotTransport(const SlotTransport&) = delete;
+    SlotTransport& operator=(const SlotTransport&) = delete;
+
+    [[nodiscard]] virtual std::string path_name() const = 0;
+    // True when worker and primary images are one image (the runtime creates only one).
+    [[nodiscard]] virtual bool shares_images() const noexcept = 0;
+    [[nodiscard]] virtual ImageDesc worker_image_desc(const std::string& name) const = 0;
+    [[nodiscard]] virtual ImageDesc primary_image_desc(const std::string& name) const = 0;
+
+    // Moves `worker_image` (layout `worker_layout`, written by work that signals `worker_wait`)
+    // into `primary_image` (previous layout `primary_layout`). When out.primary_value is
+    // reached, the primary image is in SHADER_READ_ONLY_OPTIMAL for the primary's main family.
+    [[nodiscard]] virtual VkResult submit(std::uint32_t slot, VkImage worker_image,
+                                          VkImageLayout worker_layout,
+                                          VkSemaphoreSubmitInfo worker_wait, VkImage primary_image,
+                                          VkImageLayout primary_layout,
+                                          SlotTicket& out) noexcept = 0;
+
+    [[nodiscard]] virtual VkSemaphore worker_semaphore() const noexcept = 0;
+    [[nodiscard]] virtual VkSemaphore primary_semaphore() const noexcept = 0;
+    // Completed value of primary_semaphore(); non-blocking.
+    [[nodiscard]] virtual VkResult primary_value(std::uint64_t& out) const noexcept = 0;
+    [[nodiscard]] virtual bool failed() const noexcept = 0;
+    [[nodiscard]] virtual std::string error() const = 0;
+};
+
+// Same device: zero copy.
+[[nodiscard]] std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
+                                                                  const TransportDesc& desc);
+
+// Worker -> primary on two devices through src/transfer. Throws Error when this build has no
+// transfer layer or the pair allows no path.
+[[nodiscard]] std::unique_ptr<SlotTransport> make_link_transport(const Device& worker,
+                                                                 const Device& primary,
+                                                                 const PairInfo& pair,
+                                                                 const TransportDesc& desc);
+
+} // namespace tandem::detail

@@ -1,0 +1,67 @@
+// Task: everything the runtime holds for one registered task: its description, the worker it
+// runs on, its workload and transport, the GPU resources of each slot, the slot ring, the
+// output registry and its statistics. `mutex` guards ring, registry, counters and samples; the
+// GPU resources of a slot are touched only by whoever owns the slot's current state (the
+// worker thread while Recording, nobody after). Created at registration, destroyed with the
+// runtime after its work drained.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/resources.hpp"
+#include "runtime/latency.hpp"
+#include "runtime/output_registry.hpp"
+#include "runtime/slot_ring.hpp"
+#include "runtime/slot_transport.hpp"
+#include "runtime/worker.hpp"
+#include "tandem/task.hpp"
+#include "workloads/workload.hpp"
+
+namespace tandem::detail {
+
+struct SlotResources {
+    Image worker_image;  // empty when the transport shares images
+    Image primary_image; // what leases point at
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkImageLayout primary_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::vector<std::byte> snapshot;
+    [[nodiscard]] const Image& written() const noexcept {
+        return worker_image.image ? worker_image : primary_image;
+    }
+};
+
+struct Task {
+    Task(TaskId task_id, const TaskDesc& task_desc, Worker& task_worker)
+        : id(task_id), desc(task_desc), worker(&task_worker), ring(task_desc.slots) {}
+
+    const TaskId id;
+    const TaskDesc desc;
+    Worker* const worker;
+    bool same_device = false;
+    std::unique_ptr<Workload> workload;
+    std::unique_ptr<SlotTransport> transport;
+    CommandPool pool; // on the worker's main family; worker thread only
+    std::vector<SlotResources> slots;
+    std::uint32_t trace_worker_queue = 0;
+    std::uint32_t trace_transfer_queue = 0;
+
+    mutable std::mutex mutex;
+    SlotRing ring;
+    OutputRegistry registry;
+    std::uint64_t next_generation = 0;
+    std::uint64_t accepted = 0;
+    std::uint64_t busy = 0;
+    std::uint64_t failed = 0;
+    std::uint64_t ready = 0;
+    std::uint64_t superseded = 0;
+    LatencySamples worker_submit_us;
+    LatencySamples transfer_queued_us;
+    LatencySamples worker_done_us;
+    LatencySamples ready_us;
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,94 @@
+// Worker: one device that runs tasks, with its submission thread. The application thread only
+// queues jobs (submit() never records or submits GPU work itself); the worker's thread records
+// each job's commands and submits them and the transfer, so tasks on different workers run
+// concurrently and the app-thread cost stays a lock and a push.
+//
+// A worker is *lost* once its device reported VK_ERROR_DEVICE_LOST, a submit failed, its
+// transfer failed, or its work did not complete in time; lost is final. Test hooks hold a
+// job back (to force out-of-order completion) and release it.
+//
+// Threads: enqueue/hold/release_held/mark_lost from any thread; the job callback runs on the
+// worker's own thread. stop() (and the destructor) drop queued jobs, hand each to `on_drop`,
+// and join.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/device.hpp"
+#include "sync/timeline_semaphore.hpp"
+
+namespace tandem::detail {
+
+struct Task;
+
+struct WorkerJob {
+    Task* task = nullptr;
+    std::uint32_t slot = 0;
+    std::uint64_t generation = 0;
+};
+
+class Worker {
+public:
+    using JobFn = std::function<void(Worker&, const WorkerJob&)>;
+
+    // `index`: 0 for the primary's own context, 1.. for worker devices.
+    Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop);
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    [[nodiscard]] const Device& device() const noexcept { return m_device; }
+    [[nodiscard]] std::uint32_t index() const noexcept { return m_index; }
+    [[nodiscard]] const std::string& label() const noexcept { return m_device.label(); }
+
+    // Timeline signalled by every worker-queue submit of this worker (worker thread only).
+    [[nodiscard]] TimelineSemaphore& work_timeline() noexcept { return m_work; }
+    [[nodiscard]] std::uint64_t next_work_value() noexcept { return ++m_work_value; }
+
+    void enqueue(const WorkerJob& job);
+    // Test hooks: jobs of (task, generation) wait in a side list until release_held().
+    void hold(const Task* task, std::uint64_t generation);
+    void release_held();
+
+    [[nodiscard]] bool lost() const noexcept { return m_lost.load(std::memory_order_acquire); }
+    [[nodiscard]] std::string lost_reason() const;
+    // Marks the worker lost; true for the first caller only.
+    bool mark_lost(const std::string& reason);
+
+    std::atomic<std::uint32_t> task_count{0};
+
+    void stop();
+
+private:
+    void run();
+
+    const Device& m_device;
+    std::uint32_t m_index;
+    JobFn m_on_job;
+    JobFn m_on_drop;
+    TimelineSemaphore m_work;
+    std::uint64_t m_work_value = 0; // worker thread only
+
+    mutable std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<WorkerJob> m_queue;
+    std::set<std::pair<const Task*, std::uint64_t>> m_hold;
+    std::vector<WorkerJob> m_held;
+    bool m_stop = false;
+    std::string m_lost_reason;
+    // Set once, after m_lost_reason is written under m_mutex; readers of the reason lock.
+    std::atomic<bool> m_lost{false};
+    std::thread m_thread;
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,188 @@
+#include "workloads/pattern.hpp"
+
+#include <cstring>
+
+#include "core/vk_check.hpp"
+#include "shaders/embedded.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr std::uint32_t hash(std::uint32_t v) noexcept {
+    v ^= v >> 16;
+    v *= 0x7feb352du;
+    v ^= v >> 15;
+    v *= 0x846ca68bu;
+    v ^= v >> 16;
+    return v;
+}
+
+struct PatternPush {
+    std::uint32_t generation;
+    std::uint32_t width;
+    std::uint32_t height;
+};
+
+} // namespace
+
+std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x, std::uint32_t y,
+                            std::uint32_t width) noexcept {
+    const std::uint32_t g = pattern_generation(generation);
+    const std::uint32_t h = hash(x + y * width + g * 0x9e3779b9u);
+    const std::uint32_t r = (x + g) & 255u;
+    const std::uint32_t gr = (y + 2u * g) & 255u;
+    const std::uint32_t b = h & 255u;
+    return r | (gr << 8) | (b << 16) | (255u << 24); // little-endian RGBA8 bytes
+}
+
+std::vector<std::uint8_t> pattern_reference(std::uint64_t generation, std::uint32_t width,
+                                            std::uint32_t height) {
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(width) * height * 4);
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            const std::uint32_t t = pattern_texel(generation, x, y, width);
+            std::uint8_t* p = out.data() + (static_cast<std::size_t>(y) * width + x) * 4;
+            p[0] = static_cast<std::uint8_t>(t);
+            p[1] = static_cast<std::uint8_t>(t >> 8);
+            p[2] = static_cast<std::uint8_t>(t >> 16);
+            p[3] = static_cast<std::uint8_t>(t >> 24);
+        }
+    }
+    return out;
+}
+
+std::int64_t pattern_mismatch(const std::uint8_t* pixels, std::uint64_t generation,
+                              std::uint32_t width, std::uint32_t height) noexcept {
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            const std::size_t i = static_cast<std::size_t>(y) * width + x;
+            const std::uint8_t* p = pixels + i * 4;
+            const std::uint32_t got = static_cast<std::uint32_t>(p[0]) |
+                                      (static_cast<std::uint32_t>(p[1]) << 8) |
+                                      (static_cast<std::uint32_t>(p[2]) << 16) |
+                                      (static_cast<std::uint32_t>(p[3]) << 24);
+            if (got != pattern_texel(generation, x, y, width)) {
+                return static_cast<std::int64_t>(i);
+            }
+        }
+    }
+    return -1;
+}
+
+PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& params)
+    : m_device(device) {
+    if (params.format != VK_FORMAT_R8G8B8A8_UNORM) {
+        throw Error("The pattern workload writes RGBA8 only",
+                    "Register the task with format RGBA8 (VK_FORMAT_R8G8B8A8_UNORM)");
+    }
+    const VkDevice dev = device.handle();
+    const std::string label = device.label() + " pattern " + params.task_name;
+
+    VkDescriptorSetLayoutBinding binding{};
+    binding.binding = 0;
+    binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    binding.descriptorCount = 1;
+    binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = 1;
+    set_info.pBindings = &binding;
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
+             "vkCreateDescriptorSetLayout " + label);
+    m_set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
+        vkDestroyDescriptorSetLayout(dev, l, nullptr);
+    });
+
+    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PatternPush)};
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
+             "vkCreatePipelineLayout " + label);
+    m_pipeline_layout = Handle<VkPipelineLayout>(
+        pipeline_layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
+
+    const auto code = shaders::pattern_comp();
+    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_info.codeSize = code.size_bytes();
+    module_info.pCode = code.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
+             "vkCreateShaderModule pattern.comp");
+    Handle<VkShaderModule> module_owner(
+        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+
+    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = pipeline_layout;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
+             "vkCreateComputePipelines " + label);
+    m_pipeline =
+        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, label);
+
+    const std::uint32_t slots = params.slots == 0 ? 1 : params.slots;
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, slots};
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = slots;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool),
+             "vkCreateDescriptorPool " + label);
+    m_pool = Handle<VkDescriptorPool>(
+        pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
+    std::vector<VkDescriptorSetLayout> layouts(slots, set_layout);
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool;
+    alloc.descriptorSetCount = slots;
+    alloc.pSetLayouts = layouts.data();
+    m_sets.resize(slots);
+    vk_check(vkAllocateDescriptorSets(dev, &alloc, m_sets.data()),
+             "vkAllocateDescriptorSets " + label);
+    m_bound_views.assign(slots, VK_NULL_HANDLE);
+}
+
+VkResult PatternWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
+                                 const WorkloadTarget& target, std::uint64_t generation,
+                                 std::span<const std::byte> /*snapshot*/) noexcept {
+    if (slot >= m_sets.size() || target.format != VK_FORMAT_R8G8B8A8_UNORM) {
+        return VK_ERROR_FORMAT_NOT_SUPPORTED;
+    }
+    if (m_bound_views[slot] != target.view) {
+        VkDescriptorImageInfo image{VK_NULL_HANDLE, target.view, VK_IMAGE_LAYOUT_GENERAL};
+        VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        write.dstSet = m_sets[slot];
+        write.dstBinding = 0;
+        write.descriptorCount = 1;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        write.pImageInfo = &image;
+        vkUpdateDescriptorSets(m_device.handle(), 1, &write, 0, nullptr);
+        m_bound_views[slot] = target.view;
+    }
+    // Earlier readers of the image (the transfer's copy, the application's reads on a shared
+    // image) are ordered before this submission by the semaphores the runtime waits on; the
+    // barrier chains to those waits (ALL_COMMANDS) and discards the old contents.
+    image_barrier(cmd, target.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
+                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                  VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.get());
+    VkDescriptorSet set = m_sets[slot];
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline_layout.get(), 0, 1,
+                            &set, 0, nullptr);
+    const PatternPush push{pattern_generation(generation), target.width, target.height};
+    vkCmdPushConstants(cmd, m_pipeline_layout.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
+                       &push);
+    vkCmdDispatch(cmd, (target.width + 7) / 8, (target.height + 7) / 8, 1);
+    return VK_SUCCESS;
+}
+
+} // namespace tandem::detail
