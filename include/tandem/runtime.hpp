@@ -4,12 +4,13 @@
 //
 // Standalone (Tandem opens every device itself):
 //
-//     tandem::Runtime runtime;                       // primary "auto", every other adapter a worker
-//     auto task = runtime.register_task(desc);       // see task.hpp
-//     for (;;) {                                     // the application's frame loop
+//     tandem::Runtime runtime;                       // primary "auto", every other adapter a
+//     worker auto task = runtime.register_task(desc);       // see task.hpp for (;;) { // the
+//     application's frame loop
 //         (void)runtime.submit(task, snapshot_bytes); // Accepted, Busy or Failed; never blocks
 //         runtime.pump();                            // publishes completed outputs
-//         if (auto lease = runtime.acquire(task)) { /* read it, then */ runtime.release(*lease, v); }
+//         if (auto lease = runtime.acquire(task)) { /* read it, then */ runtime.release(*lease, v);
+//         }
 //     }
 //
 // Embedded (an engine hands over its own instance, physical device, device and a queue):
@@ -64,7 +65,7 @@ struct RuntimeOptions {
 };
 
 // An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
-// timelineSemaphore, synchronization2 and dynamicRendering enabled, and should enable
+// timelineSemaphore, synchronization2, dynamicRendering and maintenance4 enabled, and should enable
 // VK_EXT_external_memory_host and VK_KHR_external_memory_fd where the driver has them (list them
 // in enabled_extensions). Tandem submits only to queue (queue_family, queue_index) of a
 // graphics+compute family; leases are readable by that family.

@@ -88,6 +88,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     f13.synchronization2 = VK_TRUE;
     f13.dynamicRendering = VK_TRUE;
+    // Required by Vulkan 1.3; glslc's vulkan1.3 SPIR-V declares workgroup sizes with LocalSizeId.
+    f13.maintenance4 = VK_TRUE;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.timelineSemaphore = VK_TRUE;
     f12.pNext = &f13;
@@ -189,7 +191,6 @@ void Device::load_functions(const Instance& instance) {
         iload(m_fn.queue_begin_label, "vkQueueBeginDebugUtilsLabelEXT");
         iload(m_fn.queue_end_label, "vkQueueEndDebugUtilsLabelEXT");
     }
-
 }
 
 Device::~Device() {

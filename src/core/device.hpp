@@ -74,7 +74,7 @@ struct DeviceFunctions {
 // An application's own VkDevice handed to Tandem (embedding). Tandem submits only to the one
 // queue named here (both roles use it); when the application submits to that queue too, both
 // sides hold `queue_lock` around their submits. The device must have been created with Vulkan
-// 1.3 timelineSemaphore, synchronization2 and dynamicRendering enabled.
+// 1.3 timelineSemaphore, synchronization2, dynamicRendering and maintenance4 enabled.
 struct AdoptedDevice {
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t queue_family = 0;

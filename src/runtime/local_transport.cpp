@@ -5,6 +5,7 @@
 #include "core/vk_check.hpp"
 #include "runtime/slot_transport.hpp"
 #include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -92,11 +93,11 @@ public:
     }
     bool failed() const noexcept override { return m_failed.load(std::memory_order_acquire); }
     std::string error() const override {
-        return failed() ? "same-device submit failed (" +
-                              std::string(tandem::to_string(
-                                  m_result.load(std::memory_order_relaxed))) +
-                              ")"
-                        : std::string();
+        return failed()
+                   ? "same-device submit failed (" +
+                         std::string(tandem::to_string(m_result.load(std::memory_order_relaxed))) +
+                         ")"
+                   : std::string();
     }
 
 private:

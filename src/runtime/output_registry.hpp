@@ -16,8 +16,8 @@ struct PublishedOutput {
 class OutputRegistry {
 public:
     struct Offer {
-        bool published = false;                  // `generation` is now the published output
-        std::optional<std::uint32_t> replaced;   // the slot it replaced, if any
+        bool published = false;                // `generation` is now the published output
+        std::optional<std::uint32_t> replaced; // the slot it replaced, if any
     };
 
     // Offers a completed generation held in `slot`.

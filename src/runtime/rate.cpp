@@ -17,10 +17,11 @@ double parse_rate_hz(std::string_view text) {
         }
         marks += c == '.' ? 1 : 0;
     }
-    // strtod also accepts hex floats, "nan" and "inf"; only plain decimals are rates.
+    // strtod also accepts hex floats, "nan" and "inf"; only decimal numbers are rates.
     bool plain = !normalised.empty() && marks <= 1;
     for (char c : normalised) {
-        plain = plain && ((c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-');
+        plain = plain && ((c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' ||
+                          c == 'E');
     }
     char* end = nullptr;
     const double value = plain ? std::strtod(normalised.c_str(), &end) : 0.0;

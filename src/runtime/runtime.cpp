@@ -24,25 +24,37 @@ Runtime::Runtime(const EmbedInfo& embed, const RuntimeOptions& options)
 
 Runtime::~Runtime() = default;
 
-TaskId Runtime::register_task(const TaskDesc& desc) { return m_impl->register_task(desc); }
+TaskId Runtime::register_task(const TaskDesc& desc) {
+    return m_impl->register_task(desc);
+}
 
 SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
     return m_impl->submit(task, snapshot);
 }
 
-void Runtime::pump() noexcept { m_impl->pump(); }
+void Runtime::pump() noexcept {
+    m_impl->pump();
+}
 
-std::optional<Lease> Runtime::acquire(TaskId task) noexcept { return m_impl->acquire(task); }
+std::optional<Lease> Runtime::acquire(TaskId task) noexcept {
+    return m_impl->acquire(task);
+}
 
 void Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
     m_impl->release(lease, primary_value);
 }
 
-VkSemaphore Runtime::primary_timeline() const noexcept { return m_impl->primary_timeline(); }
+VkSemaphore Runtime::primary_timeline() const noexcept {
+    return m_impl->primary_timeline();
+}
 
-TaskStats Runtime::stats(TaskId task) const { return m_impl->stats(task); }
+TaskStats Runtime::stats(TaskId task) const {
+    return m_impl->stats(task);
+}
 
-const DeviceInfo& Runtime::primary_device() const noexcept { return m_impl->primary().info(); }
+const DeviceInfo& Runtime::primary_device() const noexcept {
+    return m_impl->primary().info();
+}
 
 std::vector<DeviceInfo> Runtime::worker_devices() const {
     std::vector<DeviceInfo> out;

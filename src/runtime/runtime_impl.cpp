@@ -33,7 +33,9 @@ std::uint32_t pick_virtual_devices(const RuntimeOptions& options) {
     return options.virtual_devices != 0 ? options.virtual_devices : virtual_devices_from_env(1);
 }
 
-std::string worker_submit_context(const Worker& worker) { return "worker submit " + worker.label(); }
+std::string worker_submit_context(const Worker& worker) {
+    return "worker submit " + worker.label();
+}
 
 } // namespace
 
@@ -46,8 +48,8 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
     const Selection selection = select_adapters(m_adapters, options.primary, options.workers);
     DeviceOptions primary_options;
     primary_options.label = "primary";
-    m_primary = std::make_unique<Device>(*m_instance, m_adapters[selection.primary],
-                                         primary_options);
+    m_primary =
+        std::make_unique<Device>(*m_instance, m_adapters[selection.primary], primary_options);
     open_workers(selection.workers);
 }
 
@@ -75,8 +77,8 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     adopted.enabled_extensions = embed.enabled_extensions;
     DeviceOptions primary_options;
     primary_options.label = "primary";
-    m_primary = std::make_unique<Device>(*m_instance, m_adapters[*primary_index], adopted,
-                                         primary_options);
+    m_primary =
+        std::make_unique<Device>(*m_instance, m_adapters[*primary_index], adopted, primary_options);
     open_workers(selection.workers);
 }
 
@@ -97,9 +99,8 @@ void RuntimeImpl::start_worker_threads() {
     auto on_drop = [this](Worker&, const WorkerJob& job) { drop_job(job); };
     m_workers.push_back(std::make_unique<Worker>(*m_primary, 0, on_job, on_drop));
     for (std::size_t i = 0; i < m_worker_devices.size(); ++i) {
-        m_workers.push_back(std::make_unique<Worker>(*m_worker_devices[i],
-                                                     static_cast<std::uint32_t>(i + 1), on_job,
-                                                     on_drop));
+        m_workers.push_back(std::make_unique<Worker>(
+            *m_worker_devices[i], static_cast<std::uint32_t>(i + 1), on_job, on_drop));
     }
 }
 
@@ -144,7 +145,8 @@ void RuntimeImpl::drain() noexcept {
             info.pSemaphores = &semaphore;
             info.pValues = &value;
             const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
-            const VkResult r = vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
+            const VkResult r =
+                vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
             if (r != VK_SUCCESS) {
                 spdlog::warn("task {}: shutdown wait ended with {}", task.desc.name,
                              tandem::to_string(r));
@@ -260,8 +262,8 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
         task->transport = make_link_transport(device, *m_primary, pair, td);
     }
 
-    task->pool = CommandPool(device, device.queue(QueueRole::Main).family(),
-                             td.name + " worker pool");
+    task->pool =
+        CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
     const VkImageUsageFlags usage = task->workload->target_usage();
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
@@ -284,9 +286,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
     task->trace_transfer_queue =
         m_trace.track(m_primary->label() + (task->same_device ? " main queue" : " transfer queue"));
     worker.task_count.fetch_add(1, std::memory_order_relaxed);
-    spdlog::info("task {} '{}' ({}x{}, {} slots, workload {}) on {} via {}", id, desc.name,
-                 desc.width, desc.height, desc.slots, desc.workload, device.label(),
-                 task->transport->path_name());
+    spdlog::debug("task {} '{}' ({}x{}, {} slots, workload {}) on {} via {}", id, desc.name,
+                  desc.width, desc.height, desc.slots, desc.workload, device.label(),
+                  task->transport->path_name());
     m_tasks.push_back(std::move(task));
     // Release: find() on another thread sees the whole task once it sees the count.
     m_task_count.store(m_tasks.size(), std::memory_order_release);
@@ -436,12 +438,12 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     const auto t_submit = Clock::now();
 
     SlotTicket ticket;
-    r = task.transport->submit(job.slot, target_image.get(), task.workload->output().layout,
-                               signal, res.primary_image.get(), res.primary_layout, ticket);
+    r = task.transport->submit(job.slot, target_image.get(), task.workload->output().layout, signal,
+                               res.primary_image.get(), res.primary_layout, ticket);
     const auto t_queued = Clock::now();
     if (r != VK_SUCCESS) {
-        const std::string why = task.transport->failed() ? task.transport->error()
-                                                         : std::string(tandem::to_string(r));
+        const std::string why =
+            task.transport->failed() ? task.transport->error() : std::string(tandem::to_string(r));
         fail("the transfer of " + task.desc.name + " failed (" + why + ")");
         return;
     }
@@ -459,7 +461,8 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         (void)task.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost meanwhile
     }
     if (m_trace.enabled()) {
-        m_trace.span(m_trace.track(worker.label() + " submit thread"), "record+submit " + task.desc.name, t0, t_queued, job.generation,
+        m_trace.span(m_trace.track(worker.label() + " submit thread"),
+                     "record+submit " + task.desc.name, t0, t_queued, job.generation,
                      task.desc.name);
     }
 }

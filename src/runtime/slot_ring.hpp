@@ -51,12 +51,12 @@ struct SlotTimes {
 struct SlotRecord {
     SlotState state = SlotState::Free;
     std::uint64_t generation = 0;
-    std::uint64_t work_value = 0;     // worker work timeline value of the last submit
-    std::uint64_t worker_value = 0;   // transport: worker image may be rewritten at this value
-    std::uint64_t primary_value = 0;  // transport: primary image holds the result at this value
-    std::uint32_t leases = 0;         // leases not yet released
-    std::uint64_t release_value = 0;  // primary timeline value the reads finish at
-    bool published = false;           // this slot holds the task's published output
+    std::uint64_t work_value = 0;    // worker work timeline value of the last submit
+    std::uint64_t worker_value = 0;  // transport: worker image may be rewritten at this value
+    std::uint64_t primary_value = 0; // transport: primary image holds the result at this value
+    std::uint32_t leases = 0;        // leases not yet released
+    std::uint64_t release_value = 0; // primary timeline value the reads finish at
+    bool published = false;          // this slot holds the task's published output
     bool worker_done_seen = false;
     SlotTimes times;
 };

@@ -18,7 +18,9 @@ Stream::Stream(Runtime& runtime, TaskId task, const StreamOptions& options,
     }
 }
 
-Stream::~Stream() { stop(); }
+Stream::~Stream() {
+    stop();
+}
 
 void Stream::start() {
     std::lock_guard lock(m_mutex);
@@ -96,9 +98,8 @@ StreamStats Stream::stats() const {
     out.task = m_runtime.stats(m_task);
     {
         std::lock_guard lock(m_mutex);
-        const auto end = m_running.load(std::memory_order_acquire)
-                             ? std::chrono::steady_clock::now()
-                             : m_end;
+        const auto end =
+            m_running.load(std::memory_order_acquire) ? std::chrono::steady_clock::now() : m_end;
         out.elapsed_s = std::chrono::duration<double>(end - m_start).count();
         out.ready = out.task.ready - m_ready_base;
     }

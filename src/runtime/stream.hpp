@@ -22,7 +22,7 @@
 namespace tandem::detail {
 
 struct StreamOptions {
-    double rate_hz = 60.0; // positive and finite (parse_rate_hz)
+    double rate_hz = 60.0;              // positive and finite (parse_rate_hz)
     std::optional<std::uint64_t> limit; // accepted submits; none: until stopped
     bool quiet = false;                 // no log line for failures
 };

@@ -42,8 +42,8 @@ public:
         return static_cast<std::uint32_t>(m_tracks.size() - 1);
     }
 
-    void span(std::uint32_t track, std::string name, Clock::time_point begin,
-              Clock::time_point end, std::uint64_t generation = 0, std::string task = {}) {
+    void span(std::uint32_t track, std::string name, Clock::time_point begin, Clock::time_point end,
+              std::uint64_t generation = 0, std::string task = {}) {
         if (!m_enabled) {
             return;
         }
@@ -52,8 +52,8 @@ public:
             ++m_dropped;
             return;
         }
-        m_spans.push_back(TraceSpan{track, std::move(name), micros(begin), micros(end),
-                                    generation, std::move(task)});
+        m_spans.push_back(TraceSpan{track, std::move(name), micros(begin), micros(end), generation,
+                                    std::move(task)});
     }
 
     struct Snapshot {

@@ -5,12 +5,14 @@
 namespace tandem::detail {
 
 Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop)
-    : m_device(device), m_index(index), m_on_job(std::move(on_job)),
-      m_on_drop(std::move(on_drop)), m_work(device, device.label() + " work timeline") {
+    : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
+      m_work(device, device.label() + " work timeline") {
     m_thread = std::thread([this] { run(); });
 }
 
-Worker::~Worker() { stop(); }
+Worker::~Worker() {
+    stop();
+}
 
 void Worker::enqueue(const WorkerJob& job) {
     {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "shaders/embedded.hpp"
 #include "tandem/error.hpp"
@@ -58,10 +59,9 @@ std::int64_t pattern_mismatch(const std::uint8_t* pixels, std::uint64_t generati
         for (std::uint32_t x = 0; x < width; ++x) {
             const std::size_t i = static_cast<std::size_t>(y) * width + x;
             const std::uint8_t* p = pixels + i * 4;
-            const std::uint32_t got = static_cast<std::uint32_t>(p[0]) |
-                                      (static_cast<std::uint32_t>(p[1]) << 8) |
-                                      (static_cast<std::uint32_t>(p[2]) << 16) |
-                                      (static_cast<std::uint32_t>(p[3]) << 24);
+            const std::uint32_t got =
+                static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+                (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
             if (got != pattern_texel(generation, x, y, width)) {
                 return static_cast<std::int64_t>(i);
             }

@@ -27,9 +27,8 @@ namespace tandem::detail {
                                           std::uint32_t y, std::uint32_t width) noexcept;
 
 // The whole image, tightly packed rows of RGBA8 (width * height * 4 bytes).
-[[nodiscard]] std::vector<std::uint8_t> pattern_reference(std::uint64_t generation,
-                                                          std::uint32_t width,
-                                                          std::uint32_t height);
+[[nodiscard]] std::vector<std::uint8_t>
+pattern_reference(std::uint64_t generation, std::uint32_t width, std::uint32_t height);
 
 // Index of the first texel of `pixels` (tightly packed RGBA8) that differs from generation
 // `generation`'s reference, or -1 when all match.

@@ -11,18 +11,17 @@ namespace tandem::detail {
 namespace {
 
 struct Registry {
+    Registry() {
+        factories.emplace("pattern", [](const Device& device, const WorkloadParams& params) {
+            return std::make_unique<PatternWorkload>(device, params);
+        });
+    }
     std::mutex mutex;
     std::map<std::string, WorkloadFactory, std::less<>> factories;
 };
 
 Registry& registry() {
-    static Registry r = [] {
-        Registry out;
-        out.factories.emplace("pattern", [](const Device& device, const WorkloadParams& params) {
-            return std::make_unique<PatternWorkload>(device, params);
-        });
-        return out;
-    }();
+    static Registry r; // thread-safe initialisation; the built-in workloads are in from the start
     return r;
 }
 
@@ -60,8 +59,7 @@ std::unique_ptr<Workload> create_workload(std::string_view name, const Device& d
         for (const auto& n : workload_names()) {
             known += (known.empty() ? "" : ", ") + n;
         }
-        throw Error("Workload '" + std::string(name) + "' is not known",
-                    "Use one of: " + known);
+        throw Error("Workload '" + std::string(name) + "' is not known", "Use one of: " + known);
     }
     return factory(device, params);
 }

@@ -1,0 +1,127 @@
+#include "runtime/lease_reader.hpp"
+
+#include "core/vk_check.hpp"
+
+namespace tandem::detail {
+
+LeaseReader::LeaseReader(const Device& primary, VkSemaphore primary_timeline, std::uint32_t frames,
+                         std::uint32_t max_width, std::uint32_t max_height)
+    : m_device(primary), m_timeline(primary_timeline),
+      m_pool(primary, primary.queue(QueueRole::Main).family(), "lease reader pool") {
+    for (std::uint32_t i = 0; i < frames; ++i) {
+        Frame f;
+        f.cmd = m_pool.allocate("lease reader frame " + std::to_string(i));
+        BufferDesc desc;
+        desc.size = static_cast<VkDeviceSize>(max_width) * max_height * 4;
+        desc.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        desc.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+        desc.preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+        desc.name = "lease reader buffer " + std::to_string(i);
+        f.buffer = create_buffer(primary, desc);
+        m_frames.push_back(std::move(f));
+    }
+}
+
+LeaseReader::~LeaseReader() {
+    (void)wait(m_value, std::chrono::seconds(10));
+}
+
+VkResult LeaseReader::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
+    if (value == 0) {
+        return VK_SUCCESS;
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &m_timeline;
+    info.pValues = &value;
+    return vk_status(
+        vkWaitSemaphores(m_device.handle(), &info, static_cast<std::uint64_t>(timeout.count())),
+        "vkWaitSemaphores lease reader");
+}
+
+std::uint64_t LeaseReader::read(const Lease& lease, bool whole_image) {
+    Frame& f = m_frames[m_value % m_frames.size()];
+    if (wait(f.value, std::chrono::seconds(10)) != VK_SUCCESS) {
+        return 0;
+    }
+    const VkDeviceSize bytes =
+        static_cast<VkDeviceSize>(lease.extent.width) * lease.extent.height * 4;
+    if (bytes > f.buffer.size) {
+        return 0;
+    }
+    VkCommandBuffer cmd = f.cmd;
+    if (vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer reader") != VK_SUCCESS) {
+        return 0;
+    }
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer reader") != VK_SUCCESS) {
+        return 0;
+    }
+    // The lease's semaphore wait orders the producer's writes before these commands; the
+    // image goes back to the lease's layout before the signal, as the lease contract asks.
+    image_barrier(cmd, lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent =
+        whole_image ? VkExtent3D{lease.extent.width, lease.extent.height, 1} : VkExtent3D{1, 1, 1};
+    vkCmdCopyImageToBuffer(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, f.buffer.get(),
+                           1, &region);
+    image_barrier(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, lease.layout,
+                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    VkBufferMemoryBarrier2 host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+    host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+    host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+    host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+    host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    host.buffer = f.buffer.get();
+    host.size = VK_WHOLE_SIZE;
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.bufferMemoryBarrierCount = 1;
+    dep.pBufferMemoryBarriers = &host;
+    vkCmdPipelineBarrier2(cmd, &dep);
+    if (vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer reader") != VK_SUCCESS) {
+        return 0;
+    }
+    const std::uint64_t value = m_value + 1;
+    VkSemaphoreSubmitInfo wait_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    wait_info.semaphore = lease.wait_semaphore;
+    wait_info.value = lease.wait_value;
+    wait_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    signal.semaphore = m_timeline;
+    signal.value = value;
+    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = cmd;
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.waitSemaphoreInfoCount = 1;
+    submit.pWaitSemaphoreInfos = &wait_info;
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmd_info;
+    submit.signalSemaphoreInfoCount = 1;
+    submit.pSignalSemaphoreInfos = &signal;
+    if (m_device.queue(QueueRole::Main).submit({&submit, 1}) != VK_SUCCESS) {
+        return 0;
+    }
+    m_value = value;
+    f.value = value;
+    return value;
+}
+
+const std::uint8_t* LeaseReader::pixels(std::uint64_t value) const {
+    for (const auto& f : m_frames) {
+        if (f.value == value) {
+            invalidate_buffer(m_device, f.buffer);
+            return static_cast<const std::uint8_t*>(f.buffer.mapped);
+        }
+    }
+    return nullptr;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,99 @@
+// RuntimeTest: a VulkanTest whose runtime embeds the fixture's own instance and device (so the
+// fixture's validation counter sees everything the runtime does, shutdown included), with
+// helpers to pump until a condition holds and to read leased images back for verification.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/lease_reader.hpp"
+#include "runtime/runtime_impl.hpp"
+#include "tandem/error.hpp"
+#include "tandem/runtime.hpp"
+#include "vk_fixture.hpp"
+#include "workloads/pattern.hpp"
+
+namespace tandem::test {
+
+class RuntimeTest : public VulkanTest {
+protected:
+    std::uint32_t virtual_devices() const override { return 3; }
+
+    std::unique_ptr<Runtime> make_runtime(const std::string& workers = "none",
+                                          RuntimeOptions options = {}) {
+        detail::Device& device = open(0, {true, "app"});
+        EmbedInfo embed;
+        embed.instance = instance().handle();
+        embed.physical_device = device.physical();
+        embed.device = device.handle();
+        embed.queue_family = device.queue(detail::QueueRole::Main).family();
+        embed.queue_index = device.queue(detail::QueueRole::Main).index();
+        embed.queue_mutex = std::make_shared<std::mutex>();
+        for (const char* ext :
+             {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
+            if (device.enabled(ext)) {
+                embed.enabled_extensions.emplace_back(ext);
+            }
+        }
+        embed.debug_utils = instance().has_debug_utils();
+        options.workers = workers;
+        options.virtual_devices = virtual_devices();
+        return std::make_unique<Runtime>(embed, options);
+    }
+
+    static TaskDesc pattern_task(const std::string& placement = "primary", std::uint32_t w = 64,
+                                 std::uint32_t h = 48) {
+        TaskDesc d;
+        d.name = "pattern-" + placement;
+        d.width = w;
+        d.height = h;
+        d.placement = placement;
+        return d;
+    }
+
+    // Pumps until `done` or 30 s (a failure, not a hang).
+    static bool pump_until(Runtime& runtime, const std::function<bool()>& done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                return false;
+            }
+            runtime.pump();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        return true;
+    }
+
+    // Reads the whole leased image on the primary (without releasing) and returns the bytes.
+    static std::vector<std::uint8_t> read_back(detail::LeaseReader& reader, const Lease& lease,
+                                               std::uint64_t& value) {
+        value = reader.read(lease, true);
+        EXPECT_NE(value, 0u);
+        EXPECT_EQ(reader.wait(value, std::chrono::seconds(10)), VK_SUCCESS);
+        const auto* px = reader.pixels(value);
+        const std::size_t bytes = std::size_t{lease.extent.width} * lease.extent.height * 4;
+        return px ? std::vector<std::uint8_t>(px, px + bytes) : std::vector<std::uint8_t>{};
+    }
+
+    static void expect_pattern(const std::vector<std::uint8_t>& px, const Lease& lease) {
+        ASSERT_EQ(px.size(), std::size_t{lease.extent.width} * lease.extent.height * 4);
+        EXPECT_EQ(detail::pattern_mismatch(px.data(), lease.generation, lease.extent.width,
+                                           lease.extent.height),
+                  -1)
+            << "generation " << lease.generation << " slot " << lease.slot;
+    }
+
+    static std::unique_ptr<detail::LeaseReader> make_reader(Runtime& runtime, std::uint32_t w = 64,
+                                                            std::uint32_t h = 48) {
+        return std::make_unique<detail::LeaseReader>(runtime.impl().primary(),
+                                                     runtime.primary_timeline(), 3, w, h);
+    }
+};
+
+} // namespace tandem::test
