@@ -1,8 +1,5 @@
 #include "cli_common.hpp"
 
-#include <cmath>
-#include <cstdlib>
-
 #include <spdlog/spdlog.h>
 
 #include "tandem/error.hpp"
@@ -59,23 +56,6 @@ Session open_session(const GlobalOptions& options) {
     session.adapters = detail::discover_adapters(*session.instance, virtual_devices);
     session.selection = detail::select_adapters(session.adapters, options.primary, options.workers);
     return session;
-}
-
-double parse_rate_hz(const std::string& text) {
-    std::string normalised = text;
-    for (char& c : normalised) {
-        if (c == ',') {
-            c = '.';
-        }
-    }
-    char* end = nullptr;
-    const double value = normalised.empty() ? 0.0 : std::strtod(normalised.c_str(), &end);
-    const bool parsed = !normalised.empty() && end == normalised.c_str() + normalised.size();
-    if (!parsed || !std::isfinite(value) || value <= 0.0) {
-        throw Error("Rate '" + text + "' is not a positive finite number of Hz",
-                    "Give a number such as 60, 37.5 or 37,5");
-    }
-    return value;
 }
 
 } // namespace tandem::cli

@@ -36,8 +36,4 @@ struct Session {
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);
 
-// Parses a rate in Hz: any positive finite number, '.' or ',' as decimal mark.
-// Throws tandem::Error with a sentence naming the bad text.
-[[nodiscard]] double parse_rate_hz(const std::string& text);
-
 } // namespace tandem::cli

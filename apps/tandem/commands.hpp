@@ -15,4 +15,8 @@ using Runner = std::function<int()>;
 // `tandem devices`: the capability and pair matrices, as tables or --json.
 Runner add_devices_command(CLI::App& app, const GlobalOptions& global);
 
+// `tandem stream`: one task driven by a timer, read every frame by a simulated primary frame
+// loop; prints the stream statistics (--json too) and optionally writes a trace.
+Runner add_stream_command(CLI::App& app, const GlobalOptions& global);
+
 } // namespace tandem::cli

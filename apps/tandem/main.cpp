@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     std::vector<std::pair<CLI::App*, tandem::cli::Runner>> commands;
     auto devices = tandem::cli::add_devices_command(app, global);
     commands.emplace_back(app.get_subcommand("devices"), devices);
+    auto stream = tandem::cli::add_stream_command(app, global);
+    commands.emplace_back(app.get_subcommand("stream"), stream);
 
     try {
         app.parse(argc, argv);

@@ -505,6 +505,8 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
     const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
     {
         std::lock_guard lock(task.mutex);
+        std::uint32_t completed[16];
+        std::uint32_t completed_count = 0;
         for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
             SlotRecord& s = task.ring[i];
             if (lost_reason.empty() && !worker.lost() &&
@@ -526,21 +528,7 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                     m_trace.span(task.trace_transfer_queue, "to primary " + task.desc.name,
                                  std::max(s.times.transfer_queued, s.times.worker_done), now,
                                  s.generation, task.desc.name);
-                    const auto offer = task.registry.offer(s.generation, i);
-                    if (offer.published) {
-                        s.published = true;
-                        ++task.ready;
-                        if (offer.replaced) {
-                            SlotRecord& old = task.ring[*offer.replaced];
-                            old.published = false;
-                            if (old.state == SlotState::Ready) {
-                                recycle(task, *offer.replaced);
-                            }
-                        }
-                    } else {
-                        ++task.superseded;
-                        recycle(task, i);
-                    }
+                    completed[completed_count++] = i;
                 }
             }
             if (s.state == SlotState::Leased && s.leases == 0 && reads_value >= s.release_value) {
@@ -553,6 +541,30 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                 lost_reason = "generation " + std::to_string(s.generation) + " of " +
                               task.desc.name + " did not complete within " +
                               std::to_string(timeout.count()) + " ms";
+            }
+        }
+        // Offer what completed in generation order, so outputs seen complete in one pass are
+        // published oldest first (the older ones count as ready, not superseded).
+        std::sort(completed, completed + completed_count, [&](std::uint32_t a, std::uint32_t b) {
+            return task.ring[a].generation < task.ring[b].generation;
+        });
+        for (std::uint32_t k = 0; k < completed_count; ++k) {
+            const std::uint32_t i = completed[k];
+            SlotRecord& s = task.ring[i];
+            const auto offer = task.registry.offer(s.generation, i);
+            if (offer.published) {
+                s.published = true;
+                ++task.ready;
+                if (offer.replaced) {
+                    SlotRecord& old = task.ring[*offer.replaced];
+                    old.published = false;
+                    if (old.state == SlotState::Ready) {
+                        recycle(task, *offer.replaced);
+                    }
+                }
+            } else {
+                ++task.superseded;
+                recycle(task, i);
             }
         }
     }

@@ -1,0 +1,260 @@
+// `tandem stream`: runs one task from a timer at a target rate while a simulated primary frame
+// loop (30, 60, 120 FPS or unlimited) acquires the newest output every frame and reads it on
+// the primary; prints the statistics as tables or --json, and writes a trace with --trace.
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "core/discovery.hpp"
+#include "core/resources.hpp"
+#include "runtime/frame_loop.hpp"
+#include "runtime/rate.hpp"
+#include "table.hpp"
+#include "tandem/error.hpp"
+#include "tandem/runtime.hpp"
+#include "tandem/trace.hpp"
+
+namespace tandem::cli {
+namespace {
+
+struct StreamArgs {
+    std::string rate = "60";
+    std::string fps = "60";
+    double duration = 5.0;
+    std::uint64_t limit = 0;
+    std::string size = "256x256";
+    std::uint32_t slots = 3;
+    std::string placement = "auto";
+    std::string workload = "pattern";
+    std::string transfer_path;
+    std::uint32_t verify_every = 30;
+    std::uint32_t timeout_ms = 5000;
+    bool quiet = false;
+    bool json = false;
+    std::string trace;
+};
+
+double parse_fps(const std::string& text) {
+    if (text == "unlimited" || text == "0") {
+        return 0.0;
+    }
+    if (text == "30" || text == "60" || text == "120") {
+        return std::stod(text);
+    }
+    throw Error("--fps '" + text + "' is not one of the simulated frame rates",
+                "Use 30, 60, 120 or unlimited");
+}
+
+std::pair<std::uint32_t, std::uint32_t> parse_size(const std::string& text) {
+    const auto x = text.find('x');
+    try {
+        if (x != std::string::npos) {
+            std::size_t a = 0;
+            std::size_t b = 0;
+            const unsigned long w = std::stoul(text.substr(0, x), &a);
+            const unsigned long h = std::stoul(text.substr(x + 1), &b);
+            if (a == x && b == text.size() - x - 1 && w >= 1 && h >= 1 && w <= 16384 &&
+                h <= 16384) {
+                return {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h)};
+            }
+        }
+    } catch (const std::exception&) {
+    }
+    throw Error("--size '" + text + "' is not WIDTHxHEIGHT",
+                "Give a size such as 256x256 (1 to 16384 each)");
+}
+
+nlohmann::json latency_json(const LatencyStats& l) {
+    return {{"count", l.count},
+            {"p50_us", l.p50_us},
+            {"p90_us", l.p90_us},
+            {"p99_us", l.p99_us},
+            {"max_us", l.max_us}};
+}
+
+std::string fixed(double v, int digits = 1) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+    return buffer;
+}
+
+} // namespace
+
+Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
+    auto args = std::make_shared<StreamArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "stream", "Run one task from a timer at a target rate, read by a simulated primary frame "
+                  "loop, and print the stream statistics");
+    sub->add_option("--rate", args->rate,
+                    "Requests per second: any positive finite number, '.' or ',' decimal mark")
+        ->capture_default_str();
+    sub->add_option("--fps", args->fps, "Simulated primary frame rate: 30, 60, 120 or unlimited")
+        ->capture_default_str();
+    sub->add_option("--duration", args->duration, "Seconds to run (upper bound)")
+        ->capture_default_str();
+    sub->add_option("--limit", args->limit, "Stop after N accepted submits (0: no limit)")
+        ->capture_default_str();
+    sub->add_option("--size", args->size, "Task output size WIDTHxHEIGHT")->capture_default_str();
+    sub->add_option("--slots", args->slots, "Slots in the task's ring (2-16)")
+        ->capture_default_str();
+    sub->add_option("--placement", args->placement,
+                    "auto, primary, worker:N or an adapter selector")
+        ->capture_default_str();
+    sub->add_option("--transfer-path", args->transfer_path,
+                    "Force a transfer path: shared-memory, host-imported or host-copy");
+    sub->add_option("--verify-every", args->verify_every,
+                    "Check every Nth new output against the pattern's CPU reference (0: never)")
+        ->capture_default_str();
+    sub->add_option("--timeout-ms", args->timeout_ms,
+                    "A worker whose work is not ready within this time is lost")
+        ->capture_default_str();
+    sub->add_flag("--quiet", args->quiet, "No progress lines; only the final statistics");
+    sub->add_flag("--json", args->json, "Print the statistics as JSON");
+    sub->add_option("--trace", args->trace,
+                    "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
+
+    return [args, &global]() -> int {
+        const double rate = detail::parse_rate_hz(args->rate);
+        const double fps = parse_fps(args->fps);
+        const auto [width, height] = parse_size(args->size);
+        if (!(args->duration > 0)) {
+            throw Error("--duration must be a positive number of seconds", "Give e.g. 5");
+        }
+
+        RuntimeOptions options;
+        options.primary = global.primary;
+        options.workers = global.workers;
+        options.validation = global.validation;
+        if (!global.virtual_devices.empty()) {
+            options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
+        }
+        options.worker_timeout = std::chrono::milliseconds(args->timeout_ms);
+        options.transfer_path = args->transfer_path;
+        options.trace = !args->trace.empty();
+        Runtime runtime(options);
+
+        TaskDesc desc;
+        desc.name = "stream";
+        desc.workload = args->workload;
+        desc.width = width;
+        desc.height = height;
+        desc.slots = args->slots;
+        desc.placement = args->placement;
+        const TaskId task = runtime.register_task(desc);
+        const DeviceInfo worker = runtime.task_device(task);
+        const std::string path = runtime.task_transfer_path(task);
+
+        detail::StreamOptions stream_options;
+        stream_options.rate_hz = rate;
+        if (args->limit > 0) {
+            stream_options.limit = args->limit;
+        }
+        stream_options.quiet = args->quiet;
+        detail::FrameLoopOptions loop;
+        loop.fps = fps;
+        loop.duration_s = args->duration;
+        loop.verify_every = args->verify_every;
+        loop.verify_pattern = desc.workload == "pattern";
+        if (!args->quiet && !args->json) {
+            std::fprintf(stderr,
+                         "stream: %s on %s (adapter %u) -> %s (adapter %u) via %s, %.3g Hz, "
+                         "frame loop %s\n",
+                         args->size.c_str(), worker.name.c_str(), worker.index,
+                         runtime.primary_device().name.c_str(), runtime.primary_device().index,
+                         path.c_str(), rate,
+                         fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited");
+            loop.progress = [](const detail::StreamStats& s) {
+                std::fprintf(stderr,
+                             "  %5.1fs  ticks %llu  accepted %llu  busy %llu  ready %llu "
+                             "(%.1f/s)\n",
+                             s.elapsed_s, static_cast<unsigned long long>(s.ticks),
+                             static_cast<unsigned long long>(s.accepted),
+                             static_cast<unsigned long long>(s.busy),
+                             static_cast<unsigned long long>(s.ready), s.ready_hz);
+            };
+        }
+        const detail::FrameLoopResult r = detail::run_stream(runtime, task, stream_options, loop);
+        const detail::StreamStats& s = r.stream;
+        if (!args->trace.empty()) {
+            write_trace(runtime, args->trace);
+        }
+
+        if (args->json) {
+            nlohmann::json j;
+            j["task"] = {{"size", {width, height}},
+                         {"slots", desc.slots},
+                         {"workload", desc.workload},
+                         {"worker", {{"index", worker.index}, {"name", worker.name}}},
+                         {"primary",
+                          {{"index", runtime.primary_device().index},
+                           {"name", runtime.primary_device().name}}},
+                         {"transfer_path", path}};
+            j["config"] = {{"rate_hz", rate},
+                           {"fps", fps > 0 ? nlohmann::json(fps) : nlohmann::json("unlimited")},
+                           {"duration_s", args->duration},
+                           {"limit", args->limit}};
+            j["elapsed_s"] = s.elapsed_s;
+            j["counts"] = {{"ticks", s.ticks},
+                           {"accepted", s.accepted},
+                           {"busy", s.busy},
+                           {"failed", s.failed},
+                           {"ready", s.ready},
+                           {"in_flight", s.in_flight},
+                           {"superseded", s.task.superseded}};
+            j["rates_hz"] = {{"ticks", s.tick_hz},  {"accepted", s.accepted_hz},
+                             {"busy", s.busy_hz},   {"failed", s.failed_hz},
+                             {"ready", s.ready_hz}, {"frames", r.frame_hz}};
+            j["latency_us"] = {{"worker_submit", latency_json(s.task.worker_submit)},
+                               {"transfer_queued", latency_json(s.task.transfer_queued)},
+                               {"worker_done", latency_json(s.task.worker_done)},
+                               {"ready_observed", latency_json(s.task.ready_observed)}};
+            j["frames"] = {{"count", r.frames},
+                           {"leases", r.leases},
+                           {"new_outputs", r.new_outputs},
+                           {"verified", r.verified},
+                           {"mismatches", r.mismatches}};
+            j["worker_lost"] = s.task.worker_lost;
+            if (s.task.worker_lost) {
+                j["worker_lost_reason"] = s.task.worker_lost_reason;
+            }
+            std::printf("%s\n", j.dump(2).c_str());
+        } else {
+            Table counts({"", "count", "rate (Hz)"});
+            counts.add({"timer ticks", std::to_string(s.ticks), fixed(s.tick_hz)});
+            counts.add({"accepted", std::to_string(s.accepted), fixed(s.accepted_hz)});
+            counts.add({"busy", std::to_string(s.busy), fixed(s.busy_hz)});
+            counts.add({"failed", std::to_string(s.failed), fixed(s.failed_hz)});
+            counts.add({"ready", std::to_string(s.ready), fixed(s.ready_hz)});
+            counts.add({"in flight", std::to_string(s.in_flight), ""});
+            counts.add({"primary frames", std::to_string(r.frames), fixed(r.frame_hz)});
+            counts.print();
+            std::printf("\n");
+            Table lat({"stage (from request)", "n", "p50 us", "p90 us", "p99 us", "max us"});
+            auto row = [&](const char* name, const LatencyStats& l) {
+                lat.add({name, std::to_string(l.count), fixed(l.p50_us), fixed(l.p90_us),
+                         fixed(l.p99_us), fixed(l.max_us)});
+            };
+            row("worker submit", s.task.worker_submit);
+            row("transfer queued", s.task.transfer_queued);
+            row("worker done", s.task.worker_done);
+            row("ready observed", s.task.ready_observed);
+            lat.print();
+            std::printf("\nverified %llu outputs against the CPU reference, %llu mismatches\n",
+                        static_cast<unsigned long long>(r.verified),
+                        static_cast<unsigned long long>(r.mismatches));
+            if (s.task.worker_lost) {
+                std::printf("worker lost: %s\n", s.task.worker_lost_reason.c_str());
+            }
+        }
+        if (r.mismatches > 0) {
+            std::fprintf(stderr, "tandem: error: %s\n", r.first_mismatch.c_str());
+            return 1;
+        }
+        return s.task.worker_lost ? 1 : 0;
+    };
+}
+
+} // namespace tandem::cli
