@@ -69,8 +69,7 @@ std::uint64_t WorkloadShape::bytes() const noexcept {
     return output_bytes != 0 ? output_bytes : pixels() * 4;
 }
 
-std::optional<double> predict_workload_ms(const DeviceProfile& device,
-                                          const WorkloadShape& shape) {
+std::optional<double> predict_workload_ms(const DeviceProfile& device, const WorkloadShape& shape) {
     // Group the samples of this kind by work level, each a curve over pixels.
     std::map<std::uint64_t, std::vector<Point>> levels;
     for (const auto& s : device.workloads) {

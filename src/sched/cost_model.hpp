@@ -98,9 +98,8 @@ public:
     // One update of task `task` with `shape` on adapter `device`: the measured estimate when
     // enough timings of it have arrived, else the profile's prediction; nullopt when neither
     // knows (the device was not calibrated for that kind).
-    [[nodiscard]] std::optional<Prediction> execute(const std::string& task,
-                                                    const WorkloadShape& shape,
-                                                    std::uint32_t device) const;
+    [[nodiscard]] std::optional<Prediction>
+    execute(const std::string& task, const WorkloadShape& shape, std::uint32_t device) const;
 
     // Moving one update's result from adapter `worker` to adapter `primary`. The transfer path
     // is `forced` when given, else the measured path with the lowest predicted time for the

@@ -26,8 +26,8 @@ std::string format(const char* pattern, double value) {
 }
 
 std::string shape_text(const WorkloadShape& shape) {
-    std::string text = shape.kind + " " + std::to_string(shape.width) + "x" +
-                       std::to_string(shape.height);
+    std::string text =
+        shape.kind + " " + std::to_string(shape.width) + "x" + std::to_string(shape.height);
     if (shape.work != 0) {
         text += ", work " + std::to_string(shape.work);
     }
@@ -158,9 +158,8 @@ json to_json(const PlacementPlan& plan) {
 
 std::string to_text(const Explanation& e) {
     std::string text = "task \"" + e.task + "\" (" + shape_text(e.shape) + ", " +
-                       format("%g Hz", e.rate_hz) +
-                       ", placement " + e.request.to_string() + "): adapter " +
-                       std::to_string(e.chosen);
+                       format("%g Hz", e.rate_hz) + ", placement " + e.request.to_string() +
+                       "): adapter " + std::to_string(e.chosen);
     if (e.moved && e.previous) {
         text += " (moved from adapter " + std::to_string(*e.previous) + ")";
     } else if (!e.previous) {
@@ -200,8 +199,8 @@ std::string to_text(const Explanation& e) {
 }
 
 std::string to_text(const PlacementPlan& plan) {
-    std::string text = "placement decision " + std::to_string(plan.decision) + " (" +
-                       plan.method + "): predicted primary frame " +
+    std::string text = "placement decision " + std::to_string(plan.decision) + " (" + plan.method +
+                       "): predicted primary frame " +
                        format("%.3f ms", plan.predicted_primary_frame_ms) + ", " +
                        std::to_string(plan.moves()) + " move(s)\n";
     for (const auto& d : plan.devices) {

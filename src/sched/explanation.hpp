@@ -69,8 +69,8 @@ struct DeviceLoad {
 };
 
 struct PlacementPlan {
-    std::uint64_t decision = 0; // counts decide() calls, from 1
-    std::string method;         // "exhaustive" or "greedy"
+    std::uint64_t decision = 0;     // counts decide() calls, from 1
+    std::string method;             // "exhaustive" or "greedy"
     std::vector<Explanation> tasks; // one per task, in input order
     std::vector<DeviceLoad> devices;
     double predicted_primary_frame_ms = 0.0; // base + amortised primary-side task costs

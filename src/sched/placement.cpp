@@ -25,7 +25,9 @@ std::string percent(double fraction) {
     return buffer;
 }
 
-std::string adapter(std::uint32_t device) { return "adapter " + std::to_string(device); }
+std::string adapter(std::uint32_t device) {
+    return "adapter " + std::to_string(device);
+}
 
 // One device a task may be placed on in this decision.
 struct Option {
@@ -188,8 +190,7 @@ private:
                     ok = loads.worker[s] + option.worker_load <= m_options.capacity + 1e-12 &&
                          loads.path[s] + option.path_load <= m_options.capacity + 1e-12;
                     if (!least_loaded ||
-                        loads.worker[s] < loads.worker[slot(
-                                              item.options[*least_loaded].device)]) {
+                        loads.worker[s] < loads.worker[slot(item.options[*least_loaded].device)]) {
                         least_loaded = o;
                     }
                 }
@@ -224,6 +225,112 @@ std::string describe_move(const MoveCost& m) {
            to_string(m.path) + " + sync " + ms(m.sync.ms) +
            (m.gpu_side_sync ? " GPU-side" : " via the host bridge") + " + reintegrate " +
            ms(m.reintegrate.ms);
+}
+
+// One or two sentences saying why `item` went to `option`'s device, with the numbers.
+std::string reason(const Item& item, const Option& option, const std::vector<DeviceLoad>& loads,
+                   const PlacementOptions& options) {
+    const auto& e = item.explanation;
+    const auto& chosen = e.devices[option.estimate];
+    const bool stayed = e.previous && *e.previous == option.device;
+    auto load_on = [&](std::uint32_t device) {
+        for (const auto& l : loads) {
+            if (l.device == device) {
+                return l.load_fraction;
+            }
+        }
+        return 0.0;
+    };
+    std::string why;
+    using Kind = PlacementRequest::Kind;
+    if (item.invalid || (e.request.kind == Kind::Primary)) {
+        why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
+    } else if (e.request.kind == Kind::Device && item.note.empty()) {
+        why = "Manual placement: it runs on " + adapter(option.device) + " as requested.";
+        if (!chosen.primary && load_on(option.device) > options.capacity) {
+            why += " " + adapter(option.device) + " is loaded to " +
+                   percent(load_on(option.device)) + " of a second (capacity " +
+                   percent(options.capacity) + "), so update rates there may not be met.";
+        }
+    } else if (e.request.kind == Kind::AnyWorker && !chosen.primary) {
+        why = "Requested on a worker: " + adapter(option.device) + " moves it for " +
+              ms(chosen.charge_ms) + " per update (" + describe_move(*chosen.move) +
+              ") and has capacity left.";
+    } else if (chosen.primary) {
+        // The worker with the largest net gain, if any could take it.
+        const DeviceEstimate* best = nullptr;
+        for (const auto& d : e.devices) {
+            if (d.candidate && !d.primary &&
+                (best == nullptr || d.gain_ms - d.charge_ms > best->gain_ms - best->charge_ms)) {
+                best = &d;
+            }
+        }
+        if (best == nullptr) {
+            why = "It runs on the primary: no worker can take it";
+            std::string reasons;
+            for (const auto& d : e.devices) {
+                if (!d.primary) {
+                    reasons +=
+                        (reasons.empty() ? "" : "; ") + adapter(d.device) + ": " + d.excluded;
+                }
+            }
+            why += reasons.empty() ? " (there are no workers)." : " (" + reasons + ").";
+        } else {
+            const double net = best->gain_ms - best->charge_ms;
+            const double needed = item.baseline ? e.margin_ms : 0.0;
+            if (net <= needed) {
+                why = std::string(stayed ? "It stays" : "It runs") +
+                      " on the primary: " + adapter(best->device) + " would free " +
+                      ms(best->gain_ms) + " per update but moving costs " + ms(best->charge_ms) +
+                      " (" + describe_move(*best->move) + "), a net gain of " + ms(net) +
+                      ", not more than the margin " + ms(needed) + ".";
+            } else {
+                why = "It runs on the primary: " + adapter(best->device) + " would gain " +
+                      ms(net) +
+                      " net per update but has no capacity left (with it, its "
+                      "load would reach " +
+                      percent(load_on(best->device) + best->load_fraction) + ", capacity " +
+                      percent(options.capacity) + ").";
+            }
+        }
+    } else {
+        const double net = chosen.gain_ms - chosen.charge_ms;
+        if (stayed) {
+            why = "It stays on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+                  " of primary time per update against a move cost of " + ms(chosen.charge_ms) +
+                  " (" + describe_move(*chosen.move) + ").";
+        } else {
+            why = "It runs on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+                  " of primary time per update, more than the move cost of " +
+                  ms(chosen.charge_ms) + " (" + describe_move(*chosen.move) + ") by " + ms(net) +
+                  " (margin " + ms(item.baseline ? e.margin_ms : 0.0) + ").";
+        }
+    }
+    // What the chosen device beat: the option cheapest on its own, when it is not chosen.
+    const Option* cheapest = nullptr;
+    for (const auto& o : item.options) {
+        if (cheapest == nullptr || o.charge < cheapest->charge) {
+            cheapest = &o;
+        }
+    }
+    const bool manual =
+        e.request.kind == Kind::Primary || (e.request.kind == Kind::Device && item.note.empty());
+    if (!item.invalid && !manual && !chosen.primary && cheapest != nullptr &&
+        cheapest->device != option.device && cheapest->charge < option.charge - 1e-12) {
+        const auto& d = e.devices[cheapest->estimate];
+        const auto name = d.primary ? std::string("the primary") : adapter(d.device);
+        if (cheapest->adjusted >= option.adjusted - 1e-12) {
+            why += " On " + name + " it would cost only " + ms(option.charge - cheapest->charge) +
+                   " less per update, within the margin " + ms(e.margin_ms) +
+                   ", so it does not move.";
+        } else if (!d.primary) {
+            why += " On " + name + " it would cost " + ms(option.charge - cheapest->charge) +
+                   " less per update, but the load is shared: with it, " + name + " would reach " +
+                   percent(load_on(d.device) + cheapest->worker_load) + " (capacity " +
+                   percent(options.capacity) + ").";
+        }
+    }
+    return why;
 }
 
 } // namespace
@@ -292,6 +399,7 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         p.candidate = true;
         p.execute = m_model->execute(spec.name, spec.shape, primary);
         p.charge_ms = p.execute ? p.execute->ms : 0.0;
+        p.load_fraction = p.charge_ms * item.rate / 1000.0;
         e.devices.push_back(p);
         const bool gain_known = p.execute.has_value();
         e.margin_ms = std::max(m_options.margin_ms, m_options.margin_fraction * p.charge_ms);
@@ -316,19 +424,19 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
                 d.excluded = "no cost is known for \"" + spec.shape.kind +
                              "\" on this device (run `tandem calibrate`)";
             } else if (!d.move) {
-                d.excluded = devices.forced_path
-                                 ? std::string("the forced transfer path ") +
-                                       to_string(*devices.forced_path) +
-                                       " was not measured for this pair"
-                                 : "no transfer path to the primary was measured";
+                d.excluded = devices.forced_path ? std::string("the forced transfer path ") +
+                                                       to_string(*devices.forced_path) +
+                                                       " was not measured for this pair"
+                                                 : "no transfer path to the primary was measured";
             } else if (d.load_fraction > m_options.capacity ||
                        d.move->transfer.ms * item.rate / 1000.0 > m_options.capacity) {
-                d.excluded = "at " + std::to_string(static_cast<int>(item.rate)) +
-                             " Hz it alone would need " +
-                             percent(std::max(d.load_fraction,
-                                              d.move->transfer.ms * item.rate / 1000.0)) +
-                             " of the device or its transfer path (capacity " +
-                             percent(m_options.capacity) + ")";
+                char rate[32];
+                std::snprintf(rate, sizeof rate, "%g", item.rate);
+                d.excluded =
+                    std::string("at ") + rate + " Hz it alone would need " +
+                    percent(std::max(d.load_fraction, d.move->transfer.ms * item.rate / 1000.0)) +
+                    " of the device or its transfer path, more than its capacity of " +
+                    percent(m_options.capacity);
             } else if (!gain_known) {
                 d.excluded = "the primary's cost of \"" + spec.shape.kind +
                              "\" is unknown, so no gain can be predicted";
@@ -403,8 +511,9 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         if (e.previous && !live(*e.previous)) {
             e.lost_move = true;
             item.note = adapter(*e.previous) +
-                        " was lost: the task moves in this decision and its last good output "
-                        "stays visible until the new device publishes. " +
+                        (devices.is_lost(*e.previous) ? " was lost" : " is no longer available") +
+                        ": the task moves in this decision and its last good output stays "
+                        "visible until the new device publishes. " +
                         item.note;
         } else {
             const auto start = e.previous.value_or(primary);
@@ -415,8 +524,8 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
             }
         }
         for (auto& o : item.options) {
-            o.adjusted = o.charge + (item.baseline && *item.baseline != o.device ? e.margin_ms
-                                                                                  : 0.0);
+            o.adjusted =
+                o.charge + (item.baseline && *item.baseline != o.device ? e.margin_ms : 0.0);
         }
         items.push_back(std::move(item));
     }
@@ -437,14 +546,13 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         plan.devices.push_back(load);
     }
     double frame_ms = m_options.primary_base_frame_ms;
-    const double per_frame = m_options.primary_frame_rate_hz > 0.0
-                                 ? 1.0 / m_options.primary_frame_rate_hz
-                                 : 0.0;
+    const double per_frame =
+        m_options.primary_frame_rate_hz > 0.0 ? 1.0 / m_options.primary_frame_rate_hz : 0.0;
     for (std::size_t i = 0; i < items.size(); ++i) {
         const auto& option = items[i].options[choice[i]];
         const auto& estimate = items[i].explanation.devices[option.estimate];
-        auto& load = option.device == primary ? plan.devices[0]
-                                              : plan.devices[1 + slot_of[option.device]];
+        auto& load =
+            option.device == primary ? plan.devices[0] : plan.devices[1 + slot_of[option.device]];
         load.tasks.push_back(items[i].spec->name);
         if (estimate.execute) {
             load.load_fraction += estimate.execute->ms * items[i].rate / 1000.0;
@@ -466,106 +574,12 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         e.chosen = option.device;
         e.moved = e.previous.has_value() && *e.previous != e.chosen;
         next[e.task] = e.chosen;
-        const auto& chosen = e.devices[option.estimate];
-        const bool stayed = e.previous && *e.previous == e.chosen;
-        auto load_on = [&](std::uint32_t device) {
-            for (const auto& l : plan.devices) {
-                if (l.device == device) {
-                    return l.load_fraction;
-                }
-            }
-            return 0.0;
-        };
-        std::string why;
-        using Kind = PlacementRequest::Kind;
-        if (item.invalid || (e.request.kind == Kind::Primary)) {
-            why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
-        } else if (e.request.kind == Kind::Device && item.note.empty()) {
-            why = "Manual placement: it runs on " + adapter(e.chosen) + " as requested.";
-            if (!chosen.primary && load_on(e.chosen) > m_options.capacity) {
-                why += " " + adapter(e.chosen) + " is loaded to " + percent(load_on(e.chosen)) +
-                       " of a second (capacity " + percent(m_options.capacity) +
-                       "), so update rates there may not be met.";
-            }
-        } else if (e.request.kind == Kind::AnyWorker && !chosen.primary) {
-            why = "Requested on a worker: " + adapter(e.chosen) + " moves it for " +
-                  ms(chosen.charge_ms) + " per update (" + describe_move(*chosen.move) +
-                  ") and has capacity left.";
-        } else if (chosen.primary) {
-            // The worker with the largest net gain, if any could take it.
-            const DeviceEstimate* best = nullptr;
-            for (const auto& d : e.devices) {
-                if (d.candidate && !d.primary &&
-                    (best == nullptr || d.gain_ms - d.charge_ms > best->gain_ms - best->charge_ms)) {
-                    best = &d;
-                }
-            }
-            if (best == nullptr) {
-                why = "It runs on the primary: no worker can take it";
-                std::string reasons;
-                for (const auto& d : e.devices) {
-                    if (!d.primary) {
-                        reasons += (reasons.empty() ? "" : "; ") + adapter(d.device) + ": " +
-                                   d.excluded;
-                    }
-                }
-                why += reasons.empty() ? " (there are no workers)." : " (" + reasons + ").";
-            } else {
-                const double net = best->gain_ms - best->charge_ms;
-                const double needed = item.baseline ? e.margin_ms : 0.0;
-                if (net <= needed) {
-                    why = std::string(stayed ? "It stays" : "It runs") + " on the primary: " + adapter(best->device) + " would free " +
-                          ms(best->gain_ms) + " per update but moving costs " +
-                          ms(best->charge_ms) + " (" + describe_move(*best->move) +
-                          "), a net gain of " + ms(net) + ", not more than the margin " +
-                          ms(needed) + ".";
-                } else {
-                    why = "It runs on the primary: " + adapter(best->device) + " would gain " +
-                          ms(net) + " net per update but has no capacity left (with it, its "
-                          "load would reach " +
-                          percent(load_on(best->device) + best->load_fraction) + ", capacity " +
-                          percent(m_options.capacity) + ").";
-                }
-            }
-        } else {
-            const double net = chosen.gain_ms - chosen.charge_ms;
-            if (stayed) {
-                why = "It stays on " + adapter(e.chosen) + ": it frees " + ms(chosen.gain_ms) +
-                      " of primary time per update against a move cost of " +
-                      ms(chosen.charge_ms) + " (" + describe_move(*chosen.move) + ").";
-            } else {
-                why = "It runs on " + adapter(e.chosen) + ": it frees " + ms(chosen.gain_ms) +
-                      " of primary time per update, more than the move cost of " +
-                      ms(chosen.charge_ms) + " (" + describe_move(*chosen.move) + ") by " +
-                      ms(net) + " (margin " + ms(item.baseline ? e.margin_ms : 0.0) + ").";
+        if (m_options.explain) {
+            e.reason = item.note + reason(item, option, plan.devices, m_options);
+            if (!e.reason.empty() && e.reason[0] >= 'a' && e.reason[0] <= 'z') {
+                e.reason[0] = static_cast<char>(e.reason[0] - 'a' + 'A');
             }
         }
-        // What the chosen device beat: the option cheapest on its own, when it is not chosen.
-        const Option* cheapest = nullptr;
-        for (const auto& o : item.options) {
-            if (cheapest == nullptr || o.charge < cheapest->charge) {
-                cheapest = &o;
-            }
-        }
-        const bool manual = e.request.kind == Kind::Primary ||
-                            (e.request.kind == Kind::Device && item.note.empty());
-        if (!item.invalid && !manual && cheapest != nullptr && cheapest->device != e.chosen &&
-            cheapest->charge < option.charge - 1e-12) {
-            const auto& d = e.devices[cheapest->estimate];
-            const auto name = d.primary ? std::string("the primary") : adapter(d.device);
-            if (cheapest->adjusted >= option.adjusted - 1e-12) {
-                why += " On " + name + " it would cost only " +
-                       ms(option.charge - cheapest->charge) +
-                       " less per update, within the margin " + ms(e.margin_ms) +
-                       ", so it does not move.";
-            } else if (!d.primary) {
-                why += " On " + name + " it would cost " + ms(option.charge - cheapest->charge) +
-                       " less per update, but the load is shared: with it, " + name +
-                       " would reach " + percent(load_on(d.device) + cheapest->worker_load) +
-                       " (capacity " + percent(m_options.capacity) + ").";
-            }
-        }
-        e.reason = item.note + why;
         plan.tasks.push_back(std::move(e));
     }
     m_current = std::move(next);

@@ -36,19 +36,20 @@ void check_task(const TaskSpec& task);
 struct DeviceSet {
     std::uint32_t primary = 0;
     std::vector<std::uint32_t> workers;
-    std::vector<std::uint32_t> lost; // workers whose device was lost: never chosen
+    std::vector<std::uint32_t> lost;         // workers whose device was lost: never chosen
     std::optional<TransferPath> forced_path; // --transfer: use only this path
     [[nodiscard]] bool is_lost(std::uint32_t device) const noexcept;
     [[nodiscard]] bool is_worker(std::uint32_t device) const noexcept;
 };
 
 struct PlacementOptions {
-    double capacity = 0.9;          // a worker may be busy this fraction of each second
-    double margin_ms = 0.05;        // hysteresis margin per update: the larger of this...
-    double margin_fraction = 0.10;  // ...and this fraction of the task's primary cost
+    double capacity = 0.9;               // a worker may be busy this fraction of each second
+    double margin_ms = 0.05;             // hysteresis margin per update: the larger of this...
+    double margin_fraction = 0.10;       // ...and this fraction of the task's primary cost
     double primary_frame_rate_hz = 60.0; // to amortise per-update costs over primary frames
     double primary_base_frame_ms = 0.0;  // the application's own frame time, for the report
     std::size_t exhaustive_limit = 4096; // search every assignment when there are this few
+    bool explain = true; // compose the reason sentences (the numbers are always kept)
 };
 
 class Placer {

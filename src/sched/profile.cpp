@@ -29,7 +29,8 @@ json link_json(const LinkCost& link) {
 }
 
 // Reads `key` from `object` as T, naming `where` and the key when it is missing or mistyped.
-template <typename T> T field(const json& object, const char* key, const std::string& where) {
+template <typename T>
+T field(const json& object, const char* key, const std::string& where) {
     const auto it = object.find(key);
     if (it == object.end()) {
         throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
@@ -56,8 +57,7 @@ double non_negative(double value, const char* key, const std::string& where) {
 LinkCost link_from_json(const json& object, const std::string& where) {
     LinkCost link;
     link.gbps = non_negative(field<double>(object, "gbps", where), "gbps", where);
-    link.latency_us =
-        non_negative(field<double>(object, "latency_us", where), "latency_us", where);
+    link.latency_us = non_negative(field<double>(object, "latency_us", where), "latency_us", where);
     if (link.gbps <= 0.0) {
         throw Error("the profile's " + where + " has a bandwidth of 0 GB/s", k_recalibrate);
     }
@@ -154,8 +154,7 @@ Profile profile_from_json(const json& document) {
     const int schema = field<int>(document, "schema_version", "document");
     if (schema != k_profile_schema_version) {
         throw Error("the profile has schema_version " + std::to_string(schema) +
-                        ", this tandem reads version " +
-                        std::to_string(k_profile_schema_version),
+                        ", this tandem reads version " + std::to_string(k_profile_schema_version),
                     k_recalibrate);
     }
     Profile profile;
@@ -207,8 +206,8 @@ Profile profile_from_json(const json& document) {
             const auto name = field<std::string>(path, "path", where);
             const auto parsed = parse_transfer_path(name);
             if (!parsed) {
-                throw Error("the profile's " + where + " names an unknown transfer path \"" +
-                                name + "\"",
+                throw Error("the profile's " + where + " names an unknown transfer path \"" + name +
+                                "\"",
                             k_recalibrate);
             }
             p.paths.push_back({*parsed, link_from_json(path, where + " path " + name)});
@@ -243,8 +242,8 @@ Profile load_profile(const std::filesystem::path& path) {
     try {
         document = json::parse(in);
     } catch (const json::exception& e) {
-        throw Error("the calibration profile " + path.string() + " is not valid JSON (" +
-                        e.what() + ")",
+        throw Error("the calibration profile " + path.string() + " is not valid JSON (" + e.what() +
+                        ")",
                     k_recalibrate);
     }
     try {
@@ -260,8 +259,7 @@ void save_profile(const Profile& profile, const std::filesystem::path& path) {
     if (path.has_parent_path()) {
         std::filesystem::create_directories(path.parent_path(), ec);
         if (ec) {
-            throw Error("cannot create " + path.parent_path().string() + " (" + ec.message() +
-                            ")",
+            throw Error("cannot create " + path.parent_path().string() + " (" + ec.message() + ")",
                         "Check the folder's permissions or choose another profile path");
         }
     }
@@ -299,8 +297,8 @@ std::vector<ProfileMismatch> check_profile(const Profile& profile,
             std::string reason = adapter_label(d) + " (device UUID " + uuid + ", opening " +
                                  std::to_string(d.virtual_index) + ") is not in the profile";
             if (same_index != nullptr && same_index->device_uuid != uuid) {
-                reason += ": the device UUID differs from " + profile_label(*same_index) +
-                          "'s " + same_index->device_uuid;
+                reason += ": the device UUID differs from " + profile_label(*same_index) + "'s " +
+                          same_index->device_uuid;
             } else if (same_index != nullptr) {
                 reason += ": the profile measured fewer logical openings of this device";
             }
@@ -311,8 +309,8 @@ std::vector<ProfileMismatch> check_profile(const Profile& profile,
         const auto driver_uuid = to_string(d.driver_uuid);
         if (it->driver_version != d.driver_version) {
             mismatches.push_back({d.index, adapter_label(d) + ": the driver version differs (" +
-                                               d.driver_version + " now, " +
-                                               it->driver_version + " in the profile)"});
+                                               d.driver_version + " now, " + it->driver_version +
+                                               " in the profile)"});
         } else if (it->driver_uuid != driver_uuid) {
             mismatches.push_back({d.index, adapter_label(d) + ": the driver UUID differs (" +
                                                driver_uuid + " now, " + it->driver_uuid +

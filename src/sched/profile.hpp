@@ -48,8 +48,8 @@ struct DeviceProfile {
     std::string driver_uuid;
     std::string driver_version;
     // Costs.
-    double prepare_us = 0.0;  // recording and submitting one job, CPU side
-    LinkCost reintegrate;     // as a primary: copying a result into its image for sampling
+    double prepare_us = 0.0; // recording and submitting one job, CPU side
+    LinkCost reintegrate;    // as a primary: copying a result into its image for sampling
     std::vector<WorkloadSample> workloads;
 };
 
