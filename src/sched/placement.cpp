@@ -77,10 +77,8 @@ public:
             Loads loads{std::vector<double>(m_workers, 0.0), std::vector<double>(m_workers, 0.0),
                         std::vector<bool>(m_workers, false)};
             descend(0, loads, 0.0, 0);
-            if (m_found) {
-                choice = m_best;
-                return "exhaustive";
-            }
+            choice = m_best;
+            return "exhaustive";
         }
         greedy(choice);
         return "greedy";
@@ -91,18 +89,34 @@ private:
         return device < m_slot_of.size() ? m_slot_of[device] : k_no_slot;
     }
 
-    [[nodiscard]] bool fits(const Loads& loads, std::size_t s) const {
-        return loads.worker[s] <= m_options.capacity + 1e-12 &&
-               loads.path[s] <= m_options.capacity + 1e-12;
+    // How far past capacity the workers that hold a capacity-bound task are (0 when every
+    // constraint holds). Only grows as tasks are added, so it can prune the search.
+    [[nodiscard]] double overload(const Loads& loads) const {
+        double total = 0.0;
+        for (std::size_t s = 0; s < m_workers; ++s) {
+            if (loads.holds_capacity_task[s]) {
+                total += std::max(0.0, loads.worker[s] - m_options.capacity) +
+                         std::max(0.0, loads.path[s] - m_options.capacity);
+            }
+        }
+        return total;
     }
 
+    // Every assignment, pruned by overload: the constraints are kept whenever some assignment
+    // keeps them; when none does (tasks requested on workers that cannot hold them all), the
+    // least overloaded one wins.
     void descend(std::size_t index, Loads& loads, double objective, std::size_t moves) {
+        const double over = overload(loads);
+        if (m_found && over > m_best_overload + 1e-12) {
+            return;
+        }
         if (index == m_items.size()) {
             const double utilisation =
                 m_workers == 0 ? 0.0 : *std::max_element(loads.worker.begin(), loads.worker.end());
-            if (!m_found || better(objective, utilisation, moves)) {
+            if (!m_found || better(over, objective, utilisation, moves)) {
                 m_found = true;
                 m_best = m_current;
+                m_best_overload = over;
                 m_best_objective = objective;
                 m_best_utilisation = utilisation;
                 m_best_moves = moves;
@@ -113,34 +127,36 @@ private:
         for (std::size_t o = 0; o < item.options.size(); ++o) {
             const auto& option = item.options[o];
             const auto s = slot(option.device);
+            bool held = false;
             if (s != k_no_slot) {
                 loads.worker[s] += option.worker_load;
                 loads.path[s] += option.path_load;
+                held = loads.holds_capacity_task[s];
+                loads.holds_capacity_task[s] = held || option.counts_capacity;
             }
-            const bool previous_flag = s != k_no_slot ? loads.holds_capacity_task[s] : false;
-            if (s != k_no_slot && option.counts_capacity) {
-                loads.holds_capacity_task[s] = true;
-            }
-            // Loads only grow along the descent, so an overload here prunes the subtree.
-            const bool ok = s == k_no_slot || !loads.holds_capacity_task[s] || fits(loads, s);
-            if (ok) {
-                m_current[index] = o;
-                const bool moved = item.explanation.previous.has_value() &&
-                                   *item.explanation.previous != option.device;
-                descend(index + 1, loads, objective + item.rate * option.adjusted,
-                        moves + (moved ? 1 : 0));
-            }
+            m_current[index] = o;
+            const bool moved = item.explanation.previous.has_value() &&
+                               *item.explanation.previous != option.device;
+            descend(index + 1, loads, objective + item.rate * option.adjusted,
+                    moves + (moved ? 1 : 0));
             if (s != k_no_slot) {
                 loads.worker[s] -= option.worker_load;
                 loads.path[s] -= option.path_load;
-                loads.holds_capacity_task[s] = previous_flag;
+                loads.holds_capacity_task[s] = held;
             }
         }
     }
 
-    // Lower objective (primary time per second, margins included) first; then the more even
-    // spread over workers; then fewer moves.
-    [[nodiscard]] bool better(double objective, double utilisation, std::size_t moves) const {
+    // Less overload first; then lower objective (primary time per second, margins included);
+    // then the more even spread over workers; then fewer moves.
+    [[nodiscard]] bool better(double over, double objective, double utilisation,
+                              std::size_t moves) const {
+        if (over < m_best_overload - 1e-12) {
+            return true;
+        }
+        if (over > m_best_overload + 1e-12) {
+            return false;
+        }
         const double tolerance = 1e-9 * std::max(1.0, std::abs(m_best_objective));
         if (objective < m_best_objective - tolerance) {
             return true;
@@ -215,6 +231,7 @@ private:
     std::vector<std::size_t> m_current;
     std::vector<std::size_t> m_best;
     bool m_found = false;
+    double m_best_overload = k_infinity;
     double m_best_objective = k_infinity;
     double m_best_utilisation = k_infinity;
     std::size_t m_best_moves = 0;

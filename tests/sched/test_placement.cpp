@@ -1,5 +1,8 @@
 #include "sched/placement.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -314,6 +317,110 @@ TEST(PlacementRequests, TasksWithImpossibleRatesAreRefused) {
     EXPECT_NO_THROW(detail::check_task(spec));
     spec.shape.width = 0;
     EXPECT_THROW(detail::check_task(spec), Error);
+}
+
+} // namespace
+} // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// Random profiles, task sets, requests and lost workers: whatever the numbers, the decision
+// keeps the promises users depend on.
+TEST_F(Placement, RandomScenariosKeepEveryPromise) {
+    std::mt19937 random(20261130);
+    auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(random);
+    };
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(random); };
+    const std::uint32_t sizes[] = {128, 256, 512, 1024};
+    for (int scenario = 0; scenario < 150; ++scenario) {
+        SyntheticLink link;
+        link.gbps = uniform(0.5, 20.0);
+        link.latency_us = uniform(5.0, 3000.0);
+        link.sync_us = uniform(5.0, 500.0);
+        const auto profile =
+            synthetic({{uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}}, link);
+        detail::CostModel model(profile, infos());
+        std::vector<detail::TaskSpec> tasks;
+        const int count = 1 + pick(6);
+        for (int i = 0; i < count; ++i) {
+            PlacementRequest request;
+            const int r = pick(10);
+            if (r == 7) {
+                request = PlacementRequest::parse("primary");
+            } else if (r == 8) {
+                request = PlacementRequest::parse("worker");
+            } else if (r == 9) {
+                request = {PlacementRequest::Kind::Device, static_cast<std::uint32_t>(pick(3))};
+            }
+            tasks.push_back(
+                task("t" + std::to_string(i), sizes[pick(4)], uniform(5.0, 120.0), request));
+        }
+        auto set = devices();
+        if (pick(5) == 0) {
+            set.lost = {static_cast<std::uint32_t>(1 + pick(2))};
+        }
+        SCOPED_TRACE("scenario " + std::to_string(scenario));
+
+        std::vector<double> objectives;
+        for (const std::size_t limit : {std::size_t{4096}, std::size_t{1}}) {
+            detail::PlacementOptions options;
+            options.exhaustive_limit = limit;
+            detail::Placer placer(model, options);
+            const auto plan = placer.decide(tasks, set);
+            bool overloaded = false;
+            double objective = 0.0;
+            for (std::size_t i = 0; i < tasks.size(); ++i) {
+                const auto& t = plan.tasks[i];
+                const auto& request = tasks[i].request;
+                ASSERT_TRUE(t.chosen == 0 || (set.is_worker(t.chosen) && !set.is_lost(t.chosen)))
+                    << to_text(t);
+                const bool live_request = request.kind == PlacementRequest::Kind::Device &&
+                                          (request.device == 0 || !set.is_lost(request.device));
+                if (request.kind == PlacementRequest::Kind::Primary) {
+                    EXPECT_EQ(t.chosen, 0u);
+                } else if (live_request) {
+                    EXPECT_EQ(t.chosen, request.device) << to_text(t);
+                } else if (request.kind == PlacementRequest::Kind::AnyWorker) {
+                    EXPECT_NE(t.chosen, 0u) << to_text(t);
+                }
+                EXPECT_FALSE(t.reason.empty());
+                const auto& chosen =
+                    *std::find_if(t.devices.begin(), t.devices.end(),
+                                  [&](const auto& d) { return d.device == t.chosen; });
+                const bool automatic =
+                    request.kind == PlacementRequest::Kind::Auto ||
+                    (request.kind == PlacementRequest::Kind::Device && !live_request);
+                objective += t.rate_hz *
+                             (chosen.charge_ms + (automatic && t.chosen != 0 ? t.margin_ms : 0.0));
+            }
+            for (const auto& d : plan.devices) {
+                if (d.primary || d.load_fraction <= options.capacity + 1e-9) {
+                    continue;
+                }
+                // Only a manual placement may load a worker past its capacity.
+                overloaded = true;
+                bool manual = false;
+                for (const auto& name : d.tasks) {
+                    const auto& spec = *std::find_if(tasks.begin(), tasks.end(),
+                                                     [&](const auto& s) { return s.name == name; });
+                    manual = manual || spec.request.kind != PlacementRequest::Kind::Auto;
+                }
+                EXPECT_TRUE(manual) << to_text(plan);
+            }
+            objectives.push_back(overloaded ? -1.0 : objective);
+            if (limit > 1) {
+                // Nothing changed, so nothing moves.
+                const auto again = placer.decide(tasks, set);
+                EXPECT_EQ(again.moves(), 0u) << to_text(plan) << to_text(again);
+            }
+        }
+        if (objectives[0] >= 0.0 && objectives[1] >= 0.0) {
+            EXPECT_LE(objectives[0], objectives[1] * (1.0 + 1e-9) + 1e-9)
+                << "the exhaustive search found a worse placement than the greedy one";
+        }
+    }
 }
 
 } // namespace
