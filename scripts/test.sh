@@ -11,3 +11,17 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 export TANDEM_VALIDATION=${TANDEM_VALIDATION:-sync}
 jobs=$(nproc 2>/dev/null || echo 2)
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j "$jobs"
+
+# ThreadSanitizer: the threaded layers' tests (runtime, sync) again, built with -fsanitize=thread
+# into build-tsan (only those test executables are built). TANDEM_SKIP_TSAN=1 skips it.
+if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
+    tsan=${TANDEM_TSAN_BUILD_DIR:-$root/build-tsan}
+    if [ ! -f "$tsan/build.ninja" ]; then
+        cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DTANDEM_WERROR=ON -DTANDEM_SANITIZE=thread -DTANDEM_BUILD_BENCH=OFF >/dev/null
+    fi
+    cmake --build "$tsan" --target test_runtime test_slot_ring test_sync
+    # Validation layers are not instrumented and slow TSan down; the run above had them on.
+    TANDEM_VALIDATION=off TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+        ctest --test-dir "$tsan" --output-on-failure --timeout 600 -j "$jobs" -L 'runtime|sync'
+fi

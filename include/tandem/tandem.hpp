@@ -4,5 +4,6 @@
 #include "tandem/device_info.hpp"
 #include "tandem/error.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/pattern.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/task.hpp"

@@ -6,6 +6,7 @@
 #include "core/vk_check.hpp"
 #include "shaders/embedded.hpp"
 #include "tandem/error.hpp"
+#include "tandem/pattern.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -186,3 +187,12 @@ VkResult PatternWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
 }
 
 } // namespace tandem::detail
+
+namespace tandem {
+
+std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x, std::uint32_t y,
+                            std::uint32_t width) noexcept {
+    return detail::pattern_texel(generation, x, y, width);
+}
+
+} // namespace tandem

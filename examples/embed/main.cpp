@@ -1,0 +1,302 @@
+// tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
+// way an engine would, hands them to Tandem, runs the built-in pattern task on a worker, and
+// each frame acquires the newest output, samples it in its own command buffer (copies one texel
+// to a host buffer), checks the texel against tandem::pattern_texel, and releases the lease with
+// the value its frame signals on Tandem's primary timeline.
+//
+// Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tandem/tandem.hpp>
+#include <vulkan/vulkan.h>
+
+namespace {
+
+void check(VkResult r, const char* what) {
+    if (r != VK_SUCCESS) {
+        throw std::runtime_error(std::string(what) + " failed: " + tandem::to_string(r));
+    }
+}
+
+bool has_extension(VkPhysicalDevice physical, const char* name) {
+    std::uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> props(count);
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, props.data());
+    for (const auto& p : props) {
+        if (std::strcmp(p.extensionName, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The engine's own objects.
+struct Engine {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t family = 0;
+    VkQueue queue = VK_NULL_HANDLE;
+    std::vector<std::string> extensions;
+
+    Engine() {
+        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+        app.pApplicationName = "tandem-embed";
+        app.apiVersion = VK_API_VERSION_1_3;
+        VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+        ii.pApplicationInfo = &app;
+        check(vkCreateInstance(&ii, nullptr, &instance), "vkCreateInstance");
+        std::uint32_t count = 0;
+        vkEnumeratePhysicalDevices(instance, &count, nullptr);
+        if (count == 0) {
+            throw std::runtime_error("no Vulkan device");
+        }
+        std::vector<VkPhysicalDevice> devices(count);
+        vkEnumeratePhysicalDevices(instance, &count, devices.data());
+        physical = devices[0];
+
+        std::uint32_t qcount = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(physical, &qcount, nullptr);
+        std::vector<VkQueueFamilyProperties> families(qcount);
+        vkGetPhysicalDeviceQueueFamilyProperties(physical, &qcount, families.data());
+        for (std::uint32_t i = 0; i < qcount; ++i) {
+            if ((families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
+                (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+                family = i;
+                break;
+            }
+        }
+        for (const char* e :
+             {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
+            if (has_extension(physical, e)) {
+                extensions.emplace_back(e);
+            }
+        }
+        std::vector<const char*> names;
+        for (const auto& e : extensions) {
+            names.push_back(e.c_str());
+        }
+        // What Tandem needs from the engine's device: Vulkan 1.3 with these features.
+        VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+        f13.synchronization2 = VK_TRUE;
+        f13.dynamicRendering = VK_TRUE;
+        f13.maintenance4 = VK_TRUE;
+        VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+        f12.timelineSemaphore = VK_TRUE;
+        f12.pNext = &f13;
+        const float priority = 1.0f;
+        VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        qi.queueFamilyIndex = family;
+        qi.queueCount = 1;
+        qi.pQueuePriorities = &priority;
+        VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+        di.pNext = &f12;
+        di.queueCreateInfoCount = 1;
+        di.pQueueCreateInfos = &qi;
+        di.enabledExtensionCount = static_cast<std::uint32_t>(names.size());
+        di.ppEnabledExtensionNames = names.data();
+        check(vkCreateDevice(physical, &di, nullptr, &device), "vkCreateDevice");
+        vkGetDeviceQueue(device, family, 0, &queue);
+    }
+    ~Engine() {
+        vkDeviceWaitIdle(device);
+        vkDestroyDevice(device, nullptr);
+        vkDestroyInstance(instance, nullptr);
+    }
+};
+
+} // namespace
+
+int main() try {
+    Engine engine;
+    // The engine shares its only queue with Tandem: both lock this around submits.
+    auto queue_mutex = std::make_shared<std::mutex>();
+
+    tandem::EmbedInfo embed;
+    embed.instance = engine.instance;
+    embed.physical_device = engine.physical;
+    embed.device = engine.device;
+    embed.queue_family = engine.family;
+    embed.queue_index = 0;
+    embed.queue_mutex = queue_mutex;
+    embed.enabled_extensions = engine.extensions;
+
+    int status = 0;
+    {
+        tandem::Runtime runtime(embed); // workers: the instance's other adapters
+        tandem::TaskDesc desc;
+        desc.name = "embedded-pattern";
+        desc.width = 128;
+        desc.height = 128;
+        desc.placement = runtime.worker_devices().empty() ? "primary" : "worker:0";
+        tandem::TaskId task = 0;
+        try {
+            task = runtime.register_task(desc);
+        } catch (const tandem::Error& e) {
+            // A build without a cross-device path for this pair: run on the engine's device.
+            std::printf("tandem-embed: no worker placement (%s); using the primary\n", e.what());
+            desc.placement = "primary";
+            task = runtime.register_task(desc);
+        }
+        std::printf("tandem-embed: pattern task on %s (adapter %u) via %s\n",
+                    runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
+                    runtime.task_transfer_path(task).c_str());
+
+        // The engine's frame resources: a command pool, a host buffer for the sampled texel.
+        VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+        pi.queueFamilyIndex = engine.family;
+        VkCommandPool pool = VK_NULL_HANDLE;
+        check(vkCreateCommandPool(engine.device, &pi, nullptr, &pool), "vkCreateCommandPool");
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        check(vkAllocateCommandBuffers(engine.device, &ai, &cmd), "vkAllocateCommandBuffers");
+        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bi.size = 4;
+        bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        VkBuffer buffer = VK_NULL_HANDLE;
+        check(vkCreateBuffer(engine.device, &bi, nullptr, &buffer), "vkCreateBuffer");
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(engine.device, buffer, &req);
+        VkPhysicalDeviceMemoryProperties mem;
+        vkGetPhysicalDeviceMemoryProperties(engine.physical, &mem);
+        std::uint32_t type = 0;
+        const VkMemoryPropertyFlags want =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        while (type < mem.memoryTypeCount &&
+               (!(req.memoryTypeBits & (1u << type)) ||
+                (mem.memoryTypes[type].propertyFlags & want) != want)) {
+            ++type;
+        }
+        VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mi.allocationSize = req.size;
+        mi.memoryTypeIndex = type;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        check(vkAllocateMemory(engine.device, &mi, nullptr, &memory), "vkAllocateMemory");
+        check(vkBindBufferMemory(engine.device, buffer, memory, 0), "vkBindBufferMemory");
+        void* mapped = nullptr;
+        check(vkMapMemory(engine.device, memory, 0, 4, 0, &mapped), "vkMapMemory");
+
+        const VkSemaphore frame_timeline = runtime.primary_timeline();
+        std::uint64_t frame_value = 0;
+        std::set<std::uint64_t> sampled;
+        int mismatches = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (sampled.size() < 10 && std::chrono::steady_clock::now() < deadline) {
+            (void)runtime.submit(task); // Busy is fine: the next frame tries again
+            runtime.pump();
+            auto lease = runtime.acquire(task);
+            if (!lease) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                continue;
+            }
+            // The engine's frame: wait for the output, read one texel, restore the layout, and
+            // signal Tandem's primary timeline when the reads are done.
+            const std::uint32_t x = 17 % lease->extent.width;
+            const std::uint32_t y = 5 % lease->extent.height;
+            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+            VkImageMemoryBarrier2 to_src{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+            to_src.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            to_src.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+            to_src.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
+            to_src.oldLayout = lease->layout;
+            to_src.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            to_src.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            to_src.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            to_src.image = lease->image;
+            to_src.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+            dep.imageMemoryBarrierCount = 1;
+            dep.pImageMemoryBarriers = &to_src;
+            vkCmdPipelineBarrier2(cmd, &dep);
+            VkBufferImageCopy region{};
+            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.imageOffset = {static_cast<std::int32_t>(x), static_cast<std::int32_t>(y), 0};
+            region.imageExtent = {1, 1, 1};
+            vkCmdCopyImageToBuffer(cmd, lease->image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer,
+                                   1, &region);
+            VkImageMemoryBarrier2 back = to_src;
+            back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+            back.srcAccessMask = VK_ACCESS_2_NONE;
+            back.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            back.dstAccessMask = VK_ACCESS_2_NONE;
+            back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            back.newLayout = lease->layout;
+            dep.pImageMemoryBarriers = &back;
+            vkCmdPipelineBarrier2(cmd, &dep);
+            check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+
+            VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            wait.semaphore = lease->wait_semaphore;
+            wait.value = lease->wait_value;
+            wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            signal.semaphore = frame_timeline;
+            signal.value = ++frame_value;
+            signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            VkCommandBufferSubmitInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+            ci.commandBuffer = cmd;
+            VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+            si.waitSemaphoreInfoCount = 1;
+            si.pWaitSemaphoreInfos = &wait;
+            si.commandBufferInfoCount = 1;
+            si.pCommandBufferInfos = &ci;
+            si.signalSemaphoreInfoCount = 1;
+            si.pSignalSemaphoreInfos = &signal;
+            {
+                std::lock_guard lock(*queue_mutex);
+                check(vkQueueSubmit2(engine.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2");
+            }
+            runtime.release(*lease, frame_value);
+
+            // This engine checks its sample right away (a real one would not wait).
+            VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wi.semaphoreCount = 1;
+            wi.pSemaphores = &frame_timeline;
+            wi.pValues = &frame_value;
+            check(vkWaitSemaphores(engine.device, &wi, 5'000'000'000ull), "vkWaitSemaphores");
+            std::uint32_t texel = 0;
+            std::memcpy(&texel, mapped, 4);
+            const std::uint32_t expected =
+                tandem::pattern_texel(lease->generation, x, y, lease->extent.width);
+            if (texel != expected) {
+                ++mismatches;
+                std::fprintf(stderr, "generation %llu: texel %08x, expected %08x\n",
+                             static_cast<unsigned long long>(lease->generation), texel, expected);
+            }
+            sampled.insert(lease->generation);
+            check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+        }
+        const tandem::TaskStats stats = runtime.stats(task);
+        std::printf("tandem-embed: sampled %zu generations (newest %llu), %d mismatches, "
+                    "%llu accepted, %llu busy\n",
+                    sampled.size(), static_cast<unsigned long long>(stats.newest_generation),
+                    mismatches, static_cast<unsigned long long>(stats.accepted),
+                    static_cast<unsigned long long>(stats.busy));
+        status = (sampled.size() >= 10 && mismatches == 0) ? 0 : 1;
+
+        vkDestroyBuffer(engine.device, buffer, nullptr);
+        vkFreeMemory(engine.device, memory, nullptr);
+        vkDestroyCommandPool(engine.device, pool, nullptr);
+    } // the runtime goes before the engine's device and instance
+    return status;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem-embed: %s\n", e.what());
+    return 1;
+}

@@ -1,0 +1,15 @@
+// The built-in "pattern" workload's reference: texel (x, y) of generation g of a width-wide
+// output, as the RGBA8 bytes packed little-endian (R in the low byte). Any delivered pattern
+// image can be checked against it exactly.
+//
+//     std::uint32_t expected = tandem::pattern_texel(lease.generation, 0, 0, lease.extent.width);
+#pragma once
+
+#include <cstdint>
+
+namespace tandem {
+
+[[nodiscard]] std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x,
+                                          std::uint32_t y, std::uint32_t width) noexcept;
+
+} // namespace tandem
