@@ -61,6 +61,9 @@ private:
         std::function<void()> before_signal;
     };
     void run();
+    // VK_SUCCESS once the worker reached `target`; VK_TIMEOUT past the timeout; VK_NOT_READY
+    // when stop() was called; any other result is a device failure.
+    [[nodiscard]] VkResult wait_for_worker(std::uint64_t target);
     void fail(State state, std::string message);
 
     TimelineSemaphore& m_worker;
@@ -70,6 +73,7 @@ private:
     std::condition_variable m_cv;
     std::deque<Forward> m_queue;
     bool m_stop = false;
+    std::atomic<bool> m_stop_requested{false};
     std::string m_error;
     std::atomic<State> m_state{State::Running};
     std::atomic<std::uint64_t> m_forwarded{0};
