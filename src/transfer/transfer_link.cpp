@@ -1,5 +1,7 @@
 #include "transfer/transfer_link.hpp"
 
+#include <thread>
+
 #include <spdlog/spdlog.h>
 
 #include "core/vk_check.hpp"
@@ -61,15 +63,14 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
     m_primary_timeline = std::make_unique<TimelineSemaphore>(primary, base + " primary timeline");
     if (!same) {
         if (gpu_wait) {
-            m_arrival = std::make_unique<TimelineSemaphore>(TimelineSemaphore::import_from(
+            m_imported_worker = std::make_unique<TimelineSemaphore>(TimelineSemaphore::import_from(
                 primary, *m_worker_timeline, base + " worker timeline (imported)"));
         } else {
-            m_arrival = std::make_unique<TimelineSemaphore>(primary, base + " arrival timeline");
             HostBridge::Options options;
             options.name = base + " bridge";
             options.timeout = desc.timeout;
             options.capacity = std::size_t{layout.band_count} * layout.slots + 1;
-            m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, *m_arrival, options);
+            m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, options);
         }
     }
 
@@ -101,27 +102,28 @@ TransferLink::~TransferLink() {
 }
 
 void TransferLink::drain() noexcept {
-    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(m_desc.timeout);
     if (m_primary_timeline == nullptr) {
         return;
     }
-    std::uint64_t value = 0;
-    if (m_primary_timeline->wait(m_primary_value, timeout) == VK_SUCCESS) {
-        return;
-    }
-    // The worker never delivered (or the bridge stopped): stop the bridge and release the
-    // primary's queued copies ourselves so its queue does not wait forever, then let them finish.
+    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(m_desc.timeout);
+    // Let the bridge submit what the worker delivers, unless it has failed; then stop it, so no
+    // action runs on members being destroyed.
     if (m_bridge) {
+        const auto deadline = std::chrono::steady_clock::now() + m_desc.timeout;
+        while (m_bridge->state() == HostBridge::State::Running && m_bridge->pending() > 0 &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
         m_bridge->stop();
     }
-    if (m_arrival && m_arrival->value(value) == VK_SUCCESS && value < m_worker_value) {
-        (void)m_arrival->signal(m_worker_value);
-    }
-    if (m_primary_timeline->wait(m_primary_value, timeout) != VK_SUCCESS) {
-        spdlog::error("{}: transfers still in flight at destruction; waiting for the devices",
-                      m_primary_timeline->name());
-        (void)m_primary->queue(QueueRole::Transfer).wait_idle();
-        (void)m_worker->queue(QueueRole::Transfer).wait_idle();
+    // Whatever reached the primary's queue finishes by itself; so does the worker's side once
+    // its wait is signalled. Waiting for both keeps command buffers and staging alive meanwhile.
+    const std::uint64_t submitted = m_primary_submitted.load(std::memory_order_acquire);
+    if (m_primary_timeline->wait(submitted, timeout) != VK_SUCCESS ||
+        m_worker_timeline->wait(m_worker_value, timeout) != VK_SUCCESS) {
+        spdlog::error("{}: transfers still in flight at destruction (the worker's wait was never "
+                      "signalled?)",
+                      m_worker_timeline->name());
     }
 }
 
@@ -285,55 +287,71 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     }
     m_worker_value = first + bands - 1;
 
-    // Primary side: one batch per band, waiting for that band's arrival.
-    std::vector<VkCommandBufferSubmitInfo> pcmds(bands);
-    std::vector<VkSemaphoreSubmitInfo> pwaits(bands);
-    std::vector<VkSubmitInfo2> psubmits(bands, VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2});
-    const VkSemaphoreSubmitInfo psignal = m_primary_timeline->submit_info(primary_value, k_all);
-    for (std::uint32_t b = 0; b < bands; ++b) {
-        pcmds[b] = cmd_info(slot.primary_cmds[b]);
-        pwaits[b] = m_arrival->submit_info(first + b, k_all);
-        psubmits[b].commandBufferInfoCount = 1;
-        psubmits[b].pCommandBufferInfos = &pcmds[b];
-        psubmits[b].waitSemaphoreInfoCount = 1;
-        psubmits[b].pWaitSemaphoreInfos = &pwaits[b];
-    }
-    psubmits[bands - 1].signalSemaphoreInfoCount = 1;
-    psubmits[bands - 1].pSignalSemaphoreInfos = &psignal;
-    r = m_primary->queue(QueueRole::Transfer).submit(psubmits);
-    if (r != VK_SUCCESS) {
-        fail(r, "submitting the primary side of a transfer failed");
-        return r;
-    }
-    // Bridge: forward each band's worker value to the arrival timeline (after the host step).
-    // Only after the primary's waits are submitted, so a host signal never races the submit
-    // that waits for it (the validation layer's timeline tracking loses such races).
     if (m_bridge) {
+        // Host-bridged: once the worker's band b is done, the bridge thread runs the host step
+        // (host copy) and submits the primary's band b; the last band signals primary_value.
+        // Every semaphore is signalled by a queue, none waits on a host signal.
         for (std::uint32_t b = 0; b < bands; ++b) {
-            std::function<void()> step;
-            if (m_backend->has_host_step()) {
-                step = [this, slot_index, band = layout.band(b)] {
-                    const VkResult result = m_backend->host_step(slot_index, band);
-                    if (result != VK_SUCCESS) {
-                        // Throwing makes the bridge fail without signalling: the primary never
-                        // copies a band that did not arrive.
-                        fail(result, "the host copy between the devices failed");
-                        throw Error(result, "Host copy between the devices");
-                    }
-                };
-            }
-            if (!m_bridge->try_forward(first + b, first + b, std::move(step))) {
-                // Cannot happen while pending() was checked above; the primary would wait forever.
+            HostBridge::Action action = [this, slot_index, b, bands, primary_value]() -> VkResult {
+                return primary_band(slot_index, b, bands, primary_value, nullptr);
+            };
+            if (!m_bridge->try_forward(first + b, std::move(action))) {
+                // Cannot happen while pending() was checked above.
                 fail(VK_ERROR_UNKNOWN, "the bridge refused a forward");
                 return VK_ERROR_UNKNOWN;
             }
         }
+    } else {
+        // GPU-side: the primary's bands are submitted now, each waiting on the imported worker
+        // timeline for its band.
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            const VkSemaphoreSubmitInfo wait = m_imported_worker->submit_info(first + b, k_all);
+            r = primary_band(slot_index, b, bands, primary_value, &wait);
+            if (r != VK_SUCCESS) {
+                return r;
+            }
+        }
     }
-
     m_primary_value = primary_value;
     slot.primary_value = primary_value;
     out.worker_value = m_worker_value;
     out.primary_value = primary_value;
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::primary_band(std::uint32_t slot_index, std::uint32_t band,
+                                    std::uint32_t bands, std::uint64_t primary_value,
+                                    const VkSemaphoreSubmitInfo* wait) noexcept {
+    const Band b = m_backend->layout().band(band);
+    if (m_backend->has_host_step()) {
+        const VkResult r = m_backend->host_step(slot_index, b);
+        if (r != VK_SUCCESS) {
+            fail(r, "the host copy between the devices failed");
+            return r;
+        }
+    }
+    const VkCommandBufferSubmitInfo cmd = cmd_info(m_slots[slot_index].primary_cmds[band]);
+    const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmd;
+    if (wait != nullptr) {
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = wait;
+    }
+    if (band + 1 == bands) {
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+    }
+    const VkResult r = m_primary->queue(QueueRole::Transfer).submit({&submit, 1});
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting the primary side of a transfer failed");
+        return r;
+    }
+    if (band + 1 == bands) {
+        // release: drain() readers that see the value also see the submission behind it.
+        m_primary_submitted.store(primary_value, std::memory_order_release);
+    }
     return VK_SUCCESS;
 }
 
@@ -398,6 +416,7 @@ VkResult TransferLink::submit_same_device(Slot& slot, VkImage worker_image,
     }
     m_worker_value = worker_value;
     m_primary_value = primary_value;
+    m_primary_submitted.store(primary_value, std::memory_order_release);
     slot.primary_value = primary_value;
     out.worker_value = worker_value;
     out.primary_value = primary_value;

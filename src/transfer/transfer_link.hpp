@@ -4,19 +4,20 @@
 //
 // One submit() for slot s: the worker's transfer queue waits for the caller's semaphore, copies
 // each band of the worker image into slot s's staging and signals the worker timeline once per
-// band (worker_value is the last band's value). The primary's transfer queue, already submitted,
-// waits per band — GPU-side on the imported worker timeline when the pair allows it
-// (PairInfo::gpu_side_sync), else on a primary-side "arrival" timeline that a HostBridge thread
-// signals as worker values arrive (running host copy's memcpy first) — copies the band into the
-// primary image and, after the last band, leaves the image in SHADER_READ_ONLY_OPTIMAL and
-// signals the primary timeline (primary_value). So band k's upload overlaps band k+1's download.
-// Same-device path: one submission on the device's transfer queue, no staging, no copy when the
-// worker image is the primary image.
+// band (worker_value is the last band's value). The primary's transfer queue then copies each
+// band into the primary image; after the last band the image is in SHADER_READ_ONLY_OPTIMAL and
+// the primary timeline is signalled (primary_value). Between the sides: GPU-side, when the pair
+// shares a semaphore (PairInfo::gpu_side_sync), the primary's bands are submitted at once and
+// wait on the imported worker timeline; host-bridged otherwise, a HostBridge thread per link
+// waits for each band's worker value, runs the path's host step (host copy's memcpy) and submits
+// that band's primary copy. Either way band k's upload overlaps band k+1's download. Same-device
+// path: one submission on the device's transfer queue, no staging, no copy when the worker image
+// is the primary image.
 //
 // Threads: construction throws tandem::Error; submit() from one thread at a time, never throws
-// and never blocks on a GPU; the const queries from any thread. Lifetime: destroy after the
-// devices are still alive; the destructor waits (up to the timeout) for work in flight, unblocks
-// the primary's queue if the worker never delivered, and then frees everything.
+// and never blocks on a GPU; the const queries from any thread. Lifetime: destroy while both
+// devices are alive and before the images it was given: the destructor lets the bridge submit
+// what the worker delivers (up to the timeout), stops it, and waits for what was queued.
 #pragma once
 
 #include <atomic>
@@ -118,6 +119,10 @@ private:
     VkResult submit_same_device(Slot& slot, VkImage worker_image, VkImageLayout worker_layout,
                                 const VkSemaphoreSubmitInfo& worker_wait, VkImage primary_image,
                                 VkImageLayout primary_layout, TransferTicket& out);
+    // Host step (if any) and submission of the primary's `band`; the last band signals
+    // `primary_value`. On the bridge thread (host-bridged) or in submit() (GPU-side, `wait`).
+    VkResult primary_band(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
+                          std::uint64_t primary_value, const VkSemaphoreSubmitInfo* wait) noexcept;
     void fail(VkResult result, const std::string& message) noexcept;
     void drain() noexcept;
 
@@ -127,12 +132,13 @@ private:
     TransferPath m_path;
     std::unique_ptr<TransferPathBackend> m_backend;
     std::unique_ptr<TimelineSemaphore> m_worker_timeline;  // on the worker
-    std::unique_ptr<TimelineSemaphore> m_arrival;          // on the primary: bridge or imported
+    std::unique_ptr<TimelineSemaphore> m_imported_worker;  // on the primary, GPU-side sync only
     std::unique_ptr<TimelineSemaphore> m_primary_timeline; // on the primary
     std::unique_ptr<HostBridge> m_bridge;                  // null with GPU-side sync
     std::vector<Slot> m_slots;
     std::uint64_t m_worker_value = 0; // last value submitted to the worker timeline
     std::uint64_t m_primary_value = 0;
+    std::atomic<std::uint64_t> m_primary_submitted{0}; // last primary value whose batch was queued
     std::atomic<bool> m_failed{false};
     mutable std::mutex m_error_mutex;
     std::string m_error;
