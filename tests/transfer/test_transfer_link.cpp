@@ -258,20 +258,55 @@ protected:
     [[nodiscard]] std::uint32_t virtual_devices() const override { return 3; }
 };
 
-// Two workers feed one primary at once, each through its own link (and bridge).
-TEST_F(ThreeDevices, TwoWorkersFeedOnePrimary) {
+// Two workers feed one primary at once, each through its own link (and bridge): both transfers
+// are in flight together, released by their workers in turn, and each lands its own data.
+TEST_F(ThreeDevices, TwoWorkersFeedOnePrimaryAtOnce) {
     Device& primary = open(0);
     Device& worker1 = open(1);
     Device& worker2 = open(2);
     const auto pair1 = detail::query_pair_info(worker1.info(), primary.info());
     const auto pair2 = detail::query_pair_info(worker2.info(), primary.info());
     TransferLink link1(worker1, primary, pair1,
-                       make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, {}, 9));
+                       make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, std::nullopt, 9));
     TransferLink link2(worker2, primary, pair2,
                        make_desc(333, 257, VK_FORMAT_R32_SFLOAT, TransferPath::HostCopy, 0));
-    for (std::uint32_t i = 0; i < 3; ++i) {
-        round_trip(link1, i, 40 + i);
-        round_trip(link2, i, 50 + i);
+    TransferLink* links[2] = {&link1, &link2};
+    Device* workers[2] = {&worker1, &worker2};
+    TimelineSemaphore done1(worker1, "worker1 done");
+    TimelineSemaphore done2(worker2, "worker2 done");
+    TimelineSemaphore* done[2] = {&done1, &done2};
+    for (std::uint32_t round = 0; round < 3; ++round) {
+        std::vector<Image> src;
+        std::vector<Image> dst;
+        std::vector<std::vector<std::uint8_t>> bytes;
+        TransferTicket tickets[2];
+        for (int i = 0; i < 2; ++i) {
+            src.push_back(worker_image(*links[i], "src"));
+            dst.push_back(primary_image(*links[i], "dst"));
+            bytes.push_back(random_bytes(links[i]->layout().image_bytes(), 60 + round * 2 + i));
+            upload_image(*workers[i], src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+            poison_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            ASSERT_EQ(links[i]->submit(
+                          round, src[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          done[i]->submit_info(round + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                          dst[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
+                      VK_SUCCESS);
+        }
+        // The second worker finishes first.
+        ASSERT_EQ(done2.signal(round + 1), VK_SUCCESS);
+        ASSERT_EQ(done1.signal(round + 1), VK_SUCCESS);
+        for (int i = 0; i < 2; ++i) {
+            ASSERT_EQ(links[i]->primary_timeline().wait(tickets[i].primary_value, k_wait),
+                      VK_SUCCESS)
+                << links[i]->error();
+            ASSERT_EQ(links[i]->worker_timeline().wait(tickets[i].worker_value, k_wait),
+                      VK_SUCCESS);
+            EXPECT_EQ(first_difference(
+                          read_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
+                          bytes[i]),
+                      -1)
+                << "link " << i << " round " << round;
+        }
     }
 }
 
