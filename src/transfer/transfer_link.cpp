@@ -132,10 +132,10 @@ ImageDesc TransferLink::worker_image_desc(const std::string& name) const {
     desc.width = m_desc.width;
     desc.height = m_desc.height;
     desc.format = m_desc.format;
-    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    // SAMPLED too: create_image makes a view, which needs a view-capable usage.
+    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
     if (m_path == TransferPath::SameDevice) {
-        // The worker image may also be the primary image.
-        desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+        desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT; // it may also be the primary image
     }
     desc.name = name;
     desc.queue_families = {m_worker->queue(QueueRole::Main).family(),

@@ -77,8 +77,10 @@ public:
         return *m_primary_timeline;
     }
 
-    // Usage + queue families the caller must create images with (OR in the caller's own usage,
-    // e.g. COLOR_ATTACHMENT or STORAGE; create_image needs at least one view-capable usage).
+    // Size, format, usage and queue families (main + transfer of that device: concurrent
+    // sharing, no ownership transfers) the caller must create images with; OR in the caller's
+    // own usage (COLOR_ATTACHMENT, STORAGE). Worker: TRANSFER_SRC | SAMPLED (+ TRANSFER_DST on
+    // the same-device path); primary: TRANSFER_DST | SAMPLED.
     [[nodiscard]] ImageDesc worker_image_desc(const std::string& name) const;
     [[nodiscard]] ImageDesc primary_image_desc(const std::string& name) const;
     // Layout the worker image is in once worker_value is reached, given the layout it was
