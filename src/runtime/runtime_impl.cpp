@@ -152,11 +152,12 @@ void RuntimeImpl::drain() noexcept {
                              tandem::to_string(r));
             }
         };
-        if (!task.worker->lost()) {
-            wait(task.worker->device().handle(), task.worker->work_timeline().handle(), work_value);
-            if (task.transport && !task.transport->failed()) {
-                wait(m_primary->handle(), task.transport->primary_semaphore(), primary_value);
-            }
+        // Lost workers too: a submit reported as failed may still have reached the GPU; on a
+        // really lost device the wait returns VK_ERROR_DEVICE_LOST at once.
+        wait(task.worker->device().handle(), task.worker->work_timeline().handle(),
+             std::max(work_value, task.worker->last_work_value()));
+        if (task.transport && !task.transport->failed()) {
+            wait(m_primary->handle(), task.transport->primary_semaphore(), primary_value);
         }
         wait(m_primary->handle(), m_reads->handle(), release_value);
     }
@@ -391,6 +392,14 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
         worker.device().begin_label(cmd, task.desc.name.c_str());
         r = task.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
+        if (r == VK_SUCCESS && !task.transport->shares_images()) {
+            // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want.
+            // The signal below makes the writes available to the transfer's wait.
+            const WorkloadOutput out = task.workload->output();
+            image_barrier(cmd, target.image, out.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          out.stage, out.access, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                          VK_ACCESS_2_NONE);
+        }
         worker.device().end_label(cmd);
     }
     if (r == VK_SUCCESS) {
@@ -438,7 +447,10 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     const auto t_submit = Clock::now();
 
     SlotTicket ticket;
-    r = task.transport->submit(job.slot, target_image.get(), task.workload->output().layout, signal,
+    const VkImageLayout written_layout = task.transport->shares_images()
+                                             ? task.workload->output().layout
+                                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
                                res.primary_image.get(), res.primary_layout, ticket);
     const auto t_queued = Clock::now();
     if (r != VK_SUCCESS) {
@@ -596,6 +608,7 @@ void RuntimeImpl::lose_worker(Worker& worker, const std::string& reason) noexcep
             }
         }
     }
+    worker.mark_retired();
 }
 
 std::optional<Lease> RuntimeImpl::acquire(TaskId id) noexcept {
@@ -674,7 +687,8 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
         out.worker_done = task->worker_done_us.stats();
         out.ready_observed = task->ready_us.stats();
     }
-    out.worker_lost = task->worker->lost();
+    // Reported once the slots are retired, so a caller that sees it also sees them retired.
+    out.worker_lost = task->worker->retired();
     if (out.worker_lost) {
         out.worker_lost_reason = task->worker->lost_reason();
     }

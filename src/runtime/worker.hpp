@@ -54,6 +54,8 @@ public:
     // Timeline signalled by every worker-queue submit of this worker (worker thread only).
     [[nodiscard]] TimelineSemaphore& work_timeline() noexcept { return m_work; }
     [[nodiscard]] std::uint64_t next_work_value() noexcept { return ++m_work_value; }
+    // The last work value handed out; read only after stop() joined the thread.
+    [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
 
     void enqueue(const WorkerJob& job);
     // Test hooks: jobs of (task, generation) wait in a side list until release_held().
@@ -64,6 +66,11 @@ public:
     [[nodiscard]] std::string lost_reason() const;
     // Marks the worker lost; true for the first caller only.
     bool mark_lost(const std::string& reason);
+    // Set by the runtime once every slot of the lost worker's tasks has been retired.
+    void mark_retired() noexcept { m_retired.store(true, std::memory_order_release); }
+    [[nodiscard]] bool retired() const noexcept {
+        return m_retired.load(std::memory_order_acquire);
+    }
 
     std::atomic<std::uint32_t> task_count{0};
 
@@ -88,6 +95,7 @@ private:
     std::string m_lost_reason;
     // Set once, after m_lost_reason is written under m_mutex; readers of the reason lock.
     std::atomic<bool> m_lost{false};
+    std::atomic<bool> m_retired{false};
     std::thread m_thread;
 };
 

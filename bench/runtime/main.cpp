@@ -1,0 +1,323 @@
+// tandem-bench-runtime: the runtime's three performance goals, each against a ceiling measured
+// in the same run on the same devices.
+//   decoupling  ready rate at a requested 1000 Hz with the primary frame loop at 30 FPS, over
+//               the ready rate with the frame loop unlimited (goal >= 0.97)
+//   pipelining  ready rate of a tiny task at maximum request rate with 3 slots, over serial
+//               submit-and-wait of the same work (goal >= 2)
+//   app cost    app-thread time of submit + pump + acquire + release per task per frame,
+//               median (goal < 20 us)
+// Median of --runs runs; outputs verified against the pattern's CPU reference after timing.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/frame_loop.hpp"
+#include "runtime/lease_reader.hpp"
+#include "runtime/rate.hpp"
+#include "runtime/runtime_impl.hpp"
+#include "tandem/error.hpp"
+#include "tandem/runtime.hpp"
+#include "workloads/pattern.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Stats {
+    double median = 0, min = 0, max = 0;
+    std::size_t n = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+    Stats s;
+    s.n = v.size();
+    if (v.empty()) {
+        return s;
+    }
+    std::sort(v.begin(), v.end());
+    s.min = v.front();
+    s.max = v.back();
+    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    return s;
+}
+
+nlohmann::json to_json(const Stats& s) {
+    return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
+}
+
+// Reads the task's newest output on the primary and checks it exactly; false on a mismatch.
+bool verify_newest(tandem::Runtime& runtime, tandem::TaskId task) {
+    runtime.pump();
+    auto lease = runtime.acquire(task);
+    if (!lease) {
+        return false;
+    }
+    tandem::detail::LeaseReader reader(runtime.impl().primary(), runtime.primary_timeline(), 1,
+                                       lease->extent.width, lease->extent.height);
+    const std::uint64_t v = reader.read(*lease, true);
+    bool ok = v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS;
+    ok = ok && tandem::detail::pattern_mismatch(reader.pixels(v), lease->generation,
+                                                lease->extent.width, lease->extent.height) < 0;
+    runtime.release(*lease, v);
+    return ok;
+}
+
+// Serial submit-and-wait: one job at a time, the next submitted once the previous is ready.
+double serial_ready_hz(tandem::Runtime& runtime, tandem::TaskId task, double seconds) {
+    const auto start = Clock::now();
+    const auto end =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    std::uint64_t done = 0;
+    while (Clock::now() < end) {
+        const auto r = runtime.submit(task);
+        if (!r.accepted()) {
+            runtime.pump();
+            continue;
+        }
+        while (runtime.stats(task).newest_generation < r.generation) {
+            runtime.pump();
+        }
+        if (auto lease = runtime.acquire(task)) {
+            runtime.release(*lease, 0);
+        }
+        ++done;
+    }
+    return static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Pipelined: submit at maximum rate (Busy when every slot is in use), pump, acquire, release.
+double pipelined_ready_hz(tandem::Runtime& runtime, tandem::TaskId task, double seconds) {
+    const std::uint64_t before = runtime.stats(task).ready;
+    const auto start = Clock::now();
+    const auto end =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    while (Clock::now() < end) {
+        (void)runtime.submit(task);
+        runtime.pump();
+        if (auto lease = runtime.acquire(task)) {
+            runtime.release(*lease, 0);
+        }
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    // Let the in-flight work land so the next phase starts clean.
+    while (runtime.stats(task).in_flight > 0) {
+        runtime.pump();
+    }
+    return static_cast<double>(runtime.stats(task).ready - before) / elapsed;
+}
+
+// App-thread cost per frame: a ~1 kHz frame loop timing submit + pump + acquire + release.
+std::vector<double> app_cost_us(tandem::Runtime& runtime, tandem::TaskId task, double seconds) {
+    std::vector<double> samples;
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(seconds));
+    while (Clock::now() < end) {
+        const auto t0 = Clock::now();
+        (void)runtime.submit(task);
+        runtime.pump();
+        auto lease = runtime.acquire(task);
+        if (lease) {
+            runtime.release(*lease, 0);
+        }
+        const auto t1 = Clock::now();
+        samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return samples;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"tandem-bench-runtime: decoupling, pipelining and app-thread cost of the runtime"};
+    tandem::RuntimeOptions options;
+    options.validation = "off";
+    std::string placement = "auto";
+    std::string rate_text = "1000";
+    std::uint32_t width = 256, height = 256, tiny = 16;
+    int runs = 3;
+    double seconds = 3.0;
+    std::string json_file;
+    std::string log_level = "warn";
+    std::string machine;
+    app.add_option("--primary", options.primary, "Primary adapter: auto, index, UUID or name part")
+        ->capture_default_str();
+    app.add_option("--workers", options.workers, "Worker adapters: auto, none or selectors")
+        ->capture_default_str();
+    app.add_option("--virtual-devices", options.virtual_devices,
+                   "Open each physical device N times (0: $TANDEM_VIRTUAL_DEVICES, else 1)");
+    app.add_option("--placement", placement, "Task placement: auto, primary, worker:N")
+        ->capture_default_str();
+    app.add_option("--rate", rate_text, "Requested rate for the decoupling goal (Hz)")
+        ->capture_default_str();
+    app.add_option("--width", width, "Decoupling / app-cost task width")->capture_default_str();
+    app.add_option("--height", height, "Decoupling / app-cost task height")->capture_default_str();
+    app.add_option("--tiny", tiny, "Pipelining task size (square)")->capture_default_str();
+    app.add_option("--runs", runs, "Runs per measurement; the median is reported")
+        ->capture_default_str();
+    app.add_option("--seconds", seconds, "Seconds per run")->capture_default_str();
+    app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
+    app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    spdlog::set_level(spdlog::level::from_str(log_level));
+
+    try {
+        const double rate = tandem::detail::parse_rate_hz(rate_text);
+        tandem::Runtime runtime(options);
+        tandem::TaskDesc big;
+        big.name = "decoupling";
+        big.width = width;
+        big.height = height;
+        big.placement = placement;
+        const tandem::TaskId big_task = runtime.register_task(big);
+        tandem::TaskDesc small = big;
+        small.name = "tiny";
+        small.width = tiny;
+        small.height = tiny;
+        // Same device as the big task ("auto" spreads tasks over workers).
+        small.placement = placement == "auto" ? "worker:0" : placement;
+        if (runtime.worker_devices().empty()) {
+            small.placement = "primary";
+        }
+        const tandem::TaskId tiny_task = runtime.register_task(small);
+        const auto worker = runtime.task_device(big_task);
+        const auto primary = runtime.primary_device();
+        std::printf("primary: %s (adapter %u); worker: %s (adapter %u) via %s\n",
+                    primary.name.c_str(), primary.index, worker.name.c_str(), worker.index,
+                    runtime.task_transfer_path(big_task).c_str());
+
+        // Warm-up: pipelines built, memory touched, first submits done.
+        (void)pipelined_ready_hz(runtime, big_task, 0.3);
+        (void)pipelined_ready_hz(runtime, tiny_task, 0.3);
+
+        // 1. Decoupling: interleaved runs, unlimited FPS (the ceiling) and 30 FPS.
+        std::vector<double> unlimited, fps30;
+        std::uint64_t verified = 0, mismatches = 0;
+        for (int r = 0; r < runs; ++r) {
+            for (double fps : {0.0, 30.0}) {
+                tandem::detail::StreamOptions so;
+                so.rate_hz = rate;
+                so.quiet = true;
+                tandem::detail::FrameLoopOptions lo;
+                lo.fps = fps;
+                lo.duration_s = seconds;
+                lo.verify_every = 50;
+                const auto res = tandem::detail::run_stream(runtime, big_task, so, lo);
+                (fps == 0 ? unlimited : fps30).push_back(res.stream.ready_hz);
+                verified += res.verified;
+                mismatches += res.mismatches;
+                while (runtime.stats(big_task).in_flight > 0) {
+                    runtime.pump();
+                }
+            }
+        }
+        // 2. Pipelining: serial submit-and-wait (the ceiling) and maximum request rate.
+        std::vector<double> serial, pipelined;
+        for (int r = 0; r < runs; ++r) {
+            serial.push_back(serial_ready_hz(runtime, tiny_task, seconds));
+            pipelined.push_back(pipelined_ready_hz(runtime, tiny_task, seconds));
+        }
+        // 3. App-thread cost.
+        std::vector<double> cost;
+        for (int r = 0; r < runs; ++r) {
+            auto c = app_cost_us(runtime, big_task, seconds);
+            cost.insert(cost.end(), c.begin(), c.end());
+        }
+        while (runtime.stats(big_task).in_flight > 0) {
+            runtime.pump();
+        }
+        const bool big_ok = verify_newest(runtime, big_task);
+        const bool tiny_ok = verify_newest(runtime, tiny_task);
+        verified += 2;
+        mismatches += (big_ok ? 0 : 1) + (tiny_ok ? 0 : 1);
+
+        const Stats su = stats_of(unlimited), s30 = stats_of(fps30), ss = stats_of(serial),
+                    sp = stats_of(pipelined), sc = stats_of(cost);
+        const double decoupling = su.median > 0 ? s30.median / su.median : 0;
+        const double pipelining = ss.median > 0 ? sp.median / ss.median : 0;
+        std::sort(cost.begin(), cost.end());
+        const double cost_p90 = cost.empty() ? 0 : cost[cost.size() * 9 / 10];
+
+        std::printf("\n%-44s %10s %10s %10s\n", "measurement", "median", "min", "max");
+        auto row = [](const char* name, const Stats& s) {
+            std::printf("%-44s %10.1f %10.1f %10.1f\n", name, s.median, s.min, s.max);
+        };
+        row("ready Hz, 1000 Hz requested, FPS unlimited", su);
+        row("ready Hz, 1000 Hz requested, FPS 30", s30);
+        row("ready Hz, tiny task, serial submit-and-wait", ss);
+        row("ready Hz, tiny task, pipelined (3 slots)", sp);
+        row("app-thread us per task per frame", sc);
+        std::printf("\ngoals: decoupling %.3f (>= 0.97: %s), pipelining %.2fx (>= 2: %s), app "
+                    "cost %.1f us (< 20: %s); verified %llu outputs, %llu mismatches\n",
+                    decoupling, decoupling >= 0.97 ? "met" : "NOT met", pipelining,
+                    pipelining >= 2 ? "met" : "NOT met", sc.median,
+                    sc.median < 20 ? "met" : "NOT met", static_cast<unsigned long long>(verified),
+                    static_cast<unsigned long long>(mismatches));
+
+        if (!json_file.empty()) {
+            char host[256] = {};
+            ::gethostname(host, sizeof host - 1);
+            nlohmann::json devices = nlohmann::json::array();
+            for (const auto* info : {&primary, &worker}) {
+                devices.push_back({{"index", info->index},
+                                   {"role", info == &primary ? "primary" : "worker"},
+                                   {"name", info->name},
+                                   {"driver", info->driver_name + " " + info->driver_version},
+                                   {"uuid", tandem::to_string(info->device_uuid)}});
+            }
+            nlohmann::json doc;
+            doc["benchmark"] = "runtime";
+            doc["machine"] = {{"host", host},
+                              {"description", machine},
+                              {"cpus", std::thread::hardware_concurrency()},
+                              {"devices", devices}};
+            doc["config"] = {{"rate_hz", rate},
+                             {"size", {width, height}},
+                             {"tiny_size", {tiny, tiny}},
+                             {"slots", 3},
+                             {"runs", runs},
+                             {"seconds_per_run", seconds},
+                             {"transfer_path", runtime.task_transfer_path(big_task)},
+                             {"validation", options.validation}};
+            doc["ceilings"] = {{"ready_hz_fps_unlimited", su.median},
+                               {"ready_hz_serial_submit_and_wait", ss.median}};
+            doc["rows"] = {
+                {{"name", "ready_hz_fps_unlimited"}, {"value", to_json(su)}},
+                {{"name", "ready_hz_fps_30"}, {"value", to_json(s30)}},
+                {{"name", "ready_hz_tiny_serial"}, {"value", to_json(ss)}},
+                {{"name", "ready_hz_tiny_pipelined"}, {"value", to_json(sp)}},
+                {{"name", "app_thread_us_per_frame"}, {"value", to_json(sc)}, {"p90", cost_p90}}};
+            doc["goals"] = {{{"name", "decoupling_ratio_30fps_over_unlimited"},
+                             {"measured", decoupling},
+                             {"target", 0.97},
+                             {"met", decoupling >= 0.97}},
+                            {{"name", "pipelining_ratio_over_serial"},
+                             {"measured", pipelining},
+                             {"target", 2.0},
+                             {"met", pipelining >= 2.0}},
+                            {{"name", "app_thread_us_median"},
+                             {"measured", sc.median},
+                             {"target", 20.0},
+                             {"met", sc.median < 20.0}}};
+            doc["verification"] = {{"verified", verified}, {"mismatches", mismatches}};
+            std::ofstream(json_file) << doc.dump(2) << '\n';
+        }
+        return mismatches == 0 ? 0 : 1;
+    } catch (const tandem::Error& e) {
+        std::fprintf(stderr, "tandem-bench-runtime: %s\n", e.what());
+        return 1;
+    }
+}
