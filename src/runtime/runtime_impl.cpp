@@ -92,6 +92,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
     m_trace_app = m_trace.track("app thread");
     start_worker_threads();
+    m_completion = std::thread([this] { completion_loop(); });
 }
 
 void RuntimeImpl::start_worker_threads() {
@@ -107,6 +108,10 @@ void RuntimeImpl::start_worker_threads() {
 RuntimeImpl::~RuntimeImpl() {
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
+    m_stop_completion.store(true, std::memory_order_relaxed);
+    if (m_completion.joinable()) {
+        m_completion.join();
+    }
     for (auto& w : m_workers) {
         w->stop();
     }
@@ -452,6 +457,14 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
                                              : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
                                res.primary_image.get(), res.primary_layout, ticket);
+    // VK_NOT_READY: the transfer's queue to the primary is full for now; the worker work is
+    // already submitted, so retry until it takes it (bounded by the worker timeout).
+    const auto give_up = t_submit + std::chrono::milliseconds(m_timeout_ms.load());
+    while (r == VK_NOT_READY && Clock::now() < give_up && !worker.lost()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
+                                   res.primary_image.get(), res.primary_layout, ticket);
+    }
     const auto t_queued = Clock::now();
     if (r != VK_SUCCESS) {
         const std::string why =
@@ -481,17 +494,81 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
 
 void RuntimeImpl::pump() noexcept {
     const auto t0 = Clock::now();
+    pump_all();
+    if (m_trace.enabled()) {
+        m_trace.span(m_trace_app, "pump", t0, Clock::now());
+    }
+}
+
+void RuntimeImpl::completion_loop() noexcept {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<std::uint64_t> values;
+    while (!m_stop_completion.load(std::memory_order_relaxed)) {
+        pump_all();
+        // Wait for the next completion any task expects: every transport's primary timeline
+        // and the application's primary timeline live on the primary device.
+        semaphores.clear();
+        values.clear();
+        std::uint64_t reads_needed = UINT64_MAX;
+        const std::size_t count = m_task_count.load(std::memory_order_acquire);
+        for (std::size_t t = 0; t < count; ++t) {
+            Task& task = *m_tasks[t];
+            if (task.worker->lost()) {
+                continue;
+            }
+            std::uint64_t next = UINT64_MAX;
+            {
+                std::lock_guard lock(task.mutex);
+                for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
+                    const SlotRecord& slot = task.ring[i];
+                    if (slot.state == SlotState::WorkerInFlight ||
+                        slot.state == SlotState::Transferring) {
+                        next = std::min(next, slot.primary_value);
+                    }
+                    if (slot.state == SlotState::Leased && slot.leases == 0) {
+                        reads_needed = std::min(reads_needed, slot.release_value);
+                    }
+                }
+            }
+            if (next != UINT64_MAX) {
+                semaphores.push_back(task.transport->primary_semaphore());
+                values.push_back(next);
+            }
+        }
+        if (reads_needed != UINT64_MAX) {
+            semaphores.push_back(m_reads->handle());
+            values.push_back(reads_needed);
+        }
+        if (semaphores.empty()) {
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+            continue;
+        }
+        VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+        info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
+        info.pSemaphores = semaphores.data();
+        info.pValues = values.data();
+        // Bounded so that new submits and stop requests are seen within 2 ms.
+        const VkResult r = vkWaitSemaphores(m_primary->handle(), &info, 2'000'000);
+        if (r != VK_SUCCESS && r != VK_TIMEOUT) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1)); // pump_all reports it
+        }
+    }
+}
+
+void RuntimeImpl::pump_all() noexcept {
     std::uint64_t reads = 0;
     if (m_reads->value(reads) == VK_SUCCESS) {
-        // Only grows: the application's signals only grow.
-        m_reads_seen.store(reads, std::memory_order_relaxed);
+        // Keep the maximum: pump() and the completion thread may store out of order. Relaxed:
+        // it is a lower bound of the semaphore's value, which orders nothing by itself.
+        std::uint64_t seen = m_reads_seen.load(std::memory_order_relaxed);
+        while (seen < reads &&
+               !m_reads_seen.compare_exchange_weak(seen, reads, std::memory_order_relaxed)) {
+        }
     }
     const std::size_t count = m_task_count.load(std::memory_order_acquire);
     for (std::size_t t = 0; t < count; ++t) {
         pump_task(*m_tasks[t], reads);
-    }
-    if (m_trace.enabled()) {
-        m_trace.span(m_trace_app, "pump", t0, Clock::now());
     }
 }
 

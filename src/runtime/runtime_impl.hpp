@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/device.hpp"
@@ -73,6 +74,11 @@ private:
     // Ready -> Free, or Retired when the worker is lost. Caller holds task.mutex.
     void recycle(Task& task, std::uint32_t slot) noexcept;
     void drain() noexcept;
+    // The completion thread: observes completions (what pump() does) without the application,
+    // so outputs are published and slots recycled at the rate the devices deliver them,
+    // whatever the application's frame rate. It sleeps in vkWaitSemaphores on the primary.
+    void completion_loop() noexcept;
+    void pump_all() noexcept;
 
     RuntimeOptions m_options;
     std::unique_ptr<Instance> m_instance;
@@ -90,6 +96,9 @@ private:
     std::vector<std::unique_ptr<Task>> m_tasks; // capacity k_max_tasks, never reallocates
     // Tasks [0, m_task_count) are fully built; release on registration, acquire on lookup.
     std::atomic<std::size_t> m_task_count{0};
+
+    std::atomic<bool> m_stop_completion{false};
+    std::thread m_completion;
 };
 
 } // namespace tandem::detail
