@@ -139,8 +139,10 @@ Scene make_demo_scene() {
         {.kind = Motion::Kind::Spin, .node = spinner, .axis = {0.3f, 1.0f, 0.2f}, .speed = 1.2f});
 
     // Cameras.
-    const auto security = node("security", camera_body,
+    const auto security = node("security", std::nullopt,
                                camera_transform({5.5f, 4.0f, 5.5f}, {0.0f, 0.5f, -1.0f}), {"room"});
+    // The camera's housing sits just behind its lens, outside the view.
+    node("security housing", camera_body, at(0.0f, 0.0f, 0.36f), {}, security);
     scene.add_camera("security", security, {Projection::Perspective, 0.9f, 1, 1, 0.1f, 40.0f});
     const auto mirror_cam = node("mirror camera", std::nullopt,
                                  camera_transform({-6.7f, 2.0f, 1.0f}, {0.0f, 1.5f, 1.0f}));
