@@ -2,10 +2,17 @@
 // exportable (opaque fd) and imported into another device with equal device and driver UUIDs, so
 // the primary can wait GPU-side on a worker's timeline. All operations after construction are on
 // the per-frame path: they never throw and return the VkResult. Any thread.
+//
+// Host access (value, signal, wait) is serialised by a per-semaphore mutex, and wait() polls the
+// counter instead of blocking in vkWaitSemaphores. Both keep the validation layer's timeline
+// tracking consistent when one thread signals from the host while another reads (it otherwise
+// reports state timeouts), and polling wakes at once where a blocking wait can wake late.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include <vulkan/vulkan_core.h>
@@ -24,9 +31,8 @@ public:
 
     // A new semaphore on `device` sharing `source`'s payload (opaque fd). Both devices need
     // equal device and driver UUIDs; throws Error with the reason otherwise.
-    [[nodiscard]] static TimelineSemaphore import_from(const Device& device,
-                                                       const TimelineSemaphore& source,
-                                                       const std::string& name);
+    [[nodiscard]] static TimelineSemaphore
+    import_from(const Device& device, const TimelineSemaphore& source, const std::string& name);
 
     TimelineSemaphore(TimelineSemaphore&&) noexcept = default;
     TimelineSemaphore& operator=(TimelineSemaphore&&) noexcept = default;
@@ -40,7 +46,8 @@ public:
     // Host signal. `value` must be greater than the current value (values only grow).
     [[nodiscard]] VkResult signal(std::uint64_t value) noexcept;
     // Blocks up to `timeout` for the counter to reach `value`: VK_SUCCESS or VK_TIMEOUT.
-    [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const noexcept;
+    [[nodiscard]] VkResult wait(std::uint64_t value,
+                                std::chrono::nanoseconds timeout) const noexcept;
 
     // Submit-info helpers for vkQueueSubmit2.
     [[nodiscard]] VkSemaphoreSubmitInfo submit_info(std::uint64_t value,
@@ -49,6 +56,7 @@ public:
 private:
     TimelineSemaphore() = default;
     const Device* m_device = nullptr;
+    std::unique_ptr<std::mutex> m_host_lock;
     Handle<VkSemaphore> m_semaphore;
     std::string m_name;
 };

@@ -1,0 +1,119 @@
+#include "sched/calibration.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+std::vector<ReferenceWorkload> reference_workloads() {
+    std::vector<ReferenceWorkload> out = {{"pattern", 256, 256, 0}, {"pattern", 1024, 1024, 0}};
+    for (const std::uint32_t size : {256u, 512u, 1024u}) {
+        for (const std::uint64_t triangles : {1000u, 100000u}) {
+            out.push_back({"capture", size, size, triangles});
+        }
+    }
+    return out;
+}
+
+std::vector<std::uint64_t> reference_transfer_sizes() {
+    return {64u << 10, 1u << 20, 16u << 20};
+}
+
+double median(std::vector<double> samples) {
+    if (samples.empty()) {
+        return 0.0;
+    }
+    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+    std::nth_element(samples.begin(), middle, samples.end());
+    if (samples.size() % 2 == 1) {
+        return *middle;
+    }
+    const double upper = *middle;
+    const double lower = *std::max_element(samples.begin(), middle);
+    return 0.5 * (lower + upper);
+}
+
+LinkCost fit_link(const std::vector<TransferSample>& samples) {
+    std::map<std::uint64_t, std::vector<double>> by_size;
+    for (const auto& s : samples) {
+        by_size[s.bytes].push_back(s.ms);
+    }
+    if (by_size.size() < 2) {
+        throw Error("a transfer path needs timings at two sizes or more to separate its latency "
+                    "from its bandwidth",
+                    "Measure each path at every reference size");
+    }
+    // Least squares of ms = a + b * bytes over the per-size medians.
+    double n = 0.0;
+    double sx = 0.0;
+    double sy = 0.0;
+    double sxx = 0.0;
+    double sxy = 0.0;
+    double largest = 0.0;
+    double largest_ms = 0.0;
+    for (auto& [bytes, times] : by_size) {
+        const double x = static_cast<double>(bytes);
+        const double y = median(times);
+        n += 1.0;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+        if (x > largest) {
+            largest = x;
+            largest_ms = y;
+        }
+    }
+    const double denominator = n * sxx - sx * sx;
+    double slope = (n * sxy - sx * sy) / denominator;
+    double intercept = (sy - slope * sx) / n;
+    if (intercept < 0.0) {
+        // Refit through the origin: no negative latency.
+        intercept = 0.0;
+        slope = sxy / sxx;
+    }
+    LinkCost link;
+    link.latency_us = intercept * 1000.0;
+    if (slope > 0.0) {
+        link.gbps = 1.0 / (slope * 1e6);
+    } else {
+        // Every size took about as long: the bandwidth is at least what the largest one shows.
+        link.gbps = largest / (std::max(largest_ms, 1e-6) * 1e6);
+    }
+    return link;
+}
+
+std::string profile_summary(const Profile& profile) {
+    std::string text;
+    char line[256];
+    for (const auto& d : profile.devices) {
+        std::snprintf(line, sizeof line, "adapter %u: %s (driver %s)\n", d.index, d.name.c_str(),
+                      d.driver_version.c_str());
+        text += line;
+        std::snprintf(line, sizeof line, "  prepare %.3f ms, reintegrate %.2f GB/s + %.1f us\n",
+                      d.prepare_us / 1000.0, d.reintegrate.gbps, d.reintegrate.latency_us);
+        text += line;
+        for (const auto& w : d.workloads) {
+            std::snprintf(line, sizeof line, "  %-8s %5ux%-5u work %-7llu %10.3f ms\n",
+                          w.kind.c_str(), w.width, w.height,
+                          static_cast<unsigned long long>(w.work), w.ms);
+            text += line;
+        }
+    }
+    for (const auto& p : profile.pairs) {
+        std::snprintf(line, sizeof line, "adapter %u -> adapter %u: sync %.1f us (%s)\n", p.worker,
+                      p.primary, p.sync_us, p.gpu_side_sync ? "GPU-side" : "host bridge");
+        text += line;
+        for (const auto& path : p.paths) {
+            std::snprintf(line, sizeof line, "  %-14s %8.2f GB/s + %8.1f us\n",
+                          to_string(path.path), path.link.gbps, path.link.latency_us);
+            text += line;
+        }
+    }
+    return text;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,138 @@
+// The cost model: what a task costs on each device and what moving its result costs, in
+// milliseconds per update. Predictions start from the calibration profile (interpolated between
+// the calibrated sizes) and are refined by the timings the runtime measures while running; each
+// measured series is summarised by a robust moving estimate (the median of a window), so a
+// single stall never moves a prediction.
+// Owns a copy of the profile and the measurement windows. Not thread-safe: one thread (the one
+// that runs the pump and asks for placements) calls observe() and the queries; it lives as long
+// as the runtime that feeds it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sched/profile.hpp"
+#include "tandem/device_info.hpp"
+
+namespace tandem::detail {
+
+// What one update of a task is: a workload kind and its size. `work` is the kind's second
+// dimension (triangles for "capture", 0 for "pattern"); `output_bytes` is what moves to the
+// primary per update (0: width x height x 4, an RGBA8 image).
+struct WorkloadShape {
+    std::string kind;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    std::uint64_t work = 0;
+    std::uint64_t output_bytes = 0;
+    [[nodiscard]] std::uint64_t bytes() const noexcept;
+    [[nodiscard]] std::uint64_t pixels() const noexcept;
+};
+
+// GPU time of one update of `shape` on the device `device`, from its calibrated samples of the
+// same kind: piecewise linear in pixels within each calibrated work level, then piecewise
+// linear in work between levels; beyond the calibrated range the nearest segment's slope
+// extends it (never below proportional scaling of the nearest point). nullopt when the device
+// has no sample of that kind.
+[[nodiscard]] std::optional<double> predict_workload_ms(const DeviceProfile& device,
+                                                        const WorkloadShape& shape);
+
+// The stages of one job that the runtime can time, and the cost model predicts.
+enum class Stage { Execute, Prepare, Transfer, Sync, Reintegrate };
+[[nodiscard]] const char* to_string(Stage stage) noexcept;
+
+// Median of the last `window` samples. Until `min_samples` have arrived it has no estimate. One
+// outlier can move the median by at most one neighbouring order statistic, so a single stall
+// (or a handful fewer than half the window) never changes it past the spread of normal samples;
+// a lasting change moves it once it fills half the window.
+class RobustEstimate {
+public:
+    static constexpr std::size_t k_window = 9;
+    static constexpr std::size_t k_min_samples = 3;
+
+    void add(double ms) noexcept;
+    [[nodiscard]] std::optional<double> estimate() const noexcept;
+    [[nodiscard]] std::size_t count() const noexcept { return m_count; }
+    [[nodiscard]] double last() const noexcept;
+
+private:
+    std::array<double, k_window> m_samples{};
+    std::size_t m_next = 0;
+    std::size_t m_count = 0; // samples ever added
+};
+
+// Where a number came from, for explanations.
+enum class CostSource { Profile, Measured };
+[[nodiscard]] const char* to_string(CostSource source) noexcept;
+
+struct Prediction {
+    double ms = 0.0;
+    CostSource source = CostSource::Profile;
+};
+
+// What moving one update's result from `worker` to the primary costs, split by stage.
+struct MoveCost {
+    Prediction prepare;     // recording and submitting on the worker
+    Prediction transfer;    // worker image -> primary memory over `path`
+    Prediction sync;        // worker completion -> primary may start (GPU-side or host bridge)
+    Prediction reintegrate; // primary-side copy into the image the application samples
+    TransferPath path = TransferPath::HostCopy;
+    bool gpu_side_sync = false;
+    [[nodiscard]] double total_ms() const noexcept {
+        return prepare.ms + transfer.ms + sync.ms + reintegrate.ms;
+    }
+};
+
+class CostModel {
+public:
+    // Binds `profile` to the adapters present; throws Error (see bind_profile) when it does not
+    // describe them.
+    CostModel(Profile profile, const std::vector<DeviceInfo>& devices);
+
+    // One update of task `task` with `shape` on adapter `device`: the measured estimate when
+    // enough timings of it have arrived, else the profile's prediction; nullopt when neither
+    // knows (the device was not calibrated for that kind).
+    [[nodiscard]] std::optional<Prediction>
+    execute(const std::string& task, const WorkloadShape& shape, std::uint32_t device) const;
+
+    // Moving one update's result from adapter `worker` to adapter `primary`. The transfer path
+    // is `forced` when given, else the measured path with the lowest predicted time for the
+    // shape's bytes. nullopt when the profile has no measured path for the pair (or not the
+    // forced one).
+    [[nodiscard]] std::optional<MoveCost> move(const std::string& task, const WorkloadShape& shape,
+                                               std::uint32_t worker, std::uint32_t primary,
+                                               std::optional<TransferPath> forced = {}) const;
+
+    // A timing the runtime measured for one job of `task` that ran on adapter `device` (for
+    // Transfer, Sync and Reintegrate: the worker whose result moved). Returns false, and keeps
+    // nothing, when `ms` is not a finite non-negative number.
+    [[nodiscard]] bool observe(const std::string& task, std::uint32_t device, Stage stage,
+                               double ms);
+    // Drops every timing of `task` (it was removed or changed shape).
+    void forget(const std::string& task);
+
+    [[nodiscard]] const Profile& profile() const noexcept { return m_profile; }
+    // The profile device adapter `device` is bound to; nullptr for an adapter not present at
+    // construction.
+    [[nodiscard]] const DeviceProfile* device_profile(std::uint32_t device) const noexcept;
+
+private:
+    using Key = std::tuple<std::string, std::uint32_t, Stage>;
+    [[nodiscard]] std::optional<double> measured(const std::string& task, std::uint32_t device,
+                                                 Stage stage) const;
+    [[nodiscard]] Prediction refine(const std::string& task, std::uint32_t device, Stage stage,
+                                    double profile_ms) const;
+
+    Profile m_profile;
+    std::vector<std::uint32_t> m_binding; // adapter index -> profile device index
+    std::vector<bool> m_present;
+    std::map<Key, RobustEstimate> m_measured;
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,606 @@
+#include "sched/placement.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+constexpr double k_infinity = std::numeric_limits<double>::infinity();
+
+std::string ms(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", value);
+    return buffer;
+}
+
+std::string percent(double fraction) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.0f%%", fraction * 100.0);
+    return buffer;
+}
+
+std::string adapter(std::uint32_t device) {
+    return "adapter " + std::to_string(device);
+}
+
+// One device a task may be placed on in this decision.
+struct Option {
+    std::uint32_t device = 0;
+    std::size_t estimate = 0; // index into Explanation::devices
+    double charge = 0.0;      // the rule's side for this device, ms per update
+    double adjusted = 0.0;    // charge, plus the margin unless this is where the task stays
+    double worker_load = 0.0; // execute x rate, fraction of a second (workers only)
+    double path_load = 0.0;   // transfer x rate, fraction of a second (workers only)
+    bool counts_capacity = true;
+};
+
+// One task being decided.
+struct Item {
+    const TaskSpec* spec = nullptr;
+    Explanation explanation;
+    std::vector<Option> options; // never empty
+    double rate = 0.0;           // 0 for an invalid rate
+    std::optional<std::uint32_t> baseline;
+    std::string note; // said before the reason (a lost device, an unusable request)
+    bool invalid = false;
+};
+
+struct Loads {
+    std::vector<double> worker; // by worker slot
+    std::vector<double> path;
+    std::vector<bool> holds_capacity_task;
+};
+
+// Worker slot of each adapter index in DeviceSet::workers (npos for the primary or others).
+constexpr std::size_t k_no_slot = static_cast<std::size_t>(-1);
+
+class Search {
+public:
+    Search(std::vector<Item>& items, const std::vector<std::size_t>& slot_of,
+           std::size_t worker_count, const PlacementOptions& options)
+        : m_items(items), m_slot_of(slot_of), m_workers(worker_count), m_options(options) {}
+
+    // Fills `choice` (option index per item); returns "exhaustive" or "greedy".
+    std::string run(std::vector<std::size_t>& choice) {
+        double leaves = 1.0;
+        for (const auto& item : m_items) {
+            leaves *= static_cast<double>(item.options.size());
+        }
+        if (leaves <= static_cast<double>(m_options.exhaustive_limit)) {
+            m_current.assign(m_items.size(), 0);
+            Loads loads{std::vector<double>(m_workers, 0.0), std::vector<double>(m_workers, 0.0),
+                        std::vector<bool>(m_workers, false)};
+            descend(0, loads, 0.0, 0);
+            choice = m_best;
+            return "exhaustive";
+        }
+        greedy(choice);
+        return "greedy";
+    }
+
+private:
+    [[nodiscard]] std::size_t slot(std::uint32_t device) const {
+        return device < m_slot_of.size() ? m_slot_of[device] : k_no_slot;
+    }
+
+    // How far past capacity the workers that hold a capacity-bound task are (0 when every
+    // constraint holds). Only grows as tasks are added, so it can prune the search.
+    [[nodiscard]] double overload(const Loads& loads) const {
+        double total = 0.0;
+        for (std::size_t s = 0; s < m_workers; ++s) {
+            if (loads.holds_capacity_task[s]) {
+                total += std::max(0.0, loads.worker[s] - m_options.capacity) +
+                         std::max(0.0, loads.path[s] - m_options.capacity);
+            }
+        }
+        return total;
+    }
+
+    // Every assignment, pruned by overload: the constraints are kept whenever some assignment
+    // keeps them; when none does (tasks requested on workers that cannot hold them all), the
+    // least overloaded one wins.
+    void descend(std::size_t index, Loads& loads, double objective, std::size_t moves) {
+        const double over = overload(loads);
+        if (m_found && over > m_best_overload + 1e-12) {
+            return;
+        }
+        if (index == m_items.size()) {
+            const double utilisation =
+                m_workers == 0 ? 0.0 : *std::max_element(loads.worker.begin(), loads.worker.end());
+            if (!m_found || better(over, objective, utilisation, moves)) {
+                m_found = true;
+                m_best = m_current;
+                m_best_overload = over;
+                m_best_objective = objective;
+                m_best_utilisation = utilisation;
+                m_best_moves = moves;
+            }
+            return;
+        }
+        const auto& item = m_items[index];
+        for (std::size_t o = 0; o < item.options.size(); ++o) {
+            const auto& option = item.options[o];
+            const auto s = slot(option.device);
+            bool held = false;
+            if (s != k_no_slot) {
+                loads.worker[s] += option.worker_load;
+                loads.path[s] += option.path_load;
+                held = loads.holds_capacity_task[s];
+                loads.holds_capacity_task[s] = held || option.counts_capacity;
+            }
+            m_current[index] = o;
+            const bool moved = item.explanation.previous.has_value() &&
+                               *item.explanation.previous != option.device;
+            descend(index + 1, loads, objective + item.rate * option.adjusted,
+                    moves + (moved ? 1 : 0));
+            if (s != k_no_slot) {
+                loads.worker[s] -= option.worker_load;
+                loads.path[s] -= option.path_load;
+                loads.holds_capacity_task[s] = held;
+            }
+        }
+    }
+
+    // Less overload first; then lower objective (primary time per second, margins included);
+    // then the more even spread over workers; then fewer moves.
+    [[nodiscard]] bool better(double over, double objective, double utilisation,
+                              std::size_t moves) const {
+        if (over < m_best_overload - 1e-12) {
+            return true;
+        }
+        if (over > m_best_overload + 1e-12) {
+            return false;
+        }
+        const double tolerance = 1e-9 * std::max(1.0, std::abs(m_best_objective));
+        if (objective < m_best_objective - tolerance) {
+            return true;
+        }
+        if (objective > m_best_objective + tolerance) {
+            return false;
+        }
+        if (utilisation < m_best_utilisation - 1e-9) {
+            return true;
+        }
+        if (utilisation > m_best_utilisation + 1e-9) {
+            return false;
+        }
+        return moves < m_best_moves;
+    }
+
+    // Largest gain first: each task takes its cheapest device with capacity left.
+    void greedy(std::vector<std::size_t>& choice) {
+        choice.assign(m_items.size(), 0);
+        std::vector<std::size_t> order(m_items.size());
+        std::vector<double> urgency(m_items.size(), 0.0);
+        for (std::size_t i = 0; i < m_items.size(); ++i) {
+            order[i] = i;
+            const auto& options = m_items[i].options;
+            double worst = 0.0;
+            double best = k_infinity;
+            for (const auto& o : options) {
+                worst = std::max(worst, o.adjusted);
+                best = std::min(best, o.adjusted);
+            }
+            // Single-option tasks first (their load is fixed), then by the most to gain.
+            urgency[i] = options.size() == 1 ? k_infinity : m_items[i].rate * (worst - best);
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return urgency[a] > urgency[b]; });
+        Loads loads{std::vector<double>(m_workers, 0.0), std::vector<double>(m_workers, 0.0),
+                    std::vector<bool>(m_workers, false)};
+        for (const auto i : order) {
+            const auto& item = m_items[i];
+            std::optional<std::size_t> pick;
+            std::optional<std::size_t> least_loaded;
+            for (std::size_t o = 0; o < item.options.size(); ++o) {
+                const auto& option = item.options[o];
+                const auto s = slot(option.device);
+                bool ok = true;
+                if (s != k_no_slot && option.counts_capacity) {
+                    ok = loads.worker[s] + option.worker_load <= m_options.capacity + 1e-12 &&
+                         loads.path[s] + option.path_load <= m_options.capacity + 1e-12;
+                    if (!least_loaded ||
+                        loads.worker[s] < loads.worker[slot(item.options[*least_loaded].device)]) {
+                        least_loaded = o;
+                    }
+                }
+                if (ok && (!pick || option.adjusted < item.options[*pick].adjusted)) {
+                    pick = o;
+                }
+            }
+            const std::size_t o = pick ? *pick : least_loaded.value_or(0);
+            choice[i] = o;
+            const auto s = slot(item.options[o].device);
+            if (s != k_no_slot) {
+                loads.worker[s] += item.options[o].worker_load;
+                loads.path[s] += item.options[o].path_load;
+            }
+        }
+    }
+
+    std::vector<Item>& m_items;
+    const std::vector<std::size_t>& m_slot_of;
+    std::size_t m_workers;
+    const PlacementOptions& m_options;
+    std::vector<std::size_t> m_current;
+    std::vector<std::size_t> m_best;
+    bool m_found = false;
+    double m_best_overload = k_infinity;
+    double m_best_objective = k_infinity;
+    double m_best_utilisation = k_infinity;
+    std::size_t m_best_moves = 0;
+};
+
+std::string describe_move(const MoveCost& m) {
+    return "prepare " + ms(m.prepare.ms) + " + transfer " + ms(m.transfer.ms) + " over " +
+           to_string(m.path) + " + sync " + ms(m.sync.ms) +
+           (m.gpu_side_sync ? " GPU-side" : " via the host bridge") + " + reintegrate " +
+           ms(m.reintegrate.ms);
+}
+
+// One or two sentences saying why `item` went to `option`'s device, with the numbers.
+std::string reason(const Item& item, const Option& option, const std::vector<DeviceLoad>& loads,
+                   const PlacementOptions& options) {
+    const auto& e = item.explanation;
+    const auto& chosen = e.devices[option.estimate];
+    const bool stayed = e.previous && *e.previous == option.device;
+    auto load_on = [&](std::uint32_t device) {
+        for (const auto& l : loads) {
+            if (l.device == device) {
+                return l.load_fraction;
+            }
+        }
+        return 0.0;
+    };
+    std::string why;
+    using Kind = PlacementRequest::Kind;
+    if (item.invalid || (e.request.kind == Kind::Primary)) {
+        why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
+    } else if (e.request.kind == Kind::Device && item.note.empty()) {
+        why = "Manual placement: it runs on " + adapter(option.device) + " as requested.";
+        if (!chosen.primary && load_on(option.device) > options.capacity) {
+            why += " " + adapter(option.device) + " is loaded to " +
+                   percent(load_on(option.device)) + " of a second (capacity " +
+                   percent(options.capacity) + "), so update rates there may not be met.";
+        }
+    } else if (e.request.kind == Kind::AnyWorker && !chosen.primary) {
+        why = "Requested on a worker: " + adapter(option.device) + " moves it for " +
+              ms(chosen.charge_ms) + " per update (" + describe_move(*chosen.move) +
+              ") and has capacity left.";
+    } else if (chosen.primary) {
+        // The worker with the largest net gain, if any could take it.
+        const DeviceEstimate* best = nullptr;
+        for (const auto& d : e.devices) {
+            if (d.candidate && !d.primary &&
+                (best == nullptr || d.gain_ms - d.charge_ms > best->gain_ms - best->charge_ms)) {
+                best = &d;
+            }
+        }
+        if (best == nullptr) {
+            why = "It runs on the primary: no worker can take it";
+            std::string reasons;
+            for (const auto& d : e.devices) {
+                if (!d.primary) {
+                    reasons +=
+                        (reasons.empty() ? "" : "; ") + adapter(d.device) + ": " + d.excluded;
+                }
+            }
+            why += reasons.empty() ? " (there are no workers)." : " (" + reasons + ").";
+        } else {
+            const double net = best->gain_ms - best->charge_ms;
+            const double needed = item.baseline ? e.margin_ms : 0.0;
+            if (net <= needed) {
+                why = std::string(stayed ? "It stays" : "It runs") +
+                      " on the primary: " + adapter(best->device) + " would free " +
+                      ms(best->gain_ms) + " per update but moving costs " + ms(best->charge_ms) +
+                      " (" + describe_move(*best->move) + "), a net gain of " + ms(net) +
+                      ", not more than the margin " + ms(needed) + ".";
+            } else {
+                why = "It runs on the primary: " + adapter(best->device) + " would gain " +
+                      ms(net) +
+                      " net per update but has no capacity left (with it, its "
+                      "load would reach " +
+                      percent(load_on(best->device) + best->load_fraction) + ", capacity " +
+                      percent(options.capacity) + ").";
+            }
+        }
+    } else {
+        const double net = chosen.gain_ms - chosen.charge_ms;
+        if (stayed) {
+            why = "It stays on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+                  " of primary time per update against a move cost of " + ms(chosen.charge_ms) +
+                  " (" + describe_move(*chosen.move) + ").";
+        } else {
+            why = "It runs on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+                  " of primary time per update, more than the move cost of " +
+                  ms(chosen.charge_ms) + " (" + describe_move(*chosen.move) + ") by " + ms(net) +
+                  " (margin " + ms(item.baseline ? e.margin_ms : 0.0) + ").";
+        }
+    }
+    // What the chosen device beat: the option cheapest on its own, when it is not chosen.
+    const Option* cheapest = nullptr;
+    for (const auto& o : item.options) {
+        if (cheapest == nullptr || o.charge < cheapest->charge) {
+            cheapest = &o;
+        }
+    }
+    const bool manual =
+        e.request.kind == Kind::Primary || (e.request.kind == Kind::Device && item.note.empty());
+    if (!item.invalid && !manual && !chosen.primary && cheapest != nullptr &&
+        cheapest->device != option.device && cheapest->charge < option.charge - 1e-12) {
+        const auto& d = e.devices[cheapest->estimate];
+        const auto name = d.primary ? std::string("the primary") : adapter(d.device);
+        if (cheapest->adjusted >= option.adjusted - 1e-12) {
+            why += " On " + name + " it would cost only " + ms(option.charge - cheapest->charge) +
+                   " less per update, within the margin " + ms(e.margin_ms) +
+                   ", so it does not move.";
+        } else if (!d.primary) {
+            why += " On " + name + " it would cost " + ms(option.charge - cheapest->charge) +
+                   " less per update, but the load is shared: with it, " + name + " would reach " +
+                   percent(load_on(d.device) + cheapest->worker_load) + " (capacity " +
+                   percent(options.capacity) + ").";
+        }
+    }
+    return why;
+}
+
+} // namespace
+
+void check_task(const TaskSpec& task) {
+    if (!std::isfinite(task.rate_hz) || task.rate_hz <= 0.0) {
+        throw Error("task \"" + task.name + "\" has an update rate of " +
+                        std::to_string(task.rate_hz) + " Hz",
+                    "Give a positive finite rate in Hz");
+    }
+    if (task.shape.kind.empty() || task.shape.width == 0 || task.shape.height == 0) {
+        throw Error("task \"" + task.name + "\" has no workload kind or an empty size",
+                    "Give the task a kind and a non-zero width and height");
+    }
+}
+
+bool DeviceSet::is_lost(std::uint32_t device) const noexcept {
+    return std::find(lost.begin(), lost.end(), device) != lost.end();
+}
+
+bool DeviceSet::is_worker(std::uint32_t device) const noexcept {
+    return device != primary && std::find(workers.begin(), workers.end(), device) != workers.end();
+}
+
+Placer::Placer(const CostModel& model, PlacementOptions options)
+    : m_model(&model), m_options(options) {}
+
+PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet& devices) {
+    PlacementPlan plan;
+    plan.decision = ++m_decisions;
+    const auto primary = devices.primary;
+    std::vector<std::uint32_t> workers;
+    for (const auto w : devices.workers) {
+        if (w != primary && std::find(workers.begin(), workers.end(), w) == workers.end()) {
+            workers.push_back(w);
+        }
+    }
+    std::vector<std::size_t> slot_of;
+    for (std::size_t s = 0; s < workers.size(); ++s) {
+        if (workers[s] >= slot_of.size()) {
+            slot_of.resize(workers[s] + 1, k_no_slot);
+        }
+        slot_of[workers[s]] = s;
+    }
+
+    std::vector<Item> items;
+    items.reserve(tasks.size());
+    for (const auto& spec : tasks) {
+        Item item;
+        item.spec = &spec;
+        auto& e = item.explanation;
+        e.task = spec.name;
+        e.shape = spec.shape;
+        e.request = spec.request;
+        e.rate_hz = spec.rate_hz;
+        if (const auto it = m_current.find(spec.name); it != m_current.end()) {
+            e.previous = it->second;
+        }
+        item.invalid = !std::isfinite(spec.rate_hz) || spec.rate_hz <= 0.0;
+        item.rate = item.invalid ? 0.0 : spec.rate_hz;
+
+        // Estimates: the primary first, then each worker.
+        DeviceEstimate p;
+        p.device = primary;
+        p.primary = true;
+        p.candidate = true;
+        p.execute = m_model->execute(spec.name, spec.shape, primary);
+        p.charge_ms = p.execute ? p.execute->ms : 0.0;
+        p.load_fraction = p.charge_ms * item.rate / 1000.0;
+        e.devices.push_back(p);
+        const bool gain_known = p.execute.has_value();
+        e.margin_ms = std::max(m_options.margin_ms, m_options.margin_fraction * p.charge_ms);
+        for (const auto w : workers) {
+            DeviceEstimate d;
+            d.device = w;
+            if (devices.is_lost(w)) {
+                d.excluded = "the device was lost";
+                e.devices.push_back(d);
+                continue;
+            }
+            d.execute = m_model->execute(spec.name, spec.shape, w);
+            d.move = m_model->move(spec.name, spec.shape, w, primary, devices.forced_path);
+            d.gain_ms = p.charge_ms;
+            if (d.move) {
+                d.charge_ms = d.move->total_ms();
+            }
+            if (d.execute) {
+                d.load_fraction = d.execute->ms * item.rate / 1000.0;
+            }
+            if (!d.execute) {
+                d.excluded = "no cost is known for \"" + spec.shape.kind +
+                             "\" on this device (run `tandem calibrate`)";
+            } else if (!d.move) {
+                d.excluded = devices.forced_path ? std::string("the forced transfer path ") +
+                                                       to_string(*devices.forced_path) +
+                                                       " was not measured for this pair"
+                                                 : "no transfer path to the primary was measured";
+            } else if (d.load_fraction > m_options.capacity ||
+                       d.move->transfer.ms * item.rate / 1000.0 > m_options.capacity) {
+                char rate[32];
+                std::snprintf(rate, sizeof rate, "%g", item.rate);
+                d.excluded =
+                    std::string("at ") + rate + " Hz it alone would need " +
+                    percent(std::max(d.load_fraction, d.move->transfer.ms * item.rate / 1000.0)) +
+                    " of the device or its transfer path, more than its capacity of " +
+                    percent(m_options.capacity);
+            } else if (!gain_known) {
+                d.excluded = "the primary's cost of \"" + spec.shape.kind +
+                             "\" is unknown, so no gain can be predicted";
+            }
+            d.candidate = d.excluded.empty();
+            e.devices.push_back(d);
+        }
+
+        auto option_for = [&](std::size_t estimate, bool counts_capacity) {
+            const auto& d = e.devices[estimate];
+            Option o;
+            o.device = d.device;
+            o.estimate = estimate;
+            o.charge = d.charge_ms;
+            o.worker_load = d.primary ? 0.0 : d.load_fraction;
+            o.path_load = d.move ? d.move->transfer.ms * item.rate / 1000.0 : 0.0;
+            o.counts_capacity = counts_capacity && !d.primary;
+            return o;
+        };
+        auto live = [&](std::uint32_t device) {
+            return device == primary || (devices.is_worker(device) && !devices.is_lost(device));
+        };
+
+        using Kind = PlacementRequest::Kind;
+        Kind kind = spec.request.kind;
+        if (item.invalid) {
+            item.note = "Its update rate is not a positive finite number, so it runs on the "
+                        "primary. ";
+            kind = Kind::Primary;
+        }
+        if (kind == Kind::Device && !live(spec.request.device)) {
+            item.note = "The requested " + adapter(spec.request.device) + " is " +
+                        (devices.is_lost(spec.request.device) ? "lost" : "not available") +
+                        ", so it is placed automatically. ";
+            kind = Kind::Auto;
+        }
+        switch (kind) {
+        case Kind::Primary:
+            item.options.push_back(option_for(0, false));
+            break;
+        case Kind::Device:
+            for (std::size_t i = 0; i < e.devices.size(); ++i) {
+                if (e.devices[i].device == spec.request.device) {
+                    item.options.push_back(option_for(i, false));
+                }
+            }
+            break;
+        case Kind::AnyWorker:
+            for (std::size_t i = 1; i < e.devices.size(); ++i) {
+                if (e.devices[i].execute && e.devices[i].move && live(e.devices[i].device)) {
+                    item.options.push_back(option_for(i, true));
+                }
+            }
+            if (item.options.empty()) {
+                item.note = "No live worker can run it, so it runs on the primary. ";
+                item.options.push_back(option_for(0, false));
+            }
+            break;
+        case Kind::Auto:
+            item.options.push_back(option_for(0, false));
+            for (std::size_t i = 1; i < e.devices.size(); ++i) {
+                if (e.devices[i].candidate) {
+                    item.options.push_back(option_for(i, true));
+                }
+            }
+            break;
+        }
+
+        // Hysteresis baseline: where the task stays unless another device is better by the
+        // margin. A task seen for the first time starts from the primary (the rule's side);
+        // one whose device is gone has no baseline and moves at once.
+        if (e.previous && !live(*e.previous)) {
+            e.lost_move = true;
+            item.note = adapter(*e.previous) +
+                        (devices.is_lost(*e.previous) ? " was lost" : " is no longer available") +
+                        ": the task moves in this decision and its last good output stays "
+                        "visible until the new device publishes. " +
+                        item.note;
+        } else {
+            const auto start = e.previous.value_or(primary);
+            for (const auto& o : item.options) {
+                if (o.device == start) {
+                    item.baseline = start;
+                }
+            }
+        }
+        for (auto& o : item.options) {
+            o.adjusted =
+                o.charge + (item.baseline && *item.baseline != o.device ? e.margin_ms : 0.0);
+        }
+        items.push_back(std::move(item));
+    }
+
+    std::vector<std::size_t> choice;
+    plan.method = Search(items, slot_of, workers.size(), m_options).run(choice);
+
+    // Loads and the primary's frame time under the chosen assignment.
+    DeviceLoad primary_load;
+    primary_load.device = primary;
+    primary_load.primary = true;
+    plan.devices.push_back(primary_load);
+    for (const auto w : workers) {
+        DeviceLoad load;
+        load.device = w;
+        load.lost = devices.is_lost(w);
+        load.capacity = m_options.capacity;
+        plan.devices.push_back(load);
+    }
+    double frame_ms = m_options.primary_base_frame_ms;
+    const double per_frame =
+        m_options.primary_frame_rate_hz > 0.0 ? 1.0 / m_options.primary_frame_rate_hz : 0.0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const auto& option = items[i].options[choice[i]];
+        const auto& estimate = items[i].explanation.devices[option.estimate];
+        auto& load =
+            option.device == primary ? plan.devices[0] : plan.devices[1 + slot_of[option.device]];
+        load.tasks.push_back(items[i].spec->name);
+        if (estimate.execute) {
+            load.load_fraction += estimate.execute->ms * items[i].rate / 1000.0;
+        }
+        if (option.device == primary) {
+            frame_ms += estimate.charge_ms * items[i].rate * per_frame;
+        } else if (estimate.move) {
+            frame_ms += estimate.move->reintegrate.ms * items[i].rate * per_frame;
+        }
+    }
+    plan.predicted_primary_frame_ms = frame_ms;
+
+    // Explanations.
+    std::map<std::string, std::uint32_t> next;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        auto& item = items[i];
+        auto& e = item.explanation;
+        const auto& option = item.options[choice[i]];
+        e.chosen = option.device;
+        e.moved = e.previous.has_value() && *e.previous != e.chosen;
+        next[e.task] = e.chosen;
+        if (m_options.explain) {
+            e.reason = item.note + reason(item, option, plan.devices, m_options);
+            if (!e.reason.empty() && e.reason[0] >= 'a' && e.reason[0] <= 'z') {
+                e.reason[0] = static_cast<char>(e.reason[0] - 'a' + 'A');
+            }
+        }
+        plan.tasks.push_back(std::move(e));
+    }
+    m_current = std::move(next);
+    return plan;
+}
+
+} // namespace tandem::detail

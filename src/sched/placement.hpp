@@ -1,0 +1,79 @@
+// Placement: which device runs each task, decided once per primary frame from the cost model.
+// The rule: a task moves to a worker only when the primary time it frees (the gain) exceeds
+// what moving costs (preparation + transfer + synchronisation + reintegration) by a margin;
+// a task already placed stays unless another device is better by that margin (hysteresis), so
+// placements do not flap. Every worker's load (sum of cost x rate) stays below its capacity;
+// manual placements are kept; a lost worker's tasks move in the very next decision.
+// Every decision carries an Explanation with the numbers behind it (JSON and text).
+// Placer keeps the current placement between decisions and reads a CostModel it does not own
+// (which must outlive it). Not thread-safe: the thread that owns the CostModel calls decide().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/cost_model.hpp"
+#include "sched/explanation.hpp"
+
+namespace tandem::detail {
+
+struct TaskSpec {
+    std::string name; // unique among the tasks of one decision
+    WorkloadShape shape;
+    double rate_hz = 30.0; // updates per second the task needs
+    PlacementRequest request;
+};
+
+// Throws Error with a sentence naming the task when its rate is not a positive finite number
+// or its shape is empty. Set-up code calls it; decide() tolerates bad specs (primary, with why).
+void check_task(const TaskSpec& task);
+
+struct DeviceSet {
+    std::uint32_t primary = 0;
+    std::vector<std::uint32_t> workers;
+    std::vector<std::uint32_t> lost;         // workers whose device was lost: never chosen
+    std::optional<TransferPath> forced_path; // --transfer: use only this path
+    [[nodiscard]] bool is_lost(std::uint32_t device) const noexcept;
+    [[nodiscard]] bool is_worker(std::uint32_t device) const noexcept;
+};
+
+struct PlacementOptions {
+    double capacity = 0.9;               // a worker may be busy this fraction of each second
+    double margin_ms = 0.05;             // hysteresis margin per update: the larger of this...
+    double margin_fraction = 0.10;       // ...and this fraction of the task's primary cost
+    double primary_frame_rate_hz = 60.0; // to amortise per-update costs over primary frames
+    double primary_base_frame_ms = 0.0;  // the application's own frame time, for the report
+    std::size_t exhaustive_limit = 4096; // search every assignment when there are this few
+    bool explain = true; // compose the reason sentences (the numbers are always kept)
+};
+
+class Placer {
+public:
+    explicit Placer(const CostModel& model, PlacementOptions options = {});
+
+    // One decision, for one primary frame: never throws, never blocks. Tasks absent from
+    // `tasks` are forgotten. Auto tasks with several live workers are searched exhaustively
+    // when the number of assignments is at most options.exhaustive_limit, else greedily
+    // (largest gain first, each to its cheapest device with capacity left).
+    [[nodiscard]] PlacementPlan decide(const std::vector<TaskSpec>& tasks,
+                                       const DeviceSet& devices);
+
+    // Where each task runs now (after the last decision).
+    [[nodiscard]] const std::map<std::string, std::uint32_t>& placements() const noexcept {
+        return m_current;
+    }
+    [[nodiscard]] const PlacementOptions& options() const noexcept { return m_options; }
+
+private:
+    const CostModel* m_model;
+    PlacementOptions m_options;
+    std::map<std::string, std::uint32_t> m_current;
+    std::uint64_t m_decisions = 0;
+};
+
+} // namespace tandem::detail

@@ -1,0 +1,362 @@
+#include "sched/profile.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* k_recalibrate = "Run `tandem calibrate` to measure this machine again";
+
+std::string adapter_label(const DeviceInfo& d) {
+    return "adapter " + std::to_string(d.index) + " (" + d.name + ")";
+}
+
+std::string profile_label(const DeviceProfile& d) {
+    return "profile device " + std::to_string(d.index) + " (" + d.name + ")";
+}
+
+json link_json(const LinkCost& link) {
+    return {{"gbps", link.gbps}, {"latency_us", link.latency_us}};
+}
+
+// Reads `key` from `object` as T, naming `where` and the key when it is missing or mistyped.
+template <typename T>
+T field(const json& object, const char* key, const std::string& where) {
+    const auto it = object.find(key);
+    if (it == object.end()) {
+        throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
+                    k_recalibrate);
+    }
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        throw Error("the profile's " + where + " has a \"" + std::string(key) +
+                        "\" of the wrong type (" + it->dump() + ")",
+                    k_recalibrate);
+    }
+}
+
+double non_negative(double value, const char* key, const std::string& where) {
+    if (!(value >= 0.0) || value > 1e12) {
+        throw Error("the profile's " + where + " has \"" + std::string(key) +
+                        "\" = " + std::to_string(value) + ", not a non-negative finite number",
+                    k_recalibrate);
+    }
+    return value;
+}
+
+LinkCost link_from_json(const json& object, const std::string& where) {
+    LinkCost link;
+    link.gbps = non_negative(field<double>(object, "gbps", where), "gbps", where);
+    link.latency_us = non_negative(field<double>(object, "latency_us", where), "latency_us", where);
+    if (link.gbps <= 0.0) {
+        throw Error("the profile's " + where + " has a bandwidth of 0 GB/s", k_recalibrate);
+    }
+    return link;
+}
+
+} // namespace
+
+double LinkCost::ms_for(std::uint64_t bytes) const noexcept {
+    const double transfer_ms = gbps > 0.0 ? static_cast<double>(bytes) / (gbps * 1e6) : 0.0;
+    return latency_us / 1000.0 + transfer_ms;
+}
+
+const PathProfile* PairProfile::find(TransferPath path) const noexcept {
+    const auto it =
+        std::find_if(paths.begin(), paths.end(), [&](const auto& p) { return p.path == path; });
+    return it == paths.end() ? nullptr : &*it;
+}
+
+const DeviceProfile* Profile::device(std::uint32_t index) const noexcept {
+    const auto it = std::find_if(devices.begin(), devices.end(),
+                                 [&](const auto& d) { return d.index == index; });
+    return it == devices.end() ? nullptr : &*it;
+}
+
+const PairProfile* Profile::pair(std::uint32_t worker, std::uint32_t primary) const noexcept {
+    const auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+        return p.worker == worker && p.primary == primary;
+    });
+    return it == pairs.end() ? nullptr : &*it;
+}
+
+Profile profile_skeleton(const std::vector<DeviceInfo>& devices) {
+    Profile profile;
+    for (const auto& d : devices) {
+        DeviceProfile p;
+        p.index = d.index;
+        p.virtual_index = d.virtual_index;
+        p.name = d.name;
+        p.device_uuid = to_string(d.device_uuid);
+        p.driver_uuid = to_string(d.driver_uuid);
+        p.driver_version = d.driver_version;
+        profile.devices.push_back(std::move(p));
+    }
+    return profile;
+}
+
+json to_json(const Profile& profile) {
+    json devices = json::array();
+    for (const auto& d : profile.devices) {
+        json workloads = json::array();
+        for (const auto& w : d.workloads) {
+            workloads.push_back({{"kind", w.kind},
+                                 {"width", w.width},
+                                 {"height", w.height},
+                                 {"work", w.work},
+                                 {"ms", w.ms}});
+        }
+        devices.push_back({{"index", d.index},
+                           {"virtual_index", d.virtual_index},
+                           {"name", d.name},
+                           {"device_uuid", d.device_uuid},
+                           {"driver_uuid", d.driver_uuid},
+                           {"driver_version", d.driver_version},
+                           {"prepare_us", d.prepare_us},
+                           {"reintegrate", link_json(d.reintegrate)},
+                           {"workloads", workloads}});
+    }
+    json pairs = json::array();
+    for (const auto& p : profile.pairs) {
+        json paths = json::array();
+        for (const auto& path : p.paths) {
+            json entry = link_json(path.link);
+            entry["path"] = to_string(path.path);
+            paths.push_back(entry);
+        }
+        pairs.push_back({{"worker", p.worker},
+                         {"primary", p.primary},
+                         {"gpu_side_sync", p.gpu_side_sync},
+                         {"sync_us", p.sync_us},
+                         {"paths", paths}});
+    }
+    return {{"schema_version", k_profile_schema_version},
+            {"created", profile.created},
+            {"tandem_version", profile.tandem_version},
+            {"devices", devices},
+            {"pairs", pairs}};
+}
+
+Profile profile_from_json(const json& document) {
+    if (!document.is_object()) {
+        throw Error("the profile is not a JSON object", k_recalibrate);
+    }
+    const int schema = field<int>(document, "schema_version", "document");
+    if (schema != k_profile_schema_version) {
+        throw Error("the profile has schema_version " + std::to_string(schema) +
+                        ", this tandem reads version " + std::to_string(k_profile_schema_version),
+                    k_recalibrate);
+    }
+    Profile profile;
+    profile.created = document.value("created", std::string{});
+    profile.tandem_version = document.value("tandem_version", std::string{});
+    for (const auto& d : field<json>(document, "devices", "document")) {
+        const std::string where = "device " + std::to_string(profile.devices.size());
+        DeviceProfile p;
+        p.index = field<std::uint32_t>(d, "index", where);
+        p.virtual_index = field<std::uint32_t>(d, "virtual_index", where);
+        p.name = field<std::string>(d, "name", where);
+        p.device_uuid = field<std::string>(d, "device_uuid", where);
+        p.driver_uuid = field<std::string>(d, "driver_uuid", where);
+        p.driver_version = field<std::string>(d, "driver_version", where);
+        p.prepare_us = non_negative(field<double>(d, "prepare_us", where), "prepare_us", where);
+        p.reintegrate = link_from_json(field<json>(d, "reintegrate", where), where);
+        for (const auto& w : field<json>(d, "workloads", where)) {
+            const std::string at = where + " workload " + std::to_string(p.workloads.size());
+            WorkloadSample sample;
+            sample.kind = field<std::string>(w, "kind", at);
+            sample.width = field<std::uint32_t>(w, "width", at);
+            sample.height = field<std::uint32_t>(w, "height", at);
+            sample.work = field<std::uint64_t>(w, "work", at);
+            sample.ms = non_negative(field<double>(w, "ms", at), "ms", at);
+            if (sample.kind.empty() || sample.width == 0 || sample.height == 0) {
+                throw Error("the profile's " + at + " needs a kind and a non-zero size",
+                            k_recalibrate);
+            }
+            p.workloads.push_back(std::move(sample));
+        }
+        if (profile.device(p.index) != nullptr) {
+            throw Error("the profile lists device index " + std::to_string(p.index) + " twice",
+                        k_recalibrate);
+        }
+        profile.devices.push_back(std::move(p));
+    }
+    for (const auto& j : field<json>(document, "pairs", "document")) {
+        const std::string where = "pair " + std::to_string(profile.pairs.size());
+        PairProfile p;
+        p.worker = field<std::uint32_t>(j, "worker", where);
+        p.primary = field<std::uint32_t>(j, "primary", where);
+        if (profile.device(p.worker) == nullptr || profile.device(p.primary) == nullptr) {
+            throw Error("the profile's " + where + " refers to a device it does not list",
+                        k_recalibrate);
+        }
+        p.gpu_side_sync = field<bool>(j, "gpu_side_sync", where);
+        p.sync_us = non_negative(field<double>(j, "sync_us", where), "sync_us", where);
+        for (const auto& path : field<json>(j, "paths", where)) {
+            const auto name = field<std::string>(path, "path", where);
+            const auto parsed = parse_transfer_path(name);
+            if (!parsed) {
+                throw Error("the profile's " + where + " names an unknown transfer path \"" + name +
+                                "\"",
+                            k_recalibrate);
+            }
+            p.paths.push_back({*parsed, link_from_json(path, where + " path " + name)});
+        }
+        profile.pairs.push_back(std::move(p));
+    }
+    return profile;
+}
+
+std::filesystem::path default_profile_path() {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    // The XDG spec: a relative XDG_CACHE_HOME is invalid and must be ignored.
+    if (xdg != nullptr && *xdg != '\0' && std::filesystem::path(xdg).is_absolute()) {
+        return std::filesystem::path(xdg) / "tandem" / "profile.json";
+    }
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && *home != '\0') {
+        return std::filesystem::path(home) / ".cache" / "tandem" / "profile.json";
+    }
+    throw Error("cannot find the cache folder for the calibration profile: neither "
+                "XDG_CACHE_HOME nor HOME is set",
+                "Set XDG_CACHE_HOME (or HOME), or pass the profile's path explicitly");
+}
+
+Profile load_profile(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw Error("no calibration profile at " + path.string(),
+                    "Run `tandem calibrate` to measure this machine");
+    }
+    json document;
+    try {
+        document = json::parse(in);
+    } catch (const json::exception& e) {
+        throw Error("the calibration profile " + path.string() + " is not valid JSON (" + e.what() +
+                        ")",
+                    k_recalibrate);
+    }
+    try {
+        return profile_from_json(document);
+    } catch (const Error& e) {
+        throw Error("the calibration profile " + path.string() + " is unusable: " + e.context(),
+                    e.hint());
+    }
+}
+
+void save_profile(const Profile& profile, const std::filesystem::path& path) {
+    std::error_code ec;
+    if (path.has_parent_path()) {
+        std::filesystem::create_directories(path.parent_path(), ec);
+        if (ec) {
+            throw Error("cannot create " + path.parent_path().string() + " (" + ec.message() + ")",
+                        "Check the folder's permissions or choose another profile path");
+        }
+    }
+    auto temporary = path;
+    temporary += ".tmp";
+    {
+        std::ofstream out(temporary, std::ios::trunc);
+        out << to_json(profile).dump(2) << '\n';
+        if (!out) {
+            throw Error("cannot write " + temporary.string(),
+                        "Check the folder's permissions and free space");
+        }
+    }
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) {
+        std::filesystem::remove(temporary, ec);
+        throw Error("cannot replace " + path.string(),
+                    "Check the folder's permissions and free space");
+    }
+}
+
+std::vector<ProfileMismatch> check_profile(const Profile& profile,
+                                           const std::vector<DeviceInfo>& devices) {
+    std::vector<ProfileMismatch> mismatches;
+    std::vector<bool> used(profile.devices.size(), false);
+    for (const auto& d : devices) {
+        const auto uuid = to_string(d.device_uuid);
+        const auto it = std::find_if(
+            profile.devices.begin(), profile.devices.end(), [&](const DeviceProfile& p) {
+                return p.device_uuid == uuid && p.virtual_index == d.virtual_index;
+            });
+        if (it == profile.devices.end()) {
+            // Say what differs from the profile device that held this adapter's place.
+            const auto* same_index = profile.device(d.index);
+            std::string reason = adapter_label(d) + " (device UUID " + uuid + ", opening " +
+                                 std::to_string(d.virtual_index) + ") is not in the profile";
+            if (same_index != nullptr && same_index->device_uuid != uuid) {
+                reason += ": the device UUID differs from " + profile_label(*same_index) + "'s " +
+                          same_index->device_uuid;
+            } else if (same_index != nullptr) {
+                reason += ": the profile measured fewer logical openings of this device";
+            }
+            mismatches.push_back({d.index, reason});
+            continue;
+        }
+        used[static_cast<std::size_t>(it - profile.devices.begin())] = true;
+        const auto driver_uuid = to_string(d.driver_uuid);
+        if (it->driver_version != d.driver_version) {
+            mismatches.push_back({d.index, adapter_label(d) + ": the driver version differs (" +
+                                               d.driver_version + " now, " + it->driver_version +
+                                               " in the profile)"});
+        } else if (it->driver_uuid != driver_uuid) {
+            mismatches.push_back({d.index, adapter_label(d) + ": the driver UUID differs (" +
+                                               driver_uuid + " now, " + it->driver_uuid +
+                                               " in the profile)"});
+        } else if (it->name != d.name) {
+            mismatches.push_back({d.index, adapter_label(d) + ": the device name differs (\"" +
+                                               d.name + "\" now, \"" + it->name +
+                                               "\" in the profile)"});
+        }
+    }
+    for (std::size_t i = 0; i < profile.devices.size(); ++i) {
+        if (!used[i]) {
+            const auto& p = profile.devices[i];
+            mismatches.push_back({std::nullopt, profile_label(p) + " (device UUID " +
+                                                    p.device_uuid + ", opening " +
+                                                    std::to_string(p.virtual_index) +
+                                                    ") is missing from this machine"});
+        }
+    }
+    return mismatches;
+}
+
+std::vector<std::uint32_t> bind_profile(const Profile& profile,
+                                        const std::vector<DeviceInfo>& devices) {
+    const auto mismatches = check_profile(profile, devices);
+    if (!mismatches.empty()) {
+        std::string message = "the calibration profile does not match the devices present: ";
+        for (std::size_t i = 0; i < mismatches.size(); ++i) {
+            message += (i == 0 ? "" : "; ") + mismatches[i].reason;
+        }
+        throw Error(message, k_recalibrate);
+    }
+    std::uint32_t size = 0;
+    for (const auto& d : devices) {
+        size = std::max(size, d.index + 1);
+    }
+    std::vector<std::uint32_t> binding(size, 0);
+    for (const auto& d : devices) {
+        const auto uuid = to_string(d.device_uuid);
+        for (const auto& p : profile.devices) {
+            if (p.device_uuid == uuid && p.virtual_index == d.virtual_index) {
+                binding[d.index] = p.index;
+            }
+        }
+    }
+    return binding;
+}
+
+} // namespace tandem::detail

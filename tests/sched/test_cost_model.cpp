@@ -1,0 +1,141 @@
+#include "sched/cost_model.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "sched_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+using CostModels = SchedTest;
+
+detail::WorkloadShape pattern(std::uint32_t size) {
+    return {"pattern", size, size, 0, 0};
+}
+detail::WorkloadShape capture(std::uint32_t size, std::uint64_t triangles) {
+    return {"capture", size, size, triangles, 0};
+}
+
+TEST(WorkloadPrediction, InterpolatesBetweenCalibratedSizes) {
+    detail::DeviceProfile d;
+    d.workloads = {{"pattern", 256, 256, 0, 1.0},      {"pattern", 1024, 1024, 0, 16.0},
+                   {"capture", 512, 512, 1000, 2.0},   {"capture", 512, 512, 100000, 6.0},
+                   {"capture", 1024, 1024, 1000, 8.0}, {"capture", 1024, 1024, 100000, 12.0}};
+    // Calibrated points come back exactly.
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, pattern(256)), 1.0);
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, pattern(1024)), 16.0);
+    // Linear in pixels between them: 512x512 is a fifth of the way from 256^2 to 1024^2.
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, pattern(512)), 4.0);
+    // Beyond the range the last segment's slope carries on.
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, pattern(2048)), 64.0);
+    // Below it, never under proportional scaling of the smallest point.
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, pattern(128)), 0.25);
+    // Captures: bilinear over pixels and triangles.
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, capture(512, 50500)), 4.0);
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, capture(1024, 100000)), 12.0);
+    // Between 512^2 and 1024^2 at 1000 triangles: 2 + 6 * (pixels fraction).
+    const double fraction = (768.0 * 768.0 - 512.0 * 512.0) / (1024.0 * 1024.0 - 512.0 * 512.0);
+    EXPECT_NEAR(*detail::predict_workload_ms(d, capture(768, 1000)), 2.0 + 6.0 * fraction, 1e-9);
+    // A kind the device was not calibrated for has no prediction.
+    EXPECT_FALSE(detail::predict_workload_ms(d, {"fluid", 256, 256, 0, 0}).has_value());
+}
+
+TEST(RobustEstimate, OneStallDoesNotMoveTheEstimate) {
+    detail::RobustEstimate estimate;
+    estimate.add(2.0);
+    estimate.add(2.1);
+    EXPECT_FALSE(estimate.estimate().has_value()) << "two samples are not enough to trust";
+    estimate.add(500.0); // a stall among the very first samples
+    EXPECT_DOUBLE_EQ(*estimate.estimate(), 2.1);
+    for (int i = 0; i < 20; ++i) {
+        estimate.add(i % 2 == 0 ? 1.9 : 2.1);
+    }
+    const double before = *estimate.estimate();
+    estimate.add(1000.0);
+    EXPECT_NEAR(*estimate.estimate(), before, 0.2 + 1e-12);
+    EXPECT_LE(*estimate.estimate(), 2.1);
+}
+
+TEST(RobustEstimate, ALastingChangeMovesItWithinHalfAWindow) {
+    detail::RobustEstimate estimate;
+    for (int i = 0; i < 9; ++i) {
+        estimate.add(2.0);
+    }
+    for (std::size_t i = 0; i < detail::RobustEstimate::k_window / 2; ++i) {
+        estimate.add(10.0);
+        EXPECT_DOUBLE_EQ(*estimate.estimate(), 2.0);
+    }
+    estimate.add(10.0);
+    EXPECT_DOUBLE_EQ(*estimate.estimate(), 10.0);
+}
+
+TEST_F(CostModels, MeasurementsRefineTheProfileRobustly) {
+    detail::CostModel model(synthetic({{1.0}, {1.0}, {1.0}}), infos());
+    const auto shape = pattern(512);
+    auto p = model.execute("mirror", shape, 1);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_EQ(p->source, detail::CostSource::Profile);
+    EXPECT_DOUBLE_EQ(p->ms, 4.0);
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Execute, 3.0));
+    }
+    p = model.execute("mirror", shape, 1);
+    EXPECT_EQ(p->source, detail::CostSource::Measured);
+    EXPECT_DOUBLE_EQ(p->ms, 3.0);
+    ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Execute, 900.0));
+    EXPECT_DOUBLE_EQ(model.execute("mirror", shape, 1)->ms, 3.0);
+    // Other devices and other tasks keep the profile's numbers.
+    EXPECT_EQ(model.execute("mirror", shape, 2)->source, detail::CostSource::Profile);
+    EXPECT_EQ(model.execute("minimap", shape, 1)->source, detail::CostSource::Profile);
+    // Nonsense timings are refused and change nothing.
+    EXPECT_FALSE(model.observe("mirror", 1, detail::Stage::Execute, -1.0));
+    EXPECT_FALSE(model.observe("mirror", 1, detail::Stage::Execute,
+                               std::numeric_limits<double>::quiet_NaN()));
+    model.forget("mirror");
+    EXPECT_EQ(model.execute("mirror", shape, 1)->source, detail::CostSource::Profile);
+}
+
+TEST_F(CostModels, MovingAResultCostsPreparationTransferSyncAndReintegration) {
+    SyntheticLink link;
+    link.gbps = 4.0;
+    link.latency_us = 50.0;
+    link.sync_us = 40.0;
+    detail::CostModel model(synthetic({{1.0, 20.0}, {1.0, 30.0}, {1.0, 20.0}}, link), infos());
+    const auto shape = pattern(1024); // 4 MiB of RGBA8
+    ASSERT_EQ(shape.bytes(), 4u * 1024u * 1024u);
+    const auto move = model.move("mirror", shape, 1, 0);
+    ASSERT_TRUE(move.has_value());
+    EXPECT_EQ(move->path, TransferPath::HostImported); // the cheaper of the two measured
+    EXPECT_FALSE(move->gpu_side_sync);
+    EXPECT_DOUBLE_EQ(move->prepare.ms, 0.030);                    // the worker's prepare_us
+    EXPECT_DOUBLE_EQ(move->transfer.ms, 0.050 + 4194304.0 / 4e6); // latency + bytes / bandwidth
+    EXPECT_DOUBLE_EQ(move->sync.ms, 0.040);
+    EXPECT_DOUBLE_EQ(move->reintegrate.ms, 0.010 + 4194304.0 / 20e6); // the primary's copy
+    EXPECT_DOUBLE_EQ(move->total_ms(),
+                     move->prepare.ms + move->transfer.ms + move->sync.ms + move->reintegrate.ms);
+
+    const auto forced = model.move("mirror", shape, 1, 0, TransferPath::HostCopy);
+    ASSERT_TRUE(forced.has_value());
+    EXPECT_EQ(forced->path, TransferPath::HostCopy);
+    EXPECT_DOUBLE_EQ(forced->transfer.ms, 0.100 + 4194304.0 / 2e6);
+    EXPECT_FALSE(model.move("mirror", shape, 1, 0, TransferPath::SharedMemory).has_value());
+
+    // Measured transfers replace the profile's once there are enough of them.
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Transfer, 0.5));
+    }
+    EXPECT_DOUBLE_EQ(model.move("mirror", shape, 1, 0)->transfer.ms, 0.5);
+    EXPECT_EQ(model.move("mirror", shape, 1, 0)->transfer.source, detail::CostSource::Measured);
+}
+
+TEST_F(CostModels, APairWithoutMeasuredPathsCannotMove) {
+    auto profile = synthetic({});
+    std::erase_if(profile.pairs, [](const auto& p) { return p.worker == 2 && p.primary == 0; });
+    detail::CostModel model(profile, infos());
+    EXPECT_FALSE(model.move("mirror", pattern(256), 2, 0).has_value());
+    EXPECT_TRUE(model.move("mirror", pattern(256), 1, 0).has_value());
+}
+
+} // namespace
+} // namespace tandem::test

@@ -1,0 +1,427 @@
+#include "sched/placement.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sched_fixture.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::test {
+namespace {
+
+using detail::PlacementRequest;
+using detail::Stage;
+
+class Placement : public SchedTest {
+protected:
+    // Adapter 0 is the primary, 1 and 2 the workers (three openings of the first device).
+    [[nodiscard]] detail::DeviceSet devices() const { return {0, {1, 2}, {}, {}}; }
+
+    static detail::TaskSpec task(std::string name, std::uint32_t size, double rate_hz = 30.0,
+                                 PlacementRequest request = {}) {
+        return {std::move(name), {"pattern", size, size, 0, 0}, rate_hz, request};
+    }
+};
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST_F(Placement, TasksAvoidASlowWorker) {
+    // Adapter 2 is twenty times slower: at 30 Hz a 512x512 pattern would need 240% of it.
+    detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::TaskSpec> tasks = {task("a", 512), task("b", 512), task("c", 512)};
+    const auto plan = placer.decide(tasks, devices());
+    for (const auto& t : plan.tasks) {
+        EXPECT_EQ(t.chosen, 1u) << to_text(t);
+        ASSERT_EQ(t.devices.size(), 3u);
+        EXPECT_FALSE(t.devices[2].candidate);
+        EXPECT_TRUE(contains(t.devices[2].excluded, "capacity")) << t.devices[2].excluded;
+    }
+    EXPECT_LE(plan.devices[1].load_fraction, placer.options().capacity);
+}
+
+TEST_F(Placement, OneTaskPrefersTheFasterOfTwoWorkers) {
+    // Both workers could run it at its rate; the faster one is left less loaded.
+    detail::CostModel model(synthetic({{1.0}, {3.0}, {1.0}}), infos());
+    detail::Placer placer(model);
+    const auto plan = placer.decide({task("a", 512)}, devices());
+    EXPECT_EQ(plan.tasks[0].chosen, 2u) << to_text(plan);
+}
+
+TEST_F(Placement, DearTransferKeepsSmallGainTasksOnThePrimary) {
+    SyntheticLink dear;
+    dear.latency_us = 3000.0; // 3 ms before any byte moves
+    detail::CostModel model(synthetic({}, dear), infos());
+    detail::Placer placer(model);
+    // small: 1 ms on the primary, less than the 3 ms transfer. large: 16 ms, well worth it.
+    const std::vector<detail::TaskSpec> tasks = {task("small", 256), task("large", 1024)};
+    const auto plan = placer.decide(tasks, devices());
+    const auto& small = plan.tasks[0];
+    const auto& large = plan.tasks[1];
+    EXPECT_EQ(small.chosen, 0u) << to_text(small);
+    EXPECT_NE(large.chosen, 0u) << to_text(large);
+    EXPECT_TRUE(contains(small.reason, "on the primary")) << small.reason;
+    ASSERT_TRUE(small.devices[1].move.has_value());
+    EXPECT_GT(small.devices[1].move->transfer.ms, 3.0);
+    EXPECT_LT(small.devices[1].gain_ms, small.devices[1].charge_ms);
+
+    // With cheap transfers the same small task is worth moving.
+    detail::CostModel cheap(synthetic({}), infos());
+    detail::Placer other(cheap);
+    EXPECT_NE(other.decide(tasks, devices()).tasks[0].chosen, 0u);
+}
+
+TEST_F(Placement, OneStalledMeasurementMovesNothing) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::TaskSpec> tasks = {task("mirror", 512)};
+    const auto first = placer.decide(tasks, devices());
+    const auto worker = first.tasks[0].chosen;
+    ASSERT_NE(worker, 0u);
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(model.observe("mirror", worker, Stage::Execute, 4.0));
+        ASSERT_TRUE(model.observe("mirror", worker, Stage::Transfer, 0.2));
+        ASSERT_TRUE(model.observe("mirror", worker, Stage::Sync, 0.05));
+        ASSERT_TRUE(model.observe("mirror", 0, Stage::Execute, 4.0));
+        EXPECT_EQ(placer.decide(tasks, devices()).moves(), 0u);
+    }
+    // One stall everywhere: execute alone would need 30 s per second of the worker, the
+    // transfer would cost more than the task saves, and the primary would look 50x dearer.
+    ASSERT_TRUE(model.observe("mirror", worker, Stage::Execute, 1000.0));
+    ASSERT_TRUE(model.observe("mirror", worker, Stage::Transfer, 200.0));
+    ASSERT_TRUE(model.observe("mirror", worker, Stage::Sync, 100.0));
+    ASSERT_TRUE(model.observe("mirror", 0, Stage::Execute, 200.0));
+    const auto after = placer.decide(tasks, devices());
+    EXPECT_EQ(after.tasks[0].chosen, worker) << to_text(after);
+    EXPECT_EQ(after.moves(), 0u);
+}
+
+TEST_F(Placement, OneStalledMeasurementKeepsASmallTaskOnThePrimary) {
+    SyntheticLink dear;
+    dear.latency_us = 3000.0;
+    detail::CostModel model(synthetic({}, dear), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::TaskSpec> tasks = {task("small", 256)};
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(model.observe("small", 0, Stage::Execute, 1.0));
+        EXPECT_EQ(placer.decide(tasks, devices()).tasks[0].chosen, 0u);
+    }
+    ASSERT_TRUE(model.observe("small", 0, Stage::Execute, 50.0)); // would be a 47 ms gain
+    const auto plan = placer.decide(tasks, devices());
+    EXPECT_EQ(plan.tasks[0].chosen, 0u) << to_text(plan);
+}
+
+TEST_F(Placement, ALostWorkersTasksMoveInTheNextDecision) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::TaskSpec> tasks = {
+        task("a", 512), task("b", 512), task("pinned", 512, 30.0, PlacementRequest::parse("1"))};
+    auto set = devices();
+    auto plan = placer.decide(tasks, set);
+    const auto a_on = *plan.device_of("a");
+    const auto b_on = *plan.device_of("b");
+    ASSERT_NE(a_on, 0u);
+    ASSERT_NE(b_on, 0u);
+    EXPECT_EQ(*plan.device_of("pinned"), 1u);
+
+    // Adapter 1 is lost: the very next decision (the next primary frame) moves its tasks.
+    set.lost = {1};
+    plan = placer.decide(tasks, set);
+    for (const auto& t : plan.tasks) {
+        EXPECT_NE(t.chosen, 1u) << to_text(t);
+        const bool was_on_lost =
+            (t.task == "a" && a_on == 1) || (t.task == "b" && b_on == 1) || t.task == "pinned";
+        if (was_on_lost) {
+            EXPECT_TRUE(t.moved);
+            EXPECT_TRUE(t.lost_move);
+            EXPECT_TRUE(contains(t.reason, "last good output stays visible")) << t.reason;
+        } else {
+            EXPECT_FALSE(t.moved) << to_text(t);
+        }
+    }
+    EXPECT_TRUE(contains(plan.tasks[2].reason, "requested adapter 1 is lost")) << to_text(plan);
+    EXPECT_TRUE(plan.devices[1].lost);
+    EXPECT_TRUE(plan.devices[1].tasks.empty());
+
+    // Both workers lost: everything is on the primary in the next decision.
+    set.lost = {1, 2};
+    plan = placer.decide(tasks, set);
+    for (const auto& t : plan.tasks) {
+        EXPECT_EQ(t.chosen, 0u) << to_text(t);
+    }
+}
+
+TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
+    SyntheticLink dear;
+    dear.latency_us = 3000.0;
+    // Adapter 2 is far too slow for what is pinned on it; transfers are dear.
+    detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}, dear), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::TaskSpec> tasks = {
+        task("on-primary", 1024, 30.0, PlacementRequest::parse("primary")), // 16 ms gain
+        task("on-2", 1024, 30.0, PlacementRequest::parse("2")),             // 480 ms per update
+        task("on-a-worker", 256, 30.0, PlacementRequest::parse("worker")),  // not worth it
+    };
+    for (int round = 0; round < 20; ++round) {
+        const auto plan = placer.decide(tasks, devices());
+        EXPECT_EQ(plan.tasks[0].chosen, 0u) << to_text(plan.tasks[0]);
+        EXPECT_EQ(plan.tasks[1].chosen, 2u) << to_text(plan.tasks[1]);
+        EXPECT_EQ(plan.tasks[2].chosen, 1u) << to_text(plan.tasks[2]);
+        EXPECT_TRUE(contains(plan.tasks[0].reason, "Manual placement"));
+        EXPECT_TRUE(contains(plan.tasks[1].reason, "Manual placement"));
+        // Measurements that would argue the other way change nothing.
+        (void)model.observe("on-primary", 0, Stage::Execute, 100.0);
+        (void)model.observe("on-2", 2, Stage::Execute, 1000.0);
+        (void)model.observe("on-a-worker", 0, Stage::Execute, 0.001);
+    }
+    const auto plan = placer.decide(tasks, devices());
+    EXPECT_TRUE(contains(plan.tasks[1].reason, "may not be met")) << plan.tasks[1].reason;
+}
+
+TEST_F(Placement, NoFlappingAroundTheThreshold) {
+    detail::CostModel model(synthetic({}), infos());
+    const std::vector<detail::TaskSpec> tasks = {task("edge", 256)};
+    const double move = model.move("edge", tasks[0].shape, 1, 0)->total_ms();
+    const detail::PlacementOptions options; // margin: the larger of 0.05 ms and 10% of the gain
+    const double margin = std::max(options.margin_ms, options.margin_fraction * move);
+    const double wobble = 0.2 * margin;
+
+    // Start on the primary just below the rule's threshold, then let the measured primary
+    // cost alternate around threshold + margin.
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("edge", 0, Stage::Execute, move));
+    }
+    detail::Placer placer(model, options);
+    ASSERT_EQ(placer.decide(tasks, devices()).tasks[0].chosen, 0u);
+    std::size_t moves = 0;
+    for (int i = 0; i < 40; ++i) {
+        const double sample = move + margin + (i % 2 == 0 ? wobble : -wobble);
+        ASSERT_TRUE(model.observe("edge", 0, Stage::Execute, sample));
+        moves += placer.decide(tasks, devices()).moves();
+    }
+    EXPECT_LE(moves, 1u);
+
+    // Around the threshold itself, from a worker: it stays put.
+    for (int i = 0; i < 40; ++i) {
+        const double sample = move + (i % 2 == 0 ? wobble : -wobble);
+        ASSERT_TRUE(model.observe("edge", 0, Stage::Execute, sample));
+        moves += placer.decide(tasks, devices()).moves();
+    }
+    EXPECT_LE(moves, 1u);
+
+    // The same series without a margin flaps: the hysteresis is what holds it still.
+    detail::CostModel bare_model(synthetic({}), infos());
+    detail::PlacementOptions bare;
+    bare.margin_ms = 0.0;
+    bare.margin_fraction = 0.0;
+    detail::Placer flappy(bare_model, bare);
+    std::size_t flaps = 0;
+    for (int i = 0; i < 40; ++i) {
+        const double sample = move + (i % 2 == 0 ? wobble : -wobble);
+        ASSERT_TRUE(bare_model.observe("edge", 0, Stage::Execute, sample));
+        flaps += flappy.decide(tasks, devices()).moves();
+    }
+    EXPECT_GT(flaps, 10u);
+}
+
+TEST_F(Placement, SeveralWorkersShareTheLoad) {
+    // Each 1024x1024 pattern at 25 Hz needs 40% of a worker: two fit in each (capacity 90%).
+    for (const std::size_t limit : {std::size_t{4096}, std::size_t{1}}) {
+        detail::CostModel model(synthetic({}), infos());
+        detail::PlacementOptions options;
+        options.exhaustive_limit = limit;
+        detail::Placer placer(model, options);
+        std::vector<detail::TaskSpec> tasks;
+        for (int i = 0; i < 5; ++i) {
+            tasks.push_back(task("t" + std::to_string(i), 1024, 25.0));
+        }
+        const auto plan = placer.decide(tasks, devices());
+        EXPECT_EQ(plan.method, limit == 1 ? "greedy" : "exhaustive");
+        ASSERT_EQ(plan.devices.size(), 3u);
+        EXPECT_EQ(plan.devices[0].tasks.size(), 1u) << to_text(plan);
+        EXPECT_EQ(plan.devices[1].tasks.size(), 2u) << to_text(plan);
+        EXPECT_EQ(plan.devices[2].tasks.size(), 2u) << to_text(plan);
+        for (const auto& d : plan.devices) {
+            if (!d.primary) {
+                EXPECT_LE(d.load_fraction, options.capacity + 1e-9);
+            }
+        }
+        for (const auto& t : plan.tasks) {
+            if (t.chosen == 0) {
+                EXPECT_TRUE(contains(t.reason, "no capacity left")) << t.reason;
+            }
+        }
+    }
+}
+
+TEST_F(Placement, ExplanationsCarryTheNumbers) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::PlacementOptions options;
+    options.primary_base_frame_ms = 5.0;
+    detail::Placer placer(model, options);
+    const auto plan = placer.decide({task("mirror", 1024)}, devices());
+    const auto& e = plan.tasks[0];
+    const auto json = to_json(plan);
+    const auto& t = json["tasks"][0];
+    EXPECT_EQ(t["task"], "mirror");
+    EXPECT_EQ(t["chosen"], e.chosen);
+    EXPECT_EQ(t["request"], "auto");
+    EXPECT_EQ(t["devices"].size(), 3u);
+    EXPECT_DOUBLE_EQ(t["devices"][0]["execute"]["ms"].get<double>(), 16.0);
+    EXPECT_EQ(t["devices"][0]["execute"]["source"], "profile");
+    const auto move = model.move("mirror", e.shape, 1, 0);
+    const auto& w = t["devices"][1];
+    EXPECT_DOUBLE_EQ(w["move"]["transfer"]["ms"].get<double>(), move->transfer.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["sync"]["ms"].get<double>(), move->sync.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["reintegrate"]["ms"].get<double>(), move->reintegrate.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["prepare"]["ms"].get<double>(), move->prepare.ms);
+    EXPECT_EQ(w["move"]["path"], "host-imported");
+    EXPECT_EQ(w["move"]["sync_mode"], "bridge");
+    EXPECT_DOUBLE_EQ(w["gain_ms"].get<double>(), 16.0);
+    EXPECT_DOUBLE_EQ(w["net_gain_ms"].get<double>(), 16.0 - move->total_ms());
+    EXPECT_FALSE(t["reason"].get<std::string>().empty());
+    // The primary keeps its base frame and reintegrates one 4 MiB result 30 times a second.
+    EXPECT_NEAR(json["predicted_primary_frame_ms"].get<double>(),
+                5.0 + move->reintegrate.ms * 30.0 / 60.0, 1e-9);
+    const auto text = to_text(plan);
+    EXPECT_TRUE(contains(text, "task \"mirror\"")) << text;
+    EXPECT_TRUE(contains(text, "host-imported")) << text;
+    EXPECT_TRUE(contains(text, "why: ")) << text;
+    EXPECT_TRUE(contains(text, "frees 16.000 ms")) << text;
+}
+
+TEST(PlacementRequests, ParseWhatTheCliAccepts) {
+    EXPECT_EQ(PlacementRequest::parse("auto").kind, PlacementRequest::Kind::Auto);
+    EXPECT_EQ(PlacementRequest::parse("primary").kind, PlacementRequest::Kind::Primary);
+    EXPECT_EQ(PlacementRequest::parse("worker").kind, PlacementRequest::Kind::AnyWorker);
+    const auto device = PlacementRequest::parse("2");
+    EXPECT_EQ(device.kind, PlacementRequest::Kind::Device);
+    EXPECT_EQ(device.device, 2u);
+    EXPECT_EQ(device.to_string(), "2");
+    EXPECT_THROW((void)PlacementRequest::parse("gpu0"), Error);
+    EXPECT_THROW((void)PlacementRequest::parse(""), Error);
+    EXPECT_THROW((void)PlacementRequest::parse("-1"), Error);
+}
+
+TEST(PlacementRequests, TasksWithImpossibleRatesAreRefused) {
+    detail::TaskSpec spec{"bad", {"pattern", 256, 256, 0, 0}, 0.0, {}};
+    EXPECT_THROW(detail::check_task(spec), Error);
+    spec.rate_hz = std::numeric_limits<double>::infinity();
+    EXPECT_THROW(detail::check_task(spec), Error);
+    spec.rate_hz = 30.0;
+    EXPECT_NO_THROW(detail::check_task(spec));
+    spec.shape.width = 0;
+    EXPECT_THROW(detail::check_task(spec), Error);
+}
+
+} // namespace
+} // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// Random profiles, task sets, requests and lost workers: whatever the numbers, the decision
+// keeps the promises users depend on.
+TEST_F(Placement, RandomScenariosKeepEveryPromise) {
+    std::mt19937 random(20261130);
+    auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(random);
+    };
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(random); };
+    const std::uint32_t sizes[] = {128, 256, 512, 1024};
+    for (int scenario = 0; scenario < 150; ++scenario) {
+        SyntheticLink link;
+        link.gbps = uniform(0.5, 20.0);
+        link.latency_us = uniform(5.0, 3000.0);
+        link.sync_us = uniform(5.0, 500.0);
+        const auto profile =
+            synthetic({{uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}}, link);
+        detail::CostModel model(profile, infos());
+        std::vector<detail::TaskSpec> tasks;
+        const int count = 1 + pick(6);
+        for (int i = 0; i < count; ++i) {
+            PlacementRequest request;
+            const int r = pick(10);
+            if (r == 7) {
+                request = PlacementRequest::parse("primary");
+            } else if (r == 8) {
+                request = PlacementRequest::parse("worker");
+            } else if (r == 9) {
+                request = {PlacementRequest::Kind::Device, static_cast<std::uint32_t>(pick(3))};
+            }
+            tasks.push_back(
+                task("t" + std::to_string(i), sizes[pick(4)], uniform(5.0, 120.0), request));
+        }
+        auto set = devices();
+        if (pick(5) == 0) {
+            set.lost = {static_cast<std::uint32_t>(1 + pick(2))};
+        }
+        SCOPED_TRACE("scenario " + std::to_string(scenario));
+
+        std::vector<double> objectives;
+        for (const std::size_t limit : {std::size_t{4096}, std::size_t{1}}) {
+            detail::PlacementOptions options;
+            options.exhaustive_limit = limit;
+            detail::Placer placer(model, options);
+            const auto plan = placer.decide(tasks, set);
+            bool overloaded = false;
+            double objective = 0.0;
+            for (std::size_t i = 0; i < tasks.size(); ++i) {
+                const auto& t = plan.tasks[i];
+                const auto& request = tasks[i].request;
+                ASSERT_TRUE(t.chosen == 0 || (set.is_worker(t.chosen) && !set.is_lost(t.chosen)))
+                    << to_text(t);
+                const bool live_request = request.kind == PlacementRequest::Kind::Device &&
+                                          (request.device == 0 || !set.is_lost(request.device));
+                if (request.kind == PlacementRequest::Kind::Primary) {
+                    EXPECT_EQ(t.chosen, 0u);
+                } else if (live_request) {
+                    EXPECT_EQ(t.chosen, request.device) << to_text(t);
+                } else if (request.kind == PlacementRequest::Kind::AnyWorker) {
+                    EXPECT_NE(t.chosen, 0u) << to_text(t);
+                }
+                EXPECT_FALSE(t.reason.empty());
+                const auto& chosen =
+                    *std::find_if(t.devices.begin(), t.devices.end(),
+                                  [&](const auto& d) { return d.device == t.chosen; });
+                const bool automatic =
+                    request.kind == PlacementRequest::Kind::Auto ||
+                    (request.kind == PlacementRequest::Kind::Device && !live_request);
+                objective += t.rate_hz *
+                             (chosen.charge_ms + (automatic && t.chosen != 0 ? t.margin_ms : 0.0));
+            }
+            for (const auto& d : plan.devices) {
+                if (d.primary || d.load_fraction <= options.capacity + 1e-9) {
+                    continue;
+                }
+                // Only a manual placement may load a worker past its capacity.
+                overloaded = true;
+                bool manual = false;
+                for (const auto& name : d.tasks) {
+                    const auto& spec = *std::find_if(tasks.begin(), tasks.end(),
+                                                     [&](const auto& s) { return s.name == name; });
+                    manual = manual || spec.request.kind != PlacementRequest::Kind::Auto;
+                }
+                EXPECT_TRUE(manual) << to_text(plan);
+            }
+            objectives.push_back(overloaded ? -1.0 : objective);
+            if (limit > 1) {
+                // Nothing changed, so nothing moves.
+                const auto again = placer.decide(tasks, set);
+                EXPECT_EQ(again.moves(), 0u) << to_text(plan) << to_text(again);
+            }
+        }
+        if (objectives[0] >= 0.0 && objectives[1] >= 0.0) {
+            EXPECT_LE(objectives[0], objectives[1] * (1.0 + 1e-9) + 1e-9)
+                << "the exhaustive search found a worse placement than the greedy one";
+        }
+    }
+}
+
+} // namespace
+} // namespace tandem::test
