@@ -147,7 +147,8 @@ void read_task(Reader& r, const Json& t, const std::string& path, TaskSpec& out)
         } else {
             r.problem(path + "/placement",
                       "'" + *placement +
-                          "' is not a placement (auto, primary, worker or device:SELECTOR)");
+                          "' is not a placement (auto, primary, worker, an adapter index or "
+                          "device:SELECTOR)");
         }
     }
     if (const Json* surface = r.member(t, path, "surface", false); surface && !surface->is_null()) {
@@ -177,6 +178,11 @@ std::optional<Placement> parse_placement(std::string_view text) {
     }
     if (text == "worker") {
         return Placement{PlacementKind::Worker, {}};
+    }
+    // A bare adapter index, as the scheduler's placement requests take it.
+    if (!text.empty() && text.size() <= 4 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return Placement{PlacementKind::Device, std::string(text)};
     }
     constexpr std::string_view prefix = "device:";
     if (text.substr(0, prefix.size()) == prefix && text.size() > prefix.size()) {

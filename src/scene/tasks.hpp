@@ -21,7 +21,8 @@ struct Placement {
     std::string device; // selector when kind == Device (index, UUID prefix or name part)
 };
 
-// "auto", "primary", "worker" or "device:SEL"; nullopt for anything else.
+// "auto", "primary", "worker", an adapter index ("2") or "device:SEL" (index, UUID prefix or
+// part of a device name); nullopt for anything else.
 [[nodiscard]] std::optional<Placement> parse_placement(std::string_view text);
 [[nodiscard]] std::string to_string(const Placement& placement);
 

@@ -33,10 +33,11 @@ TEST(Tasks, ParsesAGoodFile) {
           {"name": "map", "camera": "minimap", "resolution": [128, 64], "rate": 7.5,
            "placement": "device:lavapipe", "tags": ["map"]},
           {"name": "p", "camera": "main", "resolution": "8x8", "rate": 1, "placement": "primary"},
-          {"name": "a", "camera": "main", "resolution": "8x8", "rate": 1, "placement": "auto"}
+          {"name": "a", "camera": "main", "resolution": "8x8", "rate": 1, "placement": "auto"},
+          {"name": "i", "camera": "main", "resolution": "8x8", "rate": 1, "placement": "1"}
         ]})",
                                "tasks.json");
-    ASSERT_EQ(t.tasks.size(), 4u);
+    ASSERT_EQ(t.tasks.size(), 5u);
     EXPECT_EQ(*t.main_camera, "main");
     EXPECT_EQ(t.tasks[0].width, 320u);
     EXPECT_EQ(t.tasks[0].height, 240u);
@@ -48,6 +49,8 @@ TEST(Tasks, ParsesAGoodFile) {
     EXPECT_EQ(t.tasks[1].tags, std::vector<std::string>{"map"});
     EXPECT_EQ(t.tasks[2].placement.kind, detail::PlacementKind::Primary);
     EXPECT_EQ(t.tasks[3].placement.kind, detail::PlacementKind::Auto);
+    EXPECT_EQ(t.tasks[4].placement.kind, detail::PlacementKind::Device);
+    EXPECT_EQ(t.tasks[4].placement.device, "1");
     const detail::Scene demo = detail::make_demo_scene();
     EXPECT_TRUE(detail::check_tasks(t, demo).empty());
 }
