@@ -15,6 +15,7 @@
 #include "render/renderer.hpp"
 #include "scene/demo_scene.hpp"
 #include "scene/gltf_loader.hpp"
+#include "scene/run_inputs.hpp"
 #include "scene/snapshot.hpp"
 #include "tandem/error.hpp"
 #include "vk_fixture.hpp"
@@ -168,6 +169,49 @@ TEST_F(RendererTest, GltfWrittenByTheTestLoadsAndRenders) {
         blue = blue || c[2] > 2 * std::max(c[0], c[1]);
     }
     EXPECT_TRUE(blue) << "blue triangle";
+}
+
+} // namespace
+} // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// The demo's whole composition on one device: each task rendered, then the main view showing
+// each output on its surface. TANDEM_TEST_PNG_DIR=dir writes a 960x540 picture of it (the
+// README's picture is made this way).
+TEST_F(RendererTest, DemoMainViewShowsEveryTaskOnItsSurface) {
+    const char* png_dir = std::getenv("TANDEM_TEST_PNG_DIR");
+    detail::RunRequest request;
+    request.size = png_dir ? "960x540" : "160x90";
+    detail::RunInputs in = detail::prepare_run(request);
+    in.scene.animate(2.0);
+    detail::Device& device = open(0);
+    DeviceRenderer r(device, in.scene);
+    std::vector<std::unique_ptr<detail::HeadlessView>> outputs;
+    std::vector<detail::ExternalTexture> external;
+    std::vector<std::optional<std::uint32_t>> shown;
+    for (std::size_t i = 0; i < in.prepared.size(); ++i) {
+        const auto& spec = in.prepared[i].spec;
+        outputs.push_back(std::make_unique<detail::HeadlessView>(
+            r.renderer, VkExtent2D{spec.width, spec.height}, spec.name));
+        const Pixels p = outputs.back()->render(detail::task_snapshot(in, i));
+        EXPECT_GT(distinct_colours(p), 20u) << spec.name;
+        external.push_back(outputs.back()->external());
+        shown.push_back(static_cast<std::uint32_t>(i));
+        if (png_dir) {
+            detail::write_png(std::string(png_dir) + "/" + spec.name + ".png", spec.width,
+                              spec.height, p);
+        }
+    }
+    detail::HeadlessView main(r.renderer, {in.width, in.height}, "main view");
+    detail::RenderStats stats;
+    const Pixels with = main.render(detail::main_snapshot(in, shown), external, &stats);
+    const Pixels without = main.render(detail::main_snapshot(in, {}));
+    EXPECT_NE(with, without) << "the surfaces show the task outputs";
+    if (png_dir) {
+        detail::write_png(std::string(png_dir) + "/main.png", in.width, in.height, with);
+    }
 }
 
 } // namespace
