@@ -21,6 +21,6 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WERROR=ON -DTANDEM_BUILD_FUZZERS=ON \
             -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
-    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks
+    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot
     ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600
 fi

@@ -78,7 +78,8 @@ std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes) n
         s.instances.resize(count);
         for (InstanceSnapshot& i : s.instances) {
             std::int32_t surface = -1;
-            if (!r.get(i.mesh) || !r.get(surface) || !r.get(i.transform)) {
+            // -1 is the one encoding of "no surface": anything below is not a snapshot.
+            if (!r.get(i.mesh) || !r.get(surface) || !r.get(i.transform) || surface < -1) {
                 return std::nullopt;
             }
             if (surface >= 0) {
