@@ -11,9 +11,9 @@
 //
 // Threads: a Renderer is immutable after construction; record() may be called from any thread,
 // concurrently, as long as each call uses its own RenderTarget. record() is on the per-frame
-// path: it never throws and returns a status. A RenderTarget may be recorded again only once the
-// GPU has finished the previous submission that used it (its instance buffer and descriptor
-// pool are rewritten).
+// path: it returns a status and throws nothing but std::bad_alloc (it plans the frame in host
+// memory). A RenderTarget may be recorded again only once the GPU has finished the previous
+// submission that used it (its instance buffer and descriptor pool are rewritten).
 #pragma once
 
 #include <cstdint>

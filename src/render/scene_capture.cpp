@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <new>
 
 #include "scene/snapshot_codec.hpp"
 #include "tandem/error.hpp"
@@ -53,7 +54,11 @@ VkResult SceneCapture::record(VkCommandBuffer cmd, std::uint32_t slot, VkImage i
     color.final_stage = VK_PIPELINE_STAGE_2_NONE; // no barrier: the transfer waits on our scope
     color.final_access = VK_ACCESS_2_NONE;
     // A worker's capture shows no other task's output: surfaces keep their material.
-    m_last_status = m_renderer.record(cmd, *m_targets[slot], color, *frame);
+    try {
+        m_last_status = m_renderer.record(cmd, *m_targets[slot], color, *frame);
+    } catch (const std::bad_alloc&) {
+        return VK_ERROR_OUT_OF_HOST_MEMORY; // the frame's plan could not be allocated
+    }
     return m_last_status == RenderStatus::Ok ? VK_SUCCESS : VK_ERROR_UNKNOWN;
 }
 

@@ -39,8 +39,9 @@ public:
     static constexpr VkAccessFlags2 k_output_access = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
 
     // Decodes `snapshot` and records its render into `image` (contents discarded). Returns
-    // VK_SUCCESS, VK_ERROR_FORMAT_NOT_SUPPORTED for bytes that are not a snapshot, or
-    // VK_ERROR_UNKNOWN when the renderer refuses the frame (status in last_status()).
+    // VK_SUCCESS, VK_ERROR_FORMAT_NOT_SUPPORTED for bytes that are not a snapshot,
+    // VK_ERROR_OUT_OF_HOST_MEMORY, or VK_ERROR_UNKNOWN when the renderer refuses the frame
+    // (status in last_status()).
     [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t slot, VkImage image,
                                   VkImageView view, std::span<const std::byte> snapshot) noexcept;
 
