@@ -74,7 +74,8 @@ RenderTarget::RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uin
                                     VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
                                         VK_IMAGE_USAGE_TRANSIENT_ATTACHMENT_BIT,
                                     name + " depth",
-                                    {}});
+                                    {},
+                                    /*transient=*/true});
     m_instances = create_buffer(
         device, {VkDeviceSize{m_max_instances} * sizeof(InstanceData),
                  VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
