@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is missing, builds, and runs the main job on
-# whatever Vulkan devices exist (lavapipe when there is no GPU). Arguments go to `tandem`.
+# The README's first command: installs what is missing, builds, and runs the main job, `tandem
+# run` on the built-in demo, on whatever Vulkan devices exist (lavapipe when there is no GPU);
+# the PNGs and report.json land in ./tandem-out. Arguments go to `tandem` instead.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TANDEM_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 if [ $# -eq 0 ]; then
-    set -- devices
+    set -- run
 fi
 exec "$build/apps/tandem/tandem" "$@"

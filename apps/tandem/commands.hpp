@@ -23,4 +23,8 @@ Runner add_probe_command(CLI::App& app, const GlobalOptions& global);
 // loop; prints the stream statistics (--json too) and optionally writes a trace.
 Runner add_stream_command(CLI::App& app, const GlobalOptions& global);
 
+// `tandem run`: a scene on the primary with its capture tasks on workers, headless; writes main
+// view and task PNGs and report.json into --out.
+Runner add_run_command(CLI::App& app, const GlobalOptions& global);
+
 } // namespace tandem::cli

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommand("probe"), probe);
     auto stream = tandem::cli::add_stream_command(app, global);
     commands.emplace_back(app.get_subcommand("stream"), stream);
+    auto run_command = tandem::cli::add_run_command(app, global);
+    commands.emplace_back(app.get_subcommand("run"), run_command);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,568 @@
+// `tandem run`: the demo end to end. Loads a scene (glTF or the built-in demo) and its tasks,
+// checks every input before a device is opened, registers one scene-capture task per entry with
+// the runtime, and drives a headless frame loop on the primary: animate the scene, submit each
+// task's snapshot at its rate, pump, acquire each task's newest output, render the main view
+// with the leased images on their display surfaces, release the leases with the frame's primary
+// timeline value. Writes main view PNGs (every k-th frame and the last), one PNG per task
+// output (the leased image of the last frame), report.json, and a summary.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "core/discovery.hpp"
+#include "main_view.hpp"
+#include "render/headless.hpp"
+#include "runtime/rate.hpp"
+#include "runtime/runtime_impl.hpp"
+#include "scene/run_inputs.hpp"
+#include "scene/snapshot_codec.hpp"
+#include "table.hpp"
+#include "tandem/error.hpp"
+#include "tandem/runtime.hpp"
+#include "tandem/trace.hpp"
+#include "workloads/scene_capture_workload.hpp"
+
+namespace tandem::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct RunArgs {
+    std::string scene;
+    std::string tasks;
+    std::uint64_t frames = 120;
+    std::string fps = "60";
+    std::string size = "1280x720";
+    std::string out = "tandem-out";
+    std::string placement;
+    std::string trace;
+    std::uint64_t png_every = 30;
+    std::uint32_t slots = 3;
+    std::uint32_t timeout_ms = 5000;
+    bool json = false;
+    bool quiet = false;
+};
+
+constexpr std::uint64_t k_max_frames = 1'000'000;
+constexpr double k_unlimited_scene_fps = 60.0; // scene time step when --fps is 0
+
+double parse_run_fps(const std::string& text) {
+    if (text == "0" || text == "unlimited") {
+        return 0.0;
+    }
+    try {
+        const double fps = detail::parse_rate_hz(text);
+        if (fps <= 1000.0) {
+            return fps;
+        }
+    } catch (const Error&) {
+    }
+    throw Error("--fps '" + text + "' is not a frame rate",
+                "Give frames per second from 0 (unlimited) to 1000, e.g. 60");
+}
+
+// The runtime's placement string for a task's placement. The scheduler is not wired into
+// `tandem run` yet: "auto" and "worker" both take the runtime's choice (the worker with the
+// fewest tasks; the primary when there is no worker).
+std::string runtime_placement(const detail::Placement& p) {
+    switch (p.kind) {
+    case detail::PlacementKind::Primary:
+        return "primary";
+    case detail::PlacementKind::Device:
+        return p.device;
+    case detail::PlacementKind::Auto:
+    case detail::PlacementKind::Worker:
+        break;
+    }
+    return "auto";
+}
+
+nlohmann::json latency_json(const LatencyStats& l) {
+    return {{"count", l.count},
+            {"p50_us", l.p50_us},
+            {"p90_us", l.p90_us},
+            {"p99_us", l.p99_us},
+            {"max_us", l.max_us}};
+}
+
+nlohmann::json device_json(const DeviceInfo& d) {
+    return {{"index", d.index}, {"name", d.name}};
+}
+
+std::string fixed(double v, int digits = 1) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+    return buffer;
+}
+
+double percentile(std::vector<double> v, double q) {
+    if (v.empty()) {
+        return 0.0;
+    }
+    std::sort(v.begin(), v.end());
+    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+    return v[std::min(i, v.size() - 1)];
+}
+
+// A file name made of the task's name: letters, digits, '-' and '_' kept, the rest '_'.
+std::string file_stem(const std::string& name) {
+    std::string s;
+    for (char c : name) {
+        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '-' || c == '_';
+        s += keep ? c : '_';
+    }
+    return s.empty() ? "task" : s;
+}
+
+struct TaskRun {
+    TaskId id = 0;
+    double period_s = 0;
+    double next_submit_s = 0;
+    std::map<std::uint64_t, double> generation_time; // accepted generation -> scene time
+    std::optional<Lease> lease;                      // this frame's
+    std::uint64_t shown_generation = 0;
+    double shown_time_s = 0;
+    std::uint64_t frames_shown = 0; // frames that had an output to show
+    std::string png;
+    bool failed_once = false;
+};
+
+} // namespace
+
+Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
+    auto args = std::make_shared<RunArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "run", "Render a scene on the primary with its capture tasks on worker GPUs, headless; "
+               "write PNGs and a JSON report (no arguments: the built-in demo)");
+    sub->add_option("--scene", args->scene, "glTF 2.0 scene (.gltf or .glb); default: the demo");
+    sub->add_option("--tasks", args->tasks,
+                    "Tasks file (JSON, docs/tasks-json.md); default: the demo's tasks, or an "
+                    "orbit and a minimap capture fitted to the scene");
+    sub->add_option("--frames", args->frames, "Main view frames to render")->capture_default_str();
+    sub->add_option("--fps", args->fps,
+                    "Main view frame rate (0: unlimited); the scene advances 1/fps per frame "
+                    "(1/60 when unlimited)")
+        ->capture_default_str();
+    sub->add_option("--size", args->size, "Main view size WIDTHxHEIGHT")->capture_default_str();
+    sub->add_option("--out", args->out, "Output folder (PNGs, report.json)")->capture_default_str();
+    sub->add_option("--placement", args->placement,
+                    "Overrides every task's placement: auto, primary, worker, an adapter index or "
+                    "device:SELECTOR. auto and worker both take the worker with the fewest tasks "
+                    "(the primary when there is none): the scheduler is not wired in yet");
+    sub->add_option("--png-every", args->png_every,
+                    "Write the main view every K-th frame (0: only the last)")
+        ->capture_default_str();
+    sub->add_option("--slots", args->slots, "Slots in each task's ring (2-16)")
+        ->capture_default_str();
+    sub->add_option("--timeout-ms", args->timeout_ms,
+                    "A worker whose work is not ready within this time is lost")
+        ->capture_default_str();
+    sub->add_option("--trace", args->trace,
+                    "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
+    sub->add_flag("--json", args->json, "Print the report JSON to stdout too");
+    sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
+
+    return [args, &global]() -> int {
+        // Every input is checked before a device is opened.
+        if (args->frames == 0 || args->frames > k_max_frames) {
+            throw Error("--frames " + std::to_string(args->frames) + " is out of range",
+                        "Give 1 to " + std::to_string(k_max_frames) + " frames");
+        }
+        const double fps = parse_run_fps(args->fps);
+        if (args->slots < 2 || args->slots > 16) {
+            throw Error("--slots " + std::to_string(args->slots) + " is out of range",
+                        "Use 2 to 16 slots (3 is the default)");
+        }
+        detail::RunRequest request;
+        request.scene_path = args->scene;
+        request.tasks_path = args->tasks;
+        request.size = args->size;
+        if (!args->placement.empty()) {
+            request.placement = args->placement;
+        }
+        detail::RunInputs inputs = detail::prepare_run(request);
+        const std::filesystem::path out_dir(args->out);
+        {
+            std::error_code ec;
+            std::filesystem::create_directories(out_dir, ec);
+            if (ec || !std::filesystem::is_directory(out_dir)) {
+                throw Error("Cannot create the output folder '" + args->out + "'",
+                            "Give a writable folder with --out");
+            }
+        }
+        const double scene_dt = 1.0 / (fps > 0 ? fps : k_unlimited_scene_fps);
+
+        RuntimeOptions options;
+        options.primary = global.primary;
+        options.workers = global.workers;
+        options.validation = global.validation;
+        if (!global.virtual_devices.empty()) {
+            options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
+        }
+        options.worker_timeout = std::chrono::milliseconds(args->timeout_ms);
+        options.trace = !args->trace.empty();
+        Runtime runtime(options);
+
+        detail::register_scene_capture_workload(inputs.scene.shared_assets());
+        std::vector<TaskRun> tasks(inputs.prepared.size());
+        std::uint32_t max_w = 1;
+        std::uint32_t max_h = 1;
+        for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
+            const detail::TaskSpec& spec = inputs.prepared[i].spec;
+            TaskDesc desc;
+            desc.name = spec.name;
+            desc.workload = detail::k_scene_capture_workload;
+            desc.width = spec.width;
+            desc.height = spec.height;
+            desc.format = VK_FORMAT_R8G8B8A8_UNORM;
+            desc.slots = args->slots;
+            desc.placement = runtime_placement(spec.placement);
+            tasks[i].id = runtime.register_task(desc);
+            tasks[i].period_s = 1.0 / spec.rate_hz;
+            max_w = std::max(max_w, spec.width);
+            max_h = std::max(max_h, spec.height);
+        }
+
+        const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
+        if (!args->quiet) {
+            std::fprintf(stderr, "run: %s, %zu task(s), %llu frames at %s, main view %ux%u on %s\n",
+                         inputs.demo ? "built-in demo" : args->scene.c_str(), tasks.size(),
+                         static_cast<unsigned long long>(args->frames),
+                         fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited FPS", inputs.width,
+                         inputs.height, runtime.primary_device().name.c_str());
+            for (std::size_t i = 0; i < tasks.size(); ++i) {
+                const DeviceInfo d = runtime.task_device(tasks[i].id);
+                std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s\n",
+                             inputs.prepared[i].spec.name.c_str(), inputs.prepared[i].spec.width,
+                             inputs.prepared[i].spec.height, inputs.prepared[i].spec.rate_hz,
+                             d.name.c_str(), d.index,
+                             runtime.task_transfer_path(tasks[i].id).c_str());
+            }
+        }
+
+        const VkExtent2D extent{inputs.width, inputs.height};
+        nlohmann::json main_pngs = nlohmann::json::array();
+        std::uint64_t frames_done = 0;
+        double last_time_s = 0;
+        std::string failure;
+        const auto start = Clock::now();
+        const auto frame_period = fps > 0 ? std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(1.0 / fps))
+                                          : Clock::duration::zero();
+        std::vector<double> main_gpu_ms;
+        bool have_timestamps = false;
+        {
+            MainView view(runtime.impl().primary(), runtime.primary_timeline(),
+                          inputs.scene.shared_assets(), extent,
+                          static_cast<std::uint32_t>(tasks.size()), VkExtent2D{max_w, max_h});
+            auto next_frame = start;
+            auto next_progress = start;
+            for (std::uint64_t frame = 0; frame < args->frames; ++frame) {
+                const bool last = frame + 1 == args->frames;
+                const double t = static_cast<double>(frame) * scene_dt;
+                inputs.scene.animate(t);
+                for (std::size_t i = 0; i < tasks.size(); ++i) {
+                    TaskRun& task = tasks[i];
+                    if (t + 1e-9 < task.next_submit_s) {
+                        continue;
+                    }
+                    while (task.next_submit_s <= t + 1e-9) {
+                        task.next_submit_s += task.period_s;
+                    }
+                    const auto bytes = detail::encode_snapshot(detail::task_snapshot(inputs, i));
+                    const SubmitResult r = runtime.submit(task.id, bytes);
+                    if (r.accepted()) {
+                        task.generation_time[r.generation] = t;
+                    } else if (r.status == SubmitStatus::Failed && !task.failed_once) {
+                        task.failed_once = true;
+                        if (failure.empty()) {
+                            failure =
+                                "task '" + inputs.prepared[i].spec.name + "' failed: " + r.reason;
+                        }
+                    }
+                }
+                if (last) {
+                    // The last frame shows every task's newest output: wait (bounded) until
+                    // nothing is in flight.
+                    const auto deadline =
+                        Clock::now() + std::chrono::milliseconds(args->timeout_ms) * 2;
+                    for (;;) {
+                        runtime.pump();
+                        bool busy = false;
+                        for (const TaskRun& task : tasks) {
+                            const TaskStats s = runtime.stats(task.id);
+                            busy = busy || (s.in_flight > 0 && !s.worker_lost);
+                        }
+                        if (!busy || Clock::now() > deadline) {
+                            break;
+                        }
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    }
+                }
+                runtime.pump();
+                std::vector<Lease> leases;
+                std::vector<std::optional<std::uint32_t>> shown(tasks.size());
+                for (std::size_t i = 0; i < tasks.size(); ++i) {
+                    tasks[i].lease = runtime.acquire(tasks[i].id);
+                    if (tasks[i].lease) {
+                        shown[i] = static_cast<std::uint32_t>(leases.size());
+                        leases.push_back(*tasks[i].lease);
+                    }
+                }
+                const bool write_main =
+                    last || (args->png_every > 0 && frame % args->png_every == 0);
+                MainFrameRequest req;
+                req.leases = leases;
+                req.read_main = write_main;
+                req.read_leases = last;
+                const std::uint64_t value = view.render(detail::main_snapshot(inputs, shown), req);
+                for (TaskRun& task : tasks) {
+                    if (task.lease) {
+                        runtime.release(*task.lease, value);
+                        ++task.frames_shown;
+                        task.shown_generation = task.lease->generation;
+                        const auto it = task.generation_time.find(task.shown_generation);
+                        task.shown_time_s =
+                            it != task.generation_time.end() ? it->second : task.shown_time_s;
+                        // Older generations will never be shown again.
+                        task.generation_time.erase(task.generation_time.begin(), it);
+                    }
+                }
+                if (value == 0) {
+                    failure = "frame " + std::to_string(frame) + ": " + view.last_error();
+                    break;
+                }
+                ++frames_done;
+                last_time_s = t;
+                if (write_main || last) {
+                    if (view.wait(value, std::chrono::seconds(10)) != VK_SUCCESS) {
+                        failure = "frame " + std::to_string(frame) + " did not finish in 10 s";
+                        break;
+                    }
+                    if (write_main) {
+                        char name[64];
+                        std::snprintf(name, sizeof name, "main_%05llu.png",
+                                      static_cast<unsigned long long>(frame));
+                        const auto path = (out_dir / name).string();
+                        detail::write_png(path, extent.width, extent.height,
+                                          view.main_pixels(value));
+                        main_pngs.push_back(path);
+                    }
+                    if (last) {
+                        for (std::size_t i = 0; i < tasks.size(); ++i) {
+                            if (!shown[i]) {
+                                continue;
+                            }
+                            const auto path =
+                                (out_dir /
+                                 ("task_" + file_stem(inputs.prepared[i].spec.name) + ".png"))
+                                    .string();
+                            detail::write_png(path, inputs.prepared[i].spec.width,
+                                              inputs.prepared[i].spec.height,
+                                              view.lease_pixels(value, *shown[i]));
+                            tasks[i].png = path;
+                        }
+                    }
+                }
+                const auto now = Clock::now();
+                if (progress && (now >= next_progress || last)) {
+                    next_progress = now + std::chrono::milliseconds(250);
+                    std::string line = "\r  frame " + std::to_string(frame + 1) + "/" +
+                                       std::to_string(args->frames);
+                    for (std::size_t i = 0; i < tasks.size(); ++i) {
+                        line += "  " + inputs.prepared[i].spec.name + " gen " +
+                                std::to_string(tasks[i].shown_generation);
+                    }
+                    std::fprintf(stderr, "%s\033[K", line.c_str());
+                    std::fflush(stderr);
+                }
+                if (frame_period > Clock::duration::zero() && !last) {
+                    next_frame += frame_period;
+                    if (next_frame < Clock::now()) {
+                        next_frame = Clock::now();
+                    }
+                    std::this_thread::sleep_until(next_frame);
+                }
+            }
+            if (progress) {
+                std::fprintf(stderr, "\n");
+            }
+            main_gpu_ms = view.gpu_ms();
+            have_timestamps = view.has_timestamps();
+        }
+        const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        runtime.pump();
+
+        // The report.
+        nlohmann::json report;
+        report["scene"] = inputs.demo ? "(built-in demo)" : args->scene;
+        report["tasks_file"] = args->tasks.empty() ? "(built in)" : args->tasks;
+        report["frames"] = frames_done;
+        report["fps"] = fps > 0 ? nlohmann::json(fps) : nlohmann::json("unlimited");
+        report["scene_dt_s"] = scene_dt;
+        report["elapsed_s"] = elapsed;
+        report["frame_rate_hz"] = elapsed > 0 ? static_cast<double>(frames_done) / elapsed : 0.0;
+        report["placement_note"] =
+            "auto and worker placements take the worker with the fewest tasks (the primary when "
+            "there is none); the scheduler is not wired into tandem run yet";
+        double gpu_total = 0;
+        for (double v : main_gpu_ms) {
+            gpu_total += v;
+        }
+        nlohmann::json main_json = {{"camera", inputs.scene.cameras()[inputs.main_camera].name},
+                                    {"size", {inputs.width, inputs.height}},
+                                    {"last_time_s", last_time_s},
+                                    {"pngs", main_pngs}};
+        if (have_timestamps) {
+            main_json["gpu_ms"] = {{"source", "timestamps"},
+                                   {"frames", main_gpu_ms.size()},
+                                   {"total", gpu_total},
+                                   {"p50", percentile(main_gpu_ms, 0.5)},
+                                   {"p99", percentile(main_gpu_ms, 0.99)}};
+        }
+        report["main_view"] = main_json;
+
+        nlohmann::json tasks_json = nlohmann::json::array();
+        bool lost = false;
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+            const detail::PreparedTask& p = inputs.prepared[i];
+            const TaskStats s = runtime.stats(tasks[i].id);
+            lost = lost || s.worker_lost;
+            nlohmann::json t = {
+                {"name", p.spec.name},
+                {"camera", p.spec.camera},
+                {"size", {p.spec.width, p.spec.height}},
+                {"rate_hz", p.spec.rate_hz},
+                {"placement", detail::to_string(p.spec.placement)},
+                {"runtime_placement", runtime_placement(p.spec.placement)},
+                {"device", device_json(runtime.task_device(tasks[i].id))},
+                {"on_primary",
+                 runtime.task_device(tasks[i].id).index == runtime.primary_device().index},
+                {"transfer_path", runtime.task_transfer_path(tasks[i].id)},
+                {"accepted", s.accepted},
+                {"busy", s.busy},
+                {"failed", s.failed},
+                {"ready", s.ready},
+                {"superseded", s.superseded},
+                {"ready_rate_hz", elapsed > 0 ? static_cast<double>(s.ready) / elapsed : 0.0},
+                {"latency_us",
+                 {{"worker_submit", latency_json(s.worker_submit)},
+                  {"transfer_queued", latency_json(s.transfer_queued)},
+                  {"worker_done", latency_json(s.worker_done)},
+                  {"ready_observed", latency_json(s.ready_observed)}}},
+                {"frames_shown", tasks[i].frames_shown},
+                {"newest_generation", s.newest_generation},
+                {"shown_generation", tasks[i].shown_generation},
+                {"shown_time_s", tasks[i].shown_time_s},
+                {"surface", p.spec.surface ? nlohmann::json(*p.spec.surface) : nlohmann::json()},
+                {"png", tasks[i].png.empty() ? nlohmann::json() : nlohmann::json(tasks[i].png)},
+                {"worker_lost", s.worker_lost}};
+            if (s.worker_lost) {
+                t["worker_lost_reason"] = s.worker_lost_reason;
+            }
+            tasks_json.push_back(t);
+        }
+        report["tasks"] = tasks_json;
+
+        nlohmann::json devices = nlohmann::json::array();
+        {
+            std::vector<DeviceInfo> all{runtime.primary_device()};
+            for (const DeviceInfo& w : runtime.worker_devices()) {
+                all.push_back(w);
+            }
+            for (std::size_t d = 0; d < all.size(); ++d) {
+                nlohmann::json names = nlohmann::json::array();
+                for (std::size_t i = 0; i < tasks.size(); ++i) {
+                    if (runtime.task_device(tasks[i].id).index == all[d].index) {
+                        names.push_back(inputs.prepared[i].spec.name);
+                    }
+                }
+                nlohmann::json j = device_json(all[d]);
+                j["role"] = d == 0 ? "primary" : "worker";
+                j["tasks"] = names;
+                // The runtime does not expose per-device busy time; the primary's entry is the
+                // main view's GPU time from timestamps.
+                if (d == 0 && have_timestamps) {
+                    j["busy_ms"] = gpu_total;
+                    j["busy_source"] = "main view GPU timestamps (task work not included)";
+                } else {
+                    j["busy_ms"] = nullptr;
+                    j["busy_source"] = "not exposed by the runtime";
+                }
+                devices.push_back(j);
+            }
+        }
+        report["devices"] = devices;
+        if (!failure.empty()) {
+            report["failure"] = failure;
+        }
+        const auto report_path = (out_dir / "report.json").string();
+        {
+            std::FILE* f = std::fopen(report_path.c_str(), "wb");
+            const std::string text = report.dump(2) + "\n";
+            if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+                if (f != nullptr) {
+                    std::fclose(f);
+                }
+                throw Error("Cannot write '" + report_path + "'",
+                            "Give a writable folder with --out");
+            }
+            std::fclose(f);
+        }
+        report_validation(runtime.impl().instance());
+        if (!args->trace.empty()) {
+            write_trace(runtime, args->trace);
+        }
+        if (args->json) {
+            std::printf("%s\n", report.dump(2).c_str());
+        }
+        if (!args->quiet) {
+            std::FILE* out = args->json ? stderr : stdout;
+            Table table({"task", "device", "path", "accepted", "busy", "ready", "ready Hz",
+                         "ready p50 ms", "p99 ms", "shown gen"});
+            for (const auto& t : tasks_json) {
+                const auto& l = t["latency_us"]["ready_observed"];
+                table.add(
+                    {t["name"].get<std::string>(), t["device"]["name"].get<std::string>(),
+                     t["transfer_path"].get<std::string>(), t["accepted"].dump(), t["busy"].dump(),
+                     t["ready"].dump(), fixed(t["ready_rate_hz"].get<double>()),
+                     fixed(l["p50_us"].get<double>() / 1000.0, 2),
+                     fixed(l["p99_us"].get<double>() / 1000.0, 2), t["shown_generation"].dump()});
+            }
+            table.print(out);
+            std::fprintf(out, "%llu frames in %.2f s (%.1f FPS)",
+                         static_cast<unsigned long long>(frames_done), elapsed,
+                         report["frame_rate_hz"].get<double>());
+            if (have_timestamps) {
+                std::fprintf(out, ", main view GPU p50 %.2f ms", percentile(main_gpu_ms, 0.5));
+            }
+            std::fprintf(out, "\nwrote %zu main view PNG(s), task PNGs and %s\n", main_pngs.size(),
+                         report_path.c_str());
+        }
+        if (!failure.empty()) {
+            std::fprintf(stderr, "tandem: error: %s\n", failure.c_str());
+            return 1;
+        }
+        if (lost) {
+            std::fprintf(stderr, "tandem: error: a worker was lost (see %s)\n",
+                         report_path.c_str());
+            return 1;
+        }
+        return 0;
+    };
+}
+
+} // namespace tandem::cli

@@ -1,0 +1,299 @@
+#include "main_view.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::cli {
+namespace {
+
+constexpr VkFormat k_color = VK_FORMAT_R8G8B8A8_UNORM;
+
+VkDeviceSize rgba_bytes(VkExtent2D e) {
+    return static_cast<VkDeviceSize>(e.width) * e.height * 4;
+}
+
+detail::Buffer readback_buffer(const detail::Device& device, VkDeviceSize size,
+                               const std::string& name) {
+    return detail::create_buffer(
+        device, {size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                 VK_MEMORY_PROPERTY_HOST_CACHED_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, name});
+}
+
+void copy_to_buffer(VkCommandBuffer cmd, VkImage image, VkExtent2D extent, VkBuffer buffer) {
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {extent.width, extent.height, 1};
+    vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1, &region);
+}
+
+std::vector<std::uint8_t> buffer_pixels(const detail::Device& device, const detail::Buffer& b,
+                                        VkExtent2D extent) {
+    detail::invalidate_buffer(device, b);
+    const auto* p = static_cast<const std::uint8_t*>(b.mapped);
+    return {p, p + rgba_bytes(extent)};
+}
+
+} // namespace
+
+MainView::MainView(const detail::Device& primary, VkSemaphore timeline,
+                   const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
+                   std::uint32_t max_leases, VkExtent2D max_lease_extent,
+                   std::uint32_t frames_in_flight)
+    : m_device(primary), m_timeline(timeline), m_extent(extent),
+      m_cache(detail::shared_mesh_cache(primary, assets)), m_renderer(*m_cache, k_color),
+      m_pool(primary, primary.queue(detail::QueueRole::Main).family(), "main view pool") {
+    const VkDevice dev = primary.handle();
+    // Timestamps: only where the main queue's family writes them and the period is known.
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(primary.physical(), &props);
+    std::uint32_t family_count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(primary.physical(), &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    vkGetPhysicalDeviceQueueFamilyProperties(primary.physical(), &family_count, families.data());
+    const std::uint32_t family = primary.queue(detail::QueueRole::Main).family();
+    const std::uint32_t bits = family < family_count ? families[family].timestampValidBits : 0;
+    if (bits > 0 && props.limits.timestampPeriod > 0) {
+        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        info.queryCount = 2 * frames_in_flight;
+        VkQueryPool pool = VK_NULL_HANDLE;
+        detail::vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool),
+                         "vkCreateQueryPool main view");
+        m_queries = detail::Handle<VkQueryPool>(
+            pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
+        m_timestamp_period_ns = props.limits.timestampPeriod;
+        m_timestamp_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    }
+
+    for (std::uint32_t i = 0; i < frames_in_flight; ++i) {
+        const std::string name = "main view " + std::to_string(i);
+        Frame f;
+        f.color = detail::create_image(
+            primary, {extent.width,
+                      extent.height,
+                      k_color,
+                      VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                      name + " colour",
+                      {}});
+        f.target = std::make_unique<detail::RenderTarget>(m_renderer, extent, 4096,
+                                                          std::max(1u, max_leases), name);
+        f.cmd = m_pool.allocate(name + " commands");
+        f.main_readback = readback_buffer(primary, rgba_bytes(extent), name + " readback");
+        for (std::uint32_t l = 0; l < max_leases; ++l) {
+            f.lease_readback.push_back(
+                readback_buffer(primary, rgba_bytes(max_lease_extent),
+                                name + " lease readback " + std::to_string(l)));
+        }
+        m_frames.push_back(std::move(f));
+    }
+}
+
+MainView::~MainView() {
+    (void)wait(m_value, std::chrono::seconds(10));
+}
+
+VkResult MainView::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
+    if (value == 0) {
+        return VK_SUCCESS;
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &m_timeline;
+    info.pValues = &value;
+    return detail::vk_status(
+        vkWaitSemaphores(m_device.handle(), &info, static_cast<std::uint64_t>(timeout.count())),
+        "vkWaitSemaphores main view");
+}
+
+void MainView::collect_timestamps(Frame& frame, std::size_t index) {
+    if (!frame.timed || !m_queries) {
+        return;
+    }
+    frame.timed = false;
+    std::uint64_t stamps[2] = {0, 0};
+    const VkResult r = detail::vk_status(
+        vkGetQueryPoolResults(m_device.handle(), m_queries.get(),
+                              static_cast<std::uint32_t>(2 * index), 2, sizeof stamps, stamps,
+                              sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT),
+        "vkGetQueryPoolResults main view");
+    if (r == VK_SUCCESS) {
+        const std::uint64_t ticks = (stamps[1] - stamps[0]) & m_timestamp_mask;
+        m_gpu_ms.push_back(static_cast<double>(ticks) * m_timestamp_period_ns * 1e-6);
+    }
+}
+
+std::uint64_t MainView::render(const detail::FrameSnapshot& snapshot,
+                               const MainFrameRequest& request) {
+    const std::size_t index = m_value % m_frames.size();
+    Frame& f = m_frames[index];
+    if (wait(f.value, std::chrono::seconds(10)) != VK_SUCCESS) {
+        m_error = "the primary did not finish an earlier main view frame within 10 s";
+        return 0;
+    }
+    collect_timestamps(f, index);
+    if (request.read_leases && request.leases.size() > f.lease_readback.size()) {
+        m_error = "more leases than the main view can read back";
+        return 0;
+    }
+    std::vector<detail::ExternalTexture> external;
+    for (const Lease& lease : request.leases) {
+        external.push_back({lease.view, lease.layout});
+        if (request.read_leases && rgba_bytes(lease.extent) > f.lease_readback[0].size) {
+            m_error = "a leased image is larger than the main view's read-back buffer";
+            return 0;
+        }
+    }
+
+    VkCommandBuffer cmd = f.cmd;
+    if (detail::vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer main view") !=
+        VK_SUCCESS) {
+        m_error = "vkResetCommandBuffer failed";
+        return 0;
+    }
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (detail::vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer main view") !=
+        VK_SUCCESS) {
+        m_error = "vkBeginCommandBuffer failed";
+        return 0;
+    }
+    const auto q0 = static_cast<std::uint32_t>(2 * index);
+    if (m_queries) {
+        vkCmdResetQueryPool(cmd, m_queries.get(), q0, 2);
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_queries.get(), q0);
+    }
+    m_device.begin_label(cmd, "main view");
+    detail::ColorTarget color;
+    color.image = f.color.get();
+    color.view = f.color.view.get();
+    color.extent = m_extent;
+    // previous_stage/access: the defaults (everything before), contents discarded.
+    color.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    color.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
+    color.final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
+    const detail::RenderStatus status =
+        m_renderer.record(cmd, *f.target, color, snapshot, external);
+    if (status != detail::RenderStatus::Ok) {
+        m_device.end_label(cmd);
+        (void)vkEndCommandBuffer(cmd);
+        m_error =
+            std::string("the main view's render was refused (") + detail::to_string(status) + ")";
+        return 0;
+    }
+    bool host_reads = false;
+    if (request.read_main) {
+        copy_to_buffer(cmd, f.color.get(), m_extent, f.main_readback.get());
+        host_reads = true;
+    }
+    f.lease_extents.clear();
+    if (request.read_leases) {
+        for (std::size_t i = 0; i < request.leases.size(); ++i) {
+            const Lease& lease = request.leases[i];
+            // After the fragment shader's reads: to TRANSFER_SRC, copy, and back to the lease's
+            // layout before the signal (the lease contract).
+            detail::image_barrier(cmd, lease.image, lease.layout,
+                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            copy_to_buffer(cmd, lease.image, lease.extent, f.lease_readback[i].get());
+            detail::image_barrier(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  lease.layout, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            f.lease_extents.push_back(lease.extent);
+            host_reads = true;
+        }
+    }
+    if (host_reads) {
+        VkMemoryBarrier2 host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+        host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &host;
+        vkCmdPipelineBarrier2(cmd, &dep);
+    }
+    m_device.end_label(cmd);
+    if (m_queries) {
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries.get(), q0 + 1);
+    }
+    if (detail::vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer main view") != VK_SUCCESS) {
+        m_error = "vkEndCommandBuffer failed";
+        return 0;
+    }
+
+    // One wait per semaphore, at the largest value leased from it.
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    for (const Lease& lease : request.leases) {
+        auto it = std::find_if(waits.begin(), waits.end(), [&](const VkSemaphoreSubmitInfo& w) {
+            return w.semaphore == lease.wait_semaphore;
+        });
+        if (it == waits.end()) {
+            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            w.semaphore = lease.wait_semaphore;
+            w.value = lease.wait_value;
+            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            waits.push_back(w);
+        } else {
+            it->value = std::max(it->value, lease.wait_value);
+        }
+    }
+    const std::uint64_t value = m_value + 1;
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    signal.semaphore = m_timeline;
+    signal.value = value;
+    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = cmd;
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+    submit.pWaitSemaphoreInfos = waits.data();
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmd_info;
+    submit.signalSemaphoreInfoCount = 1;
+    submit.pSignalSemaphoreInfos = &signal;
+    const VkResult r = m_device.queue(detail::QueueRole::Main).submit({&submit, 1});
+    if (r != VK_SUCCESS) {
+        m_error = std::string("the main view's submit failed (") + tandem::to_string(r) + ")";
+        return 0;
+    }
+    m_value = value;
+    f.value = value;
+    f.timed = static_cast<bool>(m_queries);
+    return value;
+}
+
+const MainView::Frame* MainView::frame_of(std::uint64_t value) const noexcept {
+    for (const auto& f : m_frames) {
+        if (f.value == value) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {
+    const Frame* f = frame_of(value);
+    if (f == nullptr) {
+        throw Error("The main view frame " + std::to_string(value) + " was reused",
+                    "Read a frame's pixels before rendering further frames");
+    }
+    return buffer_pixels(m_device, f->main_readback, m_extent);
+}
+
+std::vector<std::uint8_t> MainView::lease_pixels(std::uint64_t value, std::size_t lease) const {
+    const Frame* f = frame_of(value);
+    if (f == nullptr || lease >= f->lease_extents.size()) {
+        throw Error("The main view frame " + std::to_string(value) + " read no lease " +
+                        std::to_string(lease),
+                    "Ask for read_leases in that frame");
+    }
+    return buffer_pixels(m_device, f->lease_readback[lease], f->lease_extents[lease]);
+}
+
+} // namespace tandem::cli

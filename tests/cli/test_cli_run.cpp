@@ -1,0 +1,218 @@
+// `tandem run` end to end: a short run of the built-in demo writes its PNGs and a report whose
+// tasks all delivered; each task's PNG (its leased image in the last frame) equals the same
+// task camera rendered on the primary for the snapshot of the generation the lease reported,
+// and the last main view PNG equals the primary's composition of those outputs on their
+// surfaces. Bad input is refused with its message, exit 1, and before any device is opened
+// (the runs see no Vulkan driver at all).
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "gltf_writer.hpp"
+#include "render/headless.hpp"
+#include "render/mesh_cache.hpp"
+#include "run_command.hpp"
+#include "scene/run_inputs.hpp"
+#include "vk_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+const std::string k_tandem = TANDEM_CLI_PATH;
+constexpr std::uint32_t k_width = 320;
+constexpr std::uint32_t k_height = 180;
+
+struct Png {
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    std::vector<std::uint8_t> rgba;
+};
+
+Png load_png(const std::string& path) {
+    int w = 0;
+    int h = 0;
+    int n = 0;
+    stbi_uc* data = stbi_load(path.c_str(), &w, &h, &n, 4);
+    Png png;
+    if (data != nullptr) {
+        png.width = static_cast<std::uint32_t>(w);
+        png.height = static_cast<std::uint32_t>(h);
+        png.rgba.assign(data, data + static_cast<std::size_t>(w) * h * 4);
+        stbi_image_free(data);
+    }
+    return png;
+}
+
+struct DemoRun {
+    CommandResult result;
+    nlohmann::json report;
+    std::filesystem::path out;
+};
+
+// One short run per placement, shared by the tests that look at it.
+const DemoRun& demo_run(const std::string& placement) {
+    static std::map<std::string, DemoRun> runs;
+    auto it = runs.find(placement);
+    if (it != runs.end()) {
+        return it->second;
+    }
+    DemoRun run;
+    run.out = temp_folder("cli-run-" + placement);
+    // Three logical devices: the primary and two workers (lavapipe opened three times).
+    run.result = run_command("TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
+                             " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
+                             " --placement " +
+                             placement + " --out " + run.out.string());
+    if (run.result.exit_code == 0) {
+        run.report = nlohmann::json::parse(run.result.out);
+    }
+    return runs.emplace(placement, std::move(run)).first->second;
+}
+
+class CliRun : public VulkanTest, public ::testing::WithParamInterface<const char*> {
+protected:
+    [[nodiscard]] std::uint32_t virtual_devices() const override { return 1; }
+};
+
+TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
+    const DemoRun& run = demo_run(GetParam());
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    for (const char* name : {"main_00000.png", "main_00004.png", "main_00007.png", "report.json"}) {
+        EXPECT_TRUE(std::filesystem::exists(run.out / name)) << name;
+    }
+    const auto on_disk = nlohmann::json::parse(std::ifstream(run.out / "report.json"));
+    EXPECT_EQ(on_disk, run.report) << "--json prints the report written to report.json";
+    EXPECT_EQ(run.report["frames"], 8);
+    const auto& tasks = run.report["tasks"];
+    ASSERT_EQ(tasks.size(), 3u) << "the demo's security, mirror and minimap";
+    for (const auto& t : tasks) {
+        EXPECT_GT(t["ready"].get<int>(), 0) << t["name"];
+        EXPECT_GT(t["ready_rate_hz"].get<double>(), 0.0) << t["name"];
+        EXPECT_EQ(t["failed"], 0) << t["name"];
+        EXPECT_EQ(t["worker_lost"], false) << t["name"];
+        EXPECT_TRUE(std::filesystem::exists(t["png"].get<std::string>())) << t["name"];
+        EXPECT_FALSE(t["transfer_path"].get<std::string>().empty());
+        const auto& l = t["latency_us"]["ready_observed"];
+        EXPECT_LE(l["p50_us"].get<double>(), l["p99_us"].get<double>());
+        if (std::string(GetParam()) == "primary") {
+            EXPECT_EQ(t["on_primary"], true);
+        } else {
+            EXPECT_EQ(t["on_primary"], false) << "three devices: every task on a worker";
+        }
+    }
+    ASSERT_EQ(run.report["devices"].size(), 3u);
+    EXPECT_EQ(run.report["devices"][0]["role"], "primary");
+}
+
+TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
+    const DemoRun& run = demo_run(GetParam());
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    detail::RunInputs in = detail::prepare_run({"", "", "320x180", std::string(GetParam())});
+    detail::Device& primary = open(0, {true, "reference"});
+    detail::MeshCache cache(primary);
+    cache.upload(in.scene.shared_assets());
+    detail::Renderer renderer(cache, VK_FORMAT_R8G8B8A8_UNORM);
+
+    const auto& tasks = run.report["tasks"];
+    ASSERT_EQ(tasks.size(), in.prepared.size());
+    std::vector<std::unique_ptr<detail::HeadlessView>> views;
+    std::vector<detail::ExternalTexture> external;
+    std::vector<std::optional<std::uint32_t>> shown;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const auto& t = tasks[i];
+        ASSERT_EQ(t["name"], in.prepared[i].spec.name);
+        // Everything accepted was delivered before the last frame, which shows the newest.
+        EXPECT_EQ(t["shown_generation"], t["accepted"]) << t["name"];
+        EXPECT_EQ(t["shown_generation"], t["newest_generation"]) << t["name"];
+        in.scene.animate(t["shown_time_s"].get<double>());
+        const VkExtent2D extent{in.prepared[i].spec.width, in.prepared[i].spec.height};
+        views.push_back(std::make_unique<detail::HeadlessView>(renderer, extent));
+        const auto expected = views.back()->render(detail::task_snapshot(in, i));
+        const Png png = load_png(t["png"].get<std::string>());
+        ASSERT_EQ(png.width, extent.width) << t["name"];
+        ASSERT_EQ(png.height, extent.height) << t["name"];
+        EXPECT_TRUE(png.rgba == expected)
+            << t["name"] << ": the leased image differs from "
+            << "the primary's render of generation " << t["shown_generation"];
+        external.push_back(views.back()->external());
+        shown.emplace_back(static_cast<std::uint32_t>(i));
+    }
+    in.scene.animate(run.report["main_view"]["last_time_s"].get<double>());
+    detail::HeadlessView main(renderer, {k_width, k_height});
+    const auto expected = main.render(detail::main_snapshot(in, shown), external);
+    const Png png = load_png((run.out / "main_00007.png").string());
+    ASSERT_EQ(png.width, k_width);
+    ASSERT_EQ(png.height, k_height);
+    EXPECT_TRUE(png.rgba == expected)
+        << "the last main view differs from the composition of the leased generations";
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, CliRun, ::testing::Values("auto", "primary"));
+
+// A run that sees no Vulkan driver: any device work would fail with another message.
+CommandResult run_without_gpu(const std::string& arguments) {
+    return run_command("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json " +
+                       k_tandem + " run --frames 2 " + arguments);
+}
+
+void expect_refused(const std::string& arguments, const std::string& message) {
+    const auto out = temp_folder("cli-run-refused") / "out";
+    const CommandResult r = run_without_gpu(arguments + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 1) << arguments << "\n" << r.err;
+    EXPECT_NE(r.err.find("tandem: error: "), std::string::npos) << arguments << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << arguments << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << arguments << ": nothing written";
+}
+
+TEST(CliRunInput, BadScenesAreRefusedBeforeAnyDevice) {
+    const auto dir = temp_folder("cli-run-scenes");
+    std::ofstream(dir / "broken.gltf") << "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [";
+    expect_refused("--scene " + (dir / "broken.gltf").string(), "cannot be loaded");
+    expect_refused("--scene " + (dir / "absent.gltf").string(), "Cannot open scene file");
+
+    const auto no_bin = write_test_gltf(dir / "no-bin", GltfForm::ExternalBuffer);
+    std::filesystem::remove(dir / "no-bin" / "scene.bin");
+    expect_refused("--scene " + no_bin.string(), "scene.bin");
+
+    const auto no_png = write_test_gltf(dir / "no-png", GltfForm::ExternalBuffer);
+    std::filesystem::remove(dir / "no-png" / "green.png");
+    expect_refused("--scene " + no_png.string(), "green.png");
+}
+
+TEST(CliRunInput, BadTasksAreRefusedBeforeAnyDevice) {
+    const auto dir = temp_folder("cli-run-tasks");
+    const auto scene = write_test_gltf(dir / "scene", GltfForm::ExternalBuffer);
+    auto tasks = [&](const std::string& name, const std::string& task) {
+        std::ofstream(dir / name) << R"({"tasks": [{"name": "a", )" << task << "}]}";
+        return "--scene " + scene.string() + " --tasks " + (dir / name).string();
+    };
+    expect_refused(tasks("camera.json", R"("camera": "nope", "resolution": "8x8", "rate": 1)"),
+                   "/tasks/0/camera: the scene has no camera 'nope'");
+    expect_refused(tasks("surface.json", R"("camera": "cam", "resolution": "8x8", "rate": 1,
+                                            "surface": "nowhere")"),
+                   "/tasks/0/surface: the scene has no node 'nowhere'");
+    expect_refused(tasks("zero.json", R"("camera": "cam", "resolution": "0x0", "rate": 1)"),
+                   "/tasks/0/resolution");
+    expect_refused(tasks("huge.json", R"("camera": "cam", "resolution": "100000x100", "rate": 1)"),
+                   "/tasks/0/resolution");
+    expect_refused("--tasks " + (dir / "absent.json").string(), "absent.json");
+}
+
+TEST(CliRunInput, BadOptionsAreRefusedBeforeAnyDevice) {
+    expect_refused("--size 0x0", "--size '0x0' is not a usable size");
+    expect_refused("--size 100000x100000", "is not a usable size");
+    expect_refused("--size wide", "is not a usable size");
+    expect_refused("--placement warp", "--placement 'warp' is not a placement");
+    expect_refused("--fps fast", "--fps 'fast' is not a frame rate");
+    expect_refused("--frames 0", "--frames 0 is out of range");
+    expect_refused("--slots 1", "--slots 1 is out of range");
+}
+
+} // namespace
+} // namespace tandem::test
