@@ -216,7 +216,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         options.trace = !args->trace.empty();
         Runtime runtime(options);
 
-        detail::register_scene_capture_workload(inputs.scene.shared_assets());
+        const auto capture_times =
+            detail::register_scene_capture_workload(inputs.scene.shared_assets());
         std::vector<TaskRun> tasks(inputs.prepared.size());
         std::uint32_t max_w = 1;
         std::uint32_t max_h = 1;
@@ -477,6 +478,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         report["tasks"] = tasks_json;
 
+        const auto capture_busy = capture_times->busy();
         nlohmann::json devices = nlohmann::json::array();
         {
             std::vector<DeviceInfo> all{runtime.primary_device()};
@@ -493,15 +495,27 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 nlohmann::json j = device_json(all[d]);
                 j["role"] = d == 0 ? "primary" : "worker";
                 j["tasks"] = names;
-                // The runtime does not expose per-device busy time; the primary's entry is the
-                // main view's GPU time from timestamps.
-                if (d == 0 && have_timestamps) {
-                    j["busy_ms"] = gpu_total;
-                    j["busy_source"] = "main view GPU timestamps (task work not included)";
-                } else {
-                    j["busy_ms"] = nullptr;
-                    j["busy_source"] = "not exposed by the runtime";
+                // Busy time from GPU timestamps: the scene-capture commands of the tasks there
+                // and, on the primary, the main view's frames. The runtime's own transfer and
+                // copy commands are not included.
+                const auto t = capture_busy.find(all[d].index);
+                const bool tasks_timed = t == capture_busy.end() || t->second.timed;
+                const double tasks_ms = t == capture_busy.end() ? 0.0 : t->second.busy_ms;
+                j["tasks_gpu_ms"] = tasks_timed ? nlohmann::json(tasks_ms) : nlohmann::json();
+                if (d == 0) {
+                    j["main_view_gpu_ms"] =
+                        have_timestamps ? nlohmann::json(gpu_total) : nlohmann::json();
                 }
+                const bool timed = tasks_timed && (d != 0 || have_timestamps);
+                j["busy_ms"] = timed ? nlohmann::json(tasks_ms + (d == 0 ? gpu_total : 0.0))
+                                     : nlohmann::json();
+                j["busy_percent"] =
+                    timed && elapsed > 0
+                        ? nlohmann::json(100.0 * j["busy_ms"].get<double>() / (elapsed * 1000.0))
+                        : nlohmann::json();
+                j["busy_source"] = timed ? "GPU timestamps of the capture commands (and the main "
+                                           "view on the primary); transfers not included"
+                                         : "no timestamps on this device's queue";
                 devices.push_back(j);
             }
         }
@@ -549,7 +563,18 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             if (have_timestamps) {
                 std::fprintf(out, ", main view GPU p50 %.2f ms", percentile(main_gpu_ms, 0.5));
             }
-            std::fprintf(out, "\nwrote %zu main view PNG(s), task PNGs and %s\n", main_pngs.size(),
+            std::fprintf(out, "\n");
+            for (const auto& d : report["devices"]) {
+                std::fprintf(out, "%-7s adapter %s %s: busy %s\n",
+                             d["role"].get<std::string>().c_str(), d["index"].dump().c_str(),
+                             d["name"].get<std::string>().c_str(),
+                             d["busy_ms"].is_null()
+                                 ? "unknown (no timestamps)"
+                                 : (fixed(d["busy_ms"].get<double>(), 1) + " ms (" +
+                                    fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
+                                       .c_str());
+            }
+            std::fprintf(out, "wrote %zu main view PNG(s), task PNGs and %s\n", main_pngs.size(),
                          report_path.c_str());
         }
         if (!failure.empty()) {

@@ -1,15 +1,107 @@
 #include "workloads/scene_capture_workload.hpp"
 
+#include <algorithm>
 #include <utility>
 
+#include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
+std::map<std::uint32_t, SceneCaptureTimes::DeviceTime> SceneCaptureTimes::busy() const {
+    std::lock_guard lock(m_mutex);
+    for (SceneCaptureWorkload* w : m_live) {
+        DeviceTime& d = m_done[w->device_index()];
+        d.timed = w->collect(d.busy_ms, d.generations) && d.timed;
+    }
+    return m_done;
+}
+
+void SceneCaptureTimes::add(SceneCaptureWorkload* workload) {
+    std::lock_guard lock(m_mutex);
+    m_live.push_back(workload);
+}
+
+void SceneCaptureTimes::remove(SceneCaptureWorkload* workload) {
+    std::lock_guard lock(m_mutex);
+    DeviceTime& d = m_done[workload->device_index()];
+    d.timed = workload->collect(d.busy_ms, d.generations) && d.timed;
+    m_live.erase(std::remove(m_live.begin(), m_live.end(), workload), m_live.end());
+}
+
 SceneCaptureWorkload::SceneCaptureWorkload(const Device& device, const WorkloadParams& params,
-                                           const std::shared_ptr<const SceneAssets>& assets)
-    : m_extent{params.width, params.height}, m_slots(params.slots),
-      m_capture(shared_mesh_cache(device, assets), params.format, m_extent, params.slots) {}
+                                           const std::shared_ptr<const SceneAssets>& assets,
+                                           std::shared_ptr<SceneCaptureTimes> times)
+    : m_device(device), m_device_index(device.info().index), m_extent{params.width, params.height},
+      m_slots(params.slots),
+      m_capture(shared_mesh_cache(device, assets), params.format, m_extent, params.slots),
+      m_times(std::move(times)), m_pending(params.slots, false), m_counted(params.slots) {
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(device.physical(), &props);
+    std::uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, families.data());
+    const std::uint32_t family = device.queue(QueueRole::Main).family();
+    const std::uint32_t bits = family < count ? families[family].timestampValidBits : 0;
+    if (bits > 0 && props.limits.timestampPeriod > 0) {
+        const VkDevice dev = device.handle();
+        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        info.queryCount = 2 * params.slots;
+        VkQueryPool pool = VK_NULL_HANDLE;
+        vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool),
+                 "vkCreateQueryPool scene capture " + params.task_name);
+        m_queries = Handle<VkQueryPool>(
+            pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
+        m_period_ns = props.limits.timestampPeriod;
+        m_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    }
+    if (m_times) {
+        m_times->add(this);
+    }
+}
+
+SceneCaptureWorkload::~SceneCaptureWorkload() {
+    // The runtime destroys a workload only after its commands completed: collect them last.
+    if (m_times) {
+        m_times->remove(this);
+    }
+}
+
+void SceneCaptureWorkload::count(std::uint32_t slot, std::uint64_t start,
+                                 std::uint64_t end) noexcept {
+    if (m_counted[slot] == std::pair{start, end}) {
+        return;
+    }
+    m_counted[slot] = {start, end};
+    m_busy_ms += static_cast<double>((end - start) & m_mask) * m_period_ns * 1e-6;
+    ++m_generations;
+}
+
+bool SceneCaptureWorkload::collect(double& busy_ms, std::uint64_t& generations) noexcept {
+    if (!m_queries) {
+        return false;
+    }
+    std::lock_guard lock(m_mutex);
+    for (std::uint32_t slot = 0; slot < m_slots; ++slot) {
+        if (!m_pending[slot]) {
+            continue;
+        }
+        std::uint64_t r[4] = {0, 0, 0, 0}; // (value, availability) twice
+        const VkResult result = vkGetQueryPoolResults(
+            m_device.handle(), m_queries.get(), 2 * slot, 2, sizeof r, r, 2 * sizeof(std::uint64_t),
+            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        if ((result == VK_SUCCESS || result == VK_NOT_READY) && r[1] != 0 && r[3] != 0) {
+            count(slot, r[0], r[2]);
+        }
+    }
+    busy_ms += m_busy_ms;
+    generations += m_generations;
+    m_busy_ms = 0;
+    m_generations = 0;
+    return true;
+}
 
 VkResult SceneCaptureWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
                                       const WorkloadTarget& target, std::uint64_t /*generation*/,
@@ -17,21 +109,46 @@ VkResult SceneCaptureWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
     if (slot >= m_slots || target.width != m_extent.width || target.height != m_extent.height) {
         return VK_ERROR_FORMAT_NOT_SUPPORTED;
     }
+    std::lock_guard lock(m_mutex);
+    if (m_queries) {
+        // The slot's previous commands completed (the runtime re-records a slot only then):
+        // count their time before the queries are reset.
+        if (m_pending[slot]) {
+            std::uint64_t r[2] = {0, 0};
+            if (vkGetQueryPoolResults(m_device.handle(), m_queries.get(), 2 * slot, 2, sizeof r, r,
+                                      sizeof(std::uint64_t),
+                                      VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+                count(slot, r[0], r[1]);
+            }
+        }
+        m_pending[slot] = false;
+        vkCmdResetQueryPool(cmd, m_queries.get(), 2 * slot, 2);
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_queries.get(), 2 * slot);
+    }
     // SceneCapture discards the old contents (the target's layout does not matter) and leaves
     // the image as output() says.
-    return m_capture.record(cmd, slot, target.image, target.view, snapshot);
+    const VkResult r = m_capture.record(cmd, slot, target.image, target.view, snapshot);
+    if (m_queries && r == VK_SUCCESS) {
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries.get(),
+                             2 * slot + 1);
+        m_pending[slot] = true;
+    }
+    return r;
 }
 
-void register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets) {
+std::shared_ptr<SceneCaptureTimes>
+register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets) {
     if (!assets) {
         throw Error("The scene-capture workload needs a scene",
                     "Pass the scene's assets (Scene::shared_assets())");
     }
+    auto times = std::make_shared<SceneCaptureTimes>();
     register_workload(
         k_scene_capture_workload,
-        [assets = std::move(assets)](const Device& device, const WorkloadParams& params) {
-            return std::make_unique<SceneCaptureWorkload>(device, params, assets);
+        [assets = std::move(assets), times](const Device& device, const WorkloadParams& params) {
+            return std::make_unique<SceneCaptureWorkload>(device, params, assets, times);
         });
+    return times;
 }
 
 } // namespace tandem::detail

@@ -9,13 +9,22 @@
 // the tasks that use it are registered with the runtime. Registering again replaces the assets
 // for tasks registered afterwards; existing workloads keep theirs.
 //
-// Threads: as Workload (construction at set-up may throw; record() never throws).
+// GPU time: where the device's main queue has timestamps, each generation's commands are timed
+// (two timestamps per slot); SceneCaptureTimes, returned by the registration, sums the times of
+// completed generations per device, so a caller can report how busy each worker was.
+//
+// Threads: as Workload (construction at set-up may throw; record() never throws);
+// SceneCaptureTimes may be read from any thread.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <vector>
 
+#include "core/handle.hpp"
 #include "render/scene_capture.hpp"
 #include "scene/scene.hpp"
 #include "workloads/workload.hpp"
@@ -24,10 +33,36 @@ namespace tandem::detail {
 
 inline constexpr const char* k_scene_capture_workload = "scene-capture";
 
+class SceneCaptureWorkload;
+
+// GPU time of the scene-capture workloads registered through one registration, per device
+// (DeviceInfo::index).
+class SceneCaptureTimes {
+public:
+    struct DeviceTime {
+        double busy_ms = 0;            // sum over completed, timed generations
+        std::uint64_t generations = 0; // generations timed
+        bool timed = true;             // false: a workload there has no timestamps
+    };
+    // Collects what completed so far (timestamps of generations still in flight are not
+    // counted) and returns the sums.
+    [[nodiscard]] std::map<std::uint32_t, DeviceTime> busy() const;
+
+private:
+    friend class SceneCaptureWorkload;
+    void add(SceneCaptureWorkload* workload);
+    void remove(SceneCaptureWorkload* workload);
+    mutable std::mutex m_mutex;
+    std::vector<SceneCaptureWorkload*> m_live;
+    mutable std::map<std::uint32_t, DeviceTime> m_done; // of destroyed workloads
+};
+
 class SceneCaptureWorkload final : public Workload {
 public:
     SceneCaptureWorkload(const Device& device, const WorkloadParams& params,
-                         const std::shared_ptr<const SceneAssets>& assets);
+                         const std::shared_ptr<const SceneAssets>& assets,
+                         std::shared_ptr<SceneCaptureTimes> times = nullptr);
+    ~SceneCaptureWorkload() override;
 
     [[nodiscard]] VkImageUsageFlags target_usage() const noexcept override {
         return SceneCapture::k_target_usage;
@@ -44,13 +79,34 @@ public:
 
     [[nodiscard]] const SceneCapture& capture() const noexcept { return m_capture; }
 
+    // Adds the GPU time of completed generations not yet collected; false when untimed.
+    bool collect(double& busy_ms, std::uint64_t& generations) noexcept;
+    [[nodiscard]] std::uint32_t device_index() const noexcept { return m_device_index; }
+
 private:
+    const Device& m_device;
+    std::uint32_t m_device_index;
     VkExtent2D m_extent;
     std::uint32_t m_slots;
     SceneCapture m_capture;
+    std::shared_ptr<SceneCaptureTimes> m_times;
+    Handle<VkQueryPool> m_queries; // two per slot; null when the queue has no timestamps
+    double m_period_ns = 0;
+    std::uint64_t m_mask = 0;
+    std::mutex m_mutex; // record() (worker thread) against collect() (any thread)
+    // Per slot: timestamps written and not yet counted, and the last pair counted (a pair read
+    // again before the slot's next reset executes is the same pair: not counted twice).
+    std::vector<bool> m_pending;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> m_counted;
+    double m_busy_ms = 0;
+    std::uint64_t m_generations = 0;
+    // Counts the slot's pair when it is new; caller holds m_mutex.
+    void count(std::uint32_t slot, std::uint64_t start, std::uint64_t end) noexcept;
 };
 
-// Registers "scene-capture" for the scene whose assets are `assets`. Thread-safe.
-void register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets);
+// Registers "scene-capture" for the scene whose assets are `assets`; the returned object sums
+// the GPU time of every workload made from this registration. Thread-safe.
+std::shared_ptr<SceneCaptureTimes>
+register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets);
 
 } // namespace tandem::detail
