@@ -295,6 +295,51 @@ TEST_F(Placement, ExplanationsCarryTheNumbers) {
     EXPECT_TRUE(contains(text, "frees 16.000 ms")) << text;
 }
 
+TEST_F(Placement, AForcedPathIsTheOnlyPathUsed) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    auto set = devices();
+    set.forced_path = TransferPath::HostCopy;
+    auto plan = placer.decide({task("mirror", 1024)}, set);
+    ASSERT_NE(plan.tasks[0].chosen, 0u);
+    const auto& worker = plan.tasks[0].devices[plan.tasks[0].chosen];
+    ASSERT_TRUE(worker.move.has_value());
+    EXPECT_EQ(worker.move->path, TransferPath::HostCopy);
+
+    // A path the profile never measured cannot be used: the task stays on the primary.
+    set.forced_path = TransferPath::SharedMemory;
+    detail::Placer other(model);
+    plan = other.decide({task("mirror", 1024)}, set);
+    EXPECT_EQ(plan.tasks[0].chosen, 0u);
+    EXPECT_TRUE(contains(plan.tasks[0].devices[1].excluded, "shared-memory"))
+        << plan.tasks[0].devices[1].excluded;
+    EXPECT_TRUE(contains(plan.tasks[0].reason, "no worker can take it")) << plan.tasks[0].reason;
+}
+
+TEST_F(Placement, AKindThePrimaryWasNotCalibratedForStaysThere) {
+    auto profile = synthetic({});
+    std::erase_if(profile.devices[0].workloads, [](const auto& w) { return w.kind == "capture"; });
+    detail::CostModel model(profile, infos());
+    detail::Placer placer(model);
+    const detail::TaskSpec capture{"camera", {"capture", 512, 512, 5000, 0}, 30.0, {}};
+    const auto plan = placer.decide({capture}, devices());
+    EXPECT_EQ(plan.tasks[0].chosen, 0u);
+    EXPECT_FALSE(plan.tasks[0].devices[0].execute.has_value());
+    EXPECT_TRUE(contains(plan.tasks[0].devices[1].excluded, "no gain can be predicted"))
+        << plan.tasks[0].devices[1].excluded;
+}
+
+TEST_F(Placement, ReasonsCanBeLeftOutButNumbersStay) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::PlacementOptions options;
+    options.explain = false;
+    detail::Placer placer(model, options);
+    const auto plan = placer.decide({task("mirror", 1024)}, devices());
+    EXPECT_TRUE(plan.tasks[0].reason.empty());
+    EXPECT_NE(plan.tasks[0].chosen, 0u);
+    EXPECT_TRUE(plan.tasks[0].devices[1].move.has_value());
+}
+
 TEST(PlacementRequests, ParseWhatTheCliAccepts) {
     EXPECT_EQ(PlacementRequest::parse("auto").kind, PlacementRequest::Kind::Auto);
     EXPECT_EQ(PlacementRequest::parse("primary").kind, PlacementRequest::Kind::Primary);
