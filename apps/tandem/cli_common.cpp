@@ -1,6 +1,8 @@
 #include "cli_common.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
@@ -8,6 +10,23 @@
 #include "tandem/error.hpp"
 
 namespace tandem::cli {
+
+namespace {
+std::atomic<bool> g_validation_failed{false};
+} // namespace
+
+Session::~Session() {
+    if (instance && instance->validation_messages() > 0) {
+        std::fprintf(stderr, "tandem: %llu validation message(s); the last: %s\n",
+                     static_cast<unsigned long long>(instance->validation_messages()),
+                     instance->last_validation_message().c_str());
+        g_validation_failed.store(true);
+    }
+}
+
+bool validation_failed() {
+    return g_validation_failed.load();
+}
 
 void add_global_options(CLI::App& app, GlobalOptions& options) {
     app.add_option("--validation", options.validation,

@@ -27,11 +27,19 @@ void add_global_options(CLI::App& app, GlobalOptions& options);
 // Applies the log level; throws tandem::Error on a bad value.
 void apply_log_level(const GlobalOptions& options);
 
+// The instance and adapters a command works with. When it dies it reports any validation
+// messages seen, and validation_failed() turns true: a run with validation messages fails.
 struct Session {
+    Session() = default;
+    Session(Session&&) = default;
+    ~Session();
     std::unique_ptr<detail::Instance> instance;
     std::vector<detail::Adapter> adapters;
     detail::Selection selection;
 };
+
+// True once any Session saw a validation message (main then exits with status 3).
+[[nodiscard]] bool validation_failed();
 
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);

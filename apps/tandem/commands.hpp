@@ -1,5 +1,6 @@
 // The `tandem` subcommands. Each registers itself on the app and returns the exit code of its
-// run through `result` once parsed. Exit codes: 0 success, 1 failure at run time, 2 bad usage.
+// run through `result` once parsed. Exit codes: 0 success, 1 failure at run time, 2 bad usage, 3
+// validation messages (when validation is on).
 #pragma once
 
 #include <functional>
@@ -14,5 +15,8 @@ using Runner = std::function<int()>;
 
 // `tandem devices`: the capability and pair matrices, as tables or --json.
 Runner add_devices_command(CLI::App& app, const GlobalOptions& global);
+
+// `tandem probe`: queue and synchronisation latency, worker -> primary.
+Runner add_probe_command(CLI::App& app, const GlobalOptions& global);
 
 } // namespace tandem::cli

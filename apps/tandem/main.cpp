@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     std::vector<std::pair<CLI::App*, tandem::cli::Runner>> commands;
     auto devices = tandem::cli::add_devices_command(app, global);
     commands.emplace_back(app.get_subcommand("devices"), devices);
+    auto probe = tandem::cli::add_probe_command(app, global);
+    commands.emplace_back(app.get_subcommand("probe"), probe);
 
     try {
         app.parse(argc, argv);
@@ -33,12 +35,14 @@ int main(int argc, char** argv) {
         tandem::cli::apply_log_level(global);
         for (auto& [sub, run] : commands) {
             if (sub->parsed()) {
-                return run();
+                const int status = run();
+                // Any validation message fails the run, whatever the command reported.
+                return tandem::cli::validation_failed() ? 3 : status;
             }
         }
     } catch (const tandem::Error& e) {
         std::fprintf(stderr, "tandem: error: %s\n", e.what());
-        return 1;
+        return tandem::cli::validation_failed() ? 3 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "tandem: internal error: %s\n", e.what());
         return 1;

@@ -39,7 +39,11 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     // Queue families: main = first graphics+compute family; transfer = first transfer-only one.
     std::uint32_t main_family = UINT32_MAX;
     std::uint32_t transfer_family = UINT32_MAX;
+    std::uint32_t compute_family = UINT32_MAX;
     for (const auto& q : m_info.queue_families) {
+        if (compute_family == UINT32_MAX && q.compute && !q.graphics) {
+            compute_family = q.index;
+        }
         if (main_family == UINT32_MAX && q.graphics && q.compute) {
             main_family = q.index;
         }
@@ -67,6 +71,11 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     queue_infos.push_back(qi);
     if (m_dedicated_transfer) {
         qi.queueFamilyIndex = transfer_family;
+        qi.queueCount = 1;
+        queue_infos.push_back(qi);
+    }
+    if (compute_family != UINT32_MAX) {
+        qi.queueFamilyIndex = compute_family;
         qi.queueCount = 1;
         queue_infos.push_back(qi);
     }
@@ -143,6 +152,14 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
         m_transfer = Queue(q, main_family, 1, std::make_shared<std::mutex>());
     } else {
         m_transfer = m_main;
+    }
+    if (compute_family != UINT32_MAX) {
+        VkQueue q = VK_NULL_HANDLE;
+        vkGetDeviceQueue(m_device, compute_family, 0, &q);
+        m_compute = Queue(q, compute_family, 0, std::make_shared<std::mutex>());
+        name(q, VK_OBJECT_TYPE_QUEUE, m_label + " compute queue");
+    } else {
+        m_compute = m_main;
     }
     name(m_device, VK_OBJECT_TYPE_DEVICE, m_label);
     name(m_main.handle(), VK_OBJECT_TYPE_QUEUE, m_label + " main queue");

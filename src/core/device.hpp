@@ -26,7 +26,9 @@ namespace tandem::detail {
 
 class Instance;
 
-enum class QueueRole { Main, Transfer };
+// Main: graphics+compute. Transfer: see above. Compute: a queue of a compute-only family (async
+// compute) when the device has one, else the main queue.
+enum class QueueRole { Main, Transfer, Compute };
 
 class Queue {
 public:
@@ -83,7 +85,15 @@ public:
     [[nodiscard]] const std::string& label() const noexcept { return m_label; }
     [[nodiscard]] const DeviceFunctions& fn() const noexcept { return m_fn; }
     [[nodiscard]] const Queue& queue(QueueRole role) const noexcept {
-        return role == QueueRole::Main ? m_main : m_transfer;
+        switch (role) {
+        case QueueRole::Transfer:
+            return m_transfer;
+        case QueueRole::Compute:
+            return m_compute;
+        case QueueRole::Main:
+            break;
+        }
+        return m_main;
     }
     // True when the transfer queue is a different VkQueue from the main one.
     [[nodiscard]] bool has_separate_transfer_queue() const noexcept {
@@ -118,6 +128,7 @@ private:
     DeviceFunctions m_fn;
     Queue m_main;
     Queue m_transfer;
+    Queue m_compute;
     bool m_dedicated_transfer = false;
     std::vector<std::string> m_enabled_extensions;
     VkPhysicalDeviceMemoryProperties m_memory{};

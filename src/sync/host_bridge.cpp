@@ -32,8 +32,8 @@ const char* to_string(HostBridge::State state) noexcept {
     return "?";
 }
 
-HostBridge::HostBridge(TimelineSemaphore& worker, TimelineSemaphore& primary, Options options)
-    : m_worker(worker), m_primary(primary), m_options(std::move(options)) {
+HostBridge::HostBridge(TimelineSemaphore& worker, Options options)
+    : m_worker(worker), m_options(std::move(options)) {
     m_thread = std::thread([this] { run(); });
 }
 
@@ -58,15 +58,14 @@ void HostBridge::stop() {
     m_state.compare_exchange_strong(expected, State::Stopped, std::memory_order_acq_rel);
 }
 
-bool HostBridge::try_forward(std::uint64_t wait_value, std::uint64_t signal_value,
-                             std::function<void()> before_signal) {
+bool HostBridge::try_forward(std::uint64_t wait_value, Action action) {
     std::lock_guard lock(m_mutex);
     if (m_stop || state() != State::Running || m_queue.size() >= m_options.capacity ||
-        signal_value <= m_last_signal_accepted) {
+        wait_value <= m_last_wait_accepted || !action) {
         return false;
     }
-    m_last_signal_accepted = signal_value;
-    m_queue.push_back({wait_value, signal_value, std::move(before_signal)});
+    m_last_wait_accepted = wait_value;
+    m_queue.push_back({wait_value, std::move(action)});
     m_cv.notify_one();
     return true;
 }
@@ -148,23 +147,20 @@ void HostBridge::run() {
                                     std::string(tandem::to_string(result)) + ")");
             return;
         }
-        if (next.before_signal) {
-            try {
-                next.before_signal();
-            } catch (const std::exception& e) {
-                fail(State::Failed, std::string("host step failed: ") + e.what());
-                return;
-            }
+        try {
+            result = next.action();
+        } catch (const std::exception& e) {
+            fail(State::Failed, std::string("bridge action failed: ") + e.what());
+            return;
         }
-        result = m_primary.signal(next.signal_value);
         if (result != VK_SUCCESS) {
-            fail(State::Failed, "signalling " + m_primary.name() + " to " +
-                                    std::to_string(next.signal_value) + " failed (" +
+            fail(State::Failed, "the primary-side step after " + m_worker.name() + " reached " +
+                                    std::to_string(next.wait_value) + " failed (" +
                                     std::string(tandem::to_string(result)) + ")");
             return;
         }
-        // Release: a reader that sees the new value also sees the host step's writes.
-        m_forwarded.store(next.signal_value, std::memory_order_release);
+        // Release: a reader that sees the new value also sees what the action wrote.
+        m_forwarded.store(next.wait_value, std::memory_order_release);
         std::lock_guard lock(m_mutex);
         if (!m_queue.empty()) {
             m_queue.pop_front();

@@ -1,13 +1,16 @@
-// HostBridge: forwards one timeline (the worker's) to another (the primary's) from a thread of its
-// own, for device pairs that cannot share a semaphore. Each forward says: once the worker timeline
-// reaches `wait_value`, run `before_signal` (may be empty: the host-copy path's memcpy goes here),
-// then signal the primary timeline to `signal_value`. The primary GPU waits on that value, so the
-// application thread never waits on anything.
+// HostBridge: carries a worker's completion to the primary from a thread of its own, for device
+// pairs that cannot share a semaphore. Each forward says: once the worker timeline reaches
+// `wait_value`, run `action` on the bridge thread. The action is the primary side's part: an
+// optional host step (the host-copy path's memcpy) and the primary queue submission that
+// signals the primary's timeline. So the application thread never waits on anything, and every
+// semaphore is signalled by a queue operation (no host signal, no wait-before-signal), which
+// keeps drivers and the validation layer's timeline tracking on their best-tested path.
 //
-// Contract: try_forward() never blocks (bounded queue; false when full). Values passed to it must
-// grow. A wait longer than `timeout` puts the bridge in TimedOut and stops it: it is reported,
-// never a hang. The destructor stops the thread even with forwards pending (they are dropped;
-// nothing is signalled for them) and joins it. Thread-safe.
+// Contract: try_forward() never blocks (bounded queue; false when full). Wait values must grow.
+// A wait longer than `timeout` puts the bridge in TimedOut and stops it: reported, never a hang.
+// An action that returns an error or throws puts it in Failed. The destructor stops the thread
+// even with forwards pending (they are dropped; their actions never run) and joins it.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -34,18 +37,20 @@ public:
         std::size_t capacity = 64; // pending forwards before try_forward answers false
     };
 
-    HostBridge(TimelineSemaphore& worker, TimelineSemaphore& primary, Options options);
+    // The action's result: VK_SUCCESS, or the failure that stops the bridge.
+    using Action = std::function<VkResult()>;
+
+    HostBridge(TimelineSemaphore& worker, Options options);
     ~HostBridge();
     HostBridge(const HostBridge&) = delete;
     HostBridge& operator=(const HostBridge&) = delete;
 
-    [[nodiscard]] bool try_forward(std::uint64_t wait_value, std::uint64_t signal_value,
-                                   std::function<void()> before_signal = {});
+    [[nodiscard]] bool try_forward(std::uint64_t wait_value, Action action);
 
     [[nodiscard]] State state() const noexcept { return m_state.load(std::memory_order_acquire); }
     // A sentence describing the failure once state() is TimedOut or Failed.
     [[nodiscard]] std::string error() const;
-    // The last primary value this bridge signalled (0 before the first).
+    // The wait value of the last forward whose action completed (0 before the first).
     [[nodiscard]] std::uint64_t forwarded() const noexcept {
         return m_forwarded.load(std::memory_order_acquire);
     }
@@ -57,8 +62,7 @@ public:
 private:
     struct Forward {
         std::uint64_t wait_value;
-        std::uint64_t signal_value;
-        std::function<void()> before_signal;
+        Action action;
     };
     void run();
     // VK_SUCCESS once the worker reached `target`; VK_TIMEOUT past the timeout; VK_NOT_READY
@@ -67,7 +71,6 @@ private:
     void fail(State state, std::string message);
 
     TimelineSemaphore& m_worker;
-    TimelineSemaphore& m_primary;
     Options m_options;
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
@@ -77,7 +80,7 @@ private:
     std::string m_error;
     std::atomic<State> m_state{State::Running};
     std::atomic<std::uint64_t> m_forwarded{0};
-    std::uint64_t m_last_signal_accepted = 0; // guarded by m_mutex
+    std::uint64_t m_last_wait_accepted = 0; // guarded by m_mutex
     std::thread m_thread;
 };
 

@@ -25,6 +25,19 @@ void gpu_signal(const detail::Device& device, const TimelineSemaphore& semaphore
     ASSERT_EQ(device.queue(detail::QueueRole::Main).submit({&submit, 1}), VK_SUCCESS);
 }
 
+// The primary-side action a bridge runs: a submission on the primary's queue that signals
+// `semaphore` to `value`.
+HostBridge::Action primary_signal(const detail::Device& device, const TimelineSemaphore& semaphore,
+                                  std::uint64_t value) {
+    return [&device, &semaphore, value] {
+        const auto signal = semaphore.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+        return device.queue(detail::QueueRole::Main).submit({&submit, 1});
+    };
+}
+
 std::uint64_t value_of(const TimelineSemaphore& s) {
     std::uint64_t v = 0;
     EXPECT_EQ(s.value(v), VK_SUCCESS);
@@ -82,19 +95,20 @@ TEST_F(Bridge, ForwardsEveryValueInOrderAndRunsTheHostStepFirst) {
     auto& primary = open(0);
     TimelineSemaphore worker_done(worker, "worker done");
     TimelineSemaphore primary_ready(primary, "primary ready");
-    HostBridge bridge(worker_done, primary_ready, {"test bridge", 5000ms, 64});
+    HostBridge bridge(worker_done, {"test bridge", 5000ms, 64});
     std::vector<std::uint64_t> seen_before_signal;
     for (std::uint64_t v = 1; v <= 40; ++v) {
-        ASSERT_TRUE(bridge.try_forward(v, 2 * v, [&, v] {
-            // The host step runs after the worker reached v and before the primary sees 2v.
+        ASSERT_TRUE(bridge.try_forward(v, [&, v] {
+            // The action runs after the worker reached v and before the primary sees 2v.
             EXPECT_GE(value_of(worker_done), v);
             EXPECT_LT(value_of(primary_ready), 2 * v);
             seen_before_signal.push_back(v);
+            return primary_signal(primary, primary_ready, 2 * v)();
         }));
         gpu_signal(worker, worker_done, v);
     }
     ASSERT_EQ(primary_ready.wait(80, 10s), VK_SUCCESS);
-    EXPECT_EQ(bridge.forwarded(), 80u);
+    EXPECT_EQ(bridge.forwarded(), 40u);
     ASSERT_EQ(seen_before_signal.size(), 40u);
     for (std::size_t i = 0; i < seen_before_signal.size(); ++i) {
         EXPECT_EQ(seen_before_signal[i], i + 1);
@@ -102,47 +116,20 @@ TEST_F(Bridge, ForwardsEveryValueInOrderAndRunsTheHostStepFirst) {
     EXPECT_EQ(bridge.state(), HostBridge::State::Running);
 }
 
-// The primary's queue is submitted ahead of time, waiting GPU-side on values the bridge has not
-// signalled yet (wait-before-signal); the chain completes in order.
-TEST_F(Bridge, PrimaryQueueWaitsOnBridgedValuesSubmittedAhead) {
-    auto& worker = open(1);
-    auto& primary = open(0);
-    TimelineSemaphore worker_done(worker, "worker done");
-    TimelineSemaphore bridged(primary, "bridged");
-    TimelineSemaphore primary_done(primary, "primary done");
-    HostBridge bridge(worker_done, bridged, {"test bridge", 5000ms, 64});
-    constexpr std::uint64_t k_jobs = 20;
-    for (std::uint64_t v = 1; v <= k_jobs; ++v) {
-        const auto wait = bridged.submit_info(v, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        const auto signal = primary_done.submit_info(v, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        submit.waitSemaphoreInfoCount = 1;
-        submit.pWaitSemaphoreInfos = &wait;
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
-        ASSERT_EQ(primary.queue(detail::QueueRole::Main).submit({&submit, 1}), VK_SUCCESS);
-        ASSERT_TRUE(bridge.try_forward(v, v));
-    }
-    EXPECT_EQ(value_of(primary_done), 0u);
-    for (std::uint64_t v = 1; v <= k_jobs; ++v) {
-        gpu_signal(worker, worker_done, v);
-    }
-    ASSERT_EQ(primary_done.wait(k_jobs, 10s), VK_SUCCESS);
-    EXPECT_EQ(bridge.forwarded(), k_jobs);
-}
-
 TEST_F(Bridge, RefusesValuesThatDoNotGrowAndAFullQueue) {
     auto& worker = open(1);
     auto& primary = open(0);
     TimelineSemaphore worker_done(worker, "worker done");
     TimelineSemaphore primary_ready(primary, "primary ready");
-    HostBridge bridge(worker_done, primary_ready, {"test bridge", 5000ms, 2});
-    EXPECT_TRUE(bridge.try_forward(1, 10));
-    EXPECT_FALSE(bridge.try_forward(2, 10));
-    EXPECT_FALSE(bridge.try_forward(2, 9));
-    EXPECT_TRUE(bridge.try_forward(2, 11));
-    EXPECT_FALSE(bridge.try_forward(3, 12)); // capacity 2: one waiting, one queued
-    gpu_signal(worker, worker_done, 2);
+    HostBridge bridge(worker_done, {"test bridge", 5000ms, 2});
+    EXPECT_TRUE(bridge.try_forward(2, primary_signal(primary, primary_ready, 10)));
+    EXPECT_FALSE(bridge.try_forward(2, primary_signal(primary, primary_ready, 11)));
+    EXPECT_FALSE(bridge.try_forward(1, primary_signal(primary, primary_ready, 11)));
+    EXPECT_FALSE(bridge.try_forward(3, {}));
+    EXPECT_TRUE(bridge.try_forward(3, primary_signal(primary, primary_ready, 11)));
+    // Capacity 2: one waiting, one queued.
+    EXPECT_FALSE(bridge.try_forward(4, primary_signal(primary, primary_ready, 12)));
+    gpu_signal(worker, worker_done, 3);
     ASSERT_EQ(primary_ready.wait(11, 10s), VK_SUCCESS);
 }
 
@@ -152,9 +139,9 @@ TEST_F(Bridge, ShutsDownCleanlyWithWorkInFlight) {
     TimelineSemaphore worker_done(worker, "worker done");
     TimelineSemaphore primary_ready(primary, "primary ready");
     {
-        HostBridge bridge(worker_done, primary_ready, {"test bridge", 60000ms, 64});
+        HostBridge bridge(worker_done, {"test bridge", 60000ms, 64});
         for (std::uint64_t v = 1; v <= 10; ++v) {
-            ASSERT_TRUE(bridge.try_forward(v, v));
+            ASSERT_TRUE(bridge.try_forward(v, primary_signal(primary, primary_ready, v)));
         }
         gpu_signal(worker, worker_done, 3);
         ASSERT_EQ(primary_ready.wait(3, 10s), VK_SUCCESS);
@@ -163,9 +150,9 @@ TEST_F(Bridge, ShutsDownCleanlyWithWorkInFlight) {
         bridge.stop();
         EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
         EXPECT_EQ(bridge.state(), HostBridge::State::Stopped);
-        EXPECT_FALSE(bridge.try_forward(11, 11));
+        EXPECT_FALSE(bridge.try_forward(11, primary_signal(primary, primary_ready, 11)));
     }
-    EXPECT_EQ(value_of(primary_ready), 3u); // nothing was signalled for the dropped forwards
+    EXPECT_EQ(value_of(primary_ready), 3u); // no action ran for the dropped forwards
 }
 
 TEST_F(Bridge, ATimeoutIsAnErrorNotAHang) {
@@ -173,8 +160,8 @@ TEST_F(Bridge, ATimeoutIsAnErrorNotAHang) {
     auto& primary = open(0);
     TimelineSemaphore worker_done(worker, "worker done");
     TimelineSemaphore primary_ready(primary, "primary ready");
-    HostBridge bridge(worker_done, primary_ready, {"test bridge", 50ms, 64});
-    ASSERT_TRUE(bridge.try_forward(1, 1));
+    HostBridge bridge(worker_done, {"test bridge", 50ms, 64});
+    ASSERT_TRUE(bridge.try_forward(1, primary_signal(primary, primary_ready, 1)));
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (bridge.state() == HostBridge::State::Running &&
            std::chrono::steady_clock::now() < deadline) {
@@ -183,17 +170,18 @@ TEST_F(Bridge, ATimeoutIsAnErrorNotAHang) {
     EXPECT_EQ(bridge.state(), HostBridge::State::TimedOut);
     EXPECT_NE(bridge.error().find("did not reach 1 within 50 ms"), std::string::npos)
         << bridge.error();
-    EXPECT_FALSE(bridge.try_forward(2, 2));
+    EXPECT_FALSE(bridge.try_forward(2, primary_signal(primary, primary_ready, 2)));
     EXPECT_EQ(value_of(primary_ready), 0u);
 }
 
-TEST_F(Bridge, FailingHostStepStopsTheBridgeWithTheReason) {
+TEST_F(Bridge, FailingActionStopsTheBridgeWithTheReason) {
     auto& worker = open(1);
     auto& primary = open(0);
     TimelineSemaphore worker_done(worker, "worker done");
     TimelineSemaphore primary_ready(primary, "primary ready");
-    HostBridge bridge(worker_done, primary_ready, {"test bridge", 5000ms, 64});
-    ASSERT_TRUE(bridge.try_forward(1, 1, [] { throw std::runtime_error("copy went wrong"); }));
+    HostBridge bridge(worker_done, {"test bridge", 5000ms, 64});
+    ASSERT_TRUE(
+        bridge.try_forward(1, []() -> VkResult { throw std::runtime_error("copy went wrong"); }));
     gpu_signal(worker, worker_done, 1);
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (bridge.state() == HostBridge::State::Running &&
@@ -203,6 +191,22 @@ TEST_F(Bridge, FailingHostStepStopsTheBridgeWithTheReason) {
     EXPECT_EQ(bridge.state(), HostBridge::State::Failed);
     EXPECT_NE(bridge.error().find("copy went wrong"), std::string::npos);
     EXPECT_EQ(value_of(primary_ready), 0u);
+    EXPECT_FALSE(bridge.try_forward(2, primary_signal(primary, primary_ready, 2)));
+}
+
+TEST_F(Bridge, AnActionErrorIsReported) {
+    auto& worker = open(1);
+    TimelineSemaphore worker_done(worker, "worker done");
+    HostBridge bridge(worker_done, {"test bridge", 5000ms, 64});
+    ASSERT_TRUE(bridge.try_forward(1, [] { return VK_ERROR_DEVICE_LOST; }));
+    gpu_signal(worker, worker_done, 1);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (bridge.state() == HostBridge::State::Running &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(bridge.state(), HostBridge::State::Failed);
+    EXPECT_NE(bridge.error().find("VK_ERROR_DEVICE_LOST"), std::string::npos) << bridge.error();
 }
 
 // Several bridges (one per worker) and several producer threads at once: every primary timeline
@@ -223,14 +227,14 @@ TEST_P(BridgeSweep, ConcurrentBridgesNeverGoBackwards) {
         done.push_back(std::make_unique<TimelineSemaphore>(*worker_devices[w], "done"));
         ready.push_back(std::make_unique<TimelineSemaphore>(primary, "ready"));
         bridges.push_back(std::make_unique<HostBridge>(
-            *done.back(), *ready.back(), HostBridge::Options{"bridge", 10000ms, 256}));
+            *done.back(), HostBridge::Options{"bridge", 10000ms, 256}));
     }
     constexpr std::uint64_t k_jobs = 60;
     std::vector<std::thread> producers;
     for (int w = 0; w < workers; ++w) {
         producers.emplace_back([&, w] {
             for (std::uint64_t v = 1; v <= k_jobs; ++v) {
-                while (!bridges[w]->try_forward(v, v)) {
+                while (!bridges[w]->try_forward(v, primary_signal(primary, *ready[w], v))) {
                     std::this_thread::yield();
                 }
                 gpu_signal(*worker_devices[w], *done[w], v);

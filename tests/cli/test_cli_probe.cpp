@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
+
+namespace tandem::test {
+namespace {
+
+const std::string k_tandem = TANDEM_CLI_PATH;
+
+class CliProbe : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CliProbe, EveryJobCompletesAndEveryStageIsTimed) {
+    auto r = run_command(k_tandem + " probe --mode " + GetParam() +
+                         " --jobs 40 --rate 500 --in-flight 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["mode"], GetParam());
+    EXPECT_EQ(doc["accepted"], 40);
+    EXPECT_EQ(doc["completed"], 40);
+    EXPECT_EQ(doc["timer_ticks"].get<int>(), doc["accepted"].get<int>() + doc["busy"].get<int>());
+    EXPECT_GT(doc["ready_rate_hz"].get<double>(), 0.0);
+    for (const char* stage : {"submit", "worker_done", "primary_done", "total"}) {
+        const auto& s = doc["latency_us"][stage];
+        EXPECT_EQ(s["n"], 40) << stage;
+        EXPECT_LE(s["p50"].get<double>(), s["p99"].get<double>()) << stage;
+    }
+    if (doc["sync"] == "host-bridge") {
+        EXPECT_EQ(doc["latency_us"]["bridge"]["n"], 40);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CliProbe, ::testing::Values("signal", "empty", "copy"));
+
+TEST(CliProbeInput, RatesAcceptEitherDecimalMark) {
+    for (const char* rate : {"37.5", "37,5"}) {
+        auto r = run_command(k_tandem + " probe --mode signal --jobs 3 --rate " + rate + " --json");
+        ASSERT_EQ(r.exit_code, 0) << rate << ": " << r.err;
+        EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out)["target_rate_hz"].get<double>(), 37.5);
+    }
+}
+
+TEST(CliProbeInput, BadInputIsRefusedWithTheReason) {
+    for (const char* rate : {"0", "-1", "nan", "inf", "abc"}) {
+        auto r = run_command(k_tandem + " probe --rate " + rate);
+        EXPECT_EQ(r.exit_code, 1) << rate;
+        EXPECT_NE(r.err.find("is not a positive finite number of Hz"), std::string::npos) << r.err;
+    }
+    auto mode = run_command(k_tandem + " probe --mode warp");
+    EXPECT_EQ(mode.exit_code, 1);
+    EXPECT_NE(mode.err.find("Probe mode 'warp' is not known"), std::string::npos) << mode.err;
+    auto queue = run_command(k_tandem + " probe --queue video");
+    EXPECT_EQ(queue.exit_code, 1);
+    EXPECT_NE(queue.err.find("Queue 'video' is not known"), std::string::npos) << queue.err;
+}
+
+} // namespace
+} // namespace tandem::test
