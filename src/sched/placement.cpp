@@ -581,6 +581,13 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         }
     }
     plan.predicted_primary_frame_ms = frame_ms;
+    for (auto& d : plan.devices) {
+        d.over_capacity = d.primary
+                              ? d.load_fraction + m_options.primary_base_frame_ms *
+                                                      m_options.primary_frame_rate_hz / 1000.0 >
+                                    1.0
+                              : d.load_fraction > m_options.capacity + 1e-9;
+    }
 
     // Explanations.
     std::map<std::string, std::uint32_t> next;

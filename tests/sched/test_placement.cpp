@@ -181,6 +181,11 @@ TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
     }
     const auto plan = placer.decide(tasks, devices());
     EXPECT_TRUE(contains(plan.tasks[1].reason, "may not be met")) << plan.tasks[1].reason;
+    // Reported, not hidden: adapter 2 and the primary (100 ms at 30 Hz) cannot keep up.
+    EXPECT_TRUE(plan.devices[2].over_capacity);
+    EXPECT_TRUE(plan.devices[0].over_capacity);
+    EXPECT_FALSE(plan.devices[1].over_capacity);
+    EXPECT_TRUE(to_json(plan)["devices"][2]["over_capacity"].get<bool>());
 }
 
 TEST_F(Placement, NoFlappingAroundTheThreshold) {
