@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 
 #include "tandem/error.hpp"
 
@@ -36,13 +37,20 @@ T field(const json& object, const char* key, const std::string& where) {
         throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
                     k_recalibrate);
     }
-    try {
-        return it->get<T>();
-    } catch (const json::exception&) {
-        throw Error("the profile's " + where + " has a \"" + std::string(key) +
-                        "\" of the wrong type (" + it->dump() + ")",
-                    k_recalibrate);
+    bool fits = true;
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+        fits = it->is_number_unsigned(); // get<unsigned>() would wrap a negative number
     }
+    try {
+        if (fits) {
+            return it->template get<T>();
+        }
+    } catch (const json::exception&) {
+        // Reported below, with the key and the value.
+    }
+    throw Error("the profile's " + where + " has a \"" + std::string(key) +
+                    "\" of the wrong type (" + it->dump() + ")",
+                k_recalibrate);
 }
 
 double non_negative(double value, const char* key, const std::string& where) {
