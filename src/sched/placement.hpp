@@ -56,10 +56,13 @@ class Placer {
 public:
     explicit Placer(const CostModel& model, PlacementOptions options = {});
 
-    // One decision, for one primary frame: never throws, never blocks. Tasks absent from
-    // `tasks` are forgotten. Auto tasks with several live workers are searched exhaustively
-    // when the number of assignments is at most options.exhaustive_limit, else greedily
-    // (largest gain first, each to its cheapest device with capacity left).
+    // One decision, for one primary frame: never blocks, and bad input (an impossible rate, an
+    // unknown device, a lost one) is placed and explained rather than thrown. Tasks absent from
+    // `tasks` are forgotten; a task seen for the first time starts from the primary, so it too
+    // needs the margin to move. Assignments are searched exhaustively when there are at most
+    // options.exhaustive_limit of them, else greedily (largest gain first, each to its cheapest
+    // device with capacity left). Capacity holds whenever some assignment keeps it; when none
+    // does (requests for workers that cannot hold them all) the least overloaded one is taken.
     [[nodiscard]] PlacementPlan decide(const std::vector<TaskSpec>& tasks,
                                        const DeviceSet& devices);
 
