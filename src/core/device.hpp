@@ -105,6 +105,11 @@ public:
     }
     [[nodiscard]] bool enabled(std::string_view extension) const;
 
+    // Serialises host-side semaphore operations (signal, counter reads) on this device. With
+    // synchronisation validation the layer otherwise deadlocks for its 10 s timeout when one
+    // thread reads a counter that a host signal on another thread has advanced but not recorded.
+    [[nodiscard]] std::mutex& host_semaphore_lock() const noexcept { return m_host_semaphore_lock; }
+
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
     [[nodiscard]] std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
@@ -132,6 +137,7 @@ private:
     bool m_dedicated_transfer = false;
     std::vector<std::string> m_enabled_extensions;
     VkPhysicalDeviceMemoryProperties m_memory{};
+    mutable std::mutex m_host_semaphore_lock;
 };
 
 } // namespace tandem::detail

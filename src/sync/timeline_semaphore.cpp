@@ -36,7 +36,7 @@ Handle<VkSemaphore> make_timeline(const Device& device, const std::string& name,
 
 TimelineSemaphore::TimelineSemaphore(const Device& device, const std::string& name,
                                      std::uint64_t initial, bool exportable)
-    : m_device(&device), m_host_lock(std::make_unique<std::mutex>()), m_name(name) {
+    : m_device(&device), m_host_lock(&device.host_semaphore_lock()), m_name(name) {
     if (exportable && (!device.info().features.external_semaphore_fd_timeline ||
                        device.fn().get_semaphore_fd == nullptr)) {
         throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
@@ -74,7 +74,7 @@ TimelineSemaphore TimelineSemaphore::import_from(const Device& device,
 
     TimelineSemaphore out;
     out.m_device = &device;
-    out.m_host_lock = std::make_unique<std::mutex>();
+    out.m_host_lock = &device.host_semaphore_lock();
     out.m_name = name;
     out.m_semaphore = make_timeline(device, name, 0, false);
     VkImportSemaphoreFdInfoKHR import{VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR};

@@ -3,10 +3,11 @@
 // the primary can wait GPU-side on a worker's timeline. All operations after construction are on
 // the per-frame path: they never throw and return the VkResult. Any thread.
 //
-// Host access (value, signal, wait) is serialised by a per-semaphore mutex, and wait() polls the
-// counter instead of blocking in vkWaitSemaphores. Both keep the validation layer's timeline
-// tracking consistent when one thread signals from the host while another reads (it otherwise
-// reports state timeouts), and polling wakes at once where a blocking wait can wake late.
+// Host access (value, signal, wait) is serialised per device (Device::host_semaphore_lock), and
+// wait() polls the counter instead of blocking in vkWaitSemaphores. Both keep the validation
+// layer's timeline tracking consistent when one thread signals from the host while another reads
+// a semaphore of the same device (it otherwise reports state timeouts), and polling wakes at once
+// where a blocking wait can wake late.
 #pragma once
 
 #include <chrono>
@@ -56,7 +57,7 @@ public:
 private:
     TimelineSemaphore() = default;
     const Device* m_device = nullptr;
-    std::unique_ptr<std::mutex> m_host_lock;
+    std::mutex* m_host_lock = nullptr; // the device's host_semaphore_lock()
     Handle<VkSemaphore> m_semaphore;
     std::string m_name;
 };

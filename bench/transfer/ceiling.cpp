@@ -1,0 +1,151 @@
+#include "ceiling.hpp"
+
+#include <cstring>
+#include <thread>
+
+#include "core/resources.hpp"
+#include "core/vk_check.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
+#include "transfer/transfer_path.hpp"
+
+namespace tandem::bench {
+
+const char* to_string(Direction d) noexcept {
+    return d == Direction::DeviceToHost ? "d2h" : "h2d";
+}
+
+namespace {
+
+void record_copies(VkCommandBuffer cmd, VkBuffer src, VkBuffer dst, VkDeviceSize bytes,
+                   std::uint32_t count, bool to_host) {
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer ceiling");
+    const VkBufferCopy region{0, 0, bytes};
+    for (std::uint32_t i = 0; i < count; ++i) {
+        // Each copy follows the last, as a sequence of real transfers would.
+        detail::buffer_barrier(cmd, dst, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                               VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+    }
+    if (to_host) {
+        detail::buffer_barrier(cmd, dst, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                               VK_ACCESS_2_HOST_READ_BIT);
+    }
+    detail::vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer ceiling");
+}
+
+} // namespace
+
+CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
+                                 VkDeviceSize bytes, std::uint32_t batch, std::uint32_t runs,
+                                 std::chrono::microseconds lead) {
+    const bool to_host = direction == Direction::DeviceToHost;
+    const std::string name = device.label() + " ceiling " + to_string(direction);
+    detail::BufferDesc local;
+    local.size = bytes;
+    local.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    local.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    local.name = name + " device-local";
+    detail::BufferDesc host;
+    host.size = bytes;
+    host.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    host.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    // Cached for reading back, coherent for uploads: on discrete GPUs these are system-memory
+    // types (the first host-visible types), where the paths' staging lives too.
+    host.preferred =
+        to_host ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    host.name = name + " host-visible";
+    detail::Buffer device_buffer = detail::create_buffer(device, local);
+    detail::Buffer host_buffer = detail::create_buffer(device, host);
+
+    // Varying source data.
+    const auto data = pattern(bytes, bytes + (to_host ? 1 : 2));
+    if (to_host) {
+        detail::Buffer upload = detail::create_buffer(device, host);
+        std::memcpy(upload.mapped, data.data(), bytes);
+        detail::flush_buffer(device, upload);
+        detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+            const VkBufferCopy region{0, 0, bytes};
+            vkCmdCopyBuffer(cmd, upload.get(), device_buffer.get(), 1, &region);
+        });
+    } else {
+        std::memcpy(host_buffer.mapped, data.data(), bytes);
+        detail::flush_buffer(device, host_buffer);
+    }
+    const VkBuffer src = to_host ? device_buffer.get() : host_buffer.get();
+    const VkBuffer dst = to_host ? host_buffer.get() : device_buffer.get();
+
+    const detail::Queue& queue = device.queue(detail::QueueRole::Transfer);
+    detail::CommandPool pool(device, queue.family(), name + " pool");
+    VkCommandBuffer single = pool.allocate(name + " single");
+    VkCommandBuffer many = pool.allocate(name + " batch");
+    record_copies(single, src, dst, bytes, 1, to_host);
+    record_copies(many, src, dst, bytes, batch, to_host);
+
+    detail::TimelineSemaphore go(device, name + " go");
+    detail::TimelineSemaphore done(device, name + " done");
+    std::uint64_t value = 0;
+    auto timed = [&](VkCommandBuffer cmd, bool wait_lead) -> double {
+        ++value;
+        const VkSemaphoreSubmitInfo wait =
+            go.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        const VkSemaphoreSubmitInfo signal =
+            done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        cmd_info.commandBuffer = cmd;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = &wait;
+        submit.commandBufferInfoCount = 1;
+        submit.pCommandBufferInfos = &cmd_info;
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+        detail::vk_check(queue.submit({&submit, 1}), "vkQueueSubmit2 ceiling");
+        if (wait_lead) {
+            std::this_thread::sleep_for(lead);
+        }
+        const auto t0 = Clock::now();
+        detail::vk_check(go.signal(value), "vkSignalSemaphore ceiling");
+        if (!spin_until(done, value)) {
+            throw Error(VK_TIMEOUT, "Waiting for a ceiling copy on " + device.label(),
+                        "The device may be hung; check the driver");
+        }
+        return micros(Clock::now() - t0);
+    };
+
+    (void)timed(many, false); // warm-up
+    (void)timed(single, false);
+    std::vector<double> gbps;
+    std::vector<double> latency;
+    for (std::uint32_t r = 0; r < runs; ++r) {
+        const double us = timed(many, false);
+        gbps.push_back(static_cast<double>(bytes) * batch / (us * 1e3));
+        latency.push_back(timed(single, true));
+    }
+
+    CopyCeiling out;
+    out.host_memory_flags = host_buffer.memory_flags;
+    out.gbps = stats_of(std::move(gbps));
+    out.latency_us = stats_of(std::move(latency));
+    if (to_host) {
+        detail::invalidate_buffer(device, host_buffer);
+        out.verified = std::memcmp(host_buffer.mapped, data.data(), bytes) == 0;
+    } else {
+        detail::Buffer check = detail::create_buffer(device, host);
+        detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+            const VkBufferCopy region{0, 0, bytes};
+            vkCmdCopyBuffer(cmd, device_buffer.get(), check.get(), 1, &region);
+            detail::buffer_barrier(cmd, check.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                   VK_ACCESS_2_HOST_READ_BIT);
+        });
+        detail::invalidate_buffer(device, check);
+        out.verified = std::memcmp(check.mapped, data.data(), bytes) == 0;
+    }
+    return out;
+}
+
+} // namespace tandem::bench

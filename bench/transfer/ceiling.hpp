@@ -1,0 +1,32 @@
+// The ceiling a transfer path is compared with, measured in the same run on the same devices: a
+// plain vkCmdCopyBuffer of the same byte count, device-local -> host-visible (download, "d2h")
+// and host-visible -> device-local (upload, "h2d"), on the device's transfer queue.
+// Throughput: `batch` back-to-back copies in one submission. Latency: one copy, submitted ahead
+// and released by a host signal after `lead`; both timed by host clock from that signal to the
+// observed completion. Data verified after the timed runs. Benchmark thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "bench_util.hpp"
+#include "core/device.hpp"
+
+namespace tandem::bench {
+
+enum class Direction { DeviceToHost, HostToDevice };
+[[nodiscard]] const char* to_string(Direction d) noexcept;
+
+struct CopyCeiling {
+    Stats gbps;       // throughput of `batch` copies
+    Stats latency_us; // one copy
+    bool verified = false;
+    VkMemoryPropertyFlags host_memory_flags = 0; // of the host-visible side
+};
+
+[[nodiscard]] CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
+                                               VkDeviceSize bytes, std::uint32_t batch,
+                                               std::uint32_t runs, std::chrono::microseconds lead);
+
+} // namespace tandem::bench

@@ -1,0 +1,480 @@
+// tandem-bench-transfer: throughput and latency of every transfer path a worker -> primary pair
+// allows, against image size, banded and unbanded, next to the ceiling measured in the same run
+// (plain vkCmdCopyBuffer device -> host and host -> device on each device). Median of --runs,
+// data verified after every run, a table on stdout and the BENCH.md JSON with --json.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "ceiling.hpp"
+#include "core/capabilities.hpp"
+#include "core/device.hpp"
+#include "core/discovery.hpp"
+#include "core/instance.hpp"
+#include "core/resources.hpp"
+#include "path_bench.hpp"
+#include "tandem/error.hpp"
+
+namespace tb = tandem::bench;
+namespace td = tandem::detail;
+using tandem::TransferPath;
+
+namespace {
+
+struct Size {
+    std::uint32_t w = 0, h = 0;
+    [[nodiscard]] std::string name() const { return std::to_string(w) + "x" + std::to_string(h); }
+};
+
+std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> out;
+    std::string item;
+    for (char c : text + ",") {
+        if (c == ',') {
+            if (!item.empty()) {
+                out.push_back(item);
+            }
+            item.clear();
+        } else if (c != ' ') {
+            item += c;
+        }
+    }
+    return out;
+}
+
+std::vector<Size> parse_sizes(const std::string& text) {
+    std::vector<Size> out;
+    for (const auto& item : split(text)) {
+        Size s;
+        char x = 0;
+        if (std::sscanf(item.c_str(), "%u%c%u", &s.w, &x, &s.h) != 3 || (x != 'x' && x != 'X') ||
+            s.w == 0 || s.h == 0 || s.w > 16384 || s.h > 16384) {
+            throw tandem::Error("--sizes: '" + item + "' is not WIDTHxHEIGHT",
+                                "Give sizes such as 64x64,1920x1080");
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+struct Ceilings {
+    tb::CopyCeiling worker_d2h, worker_h2d, primary_d2h, primary_h2d;
+};
+
+struct Row {
+    TransferPath path;
+    Size size;
+    bool banded;
+    tb::PathResult result;
+    double ceiling_gbps = 0;   // min(worker d2h, primary h2d)
+    double raw_latency_us = 0; // worker d2h + primary h2d, one copy each
+};
+
+std::string num(double v, int precision = 2) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+    return buf;
+}
+
+nlohmann::json ceiling_json(const tb::CopyCeiling& c) {
+    return {{"gbps", tb::to_json(c.gbps)},
+            {"latency_us", tb::to_json(c.latency_us)},
+            {"verified", c.verified},
+            {"host_memory_device_local",
+             (c.host_memory_flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0}};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"tandem-bench-transfer: cross-device transfer paths against the copy ceiling"};
+    std::string primary_sel = "auto";
+    std::string workers_sel = "auto";
+    std::string virtual_devices;
+    std::string validation = "off";
+    std::string sizes_text = "64x64,256x256,512x512,1280x720,1920x1080,2560x1440,3840x2160";
+    std::string paths_text = "all";
+    std::string format_text = "RGBA8";
+    std::string json_file;
+    std::uint32_t runs = 15;
+    std::uint32_t band_rows = 0;
+    std::uint32_t slots = 3;
+    std::uint32_t batch = 0;
+    std::uint32_t lead_us = 1000;
+    std::uint32_t bridge_spin_us = 1000;
+    std::string log_level = "warn";
+    app.add_option("--primary", primary_sel, "Primary adapter: auto, index, UUID or name part")
+        ->capture_default_str();
+    app.add_option("--workers", workers_sel,
+                   "Worker adapter (the first one selected is measured): auto, index, UUID or "
+                   "name part")
+        ->capture_default_str();
+    app.add_option("--virtual-devices", virtual_devices,
+                   "Open each physical device as N adapters (default: $TANDEM_VIRTUAL_DEVICES, "
+                   "else 1)");
+    app.add_option("--sizes", sizes_text, "Image sizes, WxH, comma-separated")
+        ->capture_default_str();
+    app.add_option("--paths", paths_text,
+                   "Paths to measure: all, or a list of same-device, shared-memory, "
+                   "host-imported, host-copy (only those the pair allows run)")
+        ->capture_default_str();
+    app.add_option("--format", format_text, "RGBA8, BGRA8, RGBA16F or R32F")->capture_default_str();
+    app.add_option("--runs", runs, "Runs per point; the median is reported")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
+    app.add_option("--band-rows", band_rows,
+                   "Rows per band of the banded rows (0: the path chooses)")
+        ->capture_default_str();
+    app.add_option("--slots", slots, "Slots (transfers in flight)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 16u));
+    app.add_option("--batch", batch,
+                   "Transfers per throughput run (0: enough for ~128 MiB, 2x slots to 64)")
+        ->capture_default_str();
+    app.add_option("--lead-us", lead_us,
+                   "Latency runs: time between submitting a transfer and the worker finishing "
+                   "(its wait) in microseconds; the bridge is already waiting then, as it is "
+                   "while a worker renders")
+        ->capture_default_str();
+    app.add_option("--bridge-spin-us", bridge_spin_us,
+                   "How long the host bridge polls a pending band before it starts sleeping "
+                   "(microseconds); raise it on machines with cores to spare")
+        ->capture_default_str();
+    app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--validation", validation, "off, core or sync")->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        spdlog::set_level(spdlog::level::from_str(log_level));
+        const auto sizes = parse_sizes(sizes_text);
+        const auto format = td::parse_color_format(format_text);
+        if (!format) {
+            throw tandem::Error("--format '" + format_text + "' is not known",
+                                "Use RGBA8, BGRA8, RGBA16F or R32F");
+        }
+        std::vector<TransferPath> wanted;
+        if (paths_text == "all") {
+            wanted.assign(tandem::k_all_transfer_paths.begin(), tandem::k_all_transfer_paths.end());
+        } else {
+            for (const auto& p : split(paths_text)) {
+                auto parsed = tandem::parse_transfer_path(p);
+                if (!parsed) {
+                    throw tandem::Error("--paths: '" + p + "' is not a transfer path",
+                                        "Use same-device, shared-memory, host-imported, host-copy");
+                }
+                wanted.push_back(*parsed);
+            }
+        }
+
+        td::InstanceOptions instance_options;
+        instance_options.application_name = "tandem-bench-transfer";
+        const auto parsed_validation = td::parse_validation(validation);
+        if (!parsed_validation) {
+            throw tandem::Error("--validation '" + validation + "' is not understood",
+                                "Use off, core or sync");
+        }
+        instance_options.validation = *parsed_validation;
+        td::Instance instance(instance_options);
+        auto adapters = td::discover_adapters(
+            instance, virtual_devices.empty() ? td::virtual_devices_from_env(1)
+                                              : td::parse_virtual_devices(virtual_devices));
+        const auto selection = td::select_adapters(adapters, primary_sel, workers_sel);
+        if (selection.workers.empty()) {
+            throw tandem::Error("No worker adapter is selected", "Pass --workers");
+        }
+        const std::uint32_t worker_index = selection.workers.front();
+        const auto& winfo = adapters.at(worker_index).info;
+        const auto& pinfo = adapters.at(selection.primary).info;
+        const auto pair = td::query_pair_info(winfo, pinfo);
+
+        td::DeviceOptions primary_options;
+        primary_options.label = "primary";
+        td::Device primary(instance, adapters.at(selection.primary), primary_options);
+        std::unique_ptr<td::Device> worker_owned;
+        const bool same_adapter = worker_index == selection.primary;
+        if (!same_adapter) {
+            td::DeviceOptions worker_options;
+            worker_options.label = "worker";
+            worker_owned =
+                std::make_unique<td::Device>(instance, adapters.at(worker_index), worker_options);
+        }
+        const td::Device& worker = same_adapter ? primary : *worker_owned;
+
+        std::vector<TransferPath> paths;
+        for (TransferPath p : wanted) {
+            if (pair.allows(p)) {
+                paths.push_back(p);
+            } else {
+                std::printf("skipping %s: %s\n", tandem::to_string(p),
+                            std::find_if(pair.paths.begin(), pair.paths.end(), [&](const auto& a) {
+                                return a.path == p;
+                            })->reason.c_str());
+            }
+        }
+        std::printf(
+            "worker %u (%s, transfer family %u%s) -> primary %u (%s, transfer family "
+            "%u%s); sync: %s\n",
+            worker_index, winfo.name.c_str(), worker.queue(td::QueueRole::Transfer).family(),
+            worker.has_dedicated_transfer_family() ? ", copy engine" : "", selection.primary,
+            pinfo.name.c_str(), primary.queue(td::QueueRole::Transfer).family(),
+            primary.has_dedicated_transfer_family() ? ", copy engine" : "",
+            pair.sync_reason.c_str());
+
+        const auto lead = std::chrono::microseconds(lead_us);
+        const std::uint32_t texel = td::bytes_per_texel(*format);
+        auto batch_for = [&](VkDeviceSize bytes) {
+            if (batch != 0) {
+                return batch;
+            }
+            const VkDeviceSize n = (VkDeviceSize{128} << 20) / std::max<VkDeviceSize>(bytes, 1);
+            return static_cast<std::uint32_t>(
+                std::clamp<VkDeviceSize>(n, VkDeviceSize{2} * slots, 64));
+        };
+
+        std::map<std::string, Ceilings> ceilings;
+        std::vector<Row> rows;
+        std::vector<std::string> notes;
+        for (const Size& size : sizes) {
+            const VkDeviceSize bytes = VkDeviceSize{size.w} * size.h * texel;
+            const std::uint32_t n = batch_for(bytes);
+            Ceilings c;
+            c.worker_d2h =
+                tb::measure_copy_ceiling(worker, tb::Direction::DeviceToHost, bytes, n, runs, lead);
+            c.worker_h2d =
+                tb::measure_copy_ceiling(worker, tb::Direction::HostToDevice, bytes, n, runs, lead);
+            c.primary_d2h = tb::measure_copy_ceiling(primary, tb::Direction::DeviceToHost, bytes, n,
+                                                     runs, lead);
+            c.primary_h2d = tb::measure_copy_ceiling(primary, tb::Direction::HostToDevice, bytes, n,
+                                                     runs, lead);
+            ceilings[size.name()] = c;
+            for (TransferPath p : paths) {
+                for (bool banded : {false, true}) {
+                    if (banded && p == TransferPath::SameDevice) {
+                        continue; // no staging, nothing to band
+                    }
+                    tb::PathPoint point;
+                    point.path = p;
+                    point.width = size.w;
+                    point.height = size.h;
+                    point.format = *format;
+                    point.band_rows_requested = banded ? band_rows : size.h;
+                    point.slots = slots;
+                    point.batch = n;
+                    point.runs = runs;
+                    point.lead = lead;
+                    point.bridge_spin = std::chrono::microseconds(bridge_spin_us);
+                    Row row{p, size, banded, {}, 0, 0};
+                    try {
+                        row.result = tb::measure_path(worker, primary, pair, point);
+                    } catch (const tandem::Error& e) {
+                        row.result.error = e.what();
+                    }
+                    row.ceiling_gbps =
+                        std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
+                    row.raw_latency_us =
+                        c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
+                    rows.push_back(row);
+                    std::fflush(stdout);
+                }
+            }
+        }
+
+        // Table.
+        std::printf("\nCeilings (median of %u; GB/s over a batch of copies, us for one copy)\n",
+                    runs);
+        std::printf("%-10s %12s %12s %12s %12s %12s %12s %s\n", "size", "wrk d2h GB/s",
+                    "wrk h2d GB/s", "pri d2h GB/s", "pri h2d GB/s", "wrk d2h us", "pri h2d us",
+                    "verified");
+        for (const Size& size : sizes) {
+            const auto& c = ceilings[size.name()];
+            std::printf(
+                "%-10s %12s %12s %12s %12s %12s %12s %s\n", size.name().c_str(),
+                num(c.worker_d2h.gbps.median).c_str(), num(c.worker_h2d.gbps.median).c_str(),
+                num(c.primary_d2h.gbps.median).c_str(), num(c.primary_h2d.gbps.median).c_str(),
+                num(c.worker_d2h.latency_us.median, 1).c_str(),
+                num(c.primary_h2d.latency_us.median, 1).c_str(),
+                c.worker_d2h.verified && c.worker_h2d.verified && c.primary_d2h.verified &&
+                        c.primary_h2d.verified
+                    ? "yes"
+                    : "NO");
+        }
+        std::printf("\nPaths (median [min-max] of %u runs; ceiling = min(worker d2h, primary h2d); "
+                    "raw = worker d2h + primary h2d latency)\n",
+                    runs);
+        std::printf("%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", "path", "size", "bands", "GB/s",
+                    "x ceil", "latency us", "x raw", "verified");
+        for (const Row& r : rows) {
+            const auto& res = r.result;
+            if (!res.error.empty() && res.gbps.n == 0) {
+                std::printf("%-14s %-10s %-18s error: %s\n", tandem::to_string(r.path),
+                            r.size.name().c_str(), r.banded ? "banded" : "unbanded",
+                            res.error.c_str());
+                continue;
+            }
+            const std::string bands = std::string(r.banded ? "banded " : "whole ") +
+                                      std::to_string(res.bands) + "x" +
+                                      std::to_string(res.band_rows) + "r";
+            std::printf(
+                "%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", tandem::to_string(r.path),
+                r.size.name().c_str(), bands.c_str(),
+                (num(res.gbps.median) + " [" + num(res.gbps.min) + "-" + num(res.gbps.max) + "]")
+                    .c_str(),
+                num(res.gbps.median / r.ceiling_gbps).c_str(),
+                (num(res.latency_us.median, 1) + " [" + num(res.latency_us.min, 1) + "-" +
+                 num(res.latency_us.max, 1) + "]")
+                    .c_str(),
+                num(res.latency_us.median / r.raw_latency_us).c_str(),
+                res.verified ? "yes" : ("NO: " + res.error).c_str());
+        }
+
+        // Goals (host-imported, RGBA8, 1920x1080 and larger).
+        nlohmann::json goals = nlohmann::json::array();
+        const bool rgba8 = *format == VK_FORMAT_R8G8B8A8_UNORM;
+        for (const Row& r : rows) {
+            if (r.path != TransferPath::HostImported || !rgba8 || r.result.gbps.n == 0) {
+                continue;
+            }
+            const std::uint64_t pixels = std::uint64_t{r.size.w} * r.size.h;
+            const std::string mode = r.banded ? "banded" : "unbanded";
+            if (pixels >= 1920ull * 1080) {
+                const double ratio = r.result.gbps.median / r.ceiling_gbps;
+                goals.push_back({{"name", "host-imported throughput " + r.size.name() + " " + mode +
+                                              " / min(raw d2h, raw h2d)"},
+                                 {"measured", ratio},
+                                 {"target", 0.9},
+                                 {"met", ratio >= 0.9 && r.result.verified}});
+            }
+            if (r.size.w == 1920 && r.size.h == 1080) {
+                const double target =
+                    r.banded ? 0.7 * r.raw_latency_us : 1.2 * r.raw_latency_us + 50.0;
+                goals.push_back(
+                    {{"name", "host-imported latency 1920x1080 " + mode + " (us), " +
+                                  (r.banded ? "<= 0.7 x raw" : "<= 1.2 x raw + 50")},
+                     {"measured", r.result.latency_us.median},
+                     {"target", target},
+                     {"met", r.result.latency_us.median <= target && r.result.verified}});
+            }
+        }
+        if (!goals.empty()) {
+            std::printf("\nGoals\n");
+            for (const auto& g : goals) {
+                std::printf("  %-70s measured %10.3f target %10.3f  %s\n",
+                            g["name"].get<std::string>().c_str(), g["measured"].get<double>(),
+                            g["target"].get<double>(), g["met"].get<bool>() ? "met" : "NOT MET");
+            }
+        }
+
+        if (!json_file.empty()) {
+            char host[256] = {};
+            ::gethostname(host, sizeof host - 1);
+            nlohmann::json doc;
+            doc["benchmark"] = "transfer";
+            nlohmann::json devices = nlohmann::json::array();
+            for (const auto* info : {&pinfo, &winfo}) {
+                devices.push_back({{"index", info->index},
+                                   {"role", info == &pinfo ? "primary" : "worker"},
+                                   {"name", info->name},
+                                   {"driver", info->driver_name + " " + info->driver_version},
+                                   {"uuid", tandem::to_string(info->device_uuid)}});
+            }
+            doc["machine"] = {{"host", host},
+                              {"cpus", std::thread::hardware_concurrency()},
+                              {"devices", devices}};
+            nlohmann::json size_names = nlohmann::json::array();
+            for (const Size& s : sizes) {
+                size_names.push_back(s.name());
+            }
+            nlohmann::json path_names = nlohmann::json::array();
+            for (TransferPath p : paths) {
+                path_names.push_back(tandem::to_string(p));
+            }
+            doc["config"] = {{"primary", selection.primary},
+                             {"worker", worker_index},
+                             {"format", td::format_name(*format)},
+                             {"sizes", size_names},
+                             {"paths", path_names},
+                             {"runs", runs},
+                             {"band_rows", band_rows},
+                             {"slots", slots},
+                             {"batch", batch},
+                             {"lead_us", lead_us},
+                             {"bridge_spin_us", bridge_spin_us},
+                             {"validation", validation},
+                             {"sync", pair.gpu_side_sync ? "gpu" : "host-bridge"},
+                             {"worker_copy_engine", worker.has_dedicated_transfer_family()},
+                             {"primary_copy_engine", primary.has_dedicated_transfer_family()}};
+            nlohmann::json cj;
+            for (const Size& size : sizes) {
+                const auto& c = ceilings[size.name()];
+                cj[size.name()] = {{"bytes", VkDeviceSize{size.w} * size.h * texel},
+                                   {"worker_d2h_gbps", c.worker_d2h.gbps.median},
+                                   {"worker_h2d_gbps", c.worker_h2d.gbps.median},
+                                   {"primary_d2h_gbps", c.primary_d2h.gbps.median},
+                                   {"primary_h2d_gbps", c.primary_h2d.gbps.median},
+                                   {"worker_d2h_us", c.worker_d2h.latency_us.median},
+                                   {"primary_h2d_us", c.primary_h2d.latency_us.median},
+                                   {"detail",
+                                    {{"worker_d2h", ceiling_json(c.worker_d2h)},
+                                     {"worker_h2d", ceiling_json(c.worker_h2d)},
+                                     {"primary_d2h", ceiling_json(c.primary_d2h)},
+                                     {"primary_h2d", ceiling_json(c.primary_h2d)}}}};
+            }
+            doc["ceilings"] = cj;
+            nlohmann::json rj = nlohmann::json::array();
+            for (const Row& r : rows) {
+                nlohmann::json row = {
+                    {"path", tandem::to_string(r.path)},
+                    {"size", r.size.name()},
+                    {"width", r.size.w},
+                    {"height", r.size.h},
+                    {"bytes", VkDeviceSize{r.size.w} * r.size.h * texel},
+                    {"banded", r.banded},
+                    {"band_rows", r.result.band_rows},
+                    {"bands", r.result.bands},
+                    {"gpu_side_sync", r.result.gpu_side_sync},
+                    {"throughput_gbps", tb::to_json(r.result.gbps)},
+                    {"latency_us", tb::to_json(r.result.latency_us)},
+                    {"ceiling_gbps", r.ceiling_gbps},
+                    {"throughput_vs_ceiling",
+                     r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},
+                    {"raw_latency_us", r.raw_latency_us},
+                    {"latency_vs_raw",
+                     r.raw_latency_us > 0 ? r.result.latency_us.median / r.raw_latency_us : 0.0},
+                    {"verified", r.result.verified}};
+                if (!r.result.error.empty()) {
+                    row["error"] = r.result.error;
+                }
+                rj.push_back(row);
+            }
+            doc["rows"] = rj;
+            doc["goals"] = goals;
+            std::ofstream out(json_file);
+            out << doc.dump(2) << "\n";
+            if (!out) {
+                throw tandem::Error("Writing " + json_file + " failed",
+                                    "Check the path and free space");
+            }
+            std::printf("\nwrote %s\n", json_file.c_str());
+        }
+        bool all_verified = true;
+        for (const Row& r : rows) {
+            all_verified = all_verified && r.result.verified;
+        }
+        return all_verified ? 0 : 3;
+    } catch (const tandem::Error& e) {
+        std::fprintf(stderr, "tandem-bench-transfer: error: %s\n", e.what());
+        return 1;
+    }
+}

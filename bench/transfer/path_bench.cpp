@@ -1,0 +1,129 @@
+#include "path_bench.hpp"
+
+#include <thread>
+#include <vector>
+
+#include "core/resources.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
+#include "transfer/transfer_link.hpp"
+
+namespace tandem::bench {
+
+PathResult measure_path(const detail::Device& worker, const detail::Device& primary,
+                        const PairInfo& pair, const PathPoint& point) {
+    PathResult result;
+    detail::TransferDesc desc;
+    desc.width = point.width;
+    desc.height = point.height;
+    desc.format = point.format;
+    desc.slots = point.slots;
+    desc.band_rows = point.band_rows_requested;
+    desc.forced = point.path;
+    desc.bridge_spin = point.bridge_spin;
+    detail::TransferLink link(worker, primary, pair, desc);
+    result.band_rows = link.layout().band_rows;
+    result.bands = link.layout().band_count;
+    result.gpu_side_sync = link.gpu_side_sync();
+
+    const VkExtent2D extent{point.width, point.height};
+    const std::size_t bytes = link.layout().image_bytes();
+    std::vector<detail::Image> sources;
+    std::vector<detail::Image> targets;
+    std::vector<std::vector<std::uint8_t>> data;
+    for (std::uint32_t s = 0; s < point.slots; ++s) {
+        auto wdesc = link.worker_image_desc("bench worker image " + std::to_string(s));
+        wdesc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+        sources.push_back(detail::create_image(worker, wdesc));
+        auto pdesc = link.primary_image_desc("bench primary image " + std::to_string(s));
+        pdesc.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+        targets.push_back(detail::create_image(primary, pdesc));
+        data.push_back(pattern(bytes, 1000 + s * 7 + point.width));
+        upload_image(worker, sources[s].get(), extent, point.format, data[s],
+                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        poison_image(primary, targets[s].get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                     VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    }
+    detail::TimelineSemaphore go(worker, "bench worker done");
+    std::uint64_t go_value = 0;
+    std::vector<detail::TransferTicket> tickets(point.slots);
+
+    auto submit = [&](std::uint32_t s, VkSemaphoreSubmitInfo wait) {
+        const VkResult r =
+            link.submit(s, sources[s].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, wait,
+                        targets[s].get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, tickets[s]);
+        if (r != VK_SUCCESS) {
+            throw Error(r, "Submitting a benchmark transfer", link.error());
+        }
+    };
+    auto wait_primary = [&](std::uint64_t value) {
+        if (!spin_until(link.primary_timeline(), value)) {
+            throw Error(VK_TIMEOUT, "Waiting for a benchmark transfer",
+                        link.failed() ? link.error() : "The devices may be hung");
+        }
+    };
+    // Throughput: `batch` transfers, each slot reused as soon as its last transfer completed.
+    auto pipelined = [&]() -> double {
+        const auto t0 = Clock::now();
+        for (std::uint32_t i = 0; i < point.batch; ++i) {
+            const std::uint32_t s = i % point.slots;
+            if (i >= point.slots) {
+                wait_primary(tickets[s].primary_value);
+            }
+            submit(s, {});
+        }
+        wait_primary(tickets[(point.batch - 1) % point.slots].primary_value);
+        return micros(Clock::now() - t0);
+    };
+    // Latency: submitted ahead, released by the "worker done" signal after `lead`.
+    auto single = [&]() -> double {
+        ++go_value;
+        submit(0, go.submit_info(go_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        std::this_thread::sleep_for(point.lead);
+        const auto t0 = Clock::now();
+        if (go.signal(go_value) != VK_SUCCESS) {
+            throw Error("Signalling the benchmark's worker semaphore failed");
+        }
+        wait_primary(tickets[0].primary_value);
+        return micros(Clock::now() - t0);
+    };
+    auto verify = [&]() {
+        bool ok = true;
+        for (std::uint32_t s = 0; s < point.slots; ++s) {
+            ok = ok && read_image(primary, targets[s].get(), extent, point.format,
+                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) == data[s];
+        }
+        return ok;
+    };
+    auto poison = [&]() {
+        for (auto& t : targets) {
+            poison_image(primary, t.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                         VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        }
+    };
+
+    (void)pipelined(); // warm-up: every slot used once, memory touched
+    (void)single();
+    result.verified = verify();
+    std::vector<double> gbps;
+    std::vector<double> latency;
+    for (std::uint32_t r = 0; r < point.runs && result.verified; ++r) {
+        poison();
+        const double us = pipelined();
+        gbps.push_back(static_cast<double>(bytes) * point.batch / (us * 1e3));
+        result.verified = verify();
+        poison();
+        latency.push_back(single());
+        result.verified =
+            result.verified && read_image(primary, targets[0].get(), extent, point.format,
+                                          VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) == data[0];
+    }
+    if (!result.verified) {
+        result.error = "data differed after a transfer";
+    }
+    result.gbps = stats_of(std::move(gbps));
+    result.latency_us = stats_of(std::move(latency));
+    return result;
+}
+
+} // namespace tandem::bench

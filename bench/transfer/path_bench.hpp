@@ -1,0 +1,44 @@
+// One measured point of a transfer path: a TransferLink of one size, banded or not, measured for
+// throughput (`batch` transfers round-robin over the slots, several in flight) and single-frame
+// latency (worker done -> primary ready: the transfer is submitted ahead, waiting on a worker
+// semaphore that the host signals after `lead`, and timed from that signal until the primary
+// timeline is observed). Every primary image is poisoned before each run and compared with its
+// worker image after it. Benchmark thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "bench_util.hpp"
+#include "core/device.hpp"
+#include "tandem/device_info.hpp"
+
+namespace tandem::bench {
+
+struct PathPoint {
+    TransferPath path = TransferPath::HostCopy;
+    std::uint32_t width = 0, height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    std::uint32_t band_rows_requested = 0; // 0: the path's choice
+    std::uint32_t slots = 3;
+    std::uint32_t batch = 8;
+    std::uint32_t runs = 15;
+    std::chrono::microseconds lead{1000};
+    std::chrono::microseconds bridge_spin{1000}; // HostBridge::Options::spin
+};
+
+struct PathResult {
+    std::uint32_t band_rows = 0;
+    std::uint32_t bands = 0;
+    bool gpu_side_sync = false;
+    Stats gbps;
+    Stats latency_us;
+    bool verified = false;
+    std::string error; // non-empty when the point could not be measured
+};
+
+[[nodiscard]] PathResult measure_path(const detail::Device& worker, const detail::Device& primary,
+                                      const PairInfo& pair, const PathPoint& point);
+
+} // namespace tandem::bench

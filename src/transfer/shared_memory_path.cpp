@@ -1,0 +1,155 @@
+#include "transfer/shared_memory_path.hpp"
+
+#include <unistd.h>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+constexpr VkBufferUsageFlags k_usage =
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+Handle<VkBuffer> create_external_buffer(const Device& device, VkDeviceSize size,
+                                        const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    external.handleTypes = k_handle;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.pNext = &external;
+    info.size = size;
+    info.usage = k_usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    vk_check(vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer " + name);
+    device.name(buffer, VK_OBJECT_TYPE_BUFFER, name);
+    return Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
+}
+
+VkExternalMemoryFeatureFlags external_features(const Device& device) {
+    VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+    info.usage = k_usage;
+    info.handleType = k_handle;
+    VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+    vkGetPhysicalDeviceExternalBufferProperties(device.physical(), &info, &props);
+    return props.externalMemoryProperties.externalMemoryFeatures;
+}
+
+} // namespace
+
+SharedMemoryPath::SharedMemoryPath(const Device& worker, const Device& primary,
+                                   const StagingLayout& layout)
+    : TransferPathBackend(worker, primary, layout) {
+    if (worker.fn().get_memory_fd == nullptr || !primary.enabled("VK_KHR_external_memory_fd")) {
+        throw Error(VK_ERROR_EXTENSION_NOT_PRESENT,
+                    "Shared-memory transfer needs VK_KHR_external_memory_fd on both devices",
+                    "Use the host-imported or host-copy path");
+    }
+    const VkExternalMemoryFeatureFlags wf = external_features(worker);
+    const VkExternalMemoryFeatureFlags pf = external_features(primary);
+    if ((wf & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) == 0 ||
+        (pf & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    "The driver cannot export transfer buffers as opaque fds on the worker or "
+                    "import them on the primary",
+                    "Use the host-imported or host-copy path");
+    }
+    const bool dedicated = ((wf | pf) & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
+
+    const std::string base = worker.label() + "->" + primary.label() + " shared staging";
+    m_worker_buffer = create_external_buffer(worker, layout.total_bytes, base + " (worker)");
+    m_primary_buffer = create_external_buffer(primary, layout.total_bytes, base + " (primary)");
+
+    VkMemoryRequirements wreq;
+    vkGetBufferMemoryRequirements(worker.handle(), m_worker_buffer.get(), &wreq);
+    VkMemoryRequirements preq;
+    vkGetBufferMemoryRequirements(primary.handle(), m_primary_buffer.get(), &preq);
+    // One physical device: the memory type indices mean the same on both sides.
+    const std::uint32_t type = worker.memory_type(wreq.memoryTypeBits & preq.memoryTypeBits, 0,
+                                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const VkDeviceSize size = std::max(wreq.size, preq.size);
+
+    // Export on the worker.
+    {
+        const VkDevice dev = worker.handle();
+        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+        ded.buffer = m_worker_buffer.get();
+        VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
+        exp.handleTypes = k_handle;
+        exp.pNext = dedicated ? &ded : nullptr;
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.pNext = &exp;
+        alloc.allocationSize = size;
+        alloc.memoryTypeIndex = type;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory),
+                 "vkAllocateMemory exportable " + base);
+        m_worker_memory = Handle<VkDeviceMemory>(
+            memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+        vk_check(vkBindBufferMemory(dev, m_worker_buffer.get(), memory, 0),
+                 "vkBindBufferMemory " + base);
+    }
+    int fd = -1;
+    {
+        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+        info.memory = m_worker_memory.get();
+        info.handleType = k_handle;
+        vk_check(worker.fn().get_memory_fd(worker.handle(), &info, &fd),
+                 "vkGetMemoryFdKHR " + base);
+    }
+    // Import on the primary; a successful import owns the fd.
+    {
+        const VkDevice dev = primary.handle();
+        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+        ded.buffer = m_primary_buffer.get();
+        VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+        imp.handleType = k_handle;
+        imp.fd = fd;
+        imp.pNext = dedicated ? &ded : nullptr;
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.pNext = &imp;
+        alloc.allocationSize = size;
+        alloc.memoryTypeIndex = type;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        const VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &memory);
+        if (r != VK_SUCCESS) {
+            ::close(fd);
+        }
+        vk_check(r, "vkAllocateMemory import " + base, "Use the host-imported or host-copy path");
+        m_primary_memory = Handle<VkDeviceMemory>(
+            memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+        vk_check(vkBindBufferMemory(dev, m_primary_buffer.get(), memory, 0),
+                 "vkBindBufferMemory " + base);
+    }
+}
+
+void SharedMemoryPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
+                                          VkImage image, VkImageLayout layout) const {
+    const VkBufferImageCopy region = band_region(slot, band);
+    // Orders this write after earlier copies into the same range on this queue.
+    buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdCopyImageToBuffer(cmd, image, layout, m_worker_buffer.get(), 1, &region);
+    // Release to the other device: the primary acquires it from VK_QUEUE_FAMILY_EXTERNAL.
+    buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                   worker().queue(QueueRole::Transfer).family(), VK_QUEUE_FAMILY_EXTERNAL);
+}
+
+void SharedMemoryPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t slot,
+                                           const Band& band, VkImage image) const {
+    const VkBufferImageCopy region = band_region(slot, band);
+    buffer_barrier(cmd, m_primary_buffer.get(), region.bufferOffset, band.bytes,
+                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL,
+                   primary().queue(QueueRole::Transfer).family());
+    vkCmdCopyBufferToImage(cmd, m_primary_buffer.get(), image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                           1, &region);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,467 @@
+#include "transfer/transfer_link.hpp"
+
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+#include "transfer/same_device_path.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr VkPipelineStageFlags2 k_all = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+
+bool copyable_in_place(VkImageLayout layout) {
+    return layout == VK_IMAGE_LAYOUT_GENERAL || layout == VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+}
+
+VkResult begin(VkCommandBuffer cmd) {
+    VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    return vk_status(vkBeginCommandBuffer(cmd, &info), "vkBeginCommandBuffer transfer");
+}
+
+VkCommandBufferSubmitInfo cmd_info(VkCommandBuffer cmd) {
+    VkCommandBufferSubmitInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    info.commandBuffer = cmd;
+    return info;
+}
+
+// The worker image enters the copy: written by earlier work (on any queue of the worker,
+// ordered by the caller's semaphore or by submission order on a shared queue).
+void worker_image_to_source(VkCommandBuffer cmd, VkImage image, VkImageLayout layout) {
+    image_barrier(cmd, image, layout,
+                  copyable_in_place(layout) ? layout : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, k_all,
+                  VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_READ_BIT);
+}
+
+} // namespace
+
+TransferLink::TransferLink(const Device& worker, const Device& primary, const PairInfo& pair,
+                           const TransferDesc& desc)
+    : m_worker(&worker), m_primary(&primary), m_desc(desc),
+      m_path(negotiate_path(pair, desc.forced)) {
+    const bool same = m_path == TransferPath::SameDevice;
+    if (same != (&worker == &primary)) {
+        throw Error("The same-device path needs one Device as worker and primary, and the other "
+                    "paths two",
+                    "Pass the same Device twice for a same-device pair, else two Devices");
+    }
+    const std::string base = worker.label() + "->" + primary.label();
+    // Same device: no staging and no bands (one copy, or none).
+    const StagingLayout layout =
+        staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
+                           desc.slots, same ? desc.height : desc.band_rows);
+    m_backend = make_transfer_path(m_path, worker, primary, layout);
+
+    const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();
+    m_worker_timeline = std::make_unique<TimelineSemaphore>(worker, base + " worker timeline", 0,
+                                                            gpu_wait && !same);
+    m_primary_timeline = std::make_unique<TimelineSemaphore>(primary, base + " primary timeline");
+    if (!same) {
+        if (gpu_wait) {
+            m_imported_worker = std::make_unique<TimelineSemaphore>(TimelineSemaphore::import_from(
+                primary, *m_worker_timeline, base + " worker timeline (imported)"));
+        } else {
+            HostBridge::Options options;
+            options.name = base + " bridge";
+            options.timeout = desc.timeout;
+            options.spin = desc.bridge_spin;
+            options.capacity = std::size_t{layout.band_count} * layout.slots + 1;
+            m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, options);
+        }
+    }
+
+    m_slots.resize(desc.slots);
+    for (std::uint32_t s = 0; s < desc.slots; ++s) {
+        Slot& slot = m_slots[s];
+        const std::string name = base + " slot " + std::to_string(s);
+        slot.worker_pool =
+            CommandPool(worker, worker.queue(QueueRole::Transfer).family(), name + " worker");
+        slot.primary_pool =
+            CommandPool(primary, primary.queue(QueueRole::Transfer).family(), name + " primary");
+        const std::uint32_t bands = same ? 1 : layout.band_count;
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            slot.worker_cmds.push_back(
+                slot.worker_pool.allocate(name + " worker band " + std::to_string(b)));
+            if (!same) {
+                slot.primary_cmds.push_back(
+                    slot.primary_pool.allocate(name + " primary band " + std::to_string(b)));
+            }
+        }
+    }
+    spdlog::debug("{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes", base,
+                  to_string(m_path), m_bridge ? "host-bridged" : "GPU-side", desc.slots,
+                  layout.band_count, layout.band_rows, layout.row_pitch);
+}
+
+TransferLink::~TransferLink() {
+    drain();
+}
+
+void TransferLink::drain() noexcept {
+    if (m_primary_timeline == nullptr) {
+        return;
+    }
+    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(m_desc.timeout);
+    // Let the bridge submit what the worker delivers, unless it has failed; then stop it, so no
+    // action runs on members being destroyed.
+    if (m_bridge) {
+        const auto deadline = std::chrono::steady_clock::now() + m_desc.timeout;
+        while (m_bridge->state() == HostBridge::State::Running && m_bridge->pending() > 0 &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        m_bridge->stop();
+    }
+    // Whatever reached the primary's queue finishes by itself; so does the worker's side once
+    // its wait is signalled. Waiting for both keeps command buffers and staging alive meanwhile.
+    const std::uint64_t submitted = m_primary_submitted.load(std::memory_order_acquire);
+    if (m_primary_timeline->wait(submitted, timeout) != VK_SUCCESS ||
+        m_worker_timeline->wait(m_worker_value, timeout) != VK_SUCCESS) {
+        spdlog::error("{}: transfers still in flight at destruction (the worker's wait was never "
+                      "signalled?)",
+                      m_worker_timeline->name());
+    }
+}
+
+ImageDesc TransferLink::worker_image_desc(const std::string& name) const {
+    ImageDesc desc;
+    desc.width = m_desc.width;
+    desc.height = m_desc.height;
+    desc.format = m_desc.format;
+    // SAMPLED too: create_image makes a view, which needs a view-capable usage.
+    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+    if (m_path == TransferPath::SameDevice) {
+        desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT; // it may also be the primary image
+    }
+    desc.name = name;
+    desc.queue_families = {m_worker->queue(QueueRole::Main).family(),
+                           m_worker->queue(QueueRole::Transfer).family()};
+    return desc;
+}
+
+ImageDesc TransferLink::primary_image_desc(const std::string& name) const {
+    ImageDesc desc;
+    desc.width = m_desc.width;
+    desc.height = m_desc.height;
+    desc.format = m_desc.format;
+    desc.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+    desc.name = name;
+    desc.queue_families = {m_primary->queue(QueueRole::Main).family(),
+                           m_primary->queue(QueueRole::Transfer).family()};
+    return desc;
+}
+
+VkImageLayout TransferLink::worker_layout_after(VkImageLayout worker_layout,
+                                                bool same_image) const noexcept {
+    if (m_path == TransferPath::SameDevice && same_image) {
+        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
+    return copyable_in_place(worker_layout) ? worker_layout : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+}
+
+VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
+                              VkImageLayout worker_layout, VkSemaphoreSubmitInfo worker_wait,
+                              VkImage primary_image, VkImageLayout primary_layout,
+                              TransferTicket& out) {
+    if (failed()) {
+        return VK_ERROR_UNKNOWN;
+    }
+    if (slot_index >= m_slots.size()) {
+        return VK_NOT_READY;
+    }
+    Slot& slot = m_slots[slot_index];
+    if (slot.primary_value != 0) {
+        // The caller promises the slot's previous transfer finished; check rather than trust,
+        // since reusing its command buffers and staging early would corrupt both transfers.
+        std::uint64_t done = 0;
+        const VkResult r = m_primary_timeline->value(done);
+        if (r != VK_SUCCESS) {
+            fail(r, "reading the primary timeline failed");
+            return r;
+        }
+        if (done < slot.primary_value) {
+            return VK_NOT_READY;
+        }
+    }
+    const bool has_wait = worker_wait.semaphore != VK_NULL_HANDLE;
+    if (has_wait) {
+        worker_wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
+        if (worker_wait.stageMask == 0) {
+            worker_wait.stageMask = k_all;
+        }
+    }
+    if (m_path == TransferPath::SameDevice) {
+        return submit_same_device(slot, worker_image, worker_layout, worker_wait, primary_image,
+                                  primary_layout, out);
+    }
+
+    const StagingLayout& layout = m_backend->layout();
+    const std::uint32_t bands = layout.band_count;
+    if (m_bridge && m_bridge->pending() + bands > std::size_t{bands} * layout.slots + 1) {
+        return VK_NOT_READY;
+    }
+    VkResult r = vk_status(vkResetCommandPool(m_worker->handle(), slot.worker_pool.get(), 0),
+                           "vkResetCommandPool transfer worker");
+    if (r == VK_SUCCESS) {
+        r = vk_status(vkResetCommandPool(m_primary->handle(), slot.primary_pool.get(), 0),
+                      "vkResetCommandPool transfer primary");
+    }
+    if (r != VK_SUCCESS) {
+        fail(r, "resetting a transfer command pool failed");
+        return r;
+    }
+
+    // Record both sides of every band.
+    for (std::uint32_t b = 0; b < bands && r == VK_SUCCESS; ++b) {
+        const Band band = layout.band(b);
+        VkCommandBuffer wcmd = slot.worker_cmds[b];
+        r = begin(wcmd);
+        if (r != VK_SUCCESS) {
+            break;
+        }
+        m_worker->begin_label(wcmd, "tandem transfer: worker band");
+        if (b == 0) {
+            worker_image_to_source(wcmd, worker_image, worker_layout);
+        }
+        m_backend->record_worker_band(wcmd, slot_index, band, worker_image,
+                                      worker_layout_after(worker_layout));
+        m_worker->end_label(wcmd);
+        r = vk_status(vkEndCommandBuffer(wcmd), "vkEndCommandBuffer transfer worker");
+        if (r != VK_SUCCESS) {
+            break;
+        }
+        VkCommandBuffer pcmd = slot.primary_cmds[b];
+        r = begin(pcmd);
+        if (r != VK_SUCCESS) {
+            break;
+        }
+        m_primary->begin_label(pcmd, "tandem transfer: primary band");
+        if (b == 0) {
+            // The previous contents are discarded; readers finished before the slot came back.
+            image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_UNDEFINED,
+                          VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_all, VK_ACCESS_2_NONE,
+                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        }
+        m_backend->record_primary_band(pcmd, slot_index, band, primary_image);
+        if (b + 1 == bands) {
+            image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                          VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT, k_all, VK_ACCESS_2_NONE);
+        }
+        m_primary->end_label(pcmd);
+        r = vk_status(vkEndCommandBuffer(pcmd), "vkEndCommandBuffer transfer primary");
+    }
+    if (r != VK_SUCCESS) {
+        fail(r, "recording transfer commands failed");
+        return r;
+    }
+    (void)primary_layout; // the old contents are discarded whatever their layout
+
+    const std::uint64_t first = m_worker_value + 1;
+    const std::uint64_t primary_value = m_primary_value + 1;
+
+    // Worker side: one batch per band, each signalling its own worker value.
+    std::vector<VkCommandBufferSubmitInfo> wcmds(bands);
+    std::vector<VkSemaphoreSubmitInfo> wsignals(bands);
+    std::vector<VkSubmitInfo2> wsubmits(bands, VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2});
+    for (std::uint32_t b = 0; b < bands; ++b) {
+        wcmds[b] = cmd_info(slot.worker_cmds[b]);
+        wsignals[b] = m_worker_timeline->submit_info(first + b, k_all);
+        wsubmits[b].commandBufferInfoCount = 1;
+        wsubmits[b].pCommandBufferInfos = &wcmds[b];
+        wsubmits[b].signalSemaphoreInfoCount = 1;
+        wsubmits[b].pSignalSemaphoreInfos = &wsignals[b];
+    }
+    if (has_wait) {
+        wsubmits[0].waitSemaphoreInfoCount = 1;
+        wsubmits[0].pWaitSemaphoreInfos = &worker_wait;
+    }
+    r = m_worker->queue(QueueRole::Transfer).submit(wsubmits);
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting the worker side of a transfer failed");
+        return r;
+    }
+    m_worker_value = first + bands - 1;
+
+    if (m_bridge) {
+        // Host-bridged: once the worker's band b is done, the bridge thread runs the host step
+        // (host copy) and submits the primary's band b; the last band signals primary_value.
+        // Every semaphore is signalled by a queue, none waits on a host signal.
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            HostBridge::Action action = [this, slot_index, b, bands, primary_value]() -> VkResult {
+                return primary_band(slot_index, b, bands, primary_value, nullptr);
+            };
+            if (!m_bridge->try_forward(first + b, std::move(action))) {
+                // Cannot happen while pending() was checked above.
+                fail(VK_ERROR_UNKNOWN, "the bridge refused a forward");
+                return VK_ERROR_UNKNOWN;
+            }
+        }
+    } else {
+        // GPU-side: the primary's bands are submitted now, each waiting on the imported worker
+        // timeline for its band.
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            const VkSemaphoreSubmitInfo wait = m_imported_worker->submit_info(first + b, k_all);
+            r = primary_band(slot_index, b, bands, primary_value, &wait);
+            if (r != VK_SUCCESS) {
+                return r;
+            }
+        }
+    }
+    m_primary_value = primary_value;
+    slot.primary_value = primary_value;
+    out.worker_value = m_worker_value;
+    out.primary_value = primary_value;
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::primary_band(std::uint32_t slot_index, std::uint32_t band,
+                                    std::uint32_t bands, std::uint64_t primary_value,
+                                    const VkSemaphoreSubmitInfo* wait) noexcept {
+    const Band b = m_backend->layout().band(band);
+    if (m_backend->has_host_step()) {
+        const VkResult r = m_backend->host_step(slot_index, b);
+        if (r != VK_SUCCESS) {
+            fail(r, "the host copy between the devices failed");
+            return r;
+        }
+    }
+    const VkCommandBufferSubmitInfo cmd = cmd_info(m_slots[slot_index].primary_cmds[band]);
+    const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmd;
+    if (wait != nullptr) {
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = wait;
+    }
+    if (band + 1 == bands) {
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+    }
+    const VkResult r = m_primary->queue(QueueRole::Transfer).submit({&submit, 1});
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting the primary side of a transfer failed");
+        return r;
+    }
+    if (band + 1 == bands) {
+        // release: drain() readers that see the value also see the submission behind it.
+        m_primary_submitted.store(primary_value, std::memory_order_release);
+    }
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::submit_same_device(Slot& slot, VkImage worker_image,
+                                          VkImageLayout worker_layout,
+                                          const VkSemaphoreSubmitInfo& worker_wait,
+                                          VkImage primary_image, VkImageLayout primary_layout,
+                                          TransferTicket& out) {
+    (void)primary_layout;
+    VkResult r = vk_status(vkResetCommandPool(m_worker->handle(), slot.worker_pool.get(), 0),
+                           "vkResetCommandPool transfer same device");
+    VkCommandBuffer cmd = slot.worker_cmds[0];
+    if (r == VK_SUCCESS) {
+        r = begin(cmd);
+    }
+    if (r != VK_SUCCESS) {
+        fail(r, "recording a same-device transfer failed");
+        return r;
+    }
+    m_worker->begin_label(cmd, "tandem transfer: same device");
+    if (worker_image == primary_image) {
+        // No copy: the image only changes layout (concurrent sharing: no ownership transfer).
+        image_barrier(cmd, worker_image, worker_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      k_all, VK_ACCESS_2_MEMORY_WRITE_BIT, k_all, VK_ACCESS_2_NONE);
+    } else {
+        worker_image_to_source(cmd, worker_image, worker_layout);
+        image_barrier(cmd, primary_image, VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_all, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        static_cast<const SameDevicePath&>(*m_backend)
+            .record_image_copy(cmd, m_backend->layout().band(0), worker_image,
+                               worker_layout_after(worker_layout), primary_image);
+        image_barrier(cmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                      VK_ACCESS_2_TRANSFER_WRITE_BIT, k_all, VK_ACCESS_2_NONE);
+    }
+    m_worker->end_label(cmd);
+    r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer transfer same device");
+    if (r != VK_SUCCESS) {
+        fail(r, "recording a same-device transfer failed");
+        return r;
+    }
+    const std::uint64_t worker_value = m_worker_value + 1;
+    const std::uint64_t primary_value = m_primary_value + 1;
+    const VkCommandBufferSubmitInfo cmds = cmd_info(cmd);
+    const VkSemaphoreSubmitInfo signals[2] = {
+        m_worker_timeline->submit_info(worker_value, k_all),
+        m_primary_timeline->submit_info(primary_value, k_all)};
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &cmds;
+    submit.signalSemaphoreInfoCount = 2;
+    submit.pSignalSemaphoreInfos = signals;
+    if (worker_wait.semaphore != VK_NULL_HANDLE) {
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = &worker_wait;
+    }
+    r = m_worker->queue(QueueRole::Transfer).submit({&submit, 1});
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting a same-device transfer failed");
+        return r;
+    }
+    m_worker_value = worker_value;
+    m_primary_value = primary_value;
+    m_primary_submitted.store(primary_value, std::memory_order_release);
+    slot.primary_value = primary_value;
+    out.worker_value = worker_value;
+    out.primary_value = primary_value;
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::completed_primary_value(std::uint64_t& out) const noexcept {
+    return m_primary_timeline->value(out);
+}
+
+bool TransferLink::failed() const noexcept {
+    if (m_failed.load(std::memory_order_acquire)) {
+        return true;
+    }
+    return m_bridge != nullptr && (m_bridge->state() == HostBridge::State::TimedOut ||
+                                   m_bridge->state() == HostBridge::State::Failed);
+}
+
+std::string TransferLink::error() const {
+    {
+        std::lock_guard lock(m_error_mutex);
+        if (!m_error.empty()) {
+            return m_error;
+        }
+    }
+    if (m_bridge != nullptr && m_bridge->state() != HostBridge::State::Running) {
+        return m_bridge->error();
+    }
+    return {};
+}
+
+void TransferLink::fail(VkResult result, const std::string& message) noexcept {
+    try {
+        std::lock_guard lock(m_error_mutex);
+        if (m_error.empty()) {
+            m_error = std::string(tandem::to_string(m_path)) + " transfer " +
+                      m_worker_timeline->name() + ": " + message + " (" +
+                      tandem::to_string(result) + ")";
+        }
+    } catch (...) {
+        // Out of memory while describing the failure: the flag below still reports it.
+    }
+    // release: error() readers that see the flag also see the message.
+    m_failed.store(true, std::memory_order_release);
+}
+
+} // namespace tandem::detail

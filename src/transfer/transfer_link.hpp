@@ -1,0 +1,151 @@
+// TransferLink: moves results from one worker device to the primary device through a negotiated
+// (or forced) transfer path, with a ring of `slots` staging regions and command buffers, band by
+// band, synchronised with timeline semaphores whose values only grow.
+//
+// One submit() for slot s: the worker's transfer queue waits for the caller's semaphore, copies
+// each band of the worker image into slot s's staging and signals the worker timeline once per
+// band (worker_value is the last band's value). The primary's transfer queue then copies each
+// band into the primary image; after the last band the image is in SHADER_READ_ONLY_OPTIMAL and
+// the primary timeline is signalled (primary_value). Between the sides: GPU-side, when the pair
+// shares a semaphore (PairInfo::gpu_side_sync), the primary's bands are submitted at once and
+// wait on the imported worker timeline; host-bridged otherwise, a HostBridge thread per link
+// waits for each band's worker value, runs the path's host step (host copy's memcpy) and submits
+// that band's primary copy. Either way band k's upload overlaps band k+1's download. Same-device
+// path: one submission on the device's transfer queue, no staging, no copy when the worker image
+// is the primary image.
+//
+// Threads: construction throws tandem::Error; submit() from one thread at a time, never throws
+// and never blocks on a GPU; the const queries from any thread. Lifetime: destroy while both
+// devices are alive and before the images it was given: the destructor lets the bridge submit
+// what the worker delivers (up to the timeout), stops it, and waits for what was queued.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "core/resources.hpp"
+#include "sync/host_bridge.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/device_info.hpp"
+#include "transfer/transfer_path.hpp"
+
+namespace tandem::detail {
+
+struct TransferDesc {
+    std::uint32_t width = 0, height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    std::uint32_t slots = 3;
+    std::uint32_t band_rows = 0;             // 0: the path chooses (whole image when small)
+    std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
+    std::chrono::milliseconds timeout{5000}; // bridge wait limit
+    // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).
+    std::chrono::microseconds bridge_spin{1000};
+};
+
+struct TransferTicket {
+    std::uint64_t worker_value = 0;
+    std::uint64_t primary_value = 0;
+};
+
+class TransferLink {
+public:
+    TransferLink(const Device& worker, const Device& primary, const PairInfo& pair,
+                 const TransferDesc& desc);
+    ~TransferLink();
+    TransferLink(const TransferLink&) = delete;
+    TransferLink& operator=(const TransferLink&) = delete;
+
+    [[nodiscard]] TransferPath path() const noexcept { return m_path; }
+    // True when the primary waits GPU-side on the worker's timeline (no bridge thread).
+    [[nodiscard]] bool gpu_side_sync() const noexcept { return m_bridge == nullptr; }
+    [[nodiscard]] const StagingLayout& layout() const noexcept { return m_backend->layout(); }
+    [[nodiscard]] const TransferDesc& desc() const noexcept { return m_desc; }
+
+    // worker_value reached: the worker image may be rewritten.
+    [[nodiscard]] const TimelineSemaphore& worker_timeline() const noexcept {
+        return *m_worker_timeline;
+    }
+    // primary_value reached: the primary image holds the result.
+    [[nodiscard]] const TimelineSemaphore& primary_timeline() const noexcept {
+        return *m_primary_timeline;
+    }
+
+    // Size, format, usage and queue families (main + transfer of that device: concurrent
+    // sharing, no ownership transfers) the caller must create images with; OR in the caller's
+    // own usage (COLOR_ATTACHMENT, STORAGE). Worker: TRANSFER_SRC | SAMPLED (+ TRANSFER_DST on
+    // the same-device path); primary: TRANSFER_DST | SAMPLED.
+    [[nodiscard]] ImageDesc worker_image_desc(const std::string& name) const;
+    [[nodiscard]] ImageDesc primary_image_desc(const std::string& name) const;
+    // Layout the worker image is in once worker_value is reached, given the layout it was
+    // submitted in: GENERAL stays GENERAL, anything else becomes TRANSFER_SRC_OPTIMAL
+    // (same-device path with one image: SHADER_READ_ONLY_OPTIMAL).
+    [[nodiscard]] VkImageLayout worker_layout_after(VkImageLayout worker_layout,
+                                                    bool same_image = false) const noexcept;
+
+    // Non-blocking, never throws. Moves `worker_image` (layout `worker_layout`, written by worker
+    // work that signals `worker_wait` — semaphore VK_NULL_HANDLE for none) into `primary_image`
+    // of `slot` (previous layout `primary_layout`, UNDEFINED the first time). When primary_value
+    // is reached the primary image is in SHADER_READ_ONLY_OPTIMAL, visible to the primary's main
+    // queue family. For the same-device path worker and primary are one Device and
+    // worker_image == primary_image is allowed.
+    // VK_SUCCESS; VK_NOT_READY when `slot` is out of range or its previous transfer has not
+    // reached its primary value (nothing is submitted); VK_ERROR_* when the link has failed or a
+    // submission failed (the link is then failed()).
+    [[nodiscard]] VkResult submit(std::uint32_t slot, VkImage worker_image,
+                                  VkImageLayout worker_layout, VkSemaphoreSubmitInfo worker_wait,
+                                  VkImage primary_image, VkImageLayout primary_layout,
+                                  TransferTicket& out);
+    // Current value of the primary timeline (non-blocking).
+    [[nodiscard]] VkResult completed_primary_value(std::uint64_t& out) const noexcept;
+    // Bridge timeout, host-step failure, failed submission (e.g. device lost): the link moves
+    // nothing more; error() says why in a sentence.
+    [[nodiscard]] bool failed() const noexcept;
+    [[nodiscard]] std::string error() const;
+
+private:
+    struct Slot {
+        CommandPool worker_pool;
+        CommandPool primary_pool;
+        std::vector<VkCommandBuffer> worker_cmds;  // one per band
+        std::vector<VkCommandBuffer> primary_cmds; // one per band
+        std::uint64_t primary_value = 0;           // of the last transfer through this slot
+    };
+
+    VkResult submit_same_device(Slot& slot, VkImage worker_image, VkImageLayout worker_layout,
+                                const VkSemaphoreSubmitInfo& worker_wait, VkImage primary_image,
+                                VkImageLayout primary_layout, TransferTicket& out);
+    // Host step (if any) and submission of the primary's `band`; the last band signals
+    // `primary_value`. On the bridge thread (host-bridged) or in submit() (GPU-side, `wait`).
+    VkResult primary_band(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
+                          std::uint64_t primary_value, const VkSemaphoreSubmitInfo* wait) noexcept;
+    void fail(VkResult result, const std::string& message) noexcept;
+    void drain() noexcept;
+
+    const Device* m_worker;
+    const Device* m_primary;
+    TransferDesc m_desc;
+    TransferPath m_path;
+    std::unique_ptr<TransferPathBackend> m_backend;
+    std::unique_ptr<TimelineSemaphore> m_worker_timeline;  // on the worker
+    std::unique_ptr<TimelineSemaphore> m_imported_worker;  // on the primary, GPU-side sync only
+    std::unique_ptr<TimelineSemaphore> m_primary_timeline; // on the primary
+    std::unique_ptr<HostBridge> m_bridge;                  // null with GPU-side sync
+    std::vector<Slot> m_slots;
+    std::uint64_t m_worker_value = 0; // last value submitted to the worker timeline
+    std::uint64_t m_primary_value = 0;
+    std::atomic<std::uint64_t> m_primary_submitted{0}; // last primary value whose batch was queued
+    std::atomic<bool> m_failed{false};
+    mutable std::mutex m_error_mutex;
+    std::string m_error;
+};
+
+} // namespace tandem::detail

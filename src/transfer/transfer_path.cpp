@@ -1,0 +1,157 @@
+#include "transfer/transfer_path.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/resources.hpp"
+#include "tandem/error.hpp"
+#include "transfer/host_copy_path.hpp"
+#include "transfer/host_imported_path.hpp"
+#include "transfer/same_device_path.hpp"
+#include "transfer/shared_memory_path.hpp"
+
+namespace tandem::detail {
+
+Band StagingLayout::band(std::uint32_t index) const noexcept {
+    Band b;
+    b.index = index;
+    b.first_row = index * band_rows;
+    b.rows = std::min(band_rows, height - b.first_row);
+    b.offset = band_stride * index;
+    b.bytes = row_pitch * b.rows;
+    return b;
+}
+
+std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch) {
+    if (row_pitch * height <= k_whole_image_below_bytes) {
+        return height;
+    }
+    const VkDeviceSize rows = std::max<VkDeviceSize>(1, k_default_band_bytes / row_pitch);
+    return static_cast<std::uint32_t>(std::min<VkDeviceSize>(rows, height));
+}
+
+StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkFormat format,
+                                  std::uint32_t slots, std::uint32_t band_rows,
+                                  VkDeviceSize row_alignment, VkDeviceSize offset_alignment,
+                                  VkDeviceSize slot_alignment) {
+    if (width == 0 || height == 0 || width > 16384 || height > 16384) {
+        throw Error("Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
+                        " is not valid",
+                    "Use a width and height from 1 to 16384");
+    }
+    if (slots == 0 || slots > 64) {
+        throw Error("A transfer needs from 1 to 64 slots, not " + std::to_string(slots),
+                    "Use the default of 3 slots");
+    }
+    StagingLayout l;
+    l.width = width;
+    l.height = height;
+    l.format = format;
+    l.texel_bytes = bytes_per_texel(format);
+    l.slots = slots;
+    const VkDeviceSize texel = l.texel_bytes;
+    const VkDeviceSize pitch_unit = std::lcm(std::max<VkDeviceSize>(row_alignment, 1), texel);
+    l.row_pitch = align_up(VkDeviceSize{width} * texel, pitch_unit);
+    l.row_texels = static_cast<std::uint32_t>(l.row_pitch / texel);
+    l.band_rows =
+        band_rows == 0 ? default_band_rows(height, l.row_pitch) : std::min(band_rows, height);
+    l.band_count = (height + l.band_rows - 1) / l.band_rows;
+    const VkDeviceSize offset_unit = std::lcm(std::max<VkDeviceSize>(offset_alignment, 1), texel);
+    l.band_stride = align_up(l.row_pitch * l.band_rows, offset_unit);
+    const VkDeviceSize slot_unit = std::lcm(offset_unit, std::max<VkDeviceSize>(slot_alignment, 1));
+    l.slot_stride = align_up(l.band_stride * l.band_count, slot_unit);
+    l.total_bytes = l.slot_stride * slots;
+    return l;
+}
+
+StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
+                                 std::uint32_t width, std::uint32_t height, VkFormat format,
+                                 std::uint32_t slots, std::uint32_t band_rows) {
+    const VkDeviceSize row =
+        std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_row_pitch_alignment),
+                 std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_row_pitch_alignment));
+    const VkDeviceSize offset =
+        std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_offset_alignment),
+                 std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_offset_alignment));
+    const VkDeviceSize atom = std::lcm(std::max<VkDeviceSize>(1, worker.non_coherent_atom_size),
+                                       std::max<VkDeviceSize>(1, primary.non_coherent_atom_size));
+    return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom);
+}
+
+VkBufferImageCopy TransferPathBackend::band_region(std::uint32_t slot,
+                                                   const Band& band) const noexcept {
+    VkBufferImageCopy region{};
+    region.bufferOffset = m_layout.slot_offset(slot) + band.offset;
+    region.bufferRowLength = m_layout.row_texels;
+    region.bufferImageHeight = band.rows;
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageOffset = {0, static_cast<std::int32_t>(band.first_row), 0};
+    region.imageExtent = {m_layout.width, band.rows, 1};
+    return region;
+}
+
+TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> forced) {
+    if (forced) {
+        for (const auto& a : pair.paths) {
+            if (a.path == *forced) {
+                if (a.available) {
+                    return *forced;
+                }
+                throw Error(std::string("Transfer path ") + to_string(*forced) +
+                                " is not available from adapter " + std::to_string(pair.worker) +
+                                " to adapter " + std::to_string(pair.primary) + ": " + a.reason,
+                            "Leave the path to negotiation, or force one that `tandem devices` "
+                            "lists as available for this pair");
+            }
+        }
+        throw Error(std::string("Transfer path ") + to_string(*forced) +
+                        " is not in the pair matrix of adapters " + std::to_string(pair.worker) +
+                        " -> " + std::to_string(pair.primary),
+                    "Leave the path to negotiation");
+    }
+    if (auto best = pair.best_path()) {
+        return *best;
+    }
+    throw Error("No transfer path exists from adapter " + std::to_string(pair.worker) +
+                    " to adapter " + std::to_string(pair.primary),
+                "Pick other devices; `tandem devices` shows the pair matrix");
+}
+
+std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const Device& worker,
+                                                        const Device& primary,
+                                                        const StagingLayout& layout) {
+    switch (path) {
+    case TransferPath::SameDevice:
+        return std::make_unique<SameDevicePath>(worker, primary, layout);
+    case TransferPath::SharedMemory:
+        return std::make_unique<SharedMemoryPath>(worker, primary, layout);
+    case TransferPath::HostImported:
+        return std::make_unique<HostImportedPath>(worker, primary, layout);
+    case TransferPath::HostCopy:
+        return std::make_unique<HostCopyPath>(worker, primary, layout);
+    }
+    throw Error("Unknown transfer path", "This is a bug in Tandem");
+}
+
+void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                    std::uint32_t src_family, std::uint32_t dst_family) {
+    VkBufferMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stage;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stage;
+    barrier.dstAccessMask = dst_access;
+    barrier.srcQueueFamilyIndex = src_family;
+    barrier.dstQueueFamilyIndex = dst_family;
+    barrier.buffer = buffer;
+    barrier.offset = offset;
+    barrier.size = size;
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.bufferMemoryBarrierCount = 1;
+    dep.pBufferMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(cmd, &dep);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,150 @@
+// TransferPathBackend: one way of moving an image from a worker device to the primary device,
+// band by band, through a staging region per slot. The worker side records a copy of a band of
+// the worker image into the slot's staging; an optional host step (host copy's memcpy, run on the
+// bridge thread) moves the band between the devices' buffers; the primary side records a copy of
+// the band from staging into the primary image. Each concrete path owns its staging memory and
+// handles row pitch and alignment itself (StagingLayout), so callers only name slots and bands.
+//
+// Image layouts are the caller's (TransferLink's) business: record_worker_band expects the
+// worker image in TRANSFER_SRC_OPTIMAL or GENERAL, record_primary_band the primary image in
+// TRANSFER_DST_OPTIMAL. Worker-side commands run on the worker's transfer queue, primary-side
+// commands on the primary's transfer queue. The paths record the buffer barriers that make a
+// band's bytes reach the other device; the semaphore between the sides is the caller's.
+//
+// Threads: construction (set-up) may throw tandem::Error; record_* and host_step never throw.
+// host_step may run on another thread than record_*, for different bands or slots at once.
+// Lifetime: destroy only after both devices finished every transfer that used it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "tandem/device_info.hpp"
+
+namespace tandem::detail {
+
+// Rows [first_row, first_row + rows) of the image, stored at `offset` bytes into a slot region.
+struct Band {
+    std::uint32_t index = 0;
+    std::uint32_t first_row = 0;
+    std::uint32_t rows = 0;
+    VkDeviceSize offset = 0;
+    VkDeviceSize bytes = 0; // rows * row_pitch
+};
+
+// Where each slot's image bytes live in a staging buffer: rows padded to a pitch both devices
+// copy well, bands at aligned offsets, slots at aligned offsets.
+struct StagingLayout {
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    std::uint32_t texel_bytes = 0;
+    std::uint32_t row_texels = 0; // VkBufferImageCopy::bufferRowLength
+    VkDeviceSize row_pitch = 0;   // row_texels * texel_bytes
+    std::uint32_t band_rows = 0;
+    std::uint32_t band_count = 0;
+    VkDeviceSize band_stride = 0; // bytes between the starts of consecutive bands
+    std::uint32_t slots = 0;
+    VkDeviceSize slot_stride = 0; // bytes between the starts of consecutive slot regions
+    VkDeviceSize total_bytes = 0; // slots * slot_stride
+
+    [[nodiscard]] Band band(std::uint32_t index) const noexcept;
+    [[nodiscard]] VkDeviceSize slot_offset(std::uint32_t slot) const noexcept {
+        return slot_stride * slot;
+    }
+    // Bytes of the image itself (width * height * texel size, no padding).
+    [[nodiscard]] VkDeviceSize image_bytes() const noexcept {
+        return VkDeviceSize{width} * height * texel_bytes;
+    }
+};
+
+// Band height a path picks when the caller leaves it to the path: the whole image up to
+// 2 MiB, else bands of about 1 MiB so a download of one band overlaps the upload of the last.
+inline constexpr VkDeviceSize k_whole_image_below_bytes = 2u << 20;
+inline constexpr VkDeviceSize k_default_band_bytes = 1u << 20;
+[[nodiscard]] std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch);
+
+// Layout for `slots` copies of a width x height image of `format` in bands of `band_rows` (0:
+// default_band_rows; clamped to the height). Row pitch is a multiple of every `row_alignment`
+// and of the texel size; band and slot offsets of every `offset_alignment` and the texel size;
+// slot offsets also of `slot_alignment` (e.g. non-coherent atom size). Throws Error for a size
+// or format Tandem does not move.
+[[nodiscard]] StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height,
+                                                VkFormat format, std::uint32_t slots,
+                                                std::uint32_t band_rows, VkDeviceSize row_alignment,
+                                                VkDeviceSize offset_alignment,
+                                                VkDeviceSize slot_alignment = 1);
+
+// The layout a path between `worker` and `primary` uses (alignments of both devices).
+[[nodiscard]] StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
+                                               std::uint32_t width, std::uint32_t height,
+                                               VkFormat format, std::uint32_t slots,
+                                               std::uint32_t band_rows);
+
+[[nodiscard]] constexpr VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
+    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
+}
+
+class TransferPathBackend {
+public:
+    TransferPathBackend(const Device& worker, const Device& primary, const StagingLayout& layout)
+        : m_worker(&worker), m_primary(&primary), m_layout(layout) {}
+    virtual ~TransferPathBackend() = default;
+    TransferPathBackend(const TransferPathBackend&) = delete;
+    TransferPathBackend& operator=(const TransferPathBackend&) = delete;
+
+    [[nodiscard]] virtual TransferPath kind() const noexcept = 0;
+    [[nodiscard]] const StagingLayout& layout() const noexcept { return m_layout; }
+    [[nodiscard]] const Device& worker() const noexcept { return *m_worker; }
+    [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
+
+    // Worker side (worker transfer queue): copy `band` of `image` (in `layout`, TRANSFER_SRC_
+    // OPTIMAL or GENERAL) into `slot`'s staging and make it available to the other side.
+    virtual void record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
+                                    VkImage image, VkImageLayout layout) const = 0;
+    // Host step between the sides, run after the worker's band completed and before the primary
+    // reads it (host copy's memcpy). VK_SUCCESS or the failing call's result; never throws.
+    [[nodiscard]] virtual bool has_host_step() const noexcept { return false; }
+    [[nodiscard]] virtual VkResult host_step(std::uint32_t /*slot*/,
+                                             const Band& /*band*/) const noexcept {
+        return VK_SUCCESS;
+    }
+    // Primary side (primary transfer queue): copy `band` from `slot`'s staging into `image`
+    // (TRANSFER_DST_OPTIMAL).
+    virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
+                                     VkImage image) const = 0;
+
+protected:
+    // The VkBufferImageCopy of `band` at `slot` in this layout.
+    [[nodiscard]] VkBufferImageCopy band_region(std::uint32_t slot,
+                                                const Band& band) const noexcept;
+
+private:
+    const Device* m_worker;
+    const Device* m_primary;
+    StagingLayout m_layout;
+};
+
+// The path to use for `pair`: `forced` when given (throws Error quoting the pair matrix's reason
+// when the pair does not allow it), else the best the pair allows.
+[[nodiscard]] TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> forced);
+
+// Builds the staging resources of `path` between `worker` and `primary` (one Device for
+// SameDevice). Throws Error when the devices refuse what the path needs.
+[[nodiscard]] std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path,
+                                                                      const Device& worker,
+                                                                      const Device& primary,
+                                                                      const StagingLayout& layout);
+
+// Buffer barrier helper shared by the paths (sync2, whole range from `offset`).
+void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                    std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
+                    std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
+
+} // namespace tandem::detail

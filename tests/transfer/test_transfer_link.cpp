@@ -1,0 +1,314 @@
+// TransferLink end to end on lavapipe opened as several devices: every path the pair allows,
+// with the timelines and (for separate devices) the bridge thread between the sides. Random
+// data, poisoned destinations, byte-exact comparison.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/capabilities.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
+#include "transfer/transfer_link.hpp"
+#include "transfer_test_support.hpp"
+#include "vk_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+using detail::Device;
+using detail::Image;
+using detail::TimelineSemaphore;
+using detail::TransferDesc;
+using detail::TransferLink;
+using detail::TransferTicket;
+
+constexpr auto k_wait = std::chrono::seconds(20);
+
+Image worker_image(const TransferLink& link, const std::string& name) {
+    auto desc = link.worker_image_desc(name);
+    desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT; // test upload
+    return detail::create_image(link.worker_timeline().device(), desc);
+}
+
+Image primary_image(const TransferLink& link, const std::string& name) {
+    auto desc = link.primary_image_desc(name);
+    desc.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT; // test readback
+    return detail::create_image(link.primary_timeline().device(), desc);
+}
+
+// One transfer of fresh random data through `slot`: the worker's "work done" is a host signal
+// given after the submit, so submit() must not wait for it.
+void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
+                TransferTicket* ticket_out = nullptr) {
+    const Device& worker = link.worker_timeline().device();
+    const Device& primary = link.primary_timeline().device();
+    const Image src = worker_image(link, "src");
+    const Image dst = primary_image(link, "dst");
+    const auto bytes = random_bytes(link.layout().image_bytes(), seed);
+    upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    poison_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    TimelineSemaphore done(worker, "worker work done");
+    TransferTicket ticket;
+    ASSERT_EQ(link.submit(slot, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT), dst.get(),
+                          VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, ticket),
+              VK_SUCCESS);
+    std::uint64_t value = 0;
+    ASSERT_EQ(link.completed_primary_value(value), VK_SUCCESS);
+    EXPECT_LT(value, ticket.primary_value); // cannot have finished: the worker has not signalled
+    ASSERT_EQ(done.signal(1), VK_SUCCESS);
+    ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
+        << link.error();
+    ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+    EXPECT_FALSE(link.failed()) << link.error();
+    const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    EXPECT_EQ(first_difference(out, bytes), -1);
+    if (ticket_out != nullptr) {
+        *ticket_out = ticket;
+    }
+}
+
+TransferDesc make_desc(std::uint32_t w, std::uint32_t h, VkFormat format,
+                       std::optional<TransferPath> path, std::uint32_t band_rows = 0) {
+    TransferDesc desc;
+    desc.width = w;
+    desc.height = h;
+    desc.format = format;
+    desc.forced = path;
+    desc.band_rows = band_rows;
+    return desc;
+}
+
+class TransferLinks : public VulkanTest, public ::testing::WithParamInterface<TransferPath> {};
+
+// Every path, banded (7 rows) and unbanded, several formats and odd sizes; values only grow.
+TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
+    const TransferPath path = GetParam();
+    const bool same = path == TransferPath::SameDevice;
+    Device& primary = open(0);
+    Device& worker = same ? primary : open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(path)) {
+        GTEST_SKIP() << to_string(path) << " is not available here";
+    }
+    struct Case {
+        std::uint32_t w, h;
+        VkFormat format;
+        std::uint32_t band_rows;
+    };
+    const Case cases[] = {{129, 97, VK_FORMAT_R8G8B8A8_UNORM, 0},
+                          {129, 97, VK_FORMAT_R8G8B8A8_UNORM, 7},
+                          {333, 257, VK_FORMAT_R16G16B16A16_SFLOAT, 64},
+                          {1024, 17, VK_FORMAT_R32_SFLOAT, 0},
+                          {1, 1, VK_FORMAT_B8G8R8A8_UNORM, 0}};
+    std::uint32_t seed = 10;
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " " +
+                     detail::format_name(c.format) + " band_rows " + std::to_string(c.band_rows));
+        TransferLink link(worker, primary, pair, make_desc(c.w, c.h, c.format, path, c.band_rows));
+        EXPECT_EQ(link.path(), path);
+        if (!same && c.band_rows == 7) {
+            EXPECT_EQ(link.layout().band_count, 14u);
+        }
+        TransferTicket last;
+        for (std::uint32_t i = 0; i < 4; ++i) {
+            TransferTicket ticket;
+            round_trip(link, i % 3, seed++, &ticket);
+            EXPECT_GT(ticket.worker_value, last.worker_value);
+            EXPECT_GT(ticket.primary_value, last.primary_value);
+            last = ticket;
+        }
+    }
+}
+
+// Two transfers in flight on different slots, released in reverse order, keep their own data.
+TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
+    const TransferPath path = GetParam();
+    const bool same = path == TransferPath::SameDevice;
+    Device& primary = open(0);
+    Device& worker = same ? primary : open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(path)) {
+        GTEST_SKIP();
+    }
+    TransferLink link(worker, primary, pair,
+                      make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, path, 16));
+    const Image src[2] = {worker_image(link, "src0"), worker_image(link, "src1")};
+    const Image dst[2] = {primary_image(link, "dst0"), primary_image(link, "dst1")};
+    std::vector<std::uint8_t> bytes[2];
+    for (int i = 0; i < 2; ++i) {
+        bytes[i] = random_bytes(link.layout().image_bytes(), 100u + static_cast<unsigned>(i));
+        upload_image(worker, src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        poison_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    }
+    TimelineSemaphore done(worker, "worker work done");
+    TransferTicket tickets[2];
+    for (std::uint32_t i = 0; i < 2; ++i) {
+        ASSERT_EQ(link.submit(i, src[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                              done.submit_info(i + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                              dst[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
+                  VK_SUCCESS);
+    }
+    EXPECT_GT(tickets[1].worker_value, tickets[0].worker_value);
+    EXPECT_GT(tickets[1].primary_value, tickets[0].primary_value);
+    // Slot 0 is still in flight: reusing it is refused and changes nothing.
+    TransferTicket refused;
+    EXPECT_EQ(link.submit(0, src[0].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, dst[0].get(),
+                          VK_IMAGE_LAYOUT_UNDEFINED, refused),
+              VK_NOT_READY);
+    EXPECT_EQ(refused.primary_value, 0u);
+    ASSERT_EQ(done.signal(2), VK_SUCCESS); // releases both: value 2 satisfies waits for 1 and 2
+    ASSERT_EQ(link.primary_timeline().wait(tickets[1].primary_value, k_wait), VK_SUCCESS)
+        << link.error();
+    for (int i = 0; i < 2; ++i) {
+        const auto out = read_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        EXPECT_EQ(first_difference(out, bytes[i]), -1) << "slot " << i;
+    }
+    // Both done: slot 0 is free again.
+    round_trip(link, 0, 7);
+}
+
+std::string path_name(const ::testing::TestParamInfo<TransferPath>& info) {
+    std::string name = to_string(info.param);
+    for (char& c : name) {
+        c = c == '-' ? '_' : c;
+    }
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, TransferLinks, ::testing::ValuesIn(k_all_transfer_paths),
+                         path_name);
+
+TEST_F(VulkanTest, SameDeviceLinkWithOneImageHandsItOverWithoutCopy) {
+    Device& device = open(0);
+    const auto pair = detail::query_pair_info(device.info(), device.info());
+    TransferLink link(device, device, pair, make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, {}));
+    EXPECT_EQ(link.path(), TransferPath::SameDevice);
+    EXPECT_TRUE(link.gpu_side_sync());
+    const Image image = worker_image(link, "shared");
+    const auto bytes = random_bytes(link.layout().image_bytes(), 5);
+    upload_image(device, image, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    TransferTicket ticket;
+    ASSERT_EQ(link.submit(0, image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, image.get(),
+                          VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+              VK_SUCCESS);
+    ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS);
+    EXPECT_EQ(link.worker_layout_after(VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, true),
+              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    EXPECT_EQ(first_difference(read_image(device, image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
+                               bytes),
+              -1);
+}
+
+TEST_F(VulkanTest, LinkRefusesAForcedPathThePairDoesNotAllow) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    try {
+        TransferLink link(worker, primary, pair,
+                          make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, TransferPath::SameDevice));
+        FAIL() << "expected tandem::Error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(pair.paths[0].reason), std::string::npos) << e.what();
+    }
+}
+
+// The worker never finishes within the timeout: the bridge reports it, nothing hangs.
+TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (pair.gpu_side_sync) {
+        GTEST_SKIP() << "GPU-side sync: no bridge";
+    }
+    auto desc = make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, TransferPath::HostCopy);
+    desc.timeout = std::chrono::milliseconds(100);
+    auto owned = std::make_unique<TransferLink>(worker, primary, pair, desc);
+    TransferLink& link = *owned;
+    const Image src = worker_image(link, "src");
+    const Image dst = primary_image(link, "dst");
+    upload_image(worker, src, random_bytes(link.layout().image_bytes(), 3),
+                 VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    TimelineSemaphore done(worker, "worker work done");
+    TransferTicket ticket;
+    ASSERT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT), dst.get(),
+                          VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+              VK_SUCCESS);
+    const auto until = std::chrono::steady_clock::now() + k_wait;
+    while (!link.failed() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(link.failed());
+    EXPECT_FALSE(link.error().empty());
+    TransferTicket after;
+    EXPECT_NE(link.submit(1, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, dst.get(),
+                          VK_IMAGE_LAYOUT_UNDEFINED, after),
+              VK_SUCCESS);
+    ASSERT_EQ(done.signal(1), VK_SUCCESS); // let the worker's queue drain before teardown
+    ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+    // Destroying the link releases the primary's copies that waited for the lost forward;
+    // only then may the images go.
+    owned.reset();
+}
+
+class ThreeDevices : public VulkanTest {
+protected:
+    [[nodiscard]] std::uint32_t virtual_devices() const override { return 3; }
+};
+
+// Two workers feed one primary at once, each through its own link (and bridge): both transfers
+// are in flight together, released by their workers in turn, and each lands its own data.
+TEST_F(ThreeDevices, TwoWorkersFeedOnePrimaryAtOnce) {
+    Device& primary = open(0);
+    Device& worker1 = open(1);
+    Device& worker2 = open(2);
+    const auto pair1 = detail::query_pair_info(worker1.info(), primary.info());
+    const auto pair2 = detail::query_pair_info(worker2.info(), primary.info());
+    TransferLink link1(worker1, primary, pair1,
+                       make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, std::nullopt, 9));
+    TransferLink link2(worker2, primary, pair2,
+                       make_desc(333, 257, VK_FORMAT_R32_SFLOAT, TransferPath::HostCopy, 0));
+    TransferLink* links[2] = {&link1, &link2};
+    Device* workers[2] = {&worker1, &worker2};
+    TimelineSemaphore done1(worker1, "worker1 done");
+    TimelineSemaphore done2(worker2, "worker2 done");
+    TimelineSemaphore* done[2] = {&done1, &done2};
+    for (std::uint32_t round = 0; round < 3; ++round) {
+        std::vector<Image> src;
+        std::vector<Image> dst;
+        std::vector<std::vector<std::uint8_t>> bytes;
+        TransferTicket tickets[2];
+        for (int i = 0; i < 2; ++i) {
+            src.push_back(worker_image(*links[i], "src"));
+            dst.push_back(primary_image(*links[i], "dst"));
+            bytes.push_back(random_bytes(links[i]->layout().image_bytes(), 60 + round * 2 + i));
+            upload_image(*workers[i], src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+            poison_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            ASSERT_EQ(links[i]->submit(
+                          round, src[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          done[i]->submit_info(round + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                          dst[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
+                      VK_SUCCESS);
+        }
+        // The second worker finishes first.
+        ASSERT_EQ(done2.signal(round + 1), VK_SUCCESS);
+        ASSERT_EQ(done1.signal(round + 1), VK_SUCCESS);
+        for (int i = 0; i < 2; ++i) {
+            ASSERT_EQ(links[i]->primary_timeline().wait(tickets[i].primary_value, k_wait),
+                      VK_SUCCESS)
+                << links[i]->error();
+            ASSERT_EQ(links[i]->worker_timeline().wait(tickets[i].worker_value, k_wait),
+                      VK_SUCCESS);
+            EXPECT_EQ(first_difference(
+                          read_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
+                          bytes[i]),
+                      -1)
+                << "link " << i << " round " << round;
+        }
+    }
+}
+
+} // namespace
+} // namespace tandem::test

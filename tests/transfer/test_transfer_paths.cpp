@@ -1,0 +1,218 @@
+// Every transfer path moves random images of every format and a spread of sizes byte-exactly,
+// banded or not, into a poisoned destination. The two sides are separated by blocking waits
+// here; TransferLink's tests cover the semaphores between them.
+#include <string>
+#include <tuple>
+
+#include "core/capabilities.hpp"
+#include "tandem/error.hpp"
+#include "transfer/same_device_path.hpp"
+#include "transfer/transfer_path.hpp"
+#include "transfer_test_support.hpp"
+#include "vk_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+using detail::Band;
+using detail::Device;
+using detail::Image;
+using detail::QueueRole;
+
+struct Size {
+    std::uint32_t w, h;
+};
+constexpr Size k_sizes[] = {{1, 1}, {64, 64}, {129, 97}, {333, 257}, {1024, 17}};
+constexpr VkFormat k_formats[] = {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM,
+                                  VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R32_SFLOAT};
+
+Image make_image(const Device& device, Size size, VkFormat format, VkImageUsageFlags usage,
+                 const std::string& name) {
+    detail::ImageDesc desc;
+    desc.width = size.w;
+    desc.height = size.h;
+    desc.format = format;
+    desc.usage = usage | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    desc.name = name;
+    desc.queue_families = {device.queue(QueueRole::Main).family(),
+                           device.queue(QueueRole::Transfer).family()};
+    return detail::create_image(device, desc);
+}
+
+// Worker side, host step, primary side, each waited for on the host.
+void run_blocking(const detail::TransferPathBackend& path, std::uint32_t slot, const Image& src,
+                  const Image& dst) {
+    const auto& layout = path.layout();
+    if (path.kind() == TransferPath::SameDevice) {
+        const auto& same = static_cast<const detail::SameDevicePath&>(path);
+        detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+            if (src.get() != dst.get()) {
+                detail::image_barrier(cmd, dst.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            }
+            for (std::uint32_t b = 0; b < layout.band_count; ++b) {
+                same.record_image_copy(cmd, layout.band(b), src.get(),
+                                       VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.get());
+            }
+            detail::image_barrier(cmd, dst.get(),
+                                  src.get() == dst.get() ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
+                                                         : VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                  VK_ACCESS_2_MEMORY_READ_BIT);
+        });
+        return;
+    }
+    detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+        for (std::uint32_t b = 0; b < layout.band_count; ++b) {
+            path.record_worker_band(cmd, slot, layout.band(b), src.get(),
+                                    VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        }
+    });
+    for (std::uint32_t b = 0; b < layout.band_count; ++b) {
+        ASSERT_EQ(path.host_step(slot, layout.band(b)), VK_SUCCESS);
+    }
+    detail::submit_and_wait(path.primary(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+        detail::image_barrier(cmd, dst.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        for (std::uint32_t b = 0; b < layout.band_count; ++b) {
+            path.record_primary_band(cmd, slot, layout.band(b), dst.get());
+        }
+        detail::image_barrier(cmd, dst.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_READ_BIT);
+    });
+}
+
+using PathCase = std::tuple<TransferPath, VkFormat>;
+
+class TransferPaths : public VulkanTest, public ::testing::WithParamInterface<PathCase> {};
+
+// Round trip of random data for every size, with band heights chosen by the path and forced
+// small, into a destination poisoned before each run; a second slot as well.
+TEST_P(TransferPaths, RoundTripsRandomImagesExactly) {
+    const auto [kind, format] = GetParam();
+    const bool same = kind == TransferPath::SameDevice;
+    Device& primary = open(0);
+    Device& worker = same ? primary : open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(kind)) {
+        GTEST_SKIP() << to_string(kind) << " is not available here";
+    }
+    std::uint32_t seed = 1;
+    for (const Size size : k_sizes) {
+        for (const std::uint32_t band_rows : {0u, 7u}) {
+            SCOPED_TRACE(std::to_string(size.w) + "x" + std::to_string(size.h) + " band_rows " +
+                         std::to_string(band_rows));
+            const auto layout = detail::staging_layout_for(worker.info(), primary.info(), size.w,
+                                                           size.h, format, 2, band_rows);
+            auto path = detail::make_transfer_path(kind, worker, primary, layout);
+            ASSERT_EQ(path->kind(), kind);
+            const Image src = make_image(worker, size, format, VK_IMAGE_USAGE_SAMPLED_BIT, "src");
+            const Image dst = make_image(primary, size, format, VK_IMAGE_USAGE_SAMPLED_BIT, "dst");
+            const auto bytes = random_bytes(layout.image_bytes(), seed++);
+            upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+            const std::uint32_t slot = size.h % 2;
+            poison_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            run_blocking(*path, slot, src, dst);
+            const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            ASSERT_EQ(first_difference(out, bytes), -1);
+        }
+    }
+}
+
+// Worker image == primary image is the zero-copy case of the same-device path.
+TEST_F(VulkanTest, SameDevicePathWithOneImageOnlyChangesLayout) {
+    Device& device = open(0);
+    const auto layout = detail::staging_layout_for(device.info(), device.info(), 129, 97,
+                                                   VK_FORMAT_R8G8B8A8_UNORM, 1, 0);
+    auto path = detail::make_transfer_path(TransferPath::SameDevice, device, device, layout);
+    const Image image = make_image(device, {129, 97}, VK_FORMAT_R8G8B8A8_UNORM,
+                                   VK_IMAGE_USAGE_SAMPLED_BIT, "shared");
+    const auto bytes = random_bytes(layout.image_bytes(), 99);
+    upload_image(device, image, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    run_blocking(*path, 0, image, image);
+    EXPECT_EQ(first_difference(read_image(device, image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
+                               bytes),
+              -1);
+}
+
+std::string case_name(const ::testing::TestParamInfo<PathCase>& info) {
+    std::string name = std::string(to_string(std::get<0>(info.param))) + "_" +
+                       detail::format_name(std::get<1>(info.param));
+    for (char& c : name) {
+        if (c == '-') {
+            c = '_';
+        }
+    }
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPathsAndFormats, TransferPaths,
+                         ::testing::Combine(::testing::ValuesIn(k_all_transfer_paths),
+                                            ::testing::ValuesIn(k_formats)),
+                         case_name);
+
+TEST(StagingLayout, PadsRowsAndAlignsBandsAndSlots) {
+    const auto l =
+        detail::make_staging_layout(129, 97, VK_FORMAT_R16G16B16A16_SFLOAT, 3, 7, 128, 256, 64);
+    EXPECT_EQ(l.texel_bytes, 8u);
+    EXPECT_EQ(l.row_pitch % 128, 0u);
+    EXPECT_GE(l.row_pitch, 129u * 8u);
+    EXPECT_EQ(l.row_texels * 8u, l.row_pitch);
+    EXPECT_EQ(l.band_count, 14u); // 13 bands of 7 rows and one of 6
+    std::uint32_t rows = 0;
+    for (std::uint32_t b = 0; b < l.band_count; ++b) {
+        const Band band = l.band(b);
+        EXPECT_EQ(band.first_row, rows);
+        EXPECT_EQ(band.offset % 256, 0u);
+        EXPECT_LE(band.offset + band.bytes, l.slot_stride);
+        rows += band.rows;
+    }
+    EXPECT_EQ(rows, 97u);
+    EXPECT_EQ(l.band(13).rows, 6u);
+    EXPECT_EQ(l.slot_offset(2) % 256, 0u);
+    EXPECT_EQ(l.total_bytes, 3 * l.slot_stride);
+}
+
+TEST(StagingLayout, SmallImagesMoveWholeAndLargeOnesInBands) {
+    const auto small = detail::make_staging_layout(256, 256, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
+    EXPECT_EQ(small.band_count, 1u);
+    const auto large =
+        detail::make_staging_layout(1920, 1080, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
+    EXPECT_GT(large.band_count, 1u);
+    EXPECT_LE(large.band_rows * large.row_pitch, detail::k_default_band_bytes);
+    const auto forced =
+        detail::make_staging_layout(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 3, 1000, 1, 1);
+    EXPECT_EQ(forced.band_rows, 64u);
+    EXPECT_EQ(forced.band_count, 1u);
+    EXPECT_THROW((void)detail::make_staging_layout(0, 5, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1),
+                 Error);
+    EXPECT_THROW((void)detail::make_staging_layout(5, 5, VK_FORMAT_D16_UNORM, 3, 0, 1, 1), Error);
+}
+
+TEST_F(VulkanTest, ForcingAnUnavailablePathThrowsTheMatrixReason) {
+    const auto pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+    try {
+        (void)detail::negotiate_path(pair, TransferPath::SameDevice);
+        FAIL() << "expected tandem::Error";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("same-device"), std::string::npos) << what;
+        EXPECT_NE(what.find(pair.paths[0].reason), std::string::npos) << what;
+    }
+    EXPECT_EQ(detail::negotiate_path(pair, TransferPath::HostCopy), TransferPath::HostCopy);
+    EXPECT_EQ(detail::negotiate_path(pair, std::nullopt), *pair.best_path());
+    const auto self = detail::query_pair_info(adapters()[0].info, adapters()[0].info);
+    EXPECT_EQ(detail::negotiate_path(self, std::nullopt), TransferPath::SameDevice);
+    EXPECT_THROW((void)detail::negotiate_path(self, TransferPath::HostImported), Error);
+}
+
+} // namespace
+} // namespace tandem::test
