@@ -9,6 +9,7 @@ packages=(
     libglm-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev libtinygltf-dev libstb-dev
     clang-format python3
+    clang libclang-rt-14-dev
 )
 
 missing=()

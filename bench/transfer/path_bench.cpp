@@ -20,6 +20,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.slots = point.slots;
     desc.band_rows = point.band_rows_requested;
     desc.forced = point.path;
+    desc.bridge_spin = point.bridge_spin;
     detail::TransferLink link(worker, primary, pair, desc);
     result.band_rows = link.layout().band_rows;
     result.bands = link.layout().band_count;

@@ -25,6 +25,7 @@ struct PathPoint {
     std::uint32_t batch = 8;
     std::uint32_t runs = 15;
     std::chrono::microseconds lead{1000};
+    std::chrono::microseconds bridge_spin{1000}; // HostBridge::Options::spin
 };
 
 struct PathResult {

@@ -156,7 +156,15 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     alloc.pNext = &dedicated;
     alloc.allocationSize = req.size;
     alloc.memoryTypeIndex =
-        device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        device.memory_type(req.memoryTypeBits, 0,
+                           desc.transient ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                                VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT
+                                          : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (desc.transient &&
+        (device.memory_flags(alloc.memoryTypeIndex) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) {
+        alloc.memoryTypeIndex =
+            device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    }
     VkDeviceMemory memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
     out.memory =

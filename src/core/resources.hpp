@@ -73,6 +73,10 @@ struct ImageDesc {
     // Queue families that use the image. Two or more distinct families: VK_SHARING_MODE_CONCURRENT,
     // so no queue-family ownership transfers are needed; otherwise exclusive.
     std::vector<std::uint32_t> queue_families;
+    // An attachment that lives only inside a render pass (usage must include
+    // TRANSIENT_ATTACHMENT): lazily allocated memory where the device has it (tile-based GPUs
+    // then never back it with memory), device-local otherwise.
+    bool transient = false;
 };
 
 // Optimal-tiling, device-local 2D image with one mip level and a view over it.

@@ -11,11 +11,9 @@ namespace tandem::detail {
 namespace {
 // The bridge polls the worker's counter instead of blocking in vkWaitSemaphores: a blocking wait
 // can wake milliseconds late (seen with CUDA-signalled semaphores on NVIDIA), and polling lets
-// stop() be noticed at once. It spins briefly (most waits are short), then sleeps in growing
-// steps so a long wait costs little CPU.
-constexpr auto k_spin = std::chrono::microseconds(100);
-constexpr auto k_first_sleep = std::chrono::microseconds(20);
-constexpr auto k_max_sleep = std::chrono::microseconds(500);
+// stop() be noticed at once. It spins for Options::spin (most waits are short), then sleeps in
+// growing steps up to Options::max_sleep so a long wait costs little CPU.
+constexpr auto k_first_sleep = std::chrono::microseconds(10);
 } // namespace
 
 const char* to_string(HostBridge::State state) noexcept {
@@ -110,12 +108,11 @@ VkResult HostBridge::wait_for_worker(std::uint64_t target) {
         if (now >= deadline) {
             return VK_TIMEOUT;
         }
-        if (now - start < k_spin) {
+        if (now - start < m_options.spin) {
             std::this_thread::yield();
         } else {
             std::this_thread::sleep_for(sleep);
-            sleep = std::min(sleep * 2,
-                             std::chrono::duration_cast<std::chrono::microseconds>(k_max_sleep));
+            sleep = std::min(sleep * 2, m_options.max_sleep);
         }
     }
 }

@@ -35,6 +35,12 @@ public:
         std::string name = "bridge";
         std::chrono::milliseconds timeout{5000};
         std::size_t capacity = 64; // pending forwards before try_forward answers false
+        // How long a wait polls without sleeping before it backs off to sleeps growing up to
+        // `max_sleep`. Spinning keeps the hand-off within microseconds of the worker finishing;
+        // sleeping keeps an idle bridge cheap. Latency-critical runs (benchmarks, a machine
+        // with cores to spare) raise `spin`.
+        std::chrono::microseconds spin{1000};
+        std::chrono::microseconds max_sleep{100};
     };
 
     // The action's result: VK_SUCCESS, or the failure that stops the bridge.

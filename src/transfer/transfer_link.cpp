@@ -69,6 +69,7 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             HostBridge::Options options;
             options.name = base + " bridge";
             options.timeout = desc.timeout;
+            options.spin = desc.bridge_spin;
             options.capacity = std::size_t{layout.band_count} * layout.slots + 1;
             m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, options);
         }

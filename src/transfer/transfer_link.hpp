@@ -47,6 +47,8 @@ struct TransferDesc {
     std::uint32_t band_rows = 0;             // 0: the path chooses (whole image when small)
     std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
     std::chrono::milliseconds timeout{5000}; // bridge wait limit
+    // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).
+    std::chrono::microseconds bridge_spin{1000};
 };
 
 struct TransferTicket {

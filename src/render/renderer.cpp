@@ -1,0 +1,416 @@
+#include "render/renderer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "core/vk_check.hpp"
+#include "render/frustum.hpp"
+#include "shaders/embedded.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+struct InstanceData {
+    glm::vec4 model[4];
+    glm::vec4 normal[3]; // inverse-transpose of the model's upper 3x3, column by column
+};
+static_assert(sizeof(InstanceData) == 112);
+
+struct Push {
+    glm::mat4 view_proj;
+    glm::vec4 light_dir; // w: 1 = unlit
+    glm::vec4 light_color;
+    glm::vec4 ambient;
+    glm::vec4 base_color;
+};
+static_assert(sizeof(Push) == 128, "128 bytes is the guaranteed push-constant size");
+
+Handle<VkShaderModule> shader(const Device& device, std::span<const std::uint32_t> code,
+                              const char* name) {
+    VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    info.codeSize = code.size_bytes();
+    info.pCode = code.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    const VkDevice dev = device.handle();
+    vk_check(vkCreateShaderModule(dev, &info, nullptr, &module),
+             std::string("vkCreateShaderModule ") + name);
+    return Handle<VkShaderModule>(
+        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+}
+
+} // namespace
+
+const char* to_string(RenderStatus status) noexcept {
+    switch (status) {
+    case RenderStatus::Ok:
+        return "ok";
+    case RenderStatus::ExtentMismatch:
+        return "the colour target and the render target differ in size";
+    case RenderStatus::UnknownMesh:
+        return "a snapshot names a mesh that is not in the device's cache";
+    case RenderStatus::TooManyInstances:
+        return "more visible instances than the render target holds";
+    case RenderStatus::UnknownSurface:
+        return "an instance names an external texture that was not given";
+    case RenderStatus::DescriptorFailure:
+        return "no descriptor set left for an external texture";
+    case RenderStatus::DeviceFailure:
+        return "the device refused to flush the instance buffer";
+    }
+    return "unknown";
+}
+
+RenderTarget::RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uint32_t max_instances,
+                           std::uint32_t max_surfaces, const std::string& name)
+    : m_max_instances(std::max(max_instances, 1u)), m_max_surfaces(std::max(max_surfaces, 1u)) {
+    const Device& device = renderer.device();
+    // Depth lives only during the pass (cleared on load, not stored): a transient attachment.
+    m_depth = create_image(device, {extent.width,
+                                    extent.height,
+                                    renderer.depth_format(),
+                                    VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
+                                        VK_IMAGE_USAGE_TRANSIENT_ATTACHMENT_BIT,
+                                    name + " depth",
+                                    {},
+                                    /*transient=*/true});
+    m_instances = create_buffer(
+        device, {VkDeviceSize{m_max_instances} * sizeof(InstanceData),
+                 VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, name + " instances"});
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, m_max_surfaces};
+    VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool.maxSets = m_max_surfaces;
+    pool.poolSizeCount = 1;
+    pool.pPoolSizes = &size;
+    VkDescriptorPool p = VK_NULL_HANDLE;
+    const VkDevice dev = device.handle();
+    vk_check(vkCreateDescriptorPool(dev, &pool, nullptr, &p), "vkCreateDescriptorPool " + name);
+    m_pool = Handle<VkDescriptorPool>(
+        p, [dev](VkDescriptorPool x) { vkDestroyDescriptorPool(dev, x, nullptr); });
+    device.name(p, VK_OBJECT_TYPE_DESCRIPTOR_POOL, name + " surfaces");
+}
+
+Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
+    : m_cache(cache), m_color(color), m_depth(depth) {
+    const Device& device = cache.device();
+    const VkDevice dev = device.handle();
+    VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
+                             sizeof(Push)};
+    VkDescriptorSetLayout set_layout = cache.texture_layout();
+    VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout.setLayoutCount = 1;
+    layout.pSetLayouts = &set_layout;
+    layout.pushConstantRangeCount = 1;
+    layout.pPushConstantRanges = &push;
+    VkPipelineLayout l = VK_NULL_HANDLE;
+    vk_check(vkCreatePipelineLayout(dev, &layout, nullptr, &l), "vkCreatePipelineLayout mesh");
+    m_layout = Handle<VkPipelineLayout>(
+        l, [dev](VkPipelineLayout x) { vkDestroyPipelineLayout(dev, x, nullptr); });
+
+    auto vert = shader(device, shaders::mesh_vert(), "mesh.vert");
+    auto frag = shader(device, shaders::mesh_frag(), "mesh.frag");
+    VkPipelineShaderStageCreateInfo stages[2]{};
+    stages[0] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
+    stages[0].module = vert.get();
+    stages[0].pName = "main";
+    stages[1] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
+    stages[1].module = frag.get();
+    stages[1].pName = "main";
+
+    const VkVertexInputBindingDescription bindings[2] = {
+        {0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX},
+        {1, sizeof(InstanceData), VK_VERTEX_INPUT_RATE_INSTANCE}};
+    std::vector<VkVertexInputAttributeDescription> attributes = {
+        {0, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, position)},
+        {1, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, normal)},
+        {2, 0, VK_FORMAT_R32G32_SFLOAT, offsetof(Vertex, uv)}};
+    for (std::uint32_t i = 0; i < 7; ++i) {
+        attributes.push_back({3 + i, 1, VK_FORMAT_R32G32B32A32_SFLOAT, i * 16});
+    }
+    VkPipelineVertexInputStateCreateInfo input{
+        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+    input.vertexBindingDescriptionCount = 2;
+    input.pVertexBindingDescriptions = bindings;
+    input.vertexAttributeDescriptionCount = static_cast<std::uint32_t>(attributes.size());
+    input.pVertexAttributeDescriptions = attributes.data();
+    VkPipelineInputAssemblyStateCreateInfo assembly{
+        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
+    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
+    VkPipelineViewportStateCreateInfo viewport{
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    viewport.viewportCount = 1;
+    viewport.scissorCount = 1;
+    VkPipelineRasterizationStateCreateInfo raster{
+        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
+    raster.polygonMode = VK_POLYGON_MODE_FILL;
+    raster.cullMode = VK_CULL_MODE_NONE; // glTF double-sided materials and mirrored quads
+    raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
+    raster.lineWidth = 1.0f;
+    VkPipelineMultisampleStateCreateInfo multisample{
+        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
+    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
+    VkPipelineDepthStencilStateCreateInfo depth_state{
+        VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO};
+    depth_state.depthTestEnable = VK_TRUE;
+    depth_state.depthWriteEnable = VK_TRUE;
+    depth_state.depthCompareOp = VK_COMPARE_OP_LESS;
+    VkPipelineColorBlendAttachmentState blend_attachment{};
+    blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+                                      VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+    VkPipelineColorBlendStateCreateInfo blend{
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    blend.attachmentCount = 1;
+    blend.pAttachments = &blend_attachment;
+    const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
+    VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
+    dynamic.dynamicStateCount = 2;
+    dynamic.pDynamicStates = dynamic_states;
+    VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachmentFormats = &m_color;
+    rendering.depthAttachmentFormat = m_depth;
+
+    VkGraphicsPipelineCreateInfo info{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
+    info.pNext = &rendering;
+    info.stageCount = 2;
+    info.pStages = stages;
+    info.pVertexInputState = &input;
+    info.pInputAssemblyState = &assembly;
+    info.pViewportState = &viewport;
+    info.pRasterizationState = &raster;
+    info.pMultisampleState = &multisample;
+    info.pDepthStencilState = &depth_state;
+    info.pColorBlendState = &blend;
+    info.pDynamicState = &dynamic;
+    info.layout = m_layout.get();
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    vk_check(vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline),
+             "vkCreateGraphicsPipelines mesh");
+    m_pipeline =
+        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, device.label() + " mesh pipeline");
+}
+
+RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const ColorTarget& color,
+                              const FrameSnapshot& snapshot,
+                              std::span<const ExternalTexture> external, RenderStats* stats) const {
+    const Device& device = m_cache.device();
+    if (color.extent.width != target.extent().width ||
+        color.extent.height != target.extent().height) {
+        return RenderStatus::ExtentMismatch;
+    }
+
+    // Plan first, record after: nothing is recorded unless the whole frame can be.
+    const glm::mat4 view_proj = snapshot.camera.projection * snapshot.camera.view;
+    const Frustum frustum = frustum_from(view_proj);
+    struct Group {
+        std::uint32_t mesh;
+        std::optional<std::uint32_t> surface;
+        std::vector<std::uint32_t> instances;
+    };
+    std::vector<Group> groups; // in order of first appearance: deterministic
+    std::map<std::pair<std::uint32_t, std::int64_t>, std::size_t> group_of;
+    RenderStats local;
+    local.instances = static_cast<std::uint32_t>(snapshot.instances.size());
+    std::uint32_t visible = 0;
+    for (std::size_t i = 0; i < snapshot.instances.size(); ++i) {
+        const InstanceSnapshot& inst = snapshot.instances[i];
+        const GpuMesh* mesh = m_cache.mesh(inst.mesh);
+        if (mesh == nullptr) {
+            return RenderStatus::UnknownMesh;
+        }
+        if (inst.surface && *inst.surface >= external.size()) {
+            return RenderStatus::UnknownSurface;
+        }
+        if (mesh->primitives.empty() ||
+            !intersects(frustum, mesh->bounds.transformed(inst.transform))) {
+            ++local.culled;
+            continue;
+        }
+        const std::pair<std::uint32_t, std::int64_t> key{
+            inst.mesh, inst.surface ? static_cast<std::int64_t>(*inst.surface) : -1};
+        auto [it, fresh] = group_of.try_emplace(key, groups.size());
+        if (fresh) {
+            groups.push_back({inst.mesh, inst.surface, {}});
+        }
+        groups[it->second].instances.push_back(static_cast<std::uint32_t>(i));
+        ++visible;
+    }
+    if (visible > target.m_max_instances) {
+        return RenderStatus::TooManyInstances;
+    }
+
+    // External textures: one descriptor set each from the target's pool (reset: the target is
+    // not in flight, by contract).
+    std::vector<VkDescriptorSet> surface_sets(external.size(), VK_NULL_HANDLE);
+    if (vk_status(vkResetDescriptorPool(device.handle(), target.m_pool.get(), 0),
+                  "vkResetDescriptorPool render target") != VK_SUCCESS) {
+        return RenderStatus::DescriptorFailure;
+    }
+    for (const Group& g : groups) {
+        if (!g.surface || surface_sets[*g.surface] != VK_NULL_HANDLE) {
+            continue;
+        }
+        VkDescriptorSetLayout layout = m_cache.texture_layout();
+        VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        alloc.descriptorPool = target.m_pool.get();
+        alloc.descriptorSetCount = 1;
+        alloc.pSetLayouts = &layout;
+        VkDescriptorSet set = VK_NULL_HANDLE;
+        if (vk_status(vkAllocateDescriptorSets(device.handle(), &alloc, &set),
+                      "vkAllocateDescriptorSets surface") != VK_SUCCESS) {
+            return RenderStatus::DescriptorFailure;
+        }
+        const ExternalTexture& tex = external[*g.surface];
+        VkDescriptorImageInfo image{m_cache.sampler(), tex.view, tex.layout};
+        VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        write.dstSet = set;
+        write.descriptorCount = 1;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+        write.pImageInfo = &image;
+        vkUpdateDescriptorSets(device.handle(), 1, &write, 0, nullptr);
+        surface_sets[*g.surface] = set;
+    }
+
+    // Instance data, grouped so that each group is one contiguous range.
+    auto* out = static_cast<InstanceData*>(target.m_instances.mapped);
+    std::uint32_t written = 0;
+    std::vector<std::uint32_t> first_instance;
+    for (const Group& g : groups) {
+        first_instance.push_back(written);
+        for (std::uint32_t i : g.instances) {
+            const glm::mat4& m = snapshot.instances[i].transform;
+            const glm::mat3 n = glm::transpose(glm::inverse(glm::mat3(m)));
+            InstanceData& d = out[written++];
+            for (int c = 0; c < 4; ++c) {
+                d.model[c] = m[c];
+            }
+            for (int c = 0; c < 3; ++c) {
+                d.normal[c] = glm::vec4(n[c], 0.0f);
+            }
+        }
+    }
+    if (!target.m_instances.host_coherent()) {
+        VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+        range.memory = target.m_instances.memory.get();
+        range.size = VK_WHOLE_SIZE;
+        if (vk_status(vkFlushMappedMemoryRanges(device.handle(), 1, &range),
+                      "vkFlushMappedMemoryRanges instances") != VK_SUCCESS) {
+            return RenderStatus::DeviceFailure;
+        }
+    }
+
+    device.begin_label(cmd, "tandem render");
+    // Colour: discard old content (cleared on load). Depth: same, every frame.
+    VkImageMemoryBarrier2 barriers[2]{};
+    barriers[0] = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    barriers[0].srcStageMask = color.previous_stage;
+    barriers[0].srcAccessMask = color.previous_access;
+    barriers[0].dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT;
+    barriers[0].dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT;
+    barriers[0].oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    barriers[0].newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    barriers[0].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barriers[0].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barriers[0].image = color.image;
+    barriers[0].subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    barriers[1] = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    barriers[1].srcStageMask =
+        VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT;
+    barriers[1].srcAccessMask = VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT;
+    barriers[1].dstStageMask = barriers[1].srcStageMask;
+    barriers[1].dstAccessMask = VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+                                VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT;
+    barriers[1].oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    barriers[1].newLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
+    barriers[1].srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barriers[1].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barriers[1].image = target.m_depth.get();
+    barriers[1].subresourceRange = {VK_IMAGE_ASPECT_DEPTH_BIT, 0, 1, 0, 1};
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.imageMemoryBarrierCount = 2;
+    dep.pImageMemoryBarriers = barriers;
+    vkCmdPipelineBarrier2(cmd, &dep);
+
+    VkRenderingAttachmentInfo color_attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    color_attachment.imageView = color.view;
+    color_attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    color_attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    color_attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    const glm::vec4& clear = snapshot.clear_color;
+    color_attachment.clearValue.color = {{clear.r, clear.g, clear.b, clear.a}};
+    VkRenderingAttachmentInfo depth_attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    depth_attachment.imageView = target.m_depth.view.get();
+    depth_attachment.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
+    depth_attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    depth_attachment.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE; // never read afterwards
+    depth_attachment.clearValue.depthStencil = {1.0f, 0};
+    VkRenderingInfo rendering{VK_STRUCTURE_TYPE_RENDERING_INFO};
+    rendering.renderArea = {{0, 0}, color.extent};
+    rendering.layerCount = 1;
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachments = &color_attachment;
+    rendering.pDepthAttachment = &depth_attachment;
+    vkCmdBeginRendering(cmd, &rendering);
+
+    const VkViewport viewport{
+        0.0f, 0.0f, static_cast<float>(color.extent.width), static_cast<float>(color.extent.height),
+        0.0f, 1.0f};
+    const VkRect2D scissor{{0, 0}, color.extent};
+    vkCmdSetViewport(cmd, 0, 1, &viewport);
+    vkCmdSetScissor(cmd, 0, 1, &scissor);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.get());
+    Push push{};
+    push.view_proj = view_proj;
+    push.light_dir = glm::vec4(snapshot.light.direction, 0.0f);
+    push.light_color = glm::vec4(snapshot.light.color, 1.0f);
+    push.ambient = glm::vec4(snapshot.light.ambient, 1.0f);
+    const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    vkCmdPushConstants(cmd, m_layout.get(), stages, 0, sizeof(Push), &push);
+
+    VkBuffer instance_buffer = target.m_instances.get();
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+        const Group& g = groups[gi];
+        const GpuMesh& mesh = *m_cache.mesh(g.mesh);
+        const VkBuffer buffers[2] = {mesh.vertices.get(), instance_buffer};
+        const VkDeviceSize offsets[2] = {0, 0};
+        vkCmdBindVertexBuffers(cmd, 0, 2, buffers, offsets);
+        vkCmdBindIndexBuffer(cmd, mesh.indices.get(), 0, VK_INDEX_TYPE_UINT32);
+        for (const GpuPrimitive& prim : mesh.primitives) {
+            const GpuMaterial& material = m_cache.material(prim.material);
+            VkDescriptorSet set = g.surface ? surface_sets[*g.surface] : material.texture_set;
+            const glm::vec4 base = g.surface ? glm::vec4(1.0f) : material.base_color;
+            const glm::vec4 light_dir(snapshot.light.direction, g.surface ? 1.0f : 0.0f);
+            vkCmdPushConstants(cmd, m_layout.get(), stages, offsetof(Push, light_dir),
+                               sizeof(glm::vec4), &light_dir);
+            vkCmdPushConstants(cmd, m_layout.get(), stages, offsetof(Push, base_color),
+                               sizeof(glm::vec4), &base);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_layout.get(), 0, 1,
+                                    &set, 0, nullptr);
+            vkCmdDrawIndexed(cmd, prim.index_count, static_cast<std::uint32_t>(g.instances.size()),
+                             prim.first_index, prim.vertex_offset, first_instance[gi]);
+            ++local.draws;
+        }
+    }
+    vkCmdEndRendering(cmd);
+
+    if (color.final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
+        color.final_stage != VK_PIPELINE_STAGE_2_NONE) {
+        image_barrier(cmd, color.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      color.final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, color.final_stage,
+                      color.final_access);
+    }
+    device.end_label(cmd);
+    if (stats != nullptr) {
+        *stats = local;
+    }
+    return RenderStatus::Ok;
+}
+
+} // namespace tandem::detail

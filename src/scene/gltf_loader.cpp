@@ -1,0 +1,729 @@
+#include "scene/gltf_loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include <glm/gtc/matrix_transform.hpp>
+#include <glm/gtc/quaternion.hpp>
+#include <glm/gtc/type_ptr.hpp>
+#include <spdlog/spdlog.h>
+#include <stb_image.h>
+#include <tiny_gltf.h>
+
+#include "scene/primitives.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t k_max_file_bytes = 1ull << 30;
+constexpr std::uint64_t k_max_elements = 1ull << 26;
+constexpr int k_max_image_side = 8192;
+constexpr std::size_t k_max_nodes = 1u << 20;
+
+const char* const k_gltf_hint =
+    "Check the file with a glTF validator (https://github.khronos.org/glTF-Validator/)";
+
+// Restricts tinygltf's file access to the scene's folder.
+struct FolderJail {
+    std::string base;     // as handed to tinygltf (joined as base + "/" + uri)
+    fs::path canonical;   // canonical form of base, for the symbolic link check
+    std::string rejected; // why the last refused URI was refused
+
+    // Empty when `abs` is a readable regular file inside the folder; else the reason.
+    std::string check(const std::string& abs) const {
+        if (base.empty()) {
+            return "external files are not available for a scene loaded from memory";
+        }
+        const std::string prefix = base + "/";
+        if (abs.compare(0, prefix.size(), prefix) != 0) {
+            return "it does not lie inside the scene's folder";
+        }
+        const std::string rel = abs.substr(prefix.size());
+        if (rel.empty() || rel[0] == '/' || rel[0] == '\\') {
+            return "absolute paths are not allowed";
+        }
+        for (const auto& part : fs::path(rel)) {
+            if (part == "..") {
+                return "'..' is not allowed: files must lie inside the scene's folder";
+            }
+        }
+        std::error_code ec;
+        const fs::path real = fs::weakly_canonical(fs::path(abs), ec);
+        if (ec) {
+            return "it cannot be resolved";
+        }
+        auto [end, _] = std::mismatch(canonical.begin(), canonical.end(), real.begin(), real.end());
+        if (end != canonical.end()) {
+            return "it leads out of the scene's folder";
+        }
+        if (!fs::is_regular_file(real, ec)) {
+            return "no such file";
+        }
+        return {};
+    }
+
+    static bool file_exists(const std::string& abs, void* user) {
+        auto* self = static_cast<FolderJail*>(user);
+        const std::string why = self->check(abs);
+        if (why.empty()) {
+            return true;
+        }
+        // tinygltf also tries the working directory ("./uri"); only the scene's folder counts,
+        // so the reason kept is the one for the path inside it.
+        const std::string prefix = self->base + "/";
+        if (!self->base.empty() && abs.compare(0, prefix.size(), prefix) == 0) {
+            self->rejected = "'" + abs.substr(prefix.size()) + "': " + why;
+        } else if (self->rejected.empty() && self->base.empty()) {
+            self->rejected = "'" + abs + "': " + why;
+        }
+        return false;
+    }
+    static std::string expand(const std::string& path, void*) { return path; }
+    static bool read(std::vector<unsigned char>* out, std::string* err, const std::string& abs,
+                     void* user) {
+        auto* self = static_cast<FolderJail*>(user);
+        if (!file_exists(abs, user)) {
+            if (err) {
+                *err += self->rejected + "\n";
+            }
+            return false;
+        }
+        std::ifstream in(abs, std::ios::binary | std::ios::ate);
+        const auto size = static_cast<std::streamoff>(in.tellg());
+        if (!in || size < 0 || static_cast<std::uint64_t>(size) > k_max_file_bytes) {
+            if (err) {
+                *err += "cannot read '" + abs + "'\n";
+            }
+            return false;
+        }
+        out->resize(static_cast<std::size_t>(size));
+        in.seekg(0);
+        in.read(reinterpret_cast<char*>(out->data()), size);
+        return static_cast<bool>(in) || size == 0;
+    }
+    static bool write(std::string*, const std::string&, const std::vector<unsigned char>&, void*) {
+        return false;
+    }
+};
+
+bool decode_image(tinygltf::Image* image, const int index, std::string* err, std::string*, int, int,
+                  const unsigned char* bytes, int size, void*) {
+    int w = 0;
+    int h = 0;
+    int comp = 0;
+    if (stbi_info_from_memory(bytes, size, &w, &h, &comp) == 0) {
+        if (err) {
+            *err += "image " + std::to_string(index) + " is not a PNG, JPEG or other format " +
+                    "stb_image reads: " + stbi_failure_reason() + "\n";
+        }
+        return false;
+    }
+    if (w < 1 || h < 1 || w > k_max_image_side || h > k_max_image_side) {
+        if (err) {
+            *err += "image " + std::to_string(index) + " is " + std::to_string(w) + "x" +
+                    std::to_string(h) + " (at most " + std::to_string(k_max_image_side) +
+                    " per side)\n";
+        }
+        return false;
+    }
+    stbi_uc* pixels = stbi_load_from_memory(bytes, size, &w, &h, &comp, 4);
+    if (pixels == nullptr) {
+        if (err) {
+            *err += "image " + std::to_string(index) +
+                    " cannot be decoded: " + stbi_failure_reason() + "\n";
+        }
+        return false;
+    }
+    image->width = w;
+    image->height = h;
+    image->component = 4;
+    image->bits = 8;
+    image->pixel_type = TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE;
+    image->image.assign(pixels, pixels + static_cast<std::size_t>(w) * h * 4);
+    stbi_image_free(pixels);
+    return true;
+}
+
+class Converter {
+public:
+    Converter(const tinygltf::Model& model, std::string origin)
+        : m_model(model), m_origin(std::move(origin)) {}
+
+    Scene convert() {
+        auto assets = std::make_shared<SceneAssets>();
+        assets->materials.push_back({"default", glm::vec4(1.0f), std::nullopt});
+        for (std::size_t i = 0; i < m_model.materials.size(); ++i) {
+            assets->materials.push_back(material(*assets, i));
+        }
+        for (std::size_t i = 0; i < m_model.meshes.size(); ++i) {
+            assets->meshes.push_back(mesh(i));
+        }
+        Scene scene(assets);
+        add_nodes(scene);
+        scene.update_world();
+        return scene;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error("Scene " + m_origin + ": " + what, k_gltf_hint);
+    }
+
+    static std::string index_name(const char* kind, std::size_t i, const std::string& name) {
+        return std::string(kind) + " " + std::to_string(i) +
+               (name.empty() ? "" : " '" + name + "'");
+    }
+
+    std::uint32_t texture(SceneAssets& assets, int index, const std::string& where) {
+        if (index < 0 || static_cast<std::size_t>(index) >= m_model.textures.size()) {
+            fail(where + " names texture " + std::to_string(index) + ", which does not exist");
+        }
+        const int source = m_model.textures[static_cast<std::size_t>(index)].source;
+        if (source < 0 || static_cast<std::size_t>(source) >= m_model.images.size()) {
+            fail("texture " + std::to_string(index) + " names image " + std::to_string(source) +
+                 ", which does not exist");
+        }
+        const auto src = static_cast<std::size_t>(source);
+        if (auto it = m_textures.find(src); it != m_textures.end()) {
+            return it->second;
+        }
+        const tinygltf::Image& image = m_model.images[src];
+        if (image.image.empty() || image.component != 4 || image.bits != 8 ||
+            image.image.size() != static_cast<std::size_t>(image.width) * image.height * 4) {
+            fail(index_name("image", src, image.name) +
+                 (image.uri.empty() ? std::string() : " ('" + image.uri + "')") +
+                 " could not be loaded");
+        }
+        Texture t;
+        t.name = image.name.empty() ? image.uri : image.name;
+        t.width = static_cast<std::uint32_t>(image.width);
+        t.height = static_cast<std::uint32_t>(image.height);
+        t.rgba = image.image;
+        const auto id = static_cast<std::uint32_t>(assets.textures.size());
+        assets.textures.push_back(std::move(t));
+        m_textures.emplace(src, id);
+        return id;
+    }
+
+    Material material(SceneAssets& assets, std::size_t i) {
+        const tinygltf::Material& m = m_model.materials[i];
+        Material out;
+        out.name = m.name;
+        const auto& f = m.pbrMetallicRoughness.baseColorFactor;
+        if (f.size() == 4) {
+            for (int c = 0; c < 4; ++c) {
+                const double v = f[static_cast<std::size_t>(c)];
+                if (!std::isfinite(v)) {
+                    fail(index_name("material", i, m.name) +
+                         " has a base colour that is not finite");
+                }
+                out.base_color[c] = static_cast<float>(std::clamp(v, 0.0, 1.0));
+            }
+        }
+        if (m.pbrMetallicRoughness.baseColorTexture.index >= 0) {
+            out.base_color_texture = texture(assets, m.pbrMetallicRoughness.baseColorTexture.index,
+                                             index_name("material", i, m.name));
+        }
+        return out;
+    }
+
+    // Returns a pointer to element 0 and the stride; checks every byte of the range.
+    std::pair<const std::uint8_t*, std::size_t>
+    access(int accessor_index, std::size_t expected_components, const std::string& what) const {
+        if (accessor_index < 0 ||
+            static_cast<std::size_t>(accessor_index) >= m_model.accessors.size()) {
+            fail(what + " names accessor " + std::to_string(accessor_index) +
+                 ", which does not exist");
+        }
+        const tinygltf::Accessor& a = m_model.accessors[static_cast<std::size_t>(accessor_index)];
+        const std::string name =
+            index_name("accessor", static_cast<std::size_t>(accessor_index), a.name);
+        if (a.sparse.isSparse) {
+            fail(name + " is sparse, which Tandem does not read");
+        }
+        const int components = tinygltf::GetNumComponentsInType(static_cast<std::uint32_t>(a.type));
+        const int component_size =
+            tinygltf::GetComponentSizeInBytes(static_cast<std::uint32_t>(a.componentType));
+        if (components <= 0 || component_size <= 0 ||
+            static_cast<std::size_t>(components) != expected_components) {
+            fail(name + " (" + what + ") has the wrong type");
+        }
+        if (a.count == 0 || a.count > k_max_elements) {
+            fail(name + " has " + std::to_string(a.count) + " elements");
+        }
+        if (a.bufferView < 0 ||
+            static_cast<std::size_t>(a.bufferView) >= m_model.bufferViews.size()) {
+            fail(name + " has no valid buffer view");
+        }
+        const tinygltf::BufferView& v = m_model.bufferViews[static_cast<std::size_t>(a.bufferView)];
+        if (v.buffer < 0 || static_cast<std::size_t>(v.buffer) >= m_model.buffers.size()) {
+            fail("buffer view " + std::to_string(a.bufferView) +
+                 " names a buffer that does not exist");
+        }
+        const tinygltf::Buffer& b = m_model.buffers[static_cast<std::size_t>(v.buffer)];
+        const std::uint64_t element = static_cast<std::uint64_t>(components) * component_size;
+        const std::uint64_t stride = v.byteStride != 0 ? v.byteStride : element;
+        const std::uint64_t view_end = static_cast<std::uint64_t>(v.byteOffset) + v.byteLength;
+        const std::uint64_t last =
+            static_cast<std::uint64_t>(a.byteOffset) + stride * (a.count - 1) + element;
+        if (stride < element || view_end > b.data.size() || last > v.byteLength) {
+            fail(name + " reads outside its buffer (buffer " + std::to_string(v.buffer) + " has " +
+                 std::to_string(b.data.size()) + " bytes; is the file truncated?)");
+        }
+        return {b.data.data() + v.byteOffset + a.byteOffset, static_cast<std::size_t>(stride)};
+    }
+
+    const tinygltf::Accessor& accessor(int index) const {
+        return m_model.accessors[static_cast<std::size_t>(index)];
+    }
+
+    template <int N>
+    std::vector<glm::vec<N, float>> read_floats(int index, const std::string& what) const {
+        auto [data, stride] = access(index, N, what);
+        const tinygltf::Accessor& a = accessor(index);
+        std::vector<glm::vec<N, float>> out(a.count);
+        for (std::size_t i = 0; i < a.count; ++i) {
+            const std::uint8_t* p = data + i * stride;
+            for (int c = 0; c < N; ++c) {
+                float v = 0.0f;
+                switch (a.componentType) {
+                case TINYGLTF_COMPONENT_TYPE_FLOAT:
+                    std::memcpy(&v, p + 4 * c, 4);
+                    break;
+                case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE:
+                    v = a.normalized ? p[c] / 255.0f : p[c];
+                    break;
+                case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT: {
+                    std::uint16_t s = 0;
+                    std::memcpy(&s, p + 2 * c, 2);
+                    v = a.normalized ? s / 65535.0f : s;
+                    break;
+                }
+                default:
+                    fail(what + " uses a component type Tandem does not read");
+                }
+                if (!std::isfinite(v)) {
+                    fail(what + " holds a value that is not finite");
+                }
+                out[i][c] = v;
+            }
+        }
+        return out;
+    }
+
+    std::vector<std::uint32_t> read_indices(int index, std::size_t vertex_count,
+                                            const std::string& what) const {
+        auto [data, stride] = access(index, 1, what);
+        const tinygltf::Accessor& a = accessor(index);
+        std::vector<std::uint32_t> out(a.count);
+        for (std::size_t i = 0; i < a.count; ++i) {
+            const std::uint8_t* p = data + i * stride;
+            std::uint32_t v = 0;
+            switch (a.componentType) {
+            case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE:
+                v = p[0];
+                break;
+            case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT: {
+                std::uint16_t s = 0;
+                std::memcpy(&s, p, 2);
+                v = s;
+                break;
+            }
+            case TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT:
+                std::memcpy(&v, p, 4);
+                break;
+            default:
+                fail(what + " indices must be unsigned integers");
+            }
+            if (v >= vertex_count) {
+                fail(what + " has index " + std::to_string(v) + " but only " +
+                     std::to_string(vertex_count) + " vertices");
+            }
+            out[i] = v;
+        }
+        return out;
+    }
+
+    Mesh mesh(std::size_t i) const {
+        const tinygltf::Mesh& m = m_model.meshes[i];
+        Mesh out;
+        out.name = m.name.empty() ? "mesh" + std::to_string(i) : m.name;
+        for (std::size_t p = 0; p < m.primitives.size(); ++p) {
+            const tinygltf::Primitive& prim = m.primitives[p];
+            const std::string what =
+                index_name("mesh", i, m.name) + " primitive " + std::to_string(p);
+            if (prim.mode != TINYGLTF_MODE_TRIANGLES && prim.mode != -1) {
+                spdlog::warn("{}: {} is not made of triangles; it is skipped", m_origin, what);
+                continue;
+            }
+            auto pos = prim.attributes.find("POSITION");
+            if (pos == prim.attributes.end()) {
+                fail(what + " has no POSITION");
+            }
+            const auto positions = read_floats<3>(pos->second, what + " POSITION");
+            Primitive outp;
+            outp.vertices.resize(positions.size());
+            for (std::size_t v = 0; v < positions.size(); ++v) {
+                outp.vertices[v].position = positions[v];
+            }
+            if (auto n = prim.attributes.find("NORMAL"); n != prim.attributes.end()) {
+                const auto normals = read_floats<3>(n->second, what + " NORMAL");
+                if (normals.size() != positions.size()) {
+                    fail(what + " has " + std::to_string(normals.size()) + " normals for " +
+                         std::to_string(positions.size()) + " positions");
+                }
+                for (std::size_t v = 0; v < normals.size(); ++v) {
+                    outp.vertices[v].normal = normals[v];
+                }
+            }
+            if (auto t = prim.attributes.find("TEXCOORD_0"); t != prim.attributes.end()) {
+                const auto uvs = read_floats<2>(t->second, what + " TEXCOORD_0");
+                if (uvs.size() != positions.size()) {
+                    fail(what + " has " + std::to_string(uvs.size()) + " texture coordinates for " +
+                         std::to_string(positions.size()) + " positions");
+                }
+                for (std::size_t v = 0; v < uvs.size(); ++v) {
+                    outp.vertices[v].uv = uvs[v];
+                }
+            }
+            if (prim.indices >= 0) {
+                outp.indices = read_indices(prim.indices, positions.size(), what);
+            } else {
+                outp.indices.resize(positions.size());
+                for (std::size_t v = 0; v < positions.size(); ++v) {
+                    outp.indices[v] = static_cast<std::uint32_t>(v);
+                }
+            }
+            if (outp.indices.size() % 3 != 0) {
+                fail(what + " has " + std::to_string(outp.indices.size()) +
+                     " indices, not a whole number of triangles");
+            }
+            if (prim.attributes.find("NORMAL") == prim.attributes.end()) {
+                flat_normals(outp);
+            }
+            if (prim.material >= 0) {
+                if (static_cast<std::size_t>(prim.material) >= m_model.materials.size()) {
+                    fail(what + " names material " + std::to_string(prim.material) +
+                         ", which does not exist");
+                }
+                outp.material = static_cast<std::uint32_t>(prim.material) + 1;
+            }
+            out.primitives.push_back(std::move(outp));
+        }
+        compute_bounds(out);
+        return out;
+    }
+
+    // Area-weighted vertex normals for primitives that come without any.
+    static void flat_normals(Primitive& p) {
+        std::vector<glm::vec3> sum(p.vertices.size(), glm::vec3(0.0f));
+        for (std::size_t t = 0; t + 2 < p.indices.size(); t += 3) {
+            const glm::vec3& a = p.vertices[p.indices[t]].position;
+            const glm::vec3& b = p.vertices[p.indices[t + 1]].position;
+            const glm::vec3& c = p.vertices[p.indices[t + 2]].position;
+            const glm::vec3 n = glm::cross(b - a, c - a);
+            for (std::size_t k = 0; k < 3; ++k) {
+                sum[p.indices[t + k]] += n;
+            }
+        }
+        for (std::size_t v = 0; v < sum.size(); ++v) {
+            const float len = glm::length(sum[v]);
+            p.vertices[v].normal = len > 1e-20f ? sum[v] / len : glm::vec3(0.0f, 1.0f, 0.0f);
+        }
+    }
+
+    glm::mat4 local_transform(const tinygltf::Node& n, const std::string& what) const {
+        auto finite = [&](const std::vector<double>& v) {
+            if (!std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); })) {
+                fail(what + " has a transform that is not finite");
+            }
+        };
+        if (!n.matrix.empty()) {
+            if (n.matrix.size() != 16) {
+                fail(what + " has a matrix without 16 numbers");
+            }
+            finite(n.matrix);
+            glm::mat4 m;
+            for (int c = 0; c < 16; ++c) {
+                m[c / 4][c % 4] = static_cast<float>(n.matrix[static_cast<std::size_t>(c)]);
+            }
+            return m;
+        }
+        glm::mat4 m(1.0f);
+        if (!n.translation.empty()) {
+            if (n.translation.size() != 3) {
+                fail(what + " has a translation without 3 numbers");
+            }
+            finite(n.translation);
+            m[3] = glm::vec4(static_cast<float>(n.translation[0]),
+                             static_cast<float>(n.translation[1]),
+                             static_cast<float>(n.translation[2]), 1.0f);
+        }
+        if (!n.rotation.empty()) {
+            if (n.rotation.size() != 4) {
+                fail(what + " has a rotation without 4 numbers");
+            }
+            finite(n.rotation);
+            glm::quat q(static_cast<float>(n.rotation[3]), static_cast<float>(n.rotation[0]),
+                        static_cast<float>(n.rotation[1]), static_cast<float>(n.rotation[2]));
+            const float len = glm::length(q);
+            m = m * glm::mat4_cast(len > 0.0f ? q / len : glm::quat(1, 0, 0, 0));
+        }
+        if (!n.scale.empty()) {
+            if (n.scale.size() != 3) {
+                fail(what + " has a scale without 3 numbers");
+            }
+            finite(n.scale);
+            m = glm::scale(m,
+                           glm::vec3(static_cast<float>(n.scale[0]), static_cast<float>(n.scale[1]),
+                                     static_cast<float>(n.scale[2])));
+        }
+        return m;
+    }
+
+    std::vector<std::string> tags(const tinygltf::Node& n, const std::string& what) const {
+        std::vector<std::string> out;
+        if (!n.extras.IsObject() || !n.extras.Has("tandem")) {
+            return out;
+        }
+        const tinygltf::Value& t = n.extras.Get("tandem");
+        if (!t.IsObject() || !t.Has("tags")) {
+            return out;
+        }
+        const tinygltf::Value& list = t.Get("tags");
+        if (!list.IsArray()) {
+            fail(what + " extras.tandem.tags must be an array of strings");
+        }
+        for (std::size_t i = 0; i < list.ArrayLen(); ++i) {
+            const tinygltf::Value& tag = list.Get(static_cast<int>(i));
+            if (!tag.IsString()) {
+                fail(what + " extras.tandem.tags must be an array of strings");
+            }
+            out.push_back(tag.Get<std::string>());
+        }
+        return out;
+    }
+
+    CameraModel camera(std::size_t index) const {
+        const tinygltf::Camera& c = m_model.cameras[index];
+        const std::string what = index_name("camera", index, c.name);
+        CameraModel out;
+        auto check = [&](double v, const char* field, bool positive) {
+            if (!std::isfinite(v) || (positive ? v <= 0.0 : v < 0.0)) {
+                fail(what + " has an unusable " + field);
+            }
+            return static_cast<float>(v);
+        };
+        if (c.type == "perspective") {
+            out.projection = Projection::Perspective;
+            out.yfov = check(c.perspective.yfov, "yfov", true);
+            if (out.yfov >= 3.1f) {
+                fail(what + " has a yfov of " + std::to_string(out.yfov) + " radians");
+            }
+            out.znear = check(c.perspective.znear, "znear", true);
+            const float zfar = check(c.perspective.zfar, "zfar", false);
+            out.zfar = zfar > out.znear ? zfar : out.znear * 10000.0f; // 0: infinite in glTF
+        } else if (c.type == "orthographic") {
+            out.projection = Projection::Orthographic;
+            out.xmag = check(c.orthographic.xmag, "xmag", true);
+            out.ymag = check(c.orthographic.ymag, "ymag", true);
+            out.znear = check(c.orthographic.znear, "znear", false);
+            out.zfar = check(c.orthographic.zfar, "zfar", true);
+            if (out.zfar <= out.znear) {
+                fail(what + " has zfar not beyond znear");
+            }
+        } else {
+            fail(what + " has type '" + c.type + "' (perspective or orthographic)");
+        }
+        return out;
+    }
+
+    void add_nodes(Scene& scene) const {
+        const auto& nodes = m_model.nodes;
+        if (nodes.size() > k_max_nodes) {
+            fail("has " + std::to_string(nodes.size()) + " nodes");
+        }
+        std::vector<int> parent(nodes.size(), -1);
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            for (int child : nodes[i].children) {
+                if (child < 0 || static_cast<std::size_t>(child) >= nodes.size()) {
+                    fail(index_name("node", i, nodes[i].name) + " names child " +
+                         std::to_string(child) + ", which does not exist");
+                }
+                if (parent[static_cast<std::size_t>(child)] != -1 ||
+                    static_cast<std::size_t>(child) == i) {
+                    fail("node " + std::to_string(child) +
+                         " has two parents (glTF nodes form a tree)");
+                }
+                parent[static_cast<std::size_t>(child)] = static_cast<int>(i);
+            }
+        }
+        std::vector<int> roots;
+        if (!m_model.scenes.empty()) {
+            const int chosen = m_model.defaultScene >= 0 ? m_model.defaultScene : 0;
+            if (static_cast<std::size_t>(chosen) >= m_model.scenes.size()) {
+                fail("names default scene " + std::to_string(chosen) + ", which does not exist");
+            }
+            roots = m_model.scenes[static_cast<std::size_t>(chosen)].nodes;
+        } else {
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                if (parent[i] == -1) {
+                    roots.push_back(static_cast<int>(i));
+                }
+            }
+        }
+        std::vector<char> seen(nodes.size(), 0);
+        std::vector<std::uint32_t> scene_index(nodes.size(), 0);
+        // Depth-first without recursion, so deep files cannot exhaust the stack; parents are
+        // added before their children, as Scene::add_node requires.
+        std::vector<int> stack(roots.rbegin(), roots.rend());
+        for (int r : roots) {
+            if (r < 0 || static_cast<std::size_t>(r) >= nodes.size() ||
+                parent[static_cast<std::size_t>(r)] != -1) {
+                fail("scene root " + std::to_string(r) + " is not a root node");
+            }
+        }
+        while (!stack.empty()) {
+            const auto i = static_cast<std::size_t>(stack.back());
+            stack.pop_back();
+            if (seen[i]) {
+                fail("node " + std::to_string(i) + " appears twice in the scene");
+            }
+            seen[i] = 1;
+            const tinygltf::Node& n = nodes[i];
+            const std::string what = index_name("node", i, n.name);
+            Node out;
+            out.name = n.name.empty() ? "node" + std::to_string(i) : n.name;
+            if (parent[i] != -1) {
+                out.parent = scene_index[static_cast<std::size_t>(parent[i])];
+            }
+            if (n.mesh >= 0) {
+                if (static_cast<std::size_t>(n.mesh) >= m_model.meshes.size()) {
+                    fail(what + " names mesh " + std::to_string(n.mesh) + ", which does not exist");
+                }
+                out.mesh = static_cast<std::uint32_t>(n.mesh);
+            }
+            out.local = local_transform(n, what);
+            out.tags = tags(n, what);
+            scene_index[i] = scene.add_node(std::move(out));
+            if (n.camera >= 0) {
+                if (static_cast<std::size_t>(n.camera) >= m_model.cameras.size()) {
+                    fail(what + " names camera " + std::to_string(n.camera) +
+                         ", which does not exist");
+                }
+                const tinygltf::Camera& c = m_model.cameras[static_cast<std::size_t>(n.camera)];
+                const std::string name =
+                    c.name.empty() ? scene.nodes()[scene_index[i]].name : c.name;
+                scene.add_camera(name, scene_index[i], camera(static_cast<std::size_t>(n.camera)));
+            }
+            for (auto it = n.children.rbegin(); it != n.children.rend(); ++it) {
+                stack.push_back(*it);
+            }
+        }
+    }
+
+    const tinygltf::Model& m_model;
+    std::string m_origin;
+    std::map<std::size_t, std::uint32_t> m_textures;
+};
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+        s.pop_back();
+    }
+    return s;
+}
+
+} // namespace
+
+Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::string& base_dir,
+                            const std::string& origin) {
+    if (bytes.size() > k_max_file_bytes) {
+        throw Error("Scene " + origin + " is larger than 1 GiB", "Use a smaller scene");
+    }
+    FolderJail jail;
+    if (!base_dir.empty()) {
+        std::error_code ec;
+        jail.canonical = fs::weakly_canonical(fs::absolute(fs::path(base_dir)), ec);
+        jail.base = jail.canonical.string();
+        while (jail.base.size() > 1 && jail.base.back() == '/') {
+            jail.base.pop_back();
+        }
+    }
+    tinygltf::TinyGLTF loader;
+    loader.SetFsCallbacks({&FolderJail::file_exists, &FolderJail::expand, &FolderJail::read,
+                           &FolderJail::write, &jail});
+    loader.SetImageLoader(&decode_image, nullptr);
+    tinygltf::Model model;
+    std::string err;
+    std::string warn;
+    const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
+    bool ok = false;
+    try {
+        if (binary) {
+            ok = loader.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(),
+                                             static_cast<unsigned int>(bytes.size()), jail.base);
+        } else {
+            ok = loader.LoadASCIIFromString(&model, &err, &warn,
+                                            reinterpret_cast<const char*>(bytes.data()),
+                                            static_cast<unsigned int>(bytes.size()), jail.base);
+        }
+    } catch (const std::exception& e) {
+        ok = false;
+        err += e.what();
+    }
+    if (!ok) {
+        std::string why = trim(err);
+        if (!jail.rejected.empty()) {
+            why = jail.rejected + (why.empty() ? "" : " (" + why + ")");
+        }
+        throw Error("Scene " + origin + " cannot be loaded: " +
+                        (why.empty() ? std::string("not a glTF 2.0 document") : why),
+                    k_gltf_hint);
+    }
+    for (std::size_t i = 0; i < model.images.size(); ++i) {
+        if (model.images[i].image.empty()) {
+            std::string why = !jail.rejected.empty() ? jail.rejected : trim(warn);
+            throw Error(
+                "Scene " + origin + ": image " + std::to_string(i) +
+                    (model.images[i].uri.empty() ? "" : " ('" + model.images[i].uri + "')") +
+                    " could not be loaded" + (why.empty() ? "" : ": " + why),
+                "Put the image next to the scene file, inside its folder");
+        }
+    }
+    if (!warn.empty()) {
+        spdlog::debug("{}: {}", origin, trim(warn));
+    }
+    Scene scene = Converter(model, origin).convert();
+    scene.set_name(fs::path(origin).filename().string());
+    return scene;
+}
+
+Scene load_gltf(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) {
+        throw Error("Cannot open scene file " + path, "Check the path given to --scene");
+    }
+    const auto size = static_cast<std::streamoff>(in.tellg());
+    if (size < 0 || static_cast<std::uint64_t>(size) > k_max_file_bytes) {
+        throw Error("Scene file " + path + " cannot be read or is larger than 1 GiB");
+    }
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(bytes.data()), size);
+    if (!in && size != 0) {
+        throw Error("Cannot read scene file " + path);
+    }
+    const fs::path folder = fs::absolute(fs::path(path)).parent_path();
+    return load_gltf_from_memory(bytes, folder.string(), path);
+}
+
+} // namespace tandem::detail

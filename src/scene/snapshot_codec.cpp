@@ -1,0 +1,95 @@
+#include "scene/snapshot_codec.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+namespace tandem::detail {
+namespace {
+
+constexpr std::uint32_t k_magic = 0x314e5354; // "TSN1"
+
+struct Writer {
+    std::vector<std::byte>& out;
+    template <typename T>
+    void put(const T& value) {
+        const auto* p = reinterpret_cast<const std::byte*>(&value);
+        out.insert(out.end(), p, p + sizeof(T));
+    }
+};
+
+struct Reader {
+    std::span<const std::byte> in;
+    std::size_t at = 0;
+    template <typename T>
+    bool get(T& value) {
+        if (in.size() - at < sizeof(T)) {
+            return false;
+        }
+        std::memcpy(&value, in.data() + at, sizeof(T));
+        at += sizeof(T);
+        return true;
+    }
+};
+
+constexpr std::size_t k_header = 4 + 64 + 64 + 12 + 36 + 16 + 4;
+constexpr std::size_t k_instance = 4 + 4 + 64;
+
+} // namespace
+
+std::vector<std::byte> encode_snapshot(const FrameSnapshot& s) {
+    std::vector<std::byte> out;
+    out.reserve(k_header + s.instances.size() * k_instance);
+    Writer w{out};
+    w.put(k_magic);
+    w.put(s.camera.view);
+    w.put(s.camera.projection);
+    w.put(s.camera.position);
+    w.put(s.light.direction);
+    w.put(s.light.color);
+    w.put(s.light.ambient);
+    w.put(s.clear_color);
+    w.put(static_cast<std::uint32_t>(s.instances.size()));
+    for (const InstanceSnapshot& i : s.instances) {
+        w.put(i.mesh);
+        w.put(i.surface ? static_cast<std::int32_t>(*i.surface) : std::int32_t{-1});
+        w.put(i.transform);
+    }
+    return out;
+}
+
+std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes) noexcept {
+    static_assert(sizeof(glm::mat4) == 64 && sizeof(glm::vec3) == 12 && sizeof(glm::vec4) == 16);
+    try {
+        Reader r{bytes};
+        std::uint32_t magic = 0;
+        std::uint32_t count = 0;
+        FrameSnapshot s;
+        if (!r.get(magic) || magic != k_magic || !r.get(s.camera.view) ||
+            !r.get(s.camera.projection) || !r.get(s.camera.position) || !r.get(s.light.direction) ||
+            !r.get(s.light.color) || !r.get(s.light.ambient) || !r.get(s.clear_color) ||
+            !r.get(count)) {
+            return std::nullopt;
+        }
+        if ((bytes.size() - r.at) / k_instance != count ||
+            (bytes.size() - r.at) % k_instance != 0) {
+            return std::nullopt;
+        }
+        s.instances.resize(count);
+        for (InstanceSnapshot& i : s.instances) {
+            std::int32_t surface = -1;
+            // -1 is the one encoding of "no surface": anything below is not a snapshot.
+            if (!r.get(i.mesh) || !r.get(surface) || !r.get(i.transform) || surface < -1) {
+                return std::nullopt;
+            }
+            if (surface >= 0) {
+                i.surface = static_cast<std::uint32_t>(surface);
+            }
+        }
+        return s;
+    } catch (const std::bad_alloc&) {
+        return std::nullopt;
+    }
+}
+
+} // namespace tandem::detail
