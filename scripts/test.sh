@@ -14,6 +14,17 @@ export TANDEM_VALIDATION=${TANDEM_VALIDATION:-sync}
 jobs=$(nproc 2>/dev/null || echo 2)
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j "$jobs"
 
+if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
+    fuzz_build=${TANDEM_FUZZ_BUILD_DIR:-$root/build-fuzz}
+    if [ ! -f "$fuzz_build/build.ninja" ]; then
+        cmake -S "$root" -B "$fuzz_build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
+            -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WERROR=ON -DTANDEM_BUILD_FUZZERS=ON \
+            -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
+    fi
+    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot
+    ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600
+fi
+
 # ThreadSanitizer: the threaded layers' tests (runtime, sync) again, built with -fsanitize=thread
 # into build-tsan (only those test executables are built). TANDEM_SKIP_TSAN=1 skips it.
 if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
@@ -24,17 +35,9 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     fi
     cmake --build "$tsan" --target test_runtime test_slot_ring test_sync
     # Validation layers are not instrumented and slow TSan down; the run above had them on.
-    TANDEM_VALIDATION=off TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-        ctest --test-dir "$tsan" --output-on-failure --timeout 600 -j "$jobs" -L 'runtime|sync'
-fi
-
-if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
-    fuzz_build=${TANDEM_FUZZ_BUILD_DIR:-$root/build-fuzz}
-    if [ ! -f "$fuzz_build/build.ninja" ]; then
-        cmake -S "$root" -B "$fuzz_build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-            -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WERROR=ON -DTANDEM_BUILD_FUZZERS=ON \
-            -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
-    fi
-    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot
-    ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600
+    # The executables run directly: only they are built in build-tsan.
+    for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/sync/test_sync; do
+        TANDEM_VALIDATION=off TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+            timeout 900 "$tsan/$t" --gtest_brief=1
+    done
 fi

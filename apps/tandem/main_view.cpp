@@ -69,6 +69,9 @@ MainView::MainView(const detail::Device& primary, VkSemaphore timeline,
         m_timestamp_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
     }
 
+    // Values must grow: continue from wherever an earlier signaller left the timeline.
+    detail::vk_check(vkGetSemaphoreCounterValue(dev, timeline, &m_value),
+                     "vkGetSemaphoreCounterValue primary timeline");
     for (std::uint32_t i = 0; i < frames_in_flight; ++i) {
         const std::string name = "main view " + std::to_string(i);
         Frame f;

@@ -8,6 +8,9 @@ LeaseReader::LeaseReader(const Device& primary, VkSemaphore primary_timeline, st
                          std::uint32_t max_width, std::uint32_t max_height)
     : m_device(primary), m_timeline(primary_timeline),
       m_pool(primary, primary.queue(QueueRole::Main).family(), "lease reader pool") {
+    // Continue from the timeline's value: an earlier reader may have signalled it.
+    vk_check(vkGetSemaphoreCounterValue(primary.handle(), primary_timeline, &m_value),
+             "vkGetSemaphoreCounterValue lease reader");
     for (std::uint32_t i = 0; i < frames; ++i) {
         Frame f;
         f.cmd = m_pool.allocate("lease reader frame " + std::to_string(i));

@@ -4,9 +4,9 @@
 // runtime's primary timeline, whose value is then the lease's release value. Used by
 // `tandem stream`'s simulated frame loop, the benchmarks and the tests.
 //
-// Threads: one thread at a time (the frame loop). It is the only signaller of the primary
-// timeline it is given (values must grow). Lifetime: destroy before the runtime; the destructor
-// waits for its submissions.
+// Threads: one thread at a time (the frame loop). While it lives it is the only signaller of
+// the primary timeline it is given (values must grow); it continues from the timeline's value.
+// Lifetime: destroy before the runtime; the destructor waits for its submissions.
 #pragma once
 
 #include <chrono>

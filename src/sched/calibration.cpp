@@ -1,7 +1,9 @@
 #include "sched/calibration.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 
 #include "tandem/error.hpp"
@@ -84,6 +86,113 @@ LinkCost fit_link(const std::vector<TransferSample>& samples) {
         link.gbps = largest / (std::max(largest_ms, 1e-6) * 1e6);
     }
     return link;
+}
+
+namespace {
+
+std::string utc_now() {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+std::string workload_text(const ReferenceWorkload& w) {
+    std::string text = w.kind + " " + std::to_string(w.width) + "x" + std::to_string(w.height);
+    if (w.work != 0) {
+        text += " (" + std::to_string(w.work) + " triangles)";
+    }
+    return text;
+}
+
+} // namespace
+
+Profile run_calibration(const std::vector<DeviceInfo>& devices, const std::vector<PairInfo>& pairs,
+                        const CalibrationHooks& hooks) {
+    Profile profile = profile_skeleton(devices);
+    profile.created = utc_now();
+    const auto workloads = reference_workloads();
+
+    // Count first, so the progress line can say "n of total".
+    std::vector<const PairInfo*> measured_pairs;
+    std::size_t total = 0;
+    for (const auto& p : pairs) {
+        const bool present =
+            std::any_of(devices.begin(), devices.end(),
+                        [&](const DeviceInfo& d) { return d.index == p.worker; }) &&
+            std::any_of(devices.begin(), devices.end(),
+                        [&](const DeviceInfo& d) { return d.index == p.primary; });
+        if (p.worker != p.primary && present) {
+            measured_pairs.push_back(&p);
+            if (hooks.transfer) {
+                total += static_cast<std::size_t>(std::count_if(
+                    p.paths.begin(), p.paths.end(), [](const auto& a) { return a.available; }));
+            }
+            total += hooks.sync ? 1 : 0;
+        }
+    }
+    total += devices.size() * ((hooks.workload ? workloads.size() : 0) + (hooks.prepare ? 1 : 0) +
+                               (hooks.reintegrate ? 1 : 0));
+    std::size_t step = 0;
+    auto report = [&](std::string what) {
+        if (hooks.progress) {
+            hooks.progress({++step, total, std::move(what)});
+        }
+    };
+
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto& device = devices[i];
+        auto& entry = profile.devices[i];
+        const auto on = " on adapter " + std::to_string(device.index);
+        if (hooks.workload) {
+            for (const auto& w : workloads) {
+                report(workload_text(w) + on);
+                const auto times = hooks.workload(device, w);
+                if (!times.empty()) {
+                    entry.workloads.push_back({w.kind, w.width, w.height, w.work, median(times)});
+                }
+            }
+        }
+        if (hooks.prepare) {
+            report("job preparation" + on);
+            entry.prepare_us = median(hooks.prepare(device)) * 1000.0;
+        }
+        if (hooks.reintegrate) {
+            report("reintegration" + on);
+            const auto samples = hooks.reintegrate(device);
+            if (!samples.empty()) {
+                entry.reintegrate = fit_link(samples);
+            }
+        }
+    }
+    for (const auto* pair : measured_pairs) {
+        PairProfile entry;
+        entry.worker = pair->worker;
+        entry.primary = pair->primary;
+        entry.gpu_side_sync = pair->gpu_side_sync;
+        const auto between = std::to_string(pair->worker) + " -> " + std::to_string(pair->primary);
+        if (hooks.transfer) {
+            for (const auto& path : pair->paths) {
+                if (!path.available) {
+                    continue;
+                }
+                report(std::string(to_string(path.path)) + " transfer " + between);
+                const auto samples = hooks.transfer(*pair, path.path);
+                if (!samples.empty()) {
+                    entry.paths.push_back({path.path, fit_link(samples)});
+                }
+            }
+        }
+        if (hooks.sync) {
+            report(std::string(pair->gpu_side_sync ? "GPU-side" : "host-bridge") +
+                   " synchronisation " + between);
+            entry.sync_us = median(hooks.sync(*pair)) * 1000.0;
+        }
+        profile.pairs.push_back(std::move(entry));
+    }
+    return profile;
 }
 
 std::string profile_summary(const Profile& profile) {

@@ -1,12 +1,15 @@
 // What `tandem calibrate` measures and how it turns raw timings into a Profile: the reference
 // workloads and transfer sizes, robust summaries of repeated timings (median), the fit of a
-// transfer path's latency and bandwidth from timings at several sizes, and the summary printed
-// at the end. The measuring itself (running workloads, timing copies) belongs to the runtime and
-// transfer layers; this is the arithmetic they share with the scheduler.
-// Plain functions over plain data; any thread.
+// transfer path's latency and bandwidth from timings at several sizes, the walk over devices,
+// pairs and paths (run_calibration), and the summary printed at the end. The measuring itself
+// (running workloads, timing copies) belongs to the runtime and transfer layers, which plug in
+// through CalibrationHooks.
+// Plain functions over plain data; run_calibration calls the hooks on the caller's thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,38 @@ struct TransferSample {
 // a non-positive slope (bandwidth beyond what the sizes can show) gives the fastest bandwidth the
 // largest size allows. Throws Error when there are fewer than two distinct sizes.
 [[nodiscard]] LinkCost fit_link(const std::vector<TransferSample>& samples);
+
+struct CalibrationProgress {
+    std::size_t step = 0; // 1-based, the measurement about to run
+    std::size_t total = 0;
+    std::string what; // "pattern 1024x1024 on adapter 1", "host-imported 1 -> 0", ...
+};
+
+// The measurements, supplied by the layers that can make them. Each returns the timings of
+// several repetitions in milliseconds (the calibration keeps their median); an empty result
+// means "cannot be measured here" and leaves that entry out of the profile. A hook left empty
+// skips its part entirely.
+struct CalibrationHooks {
+    // GPU time of one update of `workload` on `device`.
+    std::function<std::vector<double>(const DeviceInfo& device, const ReferenceWorkload& workload)>
+        workload;
+    // CPU time to record and submit one job on `device`.
+    std::function<std::vector<double>(const DeviceInfo& device)> prepare;
+    // `device` as a primary: copying a result of each reference size into a sampled image.
+    std::function<std::vector<TransferSample>(const DeviceInfo& device)> reintegrate;
+    // Moving each reference size from pair.worker to pair.primary over `path`.
+    std::function<std::vector<TransferSample>(const PairInfo& pair, TransferPath path)> transfer;
+    // Worker completion to the primary being able to start (GPU-side or through the bridge).
+    std::function<std::vector<double>(const PairInfo& pair)> sync;
+    std::function<void(const CalibrationProgress& progress)> progress;
+};
+
+// Measures every device (reference workloads, preparation, reintegration) and every ordered pair
+// of distinct adapters in `pairs` (each available path, and the synchronisation) through `hooks`,
+// and returns the profile, keyed by the devices' identities and stamped with the current time.
+[[nodiscard]] Profile run_calibration(const std::vector<DeviceInfo>& devices,
+                                      const std::vector<PairInfo>& pairs,
+                                      const CalibrationHooks& hooks);
 
 // The summary `tandem calibrate` prints: per device its reference costs, per pair each path's
 // bandwidth and latency and the synchronisation.

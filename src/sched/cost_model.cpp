@@ -105,6 +105,8 @@ const char* to_string(Stage stage) noexcept {
         return "sync";
     case Stage::Reintegrate:
         return "reintegrate";
+    case Stage::Delivery:
+        return "delivery";
     }
     return "unknown";
 }
@@ -215,6 +217,19 @@ std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadS
     cost.transfer = refine(task, worker, Stage::Transfer, chosen->link.ms_for(bytes));
     cost.sync = refine(task, worker, Stage::Sync, pair->sync_us / 1000.0);
     cost.reintegrate = refine(task, worker, Stage::Reintegrate, p->reintegrate.ms_for(bytes));
+    const auto delivery = measured(task, worker, Stage::Delivery);
+    const bool any_apart = cost.transfer.source == CostSource::Measured ||
+                           cost.sync.source == CostSource::Measured ||
+                           cost.reintegrate.source == CostSource::Measured;
+    if (delivery && !any_apart) {
+        const double predicted = cost.transfer.ms + cost.sync.ms + cost.reintegrate.ms;
+        // Split in the profile's proportions (evenly when the profile predicts nothing).
+        const double share = predicted > 0.0 ? *delivery / predicted : 0.0;
+        for (auto* part : {&cost.transfer, &cost.sync, &cost.reintegrate}) {
+            part->ms = predicted > 0.0 ? part->ms * share : *delivery / 3.0;
+            part->source = CostSource::Measured;
+        }
+    }
     return cost;
 }
 

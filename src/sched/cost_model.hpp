@@ -43,8 +43,10 @@ struct WorkloadShape {
 [[nodiscard]] std::optional<double> predict_workload_ms(const DeviceProfile& device,
                                                         const WorkloadShape& shape);
 
-// The stages of one job that the runtime can time, and the cost model predicts.
-enum class Stage { Execute, Prepare, Transfer, Sync, Reintegrate };
+// The stages of one job that the runtime can time, and the cost model predicts. Delivery is
+// transfer + sync + reintegrate together (worker done -> ready on the primary), for a runtime
+// that cannot time them apart.
+enum class Stage { Execute, Prepare, Transfer, Sync, Reintegrate, Delivery };
 [[nodiscard]] const char* to_string(Stage stage) noexcept;
 
 // Median of the last `window` samples. Until `min_samples` have arrived it has no estimate. One
@@ -103,7 +105,9 @@ public:
 
     // Moving one update's result from adapter `worker` to adapter `primary`. The transfer path
     // is `forced` when given, else the measured path with the lowest predicted time for the
-    // shape's bytes. nullopt when the profile has no measured path for the pair (or not the
+    // shape's bytes. Each part is measured when timed apart; when only Delivery was timed, the
+    // measured delivery is split over transfer, sync and reintegrate in the profile's
+    // proportions. nullopt when the profile has no measured path for the pair (or not the
     // forced one).
     [[nodiscard]] std::optional<MoveCost> move(const std::string& task, const WorkloadShape& shape,
                                                std::uint32_t worker, std::uint32_t primary,

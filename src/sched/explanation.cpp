@@ -144,6 +144,7 @@ json to_json(const PlacementPlan& plan) {
                       {"role", d.primary ? "primary" : "worker"},
                       {"lost", d.lost},
                       {"load_fraction", d.load_fraction},
+                      {"over_capacity", d.over_capacity},
                       {"tasks", d.tasks}};
         entry["capacity"] = d.primary ? json(nullptr) : json(d.capacity);
         devices.push_back(entry);
@@ -217,7 +218,8 @@ std::string to_text(const PlacementPlan& plan) {
         for (const auto& t : d.tasks) {
             names += (names.empty() ? "" : ", ") + t;
         }
-        text += " [" + names + "]\n";
+        text += " [" + names + "]";
+        text += d.over_capacity ? " over capacity: update rates there will not all be met\n" : "\n";
     }
     for (const auto& t : plan.tasks) {
         text += to_text(t);

@@ -65,6 +65,9 @@ struct DeviceLoad {
     bool lost = false;
     double load_fraction = 0.0; // sum of execute x rate over its tasks, of one second
     double capacity = 0.0;      // workers: PlacementOptions::capacity
+    // Workers: the load is past capacity (only manual placements can do that). The primary: its
+    // own frames plus its tasks need more than every second has; some rates will not be met.
+    bool over_capacity = false;
     std::vector<std::string> tasks;
 };
 

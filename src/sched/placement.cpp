@@ -42,7 +42,7 @@ struct Option {
 
 // One task being decided.
 struct Item {
-    const TaskSpec* spec = nullptr;
+    const PlacementTask* spec = nullptr;
     Explanation explanation;
     std::vector<Option> options; // never empty
     double rate = 0.0;           // 0 for an invalid rate
@@ -352,7 +352,7 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
 
 } // namespace
 
-void check_task(const TaskSpec& task) {
+void check_placement_task(const PlacementTask& task) {
     if (!std::isfinite(task.rate_hz) || task.rate_hz <= 0.0) {
         throw Error("task \"" + task.name + "\" has an update rate of " +
                         std::to_string(task.rate_hz) + " Hz",
@@ -375,7 +375,7 @@ bool DeviceSet::is_worker(std::uint32_t device) const noexcept {
 Placer::Placer(const CostModel& model, PlacementOptions options)
     : m_model(&model), m_options(options) {}
 
-PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet& devices) {
+PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const DeviceSet& devices) {
     PlacementPlan plan;
     plan.decision = ++m_decisions;
     const auto primary = devices.primary;
@@ -581,6 +581,13 @@ PlacementPlan Placer::decide(const std::vector<TaskSpec>& tasks, const DeviceSet
         }
     }
     plan.predicted_primary_frame_ms = frame_ms;
+    for (auto& d : plan.devices) {
+        d.over_capacity = d.primary
+                              ? d.load_fraction + m_options.primary_base_frame_ms *
+                                                      m_options.primary_frame_rate_hz / 1000.0 >
+                                    1.0
+                              : d.load_fraction > m_options.capacity + 1e-9;
+    }
 
     // Explanations.
     std::map<std::string, std::uint32_t> next;

@@ -22,7 +22,7 @@
 
 namespace tandem::detail {
 
-struct TaskSpec {
+struct PlacementTask {
     std::string name; // unique among the tasks of one decision
     WorkloadShape shape;
     double rate_hz = 30.0; // updates per second the task needs
@@ -31,7 +31,7 @@ struct TaskSpec {
 
 // Throws Error with a sentence naming the task when its rate is not a positive finite number
 // or its shape is empty. Set-up code calls it; decide() tolerates bad specs (primary, with why).
-void check_task(const TaskSpec& task);
+void check_placement_task(const PlacementTask& task);
 
 struct DeviceSet {
     std::uint32_t primary = 0;
@@ -56,11 +56,14 @@ class Placer {
 public:
     explicit Placer(const CostModel& model, PlacementOptions options = {});
 
-    // One decision, for one primary frame: never throws, never blocks. Tasks absent from
-    // `tasks` are forgotten. Auto tasks with several live workers are searched exhaustively
-    // when the number of assignments is at most options.exhaustive_limit, else greedily
-    // (largest gain first, each to its cheapest device with capacity left).
-    [[nodiscard]] PlacementPlan decide(const std::vector<TaskSpec>& tasks,
+    // One decision, for one primary frame: never blocks, and bad input (an impossible rate, an
+    // unknown device, a lost one) is placed and explained rather than thrown. Tasks absent from
+    // `tasks` are forgotten; a task seen for the first time starts from the primary, so it too
+    // needs the margin to move. Assignments are searched exhaustively when there are at most
+    // options.exhaustive_limit of them, else greedily (largest gain first, each to its cheapest
+    // device with capacity left). Capacity holds whenever some assignment keeps it; when none
+    // does (requests for workers that cannot hold them all) the least overloaded one is taken.
+    [[nodiscard]] PlacementPlan decide(const std::vector<PlacementTask>& tasks,
                                        const DeviceSet& devices);
 
     // Where each task runs now (after the last decision).

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 
 #include "tandem/error.hpp"
 
@@ -36,13 +37,20 @@ T field(const json& object, const char* key, const std::string& where) {
         throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
                     k_recalibrate);
     }
-    try {
-        return it->get<T>();
-    } catch (const json::exception&) {
-        throw Error("the profile's " + where + " has a \"" + std::string(key) +
-                        "\" of the wrong type (" + it->dump() + ")",
-                    k_recalibrate);
+    bool fits = true;
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+        fits = it->is_number_unsigned(); // get<unsigned>() would wrap a negative number
     }
+    try {
+        if (fits) {
+            return it->template get<T>();
+        }
+    } catch (const json::exception&) {
+        // Reported below, with the key and the value.
+    }
+    throw Error("the profile's " + where + " has a \"" + std::string(key) +
+                    "\" of the wrong type (" + it->dump() + ")",
+                k_recalibrate);
 }
 
 double non_negative(double value, const char* key, const std::string& where) {
@@ -54,11 +62,13 @@ double non_negative(double value, const char* key, const std::string& where) {
     return value;
 }
 
-LinkCost link_from_json(const json& object, const std::string& where) {
+// `require_bandwidth`: a measured transfer path always has one; a device's reintegration may be
+// unmeasured (0 GB/s: only its latency counts).
+LinkCost link_from_json(const json& object, const std::string& where, bool require_bandwidth) {
     LinkCost link;
     link.gbps = non_negative(field<double>(object, "gbps", where), "gbps", where);
     link.latency_us = non_negative(field<double>(object, "latency_us", where), "latency_us", where);
-    if (link.gbps <= 0.0) {
+    if (require_bandwidth && link.gbps <= 0.0) {
         throw Error("the profile's " + where + " has a bandwidth of 0 GB/s", k_recalibrate);
     }
     return link;
@@ -170,7 +180,7 @@ Profile profile_from_json(const json& document) {
         p.driver_uuid = field<std::string>(d, "driver_uuid", where);
         p.driver_version = field<std::string>(d, "driver_version", where);
         p.prepare_us = non_negative(field<double>(d, "prepare_us", where), "prepare_us", where);
-        p.reintegrate = link_from_json(field<json>(d, "reintegrate", where), where);
+        p.reintegrate = link_from_json(field<json>(d, "reintegrate", where), where, false);
         for (const auto& w : field<json>(d, "workloads", where)) {
             const std::string at = where + " workload " + std::to_string(p.workloads.size());
             WorkloadSample sample;
@@ -210,7 +220,7 @@ Profile profile_from_json(const json& document) {
                                 "\"",
                             k_recalibrate);
             }
-            p.paths.push_back({*parsed, link_from_json(path, where + " path " + name)});
+            p.paths.push_back({*parsed, link_from_json(path, where + " path " + name, true)});
         }
         profile.pairs.push_back(std::move(p));
     }

@@ -49,7 +49,7 @@ struct DeviceProfile {
     std::string driver_version;
     // Costs.
     double prepare_us = 0.0; // recording and submitting one job, CPU side
-    LinkCost reintegrate;    // as a primary: copying a result into its image for sampling
+    LinkCost reintegrate;    // as a primary: copying a result into its image (0 GB/s: unmeasured)
     std::vector<WorkloadSample> workloads;
 };
 

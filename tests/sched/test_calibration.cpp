@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/discovery.hpp"
 #include "sched/cost_model.hpp"
+#include "sched_fixture.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::test {
@@ -88,6 +90,109 @@ TEST(Calibration, SummaryNamesDevicesPathsAndCosts) {
         << text;
     EXPECT_NE(text.find("host-imported"), std::string::npos) << text;
     EXPECT_NE(text.find("6.50 GB/s"), std::string::npos) << text;
+}
+
+using Calibrations = SchedTest;
+
+// Timings with known answers stand in for the runtime's and the transfer paths' measurements:
+// what is checked here is the walk over devices, pairs and paths and what becomes of the numbers.
+TEST_F(Calibrations, MeasuresEveryDeviceAndEveryAvailablePath) {
+    const auto devices = infos();
+    const auto pairs = detail::pair_matrix(adapters());
+    std::vector<detail::CalibrationProgress> progress;
+    detail::CalibrationHooks hooks;
+    hooks.workload = [](const DeviceInfo& d, const detail::ReferenceWorkload& w) {
+        const double ms = 1e-6 * static_cast<double>(w.width) * w.height * (d.index + 1) +
+                          1e-6 * static_cast<double>(w.work);
+        return std::vector<double>{ms, ms, 1000.0, ms, ms}; // one stalled run
+    };
+    hooks.prepare = [](const DeviceInfo&) { return std::vector<double>{0.02, 0.02, 0.5}; };
+    hooks.reintegrate = [](const DeviceInfo&) {
+        std::vector<detail::TransferSample> out;
+        for (const auto bytes : detail::reference_transfer_sizes()) {
+            out.push_back({bytes, 0.01 + static_cast<double>(bytes) / 20e6});
+        }
+        return out;
+    };
+    hooks.transfer = [](const PairInfo& pair, TransferPath path) {
+        const double gbps = path == TransferPath::HostCopy ? 2.0 : 8.0;
+        std::vector<detail::TransferSample> out;
+        for (const auto bytes : detail::reference_transfer_sizes()) {
+            for (int i = 0; i < 3; ++i) {
+                out.push_back({bytes, 0.001 * (30.0 + pair.worker) +
+                                          static_cast<double>(bytes) / (gbps * 1e6)});
+            }
+        }
+        return out;
+    };
+    hooks.sync = [](const PairInfo&) { return std::vector<double>{0.05, 0.04, 0.05}; };
+    hooks.progress = [&](const detail::CalibrationProgress& p) { progress.push_back(p); };
+
+    const auto profile = detail::run_calibration(devices, pairs, hooks);
+
+    // It describes exactly these devices.
+    EXPECT_NO_THROW((void)detail::bind_profile(profile, devices));
+    EXPECT_FALSE(profile.created.empty());
+    const auto workloads = detail::reference_workloads();
+    for (const auto& d : profile.devices) {
+        ASSERT_EQ(d.workloads.size(), workloads.size());
+        for (std::size_t i = 0; i < workloads.size(); ++i) {
+            const auto& w = workloads[i];
+            EXPECT_DOUBLE_EQ(d.workloads[i].ms,
+                             1e-6 * static_cast<double>(w.width) * w.height * (d.index + 1) +
+                                 1e-6 * static_cast<double>(w.work));
+        }
+        EXPECT_NEAR(d.prepare_us, 20.0, 1e-9);
+        EXPECT_NEAR(d.reintegrate.gbps, 20.0, 1e-6);
+        EXPECT_NEAR(d.reintegrate.latency_us, 10.0, 1e-6);
+    }
+    // Every ordered pair of distinct adapters, each available path and nothing else.
+    ASSERT_EQ(profile.pairs.size(), devices.size() * (devices.size() - 1));
+    for (const auto& p : profile.pairs) {
+        const auto& info = *std::find_if(pairs.begin(), pairs.end(), [&](const PairInfo& i) {
+            return i.worker == p.worker && i.primary == p.primary;
+        });
+        EXPECT_EQ(p.gpu_side_sync, info.gpu_side_sync);
+        EXPECT_NEAR(p.sync_us, 50.0, 1e-9);
+        for (const auto path : k_all_transfer_paths) {
+            const auto* measured = p.find(path);
+            EXPECT_EQ(measured != nullptr, info.allows(path)) << to_string(path);
+            if (measured != nullptr) {
+                EXPECT_NEAR(measured->link.gbps, path == TransferPath::HostCopy ? 2.0 : 8.0, 1e-6);
+                EXPECT_NEAR(measured->link.latency_us, 30.0 + p.worker, 1e-6);
+            }
+        }
+    }
+    // The progress line counts every measurement, in order, to the total.
+    ASSERT_FALSE(progress.empty());
+    for (std::size_t i = 0; i < progress.size(); ++i) {
+        EXPECT_EQ(progress[i].step, i + 1);
+        EXPECT_EQ(progress[i].total, progress.size());
+        EXPECT_FALSE(progress[i].what.empty());
+    }
+    // And the profile drives the cost model.
+    detail::CostModel model(profile, devices);
+    EXPECT_TRUE(model.execute("t", {"pattern", 512, 512, 0, 0}, 1).has_value());
+    EXPECT_TRUE(model.move("t", {"pattern", 512, 512, 0, 0}, 1, 0).has_value());
+}
+
+TEST_F(Calibrations, WhatCannotBeMeasuredIsLeftOut) {
+    const auto devices = infos();
+    detail::CalibrationHooks hooks;
+    hooks.workload = [](const DeviceInfo& d, const detail::ReferenceWorkload& w) {
+        // Adapter 1 cannot run captures (say, no graphics queue).
+        return d.index == 1 && w.kind == "capture" ? std::vector<double>{}
+                                                   : std::vector<double>{1.0};
+    };
+    const auto profile = detail::run_calibration(devices, detail::pair_matrix(adapters()), hooks);
+    // A partial profile still reads back.
+    EXPECT_EQ(detail::to_json(detail::profile_from_json(detail::to_json(profile))),
+              detail::to_json(profile));
+    detail::CostModel model(profile, devices);
+    EXPECT_FALSE(model.execute("t", {"capture", 512, 512, 100, 0}, 1).has_value());
+    EXPECT_TRUE(model.execute("t", {"capture", 512, 512, 100, 0}, 2).has_value());
+    // No transfer hook: pairs are listed without paths, so nothing can move.
+    EXPECT_FALSE(model.move("t", {"pattern", 256, 256, 0, 0}, 1, 0).has_value());
 }
 
 } // namespace

@@ -129,6 +129,24 @@ TEST_F(CostModels, MovingAResultCostsPreparationTransferSyncAndReintegration) {
     EXPECT_EQ(model.move("mirror", shape, 1, 0)->transfer.source, detail::CostSource::Measured);
 }
 
+TEST_F(CostModels, AMeasuredDeliveryIsSplitInTheProfilesProportions) {
+    detail::CostModel model(synthetic({}), infos());
+    const auto shape = pattern(512);
+    const auto before = *model.move("mirror", shape, 1, 0);
+    const double predicted = before.transfer.ms + before.sync.ms + before.reintegrate.ms;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Delivery, 3.0 * predicted));
+    }
+    ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Delivery, 500.0)); // a stall
+    const auto after = *model.move("mirror", shape, 1, 0);
+    EXPECT_NEAR(after.transfer.ms, 3.0 * before.transfer.ms, 1e-12);
+    EXPECT_NEAR(after.sync.ms, 3.0 * before.sync.ms, 1e-12);
+    EXPECT_NEAR(after.reintegrate.ms, 3.0 * before.reintegrate.ms, 1e-12);
+    EXPECT_EQ(after.transfer.source, detail::CostSource::Measured);
+    EXPECT_DOUBLE_EQ(after.prepare.ms, before.prepare.ms); // not part of delivery
+    EXPECT_EQ(after.prepare.source, detail::CostSource::Profile);
+}
+
 TEST_F(CostModels, APairWithoutMeasuredPathsCannotMove) {
     auto profile = synthetic({});
     std::erase_if(profile.pairs, [](const auto& p) { return p.worker == 2 && p.primary == 0; });

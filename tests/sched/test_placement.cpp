@@ -20,8 +20,8 @@ protected:
     // Adapter 0 is the primary, 1 and 2 the workers (three openings of the first device).
     [[nodiscard]] detail::DeviceSet devices() const { return {0, {1, 2}, {}, {}}; }
 
-    static detail::TaskSpec task(std::string name, std::uint32_t size, double rate_hz = 30.0,
-                                 PlacementRequest request = {}) {
+    static detail::PlacementTask task(std::string name, std::uint32_t size, double rate_hz = 30.0,
+                                      PlacementRequest request = {}) {
         return {std::move(name), {"pattern", size, size, 0, 0}, rate_hz, request};
     }
 };
@@ -34,7 +34,8 @@ TEST_F(Placement, TasksAvoidASlowWorker) {
     // Adapter 2 is twenty times slower: at 30 Hz a 512x512 pattern would need 240% of it.
     detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}), infos());
     detail::Placer placer(model);
-    const std::vector<detail::TaskSpec> tasks = {task("a", 512), task("b", 512), task("c", 512)};
+    const std::vector<detail::PlacementTask> tasks = {task("a", 512), task("b", 512),
+                                                      task("c", 512)};
     const auto plan = placer.decide(tasks, devices());
     for (const auto& t : plan.tasks) {
         EXPECT_EQ(t.chosen, 1u) << to_text(t);
@@ -59,7 +60,7 @@ TEST_F(Placement, DearTransferKeepsSmallGainTasksOnThePrimary) {
     detail::CostModel model(synthetic({}, dear), infos());
     detail::Placer placer(model);
     // small: 1 ms on the primary, less than the 3 ms transfer. large: 16 ms, well worth it.
-    const std::vector<detail::TaskSpec> tasks = {task("small", 256), task("large", 1024)};
+    const std::vector<detail::PlacementTask> tasks = {task("small", 256), task("large", 1024)};
     const auto plan = placer.decide(tasks, devices());
     const auto& small = plan.tasks[0];
     const auto& large = plan.tasks[1];
@@ -79,7 +80,7 @@ TEST_F(Placement, DearTransferKeepsSmallGainTasksOnThePrimary) {
 TEST_F(Placement, OneStalledMeasurementMovesNothing) {
     detail::CostModel model(synthetic({}), infos());
     detail::Placer placer(model);
-    const std::vector<detail::TaskSpec> tasks = {task("mirror", 512)};
+    const std::vector<detail::PlacementTask> tasks = {task("mirror", 512)};
     const auto first = placer.decide(tasks, devices());
     const auto worker = first.tasks[0].chosen;
     ASSERT_NE(worker, 0u);
@@ -106,7 +107,7 @@ TEST_F(Placement, OneStalledMeasurementKeepsASmallTaskOnThePrimary) {
     dear.latency_us = 3000.0;
     detail::CostModel model(synthetic({}, dear), infos());
     detail::Placer placer(model);
-    const std::vector<detail::TaskSpec> tasks = {task("small", 256)};
+    const std::vector<detail::PlacementTask> tasks = {task("small", 256)};
     for (int i = 0; i < 6; ++i) {
         ASSERT_TRUE(model.observe("small", 0, Stage::Execute, 1.0));
         EXPECT_EQ(placer.decide(tasks, devices()).tasks[0].chosen, 0u);
@@ -119,7 +120,7 @@ TEST_F(Placement, OneStalledMeasurementKeepsASmallTaskOnThePrimary) {
 TEST_F(Placement, ALostWorkersTasksMoveInTheNextDecision) {
     detail::CostModel model(synthetic({}), infos());
     detail::Placer placer(model);
-    const std::vector<detail::TaskSpec> tasks = {
+    const std::vector<detail::PlacementTask> tasks = {
         task("a", 512), task("b", 512), task("pinned", 512, 30.0, PlacementRequest::parse("1"))};
     auto set = devices();
     auto plan = placer.decide(tasks, set);
@@ -162,7 +163,7 @@ TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
     // Adapter 2 is far too slow for what is pinned on it; transfers are dear.
     detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}, dear), infos());
     detail::Placer placer(model);
-    const std::vector<detail::TaskSpec> tasks = {
+    const std::vector<detail::PlacementTask> tasks = {
         task("on-primary", 1024, 30.0, PlacementRequest::parse("primary")), // 16 ms gain
         task("on-2", 1024, 30.0, PlacementRequest::parse("2")),             // 480 ms per update
         task("on-a-worker", 256, 30.0, PlacementRequest::parse("worker")),  // not worth it
@@ -181,11 +182,16 @@ TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
     }
     const auto plan = placer.decide(tasks, devices());
     EXPECT_TRUE(contains(plan.tasks[1].reason, "may not be met")) << plan.tasks[1].reason;
+    // Reported, not hidden: adapter 2 and the primary (100 ms at 30 Hz) cannot keep up.
+    EXPECT_TRUE(plan.devices[2].over_capacity);
+    EXPECT_TRUE(plan.devices[0].over_capacity);
+    EXPECT_FALSE(plan.devices[1].over_capacity);
+    EXPECT_TRUE(to_json(plan)["devices"][2]["over_capacity"].get<bool>());
 }
 
 TEST_F(Placement, NoFlappingAroundTheThreshold) {
     detail::CostModel model(synthetic({}), infos());
-    const std::vector<detail::TaskSpec> tasks = {task("edge", 256)};
+    const std::vector<detail::PlacementTask> tasks = {task("edge", 256)};
     const double move = model.move("edge", tasks[0].shape, 1, 0)->total_ms();
     const detail::PlacementOptions options; // margin: the larger of 0.05 ms and 10% of the gain
     const double margin = std::max(options.margin_ms, options.margin_fraction * move);
@@ -236,7 +242,7 @@ TEST_F(Placement, SeveralWorkersShareTheLoad) {
         detail::PlacementOptions options;
         options.exhaustive_limit = limit;
         detail::Placer placer(model, options);
-        std::vector<detail::TaskSpec> tasks;
+        std::vector<detail::PlacementTask> tasks;
         for (int i = 0; i < 5; ++i) {
             tasks.push_back(task("t" + std::to_string(i), 1024, 25.0));
         }
@@ -295,6 +301,51 @@ TEST_F(Placement, ExplanationsCarryTheNumbers) {
     EXPECT_TRUE(contains(text, "frees 16.000 ms")) << text;
 }
 
+TEST_F(Placement, AForcedPathIsTheOnlyPathUsed) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    auto set = devices();
+    set.forced_path = TransferPath::HostCopy;
+    auto plan = placer.decide({task("mirror", 1024)}, set);
+    ASSERT_NE(plan.tasks[0].chosen, 0u);
+    const auto& worker = plan.tasks[0].devices[plan.tasks[0].chosen];
+    ASSERT_TRUE(worker.move.has_value());
+    EXPECT_EQ(worker.move->path, TransferPath::HostCopy);
+
+    // A path the profile never measured cannot be used: the task stays on the primary.
+    set.forced_path = TransferPath::SharedMemory;
+    detail::Placer other(model);
+    plan = other.decide({task("mirror", 1024)}, set);
+    EXPECT_EQ(plan.tasks[0].chosen, 0u);
+    EXPECT_TRUE(contains(plan.tasks[0].devices[1].excluded, "shared-memory"))
+        << plan.tasks[0].devices[1].excluded;
+    EXPECT_TRUE(contains(plan.tasks[0].reason, "no worker can take it")) << plan.tasks[0].reason;
+}
+
+TEST_F(Placement, AKindThePrimaryWasNotCalibratedForStaysThere) {
+    auto profile = synthetic({});
+    std::erase_if(profile.devices[0].workloads, [](const auto& w) { return w.kind == "capture"; });
+    detail::CostModel model(profile, infos());
+    detail::Placer placer(model);
+    const detail::PlacementTask capture{"camera", {"capture", 512, 512, 5000, 0}, 30.0, {}};
+    const auto plan = placer.decide({capture}, devices());
+    EXPECT_EQ(plan.tasks[0].chosen, 0u);
+    EXPECT_FALSE(plan.tasks[0].devices[0].execute.has_value());
+    EXPECT_TRUE(contains(plan.tasks[0].devices[1].excluded, "no gain can be predicted"))
+        << plan.tasks[0].devices[1].excluded;
+}
+
+TEST_F(Placement, ReasonsCanBeLeftOutButNumbersStay) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::PlacementOptions options;
+    options.explain = false;
+    detail::Placer placer(model, options);
+    const auto plan = placer.decide({task("mirror", 1024)}, devices());
+    EXPECT_TRUE(plan.tasks[0].reason.empty());
+    EXPECT_NE(plan.tasks[0].chosen, 0u);
+    EXPECT_TRUE(plan.tasks[0].devices[1].move.has_value());
+}
+
 TEST(PlacementRequests, ParseWhatTheCliAccepts) {
     EXPECT_EQ(PlacementRequest::parse("auto").kind, PlacementRequest::Kind::Auto);
     EXPECT_EQ(PlacementRequest::parse("primary").kind, PlacementRequest::Kind::Primary);
@@ -309,14 +360,14 @@ TEST(PlacementRequests, ParseWhatTheCliAccepts) {
 }
 
 TEST(PlacementRequests, TasksWithImpossibleRatesAreRefused) {
-    detail::TaskSpec spec{"bad", {"pattern", 256, 256, 0, 0}, 0.0, {}};
-    EXPECT_THROW(detail::check_task(spec), Error);
+    detail::PlacementTask spec{"bad", {"pattern", 256, 256, 0, 0}, 0.0, {}};
+    EXPECT_THROW(detail::check_placement_task(spec), Error);
     spec.rate_hz = std::numeric_limits<double>::infinity();
-    EXPECT_THROW(detail::check_task(spec), Error);
+    EXPECT_THROW(detail::check_placement_task(spec), Error);
     spec.rate_hz = 30.0;
-    EXPECT_NO_THROW(detail::check_task(spec));
+    EXPECT_NO_THROW(detail::check_placement_task(spec));
     spec.shape.width = 0;
-    EXPECT_THROW(detail::check_task(spec), Error);
+    EXPECT_THROW(detail::check_placement_task(spec), Error);
 }
 
 } // namespace
@@ -342,7 +393,7 @@ TEST_F(Placement, RandomScenariosKeepEveryPromise) {
         const auto profile =
             synthetic({{uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}}, link);
         detail::CostModel model(profile, infos());
-        std::vector<detail::TaskSpec> tasks;
+        std::vector<detail::PlacementTask> tasks;
         const int count = 1 + pick(6);
         for (int i = 0; i < count; ++i) {
             PlacementRequest request;

@@ -188,6 +188,12 @@ TEST_F(Profiles, RefusesFilesThatAreNotProfiles) {
     message = error_of([&] { (void)detail::load_profile(path); });
     EXPECT_NE(message.find("gbps"), std::string::npos) << message;
 
+    document = detail::to_json(synthetic({}));
+    document["devices"][0]["workloads"][0]["width"] = -256;
+    { std::ofstream(path) << document.dump(); }
+    message = error_of([&] { (void)detail::load_profile(path); });
+    EXPECT_NE(message.find("\"width\" of the wrong type"), std::string::npos) << message;
+
     message = error_of([&] { (void)detail::load_profile(dir / "absent.json"); });
     EXPECT_NE(message.find("tandem calibrate"), std::string::npos) << message;
     std::filesystem::remove_all(dir);
