@@ -155,6 +155,26 @@ TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
 
 INSTANTIATE_TEST_SUITE_P(Placements, CliRun, ::testing::Values("auto", "primary"));
 
+TEST(CliRunScene, AGltfSceneWithoutTasksGetsFittedCaptures) {
+    const auto dir = temp_folder("cli-run-gltf");
+    const auto scene = write_test_gltf(dir / "scene", GltfForm::Binary);
+    const auto trace = dir / "trace.json";
+    const CommandResult r = run_command(
+        k_tandem + " run --size 160x90 --frames 4 --fps 0 --png-every 0 --json --scene " +
+        scene.string() + " --out " + (dir / "out").string() + " --trace " + trace.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto report = nlohmann::json::parse(r.out);
+    ASSERT_EQ(report["tasks"].size(), 2u) << "an orbiting camera and a top-down minimap";
+    for (const auto& t : report["tasks"]) {
+        EXPECT_GT(t["ready"].get<int>(), 0) << t["name"];
+        EXPECT_TRUE(std::filesystem::exists(t["png"].get<std::string>())) << t["name"];
+    }
+    EXPECT_EQ(report["main_view"]["pngs"].size(), 1u) << "--png-every 0: only the last frame";
+    EXPECT_TRUE(std::filesystem::exists(dir / "out" / "main_00003.png"));
+    const auto events = nlohmann::json::parse(std::ifstream(trace));
+    EXPECT_FALSE(events.empty()) << "--trace writes the run's events";
+}
+
 // A run that sees no Vulkan driver: any device work would fail with another message.
 CommandResult run_without_gpu(const std::string& arguments) {
     return run_command("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json " +
