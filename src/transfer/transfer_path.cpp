@@ -27,7 +27,10 @@ std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch) {
     if (row_pitch * height <= k_whole_image_below_bytes) {
         return height;
     }
-    const VkDeviceSize rows = std::max<VkDeviceSize>(1, k_default_band_bytes / row_pitch);
+    const VkDeviceSize image = row_pitch * height;
+    const VkDeviceSize band_bytes =
+        std::max(k_min_band_bytes, (image + k_max_default_bands - 1) / k_max_default_bands);
+    const VkDeviceSize rows = std::max<VkDeviceSize>(1, (band_bytes + row_pitch - 1) / row_pitch);
     return static_cast<std::uint32_t>(std::min<VkDeviceSize>(rows, height));
 }
 

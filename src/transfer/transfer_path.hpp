@@ -63,9 +63,13 @@ struct StagingLayout {
 };
 
 // Band height a path picks when the caller leaves it to the path: the whole image up to
-// 2 MiB, else bands of about 1 MiB so a download of one band overlaps the upload of the last.
+// 2 MiB, else bands of at least 4 MiB and at most 4 bands, so a download of one band overlaps
+// the upload of the last. Each band costs a hand-off and a submission (tens of microseconds);
+// on two H200s 1 MiB bands lost throughput and latency, 2-4 bands gained latency
+// (docs/performance.md).
 inline constexpr VkDeviceSize k_whole_image_below_bytes = 2u << 20;
-inline constexpr VkDeviceSize k_default_band_bytes = 1u << 20;
+inline constexpr VkDeviceSize k_min_band_bytes = 4u << 20;
+inline constexpr std::uint32_t k_max_default_bands = 4;
 [[nodiscard]] std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch);
 
 // Layout for `slots` copies of a width x height image of `format` in bands of `band_rows` (0:

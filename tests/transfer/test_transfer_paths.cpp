@@ -186,8 +186,9 @@ TEST(StagingLayout, SmallImagesMoveWholeAndLargeOnesInBands) {
     EXPECT_EQ(small.band_count, 1u);
     const auto large =
         detail::make_staging_layout(1920, 1080, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
-    EXPECT_GT(large.band_count, 1u);
-    EXPECT_LE(large.band_rows * large.row_pitch, detail::k_default_band_bytes);
+    EXPECT_EQ(large.band_count, 2u); // 8 MiB: two bands of at least 4 MiB
+    const auto huge = detail::make_staging_layout(3840, 2160, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
+    EXPECT_EQ(huge.band_count, detail::k_max_default_bands);
     const auto forced =
         detail::make_staging_layout(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 3, 1000, 1, 1);
     EXPECT_EQ(forced.band_rows, 64u);
