@@ -42,11 +42,8 @@ HostCopyPath::HostCopyPath(const Device& worker, const Device& primary, const St
 
 void HostCopyPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                       VkImage image, VkImageLayout layout) const {
-    const VkBufferImageCopy region = band_region(slot, band);
-    buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    vkCmdCopyImageToBuffer(cmd, image, layout, m_worker_buffer.get(), 1, &region);
+    const VkBufferImageCopy region =
+        record_band_download(cmd, m_worker_buffer.get(), slot, band, image, layout);
     buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
                    VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                    VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);

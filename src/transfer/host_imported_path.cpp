@@ -119,12 +119,8 @@ HostImportedPath::~HostImportedPath() {
 
 void HostImportedPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                           VkImage image, VkImageLayout layout) const {
-    const VkBufferImageCopy region = band_region(slot, band);
-    // Orders this write after earlier copies into the same range on this queue.
-    buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    vkCmdCopyImageToBuffer(cmd, image, layout, m_worker_buffer.get(), 1, &region);
+    const VkBufferImageCopy region =
+        record_band_download(cmd, m_worker_buffer.get(), slot, band, image, layout);
     // Make the band available in host memory, where the primary's import reads it.
     buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
                    VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,

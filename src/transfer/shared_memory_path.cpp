@@ -128,12 +128,8 @@ SharedMemoryPath::SharedMemoryPath(const Device& worker, const Device& primary,
 
 void SharedMemoryPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                           VkImage image, VkImageLayout layout) const {
-    const VkBufferImageCopy region = band_region(slot, band);
-    // Orders this write after earlier copies into the same range on this queue.
-    buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    vkCmdCopyImageToBuffer(cmd, image, layout, m_worker_buffer.get(), 1, &region);
+    const VkBufferImageCopy region =
+        record_band_download(cmd, m_worker_buffer.get(), slot, band, image, layout);
     // Release to the other device: the primary acquires it from VK_QUEUE_FAMILY_EXTERNAL.
     buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
                    VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,

@@ -82,6 +82,18 @@ StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& pri
     return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom);
 }
 
+VkBufferImageCopy TransferPathBackend::record_band_download(VkCommandBuffer cmd, VkBuffer staging,
+                                                            std::uint32_t slot, const Band& band,
+                                                            VkImage image,
+                                                            VkImageLayout layout) const noexcept {
+    const VkBufferImageCopy region = band_region(slot, band);
+    buffer_barrier(cmd, staging, region.bufferOffset, band.bytes, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdCopyImageToBuffer(cmd, image, layout, staging, 1, &region);
+    return region;
+}
+
 VkBufferImageCopy TransferPathBackend::band_region(std::uint32_t slot,
                                                    const Band& band) const noexcept {
     VkBufferImageCopy region{};

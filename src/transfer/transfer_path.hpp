@@ -126,6 +126,12 @@ protected:
     // The VkBufferImageCopy of `band` at `slot` in this layout.
     [[nodiscard]] VkBufferImageCopy band_region(std::uint32_t slot,
                                                 const Band& band) const noexcept;
+    // The worker-side copy every staging path shares: orders the write after earlier copies
+    // into the same range of `staging`, then copies `band` of `image` into it. Returns the
+    // region; the caller adds the barrier that hands the band to the other side.
+    VkBufferImageCopy record_band_download(VkCommandBuffer cmd, VkBuffer staging,
+                                           std::uint32_t slot, const Band& band, VkImage image,
+                                           VkImageLayout layout) const noexcept;
 
 private:
     const Device* m_worker;
