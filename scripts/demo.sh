@@ -7,6 +7,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TANDEM_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# The demo runs under the Khronos validation layer unless told otherwise; any message fails it
+# (exit status 3).
+export TANDEM_VALIDATION=${TANDEM_VALIDATION:-core}
 if [ $# -eq 0 ]; then
     set -- run
 fi
