@@ -627,9 +627,13 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                 }
             }
             if (lost_reason.empty() && in_flight(s.state) && now - s.times.request > timeout) {
+                // Say where it stopped, so a report from a machine names the stage.
                 lost_reason = "generation " + std::to_string(s.generation) + " of " +
                               task.desc.name + " did not complete within " +
-                              std::to_string(timeout.count()) + " ms";
+                              std::to_string(timeout.count()) + " ms (slot " + std::to_string(i) +
+                              " " + to_string(s.state) + "; worker work " + std::to_string(worked) +
+                              "/" + std::to_string(s.work_value) + ", primary copy " +
+                              std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
             }
         }
         // Offer what completed in generation order, so outputs seen complete in one pass are
