@@ -30,6 +30,19 @@ void report_validation(const detail::Instance& instance) {
     }
 }
 
+RuntimeOptions runtime_options(const GlobalOptions& global,
+                               std::chrono::milliseconds worker_timeout) {
+    RuntimeOptions options;
+    options.primary = global.primary;
+    options.workers = global.workers;
+    options.validation = global.validation;
+    if (!global.virtual_devices.empty()) {
+        options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
+    }
+    options.worker_timeout = worker_timeout;
+    return options;
+}
+
 bool validation_failed() {
     return g_validation_failed.load();
 }

@@ -2,6 +2,7 @@
 // device selection, log level, JSON), and opening the instance and adapters from them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "tandem/runtime.hpp"
 
 namespace tandem::cli {
 
@@ -45,5 +47,10 @@ void report_validation(const detail::Instance& instance);
 
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);
+
+// Runtime options from the global options (adapter selection, validation, virtual devices)
+// and a worker timeout. Throws tandem::Error on a bad virtual device count.
+[[nodiscard]] RuntimeOptions runtime_options(const GlobalOptions& global,
+                                             std::chrono::milliseconds worker_timeout);
 
 } // namespace tandem::cli

@@ -205,14 +205,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         const double scene_dt = 1.0 / (fps > 0 ? fps : k_unlimited_scene_fps);
 
-        RuntimeOptions options;
-        options.primary = global.primary;
-        options.workers = global.workers;
-        options.validation = global.validation;
-        if (!global.virtual_devices.empty()) {
-            options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
-        }
-        options.worker_timeout = std::chrono::milliseconds(args->timeout_ms);
+        RuntimeOptions options =
+            runtime_options(global, std::chrono::milliseconds(args->timeout_ms));
         options.trace = !args->trace.empty();
         Runtime runtime(options);
 

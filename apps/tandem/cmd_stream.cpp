@@ -125,14 +125,8 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             throw Error("--duration must be a positive number of seconds", "Give e.g. 5");
         }
 
-        RuntimeOptions options;
-        options.primary = global.primary;
-        options.workers = global.workers;
-        options.validation = global.validation;
-        if (!global.virtual_devices.empty()) {
-            options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
-        }
-        options.worker_timeout = std::chrono::milliseconds(args->timeout_ms);
+        RuntimeOptions options =
+            runtime_options(global, std::chrono::milliseconds(args->timeout_ms));
         options.transfer_path = args->transfer_path;
         options.trace = !args->trace.empty();
         Runtime runtime(options);

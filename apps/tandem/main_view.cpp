@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/vk_check.hpp"
+#include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::cli {
@@ -100,16 +101,8 @@ MainView::~MainView() {
 }
 
 VkResult MainView::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
-    if (value == 0) {
-        return VK_SUCCESS;
-    }
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = 1;
-    info.pSemaphores = &m_timeline;
-    info.pValues = &value;
-    return detail::vk_status(
-        vkWaitSemaphores(m_device.handle(), &info, static_cast<std::uint64_t>(timeout.count())),
-        "vkWaitSemaphores main view");
+    return detail::wait_timeline(m_device, m_timeline, value, timeout,
+                                 "vkWaitSemaphores main view");
 }
 
 void MainView::collect_timestamps(Frame& frame, std::size_t index) {

@@ -1,6 +1,7 @@
 #include "runtime/lease_reader.hpp"
 
 #include "core/vk_check.hpp"
+#include "sync/timeline_semaphore.hpp"
 
 namespace tandem::detail {
 
@@ -30,16 +31,7 @@ LeaseReader::~LeaseReader() {
 }
 
 VkResult LeaseReader::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
-    if (value == 0) {
-        return VK_SUCCESS;
-    }
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = 1;
-    info.pSemaphores = &m_timeline;
-    info.pValues = &value;
-    return vk_status(
-        vkWaitSemaphores(m_device.handle(), &info, static_cast<std::uint64_t>(timeout.count())),
-        "vkWaitSemaphores lease reader");
+    return wait_timeline(m_device, m_timeline, value, timeout, "vkWaitSemaphores lease reader");
 }
 
 std::uint64_t LeaseReader::read(const Lease& lease, bool whole_image) {

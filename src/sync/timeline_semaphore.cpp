@@ -148,4 +148,17 @@ VkSemaphoreSubmitInfo TimelineSemaphore::submit_info(std::uint64_t target,
     return info;
 }
 
+VkResult wait_timeline(const Device& device, VkSemaphore semaphore, std::uint64_t value,
+                       std::chrono::nanoseconds timeout, const char* context) noexcept {
+    if (value == 0) {
+        return VK_SUCCESS;
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &semaphore;
+    info.pValues = &value;
+    const auto ns = timeout.count() < 0 ? 0 : static_cast<std::uint64_t>(timeout.count());
+    return vk_status(vkWaitSemaphores(device.handle(), &info, ns), context);
+}
+
 } // namespace tandem::detail

@@ -62,4 +62,11 @@ private:
     std::string m_name;
 };
 
+// Blocks up to `timeout` until timeline `semaphore` of `device` reaches `value` (VK_SUCCESS or
+// VK_TIMEOUT; value 0 returns at once). For semaphores Tandem does not own as a
+// TimelineSemaphore (the runtime's primary timeline seen from a reader); never throws.
+[[nodiscard]] VkResult wait_timeline(const Device& device, VkSemaphore semaphore,
+                                     std::uint64_t value, std::chrono::nanoseconds timeout,
+                                     const char* context) noexcept;
+
 } // namespace tandem::detail
