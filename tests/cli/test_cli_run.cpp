@@ -65,10 +65,13 @@ const DemoRun& demo_run(const std::string& placement) {
     DemoRun run;
     run.out = temp_folder("cli-run-" + placement);
     // Three logical devices: the primary and two workers (lavapipe opened three times).
-    run.result = run_command("TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
-                             " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
-                             " --placement " +
-                             placement + " --out " + run.out.string());
+    // An empty cache: no calibration profile, so auto placement has measured timings only.
+    const auto cache = temp_folder("cli-run-cache-" + placement);
+    run.result =
+        run_command("XDG_CACHE_HOME=" + cache.string() + " TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
+                    " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
+                    " --placement " +
+                    placement + " --out " + run.out.string());
     if (run.result.exit_code == 0) {
         run.report = nlohmann::json::parse(run.result.out);
     }
@@ -100,14 +103,30 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
         EXPECT_FALSE(t["transfer_path"].get<std::string>().empty());
         const auto& l = t["latency_us"]["ready_observed"];
         EXPECT_LE(l["p50_us"].get<double>(), l["p99_us"].get<double>());
-        if (std::string(GetParam()) == "primary") {
-            EXPECT_EQ(t["on_primary"], true);
-        } else {
+        if (std::string(GetParam()) == "worker") {
             EXPECT_EQ(t["on_primary"], false) << "three devices: every task on a worker";
+        } else {
+            // auto without a profile: no worker's costs are known, so nothing leaves the primary.
+            EXPECT_EQ(t["on_primary"], true);
         }
     }
     ASSERT_EQ(run.report["devices"].size(), 3u);
     EXPECT_EQ(run.report["devices"][0]["role"], "primary");
+    const auto& sched = run.report["scheduler"];
+    ASSERT_TRUE(sched.is_object());
+    EXPECT_TRUE(sched["profile"].is_null());
+    EXPECT_GE(sched["decisions"].size(), 1u) << "the first decision at least";
+    for (const auto& t : tasks) {
+        const auto& f = sched["final"][t["name"].get<std::string>()];
+        EXPECT_EQ(f["adapter"], t["device"]["index"]);
+        EXPECT_EQ(f["decided_by"], std::string(GetParam()) == "auto" ? "scheduler" : "manual");
+    }
+    if (std::string(GetParam()) == "auto") {
+        EXPECT_NE(sched["profile_note"].get<std::string>().find("no calibration profile"),
+                  std::string::npos);
+        EXPECT_NE(run.result.err.find("no calibration profile"), std::string::npos)
+            << run.result.err;
+    }
 }
 
 TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
@@ -153,7 +172,7 @@ TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
         << "the last main view differs from the composition of the leased generations";
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, CliRun, ::testing::Values("auto", "primary"));
+INSTANTIATE_TEST_SUITE_P(Placements, CliRun, ::testing::Values("worker", "primary", "auto"));
 
 TEST(CliRunScene, AGltfSceneWithoutTasksGetsFittedCaptures) {
     const auto dir = temp_folder("cli-run-gltf");
