@@ -4,7 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/capabilities.hpp"
 #include "tandem/error.hpp"
+#include "transfer/transfer_path.hpp"
 
 namespace tandem::detail {
 
@@ -15,6 +17,15 @@ constexpr std::uint64_t k_warm_up_outputs = 2;
 
 AutoPlacer::AutoPlacer(Runtime& runtime, CostModel& model, AutoOptions options)
     : m_runtime(&runtime), m_model(&model), m_options(options), m_placer(model, options.placement) {
+    // What the runtime's transfer link for each worker will negotiate (the same function).
+    for (const DeviceInfo& w : runtime.worker_devices()) {
+        try {
+            m_paths[w.index] =
+                negotiate_path(query_pair_info(w, runtime.primary_device()), options.forced_path);
+        } catch (const Error&) {
+            // The pair does not allow the forced path: the cost model reports it unmeasured.
+        }
+    }
 }
 
 std::size_t AutoPlacer::add(const AutoTask& task) {
@@ -115,6 +126,7 @@ const PlacementPlan& AutoPlacer::decide() {
     }
     devices.lost = m_lost;
     devices.forced_path = m_options.forced_path;
+    devices.worker_paths = m_paths;
     const bool first = m_plan.decision == 0;
     m_plan = m_placer.decide(tasks, devices);
     m_changed = first || m_plan.moves() > 0;

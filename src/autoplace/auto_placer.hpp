@@ -44,7 +44,9 @@ struct AutoTask {
 
 struct AutoOptions {
     PlacementOptions placement;
-    std::optional<TransferPath> forced_path; // the runtime's forced transfer path, if any
+    // The runtime's forced transfer path (RuntimeOptions::transfer_path), if any. Without it the
+    // cost model prices each worker's results over the path the runtime negotiates for the pair.
+    std::optional<TransferPath> forced_path;
 };
 
 class AutoPlacer {
@@ -110,6 +112,7 @@ private:
     AutoOptions m_options;
     Placer m_placer;
     std::vector<Entry> m_tasks;
+    std::map<std::uint32_t, TransferPath> m_paths; // worker -> the runtime's path to the primary
     std::vector<std::uint32_t> m_lost;
     std::vector<std::string> m_failures;
     PlacementPlan m_plan;
