@@ -108,7 +108,7 @@ nlohmann::json latency_json(const LatencyStats& l) {
 }
 
 nlohmann::json device_json(const DeviceInfo& d) {
-    return {{"index", d.index}, {"name", d.name}};
+    return {{"index", d.index}, {"name", d.name}, {"type", d.type}};
 }
 
 std::string fixed(double v, int digits = 1) {
@@ -575,6 +575,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         nlohmann::json tasks_json = nlohmann::json::array();
         bool lost = false;
         nlohmann::json final_placement = nlohmann::json::object();
+        const auto capture_by_task = capture_times->busy_by_task();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
             const detail::PreparedTask& p = inputs.prepared[i];
             const TaskId active = *scheduler.active_id(i);
@@ -584,11 +585,18 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             nlohmann::json registrations = nlohmann::json::array();
             for (const auto& [device, id] : scheduler.registrations(i)) {
                 const TaskStats r = runtime.stats(id);
+                // GPU time of one capture there, from timestamps (null without them).
+                nlohmann::json gpu_ms = nullptr;
+                const auto c = capture_by_task.find({p.spec.name, device});
+                if (c != capture_by_task.end() && c->second.timed && c->second.generations > 0) {
+                    gpu_ms = c->second.busy_ms / static_cast<double>(c->second.generations);
+                }
                 registrations.push_back({{"adapter", device},
                                          {"accepted", r.accepted},
                                          {"ready", r.ready},
                                          {"newest_generation", r.newest_generation},
-                                         {"worker_lost", r.worker_lost}});
+                                         {"worker_lost", r.worker_lost},
+                                         {"gpu_ms_per_update", gpu_ms}});
                 if (id != active) {
                     s.accepted += r.accepted;
                     s.busy += r.busy;
