@@ -31,6 +31,7 @@
 #include "render/headless.hpp"
 #include "runtime/rate.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "scene/demo_scene.hpp"
 #include "scene/run_inputs.hpp"
 #include "scene/snapshot_codec.hpp"
 #include "sched/cost_model.hpp"
@@ -61,6 +62,8 @@ struct RunArgs {
     std::uint32_t timeout_ms = 5000;
     std::string profile;
     bool explain = false;
+    std::uint32_t demo_crowd = 0;
+    std::string clock = "frames";
     bool json = false;
     bool quiet = false;
 };
@@ -244,6 +247,16 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     sub->add_option("--trace", args->trace,
                     "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
+    sub->add_option("--demo-crowd", args->demo_crowd,
+                    "Add N detailed spheres (" + std::to_string(detail::k_crowd_sphere_triangles) +
+                        " triangles each) to the built-in demo: a load for measuring offload "
+                        "(0 to " +
+                        std::to_string(detail::k_max_demo_crowd) + ")")
+        ->capture_default_str();
+    sub->add_option("--clock", args->clock,
+                    "frames: the scene advances 1/fps per frame (reproducible); wall: scene time "
+                    "and task rates follow the wall clock (for timing runs)")
+        ->capture_default_str();
     sub->add_flag("--json", args->json, "Print the report JSON to stdout too");
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
 
@@ -262,6 +275,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         request.scene_path = args->scene;
         request.tasks_path = args->tasks;
         request.size = args->size;
+        request.demo_crowd = args->demo_crowd;
+        if (args->clock != "frames" && args->clock != "wall") {
+            throw Error("--clock '" + args->clock + "' is not a clock", "Use frames or wall");
+        }
+        const bool wall_clock = args->clock == "wall";
         if (!args->placement.empty()) {
             request.placement = args->placement;
         }
@@ -398,6 +416,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                                 std::chrono::duration<double>(1.0 / fps))
                                           : Clock::duration::zero();
         std::vector<double> main_gpu_ms;
+        std::vector<double> frame_ms; // start to start, frames that wrote no PNG
         bool have_timestamps = false;
         {
             MainView view(runtime.impl().primary(), runtime.primary_timeline(),
@@ -405,9 +424,20 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                           static_cast<std::uint32_t>(tasks.size()), VkExtent2D{max_w, max_h});
             auto next_frame = start;
             auto next_progress = start;
+            Clock::time_point previous_start{};
+            bool previous_counts = false;
             for (std::uint64_t frame = 0; frame < args->frames; ++frame) {
                 const bool last = frame + 1 == args->frames;
-                const double t = static_cast<double>(frame) * scene_dt;
+                const auto frame_start = Clock::now();
+                if (previous_counts) {
+                    frame_ms.push_back(
+                        std::chrono::duration<double, std::milli>(frame_start - previous_start)
+                            .count());
+                }
+                previous_start = frame_start;
+                const double t = wall_clock
+                                     ? std::chrono::duration<double>(Clock::now() - start).count()
+                                     : static_cast<double>(frame) * scene_dt;
                 if (frame > 0) {
                     decide(frame, progress);
                 }
@@ -487,6 +517,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 }
                 ++frames_done;
                 last_time_s = t;
+                // Frames that wait for the GPU to write PNGs are not timed.
+                previous_counts = !(write_main || last);
                 if (write_main || last) {
                     if (view.wait(value, std::chrono::seconds(10)) != VK_SUCCESS) {
                         failure = "frame " + std::to_string(frame) + " did not finish in 10 s";
@@ -555,6 +587,28 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         report["scene_dt_s"] = scene_dt;
         report["elapsed_s"] = elapsed;
         report["frame_rate_hz"] = elapsed > 0 ? static_cast<double>(frames_done) / elapsed : 0.0;
+        {
+            std::vector<double> sorted = frame_ms;
+            std::sort(sorted.begin(), sorted.end());
+            auto at = [&](double q) {
+                return sorted.empty() ? 0.0
+                                      : sorted[static_cast<std::size_t>(
+                                            q * static_cast<double>(sorted.size() - 1))];
+            };
+            double sum = 0;
+            for (double v : sorted) {
+                sum += v;
+            }
+            report["frame_time_ms"] = {
+                {"n", sorted.size()},
+                {"p50", at(0.5)},
+                {"p90", at(0.9)},
+                {"p99", at(0.99)},
+                {"mean", sorted.empty() ? 0.0 : sum / static_cast<double>(sorted.size())},
+                {"source", "wall clock, frame start to next frame start; frames writing PNGs "
+                           "are left out"}};
+        }
+        report["clock"] = args->clock;
         double gpu_total = 0;
         for (double v : main_gpu_ms) {
             gpu_total += v;

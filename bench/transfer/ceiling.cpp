@@ -1,6 +1,7 @@
 #include "ceiling.hpp"
 
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "core/resources.hpp"
@@ -17,33 +18,87 @@ const char* to_string(Direction d) noexcept {
 
 namespace {
 
-void record_copies(VkCommandBuffer cmd, VkBuffer src, VkBuffer dst, VkDeviceSize bytes,
+// The device side of a measurement: a device-local buffer, or an RGBA8 image when `image`.
+struct DeviceSide {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkImage image = VK_NULL_HANDLE;
+    VkExtent2D extent{};
+};
+
+void record_copy(VkCommandBuffer cmd, const DeviceSide& side, VkBuffer host, VkDeviceSize bytes,
+                 bool to_host) {
+    if (side.image == VK_NULL_HANDLE) {
+        const VkBufferCopy region{0, 0, bytes};
+        vkCmdCopyBuffer(cmd, to_host ? side.buffer : host, to_host ? host : side.buffer, 1,
+                        &region);
+        return;
+    }
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {side.extent.width, side.extent.height, 1};
+    if (to_host) {
+        vkCmdCopyImageToBuffer(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, host, 1,
+                               &region);
+    } else {
+        vkCmdCopyBufferToImage(cmd, host, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                               &region);
+    }
+}
+
+void record_copies(VkCommandBuffer cmd, const DeviceSide& side, VkBuffer host, VkDeviceSize bytes,
                    std::uint32_t count, bool to_host) {
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer ceiling");
-    const VkBufferCopy region{0, 0, bytes};
     for (std::uint32_t i = 0; i < count; ++i) {
         // Each copy follows the last, as a sequence of real transfers would.
-        detail::buffer_barrier(cmd, dst, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                               VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+        if (to_host || side.image == VK_NULL_HANDLE) {
+            const VkBuffer dst = to_host ? host : side.buffer;
+            detail::buffer_barrier(cmd, dst, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        } else {
+            detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        }
+        record_copy(cmd, side, host, bytes, to_host);
     }
     if (to_host) {
-        detail::buffer_barrier(cmd, dst, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+        detail::buffer_barrier(cmd, host, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
                                VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
                                VK_ACCESS_2_HOST_READ_BIT);
     }
     detail::vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer ceiling");
 }
 
+CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceSize bytes,
+                    std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
+                    std::chrono::microseconds lead);
+
 } // namespace
 
 CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                  VkDeviceSize bytes, std::uint32_t batch, std::uint32_t runs,
                                  std::chrono::microseconds lead) {
+    return measure(device, direction, bytes, std::nullopt, batch, runs, lead);
+}
+
+CopyCeiling measure_image_copy(const detail::Device& device, Direction direction, VkExtent2D extent,
+                               std::uint32_t batch, std::uint32_t runs,
+                               std::chrono::microseconds lead) {
+    return measure(device, direction, VkDeviceSize{extent.width} * extent.height * 4, extent, batch,
+                   runs, lead);
+}
+
+namespace {
+
+CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceSize bytes,
+                    std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
+                    std::chrono::microseconds lead) {
     const bool to_host = direction == Direction::DeviceToHost;
-    const std::string name = device.label() + " ceiling " + to_string(direction);
+    const std::string name =
+        device.label() + (image_extent ? " image copy " : " ceiling ") + to_string(direction);
     detail::BufferDesc local;
     local.size = bytes;
     local.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -60,6 +115,28 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
     host.name = name + " host-visible";
     detail::Buffer device_buffer = detail::create_buffer(device, local);
     detail::Buffer host_buffer = detail::create_buffer(device, host);
+    detail::Image device_image;
+    DeviceSide side;
+    side.buffer = device_buffer.get();
+    if (image_extent) {
+        detail::ImageDesc idesc;
+        idesc.width = image_extent->width;
+        idesc.height = image_extent->height;
+        idesc.format = VK_FORMAT_R8G8B8A8_UNORM;
+        idesc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        idesc.name = name + " image";
+        device_image = detail::create_image(device, idesc);
+        side.image = device_image.get();
+        side.extent = *image_extent;
+        // TRANSFER_DST for the uploads (and the fill below), TRANSFER_SRC after the fill for
+        // the downloads: each measurement keeps the layout its copies use.
+        detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+            detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        });
+    }
 
     // Varying source data.
     const auto data = pattern(bytes, bytes + (to_host ? 1 : 2));
@@ -68,22 +145,28 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
         std::memcpy(upload.mapped, data.data(), bytes);
         detail::flush_buffer(device, upload);
         detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
-            const VkBufferCopy region{0, 0, bytes};
-            vkCmdCopyBuffer(cmd, upload.get(), device_buffer.get(), 1, &region);
+            if (side.image == VK_NULL_HANDLE) {
+                const VkBufferCopy region{0, 0, bytes};
+                vkCmdCopyBuffer(cmd, upload.get(), device_buffer.get(), 1, &region);
+                return;
+            }
+            record_copy(cmd, side, upload.get(), bytes, false);
+            detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
         });
     } else {
         std::memcpy(host_buffer.mapped, data.data(), bytes);
         detail::flush_buffer(device, host_buffer);
     }
-    const VkBuffer src = to_host ? device_buffer.get() : host_buffer.get();
-    const VkBuffer dst = to_host ? host_buffer.get() : device_buffer.get();
 
     const detail::Queue& queue = device.queue(detail::QueueRole::Transfer);
     detail::CommandPool pool(device, queue.family(), name + " pool");
     VkCommandBuffer single = pool.allocate(name + " single");
     VkCommandBuffer many = pool.allocate(name + " batch");
-    record_copies(single, src, dst, bytes, 1, to_host);
-    record_copies(many, src, dst, bytes, batch, to_host);
+    record_copies(single, side, host_buffer.get(), bytes, 1, to_host);
+    record_copies(many, side, host_buffer.get(), bytes, batch, to_host);
 
     detail::TimelineSemaphore go(device, name + " go");
     detail::TimelineSemaphore done(device, name + " done");
@@ -136,8 +219,16 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
     } else {
         detail::Buffer check = detail::create_buffer(device, host);
         detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
-            const VkBufferCopy region{0, 0, bytes};
-            vkCmdCopyBuffer(cmd, device_buffer.get(), check.get(), 1, &region);
+            if (side.image == VK_NULL_HANDLE) {
+                const VkBufferCopy region{0, 0, bytes};
+                vkCmdCopyBuffer(cmd, device_buffer.get(), check.get(), 1, &region);
+            } else {
+                detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+                record_copy(cmd, side, check.get(), bytes, true);
+            }
             detail::buffer_barrier(cmd, check.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
                                    VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
                                    VK_ACCESS_2_HOST_READ_BIT);
@@ -147,5 +238,7 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
     }
     return out;
 }
+
+} // namespace
 
 } // namespace tandem::bench

@@ -29,4 +29,11 @@ struct CopyCeiling {
                                                VkDeviceSize bytes, std::uint32_t batch,
                                                std::uint32_t runs, std::chrono::microseconds lead);
 
+// The same measurement with an optimally tiled RGBA8 image of `extent` on the device side
+// (vkCmdCopyImageToBuffer / vkCmdCopyBufferToImage): what the paths' copies can reach at best,
+// reported next to the ceiling so a gap between the two is seen as the image copies' own.
+[[nodiscard]] CopyCeiling measure_image_copy(const detail::Device& device, Direction direction,
+                                             VkExtent2D extent, std::uint32_t batch,
+                                             std::uint32_t runs, std::chrono::microseconds lead);
+
 } // namespace tandem::bench

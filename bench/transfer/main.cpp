@@ -69,6 +69,9 @@ std::vector<Size> parse_sizes(const std::string& text) {
 
 struct Ceilings {
     tb::CopyCeiling worker_d2h, worker_h2d, primary_d2h, primary_h2d;
+    // The same copies with an RGBA8 image on the device side (what the paths copy), for the
+    // report: how far the image copies themselves fall short of the buffer ceiling.
+    tb::CopyCeiling worker_d2h_image, primary_h2d_image;
 };
 
 struct Row {
@@ -159,6 +162,12 @@ int main(int argc, char** argv) {
     try {
         spdlog::set_level(spdlog::level::from_str(log_level));
         const auto sizes = parse_sizes(sizes_text);
+        if (batch != 0 && batch <= slots) {
+            throw tandem::Error("--batch " + std::to_string(batch) + " is not more than --slots " +
+                                    std::to_string(slots),
+                                "The steady rate needs a completion before the last; use a batch "
+                                "of at least slots + 1 (or 0 for the default)");
+        }
         const auto format = td::parse_color_format(format_text);
         if (!format) {
             throw tandem::Error("--format '" + format_text + "' is not known",
@@ -258,6 +267,13 @@ int main(int argc, char** argv) {
                                                      runs, lead);
             c.primary_h2d = tb::measure_copy_ceiling(primary, tb::Direction::HostToDevice, bytes, n,
                                                      runs, lead);
+            const VkExtent2D extent{size.w, size.h};
+            const VkDeviceSize rgba8_bytes = VkDeviceSize{size.w} * size.h * 4;
+            const std::uint32_t image_batch = batch_for(rgba8_bytes);
+            c.worker_d2h_image = tb::measure_image_copy(worker, tb::Direction::DeviceToHost, extent,
+                                                        image_batch, runs, lead);
+            c.primary_h2d_image = tb::measure_image_copy(primary, tb::Direction::HostToDevice,
+                                                         extent, image_batch, runs, lead);
             ceilings[size.name()] = c;
             for (TransferPath p : paths) {
                 for (bool banded : {false, true}) {
@@ -297,6 +313,17 @@ int main(int argc, char** argv) {
         std::printf("%-10s %12s %12s %12s %12s %12s %12s %s\n", "size", "wrk d2h GB/s",
                     "wrk h2d GB/s", "pri d2h GB/s", "pri h2d GB/s", "wrk d2h us", "pri h2d us",
                     "verified");
+        auto image_line = [&](const Size& size) {
+            const auto& c = ceilings[size.name()];
+            const double wd = c.worker_d2h.gbps.median;
+            const double ph = c.primary_h2d.gbps.median;
+            std::printf("%-10s RGBA8 image copies: worker d2h %s GB/s (%s x buffer), primary h2d "
+                        "%s GB/s (%s x buffer)\n",
+                        size.name().c_str(), num(c.worker_d2h_image.gbps.median).c_str(),
+                        num(wd > 0 ? c.worker_d2h_image.gbps.median / wd : 0).c_str(),
+                        num(c.primary_h2d_image.gbps.median).c_str(),
+                        num(ph > 0 ? c.primary_h2d_image.gbps.median / ph : 0).c_str());
+        };
         for (const Size& size : sizes) {
             const auto& c = ceilings[size.name()];
             std::printf(
@@ -309,6 +336,9 @@ int main(int argc, char** argv) {
                         c.primary_h2d.verified
                     ? "yes"
                     : "NO");
+        }
+        for (const Size& size : sizes) {
+            image_line(size);
         }
         std::printf("\nPaths (median [min-max] of %u runs; ceiling = min(worker d2h, primary h2d); "
                     "raw = worker d2h + primary h2d latency)\n",
@@ -418,18 +448,21 @@ int main(int argc, char** argv) {
             nlohmann::json cj;
             for (const Size& size : sizes) {
                 const auto& c = ceilings[size.name()];
-                cj[size.name()] = {{"bytes", VkDeviceSize{size.w} * size.h * texel},
-                                   {"worker_d2h_gbps", c.worker_d2h.gbps.median},
-                                   {"worker_h2d_gbps", c.worker_h2d.gbps.median},
-                                   {"primary_d2h_gbps", c.primary_d2h.gbps.median},
-                                   {"primary_h2d_gbps", c.primary_h2d.gbps.median},
-                                   {"worker_d2h_us", c.worker_d2h.latency_us.median},
-                                   {"primary_h2d_us", c.primary_h2d.latency_us.median},
-                                   {"detail",
-                                    {{"worker_d2h", ceiling_json(c.worker_d2h)},
-                                     {"worker_h2d", ceiling_json(c.worker_h2d)},
-                                     {"primary_d2h", ceiling_json(c.primary_d2h)},
-                                     {"primary_h2d", ceiling_json(c.primary_h2d)}}}};
+                cj[size.name()] = {
+                    {"bytes", VkDeviceSize{size.w} * size.h * texel},
+                    {"worker_d2h_gbps", c.worker_d2h.gbps.median},
+                    {"worker_h2d_gbps", c.worker_h2d.gbps.median},
+                    {"primary_d2h_gbps", c.primary_d2h.gbps.median},
+                    {"primary_h2d_gbps", c.primary_h2d.gbps.median},
+                    {"worker_d2h_us", c.worker_d2h.latency_us.median},
+                    {"primary_h2d_us", c.primary_h2d.latency_us.median},
+                    {"detail",
+                     {{"worker_d2h", ceiling_json(c.worker_d2h)},
+                      {"worker_h2d", ceiling_json(c.worker_h2d)},
+                      {"primary_d2h", ceiling_json(c.primary_d2h)},
+                      {"primary_h2d", ceiling_json(c.primary_h2d)},
+                      {"worker_d2h_rgba8_image", ceiling_json(c.worker_d2h_image)},
+                      {"primary_h2d_rgba8_image", ceiling_json(c.primary_h2d_image)}}}};
             }
             doc["ceilings"] = cj;
             nlohmann::json rj = nlohmann::json::array();
@@ -445,6 +478,7 @@ int main(int argc, char** argv) {
                     {"bands", r.result.bands},
                     {"gpu_side_sync", r.result.gpu_side_sync},
                     {"throughput_gbps", tb::to_json(r.result.gbps)},
+                    {"throughput_whole_batch_gbps", tb::to_json(r.result.gbps_whole_batch)},
                     {"latency_us", tb::to_json(r.result.latency_us)},
                     {"ceiling_gbps", r.ceiling_gbps},
                     {"throughput_vs_ceiling",

@@ -1,5 +1,8 @@
 // One measured point of a transfer path: a TransferLink of one size, banded or not, measured for
-// throughput (`batch` transfers round-robin over the slots, several in flight) and single-frame
+// throughput (`batch` transfers round-robin over the slots, several in flight; the steady rate is
+// the bytes of transfers 2..batch over the time from the first completion to the last, which
+// leaves out filling and draining the pipeline, and the whole batch's rate is kept too) and
+// single-frame
 // latency (worker done -> primary ready: the transfer is submitted ahead, waiting on a worker
 // semaphore that the host signals after `lead`, and timed from that signal until the primary
 // timeline is observed). Every primary image is poisoned before each run and compared with its
@@ -32,7 +35,8 @@ struct PathResult {
     std::uint32_t band_rows = 0;
     std::uint32_t bands = 0;
     bool gpu_side_sync = false;
-    Stats gbps;
+    Stats gbps;             // steady rate: first completion to last
+    Stats gbps_whole_batch; // first submit to last completion
     Stats latency_us;
     bool verified = false;
     std::string error; // non-empty when the point could not be measured

@@ -1,6 +1,9 @@
 // LatencySamples: microsecond samples of one pipeline stage and their percentiles. Bounded: once
 // full, new samples replace old ones round-robin, so memory stays fixed on long streams.
-// Not thread-safe; the owner (a task, under its mutex) serialises access.
+// Not thread-safe; the owner (a task, under its mutex) serialises access. Percentiles sort, so
+// an owner that holds a lock others need takes a snapshot() under it and summarises outside:
+// sorting under a task's mutex starved its worker thread when a caller asked for statistics in
+// a loop.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +16,12 @@ namespace tandem::detail {
 
 class LatencySamples {
 public:
-    static constexpr std::size_t k_capacity = 1u << 18;
+    static constexpr std::size_t k_capacity = 1u << 16;
+
+    struct Snapshot {
+        std::vector<float> samples;
+        std::uint64_t count = 0;
+    };
 
     void add(double us) {
         ++m_count;
@@ -25,13 +33,17 @@ public:
         }
     }
 
-    [[nodiscard]] LatencyStats stats() const {
+    [[nodiscard]] Snapshot snapshot() const { return Snapshot{m_samples, m_count}; }
+
+    [[nodiscard]] LatencyStats stats() const { return summarise(snapshot()); }
+
+    [[nodiscard]] static LatencyStats summarise(Snapshot snapshot) {
         LatencyStats out;
-        out.count = m_count;
-        if (m_samples.empty()) {
+        out.count = snapshot.count;
+        if (snapshot.samples.empty()) {
             return out;
         }
-        std::vector<float> sorted = m_samples;
+        std::vector<float>& sorted = snapshot.samples;
         std::sort(sorted.begin(), sorted.end());
         auto at = [&](double q) {
             const auto i = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1));

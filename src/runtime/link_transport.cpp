@@ -46,6 +46,7 @@ public:
     }
     bool failed() const noexcept override { return m_link.failed(); }
     std::string error() const override { return m_link.error(); }
+    std::string not_ready_reason() const override { return m_link.not_ready_reason(); }
 
 private:
     static TransferDesc to_transfer_desc(const TransportDesc& desc) {

@@ -357,6 +357,7 @@ void RuntimeImpl::drop_job(const WorkerJob& job) noexcept {
 void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     Task& task = *job.task;
     const auto t0 = Clock::now();
+    worker.set_activity("recording", job.generation);
     std::uint64_t wait_worker = 0;
     std::uint64_t wait_reads = 0;
     {
@@ -431,6 +432,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         waits[wait_count] = m_reads->submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         ++wait_count;
     }
+    worker.set_activity("submitting the work", job.generation);
     const std::uint64_t work_value = worker.next_work_value();
     VkSemaphoreSubmitInfo signal =
         worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
@@ -451,6 +453,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     }
     const auto t_submit = Clock::now();
 
+    worker.set_activity("submitting the transfer", job.generation);
     SlotTicket ticket;
     const VkImageLayout written_layout = task.transport->shares_images()
                                              ? task.workload->output().layout
@@ -460,6 +463,9 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // VK_NOT_READY: the transfer's queue to the primary is full for now; the worker work is
     // already submitted, so retry until it takes it (bounded by the worker timeout).
     const auto give_up = t_submit + std::chrono::milliseconds(m_timeout_ms.load());
+    if (r == VK_NOT_READY) {
+        worker.set_activity("retrying the transfer (not ready)", job.generation);
+    }
     while (r == VK_NOT_READY && Clock::now() < give_up && !worker.lost()) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
@@ -473,6 +479,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
     res.primary_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    worker.set_activity("publishing the submit", job.generation);
     {
         std::lock_guard lock(task.mutex);
         SlotRecord& s = task.ring[job.slot];
@@ -634,6 +641,10 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                               " " + to_string(s.state) + "; worker work " + std::to_string(worked) +
                               "/" + std::to_string(s.work_value) + ", primary copy " +
                               std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
+                lost_reason += "; its thread: " + worker.activity();
+                if (const auto why = task.transport->not_ready_reason(); !why.empty()) {
+                    lost_reason += "; the transfer last refused a submit because " + why;
+                }
             }
         }
         // Offer what completed in generation order, so outputs seen complete in one pass are
@@ -752,6 +763,7 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
         throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
     }
     TaskStats out;
+    LatencySamples::Snapshot samples[4];
     {
         std::lock_guard lock(task->mutex);
         out.accepted = task->accepted;
@@ -763,11 +775,16 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
         if (auto c = task->registry.current()) {
             out.newest_generation = c->generation;
         }
-        out.worker_submit = task->worker_submit_us.stats();
-        out.transfer_queued = task->transfer_queued_us.stats();
-        out.worker_done = task->worker_done_us.stats();
-        out.ready_observed = task->ready_us.stats();
+        samples[0] = task->worker_submit_us.snapshot();
+        samples[1] = task->transfer_queued_us.snapshot();
+        samples[2] = task->worker_done_us.snapshot();
+        samples[3] = task->ready_us.snapshot();
     }
+    // Sorted outside the lock: the worker thread and pump() need it meanwhile.
+    out.worker_submit = LatencySamples::summarise(std::move(samples[0]));
+    out.transfer_queued = LatencySamples::summarise(std::move(samples[1]));
+    out.worker_done = LatencySamples::summarise(std::move(samples[2]));
+    out.ready_observed = LatencySamples::summarise(std::move(samples[3]));
     // Reported once the slots are retired, so a caller that sees it also sees them retired.
     out.worker_lost = task->worker->retired();
     if (out.worker_lost) {

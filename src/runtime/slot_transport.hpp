@@ -64,6 +64,8 @@ public:
     [[nodiscard]] virtual VkResult primary_value(std::uint64_t& out) const noexcept = 0;
     [[nodiscard]] virtual bool failed() const noexcept = 0;
     [[nodiscard]] virtual std::string error() const = 0;
+    // Why the last submit() answered VK_NOT_READY (empty when it never did); any thread.
+    [[nodiscard]] virtual std::string not_ready_reason() const { return {}; }
 };
 
 // Same device: zero copy.

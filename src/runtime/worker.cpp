@@ -1,5 +1,7 @@
 #include "runtime/worker.hpp"
 
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 
 namespace tandem::detail {
@@ -61,6 +63,34 @@ bool Worker::mark_lost(const std::string& reason) {
     return true;
 }
 
+void Worker::set_activity(const char* what, std::uint64_t generation) noexcept {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    m_activity_since_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                              std::memory_order_relaxed);
+    m_activity_generation.store(generation, std::memory_order_relaxed);
+    m_activity.store(what, std::memory_order_release);
+}
+
+std::string Worker::activity() const {
+    const char* what = m_activity.load(std::memory_order_acquire);
+    const std::uint64_t generation = m_activity_generation.load(std::memory_order_relaxed);
+    const auto since =
+        std::chrono::nanoseconds(m_activity_since_ns.load(std::memory_order_relaxed));
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+    std::size_t queued = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        queued = m_queue.size();
+    }
+    std::string out = what;
+    if (generation != 0) {
+        out += " of generation " + std::to_string(generation);
+    }
+    out += " for " + std::to_string(ms) + " ms, " + std::to_string(queued) + " job(s) queued";
+    return out;
+}
+
 void Worker::stop() {
     std::deque<WorkerJob> dropped;
     {
@@ -84,6 +114,7 @@ void Worker::stop() {
 void Worker::run() {
     for (;;) {
         WorkerJob job;
+        set_activity("idle");
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });

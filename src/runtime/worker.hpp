@@ -74,6 +74,13 @@ public:
 
     std::atomic<std::uint32_t> task_count{0};
 
+    // What the worker's thread is doing (a static string such as "submitting the transfer"),
+    // for which generation, since when; set by the worker's thread, read by any thread.
+    void set_activity(const char* what, std::uint64_t generation = 0) noexcept;
+    // "idle, 0 jobs queued" or "submitting the transfer of generation 7711 for 5003 ms, 2 jobs
+    // queued": what the lost message says about the thread.
+    [[nodiscard]] std::string activity() const;
+
     void stop();
 
 private:
@@ -96,6 +103,9 @@ private:
     // Set once, after m_lost_reason is written under m_mutex; readers of the reason lock.
     std::atomic<bool> m_lost{false};
     std::atomic<bool> m_retired{false};
+    std::atomic<const char*> m_activity{"starting"};
+    std::atomic<std::uint64_t> m_activity_generation{0};
+    std::atomic<std::int64_t> m_activity_since_ns{0}; // steady_clock
     std::thread m_thread;
 };
 

@@ -51,7 +51,11 @@ Fit fit(const Scene& scene) {
 
 } // namespace
 
-Scene make_demo_scene() {
+Scene make_demo_scene(const DemoOptions& options) {
+    if (options.crowd > k_max_demo_crowd) {
+        throw Error("A demo crowd of " + std::to_string(options.crowd) + " spheres is too large",
+                    "Use 0 to " + std::to_string(k_max_demo_crowd) + " spheres");
+    }
     auto assets = std::make_shared<SceneAssets>();
     auto material = [&](const char* name, glm::vec4 color,
                         std::optional<std::uint32_t> texture = std::nullopt) {
@@ -137,6 +141,22 @@ Scene make_demo_scene() {
                       .phase = 1.0f});
     scene.add_motion(
         {.kind = Motion::Kind::Spin, .node = spinner, .axis = {0.3f, 1.0f, 0.2f}, .speed = 1.2f});
+
+    if (options.crowd > 0) {
+        // Rows of spheres in front of the back wall, clear of the props in the middle.
+        const auto crowd_mat = material("crowd", {0.75f, 0.45f, 0.85f, 1.0f});
+        const auto crowd_mesh = mesh(make_sphere(0.18f, 128, 64, crowd_mat), "crowd sphere");
+        const auto crowd = node("crowd", std::nullopt, glm::mat4(1.0f), {"crowd"});
+        const auto per_row =
+            static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(options.crowd))));
+        const float step = 12.0f / static_cast<float>(per_row);
+        for (std::uint32_t i = 0; i < options.crowd; ++i) {
+            const float x = -6.0f + step * (static_cast<float>(i % per_row) + 0.5f);
+            const float z = -6.0f + step * (static_cast<float>(i / per_row) + 0.5f);
+            const std::string name = "crowd " + std::to_string(i);
+            node(name.c_str(), crowd_mesh, at(x, 0.18f, z), {}, crowd);
+        }
+    }
 
     // Cameras.
     const auto security = node("security", std::nullopt,

@@ -13,7 +13,17 @@
 
 namespace tandem::detail {
 
-[[nodiscard]] Scene make_demo_scene();
+struct DemoOptions {
+    // Adds this many detailed spheres (k_crowd_sphere_triangles each) standing in rows on the
+    // floor, under a node tagged "crowd": a load for measuring offload, since every view that
+    // sees them (the main view, the security camera, the mirror) pays for their triangles.
+    std::uint32_t crowd = 0;
+};
+inline constexpr std::uint32_t k_max_demo_crowd = 4000;
+inline constexpr std::uint32_t k_crowd_sphere_triangles = 2 * 128 * 64;
+
+// Throws Error when options.crowd exceeds k_max_demo_crowd.
+[[nodiscard]] Scene make_demo_scene(const DemoOptions& options = {});
 // security -> monitor, mirror -> mirror, minimap -> minimap_screen (tags: map); main: "main".
 [[nodiscard]] TasksFile demo_tasks();
 

@@ -25,7 +25,12 @@ RunInputs prepare_run(const RunRequest& request) {
         }
     }
     out.demo = request.scene_path.empty();
-    out.scene = out.demo ? make_demo_scene() : load_gltf(request.scene_path);
+    if (!out.demo && request.demo_crowd > 0) {
+        throw Error("--demo-crowd applies to the built-in demo, not to " + request.scene_path,
+                    "Leave out --scene to load the demo, or --demo-crowd to run your scene");
+    }
+    out.scene =
+        out.demo ? make_demo_scene(DemoOptions{request.demo_crowd}) : load_gltf(request.scene_path);
     add_fitted_main_camera(out.scene);
     std::string origin = "(built in)";
     if (!request.tasks_path.empty()) {

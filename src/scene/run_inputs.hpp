@@ -23,6 +23,7 @@ struct RunRequest {
     std::string tasks_path;               // empty: the demo's tasks or fitted defaults
     std::string size = "1280x720";        // the main view, WIDTHxHEIGHT
     std::optional<std::string> placement; // overrides every task's placement
+    std::uint32_t demo_crowd = 0;         // DemoOptions::crowd; the built-in demo only
 };
 
 struct PreparedTask {

@@ -185,6 +185,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             return r;
         }
         if (done < slot.primary_value) {
+            note_not_ready(1, done, slot.primary_value);
             return VK_NOT_READY;
         }
     }
@@ -203,6 +204,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     const StagingLayout& layout = m_backend->layout();
     const std::uint32_t bands = layout.band_count;
     if (m_bridge && m_bridge->pending() + bands > std::size_t{bands} * layout.slots + 1) {
+        note_not_ready(2, m_bridge->pending(), bands);
         return VK_NOT_READY;
     }
     VkResult r = vk_status(vkResetCommandPool(m_worker->handle(), slot.worker_pool.get(), 0),
@@ -434,6 +436,27 @@ bool TransferLink::failed() const noexcept {
     }
     return m_bridge != nullptr && (m_bridge->state() == HostBridge::State::TimedOut ||
                                    m_bridge->state() == HostBridge::State::Failed);
+}
+
+void TransferLink::note_not_ready(int kind, std::uint64_t a, std::uint64_t b) noexcept {
+    m_not_ready_a.store(a, std::memory_order_relaxed);
+    m_not_ready_b.store(b, std::memory_order_relaxed);
+    m_not_ready_kind.store(kind, std::memory_order_release);
+}
+
+std::string TransferLink::not_ready_reason() const {
+    const int kind = m_not_ready_kind.load(std::memory_order_acquire);
+    const auto a = std::to_string(m_not_ready_a.load(std::memory_order_relaxed));
+    const auto b = std::to_string(m_not_ready_b.load(std::memory_order_relaxed));
+    switch (kind) {
+    case 1:
+        return "the slot's previous transfer had not finished (primary timeline " + a + ", needs " +
+               b + ")";
+    case 2:
+        return "the bridge's queue was full (" + a + " hand-offs pending, " + b + " more asked)";
+    default:
+        return {};
+    }
 }
 
 std::string TransferLink::error() const {

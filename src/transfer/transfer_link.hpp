@@ -110,6 +110,9 @@ public:
     // nothing more; error() says why in a sentence.
     [[nodiscard]] bool failed() const noexcept;
     [[nodiscard]] std::string error() const;
+    // Why the last submit() answered VK_NOT_READY, in a sentence with its values (any thread;
+    // empty before the first such answer).
+    [[nodiscard]] std::string not_ready_reason() const;
 
 private:
     struct Slot {
@@ -128,6 +131,7 @@ private:
     VkResult primary_band(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
                           std::uint64_t primary_value, const VkSemaphoreSubmitInfo* wait) noexcept;
     void fail(VkResult result, const std::string& message) noexcept;
+    void note_not_ready(int kind, std::uint64_t a, std::uint64_t b) noexcept;
     void drain() noexcept;
 
     const Device* m_worker;
@@ -144,6 +148,11 @@ private:
     std::uint64_t m_primary_value = 0;
     std::atomic<std::uint64_t> m_primary_submitted{0}; // last primary value whose batch was queued
     std::atomic<bool> m_failed{false};
+    // The last VK_NOT_READY: 1 = the slot's previous transfer unfinished (a: done, b: needed),
+    // 2 = the bridge's queue full (a: pending, b: bands); 0 = none yet.
+    std::atomic<int> m_not_ready_kind{0};
+    std::atomic<std::uint64_t> m_not_ready_a{0};
+    std::atomic<std::uint64_t> m_not_ready_b{0};
     mutable std::mutex m_error_mutex;
     std::string m_error;
 };

@@ -213,3 +213,41 @@ TEST_F(Runtime_, TwoWorkersRunConcurrently) {
 
 } // namespace
 } // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// An application that polls stats() in a tight loop while work completes (as a "wait until
+// nothing is in flight" loop does) must not starve the worker's thread of the task: on the
+// H200s such a loop once held the task's lock while sorting latency samples and the worker,
+// unable to publish its submit, was declared lost.
+TEST_F(Runtime_, PollingStatsInALoopNeverStarvesTheWorker) {
+    auto runtime = make_runtime("auto");
+    TaskId task = 0;
+    try {
+        task = runtime->register_task(pattern_task("worker:0", 16, 16));
+    } catch (const Error& e) {
+        GTEST_SKIP() << e.what();
+    }
+    std::uint64_t accepted = 0;
+    for (int round = 0; round < 200; ++round) {
+        for (int k = 0; k < 3; ++k) {
+            accepted += runtime->submit(task).accepted() ? 1 : 0;
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (runtime->stats(task).in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+            runtime->pump();
+        }
+        if (auto lease = runtime->acquire(task)) {
+            runtime->release(*lease, 0);
+        }
+    }
+    const TaskStats s = runtime->stats(task);
+    EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
+    EXPECT_EQ(s.in_flight, 0u);
+    EXPECT_EQ(s.failed, 0u);
+    EXPECT_EQ(s.ready + s.superseded, accepted);
+}
+
+} // namespace
+} // namespace tandem::test
