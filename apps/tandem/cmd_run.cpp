@@ -805,6 +805,19 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                     fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
                                        .c_str());
             }
+            for (const std::uint32_t w : scheduler.lost()) {
+                std::fprintf(out,
+                             "worker adapter %u was lost: its auto tasks moved in the next frame "
+                             "(its last outputs stayed on their surfaces until then)\n",
+                             w);
+            }
+            if (!decisions.empty()) {
+                std::fprintf(out, "scheduler: %s; %llu of %llu decisions changed a placement\n",
+                             scheduler_json["model"].get<std::string>().c_str(),
+                             static_cast<unsigned long long>(decisions_changed),
+                             static_cast<unsigned long long>(
+                                 scheduler_json["decisions_total"].get<std::uint64_t>()));
+            }
             std::fprintf(out, "wrote %zu main view PNG(s), task PNGs and %s\n", main_pngs.size(),
                          report_path.c_str());
         }
@@ -813,6 +826,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             return 1;
         }
         if (lost) {
+            // A task stayed on a lost worker (a manual placement): its output stopped.
             std::fprintf(stderr, "tandem: error: a worker was lost (see %s)\n",
                          report_path.c_str());
             return 1;
