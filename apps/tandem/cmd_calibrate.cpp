@@ -93,7 +93,7 @@ Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                 d.timing = measurer.timing(d.index);
             }
         }
-        profile.tandem_version = "0.1.0";
+        profile.tandem_version = TANDEM_VERSION_STRING;
         detail::save_profile(profile, path);
         report_validation(*session.instance);
         if (args->json) {

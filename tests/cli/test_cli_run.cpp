@@ -142,6 +142,23 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
     }
     ASSERT_EQ(run.report["devices"].size(), 3u);
     EXPECT_EQ(run.report["devices"][0]["role"], "primary");
+    // Each task's GPU time per capture on its device, where that device has timestamps.
+    for (const auto& t : tasks) {
+        for (const auto& d : run.report["devices"]) {
+            if (d["index"] != t["device"]["index"] || d["busy_ms"].is_null()) {
+                continue;
+            }
+            bool found = false;
+            for (const auto& r : t["registrations"]) {
+                if (r["adapter"] == d["index"]) {
+                    found = true;
+                    ASSERT_TRUE(r["gpu_ms_per_update"].is_number()) << r.dump();
+                    EXPECT_GT(r["gpu_ms_per_update"].get<double>(), 0.0) << r.dump();
+                }
+            }
+            EXPECT_TRUE(found) << t.dump();
+        }
+    }
     const auto& sched = run.report["scheduler"];
     ASSERT_TRUE(sched.is_object());
     EXPECT_EQ(sched["profile"].is_null(), std::string(GetParam()) != "auto-profile");
