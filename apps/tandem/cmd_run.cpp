@@ -345,7 +345,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         // The scheduler's decisions: the first, each that changed something, and the last.
         nlohmann::json decisions = nlohmann::json::array();
-        nlohmann::json last_decision;
+        std::uint64_t last_decision_frame = 0;
         std::uint64_t decisions_changed = 0;
         std::map<std::pair<std::string, std::uint32_t>, detail::SceneCaptureTimes::DeviceTime>
             seen_capture_times;
@@ -366,9 +366,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 seen = t;
             }
             const detail::PlacementPlan& plan = scheduler.decide();
-            nlohmann::json j = detail::to_json(plan);
-            j["frame"] = frame;
+            last_decision_frame = frame;
             if (scheduler.changed()) {
+                // JSON only for the decisions kept (the per-frame path stays cheap).
+                nlohmann::json j = detail::to_json(plan);
+                j["frame"] = frame;
                 ++decisions_changed;
                 decisions.push_back(j);
                 if (args->explain) {
@@ -381,7 +383,6 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     std::fflush(explain_out);
                 }
             }
-            last_decision = j;
         };
         decide(0, false);
 
@@ -700,10 +701,12 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             tasks_json.push_back(t);
         }
         report["tasks"] = tasks_json;
-        if (!decisions.empty() && decisions.back() != last_decision) {
-            decisions.push_back(last_decision);
+        if (decisions.empty() || decisions.back()["decision"] != scheduler.plan().decision) {
+            nlohmann::json last = detail::to_json(scheduler.plan());
+            last["frame"] = last_decision_frame;
+            decisions.push_back(last);
         }
-        scheduler_json["decisions_total"] = last_decision.value("decision", 0);
+        scheduler_json["decisions_total"] = scheduler.plan().decision;
         scheduler_json["decisions_changed"] = decisions_changed;
         scheduler_json["decisions"] = decisions;
         scheduler_json["final"] = final_placement;
