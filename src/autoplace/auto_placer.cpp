@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/capabilities.hpp"
+#include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #include "transfer/transfer_path.hpp"
 
@@ -13,6 +14,8 @@ namespace tandem::detail {
 namespace {
 // Outputs of a registration whose timings are not observed.
 constexpr std::uint64_t k_warm_up_outputs = 2;
+// Samples per stage whose median is one observation.
+constexpr std::size_t k_recent_samples = 8;
 } // namespace
 
 AutoPlacer::AutoPlacer(Runtime& runtime, CostModel& model, AutoOptions options)
@@ -75,7 +78,8 @@ void AutoPlacer::observe_runtime() {
     const std::uint32_t primary = m_runtime->primary_device().index;
     for (Entry& entry : m_tasks) {
         for (Registration& reg : entry.regs) {
-            const TaskStats s = m_runtime->stats(reg.id);
+            const TaskPulse p = m_runtime->impl().pulse(reg.id, k_recent_samples);
+            const TaskStats& s = p.counters;
             if (s.worker_lost && reg.device != primary &&
                 std::find(m_lost.begin(), m_lost.end(), reg.device) == m_lost.end()) {
                 m_lost.push_back(reg.device);
@@ -87,10 +91,10 @@ void AutoPlacer::observe_runtime() {
             if (s.ready <= k_warm_up_outputs) {
                 continue; // first uploads, pipeline caches: not what the task costs later
             }
-            // The runtime keeps latency percentiles from each request: their medians give one
-            // observation per frame in which new outputs arrived.
-            const double done_ms = (s.worker_done.p50_us - s.worker_submit.p50_us) / 1000.0;
-            const double delivery_ms = (s.ready_observed.p50_us - s.worker_done.p50_us) / 1000.0;
+            // One observation per frame in which new outputs arrived: the medians of each
+            // stage's newest samples (all timed from the request).
+            const double done_ms = (p.worker_done_us - p.worker_submit_us) / 1000.0;
+            const double delivery_ms = (p.ready_us - p.worker_done_us) / 1000.0;
             if (!entry.external_execute && done_ms >= 0.0 && s.worker_done.count > 0) {
                 (void)m_model->observe(entry.spec.desc.name, reg.device, Stage::Execute, done_ms);
             }

@@ -12,8 +12,9 @@
 // count in the devices' loads. Execute timings measured outside the runtime (a workload's GPU
 // timestamps) come in through observe_execute(); without them the runtime's submit -> worker
 // done latency stands in. Delivery (worker done -> ready on the primary) is observed from the
-// runtime's latency medians each frame in which a registration published new outputs, once it
-// published more than two (the first ones carry uploads and pipeline warm-up).
+// runtime's recent latencies (RuntimeImpl::pulse: the median of each stage's newest samples,
+// cheap enough for every frame) in each frame in which a registration published new outputs,
+// once it published more than two (the first ones carry uploads and pipeline warm-up).
 //
 // Threads: the application's frame loop only (not thread-safe). Lifetime: the Runtime and the
 // CostModel outlive it; register_task failures at add() or on a move throw / are reported.
