@@ -87,7 +87,8 @@ private:
     void drain() noexcept;
     // The completion thread: observes completions (what pump() does) without the application,
     // so outputs are published and slots recycled at the rate the devices deliver them,
-    // whatever the application's frame rate. It sleeps in vkWaitSemaphores on the primary.
+    // whatever the application's frame rate. It polls the primary's counters with a sleep that
+    // grows while nothing completes (never blocking in vkWaitSemaphores).
     void completion_loop() noexcept;
     void pump_all() noexcept;
 
