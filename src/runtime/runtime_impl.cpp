@@ -357,7 +357,7 @@ void RuntimeImpl::drop_job(const WorkerJob& job) noexcept {
 void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     Task& task = *job.task;
     const auto t0 = Clock::now();
-    worker.set_activity("recording", job.generation);
+    worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
     std::uint64_t wait_worker = 0;
     std::uint64_t wait_reads = 0;
     {
@@ -432,7 +432,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         waits[wait_count] = m_reads->submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         ++wait_count;
     }
-    worker.set_activity("submitting the work", job.generation);
+    worker.set_activity(Worker::Thread::Jobs, "submitting the work", job.generation);
     const std::uint64_t work_value = worker.next_work_value();
     VkSemaphoreSubmitInfo signal =
         worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
@@ -453,22 +453,46 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     }
     const auto t_submit = Clock::now();
 
-    worker.set_activity("submitting the transfer", job.generation);
+    // The transfer is submitted by the worker's transfer thread, so this thread can record and
+    // submit the next job meanwhile. The slot stays Recording (owned by this job) until then.
+    const VkImage worker_image = target_image.get();
+    worker.enqueue_transfer(
+        job, [this, &worker, job, t0, t_submit, work_value, signal, worker_image] {
+            submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image);
+        });
+}
+
+void RuntimeImpl::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                                  Clock::time_point t_submit, std::uint64_t work_value,
+                                  VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept {
+    Task& task = *job.task;
+    SlotResources& res = task.slots[job.slot];
+    auto fail = [&](const std::string& reason) {
+        lose_worker(worker, reason);
+        std::lock_guard lock(task.mutex);
+        (void)task.ring.apply(job.slot, SlotEvent::Fail);
+    };
+    if (worker.lost()) {
+        fail(worker.lost_reason());
+        return;
+    }
+    using Thread = Worker::Thread;
+    worker.set_activity(Thread::Transfers, "submitting the transfer", job.generation);
     SlotTicket ticket;
     const VkImageLayout written_layout = task.transport->shares_images()
                                              ? task.workload->output().layout
                                              : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
-                               res.primary_image.get(), res.primary_layout, ticket);
+    VkResult r = task.transport->submit(job.slot, worker_image, written_layout, signal,
+                                        res.primary_image.get(), res.primary_layout, ticket);
     // VK_NOT_READY: the transfer's queue to the primary is full for now; the worker work is
     // already submitted, so retry until it takes it (bounded by the worker timeout).
     const auto give_up = t_submit + std::chrono::milliseconds(m_timeout_ms.load());
     if (r == VK_NOT_READY) {
-        worker.set_activity("retrying the transfer (not ready)", job.generation);
+        worker.set_activity(Thread::Transfers, "retrying the transfer (not ready)", job.generation);
     }
     while (r == VK_NOT_READY && Clock::now() < give_up && !worker.lost()) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
-        r = task.transport->submit(job.slot, target_image.get(), written_layout, signal,
+        r = task.transport->submit(job.slot, worker_image, written_layout, signal,
                                    res.primary_image.get(), res.primary_layout, ticket);
     }
     const auto t_queued = Clock::now();
@@ -479,7 +503,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
     res.primary_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    worker.set_activity("publishing the submit", job.generation);
+    worker.set_activity(Thread::Transfers, "publishing the submit", job.generation);
     {
         std::lock_guard lock(task.mutex);
         SlotRecord& s = task.ring[job.slot];
@@ -660,7 +684,7 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                               " " + to_string(s.state) + "; worker work " + std::to_string(worked) +
                               "/" + std::to_string(s.work_value) + ", primary copy " +
                               std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
-                lost_reason += "; its thread: " + worker.activity();
+                lost_reason += "; " + worker.activity();
                 if (const auto why = task.transport->not_ready_reason(); !why.empty()) {
                     lost_reason += "; the transfer last refused a submit because " + why;
                 }

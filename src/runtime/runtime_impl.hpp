@@ -78,7 +78,12 @@ private:
     void start_worker_threads();
     [[nodiscard]] Task* find(TaskId id) const noexcept;
     [[nodiscard]] Worker& place(const TaskDesc& desc);
+    // The job thread's part: records and submits the job's work, then queues submit_transfer
+    // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;
+    void submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                         Clock::time_point t_submit, std::uint64_t work_value,
+                         VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept;
     void drop_job(const WorkerJob& job) noexcept;
     void pump_task(Task& task, std::uint64_t reads_value) noexcept;
     void lose_worker(Worker& worker, const std::string& reason) noexcept;

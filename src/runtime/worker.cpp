@@ -10,6 +10,7 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
       m_work(device, device.label() + " work timeline") {
     m_thread = std::thread([this] { run(); });
+    m_transfer_thread = std::thread([this] { run_transfers(); });
 }
 
 Worker::~Worker() {
@@ -25,6 +26,23 @@ void Worker::enqueue(const WorkerJob& job) {
         m_queue.push_back(job);
     }
     m_cv.notify_one();
+}
+
+void Worker::enqueue_transfer(const WorkerJob& job, std::function<void()> step) {
+    bool dropped = false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stop) {
+            dropped = true;
+        } else {
+            m_transfers.push_back(TransferStep{job, std::move(step)});
+        }
+    }
+    if (dropped) {
+        m_on_drop(*this, job);
+        return;
+    }
+    m_transfer_cv.notify_one();
 }
 
 void Worker::hold(const Task* task, std::uint64_t generation) {
@@ -63,31 +81,37 @@ bool Worker::mark_lost(const std::string& reason) {
     return true;
 }
 
-void Worker::set_activity(const char* what, std::uint64_t generation) noexcept {
+void Worker::set_activity(Thread thread, const char* what, std::uint64_t generation) noexcept {
+    Activity& a = m_activity[static_cast<int>(thread)];
     const auto now = std::chrono::steady_clock::now().time_since_epoch();
-    m_activity_since_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
-                              std::memory_order_relaxed);
-    m_activity_generation.store(generation, std::memory_order_relaxed);
-    m_activity.store(what, std::memory_order_release);
+    a.since_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                     std::memory_order_relaxed);
+    a.generation.store(generation, std::memory_order_relaxed);
+    a.what.store(what, std::memory_order_release);
 }
 
 std::string Worker::activity() const {
-    const char* what = m_activity.load(std::memory_order_acquire);
-    const std::uint64_t generation = m_activity_generation.load(std::memory_order_relaxed);
-    const auto since =
-        std::chrono::nanoseconds(m_activity_since_ns.load(std::memory_order_relaxed));
-    const auto now = std::chrono::steady_clock::now().time_since_epoch();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
-    std::size_t queued = 0;
+    std::size_t queued[2] = {0, 0};
     {
         std::lock_guard lock(m_mutex);
-        queued = m_queue.size();
+        queued[0] = m_queue.size();
+        queued[1] = m_transfers.size();
     }
-    std::string out = what;
-    if (generation != 0) {
-        out += " of generation " + std::to_string(generation);
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    std::string out;
+    for (int i = 0; i < 2; ++i) {
+        const Activity& a = m_activity[i];
+        const char* what = a.what.load(std::memory_order_acquire);
+        const std::uint64_t generation = a.generation.load(std::memory_order_relaxed);
+        const auto since = std::chrono::nanoseconds(a.since_ns.load(std::memory_order_relaxed));
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+        out += i == 0 ? "job thread: " : "; transfer thread: ";
+        out += what;
+        if (generation != 0) {
+            out += " of generation " + std::to_string(generation);
+        }
+        out += " for " + std::to_string(ms) + " ms, " + std::to_string(queued[i]) + " queued";
     }
-    out += " for " + std::to_string(ms) + " ms, " + std::to_string(queued) + " job(s) queued";
     return out;
 }
 
@@ -103,8 +127,20 @@ void Worker::stop() {
         m_held.clear();
     }
     m_cv.notify_all();
+    m_transfer_cv.notify_all();
     if (m_thread.joinable()) {
         m_thread.join();
+    }
+    // The job thread has stopped, so nothing is added to the transfer queue any more.
+    if (m_transfer_thread.joinable()) {
+        m_transfer_thread.join();
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        for (const auto& t : m_transfers) {
+            dropped.push_back(t.job);
+        }
+        m_transfers.clear();
     }
     for (const auto& job : dropped) {
         m_on_drop(*this, job);
@@ -114,7 +150,7 @@ void Worker::stop() {
 void Worker::run() {
     for (;;) {
         WorkerJob job;
-        set_activity("idle");
+        set_activity(Thread::Jobs, "idle");
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });
@@ -129,6 +165,23 @@ void Worker::run() {
             }
         }
         m_on_job(*this, job);
+    }
+}
+
+void Worker::run_transfers() {
+    for (;;) {
+        TransferStep next;
+        set_activity(Thread::Transfers, "idle");
+        {
+            std::unique_lock lock(m_mutex);
+            m_transfer_cv.wait(lock, [&] { return m_stop || !m_transfers.empty(); });
+            if (m_stop) {
+                return; // stop() drops what is left
+            }
+            next = std::move(m_transfers.front());
+            m_transfers.pop_front();
+        }
+        next.step();
     }
 }
 

@@ -1,15 +1,19 @@
-// Worker: one device that runs tasks, with its submission thread. The application thread only
-// queues jobs (submit() never records or submits GPU work itself); the worker's thread records
-// each job's commands and submits them and the transfer, so tasks on different workers run
-// concurrently and the app-thread cost stays a lock and a push.
+// Worker: one device that runs tasks, with two submission threads. The application thread only
+// queues jobs (submit() never records or submits GPU work itself); the worker's job thread
+// records each job's commands and submits them, then hands the job's transfer to the worker's
+// transfer thread, which submits it. So recording and submitting job n+1 overlaps submitting
+// the transfer of job n, tasks on different workers run concurrently, and the app-thread cost
+// stays a lock and a push. Both queues are FIFO, so each task's transfers are submitted in the
+// order of its jobs.
 //
 // A worker is *lost* once its device reported VK_ERROR_DEVICE_LOST, a submit failed, its
 // transfer failed, or its work did not complete in time; lost is final. Test hooks hold a
 // job back (to force out-of-order completion) and release it.
 //
 // Threads: enqueue/hold/release_held/mark_lost from any thread; the job callback runs on the
-// worker's own thread. stop() (and the destructor) drop queued jobs, hand each to `on_drop`,
-// and join.
+// job thread, enqueue_transfer from it, and transfer steps on the transfer thread. stop() (and
+// the destructor) drop queued jobs and transfer steps, hand each one's job to `on_drop`, and join
+// both threads.
 #pragma once
 
 #include <atomic>
@@ -58,6 +62,8 @@ public:
     [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
 
     void enqueue(const WorkerJob& job);
+    // The second half of a job: runs on the transfer thread, in the order enqueued.
+    void enqueue_transfer(const WorkerJob& job, std::function<void()> step);
     // Test hooks: jobs of (task, generation) wait in a side list until release_held().
     void hold(const Task* task, std::uint64_t generation);
     void release_held();
@@ -74,17 +80,28 @@ public:
 
     std::atomic<std::uint32_t> task_count{0};
 
-    // What the worker's thread is doing (a static string such as "submitting the transfer"),
-    // for which generation, since when; set by the worker's thread, read by any thread.
-    void set_activity(const char* what, std::uint64_t generation = 0) noexcept;
-    // "idle, 0 jobs queued" or "submitting the transfer of generation 7711 for 5003 ms, 2 jobs
-    // queued": what the lost message says about the thread.
+    // What each of the worker's threads is doing (a static string such as "submitting the
+    // transfer"), for which generation, since when; set by that thread, read by any thread.
+    enum class Thread { Jobs = 0, Transfers = 1 };
+    void set_activity(Thread thread, const char* what, std::uint64_t generation = 0) noexcept;
+    // "job thread: idle, 0 queued; transfer thread: submitting the transfer of generation 7711
+    // for 5003 ms, 2 queued": what the lost message says about the threads.
     [[nodiscard]] std::string activity() const;
 
     void stop();
 
 private:
+    struct TransferStep {
+        WorkerJob job;
+        std::function<void()> step;
+    };
+    struct Activity {
+        std::atomic<const char*> what{"starting"};
+        std::atomic<std::uint64_t> generation{0};
+        std::atomic<std::int64_t> since_ns{0}; // steady_clock
+    };
     void run();
+    void run_transfers();
 
     const Device& m_device;
     std::uint32_t m_index;
@@ -103,10 +120,11 @@ private:
     // Set once, after m_lost_reason is written under m_mutex; readers of the reason lock.
     std::atomic<bool> m_lost{false};
     std::atomic<bool> m_retired{false};
-    std::atomic<const char*> m_activity{"starting"};
-    std::atomic<std::uint64_t> m_activity_generation{0};
-    std::atomic<std::int64_t> m_activity_since_ns{0}; // steady_clock
+    Activity m_activity[2];
+    std::deque<TransferStep> m_transfers; // guarded by m_mutex
+    std::condition_variable m_transfer_cv;
     std::thread m_thread;
+    std::thread m_transfer_thread;
 };
 
 } // namespace tandem::detail

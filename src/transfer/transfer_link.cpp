@@ -12,6 +12,8 @@ namespace tandem::detail {
 namespace {
 
 constexpr VkPipelineStageFlags2 k_all = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+// The most bands one bridge hand-off submits at once (the rest follow with later hand-offs).
+constexpr std::uint32_t k_max_coalesced_bands = 16;
 
 bool copyable_in_place(VkImageLayout layout) {
     return layout == VK_IMAGE_LAYOUT_GENERAL || layout == VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
@@ -292,11 +294,14 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
 
     if (m_bridge) {
         // Host-bridged: once the worker's band b is done, the bridge thread runs the host step
-        // (host copy) and submits the primary's band b; the last band signals primary_value.
-        // Every semaphore is signalled by a queue, none waits on a host signal.
+        // (host copy) and submits the primary's band b, with any later bands already done; the
+        // last band signals primary_value. Every semaphore is signalled by a queue, none waits
+        // on a host signal.
+        slot.bands_submitted = 0; // published to the bridge thread by try_forward's lock
         for (std::uint32_t b = 0; b < bands; ++b) {
-            HostBridge::Action action = [this, slot_index, b, bands, primary_value]() -> VkResult {
-                return primary_band(slot_index, b, bands, primary_value, nullptr);
+            HostBridge::Action action = [this, slot_index, b, bands, first,
+                                         primary_value]() -> VkResult {
+                return forward_bands(slot_index, b, bands, first, primary_value);
             };
             if (!m_bridge->try_forward(first + b, std::move(action))) {
                 // Cannot happen while pending() was checked above.
@@ -319,6 +324,57 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     slot.primary_value = primary_value;
     out.worker_value = m_worker_value;
     out.primary_value = primary_value;
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t band,
+                                     std::uint32_t bands, std::uint64_t first_value,
+                                     std::uint64_t primary_value) noexcept {
+    Slot& slot = m_slots[slot_index];
+    if (band < slot.bands_submitted) {
+        return VK_SUCCESS; // went with an earlier band's submission
+    }
+    // Every band the worker has finished by now goes in this submission.
+    std::uint64_t reached = first_value + band;
+    if (band + 1 < bands) {
+        std::uint64_t current = 0;
+        if (m_worker_timeline->value(current) == VK_SUCCESS) {
+            reached = std::max(reached, current);
+        }
+    }
+    const std::uint32_t last =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(bands - 1, reached - first_value));
+    VkCommandBufferSubmitInfo cmds[k_max_coalesced_bands];
+    VkSubmitInfo2 submits[k_max_coalesced_bands];
+    const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
+    std::uint32_t n = 0;
+    for (std::uint32_t b = band; b <= last && n < k_max_coalesced_bands; ++b, ++n) {
+        if (m_backend->has_host_step()) {
+            const VkResult r = m_backend->host_step(slot_index, m_backend->layout().band(b));
+            if (r != VK_SUCCESS) {
+                fail(r, "the host copy between the devices failed");
+                return r;
+            }
+        }
+        cmds[n] = cmd_info(slot.primary_cmds[b]);
+        submits[n] = VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submits[n].commandBufferInfoCount = 1;
+        submits[n].pCommandBufferInfos = &cmds[n];
+        if (b + 1 == bands) {
+            submits[n].signalSemaphoreInfoCount = 1;
+            submits[n].pSignalSemaphoreInfos = &signal;
+        }
+    }
+    const VkResult r = m_primary->queue(QueueRole::Transfer).submit({submits, n});
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting the primary side of a transfer failed");
+        return r;
+    }
+    slot.bands_submitted = band + n;
+    if (slot.bands_submitted == bands) {
+        // release: drain() readers that see the value also see the submission behind it.
+        m_primary_submitted.store(primary_value, std::memory_order_release);
+    }
     return VK_SUCCESS;
 }
 

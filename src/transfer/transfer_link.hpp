@@ -121,6 +121,9 @@ private:
         std::vector<VkCommandBuffer> worker_cmds;  // one per band
         std::vector<VkCommandBuffer> primary_cmds; // one per band
         std::uint64_t primary_value = 0;           // of the last transfer through this slot
+        // Host-bridged: bands of the current transfer whose primary part is submitted. Reset by
+        // submit() before the bands are forwarded; then the bridge thread's only.
+        std::uint32_t bands_submitted = 0;
     };
 
     VkResult submit_same_device(Slot& slot, VkImage worker_image, VkImageLayout worker_layout,
@@ -130,6 +133,12 @@ private:
     // `primary_value`. On the bridge thread (host-bridged) or in submit() (GPU-side, `wait`).
     VkResult primary_band(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
                           std::uint64_t primary_value, const VkSemaphoreSubmitInfo* wait) noexcept;
+    // Host-bridged, on the bridge thread, once the worker finished `band` (worker value
+    // first_value + band): submits the primary's part of that band and of every later band of
+    // the transfer the worker has finished too, in one vkQueueSubmit2, so the bridge keeps up
+    // with narrow bands. A band already submitted that way is skipped.
+    VkResult forward_bands(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
+                           std::uint64_t first_value, std::uint64_t primary_value) noexcept;
     void fail(VkResult result, const std::string& message) noexcept;
     void note_not_ready(int kind, std::uint64_t a, std::uint64_t b) noexcept;
     void drain() noexcept;
