@@ -24,6 +24,7 @@ void Worker::enqueue(const WorkerJob& job) {
             return;
         }
         m_queue.push_back(job);
+        m_job_posts.fetch_add(1, std::memory_order_release);
     }
     m_cv.notify_one();
 }
@@ -36,6 +37,7 @@ void Worker::enqueue_transfer(const WorkerJob& job, std::function<void()> step) 
             dropped = true;
         } else {
             m_transfers.push_back(TransferStep{job, std::move(step)});
+            m_transfer_posts.fetch_add(1, std::memory_order_release);
         }
     }
     if (dropped) {
@@ -57,6 +59,7 @@ void Worker::release_held() {
         for (auto it = m_held.rbegin(); it != m_held.rend(); ++it) {
             m_queue.push_front(*it);
         }
+        m_job_posts.fetch_add(1, std::memory_order_release);
         m_held.clear();
     }
     m_cv.notify_one();
@@ -121,6 +124,8 @@ void Worker::stop() {
         std::lock_guard lock(m_mutex);
         m_stop = true;
         dropped.swap(m_queue);
+        m_job_posts.fetch_add(1, std::memory_order_release);
+        m_transfer_posts.fetch_add(1, std::memory_order_release);
         for (const auto& job : m_held) {
             dropped.push_back(job);
         }
@@ -147,12 +152,27 @@ void Worker::stop() {
     }
 }
 
+void Worker::spin_while_unposted(const std::atomic<std::uint64_t>& posts,
+                                 std::uint64_t seen) noexcept {
+    const auto until = std::chrono::steady_clock::now() + k_spin;
+    while (posts.load(std::memory_order_acquire) == seen &&
+           std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+}
+
 void Worker::run() {
     for (;;) {
         WorkerJob job;
         set_activity(Thread::Jobs, "idle");
         {
             std::unique_lock lock(m_mutex);
+            if (!m_stop && m_queue.empty()) {
+                const std::uint64_t seen = m_job_posts.load(std::memory_order_relaxed);
+                lock.unlock();
+                spin_while_unposted(m_job_posts, seen);
+                lock.lock();
+            }
             m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) {
                 return;
@@ -174,6 +194,12 @@ void Worker::run_transfers() {
         set_activity(Thread::Transfers, "idle");
         {
             std::unique_lock lock(m_mutex);
+            if (!m_stop && m_transfers.empty()) {
+                const std::uint64_t seen = m_transfer_posts.load(std::memory_order_relaxed);
+                lock.unlock();
+                spin_while_unposted(m_transfer_posts, seen);
+                lock.lock();
+            }
             m_transfer_cv.wait(lock, [&] { return m_stop || !m_transfers.empty(); });
             if (m_stop) {
                 return; // stop() drops what is left

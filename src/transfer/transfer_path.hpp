@@ -63,12 +63,12 @@ struct StagingLayout {
 };
 
 // Band height a path picks when the caller leaves it to the path: the whole image up to
-// 2 MiB, else bands of at least 4 MiB and at most 4 bands, so a download of one band overlaps
-// the upload of the last. Each band costs a hand-off and a submission (tens of microseconds);
-// on two H200s 1 MiB bands lost throughput and latency, 2-4 bands gained latency
-// (docs/performance.md).
+// 2 MiB, else bands of at least 2 MiB and at most 4 bands, so a download of one band overlaps
+// the upload of the last. Each band costs a submission on each side (about 10 us of copy-engine
+// time on the H200s); there, at 1920x1080, 4 bands of 2 MiB gave the lowest latency (0.78-0.80x
+// the raw copies, against 0.95 with 2 bands and 0.85 with 8) (docs/performance.md).
 inline constexpr VkDeviceSize k_whole_image_below_bytes = 2u << 20;
-inline constexpr VkDeviceSize k_min_band_bytes = 4u << 20;
+inline constexpr VkDeviceSize k_min_band_bytes = 2u << 20;
 inline constexpr std::uint32_t k_max_default_bands = 4;
 [[nodiscard]] std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch);
 

@@ -186,7 +186,9 @@ TEST(StagingLayout, SmallImagesMoveWholeAndLargeOnesInBands) {
     EXPECT_EQ(small.band_count, 1u);
     const auto large =
         detail::make_staging_layout(1920, 1080, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
-    EXPECT_EQ(large.band_count, 2u); // 8 MiB: two bands of at least 4 MiB
+    EXPECT_EQ(large.band_count, 4u); // 8 MiB: four bands of at least 2 MiB
+    const auto hd = detail::make_staging_layout(1280, 720, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
+    EXPECT_EQ(hd.band_count, 2u); // 3.5 MiB: two bands of 2 MiB and 1.5 MiB
     const auto huge = detail::make_staging_layout(3840, 2160, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
     EXPECT_EQ(huge.band_count, detail::k_max_default_bands);
     const auto forced =
