@@ -5,6 +5,10 @@
 // with the leased images on their display surfaces, release the leases with the frame's primary
 // timeline value. Writes main view PNGs (every k-th frame and the last), one PNG per task
 // output (the leased image of the last frame), report.json, and a summary.
+// Tasks go through an AutoPlacer (autoplace/auto_placer.hpp): once per primary frame the
+// scheduler decides where `auto` tasks run, from the calibration profile (when it matches the
+// adapters) refined by the GPU time of the captures and the runtime's job timings; manual
+// placements are kept. --explain prints every decision that changed something.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autoplace/auto_placer.hpp"
 #include "commands.hpp"
 #include "core/discovery.hpp"
 #include "main_view.hpp"
@@ -29,6 +34,9 @@
 #include "scene/demo_scene.hpp"
 #include "scene/run_inputs.hpp"
 #include "scene/snapshot_codec.hpp"
+#include "sched/cost_model.hpp"
+#include "sched/placement.hpp"
+#include "sched/profile.hpp"
 #include "table.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -52,6 +60,8 @@ struct RunArgs {
     std::uint64_t png_every = 30;
     std::uint32_t slots = 3;
     std::uint32_t timeout_ms = 5000;
+    std::string profile;
+    bool explain = false;
     std::uint32_t demo_crowd = 0;
     std::string clock = "frames";
     bool json = false;
@@ -76,9 +86,9 @@ double parse_run_fps(const std::string& text) {
                 "Give frames per second from 0 (unlimited) to 1000, e.g. 60");
 }
 
-// The runtime's placement string for a task's placement. The scheduler is not wired into
-// `tandem run` yet: "auto" and "worker" both take the runtime's choice (the worker with the
-// fewest tasks; the primary when there is no worker).
+// The runtime's placement string for a task's manual placement ("worker": the runtime's choice,
+// the worker with the fewest tasks; the primary when there is no worker). Auto tasks are placed
+// by the scheduler instead.
 std::string runtime_placement(const detail::Placement& p) {
     switch (p.kind) {
     case detail::PlacementKind::Primary:
@@ -101,7 +111,7 @@ nlohmann::json latency_json(const LatencyStats& l) {
 }
 
 nlohmann::json device_json(const DeviceInfo& d) {
-    return {{"index", d.index}, {"name", d.name}};
+    return {{"index", d.index}, {"name", d.name}, {"type", d.type}};
 }
 
 std::string fixed(double v, int digits = 1) {
@@ -130,12 +140,69 @@ std::string file_stem(const std::string& name) {
     return s.empty() ? "task" : s;
 }
 
+// Triangles the scene draws (every node with a mesh): the captures' work for the cost model.
+std::uint64_t scene_triangles(const detail::Scene& scene) {
+    std::uint64_t n = 0;
+    for (const auto& node : scene.nodes()) {
+        if (node.mesh && *node.mesh < scene.assets().meshes.size()) {
+            for (const auto& p : scene.assets().meshes[*node.mesh].primitives) {
+                n += p.indices.size() / 3;
+            }
+        }
+    }
+    return n;
+}
+
+// The scheduler's cost model: from the profile when it describes the adapters present, else
+// from measured timings only. `note` says which and why.
+std::unique_ptr<detail::CostModel> make_cost_model(const std::string& profile_arg,
+                                                   const std::vector<DeviceInfo>& devices,
+                                                   nlohmann::json& section, std::string& note) {
+    std::filesystem::path path;
+    try {
+        path = profile_arg.empty() ? detail::default_profile_path()
+                                   : std::filesystem::path(profile_arg);
+    } catch (const Error& e) {
+        note = std::string("no profile path: ") + e.what();
+    }
+    if (!path.empty()) {
+        section["profile_path"] = path.string();
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) {
+            note = "no calibration profile at " + path.string() + " (run `tandem calibrate`)";
+        } else {
+            try {
+                detail::Profile profile = detail::load_profile(path);
+                const auto mismatches = detail::check_profile(profile, devices);
+                if (mismatches.empty()) {
+                    section["profile"] = path.string();
+                    section["model"] = "profile refined by measured timings";
+                    return std::make_unique<detail::CostModel>(std::move(profile), devices);
+                }
+                note = "the calibration profile " + path.string() +
+                       " does not match the adapters present (run `tandem calibrate`):";
+                for (const auto& m : mismatches) {
+                    note += " " + m.reason;
+                }
+            } catch (const Error& e) {
+                note = e.what();
+            }
+        }
+    }
+    section["profile"] = nullptr;
+    section["profile_note"] = note;
+    section["model"] = "measured timings only (no profile): auto tasks stay on the primary "
+                       "until a worker's costs are known";
+    auto skeleton = detail::profile_skeleton(devices);
+    return std::make_unique<detail::CostModel>(std::move(skeleton), devices);
+}
+
 struct TaskRun {
-    TaskId id = 0;
     double period_s = 0;
     double next_submit_s = 0;
-    std::map<std::uint64_t, double> generation_time; // accepted generation -> scene time
-    std::optional<Lease> lease;                      // this frame's
+    // Per runtime registration: accepted generation -> scene time.
+    std::map<TaskId, std::map<std::uint64_t, double>> generation_time;
+    std::optional<Lease> lease; // this frame's
     std::uint64_t shown_generation = 0;
     double shown_time_s = 0;
     std::uint64_t frames_shown = 0; // frames that had an output to show
@@ -162,9 +229,14 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--size", args->size, "Main view size WIDTHxHEIGHT")->capture_default_str();
     sub->add_option("--out", args->out, "Output folder (PNGs, report.json)")->capture_default_str();
     sub->add_option("--placement", args->placement,
-                    "Overrides every task's placement: auto, primary, worker, an adapter index or "
-                    "device:SELECTOR. auto and worker both take the worker with the fewest tasks "
-                    "(the primary when there is none): the scheduler is not wired in yet");
+                    "Overrides every task's placement: auto (the scheduler decides every frame "
+                    "from the calibration profile and measured timings), primary, worker (the "
+                    "worker with the fewest tasks), an adapter index or device:SELECTOR");
+    sub->add_option("--profile", args->profile,
+                    "Calibration profile for auto placement; default: the one `tandem calibrate` "
+                    "wrote ($XDG_CACHE_HOME/tandem/profile.json)");
+    sub->add_flag("--explain", args->explain,
+                  "Print each placement decision that changed something, with its numbers");
     sub->add_option("--png-every", args->png_every,
                     "Write the main view every K-th frame (0: only the last)")
         ->capture_default_str();
@@ -230,24 +302,89 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
 
         const auto capture_times =
             detail::register_scene_capture_workload(inputs.scene.shared_assets());
+        std::vector<DeviceInfo> all_devices{runtime.primary_device()};
+        for (const DeviceInfo& w : runtime.worker_devices()) {
+            all_devices.push_back(w);
+        }
+        const bool any_auto =
+            std::any_of(inputs.prepared.begin(), inputs.prepared.end(), [](const auto& p) {
+                return p.spec.placement.kind == detail::PlacementKind::Auto;
+            });
+        nlohmann::json scheduler_json;
+        std::string model_note;
+        const auto model = make_cost_model(args->profile, all_devices, scheduler_json, model_note);
+        if (any_auto && !model_note.empty()) {
+            std::fprintf(stderr, "tandem: %s; auto placement uses measured timings only\n",
+                         model_note.c_str());
+        }
+        detail::AutoOptions auto_options;
+        auto_options.placement.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
+        auto_options.placement.explain = true;
+        detail::AutoPlacer scheduler(runtime, *model, auto_options);
+        const std::uint64_t triangles = scene_triangles(inputs.scene);
         std::vector<TaskRun> tasks(inputs.prepared.size());
         std::uint32_t max_w = 1;
         std::uint32_t max_h = 1;
         for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
             const detail::TaskSpec& spec = inputs.prepared[i].spec;
-            TaskDesc desc;
-            desc.name = spec.name;
-            desc.workload = detail::k_scene_capture_workload;
-            desc.width = spec.width;
-            desc.height = spec.height;
-            desc.format = VK_FORMAT_R8G8B8A8_UNORM;
-            desc.slots = args->slots;
-            desc.placement = runtime_placement(spec.placement);
-            tasks[i].id = runtime.register_task(desc);
+            detail::AutoTask task;
+            task.desc.name = spec.name;
+            task.desc.workload = detail::k_scene_capture_workload;
+            task.desc.width = spec.width;
+            task.desc.height = spec.height;
+            task.desc.format = VK_FORMAT_R8G8B8A8_UNORM;
+            task.desc.slots = args->slots;
+            task.automatic = spec.placement.kind == detail::PlacementKind::Auto;
+            task.desc.placement = runtime_placement(spec.placement);
+            task.shape = {"capture", spec.width, spec.height, triangles, 0};
+            task.rate_hz = spec.rate_hz;
+            (void)scheduler.add(task);
             tasks[i].period_s = 1.0 / spec.rate_hz;
             max_w = std::max(max_w, spec.width);
             max_h = std::max(max_h, spec.height);
         }
+        // The scheduler's decisions: the first, each that changed something, and the last.
+        nlohmann::json decisions = nlohmann::json::array();
+        std::uint64_t last_decision_frame = 0;
+        std::uint64_t decisions_changed = 0;
+        std::map<std::pair<std::string, std::uint32_t>, detail::SceneCaptureTimes::DeviceTime>
+            seen_capture_times;
+        std::FILE* explain_out = args->json ? stderr : stdout;
+        const auto decide = [&](std::uint64_t frame, bool progress_line) {
+            // The captures' GPU time since the last frame, per task and device.
+            for (const auto& [key, t] : capture_times->busy_by_task()) {
+                auto& seen = seen_capture_times[key];
+                if (t.timed && t.generations > seen.generations) {
+                    const double ms = (t.busy_ms - seen.busy_ms) /
+                                      static_cast<double>(t.generations - seen.generations);
+                    for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
+                        if (inputs.prepared[i].spec.name == key.first) {
+                            scheduler.observe_execute(i, key.second, ms);
+                        }
+                    }
+                }
+                seen = t;
+            }
+            const detail::PlacementPlan& plan = scheduler.decide();
+            last_decision_frame = frame;
+            if (scheduler.changed()) {
+                // JSON only for the decisions kept (the per-frame path stays cheap).
+                nlohmann::json j = detail::to_json(plan);
+                j["frame"] = frame;
+                ++decisions_changed;
+                decisions.push_back(j);
+                if (args->explain) {
+                    if (progress_line) {
+                        std::fprintf(stderr, "\r\033[K");
+                    }
+                    std::fprintf(explain_out, "placement at frame %llu:\n%s",
+                                 static_cast<unsigned long long>(frame),
+                                 detail::to_text(plan).c_str());
+                    std::fflush(explain_out);
+                }
+            }
+        };
+        decide(0, false);
 
         const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
         if (!args->quiet) {
@@ -257,12 +394,16 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                          fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited FPS", inputs.width,
                          inputs.height, runtime.primary_device().name.c_str());
             for (std::size_t i = 0; i < tasks.size(); ++i) {
-                const DeviceInfo d = runtime.task_device(tasks[i].id);
-                std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s\n",
+                const auto id = scheduler.active_id(i);
+                if (!id) {
+                    continue;
+                }
+                const DeviceInfo d = runtime.task_device(*id);
+                std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
                              inputs.prepared[i].spec.name.c_str(), inputs.prepared[i].spec.width,
                              inputs.prepared[i].spec.height, inputs.prepared[i].spec.rate_hz,
-                             d.name.c_str(), d.index,
-                             runtime.task_transfer_path(tasks[i].id).c_str());
+                             d.name.c_str(), d.index, runtime.task_transfer_path(*id).c_str(),
+                             scheduler.task(i).automatic ? " (auto)" : "");
             }
         }
 
@@ -298,6 +439,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const double t = wall_clock
                                      ? std::chrono::duration<double>(Clock::now() - start).count()
                                      : static_cast<double>(frame) * scene_dt;
+                if (frame > 0) {
+                    decide(frame, progress);
+                }
                 inputs.scene.animate(t);
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
                     TaskRun& task = tasks[i];
@@ -308,9 +452,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         task.next_submit_s += task.period_s;
                     }
                     const auto bytes = detail::encode_snapshot(detail::task_snapshot(inputs, i));
-                    const SubmitResult r = runtime.submit(task.id, bytes);
+                    const SubmitResult r = scheduler.submit(i, bytes);
                     if (r.accepted()) {
-                        task.generation_time[r.generation] = t;
+                        task.generation_time[*scheduler.active_id(i)][r.generation] = t;
                     } else if (r.status == SubmitStatus::Failed && !task.failed_once) {
                         task.failed_once = true;
                         if (failure.empty()) {
@@ -327,9 +471,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     for (;;) {
                         runtime.pump();
                         bool busy = false;
-                        for (const TaskRun& task : tasks) {
-                            const TaskStats s = runtime.stats(task.id);
-                            busy = busy || (s.in_flight > 0 && !s.worker_lost);
+                        for (std::size_t i = 0; i < tasks.size(); ++i) {
+                            for (const auto& [device, id] : scheduler.registrations(i)) {
+                                const TaskStats s = runtime.stats(id);
+                                busy = busy || (s.in_flight > 0 && !s.worker_lost);
+                            }
                         }
                         if (!busy || Clock::now() > deadline) {
                             break;
@@ -341,7 +487,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 std::vector<Lease> leases;
                 std::vector<std::optional<std::uint32_t>> shown(tasks.size());
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    tasks[i].lease = runtime.acquire(tasks[i].id);
+                    tasks[i].lease = scheduler.acquire(i);
                     if (tasks[i].lease) {
                         shown[i] = static_cast<std::uint32_t>(leases.size());
                         leases.push_back(*tasks[i].lease);
@@ -356,14 +502,14 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const std::uint64_t value = view.render(detail::main_snapshot(inputs, shown), req);
                 for (TaskRun& task : tasks) {
                     if (task.lease) {
-                        runtime.release(*task.lease, value);
+                        scheduler.release(*task.lease, value);
                         ++task.frames_shown;
                         task.shown_generation = task.lease->generation;
-                        const auto it = task.generation_time.find(task.shown_generation);
-                        task.shown_time_s =
-                            it != task.generation_time.end() ? it->second : task.shown_time_s;
-                        // Older generations will never be shown again.
-                        task.generation_time.erase(task.generation_time.begin(), it);
+                        auto& times = task.generation_time[task.lease->task];
+                        const auto it = times.find(task.shown_generation);
+                        task.shown_time_s = it != times.end() ? it->second : task.shown_time_s;
+                        // Older generations of that registration will never be shown again.
+                        times.erase(times.begin(), it);
                     }
                 }
                 if (value == 0) {
@@ -464,9 +610,6 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                            "are left out"}};
         }
         report["clock"] = args->clock;
-        report["placement_note"] =
-            "auto and worker placements take the worker with the fewest tasks (the primary when "
-            "there is none); the scheduler is not wired into tandem run yet";
         double gpu_total = 0;
         for (double v : main_gpu_ms) {
             gpu_total += v;
@@ -486,21 +629,54 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
 
         nlohmann::json tasks_json = nlohmann::json::array();
         bool lost = false;
+        nlohmann::json final_placement = nlohmann::json::object();
+        const auto capture_by_task = capture_times->busy_by_task();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
             const detail::PreparedTask& p = inputs.prepared[i];
-            const TaskStats s = runtime.stats(tasks[i].id);
+            const TaskId active = *scheduler.active_id(i);
+            TaskStats s = runtime.stats(active);
             lost = lost || s.worker_lost;
+            // Counters over every device the task ran on; latencies of the last one.
+            nlohmann::json registrations = nlohmann::json::array();
+            for (const auto& [device, id] : scheduler.registrations(i)) {
+                const TaskStats r = runtime.stats(id);
+                // GPU time of one capture there, from timestamps (null without them).
+                nlohmann::json gpu_ms = nullptr;
+                const auto c = capture_by_task.find({p.spec.name, device});
+                if (c != capture_by_task.end() && c->second.timed && c->second.generations > 0) {
+                    gpu_ms = c->second.busy_ms / static_cast<double>(c->second.generations);
+                }
+                registrations.push_back({{"adapter", device},
+                                         {"accepted", r.accepted},
+                                         {"ready", r.ready},
+                                         {"newest_generation", r.newest_generation},
+                                         {"worker_lost", r.worker_lost},
+                                         {"gpu_ms_per_update", gpu_ms}});
+                if (id != active) {
+                    s.accepted += r.accepted;
+                    s.busy += r.busy;
+                    s.failed += r.failed;
+                    s.ready += r.ready;
+                    s.superseded += r.superseded;
+                }
+            }
+            final_placement[p.spec.name] = {
+                {"adapter", runtime.task_device(active).index},
+                {"placement", detail::to_string(p.spec.placement)},
+                {"decided_by", scheduler.task(i).automatic ? "scheduler" : "manual"}};
             nlohmann::json t = {
                 {"name", p.spec.name},
                 {"camera", p.spec.camera},
                 {"size", {p.spec.width, p.spec.height}},
                 {"rate_hz", p.spec.rate_hz},
                 {"placement", detail::to_string(p.spec.placement)},
-                {"runtime_placement", runtime_placement(p.spec.placement)},
-                {"device", device_json(runtime.task_device(tasks[i].id))},
-                {"on_primary",
-                 runtime.task_device(tasks[i].id).index == runtime.primary_device().index},
-                {"transfer_path", runtime.task_transfer_path(tasks[i].id)},
+                {"runtime_placement", scheduler.task(i).automatic
+                                          ? std::string("scheduler")
+                                          : runtime_placement(p.spec.placement)},
+                {"device", device_json(runtime.task_device(active))},
+                {"on_primary", runtime.task_device(active).index == runtime.primary_device().index},
+                {"transfer_path", runtime.task_transfer_path(active)},
+                {"registrations", registrations},
                 {"accepted", s.accepted},
                 {"busy", s.busy},
                 {"failed", s.failed},
@@ -525,18 +701,27 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             tasks_json.push_back(t);
         }
         report["tasks"] = tasks_json;
+        if (decisions.empty() || decisions.back()["decision"] != scheduler.plan().decision) {
+            nlohmann::json last = detail::to_json(scheduler.plan());
+            last["frame"] = last_decision_frame;
+            decisions.push_back(last);
+        }
+        scheduler_json["decisions_total"] = scheduler.plan().decision;
+        scheduler_json["decisions_changed"] = decisions_changed;
+        scheduler_json["decisions"] = decisions;
+        scheduler_json["final"] = final_placement;
+        scheduler_json["lost_workers"] = scheduler.lost();
+        scheduler_json["failures"] = scheduler.failures();
+        report["scheduler"] = scheduler_json;
 
         const auto capture_busy = capture_times->busy();
         nlohmann::json devices = nlohmann::json::array();
         {
-            std::vector<DeviceInfo> all{runtime.primary_device()};
-            for (const DeviceInfo& w : runtime.worker_devices()) {
-                all.push_back(w);
-            }
+            const std::vector<DeviceInfo>& all = all_devices;
             for (std::size_t d = 0; d < all.size(); ++d) {
                 nlohmann::json names = nlohmann::json::array();
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    if (runtime.task_device(tasks[i].id).index == all[d].index) {
+                    if (scheduler.device(i) == all[d].index) {
                         names.push_back(inputs.prepared[i].spec.name);
                     }
                 }
@@ -598,7 +783,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             for (const auto& t : tasks_json) {
                 const auto& l = t["latency_us"]["ready_observed"];
                 table.add(
-                    {t["name"].get<std::string>(), t["device"]["name"].get<std::string>(),
+                    {t["name"].get<std::string>(),
+                     t["device"]["index"].dump() + " " + t["device"]["name"].get<std::string>(),
                      t["transfer_path"].get<std::string>(), t["accepted"].dump(), t["busy"].dump(),
                      t["ready"].dump(), fixed(t["ready_rate_hz"].get<double>()),
                      fixed(l["p50_us"].get<double>() / 1000.0, 2),
@@ -622,6 +808,19 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                     fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
                                        .c_str());
             }
+            for (const std::uint32_t w : scheduler.lost()) {
+                std::fprintf(out,
+                             "worker adapter %u was lost: its auto tasks moved in the next frame "
+                             "(its last outputs stayed on their surfaces until then)\n",
+                             w);
+            }
+            if (!decisions.empty()) {
+                std::fprintf(out, "scheduler: %s; %llu of %llu decisions changed a placement\n",
+                             scheduler_json["model"].get<std::string>().c_str(),
+                             static_cast<unsigned long long>(decisions_changed),
+                             static_cast<unsigned long long>(
+                                 scheduler_json["decisions_total"].get<std::uint64_t>()));
+            }
             std::fprintf(out, "wrote %zu main view PNG(s), task PNGs and %s\n", main_pngs.size(),
                          report_path.c_str());
         }
@@ -630,6 +829,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             return 1;
         }
         if (lost) {
+            // A task stayed on a lost worker (a manual placement): its output stopped.
             std::fprintf(stderr, "tandem: error: a worker was lost (see %s)\n",
                          report_path.c_str());
             return 1;

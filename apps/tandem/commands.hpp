@@ -27,4 +27,8 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global);
 // view and task PNGs and report.json into --out.
 Runner add_run_command(CLI::App& app, const GlobalOptions& global);
 
+// `tandem calibrate`: measures the selected adapters and pairs and writes the calibration
+// profile (the cache, or --out); prints its summary or --json.
+Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global);
+
 } // namespace tandem::cli

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommand("probe"), probe);
     auto stream = tandem::cli::add_stream_command(app, global);
     commands.emplace_back(app.get_subcommand("stream"), stream);
+    auto calibrate = tandem::cli::add_calibrate_command(app, global);
+    commands.emplace_back(app.get_subcommand("calibrate"), calibrate);
     auto run_command = tandem::cli::add_run_command(app, global);
     commands.emplace_back(app.get_subcommand("run"), run_command);
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "tandem/task.hpp"
@@ -34,8 +35,27 @@ public:
     }
 
     [[nodiscard]] Snapshot snapshot() const { return Snapshot{m_samples, m_count}; }
+    [[nodiscard]] std::uint64_t count() const noexcept { return m_count; }
 
     [[nodiscard]] LatencyStats stats() const { return summarise(snapshot()); }
+
+    // The median of the newest `n` samples (0 when there are none): recent behaviour, cheap
+    // enough to ask every frame (copies at most n values).
+    [[nodiscard]] double recent_median_us(std::size_t n) const {
+        const std::size_t size = m_samples.size();
+        n = std::min(n, size);
+        if (n == 0) {
+            return 0.0;
+        }
+        const std::size_t newest = size < k_capacity ? size - 1 : (m_next + size - 1) % size;
+        std::vector<float> recent(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            recent[i] = m_samples[(newest + size - i) % size];
+        }
+        std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                         recent.end());
+        return static_cast<double>(recent[n / 2]);
+    }
 
     [[nodiscard]] static LatencyStats summarise(Snapshot snapshot) {
         LatencyStats out;

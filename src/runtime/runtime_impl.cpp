@@ -836,6 +836,38 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
     return out;
 }
 
+TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
+    Task* task = find(id);
+    if (task == nullptr) {
+        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
+    }
+    TaskPulse out;
+    TaskStats& c = out.counters;
+    {
+        std::lock_guard lock(task->mutex);
+        c.accepted = task->accepted;
+        c.busy = task->busy;
+        c.failed = task->failed;
+        c.ready = task->ready;
+        c.superseded = task->superseded;
+        c.in_flight = task->ring.in_flight_count();
+        if (auto current = task->registry.current()) {
+            c.newest_generation = current->generation;
+        }
+        c.worker_submit.count = task->worker_submit_us.count();
+        c.worker_done.count = task->worker_done_us.count();
+        c.ready_observed.count = task->ready_us.count();
+        out.worker_submit_us = task->worker_submit_us.recent_median_us(recent);
+        out.worker_done_us = task->worker_done_us.recent_median_us(recent);
+        out.ready_us = task->ready_us.recent_median_us(recent);
+    }
+    c.worker_lost = task->worker->retired();
+    if (c.worker_lost) {
+        c.worker_lost_reason = task->worker->lost_reason();
+    }
+    return out;
+}
+
 std::vector<const Worker*> RuntimeImpl::workers() const {
     std::vector<const Worker*> out;
     for (std::size_t i = 1; i < m_workers.size(); ++i) {

@@ -25,6 +25,13 @@
 
 namespace tandem::detail {
 
+struct TaskPulse {
+    TaskStats counters;          // the latency fields hold only counts
+    double worker_submit_us = 0; // medians of the newest samples, from each request
+    double worker_done_us = 0;
+    double ready_us = 0;
+};
+
 class RuntimeImpl {
 public:
     static constexpr std::size_t k_max_tasks = 256;
@@ -42,6 +49,10 @@ public:
     void release(const Lease& lease, std::uint64_t primary_value) noexcept;
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
     [[nodiscard]] TaskStats stats(TaskId id) const;
+    // What a scheduler polls every frame: stats()'s counters, newest generation and loss, with
+    // each stage's latency as the median of its newest `recent` samples instead of percentiles
+    // over every sample (which sort them all). Cheap: copies at most `recent` values per stage.
+    [[nodiscard]] TaskPulse pulse(TaskId id, std::size_t recent = 16) const;
 
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
     [[nodiscard]] const Instance& instance() const noexcept { return *m_instance; }

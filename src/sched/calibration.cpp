@@ -199,8 +199,11 @@ std::string profile_summary(const Profile& profile) {
     std::string text;
     char line[256];
     for (const auto& d : profile.devices) {
-        std::snprintf(line, sizeof line, "adapter %u: %s (driver %s)\n", d.index, d.name.c_str(),
-                      d.driver_version.c_str());
+        std::snprintf(line, sizeof line, "adapter %u: %s (driver %s)%s\n", d.index, d.name.c_str(),
+                      d.driver_version.c_str(),
+                      d.timing == "cpu-wall"
+                          ? ", no GPU timestamps: times are CPU wall time of submit + wait"
+                          : "");
         text += line;
         std::snprintf(line, sizeof line, "  prepare %.3f ms, reintegrate %.2f GB/s + %.1f us\n",
                       d.prepare_us / 1000.0, d.reintegrate.gbps, d.reintegrate.latency_us);

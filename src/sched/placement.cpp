@@ -368,6 +368,14 @@ bool DeviceSet::is_lost(std::uint32_t device) const noexcept {
     return std::find(lost.begin(), lost.end(), device) != lost.end();
 }
 
+std::optional<TransferPath> DeviceSet::path_of(std::uint32_t worker) const {
+    const auto it = worker_paths.find(worker);
+    if (it != worker_paths.end()) {
+        return it->second;
+    }
+    return forced_path;
+}
+
 bool DeviceSet::is_worker(std::uint32_t device) const noexcept {
     return device != primary && std::find(workers.begin(), workers.end(), device) != workers.end();
 }
@@ -429,7 +437,8 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
                 continue;
             }
             d.execute = m_model->execute(spec.name, spec.shape, w);
-            d.move = m_model->move(spec.name, spec.shape, w, primary, devices.forced_path);
+            const auto path = devices.path_of(w);
+            d.move = m_model->move(spec.name, spec.shape, w, primary, path);
             d.gain_ms = p.charge_ms;
             if (d.move) {
                 d.charge_ms = d.move->total_ms();
@@ -441,10 +450,9 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
                 d.excluded = "no cost is known for \"" + spec.shape.kind +
                              "\" on this device (run `tandem calibrate`)";
             } else if (!d.move) {
-                d.excluded = devices.forced_path ? std::string("the forced transfer path ") +
-                                                       to_string(*devices.forced_path) +
-                                                       " was not measured for this pair"
-                                                 : "no transfer path to the primary was measured";
+                d.excluded = path ? std::string("the transfer path ") + to_string(*path) +
+                                        " the pair uses was not measured for it"
+                                  : "no transfer path to the primary was measured";
             } else if (d.load_fraction > m_options.capacity ||
                        d.move->transfer.ms * item.rate / 1000.0 > m_options.capacity) {
                 char rate[32];

@@ -38,6 +38,10 @@ struct DeviceSet {
     std::vector<std::uint32_t> workers;
     std::vector<std::uint32_t> lost;         // workers whose device was lost: never chosen
     std::optional<TransferPath> forced_path; // --transfer: use only this path
+    // The path each worker's results take when the runtime has already chosen it (its
+    // negotiated path); takes precedence over forced_path for that worker.
+    std::map<std::uint32_t, TransferPath> worker_paths;
+    [[nodiscard]] std::optional<TransferPath> path_of(std::uint32_t worker) const;
     [[nodiscard]] bool is_lost(std::uint32_t device) const noexcept;
     [[nodiscard]] bool is_worker(std::uint32_t device) const noexcept;
 };

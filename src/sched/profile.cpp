@@ -126,15 +126,19 @@ json to_json(const Profile& profile) {
                                  {"work", w.work},
                                  {"ms", w.ms}});
         }
-        devices.push_back({{"index", d.index},
-                           {"virtual_index", d.virtual_index},
-                           {"name", d.name},
-                           {"device_uuid", d.device_uuid},
-                           {"driver_uuid", d.driver_uuid},
-                           {"driver_version", d.driver_version},
-                           {"prepare_us", d.prepare_us},
-                           {"reintegrate", link_json(d.reintegrate)},
-                           {"workloads", workloads}});
+        json device = {{"index", d.index},
+                       {"virtual_index", d.virtual_index},
+                       {"name", d.name},
+                       {"device_uuid", d.device_uuid},
+                       {"driver_uuid", d.driver_uuid},
+                       {"driver_version", d.driver_version},
+                       {"prepare_us", d.prepare_us},
+                       {"reintegrate", link_json(d.reintegrate)},
+                       {"workloads", workloads}};
+        if (!d.timing.empty()) {
+            device["timing"] = d.timing;
+        }
+        devices.push_back(std::move(device));
     }
     json pairs = json::array();
     for (const auto& p : profile.pairs) {
@@ -181,6 +185,7 @@ Profile profile_from_json(const json& document) {
         p.driver_version = field<std::string>(d, "driver_version", where);
         p.prepare_us = non_negative(field<double>(d, "prepare_us", where), "prepare_us", where);
         p.reintegrate = link_from_json(field<json>(d, "reintegrate", where), where, false);
+        p.timing = d.value("timing", std::string{});
         for (const auto& w : field<json>(d, "workloads", where)) {
             const std::string at = where + " workload " + std::to_string(p.workloads.size());
             WorkloadSample sample;

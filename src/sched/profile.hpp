@@ -51,6 +51,9 @@ struct DeviceProfile {
     double prepare_us = 0.0; // recording and submitting one job, CPU side
     LinkCost reintegrate;    // as a primary: copying a result into its image (0 GB/s: unmeasured)
     std::vector<WorkloadSample> workloads;
+    // How the workload and reintegration times were taken: "gpu-timestamps", or "cpu-wall"
+    // (submit to fence, where the queue has no timestamps); empty when unknown (optional in JSON).
+    std::string timing;
 };
 
 struct PathProfile {

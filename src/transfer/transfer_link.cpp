@@ -365,12 +365,15 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
             submits[n].pSignalSemaphoreInfos = &signal;
         }
     }
+    // Before the submission: once the last band signals primary_value, the caller may submit
+    // the slot's next transfer at once, and submit() resets this count for it; written after,
+    // it could overwrite that reset and the next transfer's band 0 would never be submitted.
+    slot.bands_submitted = band + n;
     const VkResult r = m_primary->queue(QueueRole::Transfer).submit({submits, n});
     if (r != VK_SUCCESS) {
         fail(r, "submitting the primary side of a transfer failed");
         return r;
     }
-    slot.bands_submitted = band + n;
     if (slot.bands_submitted == bands) {
         // release: drain() readers that see the value also see the submission behind it.
         m_primary_submitted.store(primary_value, std::memory_order_release);

@@ -8,13 +8,33 @@
 
 namespace tandem::detail {
 
+void SceneCaptureTimes::collect_locked(SceneCaptureWorkload* w) const {
+    double busy_ms = 0;
+    std::uint64_t generations = 0;
+    const bool timed = w->collect(busy_ms, generations);
+    for (DeviceTime* d :
+         {&m_done[w->device_index()], &m_done_by_task[{w->task_name(), w->device_index()}]}) {
+        d->busy_ms += busy_ms;
+        d->generations += generations;
+        d->timed = timed && d->timed;
+    }
+}
+
 std::map<std::uint32_t, SceneCaptureTimes::DeviceTime> SceneCaptureTimes::busy() const {
     std::lock_guard lock(m_mutex);
     for (SceneCaptureWorkload* w : m_live) {
-        DeviceTime& d = m_done[w->device_index()];
-        d.timed = w->collect(d.busy_ms, d.generations) && d.timed;
+        collect_locked(w);
     }
     return m_done;
+}
+
+std::map<std::pair<std::string, std::uint32_t>, SceneCaptureTimes::DeviceTime>
+SceneCaptureTimes::busy_by_task() const {
+    std::lock_guard lock(m_mutex);
+    for (SceneCaptureWorkload* w : m_live) {
+        collect_locked(w);
+    }
+    return m_done_by_task;
 }
 
 void SceneCaptureTimes::add(SceneCaptureWorkload* workload) {
@@ -24,16 +44,15 @@ void SceneCaptureTimes::add(SceneCaptureWorkload* workload) {
 
 void SceneCaptureTimes::remove(SceneCaptureWorkload* workload) {
     std::lock_guard lock(m_mutex);
-    DeviceTime& d = m_done[workload->device_index()];
-    d.timed = workload->collect(d.busy_ms, d.generations) && d.timed;
+    collect_locked(workload);
     m_live.erase(std::remove(m_live.begin(), m_live.end(), workload), m_live.end());
 }
 
 SceneCaptureWorkload::SceneCaptureWorkload(const Device& device, const WorkloadParams& params,
                                            const std::shared_ptr<const SceneAssets>& assets,
                                            std::shared_ptr<SceneCaptureTimes> times)
-    : m_device(device), m_device_index(device.info().index), m_extent{params.width, params.height},
-      m_slots(params.slots),
+    : m_device(device), m_device_index(device.info().index),
+      m_task_name(params.task_name), m_extent{params.width, params.height}, m_slots(params.slots),
       m_capture(shared_mesh_cache(device, assets), params.format, m_extent, params.slots),
       m_times(std::move(times)), m_pending(params.slots, false), m_counted(params.slots) {
     VkPhysicalDeviceProperties props{};

@@ -22,6 +22,8 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/handle.hpp"
@@ -47,14 +49,19 @@ public:
     // Collects what completed so far (timestamps of generations still in flight are not
     // counted) and returns the sums.
     [[nodiscard]] std::map<std::uint32_t, DeviceTime> busy() const;
+    // The same sums per (task name, device): what the scheduler's cost model observes.
+    [[nodiscard]] std::map<std::pair<std::string, std::uint32_t>, DeviceTime> busy_by_task() const;
 
 private:
     friend class SceneCaptureWorkload;
     void add(SceneCaptureWorkload* workload);
     void remove(SceneCaptureWorkload* workload);
+    // Moves what `workload` completed since the last call into both sums; caller holds m_mutex.
+    void collect_locked(SceneCaptureWorkload* workload) const;
     mutable std::mutex m_mutex;
     std::vector<SceneCaptureWorkload*> m_live;
-    mutable std::map<std::uint32_t, DeviceTime> m_done; // of destroyed workloads
+    mutable std::map<std::uint32_t, DeviceTime> m_done; // collected so far
+    mutable std::map<std::pair<std::string, std::uint32_t>, DeviceTime> m_done_by_task;
 };
 
 class SceneCaptureWorkload final : public Workload {
@@ -82,10 +89,12 @@ public:
     // Adds the GPU time of completed generations not yet collected; false when untimed.
     bool collect(double& busy_ms, std::uint64_t& generations) noexcept;
     [[nodiscard]] std::uint32_t device_index() const noexcept { return m_device_index; }
+    [[nodiscard]] const std::string& task_name() const noexcept { return m_task_name; }
 
 private:
     const Device& m_device;
     std::uint32_t m_device_index;
+    std::string m_task_name;
     VkExtent2D m_extent;
     std::uint32_t m_slots;
     SceneCapture m_capture;

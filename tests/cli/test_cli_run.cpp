@@ -2,7 +2,9 @@
 // tasks all delivered; each task's PNG (its leased image in the last frame) equals the same
 // task camera rendered on the primary for the snapshot of the generation the lease reported,
 // and the last main view PNG equals the primary's composition of those outputs on their
-// surfaces. Bad input is refused with its message, exit 1, and before any device is opened
+// surfaces. Placements: worker, primary, auto without a profile (measured timings only: the tasks
+// stay on the primary, and the run says why) and auto with a profile that favours the workers.
+// Bad input is refused with its message, exit 1, and before any device is opened
 // (the runs see no Vulkan driver at all).
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,8 @@
 #include "render/mesh_cache.hpp"
 #include "run_command.hpp"
 #include "scene/run_inputs.hpp"
+#include "sched/profile.hpp"
+#include "sched_fixture.hpp"
 #include "vk_fixture.hpp"
 
 namespace tandem::test {
@@ -55,33 +59,61 @@ struct DemoRun {
     std::filesystem::path out;
 };
 
-// One short run per placement, shared by the tests that look at it.
-const DemoRun& demo_run(const std::string& placement) {
+// "auto-profile": auto placement with a profile in the cache that makes the primary far slower
+// than the workers, so the scheduler puts the tasks on workers (and may move them between the
+// two as measurements come in).
+std::string placement_of(const std::string& param) {
+    return param == "auto-profile" ? "auto" : param;
+}
+
+// One short run per placement, shared by the tests that look at it. `adapters`: the three
+// logical devices the run will see.
+const DemoRun& demo_run(const std::string& param, const std::vector<DeviceInfo>& adapters) {
     static std::map<std::string, DemoRun> runs;
-    auto it = runs.find(placement);
+    auto it = runs.find(param);
     if (it != runs.end()) {
         return it->second;
     }
     DemoRun run;
-    run.out = temp_folder("cli-run-" + placement);
+    run.out = temp_folder("cli-run-" + param);
     // Three logical devices: the primary and two workers (lavapipe opened three times).
-    run.result = run_command("TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
-                             " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
-                             " --placement " +
-                             placement + " --out " + run.out.string());
+    // An empty cache: no calibration profile, so auto placement has measured timings only.
+    const auto cache = temp_folder("cli-run-cache-" + param);
+    if (param == "auto-profile") {
+        std::vector<SyntheticDevice> costs(adapters.size(), SyntheticDevice{1.0});
+        costs[0].pattern_256_ms = 1000.0; // the primary (adapter 0)
+        auto profile = synthetic_profile(adapters, costs);
+        for (auto& pair : profile.pairs) { // the path the runtime negotiates on lavapipe
+            pair.paths.push_back({TransferPath::SharedMemory, pair.paths[0].link});
+        }
+        detail::save_profile(profile, cache / "tandem" / "profile.json");
+    }
+    run.result =
+        run_command("XDG_CACHE_HOME=" + cache.string() + " TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
+                    " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
+                    " --placement " +
+                    placement_of(param) + " --out " + run.out.string());
     if (run.result.exit_code == 0) {
         run.report = nlohmann::json::parse(run.result.out);
     }
-    return runs.emplace(placement, std::move(run)).first->second;
+    return runs.emplace(param, std::move(run)).first->second;
 }
 
 class CliRun : public VulkanTest, public ::testing::WithParamInterface<const char*> {
 protected:
     [[nodiscard]] std::uint32_t virtual_devices() const override { return 1; }
+
+    const DemoRun& demo() {
+        std::vector<DeviceInfo> infos;
+        for (const auto& a : detail::discover_adapters(instance(), 3)) {
+            infos.push_back(a.info);
+        }
+        return demo_run(GetParam(), infos);
+    }
 };
 
 TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
-    const DemoRun& run = demo_run(GetParam());
+    const DemoRun& run = demo();
     ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
     for (const char* name : {"main_00000.png", "main_00004.png", "main_00007.png", "report.json"}) {
         EXPECT_TRUE(std::filesystem::exists(run.out / name)) << name;
@@ -100,20 +132,54 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
         EXPECT_FALSE(t["transfer_path"].get<std::string>().empty());
         const auto& l = t["latency_us"]["ready_observed"];
         EXPECT_LE(l["p50_us"].get<double>(), l["p99_us"].get<double>());
-        if (std::string(GetParam()) == "primary") {
-            EXPECT_EQ(t["on_primary"], true);
-        } else {
+        const std::string param = GetParam();
+        if (param == "worker" || param == "auto-profile") {
             EXPECT_EQ(t["on_primary"], false) << "three devices: every task on a worker";
+        } else {
+            // auto without a profile: no worker's costs are known, so nothing leaves the primary.
+            EXPECT_EQ(t["on_primary"], true);
         }
     }
     ASSERT_EQ(run.report["devices"].size(), 3u);
     EXPECT_EQ(run.report["devices"][0]["role"], "primary");
+    // Each task's GPU time per capture on its device, where that device has timestamps.
+    for (const auto& t : tasks) {
+        for (const auto& d : run.report["devices"]) {
+            if (d["index"] != t["device"]["index"] || d["busy_ms"].is_null()) {
+                continue;
+            }
+            bool found = false;
+            for (const auto& r : t["registrations"]) {
+                if (r["adapter"] == d["index"]) {
+                    found = true;
+                    ASSERT_TRUE(r["gpu_ms_per_update"].is_number()) << r.dump();
+                    EXPECT_GT(r["gpu_ms_per_update"].get<double>(), 0.0) << r.dump();
+                }
+            }
+            EXPECT_TRUE(found) << t.dump();
+        }
+    }
+    const auto& sched = run.report["scheduler"];
+    ASSERT_TRUE(sched.is_object());
+    EXPECT_EQ(sched["profile"].is_null(), std::string(GetParam()) != "auto-profile");
+    EXPECT_GE(sched["decisions"].size(), 1u) << "the first decision at least";
+    for (const auto& t : tasks) {
+        const auto& f = sched["final"][t["name"].get<std::string>()];
+        EXPECT_EQ(f["adapter"], t["device"]["index"]);
+        EXPECT_EQ(f["decided_by"], placement_of(GetParam()) == "auto" ? "scheduler" : "manual");
+    }
+    if (std::string(GetParam()) == "auto") {
+        EXPECT_NE(sched["profile_note"].get<std::string>().find("no calibration profile"),
+                  std::string::npos);
+        EXPECT_NE(run.result.err.find("no calibration profile"), std::string::npos)
+            << run.result.err;
+    }
 }
 
 TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
-    const DemoRun& run = demo_run(GetParam());
+    const DemoRun& run = demo();
     ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-    detail::RunInputs in = detail::prepare_run({"", "", "320x180", std::string(GetParam())});
+    detail::RunInputs in = detail::prepare_run({"", "", "320x180", placement_of(GetParam())});
     detail::Device& primary = open(0, {true, "reference"});
     detail::MeshCache cache(primary);
     cache.upload(in.scene.shared_assets());
@@ -127,8 +193,16 @@ TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const auto& t = tasks[i];
         ASSERT_EQ(t["name"], in.prepared[i].spec.name);
-        // Everything accepted was delivered before the last frame, which shows the newest.
-        EXPECT_EQ(t["shown_generation"], t["accepted"]) << t["name"];
+        // Everything accepted on the task's last device was delivered before the last frame,
+        // which shows the newest.
+        nlohmann::json active;
+        for (const auto& r : t["registrations"]) {
+            if (r["adapter"] == t["device"]["index"]) {
+                active = r;
+            }
+        }
+        ASSERT_TRUE(active.is_object()) << t.dump();
+        EXPECT_EQ(t["shown_generation"], active["accepted"]) << t["name"];
         EXPECT_EQ(t["shown_generation"], t["newest_generation"]) << t["name"];
         in.scene.animate(t["shown_time_s"].get<double>());
         const VkExtent2D extent{in.prepared[i].spec.width, in.prepared[i].spec.height};
@@ -153,7 +227,8 @@ TEST_P(CliRun, ShownOutputsAreTheLeasedGenerationsOfTheirSnapshots) {
         << "the last main view differs from the composition of the leased generations";
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, CliRun, ::testing::Values("auto", "primary"));
+INSTANTIATE_TEST_SUITE_P(Placements, CliRun,
+                         ::testing::Values("worker", "primary", "auto", "auto-profile"));
 
 TEST(CliRunScene, AGltfSceneWithoutTasksGetsFittedCaptures) {
     const auto dir = temp_folder("cli-run-gltf");

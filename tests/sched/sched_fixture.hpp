@@ -24,6 +24,46 @@ struct SyntheticLink {
     bool gpu_side_sync = false;
 };
 
+// A profile of `adapters`: devices[i] (default SyntheticDevice{} past the end) and `link` for
+// every ordered pair, over host-imported and (slower) host-copy.
+[[nodiscard]] inline detail::Profile synthetic_profile(const std::vector<DeviceInfo>& adapters,
+                                                       const std::vector<SyntheticDevice>& devices,
+                                                       const SyntheticLink& link = {}) {
+    auto profile = detail::profile_skeleton(adapters);
+    profile.created = "2026-11-30T00:00:00Z";
+    profile.tandem_version = "test";
+    for (std::size_t i = 0; i < profile.devices.size(); ++i) {
+        const auto d = i < devices.size() ? devices[i] : SyntheticDevice{};
+        auto& p = profile.devices[i];
+        p.prepare_us = d.prepare_us;
+        p.reintegrate = {20.0, 10.0};
+        p.workloads = {
+            {"pattern", 256, 256, 0, d.pattern_256_ms},
+            {"pattern", 1024, 1024, 0, 16.0 * d.pattern_256_ms},
+            {"capture", 512, 512, 1000, 2.0 * d.pattern_256_ms},
+            {"capture", 512, 512, 100000, 6.0 * d.pattern_256_ms},
+            {"capture", 1024, 1024, 1000, 8.0 * d.pattern_256_ms},
+            {"capture", 1024, 1024, 100000, 12.0 * d.pattern_256_ms},
+        };
+    }
+    for (const auto& w : profile.devices) {
+        for (const auto& p : profile.devices) {
+            if (w.index == p.index) {
+                continue;
+            }
+            detail::PairProfile pair;
+            pair.worker = w.index;
+            pair.primary = p.index;
+            pair.gpu_side_sync = link.gpu_side_sync;
+            pair.sync_us = link.sync_us;
+            pair.paths = {{TransferPath::HostImported, {link.gbps, link.latency_us}},
+                          {TransferPath::HostCopy, {link.gbps / 2.0, 2.0 * link.latency_us}}};
+            profile.pairs.push_back(pair);
+        }
+    }
+    return profile;
+}
+
 class SchedTest : public VulkanTest {
 protected:
     [[nodiscard]] std::uint32_t virtual_devices() const override { return 3; }
@@ -40,39 +80,7 @@ protected:
     // and `link` for every ordered pair, over host-imported and (slower) host-copy.
     [[nodiscard]] detail::Profile synthetic(const std::vector<SyntheticDevice>& devices,
                                             const SyntheticLink& link = {}) {
-        auto profile = detail::profile_skeleton(infos());
-        profile.created = "2026-11-30T00:00:00Z";
-        profile.tandem_version = "test";
-        for (std::size_t i = 0; i < profile.devices.size(); ++i) {
-            const auto d = i < devices.size() ? devices[i] : SyntheticDevice{};
-            auto& p = profile.devices[i];
-            p.prepare_us = d.prepare_us;
-            p.reintegrate = {20.0, 10.0};
-            p.workloads = {
-                {"pattern", 256, 256, 0, d.pattern_256_ms},
-                {"pattern", 1024, 1024, 0, 16.0 * d.pattern_256_ms},
-                {"capture", 512, 512, 1000, 2.0 * d.pattern_256_ms},
-                {"capture", 512, 512, 100000, 6.0 * d.pattern_256_ms},
-                {"capture", 1024, 1024, 1000, 8.0 * d.pattern_256_ms},
-                {"capture", 1024, 1024, 100000, 12.0 * d.pattern_256_ms},
-            };
-        }
-        for (const auto& w : profile.devices) {
-            for (const auto& p : profile.devices) {
-                if (w.index == p.index) {
-                    continue;
-                }
-                detail::PairProfile pair;
-                pair.worker = w.index;
-                pair.primary = p.index;
-                pair.gpu_side_sync = link.gpu_side_sync;
-                pair.sync_us = link.sync_us;
-                pair.paths = {{TransferPath::HostImported, {link.gbps, link.latency_us}},
-                              {TransferPath::HostCopy, {link.gbps / 2.0, 2.0 * link.latency_us}}};
-                profile.pairs.push_back(pair);
-            }
-        }
-        return profile;
+        return synthetic_profile(infos(), devices, link);
     }
 };
 

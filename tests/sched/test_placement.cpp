@@ -46,6 +46,23 @@ TEST_F(Placement, TasksAvoidASlowWorker) {
     EXPECT_LE(plan.devices[1].load_fraction, placer.options().capacity);
 }
 
+TEST_F(Placement, MovesArePricedOverThePathEachWorkerUses) {
+    // The profile measured host-imported and host-copy; worker 2's results take host-copy (its
+    // runtime link negotiated it), worker 1's take shared memory, which was never measured.
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    auto set = devices();
+    set.worker_paths = {{1, TransferPath::SharedMemory}, {2, TransferPath::HostCopy}};
+    const auto plan = placer.decide({task("a", 512)}, set);
+    const auto& t = plan.tasks[0];
+    ASSERT_EQ(t.devices.size(), 3u);
+    EXPECT_FALSE(t.devices[1].candidate);
+    EXPECT_TRUE(contains(t.devices[1].excluded, "shared-memory")) << t.devices[1].excluded;
+    ASSERT_TRUE(t.devices[2].move);
+    EXPECT_EQ(t.devices[2].move->path, TransferPath::HostCopy);
+    EXPECT_EQ(t.chosen, 2u) << to_text(plan);
+}
+
 TEST_F(Placement, OneTaskPrefersTheFasterOfTwoWorkers) {
     // Both workers could run it at its rate; the faster one is left less loaded.
     detail::CostModel model(synthetic({{1.0}, {3.0}, {1.0}}), infos());
