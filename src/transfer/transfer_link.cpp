@@ -78,6 +78,7 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
     }
 
     m_slots.resize(desc.slots);
+    m_bands_submitted = std::make_unique<std::atomic<std::uint32_t>[]>(desc.slots);
     for (std::uint32_t s = 0; s < desc.slots; ++s) {
         Slot& slot = m_slots[s];
         const std::string name = base + " slot " + std::to_string(s);
@@ -297,7 +298,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         // (host copy) and submits the primary's band b, with any later bands already done; the
         // last band signals primary_value. Every semaphore is signalled by a queue, none waits
         // on a host signal.
-        slot.bands_submitted = 0; // published to the bridge thread by try_forward's lock
+        m_bands_submitted[slot_index].store(0, std::memory_order_release);
         for (std::uint32_t b = 0; b < bands; ++b) {
             HostBridge::Action action = [this, slot_index, b, bands, first,
                                          primary_value]() -> VkResult {
@@ -331,7 +332,8 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
                                      std::uint32_t bands, std::uint64_t first_value,
                                      std::uint64_t primary_value) noexcept {
     Slot& slot = m_slots[slot_index];
-    if (band < slot.bands_submitted) {
+    std::atomic<std::uint32_t>& submitted = m_bands_submitted[slot_index];
+    if (band < submitted.load(std::memory_order_acquire)) {
         return VK_SUCCESS; // went with an earlier band's submission
     }
     // Every band the worker has finished by now goes in this submission.
@@ -368,13 +370,14 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
     // Before the submission: once the last band signals primary_value, the caller may submit
     // the slot's next transfer at once, and submit() resets this count for it; written after,
     // it could overwrite that reset and the next transfer's band 0 would never be submitted.
-    slot.bands_submitted = band + n;
+    submitted.store(band + n, std::memory_order_release);
+    const bool complete = band + n == bands; // read nothing of the slot after the submission
     const VkResult r = m_primary->queue(QueueRole::Transfer).submit({submits, n});
     if (r != VK_SUCCESS) {
         fail(r, "submitting the primary side of a transfer failed");
         return r;
     }
-    if (slot.bands_submitted == bands) {
+    if (complete) {
         // release: drain() readers that see the value also see the submission behind it.
         m_primary_submitted.store(primary_value, std::memory_order_release);
     }

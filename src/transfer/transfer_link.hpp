@@ -121,10 +121,12 @@ private:
         std::vector<VkCommandBuffer> worker_cmds;  // one per band
         std::vector<VkCommandBuffer> primary_cmds; // one per band
         std::uint64_t primary_value = 0;           // of the last transfer through this slot
-        // Host-bridged: bands of the current transfer whose primary part is submitted. Reset by
-        // submit() before the bands are forwarded; then the bridge thread's only.
-        std::uint32_t bands_submitted = 0;
     };
+    // Host-bridged, per slot: bands of its current transfer whose primary part is submitted.
+    // Reset by submit() before the bands are forwarded, then advanced by the bridge thread
+    // before each submission (the caller may reuse the slot as soon as the last band's signal
+    // lands). Atomic: the reset follows the bridge's write only through the GPU's signal.
+    std::unique_ptr<std::atomic<std::uint32_t>[]> m_bands_submitted;
 
     VkResult submit_same_device(Slot& slot, VkImage worker_image, VkImageLayout worker_layout,
                                 const VkSemaphoreSubmitInfo& worker_wait, VkImage primary_image,
