@@ -33,7 +33,7 @@ def run_config(args, name, tasks_file, placement, workdir):
         cmd += ["--validation", args.validation]
     cmd += ["run", "--demo-crowd", str(args.crowd), "--tasks", tasks_file, "--frames",
             str(args.frames), "--fps", "0", "--clock", "wall", "--png-every", "0",
-            "--size", args.size, "--out", out, "--quiet"]
+            "--size", args.size, "--slots", str(args.slots), "--out", out, "--quiet"]
     if placement:
         cmd += ["--placement", placement]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -58,6 +58,9 @@ def main():
     p.add_argument("--frames", type=int, default=600, help="frames per run")
     p.add_argument("--size", default="1920x1080", help="main view size")
     p.add_argument("--runs", type=int, default=3, help="runs per configuration (median kept)")
+    p.add_argument("--slots", type=int, default=3,
+                   help="slots per task: the main view holds leases for its frames in flight, "
+                        "so a 60 Hz capture that takes longer than a frame needs more than 3")
     p.add_argument("--validation", default="", help="off, core or sync (default: tandem's)")
     p.add_argument("--machine", default="", help="a sentence describing the machine")
     p.add_argument("--json", default="", help="write the results as JSON to FILE")
@@ -125,6 +128,7 @@ def main():
                         "devices": [{"index": d.get("index"), "name": d.get("name"),
                                      "role": d.get("role")} for d in first.get("devices", [])]},
             "config": {"crowd": args.crowd, "frames": args.frames, "size": args.size,
+                       "slots": args.slots,
                        "runs": args.runs, "primary": args.primary, "workers": args.workers,
                        "tasks": "bench/offload/tasks-720p60.json (3 x 1280x720 at 60 Hz)",
                        "fps": "unlimited", "clock": "wall"},

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/cpu.hpp"
+
 namespace tandem::detail {
 
 Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop)
@@ -154,6 +156,9 @@ void Worker::stop() {
 
 void Worker::spin_while_unposted(const std::atomic<std::uint64_t>& posts,
                                  std::uint64_t seen) noexcept {
+    if (!has_spare_cores()) {
+        return;
+    }
     const auto until = std::chrono::steady_clock::now() + k_spin;
     while (posts.load(std::memory_order_acquire) == seen &&
            std::chrono::steady_clock::now() < until) {

@@ -106,7 +106,7 @@ private:
     // Before a thread sleeps on its queue, it polls for up to k_spin: a job that follows within
     // that time (as it does when jobs are pipelined) is taken without a wake-up, which costs
     // tens of microseconds on a busy or virtualised machine. An idle worker pays one k_spin of
-    // yielding per job.
+    // yielding per job. Only on a machine with cores to spare (has_spare_cores()).
     static constexpr std::chrono::microseconds k_spin{50};
     static void spin_while_unposted(const std::atomic<std::uint64_t>& posts,
                                     std::uint64_t seen) noexcept;

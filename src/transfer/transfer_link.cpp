@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/same_device_path.hpp"
@@ -71,7 +72,8 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             HostBridge::Options options;
             options.name = base + " bridge";
             options.timeout = desc.timeout;
-            options.spin = desc.bridge_spin;
+            options.spin = desc.bridge_spin.value_or(
+                has_spare_cores() ? std::chrono::microseconds(1000) : std::chrono::microseconds(0));
             options.capacity = std::size_t{layout.band_count} * layout.slots + 1;
             m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, options);
         }

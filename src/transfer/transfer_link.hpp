@@ -48,7 +48,8 @@ struct TransferDesc {
     std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
     std::chrono::milliseconds timeout{5000}; // bridge wait limit
     // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).
-    std::chrono::microseconds bridge_spin{1000};
+    // Unset: 1000 us on a machine with cores to spare (has_spare_cores()), else none.
+    std::optional<std::chrono::microseconds> bridge_spin;
 };
 
 struct TransferTicket {

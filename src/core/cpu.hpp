@@ -1,0 +1,17 @@
+// What the host CPU allows Tandem's own threads. Any thread.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem::detail {
+
+// Hardware threads at which a machine counts as having cores to spare.
+inline constexpr std::uint32_t k_spare_core_threshold = 8;
+
+// True when the machine has at least k_spare_core_threshold hardware threads. Tandem's threads
+// poll briefly before sleeping only then (a poll saves a wake-up of tens of microseconds per
+// job); on a smaller machine polling takes CPU time from the application and from a CPU Vulkan
+// device such as lavapipe, so they sleep at once.
+[[nodiscard]] bool has_spare_cores() noexcept;
+
+} // namespace tandem::detail
