@@ -354,6 +354,13 @@ void RuntimeImpl::drop_job(const WorkerJob& job) noexcept {
     }
 }
 
+void RuntimeImpl::fail_job(Worker& worker, const WorkerJob& job,
+                           const std::string& reason) noexcept {
+    lose_worker(worker, reason);
+    std::lock_guard lock(job.task->mutex);
+    (void)job.task->ring.apply(job.slot, SlotEvent::Fail);
+}
+
 void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     Task& task = *job.task;
     const auto t0 = Clock::now();
@@ -370,11 +377,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         wait_reads = s.release_value;
     }
     SlotResources& res = task.slots[job.slot];
-    auto fail = [&](const std::string& reason) {
-        lose_worker(worker, reason);
-        std::lock_guard lock(task.mutex);
-        (void)task.ring.apply(job.slot, SlotEvent::Fail);
-    };
+    auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
     if (worker.lost()) {
         fail(worker.lost_reason());
         return;
@@ -467,11 +470,7 @@ void RuntimeImpl::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
                                   VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept {
     Task& task = *job.task;
     SlotResources& res = task.slots[job.slot];
-    auto fail = [&](const std::string& reason) {
-        lose_worker(worker, reason);
-        std::lock_guard lock(task.mutex);
-        (void)task.ring.apply(job.slot, SlotEvent::Fail);
-    };
+    auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
     if (worker.lost()) {
         fail(worker.lost_reason());
         return;

@@ -85,6 +85,8 @@ private:
                          Clock::time_point t_submit, std::uint64_t work_value,
                          VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept;
     void drop_job(const WorkerJob& job) noexcept;
+    // The worker is lost for `reason` and the job's slot retires.
+    void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
     void pump_task(Task& task, std::uint64_t reads_value) noexcept;
     void lose_worker(Worker& worker, const std::string& reason) noexcept;
     // Ready -> Free, or Retired when the worker is lost. Caller holds task.mutex.

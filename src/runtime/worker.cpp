@@ -154,16 +154,22 @@ void Worker::stop() {
     }
 }
 
-void Worker::spin_while_unposted(const std::atomic<std::uint64_t>& posts,
-                                 std::uint64_t seen) noexcept {
-    if (!has_spare_cores()) {
-        return;
+template <typename Queue>
+bool Worker::wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queue,
+                           std::condition_variable& cv, const std::atomic<std::uint64_t>& posts) {
+    if (!m_stop && queue.empty() && has_spare_cores()) {
+        // Poll briefly before sleeping: a job that follows within k_spin needs no wake-up.
+        const std::uint64_t seen = posts.load(std::memory_order_relaxed);
+        lock.unlock();
+        const auto until = std::chrono::steady_clock::now() + k_spin;
+        while (posts.load(std::memory_order_acquire) == seen &&
+               std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+        }
+        lock.lock();
     }
-    const auto until = std::chrono::steady_clock::now() + k_spin;
-    while (posts.load(std::memory_order_acquire) == seen &&
-           std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-    }
+    cv.wait(lock, [&] { return m_stop || !queue.empty(); });
+    return !m_stop;
 }
 
 void Worker::run() {
@@ -172,14 +178,7 @@ void Worker::run() {
         set_activity(Thread::Jobs, "idle");
         {
             std::unique_lock lock(m_mutex);
-            if (!m_stop && m_queue.empty()) {
-                const std::uint64_t seen = m_job_posts.load(std::memory_order_relaxed);
-                lock.unlock();
-                spin_while_unposted(m_job_posts, seen);
-                lock.lock();
-            }
-            m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });
-            if (m_stop) {
+            if (!wait_for_work(lock, m_queue, m_cv, m_job_posts)) {
                 return;
             }
             job = m_queue.front();
@@ -199,14 +198,7 @@ void Worker::run_transfers() {
         set_activity(Thread::Transfers, "idle");
         {
             std::unique_lock lock(m_mutex);
-            if (!m_stop && m_transfers.empty()) {
-                const std::uint64_t seen = m_transfer_posts.load(std::memory_order_relaxed);
-                lock.unlock();
-                spin_while_unposted(m_transfer_posts, seen);
-                lock.lock();
-            }
-            m_transfer_cv.wait(lock, [&] { return m_stop || !m_transfers.empty(); });
-            if (m_stop) {
+            if (!wait_for_work(lock, m_transfers, m_transfer_cv, m_transfer_posts)) {
                 return; // stop() drops what is left
             }
             next = std::move(m_transfers.front());

@@ -103,13 +103,15 @@ private:
     };
     void run();
     void run_transfers();
-    // Before a thread sleeps on its queue, it polls for up to k_spin: a job that follows within
-    // that time (as it does when jobs are pipelined) is taken without a wake-up, which costs
-    // tens of microseconds on a busy or virtualised machine. An idle worker pays one k_spin of
-    // yielding per job. Only on a machine with cores to spare (has_spare_cores()).
+    // Waits (holding `lock` on m_mutex) until `queue` has work or stop() was called; false on
+    // stop. Before sleeping it polls `posts` for up to k_spin: a job that follows within that
+    // time (as it does when jobs are pipelined) is taken without a wake-up, which costs tens of
+    // microseconds on a busy or virtualised machine; an idle worker pays one k_spin of yielding
+    // per job. It polls only on a machine with cores to spare (has_spare_cores()).
     static constexpr std::chrono::microseconds k_spin{50};
-    static void spin_while_unposted(const std::atomic<std::uint64_t>& posts,
-                                    std::uint64_t seen) noexcept;
+    template <typename Queue>
+    bool wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queue,
+                       std::condition_variable& cv, const std::atomic<std::uint64_t>& posts);
 
     const Device& m_device;
     std::uint32_t m_index;
