@@ -40,4 +40,9 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
         TANDEM_VALIDATION=off TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
             timeout 900 "$tsan/$t" --gtest_brief=1
     done
+    # Worker threads and the bridge poll before sleeping only on machines with cores to spare;
+    # run the runtime once more with that forced, so both paths are checked here.
+    TANDEM_SPARE_CORES=1 TANDEM_VALIDATION=off \
+        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+        timeout 900 "$tsan/tests/runtime/test_runtime" --gtest_brief=1
 fi

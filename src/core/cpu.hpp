@@ -11,7 +11,8 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 // True when the machine has at least k_spare_core_threshold hardware threads. Tandem's threads
 // poll briefly before sleeping only then (a poll saves a wake-up of tens of microseconds per
 // job); on a smaller machine polling takes CPU time from the application and from a CPU Vulkan
-// device such as lavapipe, so they sleep at once.
+// device such as lavapipe, so they sleep at once. TANDEM_SPARE_CORES=1 or 0 overrides the
+// count (read once per process), so both behaviours can be tested on any machine.
 [[nodiscard]] bool has_spare_cores() noexcept;
 
 } // namespace tandem::detail
