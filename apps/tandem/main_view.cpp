@@ -49,25 +49,11 @@ MainView::MainView(const detail::Device& primary, VkSemaphore timeline,
       m_pool(primary, primary.queue(detail::QueueRole::Main).family(), "main view pool") {
     const VkDevice dev = primary.handle();
     // Timestamps: only where the main queue's family writes them and the period is known.
-    VkPhysicalDeviceProperties props{};
-    vkGetPhysicalDeviceProperties(primary.physical(), &props);
-    std::uint32_t family_count = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(primary.physical(), &family_count, nullptr);
-    std::vector<VkQueueFamilyProperties> families(family_count);
-    vkGetPhysicalDeviceQueueFamilyProperties(primary.physical(), &family_count, families.data());
-    const std::uint32_t family = primary.queue(detail::QueueRole::Main).family();
-    const std::uint32_t bits = family < family_count ? families[family].timestampValidBits : 0;
-    if (bits > 0 && props.limits.timestampPeriod > 0) {
-        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        info.queryCount = 2 * frames_in_flight;
-        VkQueryPool pool = VK_NULL_HANDLE;
-        detail::vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool),
-                         "vkCreateQueryPool main view");
-        m_queries = detail::Handle<VkQueryPool>(
-            pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
-        m_timestamp_period_ns = props.limits.timestampPeriod;
-        m_timestamp_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    if (auto ts = detail::create_timestamp_pool(primary, detail::QueueRole::Main,
+                                                2 * frames_in_flight, "main view timestamps")) {
+        m_queries = std::move(ts->pool);
+        m_timestamp_period_ns = ts->period_ns;
+        m_timestamp_mask = ts->mask;
     }
 
     // Values must grow: continue from wherever an earlier signaller left the timeline.

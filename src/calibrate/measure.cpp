@@ -186,26 +186,10 @@ Measurer::Measurer(const Instance& instance, const std::vector<Adapter>& adapter
         d->cmd = d->pool.allocate("calibration commands");
         d->fence = create_fence(device, "calibration fence");
 
-        VkPhysicalDeviceProperties props{};
-        vkGetPhysicalDeviceProperties(device.physical(), &props);
-        std::uint32_t count = 0;
-        vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, nullptr);
-        std::vector<VkQueueFamilyProperties> families(count);
-        vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, families.data());
-        const std::uint32_t family = device.queue(QueueRole::Main).family();
-        const std::uint32_t bits = family < count ? families[family].timestampValidBits : 0;
-        if (bits > 0 && props.limits.timestampPeriod > 0) {
-            VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-            info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-            info.queryCount = 2;
-            VkQueryPool pool = VK_NULL_HANDLE;
-            const VkDevice dev = device.handle();
-            vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool),
-                     "vkCreateQueryPool calibration");
-            d->queries = Handle<VkQueryPool>(
-                pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
-            d->period_ns = props.limits.timestampPeriod;
-            d->mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+        if (auto ts = create_timestamp_pool(device, QueueRole::Main, 2, "calibration timestamps")) {
+            d->queries = std::move(ts->pool);
+            d->period_ns = ts->period_ns;
+            d->mask = ts->mask;
         }
 
         WorkloadParams params;

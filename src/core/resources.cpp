@@ -211,6 +211,34 @@ VkCommandBuffer CommandPool::allocate(const std::string& name) const {
     return cmd;
 }
 
+std::optional<TimestampPool> create_timestamp_pool(const Device& device, QueueRole role,
+                                                   std::uint32_t count, const std::string& name) {
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(device.physical(), &props);
+    std::uint32_t family_count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &family_count, families.data());
+    const std::uint32_t family = device.queue(role).family();
+    const std::uint32_t bits = family < family_count ? families[family].timestampValidBits : 0;
+    if (bits == 0 || props.limits.timestampPeriod <= 0.0f) {
+        return std::nullopt;
+    }
+    const VkDevice dev = device.handle();
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = count;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool), "vkCreateQueryPool " + name);
+    device.name(pool, VK_OBJECT_TYPE_QUERY_POOL, name);
+    TimestampPool out;
+    out.pool =
+        Handle<VkQueryPool>(pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
+    out.period_ns = props.limits.timestampPeriod;
+    out.mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    return out;
+}
+
 Handle<VkFence> create_fence(const Device& device, const std::string& name, bool signaled) {
     const VkDevice dev = device.handle();
     VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};

@@ -95,6 +95,19 @@ private:
     Handle<VkCommandPool> m_pool;
 };
 
+// `count` GPU timestamp queries for `role`'s queue, with the tick period in nanoseconds and the
+// mask of the bits a timestamp holds; nullopt when that queue's family writes no timestamps (or
+// the device reports no period). Throws Error when the pool cannot be created.
+struct TimestampPool {
+    Handle<VkQueryPool> pool;
+    double period_ns = 0.0;
+    std::uint64_t mask = 0;
+};
+[[nodiscard]] std::optional<TimestampPool> create_timestamp_pool(const Device& device,
+                                                                 QueueRole role,
+                                                                 std::uint32_t count,
+                                                                 const std::string& name);
+
 [[nodiscard]] Handle<VkFence> create_fence(const Device& device, const std::string& name,
                                            bool signaled = false);
 

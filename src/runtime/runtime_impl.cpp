@@ -33,6 +33,28 @@ std::uint32_t pick_virtual_devices(const RuntimeOptions& options) {
     return options.virtual_devices != 0 ? options.virtual_devices : virtual_devices_from_env(1);
 }
 
+// The task's counters into `out`; the caller holds task.mutex.
+void copy_counters(const Task& task, TaskStats& out) {
+    out.accepted = task.accepted;
+    out.busy = task.busy;
+    out.failed = task.failed;
+    out.ready = task.ready;
+    out.superseded = task.superseded;
+    out.in_flight = task.ring.in_flight_count();
+    if (auto c = task.registry.current()) {
+        out.newest_generation = c->generation;
+    }
+}
+
+// Whether the task's worker is lost, and why. Reported once the slots are retired, so a caller
+// that sees it also sees them retired. Without task.mutex (the worker locks its own).
+void copy_loss(const Task& task, TaskStats& out) {
+    out.worker_lost = task.worker->retired();
+    if (out.worker_lost) {
+        out.worker_lost_reason = task.worker->lost_reason();
+    }
+}
+
 std::string worker_submit_context(const Worker& worker) {
     return "worker submit " + worker.label();
 }
@@ -808,15 +830,7 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
     LatencySamples::Snapshot samples[4];
     {
         std::lock_guard lock(task->mutex);
-        out.accepted = task->accepted;
-        out.busy = task->busy;
-        out.failed = task->failed;
-        out.ready = task->ready;
-        out.superseded = task->superseded;
-        out.in_flight = task->ring.in_flight_count();
-        if (auto c = task->registry.current()) {
-            out.newest_generation = c->generation;
-        }
+        copy_counters(*task, out);
         samples[0] = task->worker_submit_us.snapshot();
         samples[1] = task->transfer_queued_us.snapshot();
         samples[2] = task->worker_done_us.snapshot();
@@ -827,11 +841,7 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
     out.transfer_queued = LatencySamples::summarise(std::move(samples[1]));
     out.worker_done = LatencySamples::summarise(std::move(samples[2]));
     out.ready_observed = LatencySamples::summarise(std::move(samples[3]));
-    // Reported once the slots are retired, so a caller that sees it also sees them retired.
-    out.worker_lost = task->worker->retired();
-    if (out.worker_lost) {
-        out.worker_lost_reason = task->worker->lost_reason();
-    }
+    copy_loss(*task, out);
     return out;
 }
 
@@ -844,15 +854,7 @@ TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
     TaskStats& c = out.counters;
     {
         std::lock_guard lock(task->mutex);
-        c.accepted = task->accepted;
-        c.busy = task->busy;
-        c.failed = task->failed;
-        c.ready = task->ready;
-        c.superseded = task->superseded;
-        c.in_flight = task->ring.in_flight_count();
-        if (auto current = task->registry.current()) {
-            c.newest_generation = current->generation;
-        }
+        copy_counters(*task, c);
         c.worker_submit.count = task->worker_submit_us.count();
         c.worker_done.count = task->worker_done_us.count();
         c.ready_observed.count = task->ready_us.count();
@@ -860,10 +862,7 @@ TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
         out.worker_done_us = task->worker_done_us.recent_median_us(recent);
         out.ready_us = task->ready_us.recent_median_us(recent);
     }
-    c.worker_lost = task->worker->retired();
-    if (c.worker_lost) {
-        c.worker_lost_reason = task->worker->lost_reason();
-    }
+    copy_loss(*task, c);
     return out;
 }
 

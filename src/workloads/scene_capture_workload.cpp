@@ -55,26 +55,11 @@ SceneCaptureWorkload::SceneCaptureWorkload(const Device& device, const WorkloadP
       m_task_name(params.task_name), m_extent{params.width, params.height}, m_slots(params.slots),
       m_capture(shared_mesh_cache(device, assets), params.format, m_extent, params.slots),
       m_times(std::move(times)), m_pending(params.slots, false), m_counted(params.slots) {
-    VkPhysicalDeviceProperties props{};
-    vkGetPhysicalDeviceProperties(device.physical(), &props);
-    std::uint32_t count = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, nullptr);
-    std::vector<VkQueueFamilyProperties> families(count);
-    vkGetPhysicalDeviceQueueFamilyProperties(device.physical(), &count, families.data());
-    const std::uint32_t family = device.queue(QueueRole::Main).family();
-    const std::uint32_t bits = family < count ? families[family].timestampValidBits : 0;
-    if (bits > 0 && props.limits.timestampPeriod > 0) {
-        const VkDevice dev = device.handle();
-        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        info.queryCount = 2 * params.slots;
-        VkQueryPool pool = VK_NULL_HANDLE;
-        vk_check(vkCreateQueryPool(dev, &info, nullptr, &pool),
-                 "vkCreateQueryPool scene capture " + params.task_name);
-        m_queries = Handle<VkQueryPool>(
-            pool, [dev](VkQueryPool q) { vkDestroyQueryPool(dev, q, nullptr); });
-        m_period_ns = props.limits.timestampPeriod;
-        m_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    if (auto ts = create_timestamp_pool(device, QueueRole::Main, 2 * params.slots,
+                                        "scene capture timestamps " + params.task_name)) {
+        m_queries = std::move(ts->pool);
+        m_period_ns = ts->period_ns;
+        m_mask = ts->mask;
     }
     if (m_times) {
         m_times->add(this);
