@@ -4,8 +4,6 @@
 #include <cstring>
 #include <thread>
 
-#include "transfer/transfer_path.hpp"
-
 namespace tandem::bench {
 
 Stats stats_of(std::vector<double> samples) {

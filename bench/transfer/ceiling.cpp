@@ -8,7 +8,6 @@
 #include "core/vk_check.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
-#include "transfer/transfer_path.hpp"
 
 namespace tandem::bench {
 

@@ -115,6 +115,13 @@ struct TimestampPool {
 void submit_and_wait(const Device& device, QueueRole queue,
                      const std::function<void(VkCommandBuffer)>& record);
 
+// A buffer barrier (sync2) over `size` bytes from `offset` (VK_WHOLE_SIZE: to the end).
+void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                    std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
+                    std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
+
 // One whole-image layout transition / barrier (sync2), colour aspect, single mip and layer.
 void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 
 namespace tandem::detail {

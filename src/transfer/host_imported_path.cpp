@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -39,17 +40,8 @@ void import_host_buffer(const Device& device, void* host, VkDeviceSize size,
     vk_check(device.fn().get_memory_host_pointer_properties(dev, k_handle, host, &host_props),
              "vkGetMemoryHostPointerPropertiesEXT " + name, hint);
 
-    VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-    external.handleTypes = k_handle;
-    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.pNext = &external;
-    info.size = size;
-    info.usage = usage;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    VkBuffer buffer = VK_NULL_HANDLE;
-    vk_check(vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer " + name);
-    buffer_out = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
-    device.name(buffer, VK_OBJECT_TYPE_BUFFER, name);
+    buffer_out = create_external_buffer(device, size, usage, k_handle, name);
+    const VkBuffer buffer = buffer_out.get();
 
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, buffer, &req);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -12,22 +13,6 @@ constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
 constexpr VkBufferUsageFlags k_usage =
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-
-Handle<VkBuffer> create_external_buffer(const Device& device, VkDeviceSize size,
-                                        const std::string& name) {
-    const VkDevice dev = device.handle();
-    VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-    external.handleTypes = k_handle;
-    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    info.pNext = &external;
-    info.size = size;
-    info.usage = k_usage;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    VkBuffer buffer = VK_NULL_HANDLE;
-    vk_check(vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer " + name);
-    device.name(buffer, VK_OBJECT_TYPE_BUFFER, name);
-    return Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
-}
 
 VkExternalMemoryFeatureFlags external_features(const Device& device) {
     VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
@@ -60,8 +45,10 @@ SharedMemoryPath::SharedMemoryPath(const Device& worker, const Device& primary,
     const bool dedicated = ((wf | pf) & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
 
     const std::string base = worker.label() + "->" + primary.label() + " shared staging";
-    m_worker_buffer = create_external_buffer(worker, layout.total_bytes, base + " (worker)");
-    m_primary_buffer = create_external_buffer(primary, layout.total_bytes, base + " (primary)");
+    m_worker_buffer =
+        create_external_buffer(worker, layout.total_bytes, k_usage, k_handle, base + " (worker)");
+    m_primary_buffer =
+        create_external_buffer(primary, layout.total_bytes, k_usage, k_handle, base + " (primary)");
 
     VkMemoryRequirements wreq;
     vkGetBufferMemoryRequirements(worker.handle(), m_worker_buffer.get(), &wreq);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/resources.hpp"
+#include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/host_copy_path.hpp"
 #include "transfer/host_imported_path.hpp"
@@ -149,24 +150,22 @@ std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const
     throw Error("Unknown transfer path", "This is a bug in Tandem");
 }
 
-void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
-                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
-                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
-                    std::uint32_t src_family, std::uint32_t dst_family) {
-    VkBufferMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stage;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stage;
-    barrier.dstAccessMask = dst_access;
-    barrier.srcQueueFamilyIndex = src_family;
-    barrier.dstQueueFamilyIndex = dst_family;
-    barrier.buffer = buffer;
-    barrier.offset = offset;
-    barrier.size = size;
-    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dep.bufferMemoryBarrierCount = 1;
-    dep.pBufferMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(cmd, &dep);
+Handle<VkBuffer> create_external_buffer(const Device& device, VkDeviceSize size,
+                                        VkBufferUsageFlags usage,
+                                        VkExternalMemoryHandleTypeFlagBits handle,
+                                        const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    external.handleTypes = handle;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.pNext = &external;
+    info.size = size;
+    info.usage = usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    vk_check(vkCreateBuffer(dev, &info, nullptr, &buffer), "vkCreateBuffer " + name);
+    device.name(buffer, VK_OBJECT_TYPE_BUFFER, name);
+    return Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
 }
 
 } // namespace tandem::detail

@@ -19,10 +19,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <vulkan/vulkan_core.h>
 
 #include "core/device.hpp"
+#include "core/handle.hpp"
 #include "tandem/device_info.hpp"
 
 namespace tandem::detail {
@@ -150,11 +152,11 @@ private:
                                                                       const Device& primary,
                                                                       const StagingLayout& layout);
 
-// Buffer barrier helper shared by the paths (sync2, whole range from `offset`).
-void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
-                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
-                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
-                    std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
-                    std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
+// A buffer of `size` bytes whose memory comes from outside the device (`handle`: an opaque fd
+// or a host allocation): the buffer only, memory is bound by the caller. Named `name`.
+[[nodiscard]] Handle<VkBuffer> create_external_buffer(const Device& device, VkDeviceSize size,
+                                                      VkBufferUsageFlags usage,
+                                                      VkExternalMemoryHandleTypeFlagBits handle,
+                                                      const std::string& name);
 
 } // namespace tandem::detail
