@@ -140,19 +140,6 @@ std::string file_stem(const std::string& name) {
     return s.empty() ? "task" : s;
 }
 
-// Triangles the scene draws (every node with a mesh): the captures' work for the cost model.
-std::uint64_t scene_triangles(const detail::Scene& scene) {
-    std::uint64_t n = 0;
-    for (const auto& node : scene.nodes()) {
-        if (node.mesh && *node.mesh < scene.assets().meshes.size()) {
-            for (const auto& p : scene.assets().meshes[*node.mesh].primitives) {
-                n += p.indices.size() / 3;
-            }
-        }
-    }
-    return n;
-}
-
 // The scheduler's cost model: from the profile when it describes the adapters present, else
 // from measured timings only. `note` says which and why.
 std::unique_ptr<detail::CostModel> make_cost_model(const std::string& profile_arg,
@@ -284,6 +271,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             request.placement = args->placement;
         }
         detail::RunInputs inputs = detail::prepare_run(request);
+        // What each task draws, as a calibration profile names it (before the scene moves).
+        std::vector<std::string> content_keys;
+        for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
+            content_keys.push_back(detail::task_content_key(inputs, i));
+        }
         const std::filesystem::path out_dir(args->out);
         {
             std::error_code ec;
@@ -321,7 +313,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         auto_options.placement.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
         auto_options.placement.explain = true;
         detail::AutoPlacer scheduler(runtime, *model, auto_options);
-        const std::uint64_t triangles = scene_triangles(inputs.scene);
+        const std::uint64_t triangles = detail::scene_triangles(inputs.scene);
         std::vector<TaskRun> tasks(inputs.prepared.size());
         std::uint32_t max_w = 1;
         std::uint32_t max_h = 1;
@@ -336,7 +328,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             task.desc.slots = args->slots;
             task.automatic = spec.placement.kind == detail::PlacementKind::Auto;
             task.desc.placement = runtime_placement(spec.placement);
-            task.shape = {"capture", spec.width, spec.height, triangles, 0};
+            task.shape = {"capture", spec.width, spec.height, triangles, 0, content_keys[i]};
             task.rate_hz = spec.rate_hz;
             (void)scheduler.add(task);
             tasks[i].period_s = 1.0 / spec.rate_hz;
@@ -351,12 +343,15 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             seen_capture_times;
         std::FILE* explain_out = args->json ? stderr : stdout;
         const auto decide = [&](std::uint64_t frame, bool progress_line) {
-            // The captures' GPU time since the last frame, per task and device.
+            // The captures' GPU time since the last frame, per task and device, leaving out each
+            // registration's first update (pipeline creation and shader compilation).
             for (const auto& [key, t] : capture_times->busy_by_task()) {
                 auto& seen = seen_capture_times[key];
-                if (t.timed && t.generations > seen.generations) {
-                    const double ms = (t.busy_ms - seen.busy_ms) /
-                                      static_cast<double>(t.generations - seen.generations);
+                const std::uint64_t updates =
+                    (t.generations - seen.generations) - (t.firsts - seen.firsts);
+                if (t.timed && updates > 0) {
+                    const double ms = (t.busy_ms - seen.busy_ms - (t.first_ms - seen.first_ms)) /
+                                      static_cast<double>(updates);
                     for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
                         if (inputs.prepared[i].spec.name == key.first) {
                             scheduler.observe_execute(i, key.second, ms);
@@ -640,18 +635,29 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             nlohmann::json registrations = nlohmann::json::array();
             for (const auto& [device, id] : scheduler.registrations(i)) {
                 const TaskStats r = runtime.stats(id);
-                // GPU time of one capture there, from timestamps (null without them).
+                // GPU time of one capture there, from timestamps (null without them): the mean
+                // of every update, the first update, and the mean of the others.
                 nlohmann::json gpu_ms = nullptr;
+                nlohmann::json gpu_first_ms = nullptr;
+                nlohmann::json gpu_steady_ms = nullptr;
                 const auto c = capture_by_task.find({p.spec.name, device});
                 if (c != capture_by_task.end() && c->second.timed && c->second.generations > 0) {
                     gpu_ms = c->second.busy_ms / static_cast<double>(c->second.generations);
+                    if (c->second.firsts > 0) {
+                        gpu_first_ms = c->second.first_ms / static_cast<double>(c->second.firsts);
+                    }
+                    if (const auto steady = c->second.steady_ms()) {
+                        gpu_steady_ms = *steady;
+                    }
                 }
                 registrations.push_back({{"adapter", device},
                                          {"accepted", r.accepted},
                                          {"ready", r.ready},
                                          {"newest_generation", r.newest_generation},
                                          {"worker_lost", r.worker_lost},
-                                         {"gpu_ms_per_update", gpu_ms}});
+                                         {"gpu_ms_per_update", gpu_ms},
+                                         {"gpu_ms_first_update", gpu_first_ms},
+                                         {"gpu_ms_per_later_update", gpu_steady_ms}});
                 if (id != active) {
                     s.accepted += r.accepted;
                     s.busy += r.busy;

@@ -1,8 +1,10 @@
 // Measurer: the real measurements behind `tandem calibrate`. It opens one Device per adapter to
 // calibrate and fills CalibrationHooks (sched/calibration.hpp) with timings taken on them:
 //  - workloads: the pattern compute task and scene captures of a generated sphere with about the
-//    reference triangle count, each update timed with GPU timestamps on the main queue (CPU wall
-//    time of submit + fence wait where the queue has no timestamps; timing() says which);
+//    reference triangle count, and the application's own capture tasks (add_task_content), each
+//    update timed with GPU timestamps on the main queue (a capture by its own timestamps, as in
+//    a run; CPU wall time of submit + fence wait where the queue has no timestamps; timing()
+//    says which);
 //  - preparation: CPU time to reset, record and submit one pattern job;
 //  - reintegration: as a primary, a host buffer copied into a sampled image, per reference size;
 //  - transfer: a TransferLink per (pair, path, size) with the path forced, timed from submit until
@@ -24,6 +26,7 @@
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "scene/scene.hpp"
 #include "sched/calibration.hpp"
 
 namespace tandem::detail {
@@ -47,6 +50,12 @@ public:
     // every call through them.
     [[nodiscard]] CalibrationHooks hooks();
 
+    // What a capture workload whose content is `key` draws: the scene's assets and the task's
+    // encoded snapshot (scene/snapshot_codec.hpp). A capture with unknown content is not
+    // measured (the hook returns no timings).
+    void add_task_content(const std::string& key, std::shared_ptr<const SceneAssets> assets,
+                          std::vector<std::byte> snapshot);
+
     // "gpu-timestamps" or "cpu-wall" for an opened adapter.
     [[nodiscard]] std::string timing(std::uint32_t adapter) const;
     // The transfer sizes measured (reference_transfer_sizes(), fewer when quick).
@@ -64,8 +73,14 @@ private:
     [[nodiscard]] std::vector<double> sync(const PairInfo& pair);
     [[nodiscard]] std::uint32_t repetitions() const noexcept;
 
+    struct TaskContent {
+        std::shared_ptr<const SceneAssets> assets;
+        std::vector<std::byte> snapshot;
+    };
+
     MeasureOptions m_options;
     std::map<std::uint32_t, std::unique_ptr<Dev>> m_devices;
+    std::map<std::string, TaskContent> m_tasks;
 };
 
 } // namespace tandem::detail

@@ -1,10 +1,32 @@
 #include "scene/run_inputs.hpp"
 
 #include "scene/demo_scene.hpp"
+#include <cstdio>
+#include <filesystem>
+
 #include "scene/gltf_loader.hpp"
+#include "scene/snapshot_codec.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
+
+namespace {
+
+struct Fnv1a {
+    std::uint64_t value = 0xcbf29ce484222325ull;
+    void add(const void* data, std::size_t size) noexcept {
+        const auto* bytes = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < size; ++i) {
+            value = (value ^ bytes[i]) * 0x100000001b3ull;
+        }
+    }
+    template <typename T>
+    void add(const T& v) noexcept {
+        add(&v, sizeof v);
+    }
+};
+
+} // namespace
 
 RunInputs prepare_run(const RunRequest& request) {
     RunInputs out;
@@ -31,6 +53,11 @@ RunInputs prepare_run(const RunRequest& request) {
     }
     out.scene =
         out.demo ? make_demo_scene(DemoOptions{request.demo_crowd}) : load_gltf(request.scene_path);
+    out.scene_name =
+        out.demo ? "demo" : std::filesystem::path(request.scene_path).filename().string();
+    if (out.demo && request.demo_crowd > 0) {
+        out.scene_name += "+" + std::to_string(request.demo_crowd);
+    }
     add_fitted_main_camera(out.scene);
     std::string origin = "(built in)";
     if (!request.tasks_path.empty()) {
@@ -69,6 +96,37 @@ FrameSnapshot task_snapshot(const RunInputs& inputs, std::size_t task) {
         request.hidden.push_back(*t.surface_node);
     }
     return snapshot(inputs.scene, request);
+}
+
+std::uint64_t scene_triangles(const Scene& scene) {
+    std::uint64_t n = 0;
+    for (const auto& node : scene.nodes()) {
+        if (node.mesh && *node.mesh < scene.assets().meshes.size()) {
+            for (const auto& p : scene.assets().meshes[*node.mesh].primitives) {
+                n += p.indices.size() / 3;
+            }
+        }
+    }
+    return n;
+}
+
+std::string task_content_key(const RunInputs& inputs, std::size_t task) {
+    const TaskSpec& spec = inputs.prepared.at(task).spec;
+    Fnv1a hash;
+    hash.add(spec.width);
+    hash.add(spec.height);
+    const auto snapshot = encode_snapshot(task_snapshot(inputs, task));
+    hash.add(snapshot.data(), snapshot.size());
+    for (const Mesh& mesh : inputs.scene.assets().meshes) {
+        for (const Primitive& p : mesh.primitives) {
+            hash.add(p.vertices.data(), p.vertices.size() * sizeof(Vertex));
+            hash.add(p.indices.data(), p.indices.size() * sizeof(std::uint32_t));
+            hash.add(p.material);
+        }
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash.value));
+    return spec.name + "@" + inputs.scene_name + "#" + hex;
 }
 
 FrameSnapshot main_snapshot(const RunInputs& inputs,

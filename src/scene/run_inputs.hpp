@@ -40,6 +40,7 @@ struct RunInputs {
     std::uint32_t width = 0;  // main view
     std::uint32_t height = 0; // main view
     bool demo = false;
+    std::string scene_name; // "demo" (with "+N" for a crowd), else the glTF file's name
 };
 
 [[nodiscard]] RunInputs prepare_run(const RunRequest& request);
@@ -47,6 +48,14 @@ struct RunInputs {
 // The task's view of the scene as it is now (animate the scene first). A task does not draw
 // the surface it feeds.
 [[nodiscard]] FrameSnapshot task_snapshot(const RunInputs& inputs, std::size_t task);
+// Triangles of every node's mesh, each instance counted.
+[[nodiscard]] std::uint64_t scene_triangles(const Scene& scene);
+// What task `task` draws, as the calibration profile names it (WorkloadSample::content):
+// "TASK@SCENE#HASH", the hash (FNV-1a, 64 bits) covering the task's size and its snapshot at
+// the scene's time 0 (camera, instances, light) and the scene's meshes. Equal keys mean the same
+// work, so a profile that calibrated it predicts it. Call before the scene is animated past 0
+// (prepare_run leaves it at 0).
+[[nodiscard]] std::string task_content_key(const RunInputs& inputs, std::size_t task);
 // The main view; `shown[i]`, when set, is the external texture index that task i's surface
 // shows (its newest ready output); unset surfaces keep their own material.
 [[nodiscard]] FrameSnapshot main_snapshot(const RunInputs& inputs,

@@ -100,7 +100,8 @@ std::string utc_now() {
 }
 
 std::string workload_text(const ReferenceWorkload& w) {
-    std::string text = w.kind + " " + std::to_string(w.width) + "x" + std::to_string(w.height);
+    std::string text = (w.label.empty() ? w.kind : w.kind + " " + w.label) + " " +
+                       std::to_string(w.width) + "x" + std::to_string(w.height);
     if (w.work != 0) {
         text += " (" + std::to_string(w.work) + " triangles)";
     }
@@ -110,10 +111,12 @@ std::string workload_text(const ReferenceWorkload& w) {
 } // namespace
 
 Profile run_calibration(const std::vector<DeviceInfo>& devices, const std::vector<PairInfo>& pairs,
-                        const CalibrationHooks& hooks) {
+                        const CalibrationHooks& hooks,
+                        const std::vector<ReferenceWorkload>& tasks) {
     Profile profile = profile_skeleton(devices);
     profile.created = utc_now();
-    const auto workloads = reference_workloads();
+    auto workloads = reference_workloads();
+    workloads.insert(workloads.end(), tasks.begin(), tasks.end());
 
     // Count first, so the progress line can say "n of total".
     std::vector<const PairInfo*> measured_pairs;
@@ -151,7 +154,8 @@ Profile run_calibration(const std::vector<DeviceInfo>& devices, const std::vecto
                 report(workload_text(w) + on);
                 const auto times = hooks.workload(device, w);
                 if (!times.empty()) {
-                    entry.workloads.push_back({w.kind, w.width, w.height, w.work, median(times)});
+                    entry.workloads.push_back(
+                        {w.kind, w.width, w.height, w.work, median(times), w.content});
                 }
             }
         }
@@ -209,9 +213,10 @@ std::string profile_summary(const Profile& profile) {
                       d.prepare_us / 1000.0, d.reintegrate.gbps, d.reintegrate.latency_us);
         text += line;
         for (const auto& w : d.workloads) {
-            std::snprintf(line, sizeof line, "  %-8s %5ux%-5u work %-7llu %10.3f ms\n",
+            std::snprintf(line, sizeof line, "  %-8s %5ux%-5u work %-7llu %10.3f ms%s%s\n",
                           w.kind.c_str(), w.width, w.height,
-                          static_cast<unsigned long long>(w.work), w.ms);
+                          static_cast<unsigned long long>(w.work), w.ms,
+                          w.content.empty() ? "" : "  task ", w.content.c_str());
             text += line;
         }
     }

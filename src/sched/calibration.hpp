@@ -17,11 +17,16 @@
 
 namespace tandem::detail {
 
+// A workload calibration measures. `content` is empty for the generated references; for one of
+// the application's tasks it is the task's content key (WorkloadSample::content), and `label`
+// names the task for the progress line and summary.
 struct ReferenceWorkload {
     std::string kind;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     std::uint64_t work = 0;
+    std::string content;
+    std::string label;
 };
 
 // What calibration runs on every device: the pattern compute task at 256x256 and 1024x1024, and
@@ -72,12 +77,14 @@ struct CalibrationHooks {
     std::function<void(const CalibrationProgress& progress)> progress;
 };
 
-// Measures every device (reference workloads, preparation, reintegration) and every ordered pair
-// of distinct adapters in `pairs` (each available path, and the synchronisation) through `hooks`,
-// and returns the profile, keyed by the devices' identities and stamped with the current time.
+// Measures every device (reference workloads, then `tasks`, the application's own workloads,
+// then preparation and reintegration) and every ordered pair of distinct adapters in `pairs`
+// (each available path, and the synchronisation) through `hooks`, and returns the profile, keyed
+// by the devices' identities and stamped with the current time.
 [[nodiscard]] Profile run_calibration(const std::vector<DeviceInfo>& devices,
                                       const std::vector<PairInfo>& pairs,
-                                      const CalibrationHooks& hooks);
+                                      const CalibrationHooks& hooks,
+                                      const std::vector<ReferenceWorkload>& tasks = {});
 
 // The summary `tandem calibrate` prints: per device its reference costs, per pair each path's
 // bandwidth and latency and the synchronisation.

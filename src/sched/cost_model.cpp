@@ -73,7 +73,7 @@ std::optional<double> predict_workload_ms(const DeviceProfile& device, const Wor
     // Group the samples of this kind by work level, each a curve over pixels.
     std::map<std::uint64_t, std::vector<Point>> levels;
     for (const auto& s : device.workloads) {
-        if (s.kind == shape.kind) {
+        if (s.kind == shape.kind && s.content.empty()) {
             levels[s.work].push_back(
                 {static_cast<double>(static_cast<std::uint64_t>(s.width) * s.height), s.ms});
         }
@@ -91,6 +91,19 @@ std::optional<double> predict_workload_ms(const DeviceProfile& device, const Wor
         return over_work.front().y;
     }
     return interpolate(tidy(std::move(over_work)), static_cast<double>(shape.work));
+}
+
+std::optional<double> calibrated_task_ms(const DeviceProfile& device, const WorkloadShape& shape) {
+    if (shape.content.empty()) {
+        return std::nullopt;
+    }
+    for (const auto& s : device.workloads) {
+        if (s.content == shape.content && s.kind == shape.kind && s.width == shape.width &&
+            s.height == shape.height) {
+            return s.ms;
+        }
+    }
+    return std::nullopt;
 }
 
 const char* to_string(Stage stage) noexcept {
@@ -177,11 +190,14 @@ std::optional<Prediction> CostModel::execute(const std::string& task, const Work
     if (profile == nullptr) {
         return std::nullopt;
     }
-    const auto ms = predict_workload_ms(*profile, shape);
-    if (!ms) {
+    const auto reference = predict_workload_ms(*profile, shape);
+    if (const auto task_ms = calibrated_task_ms(*profile, shape)) {
+        return Prediction{*task_ms, CostSource::Profile, true, reference};
+    }
+    if (!reference) {
         return std::nullopt;
     }
-    return Prediction{*ms, CostSource::Profile};
+    return Prediction{*reference, CostSource::Profile, false, reference};
 }
 
 std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadShape& shape,

@@ -24,24 +24,30 @@ namespace tandem::detail {
 
 // What one update of a task is: a workload kind and its size. `work` is the kind's second
 // dimension (triangles for "capture", 0 for "pattern"); `output_bytes` is what moves to the
-// primary per update (0: width x height x 4, an RGBA8 image).
+// primary per update (0: width x height x 4, an RGBA8 image). `content`, when set, is the task's
+// content key (WorkloadSample::content): a profile that calibrated that very task predicts it.
 struct WorkloadShape {
     std::string kind;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     std::uint64_t work = 0;
     std::uint64_t output_bytes = 0;
+    std::string content;
     [[nodiscard]] std::uint64_t bytes() const noexcept;
     [[nodiscard]] std::uint64_t pixels() const noexcept;
 };
 
-// GPU time of one update of `shape` on the device `device`, from its calibrated samples of the
-// same kind: piecewise linear in pixels within each calibrated work level, then piecewise
-// linear in work between levels; beyond the calibrated range the nearest segment's slope
-// extends it (never below proportional scaling of the nearest point). nullopt when the device
-// has no sample of that kind.
+// GPU time of one update of `shape` on the device `device`, from its reference samples (those
+// without content) of the same kind: piecewise linear in pixels within each calibrated work
+// level, then piecewise linear in work between levels; beyond the calibrated range the nearest
+// segment's slope extends it (never below proportional scaling of the nearest point). nullopt
+// when the device has no reference sample of that kind.
 [[nodiscard]] std::optional<double> predict_workload_ms(const DeviceProfile& device,
                                                         const WorkloadShape& shape);
+// The device's sample of this very task: same kind, size and non-empty content; nullopt when
+// calibration did not measure it.
+[[nodiscard]] std::optional<double> calibrated_task_ms(const DeviceProfile& device,
+                                                       const WorkloadShape& shape);
 
 // The stages of one job that the runtime can time, and the cost model predicts. Delivery is
 // transfer + sync + reintegrate together (worker done -> ready on the primary), for a runtime
@@ -76,6 +82,11 @@ enum class CostSource { Profile, Measured };
 struct Prediction {
     double ms = 0.0;
     CostSource source = CostSource::Profile;
+    // Profile predictions of a task's execution: whether the profile measured this very task
+    // (else the reference workloads predicted it), and what the reference workloads predict,
+    // for explanations and for judging the reference model.
+    bool task_calibrated = false;
+    std::optional<double> reference_ms;
 };
 
 // What moving one update's result from `worker` to the primary costs, split by stage.
@@ -98,8 +109,9 @@ public:
     CostModel(Profile profile, const std::vector<DeviceInfo>& devices);
 
     // One update of task `task` with `shape` on adapter `device`: the measured estimate when
-    // enough timings of it have arrived, else the profile's prediction; nullopt when neither
-    // knows (the device was not calibrated for that kind).
+    // enough timings of it have arrived, else the profile's sample of this very task (shape
+    // content), else the reference workloads' prediction; nullopt when none knows (the device
+    // was not calibrated for that kind).
     [[nodiscard]] std::optional<Prediction>
     execute(const std::string& task, const WorkloadShape& shape, std::uint32_t device) const;
 

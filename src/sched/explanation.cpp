@@ -16,7 +16,24 @@ json prediction_json(const std::optional<Prediction>& p) {
     if (!p) {
         return nullptr;
     }
-    return {{"ms", p->ms}, {"source", to_string(p->source)}};
+    json out = {{"ms", p->ms}, {"source", to_string(p->source)}};
+    if (p->source == CostSource::Profile) {
+        out["calibrated"] = p->task_calibrated ? "task" : "reference";
+    }
+    if (p->reference_ms) {
+        out["reference_ms"] = *p->reference_ms;
+    }
+    return out;
+}
+
+// "0.035 measured", "0.035 profile" (from the reference workloads) or "0.035 task" (the profile
+// measured this very task).
+std::string prediction_text(const Prediction& p) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.3f %s", p.ms,
+                  p.source == CostSource::Profile && p.task_calibrated ? "task"
+                                                                       : to_string(p.source));
+    return buffer;
 }
 
 std::string format(const char* pattern, double value) {
@@ -173,8 +190,7 @@ std::string to_text(const Explanation& e) {
                   "move", "gain", "load");
     text += line;
     for (const auto& d : e.devices) {
-        const std::string execute =
-            d.execute ? format("%.3f ", d.execute->ms) + to_string(d.execute->source) : "-";
+        const std::string execute = d.execute ? prediction_text(*d.execute) : "-";
         if (d.primary) {
             std::snprintf(line, sizeof line, "  %-7u %-7s %-18s\n", d.device, "primary",
                           execute.c_str());

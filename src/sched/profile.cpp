@@ -120,11 +120,15 @@ json to_json(const Profile& profile) {
     for (const auto& d : profile.devices) {
         json workloads = json::array();
         for (const auto& w : d.workloads) {
-            workloads.push_back({{"kind", w.kind},
-                                 {"width", w.width},
-                                 {"height", w.height},
-                                 {"work", w.work},
-                                 {"ms", w.ms}});
+            json entry = {{"kind", w.kind},
+                          {"width", w.width},
+                          {"height", w.height},
+                          {"work", w.work},
+                          {"ms", w.ms}};
+            if (!w.content.empty()) {
+                entry["content"] = w.content;
+            }
+            workloads.push_back(std::move(entry));
         }
         json device = {{"index", d.index},
                        {"virtual_index", d.virtual_index},
@@ -194,6 +198,9 @@ Profile profile_from_json(const json& document) {
             sample.height = field<std::uint32_t>(w, "height", at);
             sample.work = field<std::uint64_t>(w, "work", at);
             sample.ms = non_negative(field<double>(w, "ms", at), "ms", at);
+            if (w.contains("content")) {
+                sample.content = field<std::string>(w, "content", at);
+            }
             if (sample.kind.empty() || sample.width == 0 || sample.height == 0) {
                 throw Error("the profile's " + at + " needs a kind and a non-zero size",
                             k_recalibrate);

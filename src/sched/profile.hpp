@@ -1,6 +1,7 @@
 // The calibration profile: what `tandem calibrate` measured on this machine, as plain data.
 // Per device: its identity (device UUID, driver UUID, driver version, name, which logical
-// opening), the cost of reference workloads by kind and size, the fixed cost of preparing one
+// opening), the cost of reference workloads by kind and size (and of the application's own
+// tasks when calibration was given them), the fixed cost of preparing one
 // job, and the primary-side cost of reintegrating a result. Per ordered (worker, primary) pair:
 // each measured transfer path's bandwidth and fixed latency, and the synchronisation latency.
 // JSON form (schema: docs/profile-json.md) is loaded and saved here; validation against the
@@ -22,14 +23,17 @@ namespace tandem::detail {
 
 inline constexpr int k_profile_schema_version = 1;
 
-// One measured reference workload: `kind` ("pattern", "capture", ...) at `width` x `height`
-// with `work` units (triangles for captures, 0 where the kind has no such dimension).
+// One measured workload: `kind` ("pattern", "capture", ...) at `width` x `height` with `work`
+// units (triangles for captures, 0 where the kind has no such dimension). `content` is empty for
+// the generated reference workloads; for an application's own task it names what was drawn
+// (run_inputs.hpp, task_content_key), and the cost model uses it only for that same content.
 struct WorkloadSample {
     std::string kind;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     std::uint64_t work = 0;
     double ms = 0.0; // median GPU time of one update
+    std::string content;
 };
 
 // A fixed latency plus a bandwidth: time(bytes) = latency_us + bytes / bandwidth.

@@ -11,11 +11,15 @@ namespace tandem::detail {
 void SceneCaptureTimes::collect_locked(SceneCaptureWorkload* w) const {
     double busy_ms = 0;
     std::uint64_t generations = 0;
-    const bool timed = w->collect(busy_ms, generations);
+    double first_ms = 0;
+    std::uint64_t firsts = 0;
+    const bool timed = w->collect(busy_ms, generations, first_ms, firsts);
     for (DeviceTime* d :
          {&m_done[w->device_index()], &m_done_by_task[{w->task_name(), w->device_index()}]}) {
         d->busy_ms += busy_ms;
         d->generations += generations;
+        d->first_ms += first_ms;
+        d->firsts += firsts;
         d->timed = timed && d->timed;
     }
 }
@@ -79,11 +83,17 @@ void SceneCaptureWorkload::count(std::uint32_t slot, std::uint64_t start,
         return;
     }
     m_counted[slot] = {start, end};
-    m_busy_ms += static_cast<double>((end - start) & m_mask) * m_period_ns * 1e-6;
+    const double ms = static_cast<double>((end - start) & m_mask) * m_period_ns * 1e-6;
+    m_busy_ms += ms;
     ++m_generations;
+    if (!m_first_counted) {
+        m_first_counted = true;
+        m_first_ms = ms;
+    }
 }
 
-bool SceneCaptureWorkload::collect(double& busy_ms, std::uint64_t& generations) noexcept {
+bool SceneCaptureWorkload::collect(double& busy_ms, std::uint64_t& generations, double& first_ms,
+                                   std::uint64_t& firsts) noexcept {
     if (!m_queries) {
         return false;
     }
@@ -104,6 +114,11 @@ bool SceneCaptureWorkload::collect(double& busy_ms, std::uint64_t& generations) 
     generations += m_generations;
     m_busy_ms = 0;
     m_generations = 0;
+    if (m_first_counted && !m_first_collected) {
+        m_first_collected = true;
+        first_ms += m_first_ms;
+        ++firsts;
+    }
     return true;
 }
 

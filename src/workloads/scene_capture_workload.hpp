@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -45,6 +46,19 @@ public:
         double busy_ms = 0;            // sum over completed, timed generations
         std::uint64_t generations = 0; // generations timed
         bool timed = true;             // false: a workload there has no timestamps
+        // The first timed generation of each workload (one per registration on the device) is
+        // also summed apart: it pays for pipeline creation and shader compilation on first use
+        // (lavapipe compiles its shaders then), which later updates do not.
+        double first_ms = 0;
+        std::uint64_t firsts = 0;
+        // GPU time of one update leaving the first ones out; nullopt until there is such an
+        // update (or when untimed).
+        [[nodiscard]] std::optional<double> steady_ms() const noexcept {
+            if (!timed || generations <= firsts) {
+                return std::nullopt;
+            }
+            return (busy_ms - first_ms) / static_cast<double>(generations - firsts);
+        }
     };
     // Collects what completed so far (timestamps of generations still in flight are not
     // counted) and returns the sums.
@@ -86,8 +100,10 @@ public:
 
     [[nodiscard]] const SceneCapture& capture() const noexcept { return m_capture; }
 
-    // Adds the GPU time of completed generations not yet collected; false when untimed.
-    bool collect(double& busy_ms, std::uint64_t& generations) noexcept;
+    // Adds the GPU time of completed generations not yet collected (and, once, the first
+    // generation's time to `first_ms` and 1 to `firsts`); false when untimed.
+    bool collect(double& busy_ms, std::uint64_t& generations, double& first_ms,
+                 std::uint64_t& firsts) noexcept;
     [[nodiscard]] std::uint32_t device_index() const noexcept { return m_device_index; }
     [[nodiscard]] const std::string& task_name() const noexcept { return m_task_name; }
 
@@ -109,6 +125,9 @@ private:
     std::vector<std::pair<std::uint64_t, std::uint64_t>> m_counted;
     double m_busy_ms = 0;
     std::uint64_t m_generations = 0;
+    bool m_first_counted = false;   // the first generation was timed
+    bool m_first_collected = false; // and handed to collect()
+    double m_first_ms = 0;
     // Counts the slot's pair when it is new; caller holds m_mutex.
     void count(std::uint32_t slot, std::uint64_t start, std::uint64_t end) noexcept;
 };

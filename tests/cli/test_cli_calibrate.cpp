@@ -68,10 +68,20 @@ TEST(CliCalibrate, QuickWritesAProfileOfEveryAdapterAndPair) {
     EXPECT_EQ(c.json["schema_version"], 1);
     ASSERT_EQ(c.json["devices"].size(), 3u);
     for (const auto& d : c.json["devices"]) {
-        // Two pattern sizes and six captures (three sizes, two triangle counts).
-        EXPECT_EQ(d["workloads"].size(), 8u) << d.dump();
+        // Two pattern sizes and six captures (three sizes, two triangle counts), then the demo's
+        // three capture tasks, each named by its content key.
+        ASSERT_EQ(d["workloads"].size(), 11u) << d.dump();
         for (const auto& w : d["workloads"]) {
             EXPECT_GT(w["ms"].get<double>(), 0.0) << w.dump();
+        }
+        const std::vector<std::string> tasks = {"security@demo#", "mirror@demo#", "minimap@demo#"};
+        for (std::size_t i = 0; i < 11; ++i) {
+            const auto& w = d["workloads"][i];
+            if (i < 8) {
+                EXPECT_FALSE(w.contains("content")) << w.dump();
+            } else {
+                EXPECT_EQ(w["content"].get<std::string>().rfind(tasks[i - 8], 0), 0u) << w.dump();
+            }
         }
         EXPECT_GT(d["prepare_us"].get<double>(), 0.0);
         EXPECT_GT(d["reintegrate"]["gbps"].get<double>(), 0.0);
@@ -85,6 +95,32 @@ TEST(CliCalibrate, QuickWritesAProfileOfEveryAdapterAndPair) {
             EXPECT_GT(path["gbps"].get<double>(), 0.0) << p.dump();
         }
     }
+}
+
+TEST(CliCalibrate, NoTasksMeasuresOnlyTheReferencesAndTheRunPredictsFromThem) {
+    const auto dir = temp_folder("cli-calibrate-no-tasks");
+    const auto r = run_command("TANDEM_VIRTUAL_DEVICES=2 XDG_CACHE_HOME=" + dir.string() + " " +
+                               k_tandem + " calibrate --quick --no-tasks --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const auto& d : nlohmann::json::parse(r.out)["devices"]) {
+        EXPECT_EQ(d["workloads"].size(), 8u) << d.dump();
+    }
+    const auto out = temp_folder("cli-calibrate-no-tasks-run");
+    const auto run =
+        run_command("XDG_CACHE_HOME=" + dir.string() + " TANDEM_VIRTUAL_DEVICES=2 " + k_tandem +
+                    " run --size 160x90 --frames 2 --fps 0 --png-every 0 "
+                    "--placement auto --out " +
+                    out.string());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    for (const auto& t : report_of(out)["scheduler"]["decisions"][0]["tasks"]) {
+        for (const auto& d : t["devices"]) {
+            EXPECT_EQ(d["execute"]["calibrated"], "reference") << d.dump();
+        }
+    }
+    // A scene to measure, yet no tasks: refused before any device opens.
+    const auto bad = run_command(k_tandem + " calibrate --no-tasks --demo-crowd 5");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("--no-tasks"), std::string::npos) << bad.err;
 }
 
 TEST(CliCalibrate, JsonPrintsTheProfileAndOutOverridesThePath) {
@@ -118,6 +154,14 @@ TEST(CliCalibrate, RunAutoExplainUsesTheProfile) {
         ASSERT_EQ(d["tasks"].size(), 3u);
         for (const auto& t : d["tasks"]) {
             EXPECT_FALSE(t["reason"].get<std::string>().empty());
+        }
+    }
+    // Before any measurement, every task is predicted from its own calibration.
+    for (const auto& t : sched["decisions"][0]["tasks"]) {
+        for (const auto& d : t["devices"]) {
+            EXPECT_EQ(d["execute"]["source"], "profile") << d.dump();
+            EXPECT_EQ(d["execute"]["calibrated"], "task") << d.dump();
+            EXPECT_GT(d["execute"]["reference_ms"].get<double>(), 0.0) << d.dump();
         }
     }
     for (const auto& t : report["tasks"]) {

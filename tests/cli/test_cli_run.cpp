@@ -6,6 +6,7 @@
 // stay on the primary, and the run says why) and auto with a profile that favours the workers.
 // Bad input is refused with its message, exit 1, and before any device is opened
 // (the runs see no Vulkan driver at all).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,7 +154,20 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
                 if (r["adapter"] == d["index"]) {
                     found = true;
                     ASSERT_TRUE(r["gpu_ms_per_update"].is_number()) << r.dump();
-                    EXPECT_GT(r["gpu_ms_per_update"].get<double>(), 0.0) << r.dump();
+                    const double mean = r["gpu_ms_per_update"].get<double>();
+                    EXPECT_GT(mean, 0.0) << r.dump();
+                    // The first update apart, and the later ones: the mean lies between them.
+                    ASSERT_TRUE(r["gpu_ms_first_update"].is_number()) << r.dump();
+                    const double first = r["gpu_ms_first_update"].get<double>();
+                    EXPECT_GT(first, 0.0) << r.dump();
+                    if (r["gpu_ms_per_later_update"].is_number()) {
+                        const double later = r["gpu_ms_per_later_update"].get<double>();
+                        EXPECT_GT(later, 0.0) << r.dump();
+                        EXPECT_LE(std::min(first, later), mean * (1 + 1e-9)) << r.dump();
+                        EXPECT_GE(std::max(first, later), mean * (1 - 1e-9)) << r.dump();
+                    } else {
+                        EXPECT_DOUBLE_EQ(first, mean) << "one update: it is the first";
+                    }
                 }
             }
             EXPECT_TRUE(found) << t.dump();

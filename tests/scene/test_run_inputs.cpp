@@ -54,6 +54,31 @@ TEST(RunInputs, DemoRunsWithNoArguments) {
     EXPECT_EQ(bound, 2u);
 }
 
+TEST(RunInputs, ContentKeysNameWhatEachTaskDraws) {
+    const detail::RunInputs a = detail::prepare_run({});
+    const detail::RunInputs b = detail::prepare_run({});
+    RunRequest crowded;
+    crowded.demo_crowd = 3;
+    const detail::RunInputs c = detail::prepare_run(crowded);
+    EXPECT_EQ(a.scene_name, "demo");
+    EXPECT_EQ(c.scene_name, "demo+3");
+    for (std::size_t i = 0; i < a.prepared.size(); ++i) {
+        const std::string key = detail::task_content_key(a, i);
+        EXPECT_EQ(key.rfind(a.prepared[i].spec.name + "@demo#", 0), 0u) << key;
+        EXPECT_EQ(key, detail::task_content_key(b, i)) << "the same inputs, the same key";
+        EXPECT_NE(key, detail::task_content_key(c, i)) << "more spheres, other work";
+        for (std::size_t j = 0; j < i; ++j) {
+            EXPECT_NE(key, detail::task_content_key(a, j));
+        }
+    }
+    // Another size is other work, even for the same camera and scene.
+    detail::RunInputs resized = detail::prepare_run({});
+    resized.prepared[0].spec.width *= 2;
+    EXPECT_NE(detail::task_content_key(resized, 0), detail::task_content_key(a, 0));
+    EXPECT_GT(detail::scene_triangles(a.scene), 0u);
+    EXPECT_GT(detail::scene_triangles(c.scene), detail::scene_triangles(a.scene));
+}
+
 TEST(RunInputs, UserSceneWithoutCamerasOrTasksGetsFittedDefaults) {
     const auto dir = temp_folder("run-fitted");
     TestGltf g = make_test_gltf();

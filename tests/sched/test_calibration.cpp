@@ -128,14 +128,20 @@ TEST_F(Calibrations, MeasuresEveryDeviceAndEveryAvailablePath) {
     hooks.sync = [](const PairInfo&) { return std::vector<double>{0.05, 0.04, 0.05}; };
     hooks.progress = [&](const detail::CalibrationProgress& p) { progress.push_back(p); };
 
-    const auto profile = detail::run_calibration(devices, pairs, hooks);
+    // The application's own task comes after the references, with its content key.
+    const std::vector<detail::ReferenceWorkload> tasks = {
+        {"capture", 320, 240, 1916, "security@demo#1", "security"}};
+    const auto profile = detail::run_calibration(devices, pairs, hooks, tasks);
 
     // It describes exactly these devices.
     EXPECT_NO_THROW((void)detail::bind_profile(profile, devices));
     EXPECT_FALSE(profile.created.empty());
-    const auto workloads = detail::reference_workloads();
+    auto workloads = detail::reference_workloads();
+    workloads.push_back(tasks.front());
     for (const auto& d : profile.devices) {
         ASSERT_EQ(d.workloads.size(), workloads.size());
+        EXPECT_EQ(d.workloads.back().content, "security@demo#1");
+        EXPECT_TRUE(d.workloads.front().content.empty());
         for (std::size_t i = 0; i < workloads.size(); ++i) {
             const auto& w = workloads[i];
             EXPECT_DOUBLE_EQ(d.workloads[i].ms,
@@ -170,6 +176,9 @@ TEST_F(Calibrations, MeasuresEveryDeviceAndEveryAvailablePath) {
         EXPECT_EQ(progress[i].total, progress.size());
         EXPECT_FALSE(progress[i].what.empty());
     }
+    EXPECT_TRUE(std::any_of(progress.begin(), progress.end(), [](const auto& p) {
+        return p.what.find("capture security 320x240") != std::string::npos;
+    }));
     // And the profile drives the cost model.
     detail::CostModel model(profile, devices);
     EXPECT_TRUE(model.execute("t", {"pattern", 512, 512, 0, 0}, 1).has_value());

@@ -41,6 +41,33 @@ TEST(WorkloadPrediction, InterpolatesBetweenCalibratedSizes) {
     EXPECT_FALSE(detail::predict_workload_ms(d, {"fluid", 256, 256, 0, 0}).has_value());
 }
 
+TEST(WorkloadPrediction, ATaskCalibratedItselfIsPredictedByItsOwnSample) {
+    detail::DeviceProfile d;
+    d.workloads = {{"capture", 256, 256, 1000, 2.0},
+                   {"capture", 1024, 1024, 1000, 8.0},
+                   {"capture", 256, 256, 100000, 4.0},
+                   {"capture", 1024, 1024, 100000, 10.0},
+                   // The application's own task: far cheaper than the references suggest.
+                   {"capture", 320, 240, 1916, 0.5, "security@demo#0123"}};
+    detail::WorkloadShape security{"capture", 320, 240, 1916, 0, "security@demo#0123"};
+    ASSERT_TRUE(detail::calibrated_task_ms(d, security).has_value());
+    EXPECT_DOUBLE_EQ(*detail::calibrated_task_ms(d, security), 0.5);
+    // The reference model never mixes the task sample into its interpolation.
+    const double reference = *detail::predict_workload_ms(d, security);
+    EXPECT_GT(reference, 2.0);
+    // Other content, another size, or no content: no task sample.
+    auto other = security;
+    other.content = "security@demo#4567";
+    EXPECT_FALSE(detail::calibrated_task_ms(d, other).has_value());
+    auto resized = security;
+    resized.width = 640;
+    EXPECT_FALSE(detail::calibrated_task_ms(d, resized).has_value());
+    auto plain = security;
+    plain.content.clear();
+    EXPECT_FALSE(detail::calibrated_task_ms(d, plain).has_value());
+    EXPECT_DOUBLE_EQ(*detail::predict_workload_ms(d, plain), reference);
+}
+
 TEST(RobustEstimate, OneStallDoesNotMoveTheEstimate) {
     detail::RobustEstimate estimate;
     estimate.add(2.0);
@@ -94,6 +121,36 @@ TEST_F(CostModels, MeasurementsRefineTheProfileRobustly) {
                                std::numeric_limits<double>::quiet_NaN()));
     model.forget("mirror");
     EXPECT_EQ(model.execute("mirror", shape, 1)->source, detail::CostSource::Profile);
+}
+
+TEST_F(CostModels, ATaskSampleComesFirstAndMeasurementsStillReplaceIt) {
+    auto profile = synthetic({{1.0}, {1.0}, {1.0}});
+    for (auto& d : profile.devices) {
+        d.workloads.push_back({"pattern", 512, 512, 0, 0.25 * (d.index + 1), "mirror@x#1"});
+    }
+    detail::CostModel model(profile, infos());
+    detail::WorkloadShape mirror{"pattern", 512, 512, 0, 0, "mirror@x#1"};
+    for (std::uint32_t device = 0; device < 3; ++device) {
+        const auto p = model.execute("mirror", mirror, device);
+        ASSERT_TRUE(p.has_value());
+        EXPECT_EQ(p->source, detail::CostSource::Profile);
+        EXPECT_TRUE(p->task_calibrated);
+        EXPECT_DOUBLE_EQ(p->ms, 0.25 * (device + 1));
+        ASSERT_TRUE(p->reference_ms.has_value());
+        EXPECT_DOUBLE_EQ(*p->reference_ms, 4.0);
+    }
+    // A task the profile did not measure falls back on the reference workloads.
+    auto other = mirror;
+    other.content = "minimap@x#2";
+    const auto q = model.execute("minimap", other, 1);
+    EXPECT_FALSE(q->task_calibrated);
+    EXPECT_DOUBLE_EQ(q->ms, 4.0);
+    // Measured timings still win.
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Execute, 0.7));
+    }
+    EXPECT_EQ(model.execute("mirror", mirror, 1)->source, detail::CostSource::Measured);
+    EXPECT_DOUBLE_EQ(model.execute("mirror", mirror, 1)->ms, 0.7);
 }
 
 TEST_F(CostModels, MovingAResultCostsPreparationTransferSyncAndReintegration) {

@@ -78,12 +78,15 @@ TEST_F(Profiles, SkeletonCarriesEachAdaptersIdentity) {
 }
 
 TEST_F(Profiles, RoundTripsThroughAFile) {
-    const auto profile = synthetic({{1.0}, {2.0}, {3.0}});
+    auto profile = synthetic({{1.0}, {2.0}, {3.0}});
+    profile.devices[1].workloads.push_back({"capture", 320, 240, 1916, 0.04, "security@demo#1"});
     const auto dir = scratch("roundtrip");
     const auto path = dir / "nested" / "profile.json";
     detail::save_profile(profile, path);
     const auto loaded = detail::load_profile(path);
     EXPECT_EQ(detail::to_json(loaded), detail::to_json(profile));
+    EXPECT_EQ(loaded.devices[1].workloads.back().content, "security@demo#1");
+    EXPECT_TRUE(loaded.devices[0].workloads.back().content.empty());
     EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
     const auto binding = detail::bind_profile(loaded, infos());
     for (const auto& d : infos()) {
