@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
@@ -92,26 +93,31 @@ CopyCeiling measure_image_copy(const detail::Device& device, Direction direction
 
 namespace {
 
+// The two sides of a copy of `bytes`: a device-local buffer and a host-visible one, cached for
+// reading back, coherent for uploads (on discrete GPUs these are system-memory types, the first
+// host-visible types, where the paths' staging lives too).
+std::pair<detail::BufferDesc, detail::BufferDesc> copy_buffers(VkDeviceSize bytes, bool to_host,
+                                                               const std::string& name) {
+    detail::BufferDesc local;
+    local.size = bytes;
+    local.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    local.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    local.name = name + " device-local";
+    detail::BufferDesc host = local;
+    host.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    host.preferred =
+        to_host ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    host.name = name + " host-visible";
+    return {local, host};
+}
+
 CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceSize bytes,
                     std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
                     std::chrono::microseconds lead) {
     const bool to_host = direction == Direction::DeviceToHost;
     const std::string name =
         device.label() + (image_extent ? " image copy " : " ceiling ") + to_string(direction);
-    detail::BufferDesc local;
-    local.size = bytes;
-    local.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    local.required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    local.name = name + " device-local";
-    detail::BufferDesc host;
-    host.size = bytes;
-    host.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    host.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-    // Cached for reading back, coherent for uploads: on discrete GPUs these are system-memory
-    // types (the first host-visible types), where the paths' staging lives too.
-    host.preferred =
-        to_host ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    host.name = name + " host-visible";
+    const auto [local, host] = copy_buffers(bytes, to_host, name);
     detail::Buffer device_buffer = detail::create_buffer(device, local);
     detail::Buffer host_buffer = detail::create_buffer(device, host);
     detail::Image device_image;
@@ -122,7 +128,9 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
         idesc.width = image_extent->width;
         idesc.height = image_extent->height;
         idesc.format = VK_FORMAT_R8G8B8A8_UNORM;
-        idesc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        // SAMPLED too: create_image makes a view, which needs a view-capable usage.
+        idesc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                      VK_IMAGE_USAGE_SAMPLED_BIT;
         idesc.name = name + " image";
         device_image = detail::create_image(device, idesc);
         side.image = device_image.get();
@@ -239,5 +247,129 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
 }
 
 } // namespace
+
+} // namespace tandem::bench
+
+namespace tandem::bench {
+
+BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize bytes,
+                                 std::uint32_t bands, bool download, std::uint32_t runs,
+                                 std::chrono::microseconds lead) {
+    const auto [local, host] = copy_buffers(bytes, download, device.label() + " band split");
+    const detail::Buffer device_buffer = detail::create_buffer(device, local);
+    const detail::Buffer host_buffer = detail::create_buffer(device, host);
+    const VkBuffer src = download ? device_buffer.get() : host_buffer.get();
+    const VkBuffer dst = download ? host_buffer.get() : device_buffer.get();
+    const detail::Queue& queue = device.queue(detail::QueueRole::Transfer);
+    detail::CommandPool pool(device, queue.family(), "band split pool");
+    std::vector<VkCommandBuffer> pieces;
+    for (std::uint32_t b = 0; b < bands; ++b) {
+        pieces.push_back(pool.allocate("band split piece"));
+    }
+    VkCommandBuffer with_events = pool.allocate("band split events");
+    VkCommandBuffer with_barriers = pool.allocate("band split barriers");
+    std::vector<VkEvent> events(bands, VK_NULL_HANDLE);
+    for (auto& e : events) {
+        VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+        detail::vk_check(vkCreateEvent(device.handle(), &info, nullptr, &e), "vkCreateEvent");
+    }
+    const VkDeviceSize piece = (bytes / bands) & ~VkDeviceSize{255};
+    auto region = [&](std::uint32_t b) {
+        const VkDeviceSize offset = piece * b;
+        return VkBufferCopy{offset, offset, b + 1 == bands ? bytes - offset : piece};
+    };
+    // After piece b: a barrier (b == bands) or event b, making the piece's writes available to
+    // the host (download) or to later copies (upload).
+    auto after_piece = [&](VkCommandBuffer cmd, std::uint32_t b) {
+        VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        barrier.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        barrier.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        barrier.dstStageMask =
+            download ? VK_PIPELINE_STAGE_2_HOST_BIT : VK_PIPELINE_STAGE_2_COPY_BIT;
+        barrier.dstAccessMask =
+            download ? VK_ACCESS_2_HOST_READ_BIT : VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &barrier;
+        if (b == bands) {
+            vkCmdPipelineBarrier2(cmd, &dep);
+        } else {
+            vkCmdSetEvent2(cmd, events[b], &dep);
+        }
+    };
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    for (std::uint32_t b = 0; b < bands; ++b) {
+        detail::vk_check(vkBeginCommandBuffer(pieces[b], &begin), "begin piece");
+        const VkBufferCopy r = region(b);
+        vkCmdCopyBuffer(pieces[b], src, dst, 1, &r);
+        after_piece(pieces[b], bands);
+        detail::vk_check(vkEndCommandBuffer(pieces[b]), "end piece");
+    }
+    for (VkCommandBuffer cmd : {with_events, with_barriers}) {
+        detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "begin split");
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            const VkBufferCopy r = region(b);
+            vkCmdCopyBuffer(cmd, src, dst, 1, &r);
+            after_piece(cmd, cmd == with_events ? b : bands);
+        }
+        detail::vk_check(vkEndCommandBuffer(cmd), "end split");
+    }
+    detail::TimelineSemaphore go(device, "band split go");
+    detail::TimelineSemaphore done(device, "band split done");
+    std::uint64_t go_value = 0;
+    std::uint64_t done_value = 0;
+    auto timed = [&](int variant) {
+        if (variant == 1) {
+            // The previous run completed (its last value was seen): reset from the host.
+            for (VkEvent ev : events) {
+                detail::vk_check(vkResetEvent(device.handle(), ev), "vkResetEvent band split");
+            }
+        }
+        ++go_value;
+        const VkSemaphoreSubmitInfo wait =
+            go.submit_info(go_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        std::vector<VkCommandBufferSubmitInfo> cmds;
+        std::vector<VkSemaphoreSubmitInfo> signals;
+        const std::uint32_t n = variant == 0 ? bands : 1;
+        for (std::uint32_t b = 0; b < n; ++b) {
+            VkCommandBufferSubmitInfo c{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+            c.commandBuffer = variant == 0 ? pieces[b] : variant == 1 ? with_events : with_barriers;
+            cmds.push_back(c);
+            signals.push_back(done.submit_info(++done_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
+        std::vector<VkSubmitInfo2> submits(n, VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2});
+        for (std::uint32_t b = 0; b < n; ++b) {
+            submits[b].commandBufferInfoCount = 1;
+            submits[b].pCommandBufferInfos = &cmds[b];
+            submits[b].signalSemaphoreInfoCount = 1;
+            submits[b].pSignalSemaphoreInfos = &signals[b];
+        }
+        submits[0].waitSemaphoreInfoCount = 1;
+        submits[0].pWaitSemaphoreInfos = &wait;
+        detail::vk_check(queue.submit(submits), "vkQueueSubmit2 band split");
+        std::this_thread::sleep_for(lead);
+        const auto t0 = Clock::now();
+        detail::vk_check(go.signal(go_value), "vkSignalSemaphore band split");
+        if (!spin_until(done, done_value)) {
+            throw Error(VK_TIMEOUT, "Waiting for a band split copy", "The device may be hung");
+        }
+        return micros(Clock::now() - t0);
+    };
+    std::vector<double> s, e, b;
+    for (std::uint32_t r = 0; r <= runs; ++r) {
+        const double a = timed(0);
+        const double c = timed(1);
+        const double d = timed(2);
+        if (r > 0) {
+            s.push_back(a);
+            e.push_back(c);
+            b.push_back(d);
+        }
+    }
+    for (VkEvent ev : events) {
+        vkDestroyEvent(device.handle(), ev, nullptr);
+    }
+    return {stats_of(std::move(s)), stats_of(std::move(e)), stats_of(std::move(b))};
+}
 
 } // namespace tandem::bench

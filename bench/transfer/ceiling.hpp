@@ -37,3 +37,22 @@ struct CopyCeiling {
                                              std::uint32_t runs, std::chrono::microseconds lead);
 
 } // namespace tandem::bench
+
+namespace tandem::bench {
+
+// What cutting one copy of `bytes` (device -> host when `download`, else host -> device) into
+// `bands` pieces costs the device's transfer queue, by how the pieces are told apart: one
+// submission per piece, each signalling a timeline value (as TransferLink's bands are); one
+// submission with an event set after each piece; one submission with only barriers between the
+// pieces. Each: the latency of the whole, from the host's release to the observed completion
+// (median of `runs`). Diagnostic: it explains what a band costs on a given device.
+struct BandSplitCost {
+    Stats submissions_us;
+    Stats events_us;
+    Stats barriers_us;
+};
+[[nodiscard]] BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize bytes,
+                                               std::uint32_t bands, bool download,
+                                               std::uint32_t runs, std::chrono::microseconds lead);
+
+} // namespace tandem::bench

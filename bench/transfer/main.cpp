@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
     std::string json_file;
     std::uint32_t runs = 15;
     std::uint32_t band_rows = 0;
+    std::vector<std::uint32_t> band_split;
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
     std::uint32_t lead_us = 1000;
@@ -138,6 +139,11 @@ int main(int argc, char** argv) {
     app.add_option("--band-rows", band_rows,
                    "Rows per band of the banded rows (0: the path chooses)")
         ->capture_default_str();
+    app.add_option("--band-split", band_split,
+                   "Only measure what cutting one 1920x1080 RGBA8 copy into N pieces costs a copy "
+                   "engine, for each N given: the worker's download and the primary's upload, "
+                   "with a submission, an event or a barrier between pieces (--json too)")
+        ->delimiter(',');
     app.add_option("--slots", slots, "Slots (transfers in flight)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 16u));
@@ -242,6 +248,37 @@ int main(int argc, char** argv) {
             pair.sync_reason.c_str());
 
         const auto lead = std::chrono::microseconds(lead_us);
+        if (!band_split.empty()) {
+            // One whole copy cut into pieces; each variant timed from release to completion.
+            nlohmann::json pieces = nlohmann::json::array();
+            std::printf("%-8s %-6s %-16s %-16s %-16s\n", "copy", "pieces", "submissions us",
+                        "events us", "barriers us");
+            for (const bool download : {true, false}) {
+                const td::Device& device = download ? worker : primary;
+                for (const std::uint32_t n : band_split) {
+                    const auto c = tb::measure_band_split(device, VkDeviceSize{1920} * 1080 * 4, n,
+                                                          download, runs, lead);
+                    const char* what = download ? "d2h" : "h2d";
+                    std::printf("%-8s %-6u %-16.1f %-16.1f %-16.1f\n", what, n,
+                                c.submissions_us.median, c.events_us.median, c.barriers_us.median);
+                    pieces.push_back({{"copy", what},
+                                      {"adapter", download ? worker_index : selection.primary},
+                                      {"pieces", n},
+                                      {"submissions_us", c.submissions_us.median},
+                                      {"events_us", c.events_us.median},
+                                      {"barriers_us", c.barriers_us.median}});
+                }
+            }
+            if (!json_file.empty()) {
+                nlohmann::json doc;
+                doc["benchmark"] = "band-split";
+                doc["config"] = {{"bytes", 1920 * 1080 * 4}, {"runs", runs}, {"lead_us", lead_us}};
+                doc["machine"] = {{"worker", winfo.name}, {"primary", pinfo.name}};
+                doc["rows"] = pieces;
+                std::ofstream(json_file) << doc.dump(2) << '\n';
+            }
+            return 0;
+        }
         const std::uint32_t texel = td::bytes_per_texel(*format);
         auto batch_for = [&](VkDeviceSize bytes) {
             if (batch != 0) {
