@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
     std::uint32_t runs = 15;
     std::uint32_t band_rows = 0;
     std::vector<std::uint32_t> band_split;
+    std::string hand_off = "submit";
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
     std::uint32_t lead_us = 1000;
@@ -139,6 +140,12 @@ int main(int argc, char** argv) {
     app.add_option("--band-rows", band_rows,
                    "Rows per band of the banded rows (0: the path chooses)")
         ->capture_default_str();
+    app.add_option("--band-hand-off", hand_off,
+                   "How the host bridge hands each band to the primary: submit (a submission "
+                   "once the worker has finished it) or signal (the primary's copies submitted "
+                   "ahead, each released by a host-signalled gate)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"submit", "signal"}));
     app.add_option("--band-split", band_split,
                    "Only measure what cutting one 1920x1080 RGBA8 copy into N pieces costs a copy "
                    "engine, for each N given: the worker's download and the primary's upload, "
@@ -323,6 +330,8 @@ int main(int argc, char** argv) {
                     point.height = size.h;
                     point.format = *format;
                     point.band_rows_requested = banded ? band_rows : size.h;
+                    point.hand_off =
+                        hand_off == "signal" ? td::BandHandOff::Signal : td::BandHandOff::Submit;
                     point.slots = slots;
                     point.batch = n;
                     point.runs = runs;
@@ -474,6 +483,7 @@ int main(int argc, char** argv) {
                              {"paths", path_names},
                              {"runs", runs},
                              {"band_rows", band_rows},
+                             {"band_hand_off", hand_off},
                              {"slots", slots},
                              {"batch", batch},
                              {"lead_us", lead_us},

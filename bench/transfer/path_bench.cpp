@@ -19,6 +19,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.format = point.format;
     desc.slots = point.slots;
     desc.band_rows = point.band_rows_requested;
+    desc.hand_off = point.hand_off;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
     detail::TransferLink link(worker, primary, pair, desc);

@@ -16,6 +16,7 @@
 #include "bench_util.hpp"
 #include "core/device.hpp"
 #include "tandem/device_info.hpp"
+#include "transfer/transfer_link.hpp"
 
 namespace tandem::bench {
 
@@ -24,6 +25,7 @@ struct PathPoint {
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t band_rows_requested = 0; // 0: the path's choice
+    detail::BandHandOff hand_off = detail::BandHandOff::Submit;
     std::uint32_t slots = 3;
     std::uint32_t batch = 8;
     std::uint32_t runs = 15;

@@ -15,6 +15,26 @@ namespace {
 constexpr const char* k_validation_layer = "VK_LAYER_KHRONOS_validation";
 std::mutex g_last_message_mutex;
 
+// The known false positive described at k_host_signalled_only: that message, about semaphores
+// that are all marked host-signalled only.
+bool known_false_positive(const VkDebugUtilsMessengerCallbackDataEXT* data) {
+    if (data == nullptr || data->pMessageIdName == nullptr ||
+        std::strcmp(data->pMessageIdName, "VUID-VkSemaphoreSignalInfo-value-03259") != 0 ||
+        data->objectCount == 0) {
+        return false;
+    }
+    for (std::uint32_t i = 0; i < data->objectCount; ++i) {
+        const auto& object = data->pObjects[i];
+        const std::string_view name = object.pObjectName != nullptr ? object.pObjectName : "";
+        if (object.objectType != VK_OBJECT_TYPE_SEMAPHORE ||
+            name.size() < k_host_signalled_only.size() ||
+            name.substr(name.size() - k_host_signalled_only.size()) != k_host_signalled_only) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool has_layer(const char* name) {
     std::uint32_t count = 0;
     vkEnumerateInstanceLayerProperties(&count, nullptr);
@@ -214,6 +234,10 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
     auto* self = static_cast<Instance*>(user);
     const char* text = data != nullptr && data->pMessage != nullptr ? data->pMessage : "";
+    if (known_false_positive(data)) {
+        spdlog::debug("vulkan (known false positive, not counted): {}", text);
+        return VK_FALSE;
+    }
     const bool counted = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) == 0 &&
                          severity >= self->m_fail_severity;
     if (counted) {

@@ -118,6 +118,13 @@ VkResult HostBridge::wait_for_worker(std::uint64_t target) {
 }
 
 void HostBridge::run() {
+    run_forwards();
+    if (m_options.on_exit) {
+        m_options.on_exit();
+    }
+}
+
+void HostBridge::run_forwards() {
     for (;;) {
         Forward next;
         {

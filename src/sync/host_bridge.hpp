@@ -41,6 +41,10 @@ public:
         // with cores to spare) raise `spin`.
         std::chrono::microseconds spin{1000};
         std::chrono::microseconds max_sleep{100};
+        // Called once on the bridge thread as it ends, whatever the reason (stop, timeout or
+        // failure; after a timeout or failure, once state() says so): for releasing what the
+        // dropped forwards held back. Must not throw.
+        std::function<void()> on_exit;
     };
 
     // The action's result: VK_SUCCESS, or the failure that stops the bridge.
@@ -71,6 +75,7 @@ private:
         Action action;
     };
     void run();
+    void run_forwards(); // until stop, a timeout or a failure
     // VK_SUCCESS once the worker reached `target`; VK_TIMEOUT past the timeout; VK_NOT_READY
     // when stop() was called; any other result is a device failure.
     [[nodiscard]] VkResult wait_for_worker(std::uint64_t target);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/cpu.hpp"
+#include "core/instance.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/same_device_path.hpp"
@@ -31,6 +32,34 @@ VkCommandBufferSubmitInfo cmd_info(VkCommandBuffer cmd) {
     info.commandBuffer = cmd;
     return info;
 }
+
+// One batch per band: band b's command buffer, waiting on (`wait`) or signalling `semaphore` at
+// first_value + b. Not copyable: the submit infos point into the other two vectors.
+struct BandBatches {
+    BandBatches(const std::vector<VkCommandBuffer>& band_cmds, const TimelineSemaphore& semaphore,
+                std::uint64_t first_value, bool wait)
+        : cmds(band_cmds.size()), semaphores(band_cmds.size()),
+          submits(band_cmds.size(), VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2}) {
+        for (std::size_t b = 0; b < band_cmds.size(); ++b) {
+            cmds[b] = cmd_info(band_cmds[b]);
+            semaphores[b] = semaphore.submit_info(first_value + b, k_all);
+            submits[b].commandBufferInfoCount = 1;
+            submits[b].pCommandBufferInfos = &cmds[b];
+            if (wait) {
+                submits[b].waitSemaphoreInfoCount = 1;
+                submits[b].pWaitSemaphoreInfos = &semaphores[b];
+            } else {
+                submits[b].signalSemaphoreInfoCount = 1;
+                submits[b].pSignalSemaphoreInfos = &semaphores[b];
+            }
+        }
+    }
+    BandBatches(const BandBatches&) = delete;
+    BandBatches& operator=(const BandBatches&) = delete;
+    std::vector<VkCommandBufferSubmitInfo> cmds;
+    std::vector<VkSemaphoreSubmitInfo> semaphores;
+    std::vector<VkSubmitInfo2> submits;
+};
 
 // The worker image enters the copy: written by earlier work (on any queue of the worker,
 // ordered by the caller's semaphore or by submission order on a shared queue).
@@ -74,13 +103,20 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             options.timeout = desc.timeout;
             options.spin = desc.bridge_spin.value_or(
                 has_spare_cores() ? std::chrono::microseconds(1000) : std::chrono::microseconds(0));
-            options.capacity = std::size_t{layout.band_count} * layout.slots + 1;
+            // Every slot's bands, and those of a transfer whose copies completed while its
+            // last forwards were still being handed off (they are skipped, but still queued).
+            options.capacity = std::size_t{layout.band_count} * (layout.slots + 1) + 1;
+            if (desc.hand_off == BandHandOff::Signal) {
+                m_gate = std::make_unique<TimelineSemaphore>(
+                    primary, base + " band gate" + std::string(k_host_signalled_only));
+                options.on_exit = [this] { open_gate(); };
+            }
             m_bridge = std::make_unique<HostBridge>(*m_worker_timeline, options);
         }
     }
 
     m_slots.resize(desc.slots);
-    m_bands_submitted = std::make_unique<std::atomic<std::uint32_t>[]>(desc.slots);
+    m_handed = std::make_unique<std::atomic<std::uint64_t>[]>(desc.slots);
     for (std::uint32_t s = 0; s < desc.slots; ++s) {
         Slot& slot = m_slots[s];
         const std::string name = base + " slot " + std::to_string(s);
@@ -103,6 +139,10 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
                   layout.band_count, layout.band_rows, layout.row_pitch);
 }
 
+const char* to_string(BandHandOff hand_off) noexcept {
+    return hand_off == BandHandOff::Signal ? "signal" : "submit";
+}
+
 TransferLink::~TransferLink() {
     drain();
 }
@@ -121,6 +161,7 @@ void TransferLink::drain() noexcept {
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
         m_bridge->stop();
+        open_gate(); // the bridge has ended: nothing is left to wait for it
     }
     // Whatever reached the primary's queue finishes by itself; so does the worker's side once
     // its wait is signalled. Waiting for both keeps command buffers and staging alive meanwhile.
@@ -208,7 +249,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
 
     const StagingLayout& layout = m_backend->layout();
     const std::uint32_t bands = layout.band_count;
-    if (m_bridge && m_bridge->pending() + bands > std::size_t{bands} * layout.slots + 1) {
+    if (m_bridge && m_bridge->pending() + bands > std::size_t{bands} * (layout.slots + 1) + 1) {
         note_not_ready(2, m_bridge->pending(), bands);
         return VK_NOT_READY;
     }
@@ -273,17 +314,8 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     const std::uint64_t primary_value = m_primary_value + 1;
 
     // Worker side: one batch per band, each signalling its own worker value.
-    std::vector<VkCommandBufferSubmitInfo> wcmds(bands);
-    std::vector<VkSemaphoreSubmitInfo> wsignals(bands);
-    std::vector<VkSubmitInfo2> wsubmits(bands, VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2});
-    for (std::uint32_t b = 0; b < bands; ++b) {
-        wcmds[b] = cmd_info(slot.worker_cmds[b]);
-        wsignals[b] = m_worker_timeline->submit_info(first + b, k_all);
-        wsubmits[b].commandBufferInfoCount = 1;
-        wsubmits[b].pCommandBufferInfos = &wcmds[b];
-        wsubmits[b].signalSemaphoreInfoCount = 1;
-        wsubmits[b].pSignalSemaphoreInfos = &wsignals[b];
-    }
+    BandBatches worker_batches(slot.worker_cmds, *m_worker_timeline, first, false);
+    std::vector<VkSubmitInfo2>& wsubmits = worker_batches.submits;
     if (has_wait) {
         wsubmits[0].waitSemaphoreInfoCount = 1;
         wsubmits[0].pWaitSemaphoreInfos = &worker_wait;
@@ -297,18 +329,31 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
 
     if (m_bridge) {
         // Host-bridged: once the worker's band b is done, the bridge thread runs the host step
-        // (host copy) and submits the primary's band b, with any later bands already done; the
-        // last band signals primary_value. Every semaphore is signalled by a queue, none waits
-        // on a host signal.
-        m_bands_submitted[slot_index].store(0, std::memory_order_release);
+        // (host copy) and hands the primary band b, with any later bands already done:
+        // BandHandOff::Submit submits its copy (every semaphore is then signalled by a queue);
+        // Signal raises the gate its copy, submitted here, waits on. The last band's copy
+        // signals primary_value.
+        m_handed[slot_index].store(handed_state(first, 0), std::memory_order_release);
+        const std::uint64_t gate_base = m_gate_next;
+        if (m_gate) {
+            m_gate_next += bands;
+            // Before the copies exist: open_gate() must cover every value one waits on.
+            m_gate_assigned.store(gate_base + bands - 1, std::memory_order_release);
+            r = submit_gated_copies(slot, bands, primary_value, gate_base);
+            if (r != VK_SUCCESS) {
+                return r;
+            }
+        }
         for (std::uint32_t b = 0; b < bands; ++b) {
-            HostBridge::Action action = [this, slot_index, b, bands, first,
-                                         primary_value]() -> VkResult {
-                return forward_bands(slot_index, b, bands, first, primary_value);
+            HostBridge::Action action = [this, slot_index, b, bands, first, primary_value,
+                                         gate_base]() -> VkResult {
+                return m_gate ? release_bands(slot_index, b, bands, first, gate_base)
+                              : forward_bands(slot_index, b, bands, first, primary_value);
             };
             if (!m_bridge->try_forward(first + b, std::move(action))) {
                 // Cannot happen while pending() was checked above.
                 fail(VK_ERROR_UNKNOWN, "the bridge refused a forward");
+                open_gate();
                 return VK_ERROR_UNKNOWN;
             }
         }
@@ -334,20 +379,12 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
                                      std::uint32_t bands, std::uint64_t first_value,
                                      std::uint64_t primary_value) noexcept {
     Slot& slot = m_slots[slot_index];
-    std::atomic<std::uint32_t>& submitted = m_bands_submitted[slot_index];
-    if (band < submitted.load(std::memory_order_acquire)) {
+    const auto from = handed(slot_index, first_value);
+    if (!from || band < *from) {
         return VK_SUCCESS; // went with an earlier band's submission
     }
     // Every band the worker has finished by now goes in this submission.
-    std::uint64_t reached = first_value + band;
-    if (band + 1 < bands) {
-        std::uint64_t current = 0;
-        if (m_worker_timeline->value(current) == VK_SUCCESS) {
-            reached = std::max(reached, current);
-        }
-    }
-    const std::uint32_t last =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(bands - 1, reached - first_value));
+    const std::uint32_t last = last_finished_band(band, bands, first_value);
     VkCommandBufferSubmitInfo cmds[k_max_coalesced_bands];
     VkSubmitInfo2 submits[k_max_coalesced_bands];
     const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
@@ -372,7 +409,7 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
     // Before the submission: once the last band signals primary_value, the caller may submit
     // the slot's next transfer at once, and submit() resets this count for it; written after,
     // it could overwrite that reset and the next transfer's band 0 would never be submitted.
-    submitted.store(band + n, std::memory_order_release);
+    m_handed[slot_index].store(handed_state(first_value, band + n), std::memory_order_release);
     const bool complete = band + n == bands; // read nothing of the slot after the submission
     const VkResult r = m_primary->queue(QueueRole::Transfer).submit({submits, n});
     if (r != VK_SUCCESS) {
@@ -384,6 +421,90 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
         m_primary_submitted.store(primary_value, std::memory_order_release);
     }
     return VK_SUCCESS;
+}
+
+std::optional<std::uint32_t> TransferLink::handed(std::uint32_t slot,
+                                                  std::uint64_t first_value) const noexcept {
+    const std::uint64_t state = m_handed[slot].load(std::memory_order_acquire);
+    if ((state >> 16) != (handed_state(first_value, 0) >> 16)) {
+        return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(state & 0xffffu);
+}
+
+std::uint32_t TransferLink::last_finished_band(std::uint32_t band, std::uint32_t bands,
+                                               std::uint64_t first_value) const noexcept {
+    std::uint64_t reached = first_value + band;
+    if (band + 1 < bands) {
+        std::uint64_t current = 0;
+        if (m_worker_timeline->value(current) == VK_SUCCESS) {
+            reached = std::max(reached, current);
+        }
+    }
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(bands - 1, reached - first_value));
+}
+
+VkResult TransferLink::submit_gated_copies(Slot& slot, std::uint32_t bands,
+                                           std::uint64_t primary_value,
+                                           std::uint64_t gate_base) noexcept {
+    BandBatches batches(slot.primary_cmds, *m_gate, gate_base, true);
+    std::vector<VkSubmitInfo2>& submits = batches.submits;
+    const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
+    submits[bands - 1].signalSemaphoreInfoCount = 1;
+    submits[bands - 1].pSignalSemaphoreInfos = &signal;
+    const VkResult r = m_primary->queue(QueueRole::Transfer).submit(submits);
+    if (r != VK_SUCCESS) {
+        fail(r, "submitting the primary side of a transfer failed");
+        return r;
+    }
+    // release: drain() readers that see the value also see the submission behind it.
+    m_primary_submitted.store(primary_value, std::memory_order_release);
+    return VK_SUCCESS;
+}
+
+VkResult TransferLink::release_bands(std::uint32_t slot_index, std::uint32_t band,
+                                     std::uint32_t bands, std::uint64_t first_value,
+                                     std::uint64_t gate_base) noexcept {
+    const auto from = handed(slot_index, first_value);
+    if (!from || band < *from) {
+        return VK_SUCCESS; // released with an earlier band
+    }
+    const std::uint32_t last = last_finished_band(band, bands, first_value);
+    if (m_backend->has_host_step()) {
+        for (std::uint32_t b = *from; b <= last; ++b) {
+            const VkResult r = m_backend->host_step(slot_index, m_backend->layout().band(b));
+            if (r != VK_SUCCESS) {
+                fail(r, "the host copy between the devices failed");
+                return r;
+            }
+        }
+    }
+    // Before the signal: once the last band's copy signals the primary value, the caller may
+    // submit the slot's next transfer at once, and submit() resets this count for it.
+    m_handed[slot_index].store(handed_state(first_value, last + 1), std::memory_order_release);
+    const VkResult r = raise_gate(gate_base + last);
+    if (r != VK_SUCCESS) {
+        fail(r, "signalling the primary's band gate failed");
+    }
+    return r;
+}
+
+VkResult TransferLink::raise_gate(std::uint64_t value) noexcept {
+    std::lock_guard lock(m_gate_mutex);
+    if (value <= m_gate_raised) {
+        return VK_SUCCESS; // already open that far (open_gate() went first)
+    }
+    const VkResult r = m_gate->signal(value);
+    if (r == VK_SUCCESS) {
+        m_gate_raised = value;
+    }
+    return r;
+}
+
+void TransferLink::open_gate() noexcept {
+    if (m_gate) {
+        (void)raise_gate(m_gate_assigned.load(std::memory_order_acquire));
+    }
 }
 
 VkResult TransferLink::primary_band(std::uint32_t slot_index, std::uint32_t band,

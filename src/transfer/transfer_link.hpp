@@ -40,6 +40,20 @@
 
 namespace tandem::detail {
 
+// How a host bridge hands each band to the primary. Submit (the default): once the worker has
+// finished a band, the bridge submits the primary's copy of it (with any later bands finished
+// too). Signal: the primary's copies of every band are submitted with the worker's side, each
+// waiting on a gate semaphore of the primary that the bridge signals from the host as the worker
+// finishes the band; a host signal wakes a waiting queue within microseconds where a submission
+// takes tens, so a banded transfer's latency drops, but the primary's transfer queue holds the
+// waiting copies from submit() until the worker has finished, and whatever else is submitted
+// to that queue meanwhile waits as long. For a link that has the primary's transfer queue to
+// itself. If the bridge ends early (timeout, failure, destruction) the gate is opened so no copy
+// waits forever: the primary value is then reached over unfinished data, and failed(), set
+// before, says so; check failed() after seeing the value.
+enum class BandHandOff { Submit, Signal };
+[[nodiscard]] const char* to_string(BandHandOff hand_off) noexcept;
+
 struct TransferDesc {
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
@@ -50,6 +64,7 @@ struct TransferDesc {
     // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).
     // Unset: 1000 us on a machine with cores to spare (has_spare_cores()), else none.
     std::optional<std::chrono::microseconds> bridge_spin;
+    BandHandOff hand_off = BandHandOff::Submit; // host-bridged paths only
 };
 
 struct TransferTicket {
@@ -123,11 +138,21 @@ private:
         std::vector<VkCommandBuffer> primary_cmds; // one per band
         std::uint64_t primary_value = 0;           // of the last transfer through this slot
     };
-    // Host-bridged, per slot: bands of its current transfer whose primary part is submitted.
-    // Reset by submit() before the bands are forwarded, then advanced by the bridge thread
-    // before each submission (the caller may reuse the slot as soon as the last band's signal
-    // lands). Atomic: the reset follows the bridge's write only through the GPU's signal.
-    std::unique_ptr<std::atomic<std::uint32_t>[]> m_bands_submitted;
+    // Host-bridged, per slot: its current transfer (its band 0's worker value, low 48 bits)
+    // and how many of that transfer's bands have been handed to the primary (16 bits; a layout
+    // has at most 16384 bands). Set by submit() before the bands are forwarded, then advanced by
+    // the bridge thread before each hand-off, since the caller may reuse the slot as soon as the
+    // last band's copy lands, while forwards of the finished transfer (skipped, their bands went
+    // with an earlier hand-off) are still queued: they see another transfer and do nothing.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> m_handed;
+    [[nodiscard]] static std::uint64_t handed_state(std::uint64_t first_value,
+                                                    std::uint32_t bands) noexcept {
+        return (first_value << 16) | bands;
+    }
+    // Bands of the transfer starting at `first_value` that were handed on through `slot`, or
+    // nullopt when the slot carries a later transfer (so this one is complete).
+    [[nodiscard]] std::optional<std::uint32_t> handed(std::uint32_t slot,
+                                                      std::uint64_t first_value) const noexcept;
 
     VkResult submit_same_device(Slot& slot, VkImage worker_image, VkImageLayout worker_layout,
                                 const VkSemaphoreSubmitInfo& worker_wait, VkImage primary_image,
@@ -142,6 +167,25 @@ private:
     // with narrow bands. A band already submitted that way is skipped.
     VkResult forward_bands(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
                            std::uint64_t first_value, std::uint64_t primary_value) noexcept;
+    // BandHandOff::Signal, in submit(): every band's primary copy of `slot`, band b waiting on
+    // the gate at gate_base + b, the last signalling `primary_value`.
+    VkResult submit_gated_copies(Slot& slot, std::uint32_t bands, std::uint64_t primary_value,
+                                 std::uint64_t gate_base) noexcept;
+    // BandHandOff::Signal, on the bridge thread, once the worker finished `band`: runs the host
+    // steps of the bands not yet released and signals the gate up to the last band the worker
+    // has finished.
+    VkResult release_bands(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
+                           std::uint64_t first_value, std::uint64_t gate_base) noexcept;
+    // Signals the gate to every value handed out, so no primary copy waits on it any more (the
+    // bridge has ended: stop, timeout or failure). On the bridge thread, or once it is joined.
+    void open_gate() noexcept;
+    // Signals the gate to `value` unless it is open that far already (values only grow, from
+    // the bridge thread and from open_gate() on any thread).
+    VkResult raise_gate(std::uint64_t value) noexcept;
+    // The last band of a transfer whose band 0 is worker value `first_value` that the worker has
+    // finished, at least `band`.
+    [[nodiscard]] std::uint32_t last_finished_band(std::uint32_t band, std::uint32_t bands,
+                                                   std::uint64_t first_value) const noexcept;
     void fail(VkResult result, const std::string& message) noexcept;
     void note_not_ready(int kind, std::uint64_t a, std::uint64_t b) noexcept;
     void drain() noexcept;
@@ -154,7 +198,15 @@ private:
     std::unique_ptr<TimelineSemaphore> m_worker_timeline;  // on the worker
     std::unique_ptr<TimelineSemaphore> m_imported_worker;  // on the primary, GPU-side sync only
     std::unique_ptr<TimelineSemaphore> m_primary_timeline; // on the primary
-    std::unique_ptr<HostBridge> m_bridge;                  // null with GPU-side sync
+    // BandHandOff::Signal: signalled from the host by the bridge only; the primary's band copies
+    // wait on it. Each transfer takes as many values as it has bands (m_gate_next, submit()'s
+    // thread); m_gate_assigned is the highest value a copy waits on.
+    std::unique_ptr<TimelineSemaphore> m_gate;
+    std::uint64_t m_gate_next = 1;
+    std::atomic<std::uint64_t> m_gate_assigned{0};
+    std::mutex m_gate_mutex;
+    std::uint64_t m_gate_raised = 0;      // guarded by m_gate_mutex
+    std::unique_ptr<HostBridge> m_bridge; // null with GPU-side sync
     std::vector<Slot> m_slots;
     std::uint64_t m_worker_value = 0; // last value submitted to the worker timeline
     std::uint64_t m_primary_value = 0;

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "core/capabilities.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -69,28 +71,62 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
     }
 }
 
+// One transfer into slot 0 whose worker work waits for `worker_done` value 1, which the caller
+// holds back; returns once the link has failed (its bridge timed out) or k_wait has passed.
+TransferTicket submit_until_the_bridge_gives_up(TransferLink& link, const Image& src,
+                                                const Image& dst, TimelineSemaphore& worker_done) {
+    TransferTicket ticket;
+    EXPECT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          worker_done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                          dst.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+              VK_SUCCESS);
+    const auto until = std::chrono::steady_clock::now() + k_wait;
+    while (!link.failed() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return ticket;
+}
+
 TransferDesc make_desc(std::uint32_t w, std::uint32_t h, VkFormat format,
-                       std::optional<TransferPath> path, std::uint32_t band_rows = 0) {
+                       std::optional<TransferPath> path, std::uint32_t band_rows = 0,
+                       detail::BandHandOff hand_off = detail::BandHandOff::Submit) {
     TransferDesc desc;
     desc.width = w;
     desc.height = h;
     desc.format = format;
     desc.forced = path;
     desc.band_rows = band_rows;
+    desc.hand_off = hand_off;
     return desc;
 }
 
-class TransferLinks : public VulkanTest, public ::testing::WithParamInterface<TransferPath> {};
+// Every path, with either way of handing bands to the primary (BandHandOff; it matters only
+// where a host bridge does the hand-off: other cases with Signal are skipped).
+class TransferLinks
+    : public VulkanTest,
+      public ::testing::WithParamInterface<std::tuple<TransferPath, detail::BandHandOff>> {
+protected:
+    [[nodiscard]] TransferPath path() const { return std::get<0>(GetParam()); }
+    [[nodiscard]] detail::BandHandOff hand_off() const { return std::get<1>(GetParam()); }
+    // Skips the test when the pair does not allow the path, or Signal has no bridge to use.
+    [[nodiscard]] bool usable(const PairInfo& pair) const {
+        return pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
+                                       (path() != TransferPath::SameDevice && !pair.gpu_side_sync));
+    }
+    [[nodiscard]] TransferDesc desc(std::uint32_t w, std::uint32_t h, VkFormat format,
+                                    std::uint32_t band_rows = 0) const {
+        return make_desc(w, h, format, path(), band_rows, hand_off());
+    }
+};
 
 // Every path, banded (7 rows) and unbanded, several formats and odd sizes; values only grow.
 TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
-    const TransferPath path = GetParam();
-    const bool same = path == TransferPath::SameDevice;
+    const bool same = path() == TransferPath::SameDevice;
     Device& primary = open(0);
     Device& worker = same ? primary : open(1);
     const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!pair.allows(path)) {
-        GTEST_SKIP() << to_string(path) << " is not available here";
+    if (!usable(pair)) {
+        GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
     }
     struct Case {
         std::uint32_t w, h;
@@ -106,8 +142,8 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
     for (const Case& c : cases) {
         SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " " +
                      detail::format_name(c.format) + " band_rows " + std::to_string(c.band_rows));
-        TransferLink link(worker, primary, pair, make_desc(c.w, c.h, c.format, path, c.band_rows));
-        EXPECT_EQ(link.path(), path);
+        TransferLink link(worker, primary, pair, desc(c.w, c.h, c.format, c.band_rows));
+        EXPECT_EQ(link.path(), path());
         if (!same && c.band_rows == 7) {
             EXPECT_EQ(link.layout().band_count, 14u);
         }
@@ -125,17 +161,16 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
 // One slot reused the moment its transfer is seen complete (what calibration does), many times:
 // the bridge must forward every transfer, never skip one whose band count it has not reset.
 TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
-    const TransferPath path = GetParam();
-    const bool same = path == TransferPath::SameDevice;
+    const bool same = path() == TransferPath::SameDevice;
     Device& primary = open(0);
     Device& worker = same ? primary : open(1);
     const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!pair.allows(path)) {
-        GTEST_SKIP() << to_string(path) << " is not available here";
+    if (!usable(pair)) {
+        GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
     }
-    auto desc = make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, path);
-    desc.slots = 1;
-    TransferLink link(worker, primary, pair, desc);
+    auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
+    d.slots = 1;
+    TransferLink link(worker, primary, pair, d);
     const Image src = worker_image(link, "src");
     const Image dst = primary_image(link, "dst");
     const auto bytes = random_bytes(link.layout().image_bytes(), 77);
@@ -157,16 +192,14 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
 
 // Two transfers in flight on different slots, released in reverse order, keep their own data.
 TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
-    const TransferPath path = GetParam();
-    const bool same = path == TransferPath::SameDevice;
+    const bool same = path() == TransferPath::SameDevice;
     Device& primary = open(0);
     Device& worker = same ? primary : open(1);
     const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!pair.allows(path)) {
+    if (!usable(pair)) {
         GTEST_SKIP();
     }
-    TransferLink link(worker, primary, pair,
-                      make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, path, 16));
+    TransferLink link(worker, primary, pair, desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 16));
     const Image src[2] = {worker_image(link, "src0"), worker_image(link, "src1")};
     const Image dst[2] = {primary_image(link, "dst0"), primary_image(link, "dst1")};
     std::vector<std::uint8_t> bytes[2];
@@ -191,6 +224,12 @@ TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
                           VK_IMAGE_LAYOUT_UNDEFINED, refused),
               VK_NOT_READY);
     EXPECT_EQ(refused.primary_value, 0u);
+    // Nothing lands before its worker is done (with BandHandOff::Signal the copies wait at the
+    // gate, submitted already).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::uint64_t reached = 0;
+    ASSERT_EQ(link.completed_primary_value(reached), VK_SUCCESS);
+    EXPECT_LT(reached, tickets[0].primary_value);
     ASSERT_EQ(done.signal(2), VK_SUCCESS); // releases both: value 2 satisfies waits for 1 and 2
     ASSERT_EQ(link.primary_timeline().wait(tickets[1].primary_value, k_wait), VK_SUCCESS)
         << link.error();
@@ -202,16 +241,24 @@ TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
     round_trip(link, 0, 7);
 }
 
-std::string path_name(const ::testing::TestParamInfo<TransferPath>& info) {
-    std::string name = to_string(info.param);
+std::string path_name(TransferPath path) {
+    std::string name = to_string(path);
     for (char& c : name) {
         c = c == '-' ? '_' : c;
     }
     return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPath, TransferLinks, ::testing::ValuesIn(k_all_transfer_paths),
-                         path_name);
+std::string link_case_name(
+    const ::testing::TestParamInfo<std::tuple<TransferPath, detail::BandHandOff>>& info) {
+    return path_name(std::get<0>(info.param)) + "_" + detail::to_string(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, TransferLinks,
+                         ::testing::Combine(::testing::ValuesIn(k_all_transfer_paths),
+                                            ::testing::Values(detail::BandHandOff::Submit,
+                                                              detail::BandHandOff::Signal)),
+                         link_case_name);
 
 TEST_F(VulkanTest, SameDeviceLinkWithOneImageHandsItOverWithoutCopy) {
     Device& device = open(0);
@@ -264,15 +311,7 @@ TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
     upload_image(worker, src, random_bytes(link.layout().image_bytes(), 3),
                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TimelineSemaphore done(worker, "worker work done");
-    TransferTicket ticket;
-    ASSERT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                          done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT), dst.get(),
-                          VK_IMAGE_LAYOUT_UNDEFINED, ticket),
-              VK_SUCCESS);
-    const auto until = std::chrono::steady_clock::now() + k_wait;
-    while (!link.failed() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    const TransferTicket ticket = submit_until_the_bridge_gives_up(link, src, dst, done);
     EXPECT_TRUE(link.failed());
     EXPECT_FALSE(link.error().empty());
     TransferTicket after;
@@ -285,6 +324,60 @@ TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
     // only then may the images go.
     owned.reset();
 }
+
+// BandHandOff::Signal (the TransferLinks cases cover its data, values and slots): a bridge that
+// times out opens the gate, so the primary's transfer queue is never left blocked.
+class SignalHandOff : public VulkanTest, public ::testing::WithParamInterface<TransferPath> {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        m_primary = &open(0);
+        m_worker = &open(1);
+        m_pair = detail::query_pair_info(m_worker->info(), m_primary->info());
+        if (m_pair.gpu_side_sync || !m_pair.allows(GetParam())) {
+            GTEST_SKIP() << to_string(GetParam()) << " is not bridged here";
+        }
+    }
+    TransferDesc desc(std::uint32_t w, std::uint32_t h, VkFormat format,
+                      std::uint32_t band_rows) const {
+        return make_desc(w, h, format, GetParam(), band_rows, detail::BandHandOff::Signal);
+    }
+    Device* m_primary = nullptr;
+    Device* m_worker = nullptr;
+    PairInfo m_pair;
+};
+
+// The worker never finishes: the bridge times out, the link fails, and the gate opens, so the
+// primary's transfer queue, which held the waiting copies, serves another link again.
+TEST_P(SignalHandOff, ATimedOutBridgeOpensTheGate) {
+    auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 16);
+    d.timeout = std::chrono::milliseconds(100);
+    auto owned = std::make_unique<TransferLink>(*m_worker, *m_primary, m_pair, d);
+    TransferLink& link = *owned;
+    const Image src = worker_image(link, "src");
+    const Image dst = primary_image(link, "dst");
+    upload_image(*m_worker, src, random_bytes(link.layout().image_bytes(), 4),
+                 VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    TimelineSemaphore never(*m_worker, "worker that never finishes");
+    const TransferTicket ticket = submit_until_the_bridge_gives_up(link, src, dst, never);
+    ASSERT_TRUE(link.failed());
+    EXPECT_NE(link.error().find("did not reach"), std::string::npos) << link.error();
+    // The gate is open: the failed transfer's copies drain (what they copied is not a result:
+    // the link reports failed()), and the primary's transfer queue runs other work again.
+    ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS);
+    detail::submit_and_wait(*m_primary, detail::QueueRole::Transfer, [](VkCommandBuffer) {});
+    ASSERT_EQ(never.signal(1), VK_SUCCESS); // let the worker's queue drain before teardown
+    ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+    owned.reset();
+}
+
+std::string bridged_case_name(const ::testing::TestParamInfo<TransferPath>& param) {
+    return path_name(param.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(BridgedPaths, SignalHandOff,
+                         ::testing::Values(TransferPath::HostImported, TransferPath::HostCopy),
+                         bridged_case_name);
 
 class ThreeDevices : public VulkanTest {
 protected:
