@@ -98,19 +98,9 @@ std::vector<std::uint8_t> HeadlessView::render(const FrameSnapshot& snapshot,
                       VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                       VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
                       VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-        VkBufferMemoryBarrier2 host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-        host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-        host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-        host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        host.buffer = m_readback.get();
-        host.size = VK_WHOLE_SIZE;
-        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dep.bufferMemoryBarrierCount = 1;
-        dep.pBufferMemoryBarriers = &host;
-        vkCmdPipelineBarrier2(cmd, &dep);
+        buffer_barrier(cmd, m_readback.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                       VK_ACCESS_2_HOST_READ_BIT);
     });
     if (status != RenderStatus::Ok) {
         throw Error(std::string("Render refused: ") + to_string(status));

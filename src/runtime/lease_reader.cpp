@@ -67,19 +67,9 @@ std::uint64_t LeaseReader::read(const Lease& lease, bool whole_image) {
     image_barrier(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, lease.layout,
                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-    VkBufferMemoryBarrier2 host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-    host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-    host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-    host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-    host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    host.buffer = f.buffer.get();
-    host.size = VK_WHOLE_SIZE;
-    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dep.bufferMemoryBarrierCount = 1;
-    dep.pBufferMemoryBarriers = &host;
-    vkCmdPipelineBarrier2(cmd, &dep);
+    buffer_barrier(cmd, f.buffer.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                   VK_ACCESS_2_HOST_READ_BIT);
     if (vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer reader") != VK_SUCCESS) {
         return 0;
     }
