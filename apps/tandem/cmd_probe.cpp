@@ -104,15 +104,9 @@ void prepare_side(Side& side, ProbeMode mode, detail::QueueRole role, std::uint3
         detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer probe");
         if (mode == ProbeMode::Copy) {
             // Order this copy after the previous job's copy into the same buffer.
-            VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-            barrier.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-            barrier.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-            barrier.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-            barrier.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-            VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-            dep.memoryBarrierCount = 1;
-            dep.pMemoryBarriers = &barrier;
-            vkCmdPipelineBarrier2(cmd, &dep);
+            detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
             VkBufferCopy region{0, 0, 256};
             vkCmdCopyBuffer(cmd, side.src.get(), side.dst.get(), 1, &region);
         }

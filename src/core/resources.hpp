@@ -122,6 +122,11 @@ void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, V
                     std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
                     std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
 
+// One global memory barrier (sync2): every access of `src_access` in `src_stage` before it made
+// available and visible to `dst_access` in `dst_stage` after it.
+void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access);
+
 // One whole-image layout transition / barrier (sync2), colour aspect, single mip and layer.
 void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,

@@ -75,15 +75,9 @@ TEST_F(PatternDevice, DeviceOutputEqualsReferenceExactly) {
                 region.imageExtent = {w, h, 1};
                 vkCmdCopyImageToBuffer(cmd, image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                        buffer.get(), 1, &region);
-                VkMemoryBarrier2 host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-                host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-                host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-                host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-                host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-                VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-                dep.memoryBarrierCount = 1;
-                dep.pMemoryBarriers = &host;
-                vkCmdPipelineBarrier2(cmd, &dep);
+                detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                       VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                       VK_ACCESS_2_HOST_READ_BIT);
             });
             detail::invalidate_buffer(device, buffer);
             const auto* px = static_cast<const std::uint8_t*>(buffer.mapped);
