@@ -108,26 +108,34 @@ class TransferLinks
 protected:
     [[nodiscard]] TransferPath path() const { return std::get<0>(GetParam()); }
     [[nodiscard]] detail::BandHandOff hand_off() const { return std::get<1>(GetParam()); }
-    // Skips the test when the pair does not allow the path, or Signal has no bridge to use.
-    [[nodiscard]] bool usable(const PairInfo& pair) const {
-        return pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
-                                       (path() != TransferPath::SameDevice && !pair.gpu_side_sync));
+    // Opens the pair (one device for the same-device path) and skips the test when the pair
+    // does not allow the path, or Signal has no bridge to use.
+    void SetUp() override {
+        VulkanTest::SetUp();
+        m_primary = &open(0);
+        m_worker = same() ? m_primary : &open(1);
+        m_pair = detail::query_pair_info(m_worker->info(), m_primary->info());
+        const bool usable = m_pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
+                                                      (!same() && !m_pair.gpu_side_sync));
+        if (!usable) {
+            GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
+        }
     }
+    [[nodiscard]] bool same() const { return path() == TransferPath::SameDevice; }
     [[nodiscard]] TransferDesc desc(std::uint32_t w, std::uint32_t h, VkFormat format,
                                     std::uint32_t band_rows = 0) const {
         return make_desc(w, h, format, path(), band_rows, hand_off());
     }
+    Device* m_primary = nullptr;
+    Device* m_worker = nullptr;
+    PairInfo m_pair;
 };
 
 // Every path, banded (7 rows) and unbanded, several formats and odd sizes; values only grow.
 TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
-    const bool same = path() == TransferPath::SameDevice;
-    Device& primary = open(0);
-    Device& worker = same ? primary : open(1);
-    const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!usable(pair)) {
-        GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
-    }
+    Device& primary = *m_primary;
+    Device& worker = *m_worker;
+    const PairInfo& pair = m_pair;
     struct Case {
         std::uint32_t w, h;
         VkFormat format;
@@ -144,7 +152,7 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
                      detail::format_name(c.format) + " band_rows " + std::to_string(c.band_rows));
         TransferLink link(worker, primary, pair, desc(c.w, c.h, c.format, c.band_rows));
         EXPECT_EQ(link.path(), path());
-        if (!same && c.band_rows == 7) {
+        if (!same() && c.band_rows == 7) {
             EXPECT_EQ(link.layout().band_count, 14u);
         }
         TransferTicket last;
@@ -161,13 +169,9 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
 // One slot reused the moment its transfer is seen complete (what calibration does), many times:
 // the bridge must forward every transfer, never skip one whose band count it has not reset.
 TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
-    const bool same = path() == TransferPath::SameDevice;
-    Device& primary = open(0);
-    Device& worker = same ? primary : open(1);
-    const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!usable(pair)) {
-        GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
-    }
+    Device& primary = *m_primary;
+    Device& worker = *m_worker;
+    const PairInfo& pair = m_pair;
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
     d.slots = 1;
     TransferLink link(worker, primary, pair, d);
@@ -192,13 +196,9 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
 
 // Two transfers in flight on different slots, released in reverse order, keep their own data.
 TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
-    const bool same = path() == TransferPath::SameDevice;
-    Device& primary = open(0);
-    Device& worker = same ? primary : open(1);
-    const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    if (!usable(pair)) {
-        GTEST_SKIP();
-    }
+    Device& primary = *m_primary;
+    Device& worker = *m_worker;
+    const PairInfo& pair = m_pair;
     TransferLink link(worker, primary, pair, desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 16));
     const Image src[2] = {worker_image(link, "src0"), worker_image(link, "src1")};
     const Image dst[2] = {primary_image(link, "dst0"), primary_image(link, "dst1")};
