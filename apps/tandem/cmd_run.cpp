@@ -347,14 +347,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             // registration's first update (pipeline creation and shader compilation).
             for (const auto& [key, t] : capture_times->busy_by_task()) {
                 auto& seen = seen_capture_times[key];
-                const std::uint64_t updates =
-                    (t.generations - seen.generations) - (t.firsts - seen.firsts);
-                if (t.timed && updates > 0) {
-                    const double ms = (t.busy_ms - seen.busy_ms - (t.first_ms - seen.first_ms)) /
-                                      static_cast<double>(updates);
+                if (const auto ms = t.since(seen).steady_ms()) {
                     for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
                         if (inputs.prepared[i].spec.name == key.first) {
-                            scheduler.observe_execute(i, key.second, ms);
+                            scheduler.observe_execute(i, key.second, *ms);
                         }
                     }
                 }

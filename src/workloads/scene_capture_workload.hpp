@@ -59,6 +59,11 @@ public:
             }
             return (busy_ms - first_ms) / static_cast<double>(generations - firsts);
         }
+        // What was added since `earlier`, a snapshot of the same sums.
+        [[nodiscard]] DeviceTime since(const DeviceTime& earlier) const noexcept {
+            return {busy_ms - earlier.busy_ms, generations - earlier.generations, timed,
+                    first_ms - earlier.first_ms, firsts - earlier.firsts};
+        }
     };
     // Collects what completed so far (timestamps of generations still in flight are not
     // counted) and returns the sums.
