@@ -315,9 +315,14 @@ BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize byte
         detail::vk_check(vkEndCommandBuffer(cmd), "end split");
     }
     detail::TimelineSemaphore go(device, "band split go");
-    detail::TimelineSemaphore done(device, "band split done");
+    // One completion timeline per queue the pieces go to.
+    detail::TimelineSemaphore done[2] = {detail::TimelineSemaphore(device, "band split done"),
+                                         detail::TimelineSemaphore(device, "band split done 2")};
+    const detail::Queue* queues[2] = {&queue, &device.queue(detail::QueueRole::SecondTransfer)};
     std::uint64_t go_value = 0;
-    std::uint64_t done_value = 0;
+    std::uint64_t done_value[2] = {0, 0};
+    // variant 0: a submission per piece; 1: events; 2: barriers; 3: a submission per piece,
+    // alternating between the two copy engines.
     auto timed = [&](int variant) {
         if (variant == 1) {
             // The previous run completed (its last value was seen): reset from the host.
@@ -328,48 +333,60 @@ BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize byte
         ++go_value;
         const VkSemaphoreSubmitInfo wait =
             go.submit_info(go_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        std::vector<VkCommandBufferSubmitInfo> cmds;
-        std::vector<VkSemaphoreSubmitInfo> signals;
-        const std::uint32_t n = variant == 0 ? bands : 1;
+        const std::uint32_t n = variant == 0 || variant == 3 ? bands : 1;
+        const std::uint32_t engines = variant == 3 && queues[1] != queues[0] ? 2 : 1;
+        std::vector<VkCommandBufferSubmitInfo> cmds(n);
+        std::vector<VkSemaphoreSubmitInfo> signals(n);
+        std::vector<VkSubmitInfo2> submits[2];
         for (std::uint32_t b = 0; b < n; ++b) {
-            VkCommandBufferSubmitInfo c{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-            c.commandBuffer = variant == 0 ? pieces[b] : variant == 1 ? with_events : with_barriers;
-            cmds.push_back(c);
-            signals.push_back(done.submit_info(++done_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            const std::uint32_t q = b % engines;
+            cmds[b] = VkCommandBufferSubmitInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+            cmds[b].commandBuffer = variant == 0 || variant == 3 ? pieces[b]
+                                    : variant == 1               ? with_events
+                                                                 : with_barriers;
+            signals[b] = done[q].submit_info(++done_value[q], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+            VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+            submit.commandBufferInfoCount = 1;
+            submit.pCommandBufferInfos = &cmds[b];
+            submit.signalSemaphoreInfoCount = 1;
+            submit.pSignalSemaphoreInfos = &signals[b];
+            if (submits[q].empty()) {
+                submit.waitSemaphoreInfoCount = 1;
+                submit.pWaitSemaphoreInfos = &wait;
+            }
+            submits[q].push_back(submit);
         }
-        std::vector<VkSubmitInfo2> submits(n, VkSubmitInfo2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2});
-        for (std::uint32_t b = 0; b < n; ++b) {
-            submits[b].commandBufferInfoCount = 1;
-            submits[b].pCommandBufferInfos = &cmds[b];
-            submits[b].signalSemaphoreInfoCount = 1;
-            submits[b].pSignalSemaphoreInfos = &signals[b];
+        for (std::uint32_t q = 0; q < engines; ++q) {
+            detail::vk_check(queues[q]->submit(submits[q]), "vkQueueSubmit2 band split");
         }
-        submits[0].waitSemaphoreInfoCount = 1;
-        submits[0].pWaitSemaphoreInfos = &wait;
-        detail::vk_check(queue.submit(submits), "vkQueueSubmit2 band split");
         std::this_thread::sleep_for(lead);
         const auto t0 = Clock::now();
         detail::vk_check(go.signal(go_value), "vkSignalSemaphore band split");
-        if (!spin_until(done, done_value)) {
-            throw Error(VK_TIMEOUT, "Waiting for a band split copy", "The device may be hung");
+        for (std::uint32_t q = 0; q < engines; ++q) {
+            if (!spin_until(done[q], done_value[q])) {
+                throw Error(VK_TIMEOUT, "Waiting for a band split copy", "The device may be hung");
+            }
         }
         return micros(Clock::now() - t0);
     };
-    std::vector<double> s, e, b;
+    std::vector<double> s, e, b, t;
     for (std::uint32_t r = 0; r <= runs; ++r) {
         const double a = timed(0);
         const double c = timed(1);
         const double d = timed(2);
+        const double f = timed(3);
         if (r > 0) {
             s.push_back(a);
             e.push_back(c);
             b.push_back(d);
+            t.push_back(f);
         }
     }
     for (VkEvent ev : events) {
         vkDestroyEvent(device.handle(), ev, nullptr);
     }
-    return {stats_of(std::move(s)), stats_of(std::move(e)), stats_of(std::move(b))};
+    return {stats_of(std::move(s)), stats_of(std::move(e)), stats_of(std::move(b)),
+            stats_of(std::move(t))};
 }
 
 } // namespace tandem::bench

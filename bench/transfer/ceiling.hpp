@@ -44,12 +44,15 @@ namespace tandem::bench {
 // `bands` pieces costs the device's transfer queue, by how the pieces are told apart: one
 // submission per piece, each signalling a timeline value (as TransferLink's bands are); one
 // submission with an event set after each piece; one submission with only barriers between the
-// pieces. Each: the latency of the whole, from the host's release to the observed completion
-// (median of `runs`). Diagnostic: it explains what a band costs on a given device.
+// pieces; one submission per piece with the pieces alternating between the device's two copy
+// engines (QueueRole::Transfer and SecondTransfer; one queue when it has only one), all
+// released at once. Each: the latency of the whole, from the host's release to the observed
+// completion (median of `runs`). Diagnostic: it explains what a band costs on a given device.
 struct BandSplitCost {
     Stats submissions_us;
     Stats events_us;
     Stats barriers_us;
+    Stats two_queues_us;
 };
 [[nodiscard]] BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize bytes,
                                                std::uint32_t bands, bool download,

@@ -69,9 +69,11 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     qi.queueCount = (!m_dedicated_transfer && main_count > 1) ? 2u : 1u;
     qi.pQueuePriorities = priorities;
     queue_infos.push_back(qi);
+    std::uint32_t transfer_count = 0;
     if (m_dedicated_transfer) {
+        transfer_count = std::min(2u, m_info.queue_families[transfer_family].count);
         qi.queueFamilyIndex = transfer_family;
-        qi.queueCount = 1;
+        qi.queueCount = transfer_count;
         queue_infos.push_back(qi);
     }
     if (compute_family != UINT32_MAX) {
@@ -124,12 +126,20 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
         VkQueue q = VK_NULL_HANDLE;
         vkGetDeviceQueue(m_device, transfer_family, 0, &q);
         m_transfer = Queue(q, transfer_family, 0, std::make_shared<std::mutex>());
+        m_second_transfer = m_transfer;
+        if (transfer_count > 1) {
+            vkGetDeviceQueue(m_device, transfer_family, 1, &q);
+            m_second_transfer = Queue(q, transfer_family, 1, std::make_shared<std::mutex>());
+            name(q, VK_OBJECT_TYPE_QUEUE, m_label + " second transfer queue");
+        }
     } else if (main_count > 1) {
         VkQueue q = VK_NULL_HANDLE;
         vkGetDeviceQueue(m_device, main_family, 1, &q);
         m_transfer = Queue(q, main_family, 1, std::make_shared<std::mutex>());
+        m_second_transfer = m_transfer;
     } else {
         m_transfer = m_main;
+        m_second_transfer = m_main;
     }
     if (compute_family != UINT32_MAX) {
         VkQueue q = VK_NULL_HANDLE;
@@ -179,6 +189,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
     auto lock = adopted.queue_lock ? adopted.queue_lock : std::make_shared<std::mutex>();
     m_main = Queue(queue, adopted.queue_family, adopted.queue_index, lock);
     m_transfer = m_main;
+    m_second_transfer = m_main;
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
 }
 

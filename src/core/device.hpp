@@ -5,8 +5,9 @@
 //
 // Queues: `main` (graphics+compute) always; `transfer` is a queue of a transfer-only family (the
 // copy engines) when the device has one, else a second queue of the main family, else the main
-// queue itself. A Queue carries a mutex: vkQueueSubmit2 on one VkQueue from several threads must
-// hold it (Queue::submit does).
+// queue itself; `second transfer` is another queue of that transfer-only family (a second copy
+// engine) when it has two, else the transfer queue itself. A Queue carries a mutex: vkQueueSubmit2
+// on one VkQueue from several threads must hold it (Queue::submit does).
 //
 // Lifetime: create after the Instance, destroy before it, and only once the device is idle
 // (the destructor waits for idle). Object naming and labels are no-ops without debug utils.
@@ -27,9 +28,9 @@ namespace tandem::detail {
 
 class Instance;
 
-// Main: graphics+compute. Transfer: see above. Compute: a queue of a compute-only family (async
-// compute) when the device has one, else the main queue.
-enum class QueueRole { Main, Transfer, Compute };
+// Main: graphics+compute. Transfer, SecondTransfer: see above. Compute: a queue of a compute-only
+// family (async compute) when the device has one, else the main queue.
+enum class QueueRole { Main, Transfer, SecondTransfer, Compute };
 
 class Queue {
 public:
@@ -105,6 +106,8 @@ public:
         switch (role) {
         case QueueRole::Transfer:
             return m_transfer;
+        case QueueRole::SecondTransfer:
+            return m_second_transfer;
         case QueueRole::Compute:
             return m_compute;
         case QueueRole::Main:
@@ -115,6 +118,10 @@ public:
     // True when the transfer queue is a different VkQueue from the main one.
     [[nodiscard]] bool has_separate_transfer_queue() const noexcept {
         return m_transfer.handle() != m_main.handle();
+    }
+    // True when the second transfer queue is a VkQueue of its own (a second copy engine).
+    [[nodiscard]] bool has_second_transfer_queue() const noexcept {
+        return m_second_transfer.handle() != m_transfer.handle();
     }
     // True when the transfer queue belongs to a transfer-only family (a copy engine).
     [[nodiscard]] bool has_dedicated_transfer_family() const noexcept {
@@ -155,6 +162,7 @@ private:
     DeviceFunctions m_fn;
     Queue m_main;
     Queue m_transfer;
+    Queue m_second_transfer;
     Queue m_compute;
     bool m_dedicated_transfer = false;
     std::vector<std::string> m_enabled_extensions;
