@@ -189,8 +189,9 @@ struct TaskRun {
     double next_submit_s = 0;
     // Per runtime registration: accepted generation -> scene time.
     std::map<TaskId, std::map<std::uint64_t, double>> generation_time;
-    std::optional<Lease> lease; // this frame's
-    std::uint64_t shown_generation = 0;
+    std::optional<Lease> lease;         // this frame's
+    std::uint64_t shown_generation = 0; // of the registration on shown_adapter
+    std::optional<std::uint32_t> shown_adapter;
     double shown_time_s = 0;
     std::uint64_t frames_shown = 0; // frames that had an output to show
     std::string png;
@@ -496,6 +497,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         scheduler.release(*task.lease, value);
                         ++task.frames_shown;
                         task.shown_generation = task.lease->generation;
+                        // Not always the task's device: a task moved after its last submission
+                        // still shows its previous device's newest output.
+                        task.shown_adapter = runtime.task_device(task.lease->task).index;
                         auto& times = task.generation_time[task.lease->task];
                         const auto it = times.find(task.shown_generation);
                         task.shown_time_s = it != times.end() ? it->second : task.shown_time_s;
@@ -693,6 +697,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"frames_shown", tasks[i].frames_shown},
                 {"newest_generation", s.newest_generation},
                 {"shown_generation", tasks[i].shown_generation},
+                {"shown_adapter", tasks[i].shown_adapter ? nlohmann::json(*tasks[i].shown_adapter)
+                                                         : nlohmann::json()},
                 {"shown_time_s", tasks[i].shown_time_s},
                 {"surface", p.spec.surface ? nlohmann::json(*p.spec.surface) : nlohmann::json()},
                 {"png", tasks[i].png.empty() ? nlohmann::json() : nlohmann::json(tasks[i].png)},
