@@ -189,7 +189,10 @@ TEST_F(Runtime_, TwoWorkersRunConcurrently) {
         GTEST_SKIP() << e.what();
     }
     EXPECT_NE(runtime->task_device(a).index, runtime->task_device(b).index);
-    for (int frame = 0; frame < 400; ++frame) {
+    // Until both have delivered 20 outputs: a count, not a speed (a loaded machine, TSan and
+    // spinning threads on two cores take seconds), with a deadline only against a hang.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int frame = 0; std::chrono::steady_clock::now() < deadline; ++frame) {
         (void)runtime->submit(a);
         (void)runtime->submit(b);
         runtime->pump();
