@@ -76,12 +76,8 @@ std::vector<std::byte> sphere_snapshot(float aspect) {
 
 VkResult submit_empty(const Device& device, const VkSemaphoreSubmitInfo* wait,
                       const VkSemaphoreSubmitInfo& signal) {
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.waitSemaphoreInfoCount = wait != nullptr ? 1 : 0;
-    submit.pWaitSemaphoreInfos = wait;
-    submit.signalSemaphoreInfoCount = 1;
-    submit.pSignalSemaphoreInfos = &signal;
-    return device.queue(QueueRole::Main).submit({&submit, 1});
+    return device.queue(QueueRole::Main)
+        .submit_one(VK_NULL_HANDLE, {wait, wait != nullptr ? 1u : 0u}, {&signal, 1});
 }
 
 } // namespace

@@ -18,6 +18,20 @@ VkResult Queue::submit(std::span<const VkSubmitInfo2> submits, VkFence fence) co
         "vkQueueSubmit2");
 }
 
+VkResult Queue::submit_one(VkCommandBuffer cmd, std::span<const VkSemaphoreSubmitInfo> waits,
+                           std::span<const VkSemaphoreSubmitInfo> signals, VkFence fence) const {
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = cmd;
+    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+    batch.pWaitSemaphoreInfos = waits.data();
+    batch.commandBufferInfoCount = cmd != VK_NULL_HANDLE ? 1u : 0u;
+    batch.pCommandBufferInfos = &cmd_info;
+    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+    batch.pSignalSemaphoreInfos = signals.data();
+    return submit({&batch, 1}, fence);
+}
+
 VkResult Queue::wait_idle() const {
     std::lock_guard lock(*m_lock);
     return vkQueueWaitIdle(m_queue);

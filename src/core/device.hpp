@@ -46,6 +46,11 @@ public:
     // vkQueueSubmit2 under the queue's lock; returns the result (never throws: per-frame path).
     [[nodiscard]] VkResult submit(std::span<const VkSubmitInfo2> submits,
                                   VkFence fence = VK_NULL_HANDLE) const;
+    // One batch: `cmd` (VK_NULL_HANDLE: none) after `waits`, then `signals`; as submit().
+    [[nodiscard]] VkResult submit_one(VkCommandBuffer cmd,
+                                      std::span<const VkSemaphoreSubmitInfo> waits = {},
+                                      std::span<const VkSemaphoreSubmitInfo> signals = {},
+                                      VkFence fence = VK_NULL_HANDLE) const;
     [[nodiscard]] VkResult wait_idle() const;
 
 private:

@@ -261,12 +261,7 @@ void submit_and_wait(const Device& device, QueueRole role,
     record(cmd);
     vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer one-shot");
     auto fence = create_fence(device, device.label() + " one-shot fence");
-    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-    cmd_info.commandBuffer = cmd;
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &cmd_info;
-    vk_check(queue.submit({&submit, 1}, fence.get()), "vkQueueSubmit2 one-shot");
+    vk_check(queue.submit_one(cmd, {}, {}, fence.get()), "vkQueueSubmit2 one-shot");
     VkFence f = fence.get();
     vk_check(vkWaitForFences(device.handle(), 1, &f, VK_TRUE, UINT64_MAX),
              "vkWaitForFences one-shot");

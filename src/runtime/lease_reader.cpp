@@ -82,16 +82,8 @@ std::uint64_t LeaseReader::read(const Lease& lease, bool whole_image) {
     signal.semaphore = m_timeline;
     signal.value = value;
     signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-    cmd_info.commandBuffer = cmd;
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.waitSemaphoreInfoCount = 1;
-    submit.pWaitSemaphoreInfos = &wait_info;
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &cmd_info;
-    submit.signalSemaphoreInfoCount = 1;
-    submit.pSignalSemaphoreInfos = &signal;
-    if (m_device.queue(QueueRole::Main).submit({&submit, 1}) != VK_SUCCESS) {
+    if (m_device.queue(QueueRole::Main).submit_one(cmd, {&wait_info, 1}, {&signal, 1}) !=
+        VK_SUCCESS) {
         return 0;
     }
     m_value = value;

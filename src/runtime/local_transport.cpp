@@ -65,18 +65,10 @@ public:
             return fail(r);
         }
         const std::uint64_t value = m_next_value + 1;
-        VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-        cmd_info.commandBuffer = cmd;
         VkSemaphoreSubmitInfo signal =
             m_timeline.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        submit.waitSemaphoreInfoCount = worker_wait.semaphore != VK_NULL_HANDLE ? 1u : 0u;
-        submit.pWaitSemaphoreInfos = &worker_wait;
-        submit.commandBufferInfoCount = 1;
-        submit.pCommandBufferInfos = &cmd_info;
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
-        r = m_device.queue(QueueRole::Main).submit({&submit, 1});
+        const std::size_t waits = worker_wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
+        r = m_device.queue(QueueRole::Main).submit_one(cmd, {&worker_wait, waits}, {&signal, 1});
         if (r != VK_SUCCESS) {
             return fail(r);
         }

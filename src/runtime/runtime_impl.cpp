@@ -461,17 +461,9 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
     const std::uint64_t work_value = worker.next_work_value();
     VkSemaphoreSubmitInfo signal =
         worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-    cmd_info.commandBuffer = cmd;
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.waitSemaphoreInfoCount = wait_count;
-    submit.pWaitSemaphoreInfos = waits;
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &cmd_info;
-    submit.signalSemaphoreInfoCount = 1;
-    submit.pSignalSemaphoreInfos = &signal;
-    r = vk_status(worker.device().queue(QueueRole::Main).submit({&submit, 1}),
-                  worker_submit_context(worker));
+    r = vk_status(
+        worker.device().queue(QueueRole::Main).submit_one(cmd, {waits, wait_count}, {&signal, 1}),
+        worker_submit_context(worker));
     if (r != VK_SUCCESS) {
         fail("its submit failed (" + std::string(tandem::to_string(r)) + ")");
         return;

@@ -518,20 +518,11 @@ VkResult TransferLink::primary_band(std::uint32_t slot_index, std::uint32_t band
             return r;
         }
     }
-    const VkCommandBufferSubmitInfo cmd = cmd_info(m_slots[slot_index].primary_cmds[band]);
     const VkSemaphoreSubmitInfo signal = m_primary_timeline->submit_info(primary_value, k_all);
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &cmd;
-    if (wait != nullptr) {
-        submit.waitSemaphoreInfoCount = 1;
-        submit.pWaitSemaphoreInfos = wait;
-    }
-    if (band + 1 == bands) {
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
-    }
-    const VkResult r = m_primary->queue(QueueRole::Transfer).submit({&submit, 1});
+    const VkResult r =
+        m_primary->queue(QueueRole::Transfer)
+            .submit_one(m_slots[slot_index].primary_cmds[band], {wait, wait != nullptr ? 1u : 0u},
+                        {&signal, band + 1 == bands ? 1u : 0u});
     if (r != VK_SUCCESS) {
         fail(r, "submitting the primary side of a transfer failed");
         return r;
@@ -584,20 +575,11 @@ VkResult TransferLink::submit_same_device(Slot& slot, VkImage worker_image,
     }
     const std::uint64_t worker_value = m_worker_value + 1;
     const std::uint64_t primary_value = m_primary_value + 1;
-    const VkCommandBufferSubmitInfo cmds = cmd_info(cmd);
     const VkSemaphoreSubmitInfo signals[2] = {
         m_worker_timeline->submit_info(worker_value, k_all),
         m_primary_timeline->submit_info(primary_value, k_all)};
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &cmds;
-    submit.signalSemaphoreInfoCount = 2;
-    submit.pSignalSemaphoreInfos = signals;
-    if (worker_wait.semaphore != VK_NULL_HANDLE) {
-        submit.waitSemaphoreInfoCount = 1;
-        submit.pWaitSemaphoreInfos = &worker_wait;
-    }
-    r = m_worker->queue(QueueRole::Transfer).submit({&submit, 1});
+    const std::size_t waits = worker_wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
+    r = m_worker->queue(QueueRole::Transfer).submit_one(cmd, {&worker_wait, waits}, signals);
     if (r != VK_SUCCESS) {
         fail(r, "submitting a same-device transfer failed");
         return r;
