@@ -76,6 +76,17 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
                     std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
                     std::chrono::microseconds lead);
 
+// Submits `cmd` to `queue` waiting for `go` to reach `value` (the host's release) and signalling
+// `done` at `value` (its completion, which the host times).
+void submit_released(const detail::Queue& queue, VkCommandBuffer cmd,
+                     const detail::TimelineSemaphore& go, const detail::TimelineSemaphore& done,
+                     std::uint64_t value, const char* what) {
+    const VkSemaphoreSubmitInfo wait = go.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    const VkSemaphoreSubmitInfo signal =
+        done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    detail::vk_check(queue.submit_one(cmd, {&wait, 1}, {&signal, 1}), what);
+}
+
 } // namespace
 
 CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
@@ -180,20 +191,7 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
     std::uint64_t value = 0;
     auto timed = [&](VkCommandBuffer cmd, bool wait_lead) -> double {
         ++value;
-        const VkSemaphoreSubmitInfo wait =
-            go.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        const VkSemaphoreSubmitInfo signal =
-            done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-        cmd_info.commandBuffer = cmd;
-        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        submit.waitSemaphoreInfoCount = 1;
-        submit.pWaitSemaphoreInfos = &wait;
-        submit.commandBufferInfoCount = 1;
-        submit.pCommandBufferInfos = &cmd_info;
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
-        detail::vk_check(queue.submit({&submit, 1}), "vkQueueSubmit2 ceiling");
+        submit_released(queue, cmd, go, done, value, "vkQueueSubmit2 ceiling");
         if (wait_lead) {
             std::this_thread::sleep_for(lead);
         }
@@ -387,6 +385,86 @@ BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize byte
     }
     return {stats_of(std::move(s)), stats_of(std::move(e)), stats_of(std::move(b)),
             stats_of(std::move(t))};
+}
+
+ConcurrentCopies measure_concurrent_copies(const detail::Device& worker,
+                                           const detail::Device& primary, VkDeviceSize bytes,
+                                           std::uint32_t runs, std::chrono::microseconds lead) {
+    // One side: its buffers, one recorded copy, and the semaphores that release and time it.
+    struct Side {
+        const detail::Device* device;
+        bool download;
+        detail::Buffer local, host;
+        detail::CommandPool pool;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        detail::TimelineSemaphore go, done;
+        std::uint64_t value = 0;
+    };
+    auto make_side = [&](const detail::Device& device, bool download) {
+        const std::string name =
+            device.label() + (download ? " concurrent d2h" : " concurrent h2d");
+        const auto [local, host] = copy_buffers(bytes, download, name);
+        const detail::Queue& queue = device.queue(detail::QueueRole::Transfer);
+        auto side = std::make_unique<Side>(Side{
+            &device, download, detail::create_buffer(device, local),
+            detail::create_buffer(device, host), detail::CommandPool(device, queue.family(), name),
+            VK_NULL_HANDLE, detail::TimelineSemaphore(device, name + " go"),
+            detail::TimelineSemaphore(device, name + " done"), 0});
+        side->cmd = side->pool.allocate(name);
+        const DeviceSide device_side{side->local.get(), VK_NULL_HANDLE, {}};
+        record_copies(side->cmd, device_side, side->host.get(), bytes, 1, download);
+        return side;
+    };
+    const auto d2h = make_side(worker, true);
+    const auto h2d = make_side(primary, false);
+
+    // Submits the sides' copies, waiting for their go values; releases them one right after the
+    // other and returns each one's time from its release to its observed completion.
+    auto timed = [&](std::initializer_list<Side*> sides) {
+        for (Side* side : sides) {
+            ++side->value;
+            submit_released(side->device->queue(detail::QueueRole::Transfer), side->cmd, side->go,
+                            side->done, side->value, "vkQueueSubmit2 concurrent copy");
+        }
+        std::this_thread::sleep_for(lead);
+        std::vector<Clock::time_point> released;
+        for (Side* side : sides) {
+            released.push_back(Clock::now());
+            detail::vk_check(side->go.signal(side->value), "vkSignalSemaphore concurrent copy");
+        }
+        std::vector<double> us(sides.size(), -1.0);
+        const auto deadline = Clock::now() + std::chrono::seconds(10);
+        for (std::size_t left = sides.size(); left > 0;) {
+            std::size_t i = 0;
+            for (Side* side : sides) {
+                std::uint64_t reached = 0;
+                if (us[i] < 0 && side->done.value(reached) == VK_SUCCESS &&
+                    reached >= side->value) {
+                    us[i] = micros(Clock::now() - released[i]);
+                    --left;
+                }
+                ++i;
+            }
+            if (Clock::now() > deadline) {
+                throw Error(VK_TIMEOUT, "Waiting for a concurrent copy", "The device may be hung");
+            }
+        }
+        return us;
+    };
+    std::vector<double> d2h_alone, h2d_alone, d2h_together, h2d_together;
+    for (std::uint32_t r = 0; r <= runs; ++r) {
+        const double a = timed({d2h.get()})[0];
+        const double b = timed({h2d.get()})[0];
+        const auto both = timed({d2h.get(), h2d.get()});
+        if (r > 0) { // the first round warms up
+            d2h_alone.push_back(a);
+            h2d_alone.push_back(b);
+            d2h_together.push_back(both[0]);
+            h2d_together.push_back(both[1]);
+        }
+    }
+    return {stats_of(std::move(d2h_alone)), stats_of(std::move(h2d_alone)),
+            stats_of(std::move(d2h_together)), stats_of(std::move(h2d_together))};
 }
 
 } // namespace tandem::bench

@@ -58,4 +58,20 @@ struct BandSplitCost {
                                                std::uint32_t bands, bool download,
                                                std::uint32_t runs, std::chrono::microseconds lead);
 
+// Whether the worker's download and the primary's upload slow each other down when they run at
+// once, as a banded transfer's do: one copy of `bytes` device -> host on `worker` and host ->
+// device on `primary` (each device its own host-visible buffer), timed alone and released
+// together (one host signal right after the other), each from its release to its observed
+// completion (median of `runs`). Diagnostic.
+struct ConcurrentCopies {
+    Stats d2h_alone_us;
+    Stats h2d_alone_us;
+    Stats d2h_together_us;
+    Stats h2d_together_us;
+};
+[[nodiscard]] ConcurrentCopies measure_concurrent_copies(const detail::Device& worker,
+                                                         const detail::Device& primary,
+                                                         VkDeviceSize bytes, std::uint32_t runs,
+                                                         std::chrono::microseconds lead);
+
 } // namespace tandem::bench

@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
     std::uint32_t runs = 15;
     std::uint32_t band_rows = 0;
     std::vector<std::uint32_t> band_split;
+    bool concurrent = false;
     std::string hand_off = "submit";
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
@@ -152,6 +153,10 @@ int main(int argc, char** argv) {
                    "with a submission, an event or a barrier between pieces, and with a "
                    "submission per piece alternating between two copy engines (--json too)")
         ->delimiter(',');
+    app.add_flag("--concurrent-copies", concurrent,
+                 "Only measure whether the worker's download and the primary's upload of one "
+                 "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
+                 "together (--json too)");
     app.add_option("--slots", slots, "Slots (transfers in flight)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 16u));
@@ -256,6 +261,27 @@ int main(int argc, char** argv) {
             pair.sync_reason.c_str());
 
         const auto lead = std::chrono::microseconds(lead_us);
+        if (concurrent) {
+            const VkDeviceSize bytes = VkDeviceSize{1920} * 1080 * 4;
+            const auto c = tb::measure_concurrent_copies(worker, primary, bytes, runs, lead);
+            std::printf("%-24s %-14s %-14s\n", "copy (1920x1080 RGBA8)", "alone us", "together us");
+            std::printf("%-24s %-14.1f %-14.1f\n", "worker d2h", c.d2h_alone_us.median,
+                        c.d2h_together_us.median);
+            std::printf("%-24s %-14.1f %-14.1f\n", "primary h2d", c.h2d_alone_us.median,
+                        c.h2d_together_us.median);
+            if (!json_file.empty()) {
+                nlohmann::json doc;
+                doc["benchmark"] = "concurrent-copies";
+                doc["config"] = {{"bytes", bytes}, {"runs", runs}, {"lead_us", lead_us}};
+                doc["machine"] = {{"worker", winfo.name}, {"primary", pinfo.name}};
+                doc["worker_d2h_alone_us"] = tb::to_json(c.d2h_alone_us);
+                doc["primary_h2d_alone_us"] = tb::to_json(c.h2d_alone_us);
+                doc["worker_d2h_together_us"] = tb::to_json(c.d2h_together_us);
+                doc["primary_h2d_together_us"] = tb::to_json(c.h2d_together_us);
+                std::ofstream(json_file) << doc.dump(2) << '\n';
+            }
+            return 0;
+        }
         if (!band_split.empty()) {
             // One whole copy cut into pieces; each variant timed from release to completion.
             nlohmann::json pieces = nlohmann::json::array();
