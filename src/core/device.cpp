@@ -38,7 +38,8 @@ VkResult Queue::wait_idle() const {
 }
 
 Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options)
-    : m_physical(adapter.physical), m_info(adapter.info), m_label(options.label) {
+    : m_physical(adapter.physical), m_info(adapter.info), m_label(options.label),
+      m_serialize_host_semaphores(instance.validation() != Validation::Off) {
     if (m_label.empty()) {
         m_label = "device" + std::to_string(m_info.index);
     }
@@ -178,7 +179,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
                const DeviceOptions& options)
     : m_device(adopted.device), m_owned(false), m_physical(adapter.physical), m_info(adapter.info),
       m_label(options.label.empty() ? "application device" : options.label),
-      m_enabled_extensions(adopted.enabled_extensions) {
+      m_enabled_extensions(adopted.enabled_extensions),
+      m_serialize_host_semaphores(instance.validation() != Validation::Off) {
     if (m_device == VK_NULL_HANDLE) {
         throw Error("The application's VkDevice is null",
                     "Create the device before handing it to Tandem");

@@ -136,10 +136,16 @@ public:
     // False for an application's device adopted with AdoptedDevice.
     [[nodiscard]] bool owned() const noexcept { return m_owned; }
 
-    // Serialises host-side semaphore operations (signal, counter reads) on this device. With
-    // synchronisation validation the layer otherwise deadlocks for its 10 s timeout when one
-    // thread reads a counter that a host signal on another thread has advanced but not recorded.
-    [[nodiscard]] std::mutex& host_semaphore_lock() const noexcept { return m_host_semaphore_lock; }
+    // Serialises host-side semaphore operations (signal, counter reads) on this device while a
+    // validation layer is on: the layer otherwise deadlocks for its 10 s timeout when one thread
+    // reads a counter that a host signal on another thread has advanced but not recorded.
+    // Without validation the guard holds nothing: Vulkan itself needs no host synchronisation
+    // there, and a thread polling a counter would otherwise delay another's signal (a host
+    // bridge polling the worker's timeline delayed the release of its work by tens of us).
+    [[nodiscard]] std::unique_lock<std::mutex> host_semaphore_guard() const {
+        return m_serialize_host_semaphores ? std::unique_lock<std::mutex>(m_host_semaphore_lock)
+                                           : std::unique_lock<std::mutex>();
+    }
 
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
@@ -173,6 +179,7 @@ private:
     std::vector<std::string> m_enabled_extensions;
     VkPhysicalDeviceMemoryProperties m_memory{};
     mutable std::mutex m_host_semaphore_lock;
+    bool m_serialize_host_semaphores = true;
 };
 
 } // namespace tandem::detail

@@ -598,7 +598,7 @@ void RuntimeImpl::completion_loop() noexcept {
                 {
                     // Serialised with the device's other host semaphore access, as
                     // TimelineSemaphore does.
-                    std::lock_guard lock(m_primary->host_semaphore_lock());
+                    const auto lock = m_primary->host_semaphore_guard();
                     r = vkGetSemaphoreCounterValue(m_primary->handle(), semaphore, &current);
                 }
                 if (r != VK_SUCCESS || current >= value) {

@@ -36,7 +36,7 @@ Handle<VkSemaphore> make_timeline(const Device& device, const std::string& name,
 
 TimelineSemaphore::TimelineSemaphore(const Device& device, const std::string& name,
                                      std::uint64_t initial, bool exportable)
-    : m_device(&device), m_host_lock(&device.host_semaphore_lock()), m_name(name) {
+    : m_device(&device), m_name(name) {
     if (exportable && (!device.info().features.external_semaphore_fd_timeline ||
                        device.fn().get_semaphore_fd == nullptr)) {
         throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
@@ -74,7 +74,6 @@ TimelineSemaphore TimelineSemaphore::import_from(const Device& device,
 
     TimelineSemaphore out;
     out.m_device = &device;
-    out.m_host_lock = &device.host_semaphore_lock();
     out.m_name = name;
     out.m_semaphore = make_timeline(device, name, 0, false);
     VkImportSemaphoreFdInfoKHR import{VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR};
@@ -90,13 +89,13 @@ TimelineSemaphore TimelineSemaphore::import_from(const Device& device,
 }
 
 VkResult TimelineSemaphore::value(std::uint64_t& out) const noexcept {
-    std::lock_guard lock(*m_host_lock);
+    const auto lock = m_device->host_semaphore_guard();
     return vk_status(vkGetSemaphoreCounterValue(m_device->handle(), handle(), &out),
                      "vkGetSemaphoreCounterValue");
 }
 
 VkResult TimelineSemaphore::signal(std::uint64_t new_value) noexcept {
-    std::lock_guard lock(*m_host_lock);
+    const auto lock = m_device->host_semaphore_guard();
     std::uint64_t current = 0;
     if (VkResult r = vk_status(vkGetSemaphoreCounterValue(m_device->handle(), handle(), &current),
                                "vkGetSemaphoreCounterValue");

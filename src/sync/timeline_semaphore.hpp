@@ -3,7 +3,8 @@
 // the primary can wait GPU-side on a worker's timeline. All operations after construction are on
 // the per-frame path: they never throw and return the VkResult. Any thread.
 //
-// Host access (value, signal, wait) is serialised per device (Device::host_semaphore_lock), and
+// Host access (value, signal, wait) is serialised per device while validation is on
+// (Device::host_semaphore_guard), and
 // wait() polls the counter instead of blocking in vkWaitSemaphores. Both keep the validation
 // layer's timeline tracking consistent when one thread signals from the host while another reads
 // a semaphore of the same device (it otherwise reports state timeouts), and polling wakes at once
@@ -57,7 +58,6 @@ public:
 private:
     TimelineSemaphore() = default;
     const Device* m_device = nullptr;
-    std::mutex* m_host_lock = nullptr; // the device's host_semaphore_lock()
     Handle<VkSemaphore> m_semaphore;
     std::string m_name;
 };
