@@ -443,6 +443,16 @@ int main(int argc, char** argv) {
                     .c_str(),
                 num(res.latency_us.median / r.raw_latency_us).c_str(),
                 res.verified ? "yes" : ("NO: " + res.error).c_str());
+            if (r.banded && res.band_handed_us.size() > 1) {
+                std::string at;
+                for (const double us : res.band_handed_us) {
+                    at += (at.empty() ? "" : ", ") + num(us, 1);
+                }
+                std::printf("%-14s   bands handed to the primary at %s us after the release; "
+                            "last band handed -> ready %s us\n",
+                            "", at.c_str(),
+                            num(res.latency_us.median - res.band_handed_us.back(), 1).c_str());
+            }
         }
 
         // Goals (host-imported, RGBA8, 1920x1080 and larger).
@@ -557,6 +567,7 @@ int main(int argc, char** argv) {
                     {"throughput_gbps", tb::to_json(r.result.gbps)},
                     {"throughput_whole_batch_gbps", tb::to_json(r.result.gbps_whole_batch)},
                     {"latency_us", tb::to_json(r.result.latency_us)},
+                    {"band_handed_us", r.result.band_handed_us},
                     {"ceiling_gbps", r.ceiling_gbps},
                     {"throughput_vs_ceiling",
                      r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},

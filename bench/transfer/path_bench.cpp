@@ -1,5 +1,7 @@
 #include "path_bench.hpp"
 
+#include <array>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -22,6 +24,14 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.hand_off = point.hand_off;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
+    // Slot 0's hand-off times (steady clock, ns), for the latency runs, which use slot 0 only.
+    constexpr std::uint32_t k_stamped_bands = 64;
+    std::array<std::atomic<std::int64_t>, k_stamped_bands> handed{};
+    desc.on_band_handed = [&handed](std::uint32_t slot, std::uint32_t band) {
+        if (slot == 0 && band < k_stamped_bands) {
+            handed[band].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        }
+    };
     detail::TransferLink link(worker, primary, pair, desc);
     result.band_rows = link.layout().band_rows;
     result.bands = link.layout().band_count;
@@ -88,8 +98,13 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         return {micros(end - t0), micros(end - first_done)};
     };
     // Latency: submitted ahead, released by the "worker done" signal after `lead`.
+    const std::uint32_t stamped = std::min(result.bands, k_stamped_bands);
+    std::vector<std::vector<double>> handed_us(stamped);
     auto single = [&]() -> double {
         ++go_value;
+        for (auto& h : handed) {
+            h.store(0, std::memory_order_relaxed);
+        }
         submit(0, go.submit_info(go_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         std::this_thread::sleep_for(point.lead);
         const auto t0 = Clock::now();
@@ -97,7 +112,14 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
             throw Error("Signalling the benchmark's worker semaphore failed");
         }
         wait_primary(tickets[0].primary_value);
-        return micros(Clock::now() - t0);
+        const double us = micros(Clock::now() - t0);
+        for (std::uint32_t b = 0; b < stamped; ++b) {
+            const std::int64_t at = handed[b].load(std::memory_order_relaxed);
+            if (at != 0) {
+                handed_us[b].push_back(micros(Clock::time_point(Clock::duration(at)) - t0));
+            }
+        }
+        return us;
     };
     auto verify = [&]() {
         bool ok = true;
@@ -116,6 +138,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
 
     (void)pipelined(); // warm-up: every slot used once, memory touched
     (void)single();
+    for (auto& h : handed_us) {
+        h.clear(); // the warm-up's
+    }
     result.verified = verify();
     std::vector<double> gbps;
     std::vector<double> gbps_whole;
@@ -138,6 +163,12 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     result.gbps = stats_of(std::move(gbps));
     result.gbps_whole_batch = stats_of(std::move(gbps_whole));
     result.latency_us = stats_of(std::move(latency));
+    for (auto& h : handed_us) {
+        if (h.empty()) {
+            break; // GPU-side sync: no hand-offs
+        }
+        result.band_handed_us.push_back(stats_of(std::move(h)).median);
+    }
     return result;
 }
 

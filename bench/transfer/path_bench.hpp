@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench_util.hpp"
 #include "core/device.hpp"
@@ -40,6 +41,10 @@ struct PathResult {
     Stats gbps;             // steady rate: first completion to last
     Stats gbps_whole_batch; // first submit to last completion
     Stats latency_us;
+    // Host-bridged: when each band was handed to the primary in the latency runs, microseconds
+    // after the worker's release (median per band; the last band's is what the primary's last
+    // upload and the completion leave of the latency).
+    std::vector<double> band_handed_us;
     bool verified = false;
     std::string error; // non-empty when the point could not be measured
 };

@@ -420,6 +420,11 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
         // release: drain() readers that see the value also see the submission behind it.
         m_primary_submitted.store(primary_value, std::memory_order_release);
     }
+    if (m_desc.on_band_handed) {
+        for (std::uint32_t b = band; b < band + n; ++b) {
+            m_desc.on_band_handed(slot_index, b);
+        }
+    }
     return VK_SUCCESS;
 }
 
@@ -485,6 +490,12 @@ VkResult TransferLink::release_bands(std::uint32_t slot_index, std::uint32_t ban
     const VkResult r = raise_gate(gate_base + last);
     if (r != VK_SUCCESS) {
         fail(r, "signalling the primary's band gate failed");
+        return r;
+    }
+    if (m_desc.on_band_handed) {
+        for (std::uint32_t b = *from; b <= last; ++b) {
+            m_desc.on_band_handed(slot_index, b);
+        }
     }
     return r;
 }

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,6 +66,10 @@ struct TransferDesc {
     // Unset: 1000 us on a machine with cores to spare (has_spare_cores()), else none.
     std::optional<std::chrono::microseconds> bridge_spin;
     BandHandOff hand_off = BandHandOff::Submit; // host-bridged paths only
+    // Host-bridged: called on the bridge thread as each band is handed to the primary (its copy
+    // submitted or its gate raised), with the slot and the band. For diagnostics (the transfer
+    // benchmark times the hand-offs with it); must be cheap and must not throw.
+    std::function<void(std::uint32_t slot, std::uint32_t band)> on_band_handed;
 };
 
 struct TransferTicket {

@@ -3,6 +3,7 @@
 // data, poisoned destinations, byte-exact comparison.
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -192,6 +193,59 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
         layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
     EXPECT_EQ(first_difference(read_image(primary, dst, layout), bytes), -1);
+}
+
+// The hand-off observer sees every band of every transfer once, in order, each after the worker
+// finished it (a diagnostic the transfer benchmark times the pipeline with).
+TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
+    if (same() || m_pair.gpu_side_sync) {
+        GTEST_SKIP() << "no host bridge: nothing is handed on the host";
+    }
+    struct Handed {
+        std::uint32_t slot, band;
+        std::uint64_t worker_value; // the worker timeline when it was reported
+    };
+    std::mutex mutex;
+    std::vector<Handed> handed;
+    auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
+    d.slots = 2;
+    TransferLink* link_ptr = nullptr;
+    d.on_band_handed = [&](std::uint32_t slot, std::uint32_t band) {
+        std::uint64_t value = 0;
+        (void)link_ptr->worker_timeline().value(value);
+        std::lock_guard lock(mutex);
+        handed.push_back({slot, band, value});
+    };
+    TransferLink link(*m_worker, *m_primary, m_pair, d);
+    link_ptr = &link;
+    const std::uint32_t bands = link.layout().band_count;
+    ASSERT_EQ(bands, 8u);
+    std::vector<TransferTicket> tickets(3);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        round_trip(link, i % 2, 300 + i, &tickets[i]);
+    }
+    // The last band is handed before its copy runs, but reported just after: wait for it.
+    const auto until = std::chrono::steady_clock::now() + k_wait;
+    while (std::chrono::steady_clock::now() < until) {
+        {
+            std::lock_guard lock(mutex);
+            if (handed.size() >= 3 * bands) {
+                break;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(handed.size(), 3 * bands);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        const std::uint64_t first = tickets[i].worker_value - (bands - 1);
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            const Handed& h = handed[i * bands + b];
+            EXPECT_EQ(h.slot, i % 2) << "transfer " << i << " band " << b;
+            EXPECT_EQ(h.band, b) << "transfer " << i;
+            EXPECT_GE(h.worker_value, first + b) << "transfer " << i << " band " << b;
+        }
+    }
 }
 
 // Two transfers in flight on different slots, released in reverse order, keep their own data.
