@@ -47,12 +47,14 @@ namespace tandem::bench {
 // pieces; one submission per piece with the pieces alternating between the device's two copy
 // engines (QueueRole::Transfer and SecondTransfer; one queue when it has only one), all
 // released at once. Each: the latency of the whole, from the host's release to the observed
-// completion (median of `runs`). Diagnostic: it explains what a band costs on a given device.
+// completion (median of `runs`); with a submission per piece, also when the first piece is seen.
+// Diagnostic: it explains what a band costs on a given device.
 struct BandSplitCost {
     Stats submissions_us;
     Stats events_us;
     Stats barriers_us;
     Stats two_queues_us;
+    Stats first_piece_us; // one submission per piece: when the first piece's value is seen
 };
 [[nodiscard]] BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize bytes,
                                                std::uint32_t bands, bool download,

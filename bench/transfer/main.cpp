@@ -285,21 +285,23 @@ int main(int argc, char** argv) {
         if (!band_split.empty()) {
             // One whole copy cut into pieces; each variant timed from release to completion.
             nlohmann::json pieces = nlohmann::json::array();
-            std::printf("%-8s %-6s %-16s %-16s %-16s %-16s\n", "copy", "pieces", "submissions us",
-                        "events us", "barriers us", "two engines us");
+            std::printf("%-8s %-6s %-16s %-16s %-16s %-16s %-16s\n", "copy", "pieces",
+                        "submissions us", "first piece us", "events us", "barriers us",
+                        "two engines us");
             for (const bool download : {true, false}) {
                 const td::Device& device = download ? worker : primary;
                 for (const std::uint32_t n : band_split) {
                     const auto c = tb::measure_band_split(device, VkDeviceSize{1920} * 1080 * 4, n,
                                                           download, runs, lead);
                     const char* what = download ? "d2h" : "h2d";
-                    std::printf("%-8s %-6u %-16.1f %-16.1f %-16.1f %-16.1f\n", what, n,
-                                c.submissions_us.median, c.events_us.median, c.barriers_us.median,
-                                c.two_queues_us.median);
+                    std::printf("%-8s %-6u %-16.1f %-16.1f %-16.1f %-16.1f %-16.1f\n", what, n,
+                                c.submissions_us.median, c.first_piece_us.median,
+                                c.events_us.median, c.barriers_us.median, c.two_queues_us.median);
                     pieces.push_back({{"copy", what},
                                       {"adapter", download ? worker_index : selection.primary},
                                       {"pieces", n},
                                       {"submissions_us", c.submissions_us.median},
+                                      {"first_piece_us", c.first_piece_us.median},
                                       {"events_us", c.events_us.median},
                                       {"barriers_us", c.barriers_us.median},
                                       {"two_engines_us", c.two_queues_us.median},
