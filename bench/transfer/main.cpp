@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
     std::uint32_t band_rows = 0;
     std::vector<std::uint32_t> band_split;
     bool concurrent = false;
+    bool watch_worker = false;
     std::string hand_off = "submit";
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
                    "with a submission, an event or a barrier between pieces, and with a "
                    "submission per piece alternating between two copy engines (--json too)")
         ->delimiter(',');
+    app.add_flag("--watch-worker-bands", watch_worker,
+                 "Latency runs: the benchmark thread also sees each worker band done, to print "
+                 "beside when the bridge handed it on");
     app.add_flag("--concurrent-copies", concurrent,
                  "Only measure whether the worker's download and the primary's upload of one "
                  "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
@@ -364,6 +368,7 @@ int main(int argc, char** argv) {
                     point.band_rows_requested = banded ? band_rows : size.h;
                     point.hand_off =
                         hand_off == "signal" ? td::BandHandOff::Signal : td::BandHandOff::Submit;
+                    point.watch_worker = watch_worker;
                     point.slots = slots;
                     point.batch = n;
                     point.runs = runs;
@@ -454,6 +459,13 @@ int main(int argc, char** argv) {
                             "last band handed -> ready %s us\n",
                             "", at.c_str(),
                             num(res.latency_us.median - res.band_handed_us.back(), 1).c_str());
+                if (!res.worker_band_seen_us.empty()) {
+                    std::string seen;
+                    for (const double us : res.worker_band_seen_us) {
+                        seen += (seen.empty() ? "" : ", ") + num(us, 1);
+                    }
+                    std::printf("%-14s   worker bands seen done at %s us\n", "", seen.c_str());
+                }
             }
         }
 
@@ -526,6 +538,7 @@ int main(int argc, char** argv) {
                              {"runs", runs},
                              {"band_rows", band_rows},
                              {"band_hand_off", hand_off},
+                             {"watch_worker_bands", watch_worker},
                              {"slots", slots},
                              {"batch", batch},
                              {"lead_us", lead_us},
@@ -570,6 +583,7 @@ int main(int argc, char** argv) {
                     {"throughput_whole_batch_gbps", tb::to_json(r.result.gbps_whole_batch)},
                     {"latency_us", tb::to_json(r.result.latency_us)},
                     {"band_handed_us", r.result.band_handed_us},
+                    {"worker_band_seen_us", r.result.worker_band_seen_us},
                     {"ceiling_gbps", r.ceiling_gbps},
                     {"throughput_vs_ceiling",
                      r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},

@@ -100,6 +100,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     // Latency: submitted ahead, released by the "worker done" signal after `lead`.
     const std::uint32_t stamped = std::min(result.bands, k_stamped_bands);
     std::vector<std::vector<double>> handed_us(stamped);
+    std::vector<std::vector<double>> seen_us(point.watch_worker ? stamped : 0);
     auto single = [&]() -> double {
         ++go_value;
         for (auto& h : handed) {
@@ -110,6 +111,17 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         const auto t0 = Clock::now();
         if (go.signal(go_value) != VK_SUCCESS) {
             throw Error("Signalling the benchmark's worker semaphore failed");
+        }
+        if (point.watch_worker) {
+            // This thread sees each worker band done too, before it waits for the primary.
+            const std::uint64_t first = tickets[0].worker_value - (result.bands - 1);
+            for (std::uint32_t b = 0; b < stamped; ++b) {
+                if (!spin_until(link.worker_timeline(), first + b)) {
+                    throw Error(VK_TIMEOUT, "Waiting for a benchmark transfer's worker band",
+                                link.failed() ? link.error() : "The worker may be hung");
+                }
+                seen_us[b].push_back(micros(Clock::now() - t0));
+            }
         }
         wait_primary(tickets[0].primary_value);
         const double us = micros(Clock::now() - t0);
@@ -141,6 +153,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     for (auto& h : handed_us) {
         h.clear(); // the warm-up's
     }
+    for (auto& s : seen_us) {
+        s.clear();
+    }
     result.verified = verify();
     std::vector<double> gbps;
     std::vector<double> gbps_whole;
@@ -163,6 +178,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     result.gbps = stats_of(std::move(gbps));
     result.gbps_whole_batch = stats_of(std::move(gbps_whole));
     result.latency_us = stats_of(std::move(latency));
+    for (auto& s : seen_us) {
+        result.worker_band_seen_us.push_back(stats_of(std::move(s)).median);
+    }
     for (auto& h : handed_us) {
         if (h.empty()) {
             break; // GPU-side sync: no hand-offs

@@ -32,6 +32,9 @@ struct PathPoint {
     std::uint32_t runs = 15;
     std::chrono::microseconds lead{1000};
     std::chrono::microseconds bridge_spin{1000}; // HostBridge::Options::spin
+    // Latency runs: the benchmark thread also polls the worker timeline for each band before it
+    // waits for the primary (PathResult::worker_band_seen_us).
+    bool watch_worker = false;
 };
 
 struct PathResult {
@@ -45,6 +48,9 @@ struct PathResult {
     // after the worker's release (median per band; the last band's is what the primary's last
     // upload and the completion leave of the latency).
     std::vector<double> band_handed_us;
+    // With PathPoint::watch_worker: when the benchmark thread saw each worker band done, from the
+    // release (median per band): against band_handed_us, what each hand-off took.
+    std::vector<double> worker_band_seen_us;
     bool verified = false;
     std::string error; // non-empty when the point could not be measured
 };
