@@ -89,6 +89,15 @@ std::string num(double v, int precision = 2) {
     return buf;
 }
 
+// Microsecond figures, one decimal, comma-separated.
+std::string join_us(const std::vector<double>& values) {
+    std::string out;
+    for (const double us : values) {
+        out += (out.empty() ? "" : ", ") + num(us, 1);
+    }
+    return out;
+}
+
 nlohmann::json ceiling_json(const tb::CopyCeiling& c) {
     return {{"gbps", tb::to_json(c.gbps)},
             {"latency_us", tb::to_json(c.latency_us)},
@@ -451,20 +460,13 @@ int main(int argc, char** argv) {
                 num(res.latency_us.median / r.raw_latency_us).c_str(),
                 res.verified ? "yes" : ("NO: " + res.error).c_str());
             if (r.banded && res.band_handed_us.size() > 1) {
-                std::string at;
-                for (const double us : res.band_handed_us) {
-                    at += (at.empty() ? "" : ", ") + num(us, 1);
-                }
                 std::printf("%-14s   bands handed to the primary at %s us after the release; "
                             "last band handed -> ready %s us\n",
-                            "", at.c_str(),
+                            "", join_us(res.band_handed_us).c_str(),
                             num(res.latency_us.median - res.band_handed_us.back(), 1).c_str());
                 if (!res.worker_band_seen_us.empty()) {
-                    std::string seen;
-                    for (const double us : res.worker_band_seen_us) {
-                        seen += (seen.empty() ? "" : ", ") + num(us, 1);
-                    }
-                    std::printf("%-14s   worker bands seen done at %s us\n", "", seen.c_str());
+                    std::printf("%-14s   worker bands seen done at %s us\n", "",
+                                join_us(res.worker_band_seen_us).c_str());
                 }
             }
         }

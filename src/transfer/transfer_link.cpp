@@ -420,11 +420,7 @@ VkResult TransferLink::forward_bands(std::uint32_t slot_index, std::uint32_t ban
         // release: drain() readers that see the value also see the submission behind it.
         m_primary_submitted.store(primary_value, std::memory_order_release);
     }
-    if (m_desc.on_band_handed) {
-        for (std::uint32_t b = band; b < band + n; ++b) {
-            m_desc.on_band_handed(slot_index, b);
-        }
-    }
+    report_handed(slot_index, band, band + n);
     return VK_SUCCESS;
 }
 
@@ -492,12 +488,17 @@ VkResult TransferLink::release_bands(std::uint32_t slot_index, std::uint32_t ban
         fail(r, "signalling the primary's band gate failed");
         return r;
     }
+    report_handed(slot_index, *from, last + 1);
+    return r;
+}
+
+void TransferLink::report_handed(std::uint32_t slot, std::uint32_t first_band,
+                                 std::uint32_t end_band) const noexcept {
     if (m_desc.on_band_handed) {
-        for (std::uint32_t b = *from; b <= last; ++b) {
-            m_desc.on_band_handed(slot_index, b);
+        for (std::uint32_t b = first_band; b < end_band; ++b) {
+            m_desc.on_band_handed(slot, b);
         }
     }
-    return r;
 }
 
 VkResult TransferLink::raise_gate(std::uint64_t value) noexcept {

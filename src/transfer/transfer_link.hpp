@@ -181,6 +181,9 @@ private:
     // has finished.
     VkResult release_bands(std::uint32_t slot, std::uint32_t band, std::uint32_t bands,
                            std::uint64_t first_value, std::uint64_t gate_base) noexcept;
+    // Calls TransferDesc::on_band_handed for bands [first_band, end_band) of `slot`, if set.
+    void report_handed(std::uint32_t slot, std::uint32_t first_band,
+                       std::uint32_t end_band) const noexcept;
     // Signals the gate to every value handed out, so no primary copy waits on it any more (the
     // bridge has ended: stop, timeout or failure). On the bridge thread, or once it is joined.
     void open_gate() noexcept;
