@@ -88,9 +88,13 @@ VkBufferImageCopy TransferPathBackend::record_band_download(VkCommandBuffer cmd,
                                                             VkImage image,
                                                             VkImageLayout layout) const noexcept {
     const VkBufferImageCopy region = band_region(slot, band);
-    buffer_barrier(cmd, staging, region.bufferOffset, band.bytes, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    if (band.index == 0) {
+        // The slot's previous writes before any of this transfer's: one barrier over the whole
+        // slot, ahead of band 0, serves every band after it in submission order.
+        buffer_barrier(cmd, staging, m_layout.slot_offset(slot), m_layout.slot_stride,
+                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    }
     vkCmdCopyImageToBuffer(cmd, image, layout, staging, 1, &region);
     return region;
 }

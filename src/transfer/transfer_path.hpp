@@ -109,7 +109,9 @@ public:
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
 
     // Worker side (worker transfer queue): copy `band` of `image` (in `layout`, TRANSFER_SRC_
-    // OPTIMAL or GENERAL) into `slot`'s staging and make it available to the other side.
+    // OPTIMAL or GENERAL) into `slot`'s staging and make it available to the other side. Band 0
+    // must be recorded (and submitted) before the slot's other bands: its commands order the
+    // slot's staging after the slot's previous transfer for all of them.
     virtual void record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                     VkImage image, VkImageLayout layout) const = 0;
     // Host step between the sides, run after the worker's band completed and before the primary
@@ -128,9 +130,9 @@ protected:
     // The VkBufferImageCopy of `band` at `slot` in this layout.
     [[nodiscard]] VkBufferImageCopy band_region(std::uint32_t slot,
                                                 const Band& band) const noexcept;
-    // The worker-side copy every staging path shares: orders the write after earlier copies
-    // into the same range of `staging`, then copies `band` of `image` into it. Returns the
-    // region; the caller adds the barrier that hands the band to the other side.
+    // The worker-side copy every staging path shares: for band 0, orders the slot's writes
+    // after earlier copies into the slot's range of `staging`; then copies `band` of `image`
+    // into it. Returns the region; the caller adds the barrier that hands the band over.
     VkBufferImageCopy record_band_download(VkCommandBuffer cmd, VkBuffer staging,
                                            std::uint32_t slot, const Band& band, VkImage image,
                                            VkImageLayout layout) const noexcept;
