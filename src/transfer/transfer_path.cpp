@@ -24,13 +24,14 @@ Band StagingLayout::band(std::uint32_t index) const noexcept {
     return b;
 }
 
-std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch) {
+std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch,
+                                BandDefaults defaults) {
     if (row_pitch * height <= k_whole_image_below_bytes) {
         return height;
     }
     const VkDeviceSize image = row_pitch * height;
     const VkDeviceSize band_bytes =
-        std::max(k_min_band_bytes, (image + k_max_default_bands - 1) / k_max_default_bands);
+        std::max(defaults.min_band_bytes, (image + defaults.max_bands - 1) / defaults.max_bands);
     const VkDeviceSize rows = std::max<VkDeviceSize>(1, (band_bytes + row_pitch - 1) / row_pitch);
     return static_cast<std::uint32_t>(std::min<VkDeviceSize>(rows, height));
 }
@@ -38,7 +39,7 @@ std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch) {
 StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkFormat format,
                                   std::uint32_t slots, std::uint32_t band_rows,
                                   VkDeviceSize row_alignment, VkDeviceSize offset_alignment,
-                                  VkDeviceSize slot_alignment) {
+                                  VkDeviceSize slot_alignment, BandDefaults defaults) {
     if (width == 0 || height == 0 || width > 16384 || height > 16384) {
         throw Error("Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
                         " is not valid",
@@ -58,8 +59,8 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
     const VkDeviceSize pitch_unit = std::lcm(std::max<VkDeviceSize>(row_alignment, 1), texel);
     l.row_pitch = align_up(VkDeviceSize{width} * texel, pitch_unit);
     l.row_texels = static_cast<std::uint32_t>(l.row_pitch / texel);
-    l.band_rows =
-        band_rows == 0 ? default_band_rows(height, l.row_pitch) : std::min(band_rows, height);
+    l.band_rows = band_rows == 0 ? default_band_rows(height, l.row_pitch, defaults)
+                                 : std::min(band_rows, height);
     l.band_count = (height + l.band_rows - 1) / l.band_rows;
     const VkDeviceSize offset_unit = std::lcm(std::max<VkDeviceSize>(offset_alignment, 1), texel);
     l.band_stride = align_up(l.row_pitch * l.band_rows, offset_unit);
@@ -71,7 +72,8 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
 
 StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                  std::uint32_t width, std::uint32_t height, VkFormat format,
-                                 std::uint32_t slots, std::uint32_t band_rows) {
+                                 std::uint32_t slots, std::uint32_t band_rows,
+                                 BandDefaults defaults) {
     const VkDeviceSize row =
         std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_row_pitch_alignment),
                  std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_row_pitch_alignment));
@@ -80,7 +82,8 @@ StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& pri
                  std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_offset_alignment));
     const VkDeviceSize atom = std::lcm(std::max<VkDeviceSize>(1, worker.non_coherent_atom_size),
                                        std::max<VkDeviceSize>(1, primary.non_coherent_atom_size));
-    return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom);
+    return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom,
+                               defaults);
 }
 
 VkBufferImageCopy TransferPathBackend::record_band_download(VkCommandBuffer cmd, VkBuffer staging,

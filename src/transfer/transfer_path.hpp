@@ -65,31 +65,41 @@ struct StagingLayout {
 };
 
 // Band height a path picks when the caller leaves it to the path: the whole image up to
-// 2 MiB, else bands of at least 2 MiB and at most 4 bands, so a download of one band overlaps
-// the upload of the last. Each band costs a submission on each side (about 10 us of copy-engine
-// time on the H200s); there, at 1920x1080, 4 bands of 2 MiB gave the lowest latency (0.78-0.80x
-// the raw copies, against 0.95 with 2 bands and 0.85 with 8) (docs/performance.md).
+// 2 MiB, else bands of at least `min_band_bytes` and at most `max_bands` bands, so a download
+// of one band overlaps the upload of the last. What a band costs decides the two. On the
+// H200s (docs/performance.md), at 1920x1080: with a submission per band on the primary
+// (BandHandOff::Submit, about 10 us of copy-engine time a band), 4 bands of 2 MiB gave the
+// lowest latency (0.78-0.80x the raw copies, against 0.95 with 2 bands and 0.85 with 8); with
+// the primary's copies submitted ahead and released by a host signal (BandHandOff::Signal), 5
+// bands beat 4 by 3-5 us in each of four comparisons, and 6 or more were slower again.
+struct BandDefaults {
+    VkDeviceSize min_band_bytes;
+    std::uint32_t max_bands;
+};
 inline constexpr VkDeviceSize k_whole_image_below_bytes = 2u << 20;
-inline constexpr VkDeviceSize k_min_band_bytes = 2u << 20;
-inline constexpr std::uint32_t k_max_default_bands = 4;
-[[nodiscard]] std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch);
+inline constexpr BandDefaults k_submitted_bands{2u << 20, 4};
+inline constexpr BandDefaults k_gated_bands{3u << 19, 5}; // 1.5 MiB
+[[nodiscard]] std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch,
+                                              BandDefaults defaults = k_submitted_bands);
 
 // Layout for `slots` copies of a width x height image of `format` in bands of `band_rows` (0:
-// default_band_rows; clamped to the height). Row pitch is a multiple of every `row_alignment`
-// and of the texel size; band and slot offsets of every `offset_alignment` and the texel size;
-// slot offsets also of `slot_alignment` (e.g. non-coherent atom size). Throws Error for a size
-// or format Tandem does not move.
+// default_band_rows with `defaults`; clamped to the height). Row pitch is a multiple of every
+// `row_alignment` and of the texel size; band and slot offsets of every `offset_alignment` and the
+// texel size; slot offsets also of `slot_alignment` (e.g. non-coherent atom size). Throws Error for
+// a size or format Tandem does not move.
 [[nodiscard]] StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height,
                                                 VkFormat format, std::uint32_t slots,
                                                 std::uint32_t band_rows, VkDeviceSize row_alignment,
                                                 VkDeviceSize offset_alignment,
-                                                VkDeviceSize slot_alignment = 1);
+                                                VkDeviceSize slot_alignment = 1,
+                                                BandDefaults defaults = k_submitted_bands);
 
 // The layout a path between `worker` and `primary` uses (alignments of both devices).
 [[nodiscard]] StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                                std::uint32_t width, std::uint32_t height,
                                                VkFormat format, std::uint32_t slots,
-                                               std::uint32_t band_rows);
+                                               std::uint32_t band_rows,
+                                               BandDefaults defaults = k_submitted_bands);
 
 [[nodiscard]] constexpr VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
     return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;

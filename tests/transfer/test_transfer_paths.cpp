@@ -190,7 +190,18 @@ TEST(StagingLayout, SmallImagesMoveWholeAndLargeOnesInBands) {
     const auto hd = detail::make_staging_layout(1280, 720, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
     EXPECT_EQ(hd.band_count, 2u); // 3.5 MiB: two bands of 2 MiB and 1.5 MiB
     const auto huge = detail::make_staging_layout(3840, 2160, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1);
-    EXPECT_EQ(huge.band_count, detail::k_max_default_bands);
+    EXPECT_EQ(huge.band_count, detail::k_submitted_bands.max_bands);
+    // Bands released by a host signal (BandHandOff::Signal): at least 1.5 MiB, at most 5.
+    const auto gated = detail::make_staging_layout(1920, 1080, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1, 1,
+                                                   1, detail::k_gated_bands);
+    EXPECT_EQ(gated.band_count, 5u);
+    EXPECT_EQ(gated.band_rows, 216u);
+    const auto gated_hd = detail::make_staging_layout(1280, 720, VK_FORMAT_R8G8B8A8_UNORM, 3, 0, 1,
+                                                      1, 1, detail::k_gated_bands);
+    EXPECT_EQ(gated_hd.band_count, 3u); // 3.5 MiB: bands of at least 1.5 MiB
+    const auto gated_small = detail::make_staging_layout(256, 256, VK_FORMAT_R8G8B8A8_UNORM, 3, 0,
+                                                         1, 1, 1, detail::k_gated_bands);
+    EXPECT_EQ(gated_small.band_count, 1u); // up to 2 MiB: whole
     const auto forced =
         detail::make_staging_layout(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 3, 1000, 1, 1);
     EXPECT_EQ(forced.band_rows, 64u);
