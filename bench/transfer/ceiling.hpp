@@ -43,12 +43,14 @@ namespace tandem::bench {
 // What cutting one copy of `bytes` (device -> host when `download`, else host -> device) into
 // `bands` pieces costs the device's transfer queue, by how the pieces are told apart: one
 // submission per piece, each signalling a timeline value (as TransferLink's bands are); one
-// submission with an event set after each piece; one submission with only barriers between the
-// pieces; one submission per piece with the pieces alternating between the device's two copy
-// engines (QueueRole::Transfer and SecondTransfer; one queue when it has only one), all
-// released at once. Each: the latency of the whole, from the host's release to the observed
-// completion (median of `runs`); with a submission per piece, also when the first piece is seen.
-// Diagnostic: it explains what a band costs on a given device.
+// submission with an event set after each piece (only where the transfer queue's family has
+// graphics or compute: vkCmdSetEvent2 is not allowed on a transfer-only family, and events_us is
+// then empty); one submission with only barriers between the pieces; one submission per piece
+// with the pieces alternating between the device's two copy engines (QueueRole::Transfer and
+// SecondTransfer; one queue when it has only one), all released at once. Each: the latency of the
+// whole, from the host's release to the observed completion (median of `runs`); with a submission
+// per piece, also when the first piece is seen. Diagnostic: it explains what a band costs on a
+// given device.
 struct BandSplitCost {
     Stats submissions_us;
     Stats events_us;
