@@ -84,10 +84,12 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
     }
     const std::string base = worker.label() + "->" + primary.label();
     // Same device: no staging and no bands (one copy, or none).
-    const StagingLayout layout = staging_layout_for(
-        worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
-        same ? desc.height : desc.band_rows,
-        desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands);
+    const StagingLayout layout =
+        staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
+                           desc.slots, same ? desc.height : desc.band_rows,
+                           desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands,
+                           same ? std::span<const std::uint32_t>{}
+                                : std::span<const std::uint32_t>{desc.band_heights});
     m_backend = make_transfer_path(m_path, worker, primary, layout);
 
     const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();

@@ -59,7 +59,11 @@ struct TransferDesc {
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3;
-    std::uint32_t band_rows = 0;             // 0: the path chooses (whole image when small)
+    std::uint32_t band_rows = 0; // 0: the path chooses (whole image when small)
+    // Band heights, top to bottom, adding up to `height` (else the constructor throws Error);
+    // when set, they win over band_rows. For measuring band shapes (tandem-bench-transfer
+    // --band-heights); the path's even bands measured best on the H200s.
+    std::vector<std::uint32_t> band_heights;
     std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
     std::chrono::milliseconds timeout{5000}; // bridge wait limit
     // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).

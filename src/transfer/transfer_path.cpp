@@ -17,12 +17,35 @@ namespace tandem::detail {
 Band StagingLayout::band(std::uint32_t index) const noexcept {
     Band b;
     b.index = index;
-    b.first_row = index * band_rows;
-    b.rows = std::min(band_rows, height - b.first_row);
-    b.offset = band_stride * index;
+    b.first_row = band_first_rows[index];
+    b.rows = band_first_rows[index + 1] - b.first_row;
+    b.offset = band_offsets[index];
     b.bytes = row_pitch * b.rows;
     return b;
 }
+
+namespace {
+
+void check_band_heights(std::span<const std::uint32_t> heights, std::uint32_t height) {
+    const auto fix = "Give band heights of at least 1 row that add up to the image's height";
+    if (heights.size() > 16384) {
+        throw Error(std::to_string(heights.size()) + " bands is more than 16384", fix);
+    }
+    std::uint64_t sum = 0;
+    for (const std::uint32_t rows : heights) {
+        if (rows == 0) {
+            throw Error("A band of 0 rows was asked for", fix);
+        }
+        sum += rows;
+    }
+    if (sum != height) {
+        throw Error("Band heights add up to " + std::to_string(sum) + " rows, not the image's " +
+                        std::to_string(height),
+                    fix);
+    }
+}
+
+} // namespace
 
 std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch,
                                 BandDefaults defaults) {
@@ -39,7 +62,8 @@ std::uint32_t default_band_rows(std::uint32_t height, VkDeviceSize row_pitch,
 StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkFormat format,
                                   std::uint32_t slots, std::uint32_t band_rows,
                                   VkDeviceSize row_alignment, VkDeviceSize offset_alignment,
-                                  VkDeviceSize slot_alignment, BandDefaults defaults) {
+                                  VkDeviceSize slot_alignment, BandDefaults defaults,
+                                  std::span<const std::uint32_t> band_heights) {
     if (width == 0 || height == 0 || width > 16384 || height > 16384) {
         throw Error("Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
                         " is not valid",
@@ -59,13 +83,30 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
     const VkDeviceSize pitch_unit = std::lcm(std::max<VkDeviceSize>(row_alignment, 1), texel);
     l.row_pitch = align_up(VkDeviceSize{width} * texel, pitch_unit);
     l.row_texels = static_cast<std::uint32_t>(l.row_pitch / texel);
-    l.band_rows = band_rows == 0 ? default_band_rows(height, l.row_pitch, defaults)
-                                 : std::min(band_rows, height);
-    l.band_count = (height + l.band_rows - 1) / l.band_rows;
+    std::vector<std::uint32_t> heights(band_heights.begin(), band_heights.end());
+    if (heights.empty()) {
+        const std::uint32_t rows = band_rows == 0 ? default_band_rows(height, l.row_pitch, defaults)
+                                                  : std::min(band_rows, height);
+        for (std::uint32_t row = 0; row < height; row += rows) {
+            heights.push_back(std::min(rows, height - row));
+        }
+    } else {
+        check_band_heights(heights, height);
+    }
+    l.band_count = static_cast<std::uint32_t>(heights.size());
     const VkDeviceSize offset_unit = std::lcm(std::max<VkDeviceSize>(offset_alignment, 1), texel);
-    l.band_stride = align_up(l.row_pitch * l.band_rows, offset_unit);
+    VkDeviceSize offset = 0;
+    std::uint32_t row = 0;
+    for (const std::uint32_t rows : heights) {
+        l.band_first_rows.push_back(row);
+        l.band_offsets.push_back(offset);
+        l.band_rows = std::max(l.band_rows, rows);
+        row += rows;
+        offset = align_up(offset + l.row_pitch * rows, offset_unit);
+    }
+    l.band_first_rows.push_back(row);
     const VkDeviceSize slot_unit = std::lcm(offset_unit, std::max<VkDeviceSize>(slot_alignment, 1));
-    l.slot_stride = align_up(l.band_stride * l.band_count, slot_unit);
+    l.slot_stride = align_up(offset, slot_unit);
     l.total_bytes = l.slot_stride * slots;
     return l;
 }
@@ -73,7 +114,8 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
 StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                  std::uint32_t width, std::uint32_t height, VkFormat format,
                                  std::uint32_t slots, std::uint32_t band_rows,
-                                 BandDefaults defaults) {
+                                 BandDefaults defaults,
+                                 std::span<const std::uint32_t> band_heights) {
     const VkDeviceSize row =
         std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_row_pitch_alignment),
                  std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_row_pitch_alignment));
@@ -82,8 +124,8 @@ StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& pri
                  std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_offset_alignment));
     const VkDeviceSize atom = std::lcm(std::max<VkDeviceSize>(1, worker.non_coherent_atom_size),
                                        std::max<VkDeviceSize>(1, primary.non_coherent_atom_size));
-    return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom,
-                               defaults);
+    return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom, defaults,
+                               band_heights);
 }
 
 VkBufferImageCopy TransferPathBackend::record_band_download(VkCommandBuffer cmd, VkBuffer staging,

@@ -19,7 +19,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
@@ -47,9 +49,10 @@ struct StagingLayout {
     std::uint32_t texel_bytes = 0;
     std::uint32_t row_texels = 0; // VkBufferImageCopy::bufferRowLength
     VkDeviceSize row_pitch = 0;   // row_texels * texel_bytes
-    std::uint32_t band_rows = 0;
+    std::uint32_t band_rows = 0;  // rows of the tallest band
     std::uint32_t band_count = 0;
-    VkDeviceSize band_stride = 0; // bytes between the starts of consecutive bands
+    std::vector<std::uint32_t> band_first_rows; // band_count + 1 entries, the last one the height
+    std::vector<VkDeviceSize> band_offsets;     // band_count entries, from a slot's start
     std::uint32_t slots = 0;
     VkDeviceSize slot_stride = 0; // bytes between the starts of consecutive slot regions
     VkDeviceSize total_bytes = 0; // slots * slot_stride
@@ -83,23 +86,27 @@ inline constexpr BandDefaults k_gated_bands{3u << 19, 5}; // 1.5 MiB
                                               BandDefaults defaults = k_submitted_bands);
 
 // Layout for `slots` copies of a width x height image of `format` in bands of `band_rows` (0:
-// default_band_rows with `defaults`; clamped to the height). Row pitch is a multiple of every
-// `row_alignment` and of the texel size; band and slot offsets of every `offset_alignment` and the
-// texel size; slot offsets also of `slot_alignment` (e.g. non-coherent atom size). Throws Error for
-// a size or format Tandem does not move.
+// default_band_rows with `defaults`; clamped to the height), or, when `band_heights` is not empty,
+// in bands of those heights, top to bottom (each at least 1, summing to the height, at most 16384
+// of them; else Error). Row pitch is a multiple of every `row_alignment` and of the texel size;
+// band and slot offsets of every `offset_alignment` and the texel size; slot offsets also of
+// `slot_alignment` (e.g. non-coherent atom size). Throws Error for a size or format Tandem does
+// not move.
 [[nodiscard]] StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height,
                                                 VkFormat format, std::uint32_t slots,
                                                 std::uint32_t band_rows, VkDeviceSize row_alignment,
                                                 VkDeviceSize offset_alignment,
                                                 VkDeviceSize slot_alignment = 1,
-                                                BandDefaults defaults = k_submitted_bands);
+                                                BandDefaults defaults = k_submitted_bands,
+                                                std::span<const std::uint32_t> band_heights = {});
 
 // The layout a path between `worker` and `primary` uses (alignments of both devices).
 [[nodiscard]] StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                                std::uint32_t width, std::uint32_t height,
                                                VkFormat format, std::uint32_t slots,
                                                std::uint32_t band_rows,
-                                               BandDefaults defaults = k_submitted_bands);
+                                               BandDefaults defaults = k_submitted_bands,
+                                               std::span<const std::uint32_t> band_heights = {});
 
 [[nodiscard]] constexpr VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
     return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;

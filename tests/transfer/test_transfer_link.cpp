@@ -167,6 +167,29 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
     }
 }
 
+// Bands of uneven heights (TransferDesc::band_heights) reassemble exactly too; heights that do not
+// add up to the image are refused with an Error, before anything is created.
+TEST_P(TransferLinks, MovesBandsOfUnevenHeightsExactly) {
+    if (same()) {
+        GTEST_SKIP() << "the same-device path has no bands";
+    }
+    auto d = desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM);
+    d.band_heights = {5, 40, 1, 30, 21};
+    TransferLink link(*m_worker, *m_primary, m_pair, d);
+    ASSERT_EQ(link.layout().band_count, 5u);
+    EXPECT_EQ(link.layout().band(3).first_row, 46u);
+    EXPECT_EQ(link.layout().band(3).rows, 30u);
+    TransferTicket last;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        TransferTicket ticket;
+        round_trip(link, i % 3, 500 + i, &ticket);
+        EXPECT_GT(ticket.primary_value, last.primary_value);
+        last = ticket;
+    }
+    d.band_heights = {5, 40, 1, 30};
+    EXPECT_THROW(TransferLink(*m_worker, *m_primary, m_pair, d), Error);
+}
+
 // One slot reused the moment its transfer is seen complete (what calibration does), many times:
 // the bridge must forward every transfer, never skip one whose band count it has not reset.
 TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {

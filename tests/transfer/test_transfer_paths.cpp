@@ -3,6 +3,7 @@
 // here; TransferLink's tests cover the semaphores between them.
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/capabilities.hpp"
 #include "tandem/error.hpp"
@@ -179,6 +180,35 @@ TEST(StagingLayout, PadsRowsAndAlignsBandsAndSlots) {
     EXPECT_EQ(l.band(13).rows, 6u);
     EXPECT_EQ(l.slot_offset(2) % 256, 0u);
     EXPECT_EQ(l.total_bytes, 3 * l.slot_stride);
+}
+
+TEST(StagingLayout, TakesBandsOfGivenHeights) {
+    const std::vector<std::uint32_t> heights{10, 50, 1, 36};
+    const auto l = detail::make_staging_layout(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 2, 7, 128, 256,
+                                               64, detail::k_submitted_bands, heights);
+    ASSERT_EQ(l.band_count, 4u); // the heights win over band_rows
+    EXPECT_EQ(l.band_rows, 50u); // the tallest
+    std::uint32_t rows = 0;
+    VkDeviceSize end = 0;
+    for (std::uint32_t b = 0; b < l.band_count; ++b) {
+        const Band band = l.band(b);
+        EXPECT_EQ(band.first_row, rows);
+        EXPECT_EQ(band.rows, heights[b]);
+        EXPECT_EQ(band.offset % 256, 0u);
+        EXPECT_GE(band.offset, end); // no overlap
+        end = band.offset + band.bytes;
+        rows += band.rows;
+    }
+    EXPECT_LE(end, l.slot_stride);
+    EXPECT_EQ(l.slot_offset(1) % 64, 0u);
+    const auto bad = [](std::vector<std::uint32_t> h) {
+        (void)detail::make_staging_layout(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 2, 0, 1, 1, 1,
+                                          detail::k_submitted_bands, h);
+    };
+    EXPECT_THROW(bad({10, 50, 36}), Error);    // 96 rows
+    EXPECT_THROW(bad({10, 50, 0, 37}), Error); // an empty band
+    EXPECT_THROW(bad({10, 50, 1, 37}), Error); // 98 rows
+    EXPECT_NO_THROW(bad({97}));
 }
 
 TEST(StagingLayout, SmallImagesMoveWholeAndLargeOnesInBands) {
