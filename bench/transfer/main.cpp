@@ -98,6 +98,24 @@ std::string join_us(const std::vector<double>& values) {
     return out;
 }
 
+// "5x216r" for even bands (the last may be shorter), else the heights: "160/287/249/211/173r".
+std::string bands_text(const std::vector<std::uint32_t>& heights) {
+    if (heights.empty()) {
+        return "-";
+    }
+    const bool even = std::all_of(heights.begin(), heights.end() - 1,
+                                  [&](std::uint32_t h) { return h == heights.front(); }) &&
+                      heights.back() <= heights.front();
+    if (even) {
+        return std::to_string(heights.size()) + "x" + std::to_string(heights.front()) + "r";
+    }
+    std::string text;
+    for (const std::uint32_t h : heights) {
+        text += (text.empty() ? "" : "/") + std::to_string(h);
+    }
+    return text + "r";
+}
+
 nlohmann::json ceiling_json(const tb::CopyCeiling& c) {
     return {{"gbps", tb::to_json(c.gbps)},
             {"latency_us", tb::to_json(c.latency_us)},
@@ -120,6 +138,7 @@ int main(int argc, char** argv) {
     std::string json_file;
     std::uint32_t runs = 15;
     std::uint32_t band_rows = 0;
+    std::vector<std::uint32_t> band_heights;
     std::vector<std::uint32_t> band_split;
     bool concurrent = false;
     bool watch_worker = false;
@@ -151,6 +170,10 @@ int main(int argc, char** argv) {
     app.add_option("--band-rows", band_rows,
                    "Rows per band of the banded rows (0: the path chooses)")
         ->capture_default_str();
+    app.add_option("--band-heights", band_heights,
+                   "Banded rows: bands of these heights, top to bottom, comma-separated (they must "
+                   "add up to the height of every size measured; wins over --band-rows)")
+        ->delimiter(',');
     app.add_option("--band-hand-off", hand_off,
                    "How the host bridge hands each band to the primary: submit (a submission "
                    "once the worker has finished it) or signal (the primary's copies submitted "
@@ -381,6 +404,9 @@ int main(int argc, char** argv) {
                     point.height = size.h;
                     point.format = *format;
                     point.band_rows_requested = banded ? band_rows : size.h;
+                    if (banded) {
+                        point.band_heights = band_heights;
+                    }
                     point.hand_off =
                         hand_off == "signal" ? td::BandHandOff::Signal : td::BandHandOff::Submit;
                     point.watch_worker = watch_worker;
@@ -451,9 +477,8 @@ int main(int argc, char** argv) {
                             res.error.c_str());
                 continue;
             }
-            const std::string bands = std::string(r.banded ? "banded " : "whole ") +
-                                      std::to_string(res.bands) + "x" +
-                                      std::to_string(res.band_rows) + "r";
+            const std::string bands =
+                std::string(r.banded ? "banded " : "whole ") + bands_text(res.band_heights);
             std::printf(
                 "%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", tandem::to_string(r.path),
                 r.size.name().c_str(), bands.c_str(),
@@ -545,6 +570,7 @@ int main(int argc, char** argv) {
                              {"paths", path_names},
                              {"runs", runs},
                              {"band_rows", band_rows},
+                             {"band_heights", band_heights},
                              {"band_hand_off", hand_off},
                              {"watch_worker_bands", watch_worker},
                              {"slots", slots},
@@ -585,6 +611,7 @@ int main(int argc, char** argv) {
                     {"bytes", VkDeviceSize{r.size.w} * r.size.h * texel},
                     {"banded", r.banded},
                     {"band_rows", r.result.band_rows},
+                    {"band_heights", r.result.band_heights},
                     {"bands", r.result.bands},
                     {"gpu_side_sync", r.result.gpu_side_sync},
                     {"throughput_gbps", tb::to_json(r.result.gbps)},

@@ -21,6 +21,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.format = point.format;
     desc.slots = point.slots;
     desc.band_rows = point.band_rows_requested;
+    desc.band_heights = point.band_heights;
     desc.hand_off = point.hand_off;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
@@ -34,6 +35,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     };
     detail::TransferLink link(worker, primary, pair, desc);
     result.band_rows = link.layout().band_rows;
+    for (std::uint32_t b = 0; b < link.layout().band_count; ++b) {
+        result.band_heights.push_back(link.layout().band(b).rows);
+    }
     result.bands = link.layout().band_count;
     result.gpu_side_sync = link.gpu_side_sync();
 

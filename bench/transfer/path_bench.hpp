@@ -25,7 +25,8 @@ struct PathPoint {
     TransferPath path = TransferPath::HostCopy;
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
-    std::uint32_t band_rows_requested = 0; // 0: the path's choice
+    std::uint32_t band_rows_requested = 0;   // 0: the path's choice
+    std::vector<std::uint32_t> band_heights; // when set, wins over band_rows_requested
     detail::BandHandOff hand_off = detail::BandHandOff::Submit;
     std::uint32_t slots = 3;
     std::uint32_t batch = 8;
@@ -38,7 +39,8 @@ struct PathPoint {
 };
 
 struct PathResult {
-    std::uint32_t band_rows = 0;
+    std::uint32_t band_rows = 0; // the tallest band's
+    std::vector<std::uint32_t> band_heights;
     std::uint32_t bands = 0;
     bool gpu_side_sync = false;
     Stats gbps;             // steady rate: first completion to last
