@@ -34,11 +34,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         }
     };
     detail::TransferLink link(worker, primary, pair, desc);
-    result.band_rows = link.layout().band_rows;
     for (std::uint32_t b = 0; b < link.layout().band_count; ++b) {
         result.band_heights.push_back(link.layout().band(b).rows);
     }
-    result.bands = link.layout().band_count;
     result.gpu_side_sync = link.gpu_side_sync();
 
     const VkExtent2D extent{point.width, point.height};
@@ -102,7 +100,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         return {micros(end - t0), micros(end - first_done)};
     };
     // Latency: submitted ahead, released by the "worker done" signal after `lead`.
-    const std::uint32_t stamped = std::min(result.bands, k_stamped_bands);
+    const std::uint32_t stamped = std::min(result.bands(), k_stamped_bands);
     std::vector<std::vector<double>> handed_us(stamped);
     std::vector<std::vector<double>> seen_us(point.watch_worker ? stamped : 0);
     auto single = [&]() -> double {
@@ -118,7 +116,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         }
         if (point.watch_worker) {
             // This thread sees each worker band done too, before it waits for the primary.
-            const std::uint64_t first = tickets[0].worker_value - (result.bands - 1);
+            const std::uint64_t first = tickets[0].worker_value - (result.bands() - 1);
             for (std::uint32_t b = 0; b < stamped; ++b) {
                 if (!spin_until(link.worker_timeline(), first + b)) {
                     throw Error(VK_TIMEOUT, "Waiting for a benchmark transfer's worker band",

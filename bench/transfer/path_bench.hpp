@@ -9,6 +9,7 @@
 // worker image after it. Benchmark thread only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -39,9 +40,14 @@ struct PathPoint {
 };
 
 struct PathResult {
-    std::uint32_t band_rows = 0; // the tallest band's
-    std::vector<std::uint32_t> band_heights;
-    std::uint32_t bands = 0;
+    std::vector<std::uint32_t> band_heights; // the link's bands, top to bottom
+    [[nodiscard]] std::uint32_t bands() const noexcept {
+        return static_cast<std::uint32_t>(band_heights.size());
+    }
+    [[nodiscard]] std::uint32_t band_rows() const noexcept { // the tallest band's
+        return band_heights.empty() ? 0
+                                    : *std::max_element(band_heights.begin(), band_heights.end());
+    }
     bool gpu_side_sync = false;
     Stats gbps;             // steady rate: first completion to last
     Stats gbps_whole_batch; // first submit to last completion
