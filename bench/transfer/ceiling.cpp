@@ -268,9 +268,10 @@ BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize byte
     for (std::uint32_t b = 0; b < bands; ++b) {
         pieces.push_back(pool.allocate("band split piece"));
     }
-    VkCommandBuffer with_events = pool.allocate("band split events");
+    VkCommandBuffer with_events =
+        events_allowed ? pool.allocate("band split events") : VK_NULL_HANDLE;
     VkCommandBuffer with_barriers = pool.allocate("band split barriers");
-    std::vector<VkEvent> events(bands, VK_NULL_HANDLE);
+    std::vector<VkEvent> events(events_allowed ? bands : 0, VK_NULL_HANDLE);
     for (auto& e : events) {
         VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
         detail::vk_check(vkCreateEvent(device.handle(), &info, nullptr, &e), "vkCreateEvent");
@@ -308,8 +309,8 @@ BandSplitCost measure_band_split(const detail::Device& device, VkDeviceSize byte
         detail::vk_check(vkEndCommandBuffer(pieces[b]), "end piece");
     }
     for (VkCommandBuffer cmd : {with_events, with_barriers}) {
-        if (cmd == with_events && !events_allowed) {
-            continue;
+        if (cmd == VK_NULL_HANDLE) {
+            continue; // no events on this family
         }
         detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "begin split");
         for (std::uint32_t b = 0; b < bands; ++b) {
