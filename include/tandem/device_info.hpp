@@ -65,6 +65,7 @@ struct DeviceFeatures {
     bool external_semaphore_fd_binary = false;   // opaque fd export+import of a binary semaphore
     bool external_semaphore_fd_timeline = false; // opaque fd export+import of a timeline semaphore
     bool calibrated_timestamps = false;
+    bool host_query_reset = false; // vkResetQueryPool from the host (Vulkan 1.2 feature)
     bool global_priority = false;
     bool memory_budget = false;
     bool debug_utils = false;

@@ -227,6 +227,7 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         f.external_semaphore_fd && f.timeline_semaphore &&
         external_semaphore_supported(physical, VK_SEMAPHORE_TYPE_TIMELINE);
     f.calibrated_timestamps = has(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    f.host_query_reset = f12.hostQueryReset == VK_TRUE;
     f.global_priority =
         has(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME) || has(VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
     f.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);

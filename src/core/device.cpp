@@ -118,6 +118,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     f13.maintenance4 = VK_TRUE;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.timelineSemaphore = VK_TRUE;
+    // For timing transfers on the GPU (TransferDesc::gpu_times): queries reset from the host.
+    f12.hostQueryReset = f.host_query_reset ? VK_TRUE : VK_FALSE;
     f12.pNext = &f13;
     VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     features2.pNext = &f12;
@@ -132,6 +134,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
              "vkCreateDevice on " + m_info.name);
 
     load_functions(instance);
+    m_host_timed_queries = f.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
 
     VkQueue main_queue = VK_NULL_HANDLE;
     vkGetDeviceQueue(m_device, main_family, 0, &main_queue);
@@ -224,6 +227,27 @@ void Device::load_functions(const Instance& instance) {
         load(m_fn.get_semaphore_fd, "vkGetSemaphoreFdKHR");
         load(m_fn.import_semaphore_fd, "vkImportSemaphoreFdKHR");
     }
+    if (enabled(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
+        // Only where the device calibrates against CLOCK_MONOTONIC (steady_clock's clock).
+        auto domains_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+            vkGetInstanceProcAddr(instance.handle(),
+                                  "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+        std::uint32_t count = 0;
+        std::vector<VkTimeDomainEXT> domains;
+        if (domains_of != nullptr && domains_of(m_physical, &count, nullptr) == VK_SUCCESS) {
+            domains.resize(count);
+            if (domains_of(m_physical, &count, domains.data()) != VK_SUCCESS) {
+                domains.clear();
+            }
+        }
+        auto has_domain = [&](VkTimeDomainEXT d) {
+            return std::find(domains.begin(), domains.end(), d) != domains.end();
+        };
+        if (has_domain(VK_TIME_DOMAIN_DEVICE_EXT) &&
+            has_domain(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT)) {
+            load(m_fn.get_calibrated_timestamps, "vkGetCalibratedTimestampsEXT");
+        }
+    }
     if (instance.has_debug_utils()) {
         auto iload = [&](auto& fn, const char* name) {
             fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
@@ -242,6 +266,27 @@ Device::~Device() {
         vkDeviceWaitIdle(m_device);
         vkDestroyDevice(m_device, nullptr);
     }
+}
+
+std::optional<TimestampCalibration> Device::calibrate_timestamps() const {
+    if (!m_host_timed_queries) {
+        return std::nullopt;
+    }
+    VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
+                                             {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
+    infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+    infos[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+    std::uint64_t stamps[2] = {0, 0};
+    std::uint64_t deviation = 0;
+    if (m_fn.get_calibrated_timestamps(m_device, 2, infos, stamps, &deviation) != VK_SUCCESS) {
+        return std::nullopt;
+    }
+    TimestampCalibration c;
+    c.device_ticks = stamps[0];
+    c.host_ns = static_cast<std::int64_t>(stamps[1]);
+    c.period_ns = m_info.timestamp_period_ns;
+    c.max_deviation_ns = deviation;
+    return c;
 }
 
 bool Device::enabled(std::string_view extension) const {

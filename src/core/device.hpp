@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,6 +78,33 @@ struct DeviceFunctions {
     PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label = nullptr;
     PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label = nullptr;
     PFN_vkQueueEndDebugUtilsLabelEXT queue_end_label = nullptr;
+    PFN_vkGetCalibratedTimestampsEXT get_calibrated_timestamps = nullptr;
+};
+
+// One device timestamp and the host's steady clock read at the same moment
+// (vkGetCalibratedTimestampsEXT with CLOCK_MONOTONIC, which std::chrono::steady_clock reads on
+// Linux), to place the device's timestamps on the host's timeline.
+struct TimestampCalibration {
+    std::uint64_t device_ticks = 0;
+    std::int64_t host_ns = 0;           // steady_clock, ns since its epoch
+    double period_ns = 1.0;             // VkPhysicalDeviceLimits::timestampPeriod
+    std::uint64_t max_deviation_ns = 0; // as the driver reports it
+
+    // Steady-clock ns of a timestamp `ticks` of the same device, written by a queue whose
+    // family has `valid_bits` timestamp bits (fewer than 64 wrap: the nearest one is meant).
+    [[nodiscard]] std::int64_t host_ns_of(std::uint64_t ticks,
+                                          std::uint32_t valid_bits = 64) const noexcept {
+        std::uint64_t diff = ticks - device_ticks; // two's complement: the signed distance
+        if (valid_bits < 64) {
+            const std::uint64_t range = std::uint64_t{1} << valid_bits;
+            diff &= range - 1;
+            if (diff >= range / 2) {
+                diff -= range; // before the calibration
+            }
+        }
+        const auto delta = static_cast<double>(static_cast<std::int64_t>(diff)) * period_ns;
+        return host_ns + static_cast<std::int64_t>(delta);
+    }
 };
 
 // An application's own VkDevice handed to Tandem (embedding). Tandem submits only to the one
@@ -133,6 +161,12 @@ public:
         return m_dedicated_transfer;
     }
     [[nodiscard]] bool enabled(std::string_view extension) const;
+    // True when this device's timestamps can be placed on the host's timeline: host query reset
+    // enabled, and calibrated timestamps with the device and CLOCK_MONOTONIC domains.
+    [[nodiscard]] bool has_host_timed_queries() const noexcept { return m_host_timed_queries; }
+    // Pairs a device timestamp with the host's steady clock; nullopt without
+    // has_host_timed_queries() or when the driver fails the call.
+    [[nodiscard]] std::optional<TimestampCalibration> calibrate_timestamps() const;
     // False for an application's device adopted with AdoptedDevice.
     [[nodiscard]] bool owned() const noexcept { return m_owned; }
 
@@ -176,6 +210,7 @@ private:
     Queue m_second_transfer;
     Queue m_compute;
     bool m_dedicated_transfer = false;
+    bool m_host_timed_queries = false;
     std::vector<std::string> m_enabled_extensions;
     VkPhysicalDeviceMemoryProperties m_memory{};
     mutable std::mutex m_host_semaphore_lock;

@@ -53,6 +53,7 @@ json to_json(const DeviceInfo& d) {
         {"external_semaphore_fd_binary", f.external_semaphore_fd_binary},
         {"external_semaphore_fd_timeline", f.external_semaphore_fd_timeline},
         {"calibrated_timestamps", f.calibrated_timestamps},
+        {"host_query_reset", f.host_query_reset},
         {"global_priority", f.global_priority},
         {"memory_budget", f.memory_budget},
     };

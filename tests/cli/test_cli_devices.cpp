@@ -55,7 +55,7 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
          {"timeline_semaphore", "synchronization2", "dynamic_rendering", "external_memory_host",
           "min_imported_host_pointer_alignment", "external_memory_fd", "external_memory_dma_buf",
           "external_semaphore_fd", "external_semaphore_fd_binary", "external_semaphore_fd_timeline",
-          "calibrated_timestamps", "global_priority", "memory_budget"}) {
+          "calibrated_timestamps", "host_query_reset", "global_priority", "memory_budget"}) {
         EXPECT_TRUE(doc["devices"][0]["features"].contains(key)) << key;
     }
     for (const char* key : {"size", "device_local", "budget", "usage"}) {
