@@ -70,6 +70,28 @@ void worker_image_to_source(VkCommandBuffer cmd, VkImage image, VkImageLayout la
                   VK_ACCESS_2_TRANSFER_READ_BIT);
 }
 
+// A pool of `count` timestamp queries on `device`.
+Handle<VkQueryPool> make_timestamp_pool(const Device& device, std::uint32_t count,
+                                        const std::string& name) {
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = count;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateQueryPool(device.handle(), &info, nullptr, &pool),
+             "vkCreateQueryPool transfer timestamps");
+    const VkDevice dev = device.handle();
+    Handle<VkQueryPool> owned(pool, [dev](VkQueryPool p) { vkDestroyQueryPool(dev, p, nullptr); });
+    device.name(pool, VK_OBJECT_TYPE_QUERY_POOL, name);
+    return owned;
+}
+
+// The valid bits of the timestamps `device`'s transfer queue writes (0: it writes none).
+std::uint32_t transfer_timestamp_bits(const Device& device) {
+    const auto& families = device.info().queue_families;
+    const std::uint32_t family = device.queue(QueueRole::Transfer).family();
+    return family < families.size() ? families[family].timestamp_valid_bits : 0;
+}
+
 } // namespace
 
 TransferLink::TransferLink(const Device& worker, const Device& primary, const PairInfo& pair,
@@ -137,9 +159,17 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             }
         }
     }
-    spdlog::debug("{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes", base,
-                  to_string(m_path), m_bridge ? "host-bridged" : "GPU-side", desc.slots,
-                  layout.band_count, layout.band_rows, layout.row_pitch);
+    if (desc.gpu_times && !same && worker.has_host_timed_queries() &&
+        primary.has_host_timed_queries() && transfer_timestamp_bits(worker) > 0 &&
+        transfer_timestamp_bits(primary) > 0) {
+        const std::uint32_t queries = 2 * layout.band_count * desc.slots;
+        m_worker_queries = make_timestamp_pool(worker, queries, base + " worker band times");
+        m_primary_queries = make_timestamp_pool(primary, queries, base + " primary band times");
+    }
+    spdlog::debug("{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}",
+                  base, to_string(m_path), m_bridge ? "host-bridged" : "GPU-side", desc.slots,
+                  layout.band_count, layout.band_rows, layout.row_pitch,
+                  gpu_times() ? ", bands timed on the GPUs" : "");
 }
 
 const char* to_string(BandHandOff hand_off) noexcept {
@@ -267,6 +297,13 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         return r;
     }
 
+    if (gpu_times()) {
+        // The slot's previous transfer has completed (checked above), so are its timestamps.
+        const std::uint32_t first = 2 * slot_index * bands;
+        vkResetQueryPool(m_worker->handle(), m_worker_queries.get(), first, 2 * bands);
+        vkResetQueryPool(m_primary->handle(), m_primary_queries.get(), first, 2 * bands);
+    }
+
     // Record both sides of every band.
     for (std::uint32_t b = 0; b < bands && r == VK_SUCCESS; ++b) {
         const Band band = layout.band(b);
@@ -276,11 +313,20 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             break;
         }
         m_worker->begin_label(wcmd, "tandem transfer: worker band");
+        const std::uint32_t query = 2 * (slot_index * bands + b); // this band's two timestamps
+        if (gpu_times()) {
+            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_worker_queries.get(),
+                                 query);
+        }
         if (b == 0) {
             worker_image_to_source(wcmd, worker_image, worker_layout);
         }
         m_backend->record_worker_band(wcmd, slot_index, band, worker_image,
                                       worker_layout_after(worker_layout));
+        if (gpu_times()) {
+            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_worker_queries.get(),
+                                 query + 1);
+        }
         m_worker->end_label(wcmd);
         r = vk_status(vkEndCommandBuffer(wcmd), "vkEndCommandBuffer transfer worker");
         if (r != VK_SUCCESS) {
@@ -292,6 +338,10 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             break;
         }
         m_primary->begin_label(pcmd, "tandem transfer: primary band");
+        if (gpu_times()) {
+            vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_primary_queries.get(),
+                                 query);
+        }
         if (b == 0) {
             // The previous contents are discarded; readers finished before the slot came back.
             image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_UNDEFINED,
@@ -299,6 +349,10 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
                           VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
         }
         m_backend->record_primary_band(pcmd, slot_index, band, primary_image);
+        if (gpu_times()) {
+            vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 m_primary_queries.get(), query + 1);
+        }
         if (b + 1 == bands) {
             image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                           VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -373,6 +427,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     }
     m_primary_value = primary_value;
     slot.primary_value = primary_value;
+    slot.worker_value = m_worker_value;
     out.worker_value = m_worker_value;
     out.primary_value = primary_value;
     return VK_SUCCESS;
@@ -603,9 +658,60 @@ VkResult TransferLink::submit_same_device(Slot& slot, VkImage worker_image,
     m_primary_value = primary_value;
     m_primary_submitted.store(primary_value, std::memory_order_release);
     slot.primary_value = primary_value;
+    slot.worker_value = worker_value;
     out.worker_value = worker_value;
     out.primary_value = primary_value;
     return VK_SUCCESS;
+}
+
+std::optional<std::vector<BandGpuTimes>>
+TransferLink::read_gpu_times(std::uint32_t slot_index) const {
+    if (!gpu_times() || slot_index >= m_slots.size() || m_slots[slot_index].primary_value == 0 ||
+        failed()) {
+        return std::nullopt;
+    }
+    // Both sides done, so every timestamp is written (each batch writes its own before it
+    // signals); checked first because reading queries may wait for the device.
+    const Slot& slot = m_slots[slot_index];
+    std::uint64_t worker_done = 0;
+    std::uint64_t primary_done = 0;
+    if (m_worker_timeline->value(worker_done) != VK_SUCCESS ||
+        m_primary_timeline->value(primary_done) != VK_SUCCESS || worker_done < slot.worker_value ||
+        primary_done < slot.primary_value) {
+        return std::nullopt;
+    }
+    const std::uint32_t bands = m_backend->layout().band_count;
+    const std::uint32_t first = 2 * slot_index * bands;
+    std::vector<std::uint64_t> worker(2 * bands);
+    std::vector<std::uint64_t> primary(2 * bands);
+    const auto read = [&](const Device& device, VkQueryPool pool, std::vector<std::uint64_t>& out) {
+        return vkGetQueryPoolResults(device.handle(), pool, first, 2 * bands,
+                                     out.size() * sizeof(std::uint64_t), out.data(),
+                                     sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) == VK_SUCCESS;
+    };
+    if (!read(*m_worker, m_worker_queries.get(), worker) ||
+        !read(*m_primary, m_primary_queries.get(), primary)) {
+        return std::nullopt;
+    }
+    const auto on_worker = m_worker->calibrate_timestamps();
+    const auto on_primary = m_primary->calibrate_timestamps();
+    if (!on_worker || !on_primary) {
+        return std::nullopt;
+    }
+    using Clock = std::chrono::steady_clock;
+    const std::uint32_t worker_bits = transfer_timestamp_bits(*m_worker);
+    const std::uint32_t primary_bits = transfer_timestamp_bits(*m_primary);
+    const auto at = [](const TimestampCalibration& c, std::uint64_t ticks, std::uint32_t bits) {
+        return Clock::time_point(std::chrono::nanoseconds(c.host_ns_of(ticks, bits)));
+    };
+    std::vector<BandGpuTimes> times(bands);
+    for (std::uint32_t b = 0; b < bands; ++b) {
+        times[b].worker_begin = at(*on_worker, worker[2 * b], worker_bits);
+        times[b].worker_end = at(*on_worker, worker[2 * b + 1], worker_bits);
+        times[b].primary_begin = at(*on_primary, primary[2 * b], primary_bits);
+        times[b].primary_end = at(*on_primary, primary[2 * b + 1], primary_bits);
+    }
+    return times;
 }
 
 VkResult TransferLink::completed_primary_value(std::uint64_t& out) const noexcept {

@@ -74,6 +74,19 @@ struct TransferDesc {
     // submitted or its gate raised), with the slot and the band. For diagnostics (the transfer
     // benchmark times the hand-offs with it); must be cheap and must not throw.
     std::function<void(std::uint32_t slot, std::uint32_t band)> on_band_handed;
+    // Two devices: time each band's copy on both GPUs (a timestamp before and after it), for
+    // placing every copy on the host's timeline (read_gpu_times(); tandem-bench-transfer
+    // --gpu-times). Used only where both devices have host-timed queries
+    // (Device::has_host_timed_queries()) and both transfer queues' families write timestamps;
+    // gpu_times() says whether it is. Each timestamp costs the copy engines a few us.
+    bool gpu_times = false;
+};
+
+// One band of a transfer, timed on the GPUs (TransferDesc::gpu_times): when the worker's copy
+// of it and the primary's copy of it began and ended, on the host's steady clock.
+struct BandGpuTimes {
+    std::chrono::steady_clock::time_point worker_begin, worker_end;
+    std::chrono::steady_clock::time_point primary_begin, primary_end;
 };
 
 struct TransferTicket {
@@ -93,6 +106,14 @@ public:
     // True when the primary waits GPU-side on the worker's timeline (no bridge thread).
     [[nodiscard]] bool gpu_side_sync() const noexcept { return m_bridge == nullptr; }
     [[nodiscard]] const StagingLayout& layout() const noexcept { return m_backend->layout(); }
+    // True when bands are timed on the GPUs (TransferDesc::gpu_times, where the devices allow).
+    [[nodiscard]] bool gpu_times() const noexcept { return static_cast<bool>(m_worker_queries); }
+    // The GPU times of each band of `slot`'s last transfer, once both its worker and its
+    // primary value are reached; from submit()'s thread. Nullopt without gpu_times(), before
+    // the slot's first transfer, while that transfer is unfinished (it does not wait for it),
+    // once the link has failed, or when reading or calibrating fails. Some drivers idle the
+    // device to read queries (lavapipe does), so other work in flight may delay the answer.
+    [[nodiscard]] std::optional<std::vector<BandGpuTimes>> read_gpu_times(std::uint32_t slot) const;
     [[nodiscard]] const TransferDesc& desc() const noexcept { return m_desc; }
 
     // worker_value reached: the worker image may be rewritten.
@@ -146,6 +167,7 @@ private:
         std::vector<VkCommandBuffer> worker_cmds;  // one per band
         std::vector<VkCommandBuffer> primary_cmds; // one per band
         std::uint64_t primary_value = 0;           // of the last transfer through this slot
+        std::uint64_t worker_value = 0;            // of the same transfer
     };
     // Host-bridged, per slot: its current transfer (its band 0's worker value, low 48 bits)
     // and how many of that transfer's bands have been handed to the primary (16 bits; a layout
@@ -219,6 +241,9 @@ private:
     std::mutex m_gate_mutex;
     std::uint64_t m_gate_raised = 0;      // guarded by m_gate_mutex
     std::unique_ptr<HostBridge> m_bridge; // null with GPU-side sync
+    // With gpu_times(): a timestamp before and after each band's copy, per slot, on each device.
+    Handle<VkQueryPool> m_worker_queries;
+    Handle<VkQueryPool> m_primary_queries;
     std::vector<Slot> m_slots;
     std::uint64_t m_worker_value = 0; // last value submitted to the worker timeline
     std::uint64_t m_primary_value = 0;

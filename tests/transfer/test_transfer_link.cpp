@@ -271,6 +271,64 @@ TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
     }
 }
 
+// With GPU times on, every band's copies are placed on the host's timeline: inside the window in
+// which the transfer ran, each copy ending after it began, and the primary's copy of a band
+// beginning only after the worker's copy of it ended (the primary never reads a band early).
+TEST_P(TransferLinks, TimesEachBandOnTheGpusAfterTheWorkerWroteIt) {
+    if (same()) {
+        GTEST_SKIP() << "one device: nothing moves between GPUs";
+    }
+    auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 16);
+    d.slots = 2;
+    d.gpu_times = true;
+    TransferLink link(*m_worker, *m_primary, m_pair, d);
+    if (!m_worker->has_host_timed_queries() || !m_primary->has_host_timed_queries()) {
+        EXPECT_FALSE(link.gpu_times());
+        GTEST_SKIP() << "these devices cannot time queries on the host's clock";
+    }
+    ASSERT_TRUE(link.gpu_times());
+    const std::uint32_t bands = link.layout().band_count;
+    ASSERT_EQ(bands, 4u);
+    EXPECT_FALSE(link.read_gpu_times(0).has_value()); // no transfer through the slot yet
+    {
+        // While the worker's work is held back nothing is timed, and reading does not block.
+        const Image src = worker_image(link, "held src");
+        const Image dst = primary_image(link, "held dst");
+        TimelineSemaphore held(*m_worker, "held worker work");
+        TransferTicket ticket;
+        ASSERT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                              held.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT), dst.get(),
+                              VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+                  VK_SUCCESS);
+        EXPECT_FALSE(link.read_gpu_times(0).has_value());
+        ASSERT_EQ(held.signal(1), VK_SUCCESS);
+        ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
+            << link.error();
+        EXPECT_TRUE(link.read_gpu_times(0).has_value());
+    }
+    // Calibration is exact on a CPU device; a GPU's is good to a few us.
+    constexpr auto slack = std::chrono::microseconds(10);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        const std::uint32_t slot = i % 2;
+        const auto before = std::chrono::steady_clock::now();
+        round_trip(link, slot, 900 + i);
+        const auto after = std::chrono::steady_clock::now();
+        const auto times = link.read_gpu_times(slot);
+        ASSERT_TRUE(times.has_value()) << "transfer " << i;
+        ASSERT_EQ(times->size(), bands);
+        for (std::uint32_t b = 0; b < bands; ++b) {
+            const detail::BandGpuTimes& t = (*times)[b];
+            const std::string where =
+                "transfer " + std::to_string(i) + " band " + std::to_string(b);
+            EXPECT_GE(t.worker_begin + slack, before) << where;
+            EXPECT_LE(t.worker_begin, t.worker_end) << where;
+            EXPECT_LE(t.worker_end, t.primary_begin + slack) << where;
+            EXPECT_LE(t.primary_begin, t.primary_end) << where;
+            EXPECT_LE(t.primary_end, after + slack) << where;
+        }
+    }
+}
+
 // Two transfers in flight on different slots, released in reverse order, keep their own data.
 TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
     Device& primary = *m_primary;
