@@ -89,6 +89,18 @@ std::string num(double v, int precision = 2) {
     return buf;
 }
 
+// Each band's GPU times, microseconds after the release.
+nlohmann::json band_gpu_json(const std::vector<tb::BandGpuUs>& bands) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const tb::BandGpuUs& g : bands) {
+        out.push_back({{"worker_begin", g.worker_begin},
+                       {"worker_end", g.worker_end},
+                       {"primary_begin", g.primary_begin},
+                       {"primary_end", g.primary_end}});
+    }
+    return out;
+}
+
 // Microsecond figures, one decimal, comma-separated.
 std::string join_us(const std::vector<double>& values) {
     std::string out;
@@ -142,6 +154,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint32_t> band_split;
     bool concurrent = false;
     bool watch_worker = false;
+    bool gpu_times = false;
     std::string hand_off = "submit";
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
@@ -190,6 +203,11 @@ int main(int argc, char** argv) {
     app.add_flag("--watch-worker-bands", watch_worker,
                  "Latency runs: the benchmark thread also sees each worker band done, to print "
                  "beside when the bridge handed it on");
+    app.add_flag("--gpu-times", gpu_times,
+                 "Latency runs: time each band's copies on both GPUs (a timestamp before and "
+                 "after each, placed on the host's clock with calibrated timestamps) and print "
+                 "when each began and ended after the release; where a device cannot, nothing "
+                 "is timed. The timestamps cost the copy engines a few us each");
     app.add_flag("--concurrent-copies", concurrent,
                  "Only measure whether the worker's download and the primary's upload of one "
                  "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
@@ -410,6 +428,7 @@ int main(int argc, char** argv) {
                     point.hand_off =
                         hand_off == "signal" ? td::BandHandOff::Signal : td::BandHandOff::Submit;
                     point.watch_worker = watch_worker;
+                    point.gpu_times = gpu_times;
                     point.slots = slots;
                     point.batch = n;
                     point.runs = runs;
@@ -500,6 +519,12 @@ int main(int argc, char** argv) {
                                 join_us(res.worker_band_seen_us).c_str());
                 }
             }
+            for (std::size_t b = 0; b < res.band_gpu_us.size(); ++b) {
+                const tb::BandGpuUs& g = res.band_gpu_us[b];
+                std::printf("%-14s   band %zu on the GPUs: worker %s-%s us, primary %s-%s us\n", "",
+                            b, num(g.worker_begin, 1).c_str(), num(g.worker_end, 1).c_str(),
+                            num(g.primary_begin, 1).c_str(), num(g.primary_end, 1).c_str());
+            }
         }
 
         // Goals (host-imported, RGBA8, 1920x1080 and larger).
@@ -573,6 +598,7 @@ int main(int argc, char** argv) {
                              {"band_heights", band_heights},
                              {"band_hand_off", hand_off},
                              {"watch_worker_bands", watch_worker},
+                             {"gpu_times", gpu_times},
                              {"slots", slots},
                              {"batch", batch},
                              {"lead_us", lead_us},
@@ -619,6 +645,7 @@ int main(int argc, char** argv) {
                     {"latency_us", tb::to_json(r.result.latency_us)},
                     {"band_handed_us", r.result.band_handed_us},
                     {"worker_band_seen_us", r.result.worker_band_seen_us},
+                    {"band_gpu_us", band_gpu_json(r.result.band_gpu_us)},
                     {"ceiling_gbps", r.ceiling_gbps},
                     {"throughput_vs_ceiling",
                      r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},

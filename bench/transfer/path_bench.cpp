@@ -25,6 +25,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.hand_off = point.hand_off;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
+    desc.gpu_times = point.gpu_times;
     // Slot 0's hand-off times (steady clock, ns), for the latency runs, which use slot 0 only.
     constexpr std::uint32_t k_stamped_bands = 64;
     std::array<std::atomic<std::int64_t>, k_stamped_bands> handed{};
@@ -103,6 +104,8 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     const std::uint32_t stamped = std::min(result.bands(), k_stamped_bands);
     std::vector<std::vector<double>> handed_us(stamped);
     std::vector<std::vector<double>> seen_us(point.watch_worker ? stamped : 0);
+    // With GPU times: per band, its worker begin, worker end, primary begin, primary end.
+    std::vector<std::array<std::vector<double>, 4>> gpu_us(link.gpu_times() ? result.bands() : 0);
     auto single = [&]() -> double {
         ++go_value;
         for (auto& h : handed) {
@@ -127,6 +130,19 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         }
         wait_primary(tickets[0].primary_value);
         const double us = micros(Clock::now() - t0);
+        if (link.gpu_times()) {
+            const auto times = link.read_gpu_times(0);
+            if (!times) {
+                throw Error("Reading a benchmark transfer's GPU times failed");
+            }
+            for (std::size_t b = 0; b < gpu_us.size(); ++b) {
+                const detail::BandGpuTimes& t = (*times)[b];
+                gpu_us[b][0].push_back(micros(t.worker_begin - t0));
+                gpu_us[b][1].push_back(micros(t.worker_end - t0));
+                gpu_us[b][2].push_back(micros(t.primary_begin - t0));
+                gpu_us[b][3].push_back(micros(t.primary_end - t0));
+            }
+        }
         for (std::uint32_t b = 0; b < stamped; ++b) {
             const std::int64_t at = handed[b].load(std::memory_order_relaxed);
             if (at != 0) {
@@ -158,6 +174,11 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     for (auto& s : seen_us) {
         s.clear();
     }
+    for (auto& band : gpu_us) {
+        for (auto& v : band) {
+            v.clear();
+        }
+    }
     result.verified = verify();
     std::vector<double> gbps;
     std::vector<double> gbps_whole;
@@ -182,6 +203,11 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     result.latency_us = stats_of(std::move(latency));
     for (auto& s : seen_us) {
         result.worker_band_seen_us.push_back(stats_of(std::move(s)).median);
+    }
+    for (auto& band : gpu_us) {
+        result.band_gpu_us.push_back(
+            {stats_of(std::move(band[0])).median, stats_of(std::move(band[1])).median,
+             stats_of(std::move(band[2])).median, stats_of(std::move(band[3])).median});
     }
     for (auto& h : handed_us) {
         if (h.empty()) {

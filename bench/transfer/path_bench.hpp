@@ -37,6 +37,14 @@ struct PathPoint {
     // Latency runs: the benchmark thread also polls the worker timeline for each band before it
     // waits for the primary (PathResult::worker_band_seen_us).
     bool watch_worker = false;
+    // Latency runs: time each band's copies on both GPUs (TransferDesc::gpu_times), where the
+    // devices allow it (PathResult::band_gpu_us).
+    bool gpu_times = false;
+};
+
+// One band's copies timed on the GPUs, microseconds after the worker's release (medians).
+struct BandGpuUs {
+    double worker_begin = 0, worker_end = 0, primary_begin = 0, primary_end = 0;
 };
 
 struct PathResult {
@@ -59,6 +67,8 @@ struct PathResult {
     // With PathPoint::watch_worker: when the benchmark thread saw each worker band done, from the
     // release (median per band): against band_handed_us, what each hand-off took.
     std::vector<double> worker_band_seen_us;
+    // With PathPoint::gpu_times where the devices allow it: each band's copies on the GPUs.
+    std::vector<BandGpuUs> band_gpu_us;
     bool verified = false;
     std::string error; // non-empty when the point could not be measured
 };
