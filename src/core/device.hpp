@@ -86,9 +86,8 @@ struct DeviceFunctions {
 // Linux), to place the device's timestamps on the host's timeline.
 struct TimestampCalibration {
     std::uint64_t device_ticks = 0;
-    std::int64_t host_ns = 0;           // steady_clock, ns since its epoch
-    double period_ns = 1.0;             // VkPhysicalDeviceLimits::timestampPeriod
-    std::uint64_t max_deviation_ns = 0; // as the driver reports it
+    std::int64_t host_ns = 0; // steady_clock, ns since its epoch
+    double period_ns = 1.0;   // VkPhysicalDeviceLimits::timestampPeriod
 
     // Steady-clock ns of a timestamp `ticks` of the same device, written by a queue whose
     // family has `valid_bits` timestamp bits (fewer than 64 wrap: the nearest one is meant).
