@@ -262,10 +262,76 @@ void Device::load_functions(const Instance& instance) {
 }
 
 Device::~Device() {
-    if (m_device != VK_NULL_HANDLE && m_owned) {
+    if (m_device == VK_NULL_HANDLE) {
+        return;
+    }
+    if (m_owned) {
         vkDeviceWaitIdle(m_device);
+    }
+    // An application's device is not waited for: of settle()'s leftover fences, only the
+    // signalled ones may go (a pending one stays with a GPU that never finished).
+    for (VkFence fence : m_unsettled) {
+        if (m_owned || vkGetFenceStatus(m_device, fence) != VK_NOT_READY) {
+            vkDestroyFence(m_device, fence, nullptr);
+        }
+    }
+    if (m_owned) {
         vkDestroyDevice(m_device, nullptr);
     }
+}
+
+VkResult Device::settle(std::chrono::nanoseconds timeout) const noexcept {
+    std::vector<VkFence> fences;
+    VkResult result = VK_SUCCESS;
+    std::vector<VkQueue> seen;
+    for (const Queue* q : {&m_main, &m_transfer, &m_second_transfer, &m_compute}) {
+        if (q->handle() == VK_NULL_HANDLE ||
+            std::find(seen.begin(), seen.end(), q->handle()) != seen.end()) {
+            continue; // roles share VkQueues
+        }
+        seen.push_back(q->handle());
+        VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence fence = VK_NULL_HANDLE;
+        result = vkCreateFence(m_device, &info, nullptr, &fence);
+        if (result != VK_SUCCESS) {
+            break;
+        }
+        result = q->submit_one(VK_NULL_HANDLE, {}, {}, fence);
+        if (result != VK_SUCCESS) {
+            vkDestroyFence(m_device, fence, nullptr); // not submitted
+            break;
+        }
+        fences.push_back(fence);
+    }
+    if (!fences.empty()) {
+        const VkResult waited = vkWaitForFences(
+            m_device, static_cast<std::uint32_t>(fences.size()), fences.data(), VK_TRUE,
+            static_cast<std::uint64_t>(
+                std::max<std::int64_t>(0, static_cast<std::int64_t>(timeout.count()))));
+        if (waited == VK_TIMEOUT) {
+            // A pending fence must not be destroyed: kept until it is signalled.
+            std::lock_guard lock(m_unsettled_lock);
+            m_unsettled.insert(m_unsettled.end(), fences.begin(), fences.end());
+            return VK_TIMEOUT;
+        }
+        if (result == VK_SUCCESS) {
+            result = waited;
+        }
+    }
+    for (VkFence fence : fences) {
+        vkDestroyFence(m_device, fence, nullptr);
+    }
+    // Fences an earlier call gave up on go once signalled (all of them, after a success here:
+    // they were submitted before these).
+    std::lock_guard lock(m_unsettled_lock);
+    std::erase_if(m_unsettled, [&](VkFence fence) {
+        if (vkGetFenceStatus(m_device, fence) == VK_NOT_READY) {
+            return false;
+        }
+        vkDestroyFence(m_device, fence, nullptr);
+        return true;
+    });
+    return result;
 }
 
 std::optional<TimestampCalibration> Device::calibrate_timestamps() const {

@@ -13,6 +13,7 @@
 // (the destructor waits for idle). Object naming and labels are no-ops without debug utils.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -169,6 +170,19 @@ public:
     // False for an application's device adopted with AdoptedDevice.
     [[nodiscard]] bool owned() const noexcept { return m_owned; }
 
+    // Waits, at most `timeout`, until everything submitted to this device's queues so far has
+    // completed: an empty batch with a fence on each queue, behind the work already there. For
+    // teardown, after the values of the last known work were reached: a driver may still hold a
+    // finished batch's semaphores briefly, and objects may only be destroyed once every batch
+    // that refers to them is done. VK_TIMEOUT when some queue did not get there in time; its
+    // fence, still in use, is destroyed by a later settle() or the destructor once signalled.
+    [[nodiscard]] VkResult settle(std::chrono::nanoseconds timeout) const noexcept;
+    // Fences settle() gave up on and has not destroyed yet (a diagnostic).
+    [[nodiscard]] std::size_t unsettled_fences() const {
+        std::lock_guard lock(m_unsettled_lock);
+        return m_unsettled.size();
+    }
+
     // Serialises host-side semaphore operations (signal, counter reads) on this device while a
     // validation layer is on: the layer otherwise deadlocks for its 10 s timeout when one thread
     // reads a counter that a host signal on another thread has advanced but not recorded.
@@ -213,6 +227,9 @@ private:
     std::vector<std::string> m_enabled_extensions;
     VkPhysicalDeviceMemoryProperties m_memory{};
     mutable std::mutex m_host_semaphore_lock;
+    // settle()'s fences that were still pending when it gave up.
+    mutable std::mutex m_unsettled_lock;
+    mutable std::vector<VkFence> m_unsettled;
     bool m_serialize_host_semaphores = true;
 };
 

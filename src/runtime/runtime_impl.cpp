@@ -137,7 +137,21 @@ RuntimeImpl::~RuntimeImpl() {
     for (auto& w : m_workers) {
         w->stop();
     }
-    drain();
+    if (drain()) {
+        // The last values reached; the batches behind them may still be finishing in the driver
+        // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
+        const auto timeout =
+            std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+        auto settle = [&](const Device& device) {
+            if (device.settle(timeout) == VK_TIMEOUT) {
+                spdlog::warn("{}: work still in flight at shutdown", device.label());
+            }
+        };
+        settle(*m_primary);
+        for (const auto& device : m_worker_devices) {
+            settle(*device);
+        }
+    }
     m_tasks.clear();
     m_workers.clear();
     m_reads.reset();
@@ -146,7 +160,8 @@ RuntimeImpl::~RuntimeImpl() {
     m_instance.reset();
 }
 
-void RuntimeImpl::drain() noexcept {
+bool RuntimeImpl::drain() noexcept {
+    bool reached = true;
     const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
     const std::size_t count = m_task_count.load(std::memory_order_acquire);
     for (std::size_t t = 0; t < count; ++t) {
@@ -175,6 +190,7 @@ void RuntimeImpl::drain() noexcept {
             const VkResult r =
                 vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
             if (r != VK_SUCCESS) {
+                reached = false;
                 spdlog::warn("task {}: shutdown wait ended with {}", task.desc.name,
                              tandem::to_string(r));
             }
@@ -188,6 +204,7 @@ void RuntimeImpl::drain() noexcept {
         }
         wait(m_primary->handle(), m_reads->handle(), release_value);
     }
+    return reached;
 }
 
 Task* RuntimeImpl::find(TaskId id) const noexcept {

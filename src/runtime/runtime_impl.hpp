@@ -91,7 +91,9 @@ private:
     void lose_worker(Worker& worker, const std::string& reason) noexcept;
     // Ready -> Free, or Retired when the worker is lost. Caller holds task.mutex.
     void recycle(Task& task, std::uint32_t slot) noexcept;
-    void drain() noexcept;
+    // Waits, bounded by the timeout, for every task's last known GPU work; false when some
+    // wait did not end in success.
+    [[nodiscard]] bool drain() noexcept;
     // The completion thread: observes completions (what pump() does) without the application,
     // so outputs are published and slots recycled at the rate the devices deliver them,
     // whatever the application's frame rate. It polls the primary's counters with a sleep that

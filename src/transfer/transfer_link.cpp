@@ -204,6 +204,17 @@ void TransferLink::drain() noexcept {
         spdlog::error("{}: transfers still in flight at destruction (the worker's wait was never "
                       "signalled?)",
                       m_worker_timeline->name());
+        return;
+    }
+    // The last values reached; the batches behind them may still be finishing in the driver
+    // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
+    for (const Device* device : {m_worker, m_primary}) {
+        if (device == m_primary && m_primary == m_worker) {
+            break; // one device, settled already
+        }
+        if (device->settle(timeout) == VK_TIMEOUT) {
+            spdlog::error("{}: transfer work still in flight at destruction", device->label());
+        }
     }
 }
 

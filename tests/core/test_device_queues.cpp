@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -56,6 +57,41 @@ TEST_F(DeviceQueues, SecondTransferQueueRunsCopies) {
     for (std::size_t i = 0; i < words.size(); ++i) {
         ASSERT_EQ(words[i], 0xa5c3e10fu) << "word " << i;
     }
+}
+
+// settle() waits for the work submitted before it and no longer than it is told: behind a
+// batch held back by an unsignalled semaphore it times out, keeping its pending fence; once
+// that batch is released it settles and destroys that fence.
+TEST_F(DeviceQueues, SettleWaitsForEarlierWorkAndNoLonger) {
+    detail::Device& device = open(0);
+    EXPECT_EQ(device.settle(std::chrono::seconds(10)), VK_SUCCESS) << "an idle device";
+
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    info.pNext = &type;
+    VkSemaphore gate = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateSemaphore(device.handle(), &info, nullptr, &gate), VK_SUCCESS);
+    VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    wait.semaphore = gate;
+    wait.value = 1;
+    wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    ASSERT_EQ(device.queue(detail::QueueRole::Transfer).submit_one(VK_NULL_HANDLE, {&wait, 1}),
+              VK_SUCCESS);
+
+    EXPECT_EQ(device.settle(std::chrono::milliseconds(50)), VK_TIMEOUT) << "held work";
+    EXPECT_GE(device.unsettled_fences(), 1u);
+
+    VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    signal.semaphore = gate;
+    signal.value = 1;
+    ASSERT_EQ(vkSignalSemaphore(device.handle(), &signal), VK_SUCCESS);
+    EXPECT_EQ(device.settle(std::chrono::seconds(10)), VK_SUCCESS) << "released work";
+    EXPECT_EQ(device.unsettled_fences(), 0u);
+    std::uint64_t value = 0;
+    ASSERT_EQ(vkGetSemaphoreCounterValue(device.handle(), gate, &value), VK_SUCCESS);
+    EXPECT_EQ(value, 1u);
+    vkDestroySemaphore(device.handle(), gate, nullptr);
 }
 
 } // namespace
