@@ -208,13 +208,14 @@ void TransferLink::drain() noexcept {
     }
     // The last values reached; the batches behind them may still be finishing in the driver
     // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
-    for (const Device* device : {m_worker, m_primary}) {
-        if (device == m_primary && m_primary == m_worker) {
-            break; // one device, settled already
+    const auto settle = [&](const Device& device) {
+        if (device.settle(timeout) == VK_TIMEOUT) {
+            spdlog::error("{}: transfer work still in flight at destruction", device.label());
         }
-        if (device->settle(timeout) == VK_TIMEOUT) {
-            spdlog::error("{}: transfer work still in flight at destruction", device->label());
-        }
+    };
+    settle(*m_worker);
+    if (m_primary != m_worker) {
+        settle(*m_primary);
     }
 }
 
