@@ -1,5 +1,6 @@
 #include "transfer/transfer_link.hpp"
 
+#include <bit>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -70,28 +71,6 @@ void worker_image_to_source(VkCommandBuffer cmd, VkImage image, VkImageLayout la
                   VK_ACCESS_2_TRANSFER_READ_BIT);
 }
 
-// A pool of `count` timestamp queries on `device`.
-Handle<VkQueryPool> make_timestamp_pool(const Device& device, std::uint32_t count,
-                                        const std::string& name) {
-    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    info.queryCount = count;
-    VkQueryPool pool = VK_NULL_HANDLE;
-    vk_check(vkCreateQueryPool(device.handle(), &info, nullptr, &pool),
-             "vkCreateQueryPool transfer timestamps");
-    const VkDevice dev = device.handle();
-    Handle<VkQueryPool> owned(pool, [dev](VkQueryPool p) { vkDestroyQueryPool(dev, p, nullptr); });
-    device.name(pool, VK_OBJECT_TYPE_QUERY_POOL, name);
-    return owned;
-}
-
-// The valid bits of the timestamps `device`'s transfer queue writes (0: it writes none).
-std::uint32_t transfer_timestamp_bits(const Device& device) {
-    const auto& families = device.info().queue_families;
-    const std::uint32_t family = device.queue(QueueRole::Transfer).family();
-    return family < families.size() ? families[family].timestamp_valid_bits : 0;
-}
-
 } // namespace
 
 TransferLink::TransferLink(const Device& worker, const Device& primary, const PairInfo& pair,
@@ -160,11 +139,17 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         }
     }
     if (desc.gpu_times && !same && worker.has_host_timed_queries() &&
-        primary.has_host_timed_queries() && transfer_timestamp_bits(worker) > 0 &&
-        transfer_timestamp_bits(primary) > 0) {
+        primary.has_host_timed_queries()) {
+        // Only where both transfer queues write timestamps (else each is nullopt).
         const std::uint32_t queries = 2 * layout.band_count * desc.slots;
-        m_worker_queries = make_timestamp_pool(worker, queries, base + " worker band times");
-        m_primary_queries = make_timestamp_pool(primary, queries, base + " primary band times");
+        m_worker_queries = create_timestamp_pool(worker, QueueRole::Transfer, queries,
+                                                 base + " worker band times");
+        m_primary_queries = create_timestamp_pool(primary, QueueRole::Transfer, queries,
+                                                  base + " primary band times");
+        if (!m_worker_queries || !m_primary_queries) {
+            m_worker_queries.reset();
+            m_primary_queries.reset();
+        }
     }
     spdlog::debug("{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}",
                   base, to_string(m_path), m_bridge ? "host-bridged" : "GPU-side", desc.slots,
@@ -312,8 +297,8 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
     if (gpu_times()) {
         // The slot's previous transfer has completed (checked above), so are its timestamps.
         const std::uint32_t first = 2 * slot_index * bands;
-        vkResetQueryPool(m_worker->handle(), m_worker_queries.get(), first, 2 * bands);
-        vkResetQueryPool(m_primary->handle(), m_primary_queries.get(), first, 2 * bands);
+        vkResetQueryPool(m_worker->handle(), m_worker_queries->pool.get(), first, 2 * bands);
+        vkResetQueryPool(m_primary->handle(), m_primary_queries->pool.get(), first, 2 * bands);
     }
 
     // Record both sides of every band.
@@ -327,8 +312,8 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         m_worker->begin_label(wcmd, "tandem transfer: worker band");
         const std::uint32_t query = 2 * (slot_index * bands + b); // this band's two timestamps
         if (gpu_times()) {
-            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_worker_queries.get(),
-                                 query);
+            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT,
+                                 m_worker_queries->pool.get(), query);
         }
         if (b == 0) {
             worker_image_to_source(wcmd, worker_image, worker_layout);
@@ -336,8 +321,8 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         m_backend->record_worker_band(wcmd, slot_index, band, worker_image,
                                       worker_layout_after(worker_layout));
         if (gpu_times()) {
-            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_worker_queries.get(),
-                                 query + 1);
+            vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 m_worker_queries->pool.get(), query + 1);
         }
         m_worker->end_label(wcmd);
         r = vk_status(vkEndCommandBuffer(wcmd), "vkEndCommandBuffer transfer worker");
@@ -351,8 +336,8 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         }
         m_primary->begin_label(pcmd, "tandem transfer: primary band");
         if (gpu_times()) {
-            vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_primary_queries.get(),
-                                 query);
+            vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT,
+                                 m_primary_queries->pool.get(), query);
         }
         if (b == 0) {
             // The previous contents are discarded; readers finished before the slot came back.
@@ -363,7 +348,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         m_backend->record_primary_band(pcmd, slot_index, band, primary_image);
         if (gpu_times()) {
             vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                                 m_primary_queries.get(), query + 1);
+                                 m_primary_queries->pool.get(), query + 1);
         }
         if (b + 1 == bands) {
             image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
@@ -701,8 +686,8 @@ TransferLink::read_gpu_times(std::uint32_t slot_index) const {
                                      out.size() * sizeof(std::uint64_t), out.data(),
                                      sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) == VK_SUCCESS;
     };
-    if (!read(*m_worker, m_worker_queries.get(), worker) ||
-        !read(*m_primary, m_primary_queries.get(), primary)) {
+    if (!read(*m_worker, m_worker_queries->pool.get(), worker) ||
+        !read(*m_primary, m_primary_queries->pool.get(), primary)) {
         return std::nullopt;
     }
     const auto on_worker = m_worker->calibrate_timestamps();
@@ -711,8 +696,8 @@ TransferLink::read_gpu_times(std::uint32_t slot_index) const {
         return std::nullopt;
     }
     using Clock = std::chrono::steady_clock;
-    const std::uint32_t worker_bits = transfer_timestamp_bits(*m_worker);
-    const std::uint32_t primary_bits = transfer_timestamp_bits(*m_primary);
+    const auto worker_bits = static_cast<std::uint32_t>(std::popcount(m_worker_queries->mask));
+    const auto primary_bits = static_cast<std::uint32_t>(std::popcount(m_primary_queries->mask));
     const auto at = [](const TimestampCalibration& c, std::uint64_t ticks, std::uint32_t bits) {
         return Clock::time_point(std::chrono::nanoseconds(c.host_ns_of(ticks, bits)));
     };

@@ -107,7 +107,7 @@ public:
     [[nodiscard]] bool gpu_side_sync() const noexcept { return m_bridge == nullptr; }
     [[nodiscard]] const StagingLayout& layout() const noexcept { return m_backend->layout(); }
     // True when bands are timed on the GPUs (TransferDesc::gpu_times, where the devices allow).
-    [[nodiscard]] bool gpu_times() const noexcept { return static_cast<bool>(m_worker_queries); }
+    [[nodiscard]] bool gpu_times() const noexcept { return m_worker_queries.has_value(); }
     // The GPU times of each band of `slot`'s last transfer, once both its worker and its
     // primary value are reached; from submit()'s thread. Nullopt without gpu_times(), before
     // the slot's first transfer, while that transfer is unfinished (it does not wait for it),
@@ -242,8 +242,8 @@ private:
     std::uint64_t m_gate_raised = 0;      // guarded by m_gate_mutex
     std::unique_ptr<HostBridge> m_bridge; // null with GPU-side sync
     // With gpu_times(): a timestamp before and after each band's copy, per slot, on each device.
-    Handle<VkQueryPool> m_worker_queries;
-    Handle<VkQueryPool> m_primary_queries;
+    std::optional<TimestampPool> m_worker_queries;
+    std::optional<TimestampPool> m_primary_queries;
     std::vector<Slot> m_slots;
     std::uint64_t m_worker_value = 0; // last value submitted to the worker timeline
     std::uint64_t m_primary_value = 0;
