@@ -1,5 +1,9 @@
 // Tasks file: a good file parses; every bad input is refused with its path in the file; names
 // are checked against the scene before any GPU work.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "scene/demo_scene.hpp"
@@ -91,6 +95,38 @@ TEST(Tasks, NamesEveryProblemWithItsPath) {
             << "input: " << c.json << "\nmessage: " << message;
         EXPECT_NE(message.find("tasks.json"), std::string::npos) << message;
     }
+}
+
+TEST(Tasks, RefusesNumbersOutOfRangeNamingTheirPath) {
+    std::string message = parse_error(one_task(R"("resolution": "8x8", "rate": 1e999)"));
+    EXPECT_NE(message.find("Tasks file tasks.json has 1 problem:\n  /tasks/0/rate: 1e999 is a "
+                           "number out of range (byte "),
+              std::string::npos)
+        << message;
+    message = parse_error(R"({"tasks": [{}, {"resolution": [8, -1e999]}]})");
+    EXPECT_NE(message.find("/tasks/1/resolution/1: -1e999 is a number out of range"),
+              std::string::npos)
+        << message;
+    // An integer beyond 64 bits is read as a (finite) double, then refused as a size.
+    message = parse_error(one_task(R"("resolution": [99999999999999999999999, 8], "rate": 1)"));
+    EXPECT_NE(message.find("/tasks/0/resolution: must be \"WIDTHxHEIGHT\" or [width, height]"),
+              std::string::npos)
+        << message;
+}
+
+// The fuzzer's find: a document that is one number too large for a double; the JSON library
+// threw out_of_range, which ended the program ("internal error" in the CLI).
+TEST(Tasks, RefusesTheNumberOverflowReproducer) {
+    std::ifstream in(std::filesystem::path(TANDEM_FUZZ_CORPUS) / "tasks" /
+                     "tasks-number-overflow.json");
+    ASSERT_TRUE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string message = parse_error(text.str());
+    EXPECT_NE(message.find("tasks.json has 1 problem:\n  /: 1105555555E555000000 is a number out "
+                           "of range (byte 20)"),
+              std::string::npos)
+        << message;
 }
 
 TEST(Tasks, ReportsAllProblemsAtOnce) {
