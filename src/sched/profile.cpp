@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
 #include "tandem/error.hpp"
 
@@ -29,29 +31,133 @@ json link_json(const LinkCost& link) {
     return {{"gbps", link.gbps}, {"latency_us", link.latency_us}};
 }
 
-// Reads `key` from `object` as T, naming `where` and the key when it is missing or mistyped.
+// Reads `key` from `object` as T, naming `where` and the key when it is missing, mistyped or (an
+// integer) out of T's range: get<T>() would wrap or truncate it without a word.
 template <typename T>
 T field(const json& object, const char* key, const std::string& where) {
-    const auto it = object.find(key);
+    const auto it = object.find(key); // end() for an object without it, or a non-object
     if (it == object.end()) {
         throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
                     k_recalibrate);
     }
-    bool fits = true;
-    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
-        fits = it->is_number_unsigned(); // get<unsigned>() would wrap a negative number
-    }
-    try {
-        if (fits) {
-            return it->template get<T>();
+    const auto wrong_type = [&] {
+        return Error("the profile's " + where + " has a \"" + std::string(key) +
+                         "\" of the wrong type (" + it->dump() + ")",
+                     k_recalibrate);
+    };
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // get<unsigned>() would wrap a negative number; a float is not an index or a count.
+        if (std::is_unsigned_v<T> ? !it->is_number_unsigned() : !it->is_number_integer()) {
+            throw wrong_type();
         }
-    } catch (const json::exception&) {
-        // Reported below, with the key and the value.
+        const bool fits = it->is_number_unsigned()
+                              ? std::cmp_less_equal(it->template get<std::uint64_t>(),
+                                                    std::numeric_limits<T>::max())
+                              : std::in_range<T>(it->template get<std::int64_t>());
+        if (!fits) {
+            throw Error("the profile's " + where + " has \"" + std::string(key) +
+                            "\" = " + it->dump() + ", out of range (" +
+                            std::to_string(std::numeric_limits<T>::min()) + " to " +
+                            std::to_string(std::numeric_limits<T>::max()) + ")",
+                        k_recalibrate);
+        }
+        return it->template get<T>();
+    } else {
+        try {
+            return it->template get<T>();
+        } catch (const json::exception&) {
+            throw wrong_type();
+        }
     }
-    throw Error("the profile's " + where + " has a \"" + std::string(key) +
-                    "\" of the wrong type (" + it->dump() + ")",
-                k_recalibrate);
 }
+
+// An optional string member: empty when absent, refused when present and not a string.
+std::string optional_string(const json& object, const char* key, const std::string& where) {
+    return object.contains(key) ? field<std::string>(object, key, where) : std::string{};
+}
+
+// A member that must be an array (the elements are read one by one).
+const json& array_field(const json& object, const char* key, const std::string& where) {
+    const auto it = object.find(key); // end() for an object without it, or a non-object
+    if (it == object.end()) {
+        throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
+                    k_recalibrate);
+    }
+    if (!it->is_array()) {
+        throw Error("the profile's " + where + " has a \"" + std::string(key) +
+                        "\" that is not an array",
+                    k_recalibrate);
+    }
+    return *it;
+}
+
+// Where nlohmann::json refused a document: the byte, the token and the JSON pointer of the value
+// being read ("" for the root). A SAX pass that keeps only the path, run once parsing has failed.
+class JsonLocator {
+public:
+    bool null() { return value(); }
+    bool boolean(bool) { return value(); }
+    bool number_integer(json::number_integer_t) { return value(); }
+    bool number_unsigned(json::number_unsigned_t) { return value(); }
+    bool number_float(json::number_float_t, const json::string_t&) { return value(); }
+    bool string(json::string_t&) { return value(); }
+    bool binary(json::binary_t&) { return value(); }
+    bool start_object(std::size_t) {
+        m_path.push_back({false, 0, {}});
+        return true;
+    }
+    bool key(json::string_t& key) {
+        m_path.back().key = key;
+        return true;
+    }
+    bool end_object() {
+        m_path.pop_back();
+        return value();
+    }
+    bool start_array(std::size_t) {
+        m_path.push_back({true, 0, {}});
+        return true;
+    }
+    bool end_array() {
+        m_path.pop_back();
+        return value();
+    }
+    bool parse_error(std::size_t byte, const std::string& token, const json::exception&) {
+        byte_at = byte;
+        last_token = token;
+        for (const Level& l : m_path) {
+            pointer += "/";
+            if (l.array) {
+                pointer += std::to_string(l.index);
+                continue;
+            }
+            for (char c : l.key) {
+                pointer += c == '~'   ? std::string("~0")
+                           : c == '/' ? std::string("~1")
+                                      : std::string(1, c);
+            }
+        }
+        return false;
+    }
+
+    std::size_t byte_at = 0;
+    std::string last_token;
+    std::string pointer;
+
+private:
+    struct Level {
+        bool array;
+        std::size_t index; // of the element being read, in an array
+        std::string key;   // of the member being read, in an object
+    };
+    bool value() {
+        if (!m_path.empty() && m_path.back().array) {
+            ++m_path.back().index;
+        }
+        return true;
+    }
+    std::vector<Level> m_path;
+};
 
 double non_negative(double value, const char* key, const std::string& where) {
     if (!(value >= 0.0) || value > 1e12) {
@@ -165,7 +271,9 @@ json to_json(const Profile& profile) {
             {"pairs", pairs}};
 }
 
-Profile profile_from_json(const json& document) {
+namespace {
+
+Profile read_profile(const json& document) {
     if (!document.is_object()) {
         throw Error("the profile is not a JSON object", k_recalibrate);
     }
@@ -176,9 +284,9 @@ Profile profile_from_json(const json& document) {
                     k_recalibrate);
     }
     Profile profile;
-    profile.created = document.value("created", std::string{});
-    profile.tandem_version = document.value("tandem_version", std::string{});
-    for (const auto& d : field<json>(document, "devices", "document")) {
+    profile.created = optional_string(document, "created", "document");
+    profile.tandem_version = optional_string(document, "tandem_version", "document");
+    for (const auto& d : array_field(document, "devices", "document")) {
         const std::string where = "device " + std::to_string(profile.devices.size());
         DeviceProfile p;
         p.index = field<std::uint32_t>(d, "index", where);
@@ -189,8 +297,8 @@ Profile profile_from_json(const json& document) {
         p.driver_version = field<std::string>(d, "driver_version", where);
         p.prepare_us = non_negative(field<double>(d, "prepare_us", where), "prepare_us", where);
         p.reintegrate = link_from_json(field<json>(d, "reintegrate", where), where, false);
-        p.timing = d.value("timing", std::string{});
-        for (const auto& w : field<json>(d, "workloads", where)) {
+        p.timing = optional_string(d, "timing", where);
+        for (const auto& w : array_field(d, "workloads", where)) {
             const std::string at = where + " workload " + std::to_string(p.workloads.size());
             WorkloadSample sample;
             sample.kind = field<std::string>(w, "kind", at);
@@ -198,9 +306,7 @@ Profile profile_from_json(const json& document) {
             sample.height = field<std::uint32_t>(w, "height", at);
             sample.work = field<std::uint64_t>(w, "work", at);
             sample.ms = non_negative(field<double>(w, "ms", at), "ms", at);
-            if (w.contains("content")) {
-                sample.content = field<std::string>(w, "content", at);
-            }
+            sample.content = optional_string(w, "content", at);
             if (sample.kind.empty() || sample.width == 0 || sample.height == 0) {
                 throw Error("the profile's " + at + " needs a kind and a non-zero size",
                             k_recalibrate);
@@ -213,7 +319,7 @@ Profile profile_from_json(const json& document) {
         }
         profile.devices.push_back(std::move(p));
     }
-    for (const auto& j : field<json>(document, "pairs", "document")) {
+    for (const auto& j : array_field(document, "pairs", "document")) {
         const std::string where = "pair " + std::to_string(profile.pairs.size());
         PairProfile p;
         p.worker = field<std::uint32_t>(j, "worker", where);
@@ -224,7 +330,7 @@ Profile profile_from_json(const json& document) {
         }
         p.gpu_side_sync = field<bool>(j, "gpu_side_sync", where);
         p.sync_us = non_negative(field<double>(j, "sync_us", where), "sync_us", where);
-        for (const auto& path : field<json>(j, "paths", where)) {
+        for (const auto& path : array_field(j, "paths", where)) {
             const auto name = field<std::string>(path, "path", where);
             const auto parsed = parse_transfer_path(name);
             if (!parsed) {
@@ -237,6 +343,36 @@ Profile profile_from_json(const json& document) {
         profile.pairs.push_back(std::move(p));
     }
     return profile;
+}
+
+} // namespace
+
+Profile profile_from_json(const json& document) {
+    try {
+        return read_profile(document);
+    } catch (const json::exception& e) {
+        // Every access above is checked; this keeps a missed one a refusal, not a crash.
+        throw Error(std::string("the profile cannot be read: ") + e.what(), k_recalibrate);
+    }
+}
+
+Profile parse_profile(std::string_view text) {
+    json document;
+    try {
+        document = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw Error("the profile is not valid JSON (byte " + std::to_string(e.byte) + ")",
+                    k_recalibrate);
+    } catch (const json::exception&) {
+        // The parser's one other refusal: a number beyond what a double holds (1e999).
+        JsonLocator where;
+        (void)json::sax_parse(text.begin(), text.end(), &where);
+        throw Error("the profile's " + (where.pointer.empty() ? std::string("/") : where.pointer) +
+                        " is " + where.last_token + ", a number out of range (byte " +
+                        std::to_string(where.byte_at) + ")",
+                    k_recalibrate);
+    }
+    return profile_from_json(document);
 }
 
 std::filesystem::path default_profile_path() {
@@ -255,21 +391,15 @@ std::filesystem::path default_profile_path() {
 }
 
 Profile load_profile(const std::filesystem::path& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw Error("no calibration profile at " + path.string(),
                     "Run `tandem calibrate` to measure this machine");
     }
-    json document;
+    std::stringstream text;
+    text << in.rdbuf();
     try {
-        document = json::parse(in);
-    } catch (const json::exception& e) {
-        throw Error("the calibration profile " + path.string() + " is not valid JSON (" + e.what() +
-                        ")",
-                    k_recalibrate);
-    }
-    try {
-        return profile_from_json(document);
+        return parse_profile(text.str());
     } catch (const Error& e) {
         throw Error("the calibration profile " + path.string() + " is unusable: " + e.context(),
                     e.hint());

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,6 +94,10 @@ struct Profile {
 [[nodiscard]] nlohmann::json to_json(const Profile& profile);
 // Throws Error naming the field when the document is not a profile of this schema.
 [[nodiscard]] Profile profile_from_json(const nlohmann::json& document);
+// Parses a profile's JSON text (untrusted: any bytes) and reads it as profile_from_json does;
+// throws Error for anything else, naming the byte of a syntax error and the JSON pointer of a
+// number out of range.
+[[nodiscard]] Profile parse_profile(std::string_view text);
 
 // $XDG_CACHE_HOME/tandem/profile.json, else $HOME/.cache/tandem/profile.json. Throws Error when
 // neither variable is set (or XDG_CACHE_HOME is relative and HOME is unset).

@@ -197,9 +197,74 @@ TEST_F(Profiles, RefusesFilesThatAreNotProfiles) {
     message = error_of([&] { (void)detail::load_profile(path); });
     EXPECT_NE(message.find("\"width\" of the wrong type"), std::string::npos) << message;
 
+    document = detail::to_json(synthetic({}));
+    document["created"] = 7;
+    { std::ofstream(path) << document.dump(); }
+    message = error_of([&] { (void)detail::load_profile(path); });
+    EXPECT_NE(message.find("document has a \"created\" of the wrong type (7)"), std::string::npos)
+        << message;
+
+    document = detail::to_json(synthetic({}));
+    document["devices"] = {{"index", 0}};
+    { std::ofstream(path) << document.dump(); }
+    message = error_of([&] { (void)detail::load_profile(path); });
+    EXPECT_NE(message.find("has a \"devices\" that is not an array"), std::string::npos) << message;
+
     message = error_of([&] { (void)detail::load_profile(dir / "absent.json"); });
     EXPECT_NE(message.find("tandem calibrate"), std::string::npos) << message;
     std::filesystem::remove_all(dir);
+}
+
+TEST_F(Profiles, RefusesNumbersOutOfRangeNamingTheirPlace) {
+    const auto dir = scratch("range");
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "profile.json";
+    // Beyond a double: the JSON library's out_of_range, once uncaught.
+    auto text = detail::to_json(synthetic({})).dump();
+    const std::string key = "\"prepare_us\":";
+    text.replace(text.find(key) + key.size(),
+                 text.find(',', text.find(key)) - text.find(key) - key.size(), "1e999");
+    { std::ofstream(path) << text; }
+    auto message = error_of([&] { (void)detail::load_profile(path); });
+    EXPECT_NE(message.find(path.string() + " is unusable: the profile's /devices/0/prepare_us is "
+                                           "1e999, a number out of range (byte "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("tandem calibrate"), std::string::npos) << message;
+
+    // Integers that do not fit the field: once wrapped or truncated without a word.
+    auto document = detail::to_json(synthetic({}));
+    document["devices"][0]["index"] = 4294967296ull;
+    message = error_of([&] { (void)detail::profile_from_json(document); });
+    EXPECT_NE(message.find("device 0 has \"index\" = 4294967296, out of range (0 to 4294967295)"),
+              std::string::npos)
+        << message;
+    document = detail::to_json(synthetic({}));
+    document["schema_version"] = 1e300;
+    message = error_of([&] { (void)detail::profile_from_json(document); });
+    EXPECT_NE(message.find("\"schema_version\" of the wrong type"), std::string::npos) << message;
+    document["schema_version"] = -4294967296ll;
+    message = error_of([&] { (void)detail::profile_from_json(document); });
+    EXPECT_NE(message.find("\"schema_version\" = -4294967296, out of range"), std::string::npos)
+        << message;
+    document = detail::to_json(synthetic({}));
+    document["devices"][0]["prepare_us"] = 1e300;
+    message = error_of([&] { (void)detail::profile_from_json(document); });
+    EXPECT_NE(message.find("\"prepare_us\" = "), std::string::npos) << message;
+    EXPECT_NE(message.find("not a non-negative finite number"), std::string::npos) << message;
+    std::filesystem::remove_all(dir);
+}
+
+// The profile parser takes any bytes (what fuzz_profile feeds it) and refuses with an Error.
+TEST_F(Profiles, ParsesTextAndRefusesAnythingElse) {
+    const auto profile = synthetic({{1.0}, {2.0}, {3.0}});
+    EXPECT_EQ(detail::to_json(detail::parse_profile(detail::to_json(profile).dump())),
+              detail::to_json(profile));
+    for (const std::string text : {"", "[]", "7", "{\"schema_version\": 1e999}", "\xff\xfe",
+                                   "{\"schema_version\": \"1\"}"}) {
+        const auto message = error_of([&] { (void)detail::parse_profile(text); });
+        EXPECT_NE(message.find("the profile"), std::string::npos) << text << ": " << message;
+    }
 }
 
 } // namespace
