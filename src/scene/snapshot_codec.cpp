@@ -58,29 +58,43 @@ std::vector<std::byte> encode_snapshot(const FrameSnapshot& s) {
     return out;
 }
 
-std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes) noexcept {
+std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes,
+                                             SnapshotRefusal* why) noexcept {
     static_assert(sizeof(glm::mat4) == 64 && sizeof(glm::vec3) == 12 && sizeof(glm::vec4) == 16);
+    Reader r{bytes};
+    auto refuse = [&](std::size_t byte, const char* reason) -> std::optional<FrameSnapshot> {
+        if (why != nullptr) {
+            *why = {byte, reason};
+        }
+        return std::nullopt;
+    };
     try {
-        Reader r{bytes};
         std::uint32_t magic = 0;
         std::uint32_t count = 0;
         FrameSnapshot s;
-        if (!r.get(magic) || magic != k_magic || !r.get(s.camera.view) ||
-            !r.get(s.camera.projection) || !r.get(s.camera.position) || !r.get(s.light.direction) ||
-            !r.get(s.light.color) || !r.get(s.light.ambient) || !r.get(s.clear_color) ||
-            !r.get(count)) {
-            return std::nullopt;
+        if (!r.get(magic) || magic != k_magic) {
+            return refuse(0, "not a Tandem snapshot (no \"TSN1\" magic)");
+        }
+        if (!r.get(s.camera.view) || !r.get(s.camera.projection) || !r.get(s.camera.position) ||
+            !r.get(s.light.direction) || !r.get(s.light.color) || !r.get(s.light.ambient) ||
+            !r.get(s.clear_color) || !r.get(count)) {
+            return refuse(r.at, "the header is cut short");
         }
         if ((bytes.size() - r.at) / k_instance != count ||
             (bytes.size() - r.at) % k_instance != 0) {
-            return std::nullopt;
+            return refuse(r.at - sizeof(count),
+                          "instance count does not match the bytes that follow");
         }
         s.instances.resize(count);
         for (InstanceSnapshot& i : s.instances) {
             std::int32_t surface = -1;
+            const std::size_t at = r.at;
             // -1 is the one encoding of "no surface": anything below is not a snapshot.
-            if (!r.get(i.mesh) || !r.get(surface) || !r.get(i.transform) || surface < -1) {
-                return std::nullopt;
+            if (!r.get(i.mesh) || !r.get(surface) || !r.get(i.transform)) {
+                return refuse(at, "an instance is cut short");
+            }
+            if (surface < -1) {
+                return refuse(at + sizeof(i.mesh), "an instance's surface is out of range");
             }
             if (surface >= 0) {
                 i.surface = static_cast<std::uint32_t>(surface);
@@ -88,7 +102,7 @@ std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes) n
         }
         return s;
     } catch (const std::bad_alloc&) {
-        return std::nullopt;
+        return refuse(r.at, "out of memory");
     }
 }
 

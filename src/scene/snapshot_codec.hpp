@@ -13,8 +13,17 @@
 namespace tandem::detail {
 
 [[nodiscard]] std::vector<std::byte> encode_snapshot(const FrameSnapshot& snapshot);
-// The snapshot, or nullopt when `bytes` is not exactly one encoded snapshot.
-[[nodiscard]] std::optional<FrameSnapshot>
-decode_snapshot(std::span<const std::byte> bytes) noexcept;
+
+// Why decode_snapshot refused some bytes: the byte offset of the field at fault and what is wrong
+// with it (static text, e.g. "instance count does not match the bytes that follow").
+struct SnapshotRefusal {
+    std::size_t byte = 0;
+    const char* reason = "";
+};
+
+// The snapshot, or nullopt when `bytes` is not exactly one encoded snapshot; then `*why` (when
+// given) says where and why.
+[[nodiscard]] std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes,
+                                                           SnapshotRefusal* why = nullptr) noexcept;
 
 } // namespace tandem::detail

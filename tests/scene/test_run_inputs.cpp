@@ -1,6 +1,7 @@
 // Inputs of a run: every bad input (broken or truncated glTF, missing buffer or image, unknown
 // camera or surface, zero or absurd size, unknown placement) is refused with a message before
 // any GPU work; good inputs give tasks ready to snapshot. Also the snapshot byte codec.
+#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -159,13 +160,32 @@ TEST(SnapshotCodec, RoundTripsAndRefusesBadBytes) {
     EXPECT_EQ(detail::encode_snapshot(*back), bytes);
     ASSERT_EQ(back->instances.size(), s.instances.size());
     EXPECT_EQ(back->instances[3].surface, s.instances[3].surface);
+    detail::SnapshotRefusal why;
     auto cut = bytes;
     cut.pop_back();
-    EXPECT_FALSE(detail::decode_snapshot(cut).has_value());
+    EXPECT_FALSE(detail::decode_snapshot(cut, &why).has_value());
+    EXPECT_STREQ(why.reason, "instance count does not match the bytes that follow");
+    EXPECT_EQ(why.byte, 196u); // the count follows the magic, camera, light and clear colour
     auto wrong = bytes;
     wrong[0] = std::byte{0};
-    EXPECT_FALSE(detail::decode_snapshot(wrong).has_value());
+    EXPECT_FALSE(detail::decode_snapshot(wrong, &why).has_value());
+    EXPECT_EQ(why.byte, 0u);
+    EXPECT_NE(std::string(why.reason).find("not a Tandem snapshot"), std::string::npos);
     EXPECT_FALSE(detail::decode_snapshot({}).has_value());
+    // A surface below -1 (the one "none") is a number out of range: refused, naming its byte.
+    auto surface = bytes;
+    const std::int32_t bad = -7;
+    const std::size_t instance_2 = 200 + 2 * 72;
+    std::memcpy(surface.data() + instance_2 + 4, &bad, 4);
+    EXPECT_FALSE(detail::decode_snapshot(surface, &why).has_value());
+    EXPECT_STREQ(why.reason, "an instance's surface is out of range");
+    EXPECT_EQ(why.byte, instance_2 + 4);
+    // A count that would need more bytes than there are.
+    auto count = bytes;
+    const std::uint32_t huge = 0xffffffffu;
+    std::memcpy(count.data() + 196, &huge, 4);
+    EXPECT_FALSE(detail::decode_snapshot(count, &why).has_value());
+    EXPECT_EQ(why.byte, 196u);
 }
 
 } // namespace
