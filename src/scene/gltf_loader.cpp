@@ -114,42 +114,99 @@ struct FolderJail {
     }
 };
 
-bool decode_image(tinygltf::Image* image, const int index, std::string* err, std::string*, int, int,
-                  const unsigned char* bytes, int size, void*) {
+// Decodes one image's encoded bytes (PNG, JPEG, ...) to RGBA8 in `image`; false with the reason
+// in `err` when they are not an image stb_image reads or it is too large.
+bool decode_into(tinygltf::Image& image, std::size_t index, const unsigned char* bytes,
+                 std::size_t size, std::string& err) {
+    const std::string name = "image " + std::to_string(index);
+    if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        err += name + " has " + std::to_string(size) + " bytes of image data\n";
+        return false;
+    }
+    const int length = static_cast<int>(size);
     int w = 0;
     int h = 0;
     int comp = 0;
-    if (stbi_info_from_memory(bytes, size, &w, &h, &comp) == 0) {
-        if (err) {
-            *err += "image " + std::to_string(index) + " is not a PNG, JPEG or other format " +
-                    "stb_image reads: " + stbi_failure_reason() + "\n";
-        }
+    if (stbi_info_from_memory(bytes, length, &w, &h, &comp) == 0) {
+        err += name +
+               " is not a PNG, JPEG or other format stb_image reads: " + stbi_failure_reason() +
+               "\n";
         return false;
     }
     if (w < 1 || h < 1 || w > k_max_image_side || h > k_max_image_side) {
-        if (err) {
-            *err += "image " + std::to_string(index) + " is " + std::to_string(w) + "x" +
-                    std::to_string(h) + " (at most " + std::to_string(k_max_image_side) +
-                    " per side)\n";
-        }
+        err += name + " is " + std::to_string(w) + "x" + std::to_string(h) + " (at most " +
+               std::to_string(k_max_image_side) + " per side)\n";
         return false;
     }
-    stbi_uc* pixels = stbi_load_from_memory(bytes, size, &w, &h, &comp, 4);
+    stbi_uc* pixels = stbi_load_from_memory(bytes, length, &w, &h, &comp, 4);
     if (pixels == nullptr) {
-        if (err) {
-            *err += "image " + std::to_string(index) +
-                    " cannot be decoded: " + stbi_failure_reason() + "\n";
-        }
+        err += name + " cannot be decoded: " + stbi_failure_reason() + "\n";
         return false;
     }
-    image->width = w;
-    image->height = h;
-    image->component = 4;
-    image->bits = 8;
-    image->pixel_type = TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE;
-    image->image.assign(pixels, pixels + static_cast<std::size_t>(w) * h * 4);
+    image.width = w;
+    image.height = h;
+    image.component = 4;
+    image.bits = 8;
+    image.pixel_type = TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE;
+    image.image.assign(pixels, pixels + static_cast<std::size_t>(w) * h * 4);
     stbi_image_free(pixels);
     return true;
+}
+
+// tinygltf's image callback. Bytes of a URI or data-URI image are a vector tinygltf read itself,
+// of exactly `size` bytes. For an image in a buffer view, tinygltf passes the view's range
+// without checking it against its buffer: those bytes are never read here, but checked and
+// decoded after loading (decode_view_images).
+bool decode_image(tinygltf::Image* image, const int index, std::string* err, std::string*, int, int,
+                  const unsigned char* bytes, int size, void*) {
+    if (image->bufferView != -1) {
+        return true;
+    }
+    std::string why;
+    if (size < 0 || !decode_into(*image, static_cast<std::size_t>(index), bytes,
+                                 static_cast<std::size_t>(size), why)) {
+        if (err) {
+            *err += why;
+        }
+        return false;
+    }
+    return true;
+}
+
+// Decodes every image stored in a buffer view, once its view lies inside its buffer; the reason
+// otherwise (empty when all are decoded).
+std::string decode_view_images(tinygltf::Model& model) {
+    for (std::size_t i = 0; i < model.images.size(); ++i) {
+        tinygltf::Image& image = model.images[i];
+        if (image.bufferView < 0) {
+            continue;
+        }
+        const std::string name = "image " + std::to_string(i);
+        const auto view_index = static_cast<std::size_t>(image.bufferView);
+        if (view_index >= model.bufferViews.size()) {
+            return name + " names buffer view " + std::to_string(view_index) +
+                   ", which does not exist";
+        }
+        const tinygltf::BufferView& view = model.bufferViews[view_index];
+        if (view.buffer < 0 || static_cast<std::size_t>(view.buffer) >= model.buffers.size()) {
+            return "buffer view " + std::to_string(view_index) + " (" + name +
+                   ") names a buffer that does not exist";
+        }
+        const tinygltf::Buffer& buffer = model.buffers[static_cast<std::size_t>(view.buffer)];
+        const std::uint64_t end = static_cast<std::uint64_t>(view.byteOffset) + view.byteLength;
+        if (view.byteOffset > buffer.data.size() || end > buffer.data.size()) {
+            return name + " reads outside its buffer (buffer view " + std::to_string(view_index) +
+                   " covers bytes " + std::to_string(view.byteOffset) + " to " +
+                   std::to_string(end) + " of buffer " + std::to_string(view.buffer) +
+                   ", which has " + std::to_string(buffer.data.size()) +
+                   " bytes; is the file truncated?)";
+        }
+        std::string why;
+        if (!decode_into(image, i, buffer.data.data() + view.byteOffset, view.byteLength, why)) {
+            return why;
+        }
+    }
+    return {};
 }
 
 class Converter {
@@ -169,10 +226,31 @@ public:
         Scene scene(assets);
         add_nodes(scene);
         scene.update_world();
+        require_something_drawn(scene);
         return scene;
     }
 
 private:
+    // A scene with no triangle to draw is not what was meant (a file of points or lines, a scene
+    // that names only cameras or empty nodes): refused, saying why, rather than run blank.
+    void require_something_drawn(const Scene& scene) const {
+        const auto& meshes = scene.assets().meshes;
+        const bool drawn = std::any_of(scene.nodes().begin(), scene.nodes().end(), [&](auto& n) {
+            return n.mesh && *n.mesh < meshes.size() && !meshes[*n.mesh].primitives.empty();
+        });
+        if (drawn) {
+            return;
+        }
+        std::string why =
+            "has nothing to draw: no node of " + m_shown + " has a mesh with triangles";
+        if (m_skipped_primitives > 0) {
+            why += " (" + std::to_string(m_skipped_primitives) +
+                   " primitive(s) of points, lines or fewer than 3 vertices are not drawn)";
+        }
+        throw Error("Scene " + m_origin + " " + why,
+                    "Tandem draws triangle meshes: give a scene whose nodes hold some");
+    }
+
     [[noreturn]] void fail(const std::string& what) const {
         throw Error("Scene " + m_origin + ": " + what, k_gltf_hint);
     }
@@ -352,7 +430,7 @@ private:
         return out;
     }
 
-    Mesh mesh(std::size_t i) const {
+    Mesh mesh(std::size_t i) {
         const tinygltf::Mesh& m = m_model.meshes[i];
         Mesh out;
         out.name = m.name.empty() ? "mesh" + std::to_string(i) : m.name;
@@ -360,8 +438,16 @@ private:
             const tinygltf::Primitive& prim = m.primitives[p];
             const std::string what =
                 index_name("mesh", i, m.name) + " primitive " + std::to_string(p);
-            if (prim.mode != TINYGLTF_MODE_TRIANGLES && prim.mode != -1) {
-                spdlog::warn("{}: {} is not made of triangles; it is skipped", m_origin, what);
+            const int mode = prim.mode == -1 ? TINYGLTF_MODE_TRIANGLES : prim.mode;
+            if (mode < TINYGLTF_MODE_POINTS || mode > TINYGLTF_MODE_TRIANGLE_FAN) {
+                fail(what + " has mode " + std::to_string(prim.mode) +
+                     ", which glTF does not define (0 to 6)");
+            }
+            if (mode != TINYGLTF_MODE_TRIANGLES && mode != TINYGLTF_MODE_TRIANGLE_STRIP &&
+                mode != TINYGLTF_MODE_TRIANGLE_FAN) {
+                spdlog::warn("{}: {} is made of {}, not triangles; it is not drawn", m_origin, what,
+                             mode == TINYGLTF_MODE_POINTS ? "points" : "lines");
+                ++m_skipped_primitives;
                 continue;
             }
             auto pos = prim.attributes.find("POSITION");
@@ -402,9 +488,21 @@ private:
                     outp.indices[v] = static_cast<std::uint32_t>(v);
                 }
             }
-            if (outp.indices.size() % 3 != 0) {
+            if (mode == TINYGLTF_MODE_TRIANGLES && outp.indices.size() % 3 != 0) {
                 fail(what + " has " + std::to_string(outp.indices.size()) +
                      " indices, not a whole number of triangles");
+            }
+            if (mode != TINYGLTF_MODE_TRIANGLES) {
+                if (outp.indices.size() < 3) {
+                    spdlog::warn("{}: {} is a triangle {} of {} vertices, no triangle; it is not "
+                                 "drawn",
+                                 m_origin, what,
+                                 mode == TINYGLTF_MODE_TRIANGLE_STRIP ? "strip" : "fan",
+                                 outp.indices.size());
+                    ++m_skipped_primitives;
+                    continue;
+                }
+                outp.indices = triangle_list(mode, outp.indices);
             }
             if (prim.attributes.find("NORMAL") == prim.attributes.end()) {
                 flat_normals(outp);
@@ -419,6 +517,22 @@ private:
             out.primitives.push_back(std::move(outp));
         }
         compute_bounds(out);
+        return out;
+    }
+
+    // A strip's or fan's triangles as a list, in the order and winding the glTF specification
+    // gives (3.7.2.1): strip triangle i is (v[i], v[i + 1 + i % 2], v[i + 2 - i % 2]), fan
+    // triangle i is (v[i + 1], v[i + 2], v[0]). Degenerate triangles are kept (zero area).
+    static std::vector<std::uint32_t> triangle_list(int mode, const std::vector<std::uint32_t>& v) {
+        std::vector<std::uint32_t> out;
+        out.reserve((v.size() - 2) * 3);
+        for (std::size_t i = 0; i + 2 < v.size(); ++i) {
+            if (mode == TINYGLTF_MODE_TRIANGLE_STRIP) {
+                out.insert(out.end(), {v[i], v[i + 1 + i % 2], v[i + 2 - i % 2]});
+            } else {
+                out.insert(out.end(), {v[i + 1], v[i + 2], v[0]});
+            }
+        }
         return out;
     }
 
@@ -546,7 +660,7 @@ private:
         return out;
     }
 
-    void add_nodes(Scene& scene) const {
+    void add_nodes(Scene& scene) {
         const auto& nodes = m_model.nodes;
         if (nodes.size() > k_max_nodes) {
             fail("has " + std::to_string(nodes.size()) + " nodes");
@@ -567,18 +681,29 @@ private:
             }
         }
         std::vector<int> roots;
-        if (!m_model.scenes.empty()) {
-            const int chosen = m_model.defaultScene >= 0 ? m_model.defaultScene : 0;
-            if (static_cast<std::size_t>(chosen) >= m_model.scenes.size()) {
+        if (m_model.defaultScene >= 0) {
+            const auto chosen = static_cast<std::size_t>(m_model.defaultScene);
+            if (chosen >= m_model.scenes.size()) {
                 fail("names default scene " + std::to_string(chosen) + ", which does not exist");
             }
-            roots = m_model.scenes[static_cast<std::size_t>(chosen)].nodes;
+            m_shown = index_name("scene", chosen, m_model.scenes[chosen].name);
+            roots = m_model.scenes[chosen].nodes;
+        } else if (!m_model.scenes.empty()) {
+            // No "scene" property: glTF leaves the choice to the application.
+            m_shown = index_name("scene", 0, m_model.scenes[0].name);
+            roots = m_model.scenes[0].nodes;
+            const auto level =
+                m_model.scenes.size() > 1 ? spdlog::level::warn : spdlog::level::info;
+            spdlog::log(level, "{}: no \"scene\" property; showing {} (of {} scene(s))", m_origin,
+                        m_shown, m_model.scenes.size());
         } else {
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 if (parent[i] == -1) {
                     roots.push_back(static_cast<int>(i));
                 }
             }
+            m_shown = "its root nodes";
+            spdlog::info("{}: no scenes; showing its {} root node(s)", m_origin, roots.size());
         }
         std::vector<char> seen(nodes.size(), 0);
         std::vector<std::uint32_t> scene_index(nodes.size(), 0);
@@ -633,6 +758,8 @@ private:
     const tinygltf::Model& m_model;
     std::string m_origin;
     std::map<std::size_t, std::uint32_t> m_textures;
+    std::size_t m_skipped_primitives = 0; // points, lines, strips and fans without a triangle
+    std::string m_shown;                  // which nodes are shown: "scene 0", "its root nodes"
 };
 
 std::string trim(std::string s) {
@@ -640,6 +767,29 @@ std::string trim(std::string s) {
         s.pop_back();
     }
     return s;
+}
+
+const char* const k_convert_hint =
+    "Convert the file to glTF 2.0 (for example with gltf-pipeline, or by importing it into "
+    "Blender and exporting glTF 2.0) and load that";
+
+// Refuses a document that is not glTF 2.x: glTF 1.0 (and older) is a different format, which
+// tinygltf would otherwise read as an empty 2.0 scene. `version` is asset.version.
+void require_gltf2(const std::string& version, const std::string& origin) {
+    if (version.rfind("2.", 0) == 0) {
+        return;
+    }
+    if (version.empty()) {
+        throw Error("Scene " + origin +
+                        " has no asset.version, so it is not glTF 2.0 (an older glTF file, such "
+                        "as glTF 1.0, or not glTF at all); Tandem reads glTF 2.0 only",
+                    k_convert_hint);
+    }
+    const std::string what =
+        version.rfind("1.", 0) == 0 ? "a glTF 1.0 file" : "glTF version " + version;
+    throw Error("Scene " + origin + " is " + what + " (asset.version \"" + version +
+                    "\"); Tandem reads glTF 2.0 only",
+                k_convert_hint);
 }
 
 } // namespace
@@ -658,27 +808,50 @@ Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::stri
             jail.base.pop_back();
         }
     }
+    const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
+    if (binary && bytes.size() >= 8) {
+        std::uint32_t version = 0;
+        std::memcpy(&version, bytes.data() + 4, 4); // little-endian, as the hosts Tandem runs on
+        if (version == 1) {
+            throw Error("Scene " + origin +
+                            " is binary glTF 1.0 (GLB version 1); Tandem reads glTF 2.0 only",
+                        k_convert_hint);
+        }
+    }
     tinygltf::TinyGLTF loader;
     loader.SetFsCallbacks({&FolderJail::file_exists, &FolderJail::expand, &FolderJail::read,
                            &FolderJail::write, &jail});
     loader.SetImageLoader(&decode_image, nullptr);
     tinygltf::Model model;
+    model.asset.version.clear(); // tinygltf's default is "2.0"; empty: the file gives none
     std::string err;
     std::string warn;
-    const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
     bool ok = false;
+    // No sections required: a missing asset.version is refused below, with the reason.
+    constexpr unsigned int k_no_required_sections = 0;
     try {
         if (binary) {
             ok = loader.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(),
-                                             static_cast<unsigned int>(bytes.size()), jail.base);
+                                             static_cast<unsigned int>(bytes.size()), jail.base,
+                                             k_no_required_sections);
         } else {
-            ok = loader.LoadASCIIFromString(&model, &err, &warn,
-                                            reinterpret_cast<const char*>(bytes.data()),
-                                            static_cast<unsigned int>(bytes.size()), jail.base);
+            ok = loader.LoadASCIIFromString(
+                &model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
+                static_cast<unsigned int>(bytes.size()), jail.base, k_no_required_sections);
         }
     } catch (const std::exception& e) {
         ok = false;
         err += e.what();
+    }
+    // tinygltf reads the asset first: a failed load of a file that says it is another version
+    // fails for that reason.
+    if (ok || !model.asset.version.empty()) {
+        require_gltf2(model.asset.version, origin);
+    }
+    if (ok) {
+        if (std::string why = decode_view_images(model); !why.empty()) {
+            throw Error("Scene " + origin + ": " + trim(why), k_gltf_hint);
+        }
     }
     if (!ok) {
         std::string why = trim(err);

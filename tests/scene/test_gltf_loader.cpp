@@ -1,8 +1,13 @@
 // glTF loading: every supported form loads the same scene; bad files are refused with a message
 // that names the problem; URIs cannot leave the scene's folder.
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "gltf_writer.hpp"
 #include "scene/gltf_loader.hpp"
@@ -20,6 +25,50 @@ std::string load_error(const std::filesystem::path& path) {
         return e.what();
     }
     return "(loaded without error)";
+}
+
+std::string memory_load_error(const std::vector<std::uint8_t>& bytes) {
+    try {
+        (void)detail::load_gltf_from_memory(bytes, "", "input.glb");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(loaded without error)";
+}
+
+std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+const std::filesystem::path k_corpus = TANDEM_FUZZ_CORPUS;
+
+// What the loader logs (spdlog's default logger) while it lives.
+class CapturedLog {
+public:
+    CapturedLog()
+        : m_sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(m_text)),
+          m_level(spdlog::default_logger()->level()) {
+        spdlog::default_logger()->sinks().push_back(m_sink);
+        spdlog::set_level(spdlog::level::info);
+    }
+    ~CapturedLog() {
+        auto& sinks = spdlog::default_logger()->sinks();
+        sinks.erase(std::find(sinks.begin(), sinks.end(), m_sink));
+        spdlog::set_level(m_level);
+    }
+    CapturedLog(const CapturedLog&) = delete;
+    CapturedLog& operator=(const CapturedLog&) = delete;
+    std::string text() const { return m_text.str(); }
+
+private:
+    std::ostringstream m_text;
+    std::shared_ptr<spdlog::sinks::ostream_sink_mt> m_sink;
+    spdlog::level::level_enum m_level;
+};
+
+std::vector<std::uint32_t> indices_of(const detail::Primitive& p) {
+    return p.indices;
 }
 
 class GltfForms : public ::testing::TestWithParam<GltfForm> {};
@@ -141,6 +190,245 @@ TEST(GltfLoader, RefusesIndicesOutOfRange) {
     const auto path = write_test_gltf(dir, GltfForm::EmbeddedBuffer, g);
     const std::string message = load_error(path);
     EXPECT_NE(message.find("index 2 but only 2 vertices"), std::string::npos) << message;
+}
+
+TEST(GltfLoader, DrawsTriangleStripsAndFansAsLists) {
+    const auto dir = temp_folder("gltf-strip-fan");
+    TestGltf g = make_test_gltf();
+    // Left panel as a strip over its 4 corners (0 1 2 3 = lower left, lower right, upper right,
+    // upper left), right panel as a fan; the non-indexed triangle as a fan of its 3 vertices.
+    auto& panels = g.doc["meshes"][0]["primitives"];
+    panels[0]["mode"] = 5;
+    panels[0]["indices"] = add_indices(g, {0, 1, 3, 2});
+    panels[1]["mode"] = 6;
+    panels[1]["indices"] = add_indices(g, {0, 1, 2, 3});
+    g.doc["meshes"][1]["primitives"][0]["mode"] = 6;
+    const detail::Scene scene =
+        load_gltf(write_test_gltf(dir, GltfForm::EmbeddedBuffer, g).string());
+    const auto& meshes = scene.assets().meshes;
+    // glTF 2.0 3.7.2.1: strip triangle i = (v[i], v[i + 1 + i % 2], v[i + 2 - i % 2]), fan
+    // triangle i = (v[i + 1], v[i + 2], v[0]): every one counter-clockwise, like the file's own.
+    EXPECT_EQ(indices_of(meshes[0].primitives[0]), (std::vector<std::uint32_t>{0, 1, 3, 1, 2, 3}));
+    EXPECT_EQ(indices_of(meshes[0].primitives[1]), (std::vector<std::uint32_t>{1, 2, 0, 2, 3, 0}));
+    EXPECT_EQ(indices_of(meshes[1].primitives[0]), (std::vector<std::uint32_t>{1, 2, 0}));
+    // Flat normals follow the winding: the fan's triangle still faces +Z.
+    EXPECT_NEAR(meshes[1].primitives[0].vertices[0].normal.z, 1.0f, 1e-5f);
+}
+
+TEST(GltfLoader, SkipsPointsAndLinesAndRefusesUnknownModes) {
+    const auto dir = temp_folder("gltf-modes");
+    TestGltf g = make_test_gltf();
+    g.doc["meshes"][0]["primitives"][1]["mode"] = 1; // lines
+    CapturedLog log;
+    const detail::Scene scene =
+        load_gltf(write_test_gltf(dir / "lines", GltfForm::EmbeddedBuffer, g).string());
+    EXPECT_EQ(scene.assets().meshes[0].primitives.size(), 1u);
+    EXPECT_NE(log.text().find("primitive 1 is made of lines, not triangles; it is not drawn"),
+              std::string::npos)
+        << log.text();
+
+    g.doc["meshes"][0]["primitives"][1]["mode"] = 9;
+    const std::string message =
+        load_error(write_test_gltf(dir / "nine", GltfForm::EmbeddedBuffer, g));
+    EXPECT_NE(message.find("mesh 0 'panels' primitive 1 has mode 9, which glTF does not define"),
+              std::string::npos)
+        << message;
+}
+
+TEST(GltfLoader, RefusesGltf1) {
+    const auto dir = temp_folder("gltf-v1");
+    // The shape of a glTF 1.0 file: objects keyed by id, not arrays.
+    std::ofstream(dir / "v1.gltf") << R"({"asset": {"version": "1.0"}, "scene": "defaultScene",
+        "scenes": {"defaultScene": {"nodes": ["node_1"]}},
+        "nodes": {"node_1": {"meshes": ["mesh_1"]}}, "meshes": {"mesh_1": {"primitives": []}}})";
+    std::string message = load_error(dir / "v1.gltf");
+    EXPECT_NE(message.find("v1.gltf is a glTF 1.0 file (asset.version \"1.0\"); Tandem reads "
+                           "glTF 2.0 only"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("Convert the file to glTF 2.0"), std::string::npos) << message;
+
+    std::ofstream(dir / "none.gltf") << R"({"scenes": {"s": {"nodes": []}}})";
+    message = load_error(dir / "none.gltf");
+    EXPECT_NE(message.find("none.gltf has no asset.version, so it is not glTF 2.0"),
+              std::string::npos)
+        << message;
+
+    TestGltf g = make_test_gltf();
+    g.doc["asset"]["version"] = "3.0";
+    message = load_error(write_test_gltf(dir / "three", GltfForm::EmbeddedBuffer, g));
+    EXPECT_NE(message.find("is glTF version 3.0 (asset.version \"3.0\")"), std::string::npos)
+        << message;
+
+    // Binary glTF 1.0 (KHR_binary_glTF): GLB header version 1.
+    auto glb = read_bytes(write_test_gltf(dir / "glb", GltfForm::Binary));
+    glb[4] = 1;
+    message = memory_load_error(glb);
+    EXPECT_NE(message.find("input.glb is binary glTF 1.0 (GLB version 1); Tandem reads glTF 2.0 "
+                           "only"),
+              std::string::npos)
+        << message;
+}
+
+TEST(GltfLoader, WithoutASceneShowsSceneZeroOrTheRootNodesAndSaysSo) {
+    const auto dir = temp_folder("gltf-no-scene");
+    TestGltf g = make_test_gltf();
+    g.doc.erase("scene");
+    {
+        CapturedLog log;
+        const detail::Scene scene =
+            load_gltf(write_test_gltf(dir / "one", GltfForm::EmbeddedBuffer, g).string());
+        EXPECT_TRUE(scene.find_node("panels").has_value());
+        EXPECT_EQ(scene.cameras().size(), 1u);
+        EXPECT_NE(log.text().find("no \"scene\" property; showing scene 0 (of 1 scene(s))"),
+                  std::string::npos)
+            << log.text();
+    }
+    {
+        // Two scenes: the first is shown (it holds the panels, not the camera node).
+        g.doc["scenes"] = {{{"nodes", {0}}}, {{"name", "camera only"}, {"nodes", {2}}}};
+        CapturedLog log;
+        const detail::Scene scene =
+            load_gltf(write_test_gltf(dir / "two", GltfForm::EmbeddedBuffer, g).string());
+        EXPECT_TRUE(scene.find_node("panels").has_value());
+        EXPECT_TRUE(scene.cameras().empty());
+        EXPECT_NE(log.text().find("[warning]"), std::string::npos) << log.text();
+        EXPECT_NE(log.text().find("showing scene 0 (of 2 scene(s))"), std::string::npos)
+            << log.text();
+    }
+    {
+        g.doc.erase("scenes");
+        CapturedLog log;
+        const detail::Scene scene =
+            load_gltf(write_test_gltf(dir / "none", GltfForm::EmbeddedBuffer, g).string());
+        EXPECT_TRUE(scene.find_node("triangle").has_value());
+        EXPECT_EQ(scene.cameras().size(), 1u);
+        EXPECT_NE(log.text().find("no scenes; showing its 2 root node(s)"), std::string::npos)
+            << log.text();
+    }
+    {
+        // A file that names its scene says nothing.
+        CapturedLog log;
+        (void)load_gltf(write_test_gltf(dir / "named", GltfForm::EmbeddedBuffer).string());
+        EXPECT_EQ(log.text().find("showing"), std::string::npos) << log.text();
+    }
+}
+
+TEST(GltfLoader, RefusesASceneWithNothingToDraw) {
+    const auto dir = temp_folder("gltf-nothing");
+    TestGltf g = make_test_gltf();
+    g.doc["scenes"][0]["nodes"] = {2}; // the camera alone
+    std::string message = load_error(write_test_gltf(dir / "camera", GltfForm::EmbeddedBuffer, g));
+    EXPECT_NE(message.find("scene.gltf has nothing to draw: no node of scene 0 has a mesh with "
+                           "triangles"),
+              std::string::npos)
+        << message;
+
+    g = make_test_gltf();
+    for (auto& mesh : g.doc["meshes"]) {
+        for (auto& p : mesh["primitives"]) {
+            p["mode"] = 0; // points
+        }
+    }
+    message = load_error(write_test_gltf(dir / "points", GltfForm::EmbeddedBuffer, g));
+    EXPECT_NE(message.find("has nothing to draw"), std::string::npos) << message;
+    EXPECT_NE(message.find("(3 primitive(s) of points, lines or fewer than 3 vertices are not "
+                           "drawn)"),
+              std::string::npos)
+        << message;
+}
+
+TEST(GltfLoader, ReadsImagesFromBufferViewsAndDataUris) {
+    const auto dir = temp_folder("gltf-embedded-image");
+    for (const bool in_view : {true, false}) {
+        TestGltf g = make_test_gltf();
+        embed_texture(g, in_view);
+        const auto path = write_test_gltf(dir / (in_view ? "view" : "uri"),
+                                          in_view ? GltfForm::Binary : GltfForm::EmbeddedBuffer, g);
+        std::filesystem::remove(path.parent_path() / "green.png");
+        const auto bytes = read_bytes(path);
+        const detail::Scene scene = detail::load_gltf_from_memory(bytes, "", "embedded");
+        ASSERT_EQ(scene.assets().textures.size(), 1u);
+        EXPECT_EQ(scene.assets().textures[0].rgba[1], 230);
+    }
+}
+
+TEST(GltfLoader, RefusesAnImageViewOutsideItsBuffer) {
+    const auto dir = temp_folder("gltf-image-view");
+    TestGltf g = make_test_gltf();
+    embed_texture(g, true);
+    const auto index = g.doc["images"][0]["bufferView"].get<std::size_t>();
+    auto& view = g.doc["bufferViews"][index];
+    view["byteLength"] = view["byteLength"].get<std::size_t>() + 2000;
+    const auto bytes = read_bytes(write_test_gltf(dir, GltfForm::Binary, g));
+    const std::string message = memory_load_error(bytes);
+    EXPECT_NE(message.find("input.glb: image 0 reads outside its buffer (buffer view " +
+                           std::to_string(index) + " covers bytes"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("is the file truncated?"), std::string::npos) << message;
+}
+
+// The fuzzer's find (a textured .glb with one digit changed): its image's buffer view ends 1,316
+// bytes past the end of its buffer, and stb_image read past tinygltf's heap block.
+TEST(GltfLoader, RefusesTheImageOverflowReproducer) {
+    const auto bytes = read_bytes(k_corpus / "gltf" / "gltf-image-overflow.glb");
+    ASSERT_FALSE(bytes.empty());
+    const std::string message = memory_load_error(bytes);
+    EXPECT_NE(
+        message.find("input.glb: image 0 reads outside its buffer (buffer view 3 covers bytes "
+                     "840 to 3273 of buffer 0, which has 1957 bytes"),
+        std::string::npos)
+        << message;
+}
+
+// Every seed of the fuzz corpus loads or is refused with a message (the fuzzer runs them under
+// AddressSanitizer too); the textured seeds load with their texture.
+TEST(GltfLoader, CorpusSeedsLoadOrAreRefused) {
+    std::size_t textured = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(k_corpus / "gltf")) {
+        const auto bytes = read_bytes(entry.path());
+        try {
+            const detail::Scene scene =
+                detail::load_gltf_from_memory(bytes, "", entry.path().filename().string());
+            textured += scene.assets().textures.empty() ? 0 : 1;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(entry.path().filename().string()),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    EXPECT_GE(textured, 2u);
+}
+
+// Writes the textured seeds of fuzz/corpus/gltf when TANDEM_WRITE_GLTF_SEEDS names a folder
+// (TANDEM_WRITE_GLTF_SEEDS=fuzz/corpus/gltf ./test_scene --gtest_filter=*WriteSeeds*).
+TEST(GltfLoader, WriteSeeds) {
+    const char* folder = std::getenv("TANDEM_WRITE_GLTF_SEEDS");
+    if (folder == nullptr) {
+        GTEST_SKIP() << "TANDEM_WRITE_GLTF_SEEDS is not set";
+    }
+    const auto dir = temp_folder("gltf-seeds");
+    auto copy = [&](const std::filesystem::path& from, const char* name) {
+        std::filesystem::copy_file(from, std::filesystem::path(folder) / name,
+                                   std::filesystem::copy_options::overwrite_existing);
+    };
+    TestGltf g = make_test_gltf();
+    embed_texture(g, true);
+    copy(write_test_gltf(dir / "glb", GltfForm::Binary, g), "textured.glb");
+    g = make_test_gltf();
+    embed_texture(g, false);
+    copy(write_test_gltf(dir / "gltf", GltfForm::EmbeddedBuffer, g), "textured.gltf");
+    // Strips, fans, lines and no "scene" property.
+    g = make_test_gltf();
+    embed_texture(g, true);
+    g.doc.erase("scene");
+    auto& panels = g.doc["meshes"][0]["primitives"];
+    panels[0]["mode"] = 5;
+    panels[0]["indices"] = add_indices(g, {0, 1, 3, 2});
+    panels[1]["mode"] = 6;
+    g.doc["meshes"][1]["primitives"][0]["mode"] = 3;
+    copy(write_test_gltf(dir / "modes", GltfForm::Binary, g), "strip_fan_lines.glb");
 }
 
 TEST(GltfLoader, RefusesMissingFile) {

@@ -1,6 +1,7 @@
 // Writes small glTF 2.0 test scenes from code: several meshes and primitives, materials with
-// base colour factors and a PNG texture, a camera and tagged nodes; as .gltf with an external or
-// embedded buffer, or as .glb. Used by the scene and render tests.
+// base colour factors and a PNG texture (a file beside the scene, or embedded), a camera and
+// tagged nodes; as .gltf with an external or embedded buffer, or as .glb. Used by the scene and
+// render tests, and to write the glTF fuzz corpus's textured seeds.
 #pragma once
 
 #include <cstdint>
@@ -136,6 +137,60 @@ inline void write_green_png(const std::filesystem::path& path) {
         px[i * 4 + 3] = 255;
     }
     stbi_write_png(path.c_str(), 4, 4, 4, px.data(), 16);
+}
+
+inline std::vector<std::uint8_t> green_png_bytes() {
+    std::vector<std::uint8_t> px(4 * 4 * 4);
+    for (std::size_t i = 0; i < 16; ++i) {
+        px[i * 4 + 0] = 20;
+        px[i * 4 + 1] = 230;
+        px[i * 4 + 2] = 40;
+        px[i * 4 + 3] = 255;
+    }
+    std::vector<std::uint8_t> out;
+    stbi_write_png_to_func(
+        [](void* context, void* data, int size) {
+            auto* bytes = static_cast<std::vector<std::uint8_t>*>(context);
+            const auto* p = static_cast<const std::uint8_t*>(data);
+            bytes->insert(bytes->end(), p, p + size);
+        },
+        &out, 4, 4, 4, px.data(), 16);
+    return out;
+}
+
+// Appends `data` to the buffer (4-byte aligned) under a new buffer view; returns the view's index.
+inline std::size_t add_buffer_view(TestGltf& g, const std::vector<std::uint8_t>& data) {
+    const std::size_t offset = g.bin.size();
+    g.bin.insert(g.bin.end(), data.begin(), data.end());
+    while (g.bin.size() % 4 != 0) {
+        g.bin.push_back(0);
+    }
+    g.doc["bufferViews"].push_back(
+        {{"buffer", 0}, {"byteOffset", offset}, {"byteLength", data.size()}});
+    return g.doc["bufferViews"].size() - 1;
+}
+
+// Appends unsigned short indices; returns the accessor's index.
+inline std::size_t add_indices(TestGltf& g, const std::vector<std::uint16_t>& indices) {
+    std::vector<std::uint8_t> bytes(indices.size() * 2);
+    std::memcpy(bytes.data(), indices.data(), bytes.size());
+    const std::size_t view = add_buffer_view(g, bytes);
+    g.doc["accessors"].push_back({{"bufferView", view},
+                                  {"componentType", 5123},
+                                  {"count", indices.size()},
+                                  {"type", "SCALAR"}});
+    return g.doc["accessors"].size() - 1;
+}
+
+// Moves the green texture into the file itself: into a buffer view (what a .glb holds) or a
+// data URI, so that the scene needs no file beside it.
+inline void embed_texture(TestGltf& g, bool in_buffer_view) {
+    const std::vector<std::uint8_t> png = green_png_bytes();
+    if (in_buffer_view) {
+        g.doc["images"][0] = {{"bufferView", add_buffer_view(g, png)}, {"mimeType", "image/png"}};
+    } else {
+        g.doc["images"][0] = {{"uri", "data:image/png;base64," + base64(png)}};
+    }
 }
 
 // Writes the scene into `folder` as scene.gltf (+ scene.bin, green.png) or scene.glb; returns
