@@ -2,7 +2,7 @@
 # The README's second command: installs what is missing, builds with warnings as errors, checks
 # formatting, and runs the whole test suite through CTest with Khronos validation (including
 # synchronisation validation) on every Vulkan test. Then builds the libFuzzer targets with clang
-# (AddressSanitizer + UBSan) in build-fuzz/ and runs each briefly over its seed corpus
+# (AddressSanitizer + UBSan) in build-fuzz/ and runs each for a minute from its seed corpus
 # (TANDEM_SKIP_FUZZ=1 skips that part).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,8 +21,9 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WERROR=ON -DTANDEM_BUILD_FUZZERS=ON \
             -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
-    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot
-    ctest --test-dir "$fuzz_build" --output-on-failure --timeout 600
+    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot fuzz_profile
+    # Each fuzzer runs for TANDEM_FUZZ_SECONDS (60 by default; fuzz/CMakeLists.txt), one per core.
+    ctest --test-dir "$fuzz_build" --output-on-failure -j "$jobs"
 fi
 
 # ThreadSanitizer: the threaded layers' tests (runtime, sync) again, built with -fsanitize=thread
