@@ -1,9 +1,11 @@
 #include "cli_common.hpp"
 
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <system_error>
 
 #include <spdlog/spdlog.h>
 
@@ -43,6 +45,81 @@ RuntimeOptions runtime_options(const GlobalOptions& global,
     return options;
 }
 
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+    const std::string allowed =
+        "; give a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+    auto check = [min, max, allowed](std::string& text) -> std::string {
+        if (!text.empty() && text.front() == '-') {
+            return "'" + text + "' is negative" + allowed;
+        }
+        std::uint64_t value = 0;
+        const char* last = text.data() + text.size();
+        const auto [end, ec] = std::from_chars(text.data(), last, value);
+        if (text.empty() || ec == std::errc::invalid_argument || end != last) {
+            return "'" + text + "' is not a whole number" + allowed;
+        }
+        if (ec == std::errc::result_out_of_range || value < min || value > max) {
+            return "'" + text + "' is out of range" + allowed;
+        }
+        return {};
+    };
+    return {check, "[" + std::to_string(min) + "-" + std::to_string(max) + "]"};
+}
+
+CLI::Validator positive_seconds(double max) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", max);
+    const std::string allowed = std::string("; give a number of seconds above 0, at most ") + limit;
+    auto check = [max, allowed](std::string& text) -> std::string {
+        if (!text.empty() && text.front() == '-') {
+            return "'" + text + "' is negative" + allowed;
+        }
+        double value = 0;
+        const char* last = text.data() + text.size();
+        const auto [end, ec] = std::from_chars(text.data(), last, value);
+        if (text.empty() || ec != std::errc{} || end != last || !std::isfinite(value)) {
+            return "'" + text + "' is not a number" + allowed;
+        }
+        if (!(value > 0) || value > max) {
+            return "'" + text + "' is out of range" + allowed;
+        }
+        return {};
+    };
+    return {check, std::string("(0-") + limit + "]"};
+}
+
+int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+        return app.exit(error); // --help, --help-all or --version, printed on stdout
+    }
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    if (parsed.empty()) {
+        std::string commands;
+        const auto all = app.get_subcommands([](CLI::App*) { return true; });
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            commands += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i]->get_name();
+        }
+        // CLI11 leaves a word that names no command among the arguments it did not use.
+        for (const std::string& word : app.remaining()) {
+            if (!word.empty() && word.front() != '-') {
+                std::fprintf(stderr,
+                             "tandem: error: unknown command '%s'; use %s (tandem --help)\n",
+                             word.c_str(), commands.c_str());
+                return 2;
+            }
+        }
+        if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+            std::fprintf(stderr, "tandem: error: no command given; use %s (tandem --help)\n",
+                         commands.c_str());
+            return 2;
+        }
+    }
+    const std::string help =
+        parsed.empty() ? "tandem --help" : "tandem " + parsed.back()->get_name() + " --help";
+    std::fprintf(stderr, "tandem: error: %s (%s)\n", error.what(), help.c_str());
+    return 2;
+}
+
 bool validation_failed() {
     return g_validation_failed.load();
 }
@@ -53,7 +130,8 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                    "default: $TANDEM_VALIDATION, else off");
     app.add_option("--virtual-devices", options.virtual_devices,
                    "Open each physical device as N logical adapters (1-16); default: "
-                   "$TANDEM_VIRTUAL_DEVICES, else 1");
+                   "$TANDEM_VIRTUAL_DEVICES, else 1")
+        ->check(whole_number(1, 16));
     app.add_option("--primary", options.primary,
                    "Primary adapter: auto, an index, a UUID (prefix) or part of a name")
         ->capture_default_str();

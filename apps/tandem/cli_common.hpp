@@ -26,6 +26,22 @@ struct GlobalOptions {
 
 void add_global_options(CLI::App& app, GlobalOptions& options);
 
+// The check of every unsigned option of every command: decimal digits only (no sign, fraction or
+// exponent) making a number from `min` to `max`. Anything else is a usage error (exit 2) whose
+// message names the option and what it allows ("--frames: '-5' is negative; give a whole number
+// from 1 to 1000000"). Without it CLI11 would read -5 as 18446744073709551611.
+[[nodiscard]] CLI::Validator whole_number(std::uint64_t min, std::uint64_t max);
+
+// The longest worker or measurement timeout an option accepts: an hour.
+inline constexpr std::uint64_t k_max_timeout_ms = 3'600'000;
+
+// The same for an option in seconds: a decimal number greater than 0 and at most `max`.
+[[nodiscard]] CLI::Validator positive_seconds(double max);
+
+// Exit status of a command line CLI11 refused (2, bad usage; 0 for --help and --version), after
+// printing the reason on stderr (an unknown command is named as one).
+[[nodiscard]] int report_parse_error(CLI::App& app, const CLI::ParseError& error);
+
 // Applies the log level; throws tandem::Error on a bad value.
 void apply_log_level(const GlobalOptions& options);
 

@@ -16,6 +16,7 @@
 #include "calibrate/measure.hpp"
 #include "commands.hpp"
 #include "core/discovery.hpp"
+#include "scene/demo_scene.hpp"
 #include "scene/run_inputs.hpp"
 #include "scene/snapshot_codec.hpp"
 #include "sched/calibration.hpp"
@@ -53,12 +54,14 @@ Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--tasks", args->tasks, "Tasks file of those captures (run --tasks)");
     sub->add_option("--demo-crowd", args->demo_crowd,
                     "The demo's crowd, as run --demo-crowd will use it")
+        ->check(whole_number(0, detail::k_max_demo_crowd))
         ->capture_default_str();
     sub->add_flag("--no-tasks", args->no_tasks,
                   "Measure only the reference workloads, no scene's tasks");
     sub->add_flag("--quick", args->quick,
                   "Fewer repetitions and transfer sizes (64 KiB and 1 MiB): for tests and CI");
     sub->add_option("--timeout-ms", args->timeout_ms, "Wait limit of one measurement")
+        ->check(whole_number(1, k_max_timeout_ms))
         ->capture_default_str();
     sub->add_flag("--json", args->json, "Print the profile JSON to stdout");
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");

@@ -34,6 +34,9 @@ using namespace std::chrono_literals;
 
 enum class ProbeMode { Signal, Empty, Copy };
 
+constexpr std::uint32_t k_max_jobs = 1'000'000; // each keeps its times until the end
+constexpr std::uint32_t k_max_in_flight = 64;
+
 struct ProbeOptions {
     std::string mode = "copy";
     std::string queue = "transfer";
@@ -146,10 +149,6 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
     const ProbeMode mode = parse_mode(o.mode);
     const detail::QueueRole role = parse_queue(o.queue);
     const double rate = detail::parse_rate_hz(o.rate);
-    if (o.jobs == 0 || o.in_flight == 0 || o.in_flight > 64) {
-        throw Error("--jobs must be at least 1 and --in-flight from 1 to 64",
-                    "For example: --jobs 200 --in-flight 1");
-    }
     Session s = open_session(global);
     if (s.selection.workers.empty()) {
         throw Error("The probe needs a worker adapter", "Pass --workers or leave it on auto");
@@ -373,10 +372,14 @@ Runner add_probe_command(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     cmd->add_option("--rate", o->rate, "Target job rate in Hz ('.' or ',' as decimal mark)")
         ->capture_default_str();
-    cmd->add_option("--jobs", o->jobs, "Number of jobs")->capture_default_str();
+    cmd->add_option("--jobs", o->jobs, "Number of jobs")
+        ->check(whole_number(1, k_max_jobs))
+        ->capture_default_str();
     cmd->add_option("--in-flight", o->in_flight, "Jobs in flight at most (1-64)")
+        ->check(whole_number(1, k_max_in_flight))
         ->capture_default_str();
     cmd->add_option("--timeout", o->timeout_s, "Seconds a job may take before it is an error")
+        ->check(positive_seconds(static_cast<double>(k_max_timeout_ms) / 1000.0))
         ->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "Print only the results");
     cmd->add_flag("--json", o->json, "Print the results as JSON");

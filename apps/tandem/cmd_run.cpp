@@ -209,7 +209,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--tasks", args->tasks,
                     "Tasks file (JSON, docs/tasks-json.md); default: the demo's tasks, or an "
                     "orbit and a minimap capture fitted to the scene");
-    sub->add_option("--frames", args->frames, "Main view frames to render")->capture_default_str();
+    sub->add_option("--frames", args->frames, "Main view frames to render")
+        ->check(whole_number(1, k_max_frames))
+        ->capture_default_str();
     sub->add_option("--fps", args->fps,
                     "Main view frame rate (0: unlimited); the scene advances 1/fps per frame "
                     "(1/60 when unlimited)")
@@ -227,11 +229,14 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                   "Print each placement decision that changed something, with its numbers");
     sub->add_option("--png-every", args->png_every,
                     "Write the main view every K-th frame (0: only the last)")
+        ->check(whole_number(0, k_max_frames))
         ->capture_default_str();
     sub->add_option("--slots", args->slots, "Slots in each task's ring (2-16)")
+        ->check(whole_number(2, 16))
         ->capture_default_str();
     sub->add_option("--timeout-ms", args->timeout_ms,
                     "A worker whose work is not ready within this time is lost")
+        ->check(whole_number(1, k_max_timeout_ms))
         ->capture_default_str();
     sub->add_option("--trace", args->trace,
                     "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
@@ -240,6 +245,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         " triangles each) to the built-in demo: a load for measuring offload "
                         "(0 to " +
                         std::to_string(detail::k_max_demo_crowd) + ")")
+        ->check(whole_number(0, detail::k_max_demo_crowd))
         ->capture_default_str();
     sub->add_option("--clock", args->clock,
                     "frames: the scene advances 1/fps per frame (reproducible); wall: scene time "
@@ -249,16 +255,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
 
     return [args, &global]() -> int {
-        // Every input is checked before a device is opened.
-        if (args->frames == 0 || args->frames > k_max_frames) {
-            throw Error("--frames " + std::to_string(args->frames) + " is out of range",
-                        "Give 1 to " + std::to_string(k_max_frames) + " frames");
-        }
+        // Every input is checked before a device is opened (the numbers already by the parser).
         const double fps = parse_run_fps(args->fps);
-        if (args->slots < 2 || args->slots > 16) {
-            throw Error("--slots " + std::to_string(args->slots) + " is out of range",
-                        "Use 2 to 16 slots (3 is the default)");
-        }
         detail::RunRequest request;
         request.scene_path = args->scene;
         request.tasks_path = args->tasks;

@@ -2,6 +2,7 @@
 // loop (30, 60, 120 FPS or unlimited) acquires the newest output every frame and reads it on
 // the primary; prints the statistics as tables or --json, and writes a trace with --trace.
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@
 
 namespace tandem::cli {
 namespace {
+
+constexpr double k_max_duration_s = 86'400.0; // a day
 
 struct StreamArgs {
     std::string rate = "60";
@@ -95,11 +98,14 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--fps", args->fps, "Simulated primary frame rate: 30, 60, 120 or unlimited")
         ->capture_default_str();
     sub->add_option("--duration", args->duration, "Seconds to run (upper bound)")
+        ->check(positive_seconds(k_max_duration_s))
         ->capture_default_str();
     sub->add_option("--limit", args->limit, "Stop after N accepted submits (0: no limit)")
+        ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()))
         ->capture_default_str();
     sub->add_option("--size", args->size, "Task output size WIDTHxHEIGHT")->capture_default_str();
     sub->add_option("--slots", args->slots, "Slots in the task's ring (2-16)")
+        ->check(whole_number(2, 16))
         ->capture_default_str();
     sub->add_option("--placement", args->placement,
                     "auto, primary, worker:N or an adapter selector")
@@ -108,9 +114,11 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                     "Force a transfer path: shared-memory, host-imported or host-copy");
     sub->add_option("--verify-every", args->verify_every,
                     "Check every Nth new output against the pattern's CPU reference (0: never)")
+        ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()))
         ->capture_default_str();
     sub->add_option("--timeout-ms", args->timeout_ms,
                     "A worker whose work is not ready within this time is lost")
+        ->check(whole_number(1, k_max_timeout_ms))
         ->capture_default_str();
     sub->add_flag("--quiet", args->quiet, "No progress lines; only the final statistics");
     sub->add_flag("--json", args->json, "Print the statistics as JSON");
@@ -121,9 +129,6 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
         const double rate = detail::parse_rate_hz(args->rate);
         const double fps = parse_fps(args->fps);
         const auto [width, height] = parse_size(args->size);
-        if (!(args->duration > 0)) {
-            throw Error("--duration must be a positive number of seconds", "Give e.g. 5");
-        }
 
         RuntimeOptions options =
             runtime_options(global, std::chrono::milliseconds(args->timeout_ms));

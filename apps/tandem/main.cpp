@@ -1,5 +1,6 @@
 // tandem: the command-line front end. Subcommands live in cmd_*.cpp; this file parses, routes,
-// and turns tandem::Error into a one-sentence message and a non-zero exit.
+// and turns tandem::Error into a one-sentence message and a non-zero exit (commands.hpp lists
+// the exit statuses).
 #include <cstdio>
 #include <exception>
 #include <vector>
@@ -17,6 +18,11 @@ int main(int argc, char** argv) {
                  "and hand the results back as textures on the primary."};
     app.set_version_flag("--version", "tandem 0.1.0");
     app.require_subcommand(1);
+    app.footer("Exit status: 0 success; 1 an error (what was wrong and what to do, on stderr), a "
+               "text value the command cannot use included (a rate, size, mode, placement, file); "
+               "2 bad usage: an unknown command or option, a missing value, or a number its "
+               "option does not allow (negative, not a number, out of range); 3 Vulkan "
+               "validation messages (with validation on).");
     tandem::cli::GlobalOptions global;
     tandem::cli::add_global_options(app, global);
 
@@ -35,7 +41,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return tandem::cli::report_parse_error(app, e);
     }
     try {
         tandem::cli::apply_log_level(global);

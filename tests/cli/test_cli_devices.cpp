@@ -108,14 +108,23 @@ TEST(CliDevices, SelectorThatMatchesNothingFails) {
     EXPECT_NE(r.err.find("No device matches 'no-such-gpu'"), std::string::npos) << r.err;
 }
 
-TEST(CliDevices, UnknownFlagFails) {
+TEST(CliDevices, UnknownFlagIsBadUsage) {
     auto r = run_command(k_tandem + " devices --frobnicate");
-    EXPECT_NE(r.exit_code, 0);
+    EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
 }
 
-TEST(CliDevices, BadVirtualDeviceCountFails) {
+TEST(CliDevices, BadVirtualDeviceCountIsBadUsage) {
     auto r = run_command(k_tandem + " --virtual-devices 0 devices");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(
+        r.err.find("--virtual-devices: '0' is out of range; give a whole number from 1 to 16"),
+        std::string::npos)
+        << r.err;
+}
+
+TEST(CliDevices, BadVirtualDeviceCountInTheEnvironmentFails) {
+    auto r = run_command("TANDEM_VIRTUAL_DEVICES=0 " + k_tandem + " devices");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("Virtual device count '0'"), std::string::npos) << r.err;
 }
