@@ -1,9 +1,11 @@
 // `tandem probe`: the queue and synchronisation diagnostic. It sends jobs from a worker adapter
 // to the primary at a target rate and times every stage of each: submit, worker done, bridge
 // (when the pair cannot share a semaphore, the bridge thread sees the worker finish and submits
-// the primary's part) and primary done. Modes isolate
+// the primary's part) and primary done (this loop sees the primary's timeline reach the job and,
+// with the bridge, the bridge's submit of it has returned). Modes isolate
 // the cost: `signal` (semaphores only), `empty` (empty command buffers), `copy` (a 256-byte copy
 // on each side). It inserts no CPU waits into the job path; only this loop polls.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -219,8 +221,17 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
                         primary_wait->submit_info(j, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
                     detail::vk_check(submit_job(primary_queue, primary, slot, &wait, done),
                                      "probe primary submit");
-                } else {
-                    // The bridge submits the primary's part once the worker is done.
+                }
+                detail::vk_check(submit_job(worker_queue, worker, slot, nullptr,
+                                            worker_timeline.submit_info(
+                                                j, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)),
+                                 "probe worker submit");
+                jobs[j].submitted = Clock::now();
+                if (!gpu_side) {
+                    // The bridge submits the primary's part once the worker is done. Forwarded
+                    // only now: the worker may finish before its submit returns, and the bridge
+                    // thread takes the job (under the bridge's lock) after `submitted` is set, so
+                    // the worker done it records cannot come before it.
                     auto* times = &jobs[j];
                     const Side* side = &primary;
                     const detail::Queue* queue = &primary_queue;
@@ -236,11 +247,6 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
                                     bridge->error());
                     }
                 }
-                detail::vk_check(submit_job(worker_queue, worker, slot, nullptr,
-                                            worker_timeline.submit_info(
-                                                j, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)),
-                                 "probe worker submit");
-                jobs[j].submitted = Clock::now();
             } else {
                 ++busy;
             }
@@ -251,6 +257,12 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
         }
         std::uint64_t value = 0;
         detail::vk_check(primary_done.value(value), "probe primary done value");
+        if (bridge) {
+            // The primary can finish a job before the bridge's submit of it returns. A job counts
+            // as done once its forward has returned too: forwarded() (acquire) makes the bridge's
+            // times of those jobs visible, and `seen` is taken after it, so it is the later time.
+            value = std::min(value, bridge->forwarded());
+        }
         const auto seen = Clock::now();
         if (!bridge) {
             std::uint64_t w = 0;
@@ -283,6 +295,9 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
         bridge->stop(); // joins the bridge thread: its writes to `jobs` are visible from here on
     }
 
+    // Each stage ends at a time taken after the one it starts from, on one clock: by the same
+    // thread later, or by another thread after it saw that time published (the bridge's queue,
+    // forwarded()). So no stage can be negative.
     std::vector<double> submit_us, worker_us, bridge_us, primary_us, total_us;
     for (std::uint64_t j = 1; j <= o.jobs; ++j) {
         const auto& t = jobs[j];
