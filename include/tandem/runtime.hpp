@@ -21,6 +21,13 @@
 //
 // Threads: every method is thread-safe (a stream's timer thread may submit while the frame
 // loop pumps and acquires). submit/pump/acquire/release never block on a GPU and never throw.
+//
+// A slow worker never slows the application: submit, pump, acquire, release, stats and the
+// per-frame reads touch host memory and the primary device only. No call on the application's
+// thread reads, waits on or locks against a worker device (worker progress and its GPU timings
+// are read on Tandem's own threads and handed over as plain numbers), and a task's preparation
+// on its device (pipelines, shader compilation, uploads) runs on a Tandem thread:
+// register_task_async returns at once and the task answers Preparing until it is ready.
 // Lifetime: destroy the runtime before the application's device and instance; destruction
 // waits (bounded by the worker timeout) for work in flight and stops Tandem's threads.
 #pragma once
@@ -92,8 +99,14 @@ public:
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
-    // Creates the task's slot ring and workload on its device. Throws tandem::Error.
+    // Places the task and prepares it on its device (workload, slot images, transfer) on a
+    // Tandem thread, and waits for that: for set-up code. Throws tandem::Error.
     [[nodiscard]] TaskId register_task(const TaskDesc& desc);
+    // The same without waiting, for registering while frames run: the id is valid at once,
+    // submit() answers Preparing until the task is ready, and stats() says when it is
+    // (preparing) or why it could not be (preparation_error). Throws tandem::Error only for
+    // what is wrong with `desc` itself (size, slots, an unknown workload or placement).
+    [[nodiscard]] TaskId register_task_async(const TaskDesc& desc);
 
     // Starts a new generation of `task` from `snapshot` (plain data the workload understands;
     // the pattern workload ignores it). The bytes are copied. Never blocks, never throws.

@@ -38,16 +38,17 @@ struct TaskDesc {
 
 // What submit() answered.
 enum class SubmitStatus {
-    Accepted, // a slot was taken and a new generation will be produced
-    Busy,     // every slot is in use: nothing changed (no GPU work, no generation)
-    Failed,   // the task cannot run (its worker was lost, a submit failed): see reason
+    Accepted,  // a slot was taken and a new generation will be produced
+    Busy,      // every slot is in use: nothing changed (no GPU work, no generation)
+    Preparing, // the task is still being prepared on its device: nothing changed, as for Busy
+    Failed,    // the task cannot run (its worker was lost, a submit failed): see reason
 };
 [[nodiscard]] const char* to_string(SubmitStatus status) noexcept;
 
 struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;
     std::uint64_t generation = 0; // Accepted: the generation this submit produces
-    std::string reason;           // Failed: a sentence saying why
+    std::string reason;           // Failed: a sentence saying why (Preparing: where)
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
 
@@ -65,7 +66,7 @@ struct LatencyStats {
 // GPU work observed complete), ready observed (primary copy observed complete by pump()).
 struct TaskStats {
     std::uint64_t accepted = 0;
-    std::uint64_t busy = 0;
+    std::uint64_t busy = 0; // Busy and Preparing answers
     std::uint64_t failed = 0;
     std::uint64_t ready = 0;      // generations published (became the newest output)
     std::uint64_t superseded = 0; // completed after a newer generation was published
@@ -77,6 +78,11 @@ struct TaskStats {
     LatencyStats ready_observed;
     bool worker_lost = false;
     std::string worker_lost_reason;
+    // Registered with register_task_async and still being prepared (pipelines, uploads,
+    // transfer resources) on a Tandem thread; submits answer Preparing meanwhile.
+    bool preparing = false;
+    // Set when the preparation failed: why, as a sentence (submits answer Failed with it).
+    std::string preparation_error;
 };
 
 } // namespace tandem

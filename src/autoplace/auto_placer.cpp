@@ -54,7 +54,7 @@ std::size_t AutoPlacer::add(const AutoTask& task) {
     return m_tasks.size() - 1;
 }
 
-std::size_t AutoPlacer::ensure_registered(Entry& entry, std::uint32_t device) {
+std::size_t AutoPlacer::ensure_registered(Entry& entry, std::uint32_t device, bool wait) {
     for (std::size_t i = 0; i < entry.regs.size(); ++i) {
         if (entry.regs[i].device == device) {
             return i;
@@ -63,9 +63,42 @@ std::size_t AutoPlacer::ensure_registered(Entry& entry, std::uint32_t device) {
     TaskDesc desc = entry.spec.desc;
     desc.placement =
         device == m_runtime->primary_device().index ? "primary" : std::to_string(device);
-    const TaskId id = m_runtime->register_task(desc); // throws Error
+    // Throws Error.
+    const TaskId id = wait ? m_runtime->register_task(desc) : m_runtime->register_task_async(desc);
     entry.regs.push_back({device, id});
     return entry.regs.size() - 1;
+}
+
+void AutoPlacer::refuse_device(Entry& entry, std::uint32_t device, const std::string& reason) {
+    const std::string why = "task \"" + entry.spec.desc.name +
+                            "\" could not be registered on adapter " + std::to_string(device) +
+                            ": " + reason;
+    spdlog::error("{}", why);
+    m_failures.push_back(why);
+    if (device != m_runtime->primary_device().index &&
+        std::find(m_lost.begin(), m_lost.end(), device) == m_lost.end()) {
+        m_lost.push_back(device); // not chosen again
+    }
+}
+
+void AutoPlacer::settle_pending(Entry& entry) {
+    if (!entry.pending) {
+        return;
+    }
+    Registration& r = entry.regs[*entry.pending];
+    const TaskPulse p = m_runtime->impl().pulse(r.id, 0);
+    if (p.counters.preparing) {
+        return;
+    }
+    const std::size_t reg = *entry.pending;
+    entry.pending.reset();
+    if (!p.counters.preparation_error.empty()) {
+        refuse_device(entry, r.device, p.counters.preparation_error);
+        return;
+    }
+    r.activated_after = p.counters.newest_generation;
+    entry.active = reg;
+    m_changed = true;
 }
 
 void AutoPlacer::observe_execute(std::size_t task, std::uint32_t device, double ms) {
@@ -141,27 +174,23 @@ const PlacementPlan& AutoPlacer::decide() {
         }
         const auto chosen = m_plan.device_of(entry.spec.desc.name);
         if (!chosen || (entry.active && entry.regs[*entry.active].device == *chosen)) {
+            entry.pending.reset(); // staying (or back) where it runs
+            continue;
+        }
+        if (entry.pending && entry.regs[*entry.pending].device == *chosen) {
+            settle_pending(entry);
             continue;
         }
         std::size_t reg = 0;
         try {
-            reg = ensure_registered(entry, *chosen);
+            // The first placement is part of set-up: wait for it. A move prepares off the frame.
+            reg = ensure_registered(entry, *chosen, first || !entry.active);
         } catch (const Error& e) {
-            const std::string why = "task \"" + entry.spec.desc.name +
-                                    "\" could not be registered on adapter " +
-                                    std::to_string(*chosen) + ": " + e.what();
-            spdlog::error("{}", why);
-            m_failures.push_back(why);
-            if (*chosen != primary &&
-                std::find(m_lost.begin(), m_lost.end(), *chosen) == m_lost.end()) {
-                m_lost.push_back(*chosen); // not chosen again
-            }
+            refuse_device(entry, *chosen, e.what());
             continue;
         }
-        Registration& r = entry.regs[reg];
-        r.activated_after = m_runtime->stats(r.id).newest_generation;
-        entry.active = reg;
-        m_changed = true;
+        entry.pending = reg;
+        settle_pending(entry);
     }
     return m_plan;
 }
@@ -194,8 +223,9 @@ SubmitResult AutoPlacer::submit(std::size_t task, std::span<const std::byte> sna
     const Entry& e = m_tasks.at(task);
     if (!e.active) {
         SubmitResult r;
-        r.status = SubmitStatus::Failed;
-        r.reason = "the task has no device yet: call decide() first";
+        r.status = e.pending ? SubmitStatus::Preparing : SubmitStatus::Failed;
+        r.reason = e.pending ? "the task is being prepared on its first device"
+                             : "the task has no device yet: call decide() first";
         return r;
     }
     return m_runtime->submit(e.regs[*e.active].id, snapshot);

@@ -7,7 +7,11 @@
 // one), so a display surface never goes blank. A lost worker's last output stays leasable.
 //
 // Once per primary frame decide() reads the runtime's per-task statistics (lost workers; job
-// timings for the cost model), asks the Placer and registers auto tasks where it put them.
+// timings for the cost model), asks the Placer and registers auto tasks where it put them. The
+// first decision registers and waits (set-up); a later move registers in the background
+// (Runtime::register_task_async: pipelines and uploads on a Tandem thread, never in a frame)
+// and the task keeps running where it was until the new registration is prepared; only then
+// does it switch, so a move costs the frame nothing.
 // Tasks with a manual placement are registered at add() where they asked and never moved; they
 // count in the devices' loads. Execute timings measured outside the runtime (a workload's GPU
 // timestamps) come in through observe_execute(); without them the runtime's submit -> worker
@@ -101,11 +105,18 @@ private:
         AutoTask spec;
         std::vector<Registration> regs;
         std::optional<std::size_t> active;  // index into regs
+        std::optional<std::size_t> pending; // a move's registration still being prepared
         std::optional<TaskId> shown;        // the registration whose output was shown last
         bool external_execute = false;      // observe_execute() was called for it
         std::vector<std::uint32_t> refused; // devices where registration failed
     };
-    [[nodiscard]] std::size_t ensure_registered(Entry& entry, std::uint32_t device);
+    // The registration of `entry` on `device`, made now (waiting for it when `wait`) if there
+    // is none. Throws Error.
+    [[nodiscard]] std::size_t ensure_registered(Entry& entry, std::uint32_t device, bool wait);
+    // Makes a prepared pending registration active; drops a failed one (the device is then
+    // excluded, as for a registration that throws).
+    void settle_pending(Entry& entry);
+    void refuse_device(Entry& entry, std::uint32_t device, const std::string& reason);
     void observe_runtime();
 
     Runtime* m_runtime;

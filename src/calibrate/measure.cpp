@@ -302,6 +302,7 @@ std::vector<double> Measurer::workload(const DeviceInfo& info, const ReferenceWo
             throw Error(status, "recording the " + w.kind + " calibration workload",
                         "Check the device with `tandem devices`");
         }
+        workload->completed(0, i + 1); // timed() waited for it
         const auto own = own_times->busy();
         if (const auto it = own.find(info.index); it != own.end() && it->second.timed) {
             if (it->second.generations == seen.generations + 1) {

@@ -2,23 +2,42 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace tandem::detail {
 
-bool has_spare_cores() noexcept {
-    static const bool spare = [] {
-        if (const char* forced = std::getenv("TANDEM_SPARE_CORES")) {
-            if (std::strcmp(forced, "1") == 0) {
+namespace {
+
+// TANDEM_SPARE_CORES as 1 (true) or 0 (false); nullopt when unset or anything else.
+std::optional<bool> forced_spare_cores() noexcept {
+    static const std::optional<bool> forced = []() -> std::optional<bool> {
+        if (const char* value = std::getenv("TANDEM_SPARE_CORES")) {
+            if (std::strcmp(value, "1") == 0) {
                 return true;
             }
-            if (std::strcmp(forced, "0") == 0) {
+            if (std::strcmp(value, "0") == 0) {
                 return false;
             }
         }
-        return std::thread::hardware_concurrency() >= k_spare_core_threshold;
+        return std::nullopt;
     }();
+    return forced;
+}
+
+} // namespace
+
+bool has_spare_cores() noexcept {
+    static const bool spare = forced_spare_cores().value_or(std::thread::hardware_concurrency() >=
+                                                            k_spare_core_threshold);
     return spare;
+}
+
+bool may_poll(bool cpu_device_present) noexcept {
+    if (const auto forced = forced_spare_cores()) {
+        return *forced;
+    }
+    return has_spare_cores() && !cpu_device_present;
 }
 
 } // namespace tandem::detail

@@ -15,4 +15,10 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 // count (read once per process), so both behaviours can be tested on any machine.
 [[nodiscard]] bool has_spare_cores() noexcept;
 
+// Whether Tandem's threads may poll before sleeping where these devices run: a machine with
+// cores to spare, and no CPU Vulkan device among them (lavapipe renders on every core, so a
+// polling thread takes CPU time straight from the worker it waits for). TANDEM_SPARE_CORES=1
+// or 0 decides alone when set.
+[[nodiscard]] bool may_poll(bool cpu_device_present) noexcept;
+
 } // namespace tandem::detail

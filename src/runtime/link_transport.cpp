@@ -57,6 +57,9 @@ private:
         d.slots = desc.slots;
         d.forced = desc.forced;
         d.timeout = desc.timeout;
+        if (!desc.spin) {
+            d.bridge_spin = std::chrono::microseconds(0);
+        }
         return d;
     }
     TransferLink m_link;

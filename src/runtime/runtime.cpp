@@ -10,6 +10,8 @@ const char* to_string(SubmitStatus status) noexcept {
         return "accepted";
     case SubmitStatus::Busy:
         return "busy";
+    case SubmitStatus::Preparing:
+        return "preparing";
     case SubmitStatus::Failed:
         return "failed";
     }
@@ -26,6 +28,10 @@ Runtime::~Runtime() = default;
 
 TaskId Runtime::register_task(const TaskDesc& desc) {
     return m_impl->register_task(desc);
+}
+
+TaskId Runtime::register_task_async(const TaskDesc& desc) {
+    return m_impl->register_task_async(desc);
 }
 
 SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/capabilities.hpp"
+#include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -43,6 +44,12 @@ void copy_counters(const Task& task, TaskStats& out) {
     out.in_flight = task.ring.in_flight_count();
     if (auto c = task.registry.current()) {
         out.newest_generation = c->generation;
+    }
+    // Acquire: the error is written before the phase.
+    const TaskPhase phase = task.phase.load(std::memory_order_acquire);
+    out.preparing = phase == TaskPhase::Preparing;
+    if (phase == TaskPhase::Failed) {
+        out.preparation_error = task.preparation_error;
     }
 }
 
@@ -113,23 +120,38 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
     m_trace_app = m_trace.track("app thread");
+    bool cpu_device = m_primary->info().type == "cpu";
+    for (const auto& device : m_worker_devices) {
+        cpu_device = cpu_device || device->info().type == "cpu";
+    }
+    m_poll = may_poll(cpu_device);
     start_worker_threads();
     m_completion = std::thread([this] { completion_loop(); });
+    m_preparer = std::thread([this] { preparation_loop(); });
 }
 
 void RuntimeImpl::start_worker_threads() {
     auto on_job = [this](Worker& w, const WorkerJob& job) { process_job(w, job); };
     auto on_drop = [this](Worker&, const WorkerJob& job) { drop_job(job); };
-    m_workers.push_back(std::make_unique<Worker>(*m_primary, 0, on_job, on_drop));
+    auto on_complete = [this](Worker&, const WorkerJob& job) { job_completed(job); };
+    m_workers.push_back(
+        std::make_unique<Worker>(*m_primary, 0, on_job, on_drop, on_complete, m_poll));
     for (std::size_t i = 0; i < m_worker_devices.size(); ++i) {
-        m_workers.push_back(std::make_unique<Worker>(
-            *m_worker_devices[i], static_cast<std::uint32_t>(i + 1), on_job, on_drop));
+        m_workers.push_back(std::make_unique<Worker>(*m_worker_devices[i],
+                                                     static_cast<std::uint32_t>(i + 1), on_job,
+                                                     on_drop, on_complete, m_poll));
     }
+}
+
+void RuntimeImpl::job_completed(const WorkerJob& job) noexcept {
+    job.task->workload->completed(job.slot, job.generation);
 }
 
 RuntimeImpl::~RuntimeImpl() {
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
+    // A preparation in progress finishes first; queued ones fail.
+    stop_preparation();
     m_stop_completion.store(true, std::memory_order_relaxed);
     if (m_completion.joinable()) {
         m_completion.join();
@@ -137,7 +159,11 @@ RuntimeImpl::~RuntimeImpl() {
     for (auto& w : m_workers) {
         w->stop();
     }
-    if (drain()) {
+    const bool drained = drain();
+    for (auto& w : m_workers) {
+        w->observe_completions(); // what completed after the watchers stopped
+    }
+    if (drained) {
         // The last values reached; the batches behind them may still be finishing in the driver
         // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
         const auto timeout =
@@ -166,6 +192,9 @@ bool RuntimeImpl::drain() noexcept {
     const std::size_t count = m_task_count.load(std::memory_order_acquire);
     for (std::size_t t = 0; t < count; ++t) {
         Task& task = *m_tasks[t];
+        if (!task.prepared()) {
+            continue; // never ran a job
+        }
         std::uint64_t primary_value = 0;
         std::uint64_t work_value = 0;
         std::uint64_t release_value = 0;
@@ -259,6 +288,18 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) {
 }
 
 TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
+    const TaskId id = register_task_async(desc);
+    Task& task = *find(id);
+    std::unique_lock lock(m_prepare_mutex);
+    m_prepared_cv.wait(
+        lock, [&] { return task.phase.load(std::memory_order_acquire) != TaskPhase::Preparing; });
+    if (task.phase.load(std::memory_order_acquire) == TaskPhase::Failed) {
+        std::rethrow_exception(task.preparation_exception);
+    }
+    return id;
+}
+
+TaskId RuntimeImpl::register_task_async(const TaskDesc& desc) {
     if (desc.slots < 2 || desc.slots > 16) {
         throw Error("Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
                     "Use 2 to 16 slots (3 is the default)");
@@ -268,14 +309,97 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
                         std::to_string(desc.height),
                     "Use a width and height from 1 to 16384");
     }
-    std::lock_guard lock(m_register_mutex);
-    if (m_tasks.size() >= k_max_tasks) {
-        throw Error("Too many tasks", "A runtime holds at most 256 tasks");
+    if (!m_options.transfer_path.empty() && !parse_transfer_path(m_options.transfer_path)) {
+        throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
+                    "Use same-device, shared-memory, host-imported or host-copy");
     }
-    Worker& worker = place(desc);
-    const auto id = static_cast<TaskId>(m_tasks.size());
-    auto task = std::make_unique<Task>(id, desc, worker);
-    const Device& device = worker.device();
+    (void)find_workload(desc.workload); // an unknown name is refused now, not later
+    Task* task = nullptr;
+    {
+        std::lock_guard lock(m_register_mutex);
+        if (m_tasks.size() >= k_max_tasks) {
+            throw Error("Too many tasks", "A runtime holds at most 256 tasks");
+        }
+        Worker& worker = place(desc);
+        const auto id = static_cast<TaskId>(m_tasks.size());
+        m_tasks.push_back(std::make_unique<Task>(id, desc, worker));
+        task = m_tasks.back().get();
+        worker.task_count.fetch_add(1, std::memory_order_relaxed);
+        // Release: find() on another thread sees the whole task once it sees the count.
+        m_task_count.store(m_tasks.size(), std::memory_order_release);
+    }
+    {
+        std::lock_guard lock(m_prepare_mutex);
+        m_to_prepare.push_back(task);
+    }
+    m_prepare_cv.notify_one();
+    return task->id;
+}
+
+void RuntimeImpl::preparation_loop() noexcept {
+    for (;;) {
+        Task* task = nullptr;
+        {
+            std::unique_lock lock(m_prepare_mutex);
+            m_prepare_cv.wait(lock, [&] { return m_stop_prepare || !m_to_prepare.empty(); });
+            if (m_stop_prepare) {
+                return; // stop_preparation() fails what is left
+            }
+            task = m_to_prepare.front();
+            m_to_prepare.pop_front();
+        }
+        TaskPhase phase = TaskPhase::Ready;
+        try {
+            prepare(*task);
+        } catch (const std::exception& e) {
+            task->preparation_error = e.what();
+            task->preparation_exception = std::current_exception();
+            phase = TaskPhase::Failed;
+        } catch (...) {
+            task->preparation_error = "preparing task '" + task->desc.name + "' failed";
+            task->preparation_exception = std::current_exception();
+            phase = TaskPhase::Failed;
+        }
+        if (phase == TaskPhase::Failed) {
+            task->worker->task_count.fetch_sub(1, std::memory_order_relaxed);
+            spdlog::debug("task {} '{}' could not be prepared: {}", task->id, task->desc.name,
+                          task->preparation_error);
+        }
+        {
+            std::lock_guard lock(m_prepare_mutex);
+            // Release: whoever sees the phase sees everything prepare() built.
+            task->phase.store(phase, std::memory_order_release);
+        }
+        m_prepared_cv.notify_all();
+    }
+}
+
+void RuntimeImpl::stop_preparation() noexcept {
+    {
+        std::lock_guard lock(m_prepare_mutex);
+        m_stop_prepare = true;
+    }
+    m_prepare_cv.notify_all();
+    if (m_preparer.joinable()) {
+        m_preparer.join();
+    }
+    std::lock_guard lock(m_prepare_mutex);
+    for (Task* task : m_to_prepare) {
+        task->preparation_error =
+            "the runtime stopped before task '" + task->desc.name + "' was prepared";
+        task->preparation_exception = std::make_exception_ptr(
+            Error(task->preparation_error, "Keep the runtime until its tasks are prepared"));
+        task->phase.store(TaskPhase::Failed, std::memory_order_release);
+    }
+    m_to_prepare.clear();
+    m_prepared_cv.notify_all();
+}
+
+void RuntimeImpl::prepare(Task& task_ref) {
+    Task* task = &task_ref;
+    const TaskDesc& desc = task->desc;
+    const TaskId id = task->id;
+    const Device& device = task->worker->device();
     task->same_device = &device == m_primary.get();
 
     WorkloadParams params;
@@ -293,12 +417,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
     td.format = desc.format;
     td.slots = desc.slots;
     td.timeout = m_options.worker_timeout;
+    td.spin = m_poll;
     if (!m_options.transfer_path.empty()) {
         td.forced = parse_transfer_path(m_options.transfer_path);
-        if (!td.forced) {
-            throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
-                        "Use same-device, shared-memory, host-imported or host-copy");
-        }
     }
     if (task->same_device) {
         task->transport = make_local_transport(device, td);
@@ -330,14 +451,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
     task->trace_worker_queue = m_trace.track(device.label() + " main queue");
     task->trace_transfer_queue =
         m_trace.track(m_primary->label() + (task->same_device ? " main queue" : " transfer queue"));
-    worker.task_count.fetch_add(1, std::memory_order_relaxed);
     spdlog::debug("task {} '{}' ({}x{}, {} slots, workload {}) on {} via {}", id, desc.name,
                   desc.width, desc.height, desc.slots, desc.workload, device.label(),
                   task->transport->path_name());
-    m_tasks.push_back(std::move(task));
-    // Release: find() on another thread sees the whole task once it sees the count.
-    m_task_count.store(m_tasks.size(), std::memory_order_release);
-    return id;
 }
 
 SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot) noexcept {
@@ -351,6 +467,20 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot)
     WorkerJob job;
     {
         std::lock_guard lock(task->mutex);
+        switch (task->phase.load(std::memory_order_acquire)) {
+        case TaskPhase::Preparing:
+            ++task->busy;
+            out.status = SubmitStatus::Preparing;
+            out.reason = "task '" + task->desc.name + "' is still being prepared on " +
+                         task->worker->label();
+            return out;
+        case TaskPhase::Failed:
+            ++task->failed;
+            out.reason = task->preparation_error;
+            return out;
+        case TaskPhase::Ready:
+            break;
+        }
         if (task->worker->lost()) {
             ++task->failed;
             out.reason = task->worker->label() + " is lost: " + task->worker->lost_reason();
@@ -486,6 +616,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
     const auto t_submit = Clock::now();
+    worker.note_submitted(job, work_value);
 
     // The transfer is submitted by the worker's transfer thread, so this thread can record and
     // submit the next job meanwhile. The slot stays Recording (owned by this job) until then.
@@ -580,7 +711,7 @@ void RuntimeImpl::completion_loop() noexcept {
         const std::size_t count = m_task_count.load(std::memory_order_acquire);
         for (std::size_t t = 0; t < count; ++t) {
             Task& task = *m_tasks[t];
-            if (task.worker->lost()) {
+            if (!task.prepared() || task.worker->lost()) {
                 continue;
             }
             std::uint64_t next = UINT64_MAX;
@@ -653,6 +784,9 @@ void RuntimeImpl::pump_all() noexcept {
 }
 
 void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
+    if (!task.prepared()) {
+        return;
+    }
     Worker& worker = *task.worker;
     const auto now = Clock::now();
     std::string lost_reason;
@@ -662,9 +796,12 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
         if (task.transport->failed()) {
             lost_reason = "its transfer failed: " + task.transport->error();
         } else {
+            // The primary's counter, and the worker's as its watcher last saw it (host memory:
+            // nothing here touches the worker's device).
             VkResult r = task.transport->primary_value(copied);
+            worked = worker.completed_work();
             if (r == VK_SUCCESS) {
-                r = worker.work_timeline().value(worked);
+                r = worker.watch_result();
             }
             if (r != VK_SUCCESS) {
                 lost_reason = std::string("its device reported ") + tandem::to_string(r);
@@ -691,6 +828,13 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                                  now, s.generation, task.desc.name);
                 }
                 if (copied >= s.primary_value) {
+                    if (!s.worker_done_seen) {
+                        // The copy waited for the work, so it is done too: the watcher had not
+                        // reported it yet. Observed now, as far as anyone here knows.
+                        s.worker_done_seen = true;
+                        s.times.worker_done = now;
+                        task.worker_done_us.add(micros(s.times.request, now));
+                    }
                     (void)task.ring.apply(i, SlotEvent::CopyDone);
                     s.times.ready = now;
                     task.ready_us.add(micros(s.times.request, now));
@@ -895,6 +1039,14 @@ std::string RuntimeImpl::task_transfer_path(TaskId id) const {
     Task* task = find(id);
     if (task == nullptr) {
         throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
+    }
+    switch (task->phase.load(std::memory_order_acquire)) {
+    case TaskPhase::Preparing:
+        return "(preparing)";
+    case TaskPhase::Failed:
+        return "(not prepared)";
+    case TaskPhase::Ready:
+        break;
     }
     return task->transport->path_name();
 }

@@ -5,9 +5,16 @@
 //
 // Lock order: a task's mutex may be taken before a worker's queue lock, never after. The
 // worker's thread takes a task's mutex only while holding nothing else.
+//
+// Nothing the application thread calls (submit, pump, acquire, release, stats, pulse) reads,
+// waits on or locks against a worker's device: worker progress arrives through the worker's
+// completion watcher as host memory (Worker::completed_work), and a task's preparation
+// (workload pipelines, uploads, transfer resources) runs on the runtime's preparation thread.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +49,13 @@ public:
     RuntimeImpl(const RuntimeImpl&) = delete;
     RuntimeImpl& operator=(const RuntimeImpl&) = delete;
 
+    // Checks the description, places the task and prepares it on the preparation thread; waits
+    // for that and rethrows what it threw (set-up code).
     TaskId register_task(const TaskDesc& desc);
+    // The same without waiting: the id is usable at once, and submit() answers Preparing until
+    // the task is ready (stats() says when, or why it failed). Throws Error only for what is
+    // wrong with the description itself.
+    TaskId register_task_async(const TaskDesc& desc);
     SubmitResult submit(TaskId id, std::span<const std::byte> snapshot) noexcept;
     void pump() noexcept;
     std::optional<Lease> acquire(TaskId id) noexcept;
@@ -76,6 +89,13 @@ public:
 private:
     void open_workers(const std::vector<std::uint32_t>& worker_adapters);
     void start_worker_threads();
+    // Builds the task's workload, transport and slot resources (preparation thread).
+    void prepare(Task& task);
+    void preparation_loop() noexcept;
+    // Stops the preparation thread; tasks still queued fail (shutdown).
+    void stop_preparation() noexcept;
+    // The worker saw the job's GPU work complete (its watcher thread).
+    void job_completed(const WorkerJob& job) noexcept;
     [[nodiscard]] Task* find(TaskId id) const noexcept;
     [[nodiscard]] Worker& place(const TaskDesc& desc);
     // The job thread's part: records and submits the job's work, then queues submit_transfer
@@ -102,6 +122,7 @@ private:
     void pump_all() noexcept;
 
     RuntimeOptions m_options;
+    bool m_poll = false; // Tandem's threads may poll before sleeping (core/cpu.hpp may_poll)
     std::unique_ptr<Instance> m_instance;
     std::vector<Adapter> m_adapters;
     std::unique_ptr<Device> m_primary;
@@ -120,6 +141,15 @@ private:
 
     std::atomic<bool> m_stop_completion{false};
     std::thread m_completion;
+
+    // Tasks waiting for the preparation thread, FIFO; m_prepared_cv tells blocking
+    // registrations that a preparation ended.
+    std::mutex m_prepare_mutex;
+    std::condition_variable m_prepare_cv;
+    std::condition_variable m_prepared_cv;
+    std::deque<Task*> m_to_prepare;
+    bool m_stop_prepare = false;
+    std::thread m_preparer;
 };
 
 } // namespace tandem::detail

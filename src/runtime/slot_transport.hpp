@@ -34,6 +34,9 @@ struct TransportDesc {
     std::uint32_t slots = 3;
     std::chrono::milliseconds timeout{5000};
     std::optional<TransferPath> forced;
+    // Whether a host bridge may poll before sleeping (false: it sleeps at once, leaving the
+    // CPU to a CPU device or a small machine).
+    bool spin = true;
 };
 
 class SlotTransport {

@@ -79,6 +79,7 @@ void Stream::run() {
             break;
         }
         case SubmitStatus::Busy:
+        case SubmitStatus::Preparing: // nothing changed either way
             m_busy.fetch_add(1, std::memory_order_relaxed);
             break;
         case SubmitStatus::Failed:

@@ -4,12 +4,20 @@
 // GPU resources of a slot are touched only by whoever owns the slot's current state (the
 // worker thread while Recording, nobody after). Created at registration, destroyed with the
 // runtime after its work drained.
+//
+// Preparation: the workload, transport, command pool and slot resources are made on the
+// runtime's preparation thread, after register_task returned the id; `phase` says when they
+// exist. Only after an acquire load of Ready may another thread touch them; until then the task
+// answers submits with Preparing and the pump and completion thread pass it over.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/resources.hpp"
@@ -34,6 +42,8 @@ struct SlotResources {
     }
 };
 
+enum class TaskPhase { Preparing, Ready, Failed };
+
 struct Task {
     Task(TaskId task_id, const TaskDesc& task_desc, Worker& task_worker)
         : id(task_id), desc(task_desc), worker(&task_worker), ring(task_desc.slots) {}
@@ -41,6 +51,17 @@ struct Task {
     const TaskId id;
     const TaskDesc desc;
     Worker* const worker;
+    // Set once by the preparation thread (release), after everything below it wrote; see above.
+    std::atomic<TaskPhase> phase{TaskPhase::Preparing};
+    // Failed: why, as a sentence, and the exception a blocking register_task rethrows. Written
+    // before phase becomes Failed.
+    std::string preparation_error;
+    std::exception_ptr preparation_exception;
+    [[nodiscard]] bool prepared() const noexcept {
+        // Acquire: pairs with the preparation thread's release of Ready.
+        return phase.load(std::memory_order_acquire) == TaskPhase::Ready;
+    }
+
     bool same_device = false;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;

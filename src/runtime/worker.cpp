@@ -1,18 +1,20 @@
 #include "runtime/worker.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <spdlog/spdlog.h>
 
-#include "core/cpu.hpp"
-
 namespace tandem::detail {
 
-Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop)
+Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop,
+               JobFn on_complete, bool spin)
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
+      m_on_complete(std::move(on_complete)), m_spin(spin),
       m_work(device, device.label() + " work timeline") {
     m_thread = std::thread([this] { run(); });
     m_transfer_thread = std::thread([this] { run_transfers(); });
+    m_watch_thread = std::thread([this] { run_watch(); });
 }
 
 Worker::~Worker() {
@@ -29,6 +31,14 @@ void Worker::enqueue(const WorkerJob& job) {
         m_job_posts.fetch_add(1, std::memory_order_release);
     }
     m_cv.notify_one();
+}
+
+void Worker::note_submitted(const WorkerJob& job, std::uint64_t work_value) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_submitted.emplace_back(work_value, job);
+    }
+    m_watch_cv.notify_one();
 }
 
 void Worker::enqueue_transfer(const WorkerJob& job, std::function<void()> step) {
@@ -135,6 +145,10 @@ void Worker::stop() {
     }
     m_cv.notify_all();
     m_transfer_cv.notify_all();
+    m_watch_cv.notify_all();
+    if (m_watch_thread.joinable()) {
+        m_watch_thread.join();
+    }
     if (m_thread.joinable()) {
         m_thread.join();
     }
@@ -157,7 +171,7 @@ void Worker::stop() {
 template <typename Queue>
 bool Worker::wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queue,
                            std::condition_variable& cv, const std::atomic<std::uint64_t>& posts) {
-    if (!m_stop && queue.empty() && has_spare_cores()) {
+    if (!m_stop && queue.empty() && m_spin) {
         // Poll briefly before sleeping: a job that follows within k_spin needs no wake-up.
         const std::uint64_t seen = posts.load(std::memory_order_relaxed);
         lock.unlock();
@@ -206,6 +220,65 @@ void Worker::run_transfers() {
         }
         next.step();
     }
+}
+
+bool Worker::poll_completions() noexcept {
+    std::uint64_t value = 0;
+    const VkResult r = m_work.value(value);
+    if (r != VK_SUCCESS) {
+        m_watch_result.store(r, std::memory_order_release);
+        return false;
+    }
+    if (value <= m_completed_work.load(std::memory_order_relaxed)) {
+        return false;
+    }
+    // Report the jobs first, then publish the value: a thread that sees the value (acquire)
+    // also sees what on_complete did for the jobs behind it.
+    for (;;) {
+        WorkerJob job;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_submitted.empty() || m_submitted.front().first > value) {
+                break;
+            }
+            job = m_submitted.front().second;
+            m_submitted.pop_front();
+        }
+        m_on_complete(*this, job);
+    }
+    m_completed_work.store(value, std::memory_order_release);
+    return true;
+}
+
+void Worker::run_watch() {
+    // Polls the counter rather than blocking in vkWaitSemaphores (a blocked thread can wake
+    // milliseconds late, and on the H200s it slowed other work on the device); the sleep grows
+    // while nothing completes and drops back when something does.
+    constexpr auto k_min_sleep = std::chrono::microseconds(5);
+    constexpr auto k_max_sleep = std::chrono::microseconds(200);
+    auto sleep = k_min_sleep;
+    for (;;) {
+        {
+            std::unique_lock lock(m_mutex);
+            m_watch_cv.wait(lock, [&] {
+                return m_stop || (!m_submitted.empty() &&
+                                  m_watch_result.load(std::memory_order_relaxed) == VK_SUCCESS);
+            });
+            if (m_stop) {
+                return;
+            }
+        }
+        if (poll_completions()) {
+            sleep = k_min_sleep;
+            continue;
+        }
+        std::this_thread::sleep_for(sleep);
+        sleep = std::min(sleep * 2, k_max_sleep);
+    }
+}
+
+void Worker::observe_completions() noexcept {
+    (void)poll_completions();
 }
 
 } // namespace tandem::detail

@@ -6,14 +6,22 @@
 // stays a lock and a push. Both queues are FIFO, so each task's transfers are submitted in the
 // order of its jobs.
 //
+// A third thread, the completion watcher, is the only one that reads the worker's work timeline:
+// while submitted work is outstanding it polls the counter (never a blocking wait), publishes
+// the completed value as a plain atomic (completed_work()) and runs `on_complete` for each job
+// whose work it saw complete. So the runtime's pump() and everything else on the application
+// thread learn of worker progress from host memory alone, and never call into, wait on or lock
+// against the worker's device, however slow it is.
+//
 // A worker is *lost* once its device reported VK_ERROR_DEVICE_LOST, a submit failed, its
 // transfer failed, or its work did not complete in time; lost is final. Test hooks hold a
 // job back (to force out-of-order completion) and release it.
 //
 // Threads: enqueue/hold/release_held/mark_lost from any thread; the job callback runs on the
-// job thread, enqueue_transfer from it, and transfer steps on the transfer thread. stop() (and
-// the destructor) drop queued jobs and transfer steps, hand each one's job to `on_drop`, and join
-// both threads.
+// job thread, enqueue_transfer and note_submitted from it, transfer steps on the transfer
+// thread, `on_complete` on the watcher thread. stop() (and the destructor) drop queued jobs and
+// transfer steps, hand each one's job to `on_drop`, and join the three threads;
+// observe_completions() then reports what completed after the watcher stopped.
 #pragma once
 
 #include <atomic>
@@ -47,7 +55,10 @@ public:
     using JobFn = std::function<void(Worker&, const WorkerJob&)>;
 
     // `index`: 0 for the primary's own context, 1.. for worker devices.
-    Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop);
+    // `spin`: whether the threads may poll briefly before sleeping (a machine with cores to
+    // spare and no CPU Vulkan device to leave them to).
+    Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on_drop,
+           JobFn on_complete, bool spin);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -63,6 +74,23 @@ public:
     [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
 
     void enqueue(const WorkerJob& job);
+    // The job thread submitted `job`'s work, signalling work_timeline() at `work_value`: the
+    // watcher reports it to `on_complete` once the timeline reaches that value.
+    void note_submitted(const WorkerJob& job, std::uint64_t work_value);
+    // The highest work_timeline() value the watcher has seen completed. Host memory only: any
+    // thread, never touches the device.
+    [[nodiscard]] std::uint64_t completed_work() const noexcept {
+        // Acquire: pairs with the watcher's release, so what on_complete wrote is visible too.
+        return m_completed_work.load(std::memory_order_acquire);
+    }
+    // VK_SUCCESS, or what the device answered when the watcher read the timeline (the worker
+    // is then as good as lost; the runtime reports it).
+    [[nodiscard]] VkResult watch_result() const noexcept {
+        return m_watch_result.load(std::memory_order_acquire);
+    }
+    // After stop(): reads the timeline once on the calling thread and reports the jobs whose
+    // work completed since the watcher stopped (shutdown, once the work drained).
+    void observe_completions() noexcept;
     // The second half of a job: runs on the transfer thread, in the order enqueued.
     void enqueue_transfer(const WorkerJob& job, std::function<void()> step);
     // Test hooks: jobs of (task, generation) wait in a side list until release_held().
@@ -103,11 +131,15 @@ private:
     };
     void run();
     void run_transfers();
+    void run_watch();
+    // Reads the timeline once; publishes a new completed value and reports the jobs it
+    // completes. True when it moved. Watcher thread (or after stop()).
+    bool poll_completions() noexcept;
     // Waits (holding `lock` on m_mutex) until `queue` has work or stop() was called; false on
     // stop. Before sleeping it polls `posts` for up to k_spin: a job that follows within that
     // time (as it does when jobs are pipelined) is taken without a wake-up, which costs tens of
     // microseconds on a busy or virtualised machine; an idle worker pays one k_spin of yielding
-    // per job. It polls only on a machine with cores to spare (has_spare_cores()).
+    // per job. It polls only when the worker was made with `spin`.
     static constexpr std::chrono::microseconds k_spin{50};
     template <typename Queue>
     bool wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queue,
@@ -117,6 +149,8 @@ private:
     std::uint32_t m_index;
     JobFn m_on_job;
     JobFn m_on_drop;
+    JobFn m_on_complete;
+    bool m_spin;
     TimelineSemaphore m_work;
     std::uint64_t m_work_value = 0; // worker thread only
 
@@ -137,8 +171,14 @@ private:
     std::atomic<std::uint64_t> m_job_posts{0};
     std::atomic<std::uint64_t> m_transfer_posts{0};
     std::condition_variable m_transfer_cv;
+    // Jobs submitted and not yet seen complete, in work-value order (guarded by m_mutex).
+    std::deque<std::pair<std::uint64_t, WorkerJob>> m_submitted;
+    std::condition_variable m_watch_cv;
+    std::atomic<std::uint64_t> m_completed_work{0};
+    std::atomic<VkResult> m_watch_result{VK_SUCCESS};
     std::thread m_thread;
     std::thread m_transfer_thread;
+    std::thread m_watch_thread;
 };
 
 } // namespace tandem::detail

@@ -10,11 +10,17 @@
 // for tasks registered afterwards; existing workloads keep theirs.
 //
 // GPU time: where the device's main queue has timestamps, each generation's commands are timed
-// (two timestamps per slot); SceneCaptureTimes, returned by the registration, sums the times of
-// completed generations per device, so a caller can report how busy each worker was.
+// (two timestamps per slot, copied into a host-visible buffer by the commands themselves);
+// completed(), on the worker's watcher thread, reads a finished generation's pair from that
+// buffer, and record() reads a slot's previous pair before reusing it if completed() has not. No
+// thread ever calls vkGetQueryPoolResults (some drivers wait for the device there), so reading
+// the sums costs the reader nothing on the worker's device. SceneCaptureTimes, returned by the
+// registration, sums the times of completed generations per device, so a caller can report how
+// busy each worker was.
 //
-// Threads: as Workload (construction at set-up may throw; record() never throws);
-// SceneCaptureTimes may be read from any thread.
+// Threads: as Workload (construction at set-up may throw; record() and completed() never
+// throw); SceneCaptureTimes may be read from any thread: it touches host memory only and never
+// waits for a recording in progress.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "core/handle.hpp"
+#include "core/resources.hpp"
 #include "render/scene_capture.hpp"
 #include "scene/scene.hpp"
 #include "workloads/workload.hpp"
@@ -65,8 +72,8 @@ public:
                     first_ms - earlier.first_ms, firsts - earlier.firsts};
         }
     };
-    // Collects what completed so far (timestamps of generations still in flight are not
-    // counted) and returns the sums.
+    // The sums of what completed so far (generations still in flight, or whose completion the
+    // worker has not observed yet, are not counted). Host memory only.
     [[nodiscard]] std::map<std::uint32_t, DeviceTime> busy() const;
     // The same sums per (task name, device): what the scheduler's cost model observes.
     [[nodiscard]] std::map<std::pair<std::string, std::uint32_t>, DeviceTime> busy_by_task() const;
@@ -102,6 +109,8 @@ public:
     [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t slot,
                                   const WorkloadTarget& target, std::uint64_t generation,
                                   std::span<const std::byte> snapshot) noexcept override;
+    // Counts the generation's GPU time (when it is still the slot's pending one).
+    void completed(std::uint32_t slot, std::uint64_t generation) noexcept override;
 
     [[nodiscard]] const SceneCapture& capture() const noexcept { return m_capture; }
 
@@ -120,21 +129,26 @@ private:
     std::uint32_t m_slots;
     SceneCapture m_capture;
     std::shared_ptr<SceneCaptureTimes> m_times;
+    static constexpr VkDeviceSize k_result_bytes = 4 * sizeof(std::uint64_t);
     Handle<VkQueryPool> m_queries; // two per slot; null when the queue has no timestamps
+    // Per slot: (start, start available, end, end available), written by the slot's commands.
+    Buffer m_results;
     double m_period_ns = 0;
     std::uint64_t m_mask = 0;
-    std::mutex m_mutex; // record() (worker thread) against collect() (any thread)
-    // Per slot: timestamps written and not yet counted, and the last pair counted (a pair read
-    // again before the slot's next reset executes is the same pair: not counted twice).
-    std::vector<bool> m_pending;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> m_counted;
+    // record() (job thread) against completed() (watcher thread): which generation's
+    // timestamps each slot holds and has not counted (0: none).
+    std::mutex m_slot_mutex;
+    std::vector<std::uint64_t> m_pending;
+    // The sums not yet collected; completed()/record() against collect() (any thread). Held
+    // only to add or take numbers, never while recording.
+    std::mutex m_sum_mutex;
     double m_busy_ms = 0;
     std::uint64_t m_generations = 0;
     bool m_first_counted = false;   // the first generation was timed
     bool m_first_collected = false; // and handed to collect()
     double m_first_ms = 0;
-    // Counts the slot's pair when it is new; caller holds m_mutex.
-    void count(std::uint32_t slot, std::uint64_t start, std::uint64_t end) noexcept;
+    // Reads the slot's pair from m_results and adds it to the sums; caller holds m_slot_mutex.
+    void count_slot(std::uint32_t slot) noexcept;
 };
 
 // Registers "scene-capture" for the scene whose assets are `assets`; the returned object sums

@@ -43,8 +43,7 @@ std::vector<std::string> workload_names() {
     return names;
 }
 
-std::unique_ptr<Workload> create_workload(std::string_view name, const Device& device,
-                                          const WorkloadParams& params) {
+WorkloadFactory find_workload(std::string_view name) {
     WorkloadFactory factory;
     {
         Registry& r = registry();
@@ -61,7 +60,12 @@ std::unique_ptr<Workload> create_workload(std::string_view name, const Device& d
         }
         throw Error("Workload '" + std::string(name) + "' is not known", "Use one of: " + known);
     }
-    return factory(device, params);
+    return factory;
+}
+
+std::unique_ptr<Workload> create_workload(std::string_view name, const Device& device,
+                                          const WorkloadParams& params) {
+    return find_workload(name)(device, params);
 }
 
 } // namespace tandem::detail

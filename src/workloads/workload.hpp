@@ -4,8 +4,10 @@
 // belong to that device. Workloads are made by name through the registry here; the pattern
 // workload is built in, other layers (scene capture) register theirs with register_workload().
 //
-// Threads: a factory runs at task registration (set-up: may throw tandem::Error). record() runs
-// on the worker's submission thread only, one call at a time per object; it never throws.
+// Threads: a factory runs when the task is prepared, on the runtime's preparation thread (set-up:
+// may throw tandem::Error). record() runs on the worker's submission thread only, one call at a
+// time per object; completed() on the worker's completion watcher; neither throws, and neither
+// is ever called on the application's thread.
 // Lifetime: the runtime destroys a workload only after every command buffer it recorded has
 // completed (or its device was lost).
 #pragma once
@@ -70,6 +72,13 @@ public:
     [[nodiscard]] virtual VkResult record(VkCommandBuffer cmd, std::uint32_t slot,
                                           const WorkloadTarget& target, std::uint64_t generation,
                                           std::span<const std::byte> snapshot) noexcept = 0;
+
+    // The GPU work recorded for `generation` into slot `slot` was observed complete on the
+    // worker's device: the place to read what it measured (timestamps) without waiting. Called
+    // once per submitted generation, in submit order, on the worker's watcher thread; it may
+    // run concurrently with record() of another slot, and after the slot was recorded again (a
+    // generation's results must be told apart). Must be cheap and must not block.
+    virtual void completed(std::uint32_t /*slot*/, std::uint64_t /*generation*/) noexcept {}
 };
 
 using WorkloadFactory =
@@ -79,6 +88,8 @@ using WorkloadFactory =
 void register_workload(const std::string& name, WorkloadFactory factory);
 // Every registered name, sorted ("pattern" always).
 [[nodiscard]] std::vector<std::string> workload_names();
+// The factory registered under `name` now. Throws Error naming the known workloads when unknown.
+[[nodiscard]] WorkloadFactory find_workload(std::string_view name);
 // Creates workload `name` for `device`. Throws Error naming the known workloads when unknown.
 [[nodiscard]] std::unique_ptr<Workload> create_workload(std::string_view name, const Device& device,
                                                         const WorkloadParams& params);

@@ -2,8 +2,13 @@
 // primary and two workers), with synthetic profiles whose numbers each test chooses: auto tasks
 // avoid a slow worker; tasks whose transfer is dear stay on the primary; a stalled measurement
 // moves nothing; a lost worker's tasks move in the next decision while the surface keeps its
-// last good output (exact pixels) until the new device's arrives; manual placements are never
+// last good output (exact pixels) until the new device's arrives; a move is prepared off the
+// frame (frames go on while its workload is built); manual placements are never
 // overridden; a profile of other devices is refused with the reason.
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
 #include <gtest/gtest.h>
 
 #include "autoplace/auto_placer.hpp"
@@ -174,12 +179,23 @@ TEST_F(AutoPlacerTest, ALostWorkersTasksMoveInTheNextFrameAndTheirOutputStaysVis
     }));
     const std::uint64_t last_good = runtime->stats(first).newest_generation;
 
-    // The very next decision moves the task off the lost worker.
+    // The very next decision moves the task off the lost worker: it is prepared there off the
+    // frame, and the frames meanwhile keep showing the lost worker's last good output.
     frame();
-    EXPECT_EQ(placer->device(a), worker(1));
+    EXPECT_EQ(placer->plan().device_of("a"), worker(1));
     EXPECT_EQ(placer->lost(), std::vector<std::uint32_t>{worker(0)});
     ASSERT_EQ(placer->plan().tasks.size(), 1u);
     EXPECT_TRUE(placer->plan().tasks[0].lost_move);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        auto lease = show();
+        EXPECT_TRUE(lease) << "the surface went blank while the move was prepared";
+        if (lease) {
+            EXPECT_EQ(lease->task, first);
+            EXPECT_EQ(lease->generation, last_good);
+        }
+        frame();
+        return placer->device(a) == worker(1);
+    }));
     const TaskId second = *placer->active_id(a);
     EXPECT_NE(second, first);
 
@@ -203,6 +219,79 @@ TEST_F(AutoPlacerTest, ALostWorkersTasksMoveInTheNextFrameAndTheirOutputStaysVis
         frame();
     }
     EXPECT_TRUE(switched) << "the new device never delivered";
+}
+
+TEST_F(AutoPlacerTest, AMoveIsPreparedOffTheFrame) {
+    // The pattern workload, whose preparation on worker 1 waits until the test lets it go: a
+    // pipeline build that takes as long as the test likes.
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool released = false;
+    const std::uint32_t held_device = worker(1);
+    detail::register_workload("pattern-slow-on-worker-1",
+                              [&](const detail::Device& device, const detail::WorkloadParams& p) {
+                                  if (device.info().index == held_device) {
+                                      std::unique_lock lock(mutex);
+                                      cv.wait(lock, [&] { return released; });
+                                  }
+                                  return detail::create_workload("pattern", device, p);
+                              });
+    const auto let_go = [&] {
+        std::lock_guard lock(mutex);
+        released = true;
+        cv.notify_all();
+    };
+    struct LetGoAtExit { // a failed assertion must not leave the preparation thread waiting
+        std::function<void()> let_go;
+        ~LetGoAtExit() { let_go(); }
+    } at_exit{let_go};
+    start(profile_of(devices, 200.0, 0.5, 1.0));
+    auto reader = make_reader(*runtime, k_w, k_h);
+    auto task = pattern("a");
+    task.desc.workload = "pattern-slow-on-worker-1";
+    const auto a = placer->add(task);
+    frame();
+    ASSERT_EQ(placer->device(a), worker(0));
+    const TaskId first = *placer->active_id(a);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        frame();
+        return runtime->stats(first).ready >= 2;
+    }));
+    runtime->impl().force_device_lost(first);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        (void)runtime->submit(first);
+        return runtime->stats(first).worker_lost;
+    }));
+    const std::uint64_t last_good = runtime->stats(first).newest_generation;
+
+    // 200 frames while worker 1 builds the task's pipeline: every one shows the last good output.
+    for (int f = 0; f < 200; ++f) {
+        frame();
+        EXPECT_EQ(placer->plan().device_of("a"), worker(1));
+        auto lease = placer->acquire(a);
+        ASSERT_TRUE(lease) << "frame " << f << ": the surface went blank";
+        EXPECT_EQ(lease->task, first);
+        EXPECT_EQ(lease->generation, last_good);
+        std::uint64_t v = 0;
+        expect_pattern(read_back(*reader, *lease, v), *lease);
+        placer->release(*lease, v);
+    }
+    EXPECT_EQ(placer->device(a), worker(0)) << "switched before the new device was prepared";
+
+    let_go();
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        frame();
+        auto lease = placer->acquire(a);
+        if (!lease) {
+            ADD_FAILURE() << "the surface went blank";
+            return true;
+        }
+        std::uint64_t v = 0;
+        expect_pattern(read_back(*reader, *lease, v), *lease);
+        placer->release(*lease, v);
+        return lease->task != first;
+    }));
+    EXPECT_EQ(placer->device(a), worker(1));
 }
 
 TEST_F(AutoPlacerTest, ManualPlacementsAreNeverOverridden) {

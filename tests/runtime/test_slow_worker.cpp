@@ -1,0 +1,368 @@
+// A slow worker never slows the application's frames: with a worker's GPU work held (its
+// commands wait on an event the test sets), or a task's preparation held (its workload factory
+// waits for the test), the application thread runs its frames (submit, pump, acquire, release,
+// the scheduler's per-frame reads and a main view rendered on the primary) to the end; the held
+// work is published afterwards. Liveness, not timing: a frame loop that waited on the worker
+// would not finish until a watchdog let the worker go, and the test would fail.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/vk_check.hpp"
+#include "render/headless.hpp"
+#include "render/renderer.hpp"
+#include "render/scene_capture.hpp"
+#include "runtime_fixture.hpp"
+#include "scene/demo_scene.hpp"
+#include "scene/snapshot.hpp"
+#include "scene/snapshot_codec.hpp"
+#include "workloads/scene_capture_workload.hpp"
+
+namespace tandem::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t k_frames = 200;
+constexpr std::uint32_t k_w = 64;
+constexpr std::uint32_t k_h = 48;
+
+// Events that hold the GPU work of every GatedCapture until open(); a watchdog opens them after
+// a minute so that a frame loop that waits on the worker fails instead of hanging.
+class GpuGate {
+public:
+    VkEvent add(const detail::Device& device) {
+        VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+        VkEvent event = VK_NULL_HANDLE;
+        detail::vk_check(vkCreateEvent(device.handle(), &info, nullptr, &event), "vkCreateEvent");
+        std::lock_guard lock(m_mutex);
+        if (m_open) {
+            detail::vk_check(vkSetEvent(device.handle(), event), "vkSetEvent");
+        }
+        m_events.push_back({device.handle(), event});
+        return event;
+    }
+    void remove(VkEvent event) {
+        std::lock_guard lock(m_mutex);
+        for (auto it = m_events.begin(); it != m_events.end(); ++it) {
+            if (it->second == event) {
+                vkDestroyEvent(it->first, event, nullptr);
+                m_events.erase(it);
+                return;
+            }
+        }
+    }
+    void open() {
+        std::lock_guard lock(m_mutex);
+        m_open = true;
+        for (const auto& [device, event] : m_events) {
+            detail::vk_check(vkSetEvent(device, event), "vkSetEvent");
+        }
+    }
+    [[nodiscard]] bool opened() const {
+        std::lock_guard lock(m_mutex);
+        return m_open;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    bool m_open = false;
+    std::vector<std::pair<VkDevice, VkEvent>> m_events;
+};
+
+// The scene-capture workload whose commands first wait for the gate's event (set from the
+// host), so the worker's GPU stays busy with the job for as long as the test likes.
+class GatedCapture final : public detail::Workload {
+public:
+    GatedCapture(const detail::Device& device, const detail::WorkloadParams& params,
+                 const std::shared_ptr<const detail::SceneAssets>& assets,
+                 std::shared_ptr<detail::SceneCaptureTimes> times, GpuGate& gate)
+        : m_gate(gate), m_event(gate.add(device)), m_inner(device, params, assets, times) {}
+    ~GatedCapture() override { m_gate.remove(m_event); }
+
+    VkImageUsageFlags target_usage() const noexcept override { return m_inner.target_usage(); }
+    detail::WorkloadOutput output() const noexcept override { return m_inner.output(); }
+    VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
+                    std::uint64_t generation,
+                    std::span<const std::byte> snapshot) noexcept override {
+        vkCmdWaitEvents(cmd, 1, &m_event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
+        return m_inner.record(cmd, slot, target, generation, snapshot);
+    }
+    void completed(std::uint32_t slot, std::uint64_t generation) noexcept override {
+        m_inner.completed(slot, generation);
+    }
+
+private:
+    GpuGate& m_gate;
+    VkEvent m_event;
+    detail::SceneCaptureWorkload m_inner;
+};
+
+// Holds every workload made by its factory until release(): a pipeline build that takes as
+// long as the test likes.
+class PreparationGate {
+public:
+    void wait() {
+        std::unique_lock lock(m_mutex);
+        m_entered = true;
+        m_cv.notify_all();
+        m_cv.wait(lock, [&] { return m_released; });
+    }
+    void release() {
+        std::lock_guard lock(m_mutex);
+        m_released = true;
+        m_cv.notify_all();
+    }
+    [[nodiscard]] bool released() const {
+        std::lock_guard lock(m_mutex);
+        return m_released;
+    }
+    bool wait_entered(std::chrono::seconds timeout) {
+        std::unique_lock lock(m_mutex);
+        return m_cv.wait_for(lock, timeout, [&] { return m_entered; });
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_entered = false;
+    bool m_released = false;
+};
+
+// Calls `let_go` if finish() was not called within a minute, and at destruction in any case
+// (a failed assertion must not leave the worker or the preparation thread waiting).
+class Watchdog {
+public:
+    explicit Watchdog(std::function<void()> let_go)
+        : m_let_go(std::move(let_go)), m_thread([this] {
+              std::unique_lock lock(m_mutex);
+              if (!m_cv.wait_for(lock, 60s, [&] { return m_done; })) {
+                  m_fired = true;
+                  lock.unlock();
+                  m_let_go();
+              }
+          }) {}
+    ~Watchdog() {
+        finish();
+        m_let_go();
+    }
+    // Stops the watchdog; true when it had to let the worker go.
+    bool finish() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_done = true;
+        }
+        m_cv.notify_all();
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+        return m_fired;
+    }
+
+private:
+    std::function<void()> m_let_go;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_done = false;
+    bool m_fired = false;
+    std::thread m_thread;
+};
+
+class SlowWorkerTest : public RuntimeTest {
+protected:
+    void SetUp() override {
+        RuntimeTest::SetUp();
+        detail::Scene scene = detail::make_demo_scene();
+        m_assets = scene.shared_assets();
+        detail::ViewRequest request;
+        request.camera = 0;
+        request.aspect = static_cast<float>(k_w) / static_cast<float>(k_h);
+        m_snapshot = detail::encode_snapshot(detail::snapshot(scene, request));
+        m_main_snapshot = detail::snapshot(scene, request);
+    }
+
+    std::unique_ptr<Runtime> make_slow_runtime() {
+        RuntimeOptions options;
+        options.worker_timeout = std::chrono::milliseconds(120'000); // held, not lost
+        return make_runtime("1", options);
+    }
+
+    // One application frame: submits to every task, pumps, reads the scheduler's numbers,
+    // renders the main view on the primary and reads every leased output there. Returns the
+    // generations shown.
+    std::vector<std::uint64_t> frame(Runtime& runtime, const std::vector<TaskId>& tasks,
+                                     detail::HeadlessView& view, detail::LeaseReader& reader,
+                                     const detail::SceneCaptureTimes* times) {
+        for (TaskId t : tasks) {
+            const SubmitResult r = runtime.submit(t, m_snapshot);
+            EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+        }
+        runtime.pump();
+        if (times != nullptr) {
+            (void)times->busy_by_task(); // what `tandem run`'s scheduler reads every frame
+        }
+        std::vector<std::uint64_t> shown;
+        for (TaskId t : tasks) {
+            (void)runtime.stats(t);
+            (void)runtime.impl().pulse(t, 8);
+            if (auto lease = runtime.acquire(t)) {
+                const std::uint64_t value = reader.read(*lease, false);
+                EXPECT_NE(value, 0u);
+                runtime.release(*lease, value);
+                shown.push_back(lease->generation);
+            } else {
+                shown.push_back(0);
+            }
+        }
+        (void)view.render(m_main_snapshot);
+        return shown;
+    }
+
+    std::shared_ptr<const detail::SceneAssets> m_assets;
+    std::vector<std::byte> m_snapshot;
+    detail::FrameSnapshot m_main_snapshot;
+};
+
+TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
+    GpuGate gate; // outlives the runtime, whose workloads use it
+    auto times = std::make_shared<detail::SceneCaptureTimes>();
+    auto runtime = make_slow_runtime();
+    const std::string workload = "gated-capture";
+    detail::register_workload(
+        workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
+            return std::make_unique<GatedCapture>(device, params, m_assets, times, gate);
+        });
+    TaskDesc desc;
+    desc.name = "held";
+    desc.workload = workload;
+    desc.width = k_w;
+    desc.height = k_h;
+    desc.placement = "worker:0";
+    const TaskId held = runtime->register_task(desc);
+    TaskDesc primary_desc = pattern_task("primary", k_w, k_h);
+    const TaskId own = runtime->register_task(primary_desc);
+
+    const detail::Device& primary = runtime->impl().primary();
+    const auto cache = detail::shared_mesh_cache(primary, m_assets);
+    const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
+    detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
+    auto reader = make_reader(*runtime, k_w, k_h);
+
+    std::uint64_t own_newest = 0;
+    {
+        Watchdog watchdog([&] { gate.open(); });
+        for (std::uint32_t f = 0; f < k_frames; ++f) {
+            const auto shown = frame(*runtime, {held, own}, view, *reader, times.get());
+            ASSERT_EQ(shown[0], 0u) << "frame " << f << " shows held work";
+            EXPECT_GE(shown[1], own_newest) << "frame " << f;
+            own_newest = shown[1];
+        }
+        EXPECT_FALSE(watchdog.finish())
+            << "the frames finished only once the worker was let go: a frame waited on it";
+        EXPECT_GT(own_newest, 0u) << "the primary's own task published nothing meanwhile";
+        const TaskStats before = runtime->stats(held);
+        EXPECT_EQ(before.ready, 0u);
+        EXPECT_GT(before.accepted, 0u);
+    } // lets the worker go
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(held).newest_generation > 0; }));
+    const auto lease = runtime->acquire(held);
+    ASSERT_TRUE(lease);
+    EXPECT_GE(lease->generation, 1u);
+    runtime->release(*lease, 0);
+    // The worker's GPU time arrived as numbers, read on its own thread.
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        for (const auto& [key, t] : times->busy_by_task()) {
+            if (key.first == "held" && t.generations > 0) {
+                return true;
+            }
+        }
+        return false;
+    }));
+}
+
+TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
+    PreparationGate preparation;
+    auto times = std::make_shared<detail::SceneCaptureTimes>();
+    auto runtime = make_slow_runtime();
+    const std::string workload = "slow-to-prepare";
+    detail::register_workload(
+        workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
+            preparation.wait(); // the pipeline build that takes its time
+            return std::make_unique<detail::SceneCaptureWorkload>(device, params, m_assets, times);
+        });
+    const TaskId own = runtime->register_task(pattern_task("primary", k_w, k_h));
+    TaskDesc desc;
+    desc.name = "slow";
+    desc.workload = workload;
+    desc.width = k_w;
+    desc.height = k_h;
+    desc.placement = "worker:0";
+    const TaskId slow = runtime->register_task_async(desc);
+    ASSERT_TRUE(preparation.wait_entered(30s));
+    EXPECT_TRUE(runtime->stats(slow).preparing);
+    EXPECT_EQ(runtime->submit(slow, m_snapshot).status, SubmitStatus::Preparing);
+
+    const detail::Device& primary = runtime->impl().primary();
+    const auto cache = detail::shared_mesh_cache(primary, m_assets);
+    const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
+    detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
+    auto reader = make_reader(*runtime, k_w, k_h);
+    {
+        Watchdog watchdog([&] { preparation.release(); });
+        std::uint64_t own_newest = 0;
+        for (std::uint32_t f = 0; f < k_frames; ++f) {
+            const auto shown = frame(*runtime, {slow, own}, view, *reader, times.get());
+            ASSERT_EQ(shown[0], 0u);
+            EXPECT_GE(shown[1], own_newest);
+            own_newest = shown[1];
+        }
+        EXPECT_FALSE(watchdog.finish())
+            << "the frames finished only once the preparation was let go: a frame waited on it";
+        EXPECT_GT(own_newest, 0u);
+        EXPECT_TRUE(runtime->stats(slow).preparing);
+        EXPECT_EQ(runtime->stats(slow).accepted, 0u);
+    } // lets the preparation go
+    ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(slow).preparing; }));
+    EXPECT_EQ(runtime->stats(slow).preparation_error, "");
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        (void)runtime->submit(slow, m_snapshot);
+        return runtime->stats(slow).newest_generation > 0;
+    }));
+}
+
+TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
+    auto runtime = make_slow_runtime();
+    const std::string workload = "fails-to-prepare";
+    detail::register_workload(workload,
+                              [](const detail::Device&, const detail::WorkloadParams&)
+                                  -> std::unique_ptr<detail::Workload> {
+                                  throw Error("The test workload cannot be built here",
+                                              "Nothing to do: the test wants this");
+                              });
+    TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+    desc.workload = workload;
+    const TaskId id = runtime->register_task_async(desc);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(id).preparing; }));
+    const TaskStats s = runtime->stats(id);
+    EXPECT_NE(s.preparation_error.find("cannot be built here"), std::string::npos)
+        << s.preparation_error;
+    const SubmitResult r = runtime->submit(id, m_snapshot);
+    EXPECT_EQ(r.status, SubmitStatus::Failed);
+    EXPECT_NE(r.reason.find("cannot be built here"), std::string::npos) << r.reason;
+    // The blocking form throws what the preparation threw.
+    EXPECT_THROW((void)runtime->register_task(desc), Error);
+    // An unknown workload is refused at once, before any preparation.
+    desc.workload = "no-such-workload";
+    EXPECT_THROW((void)runtime->register_task_async(desc), Error);
+}
+
+} // namespace
+} // namespace tandem::test
