@@ -8,6 +8,12 @@
 #include "workloads/pattern.hpp"
 
 namespace tandem::detail {
+namespace {
+
+// An unlimited frame loop with nothing to read yet sleeps this long per frame.
+constexpr auto k_idle_frame = std::chrono::microseconds(100);
+
+} // namespace
 
 FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& stream_options,
                            const FrameLoopOptions& loop_options) {
@@ -38,6 +44,7 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
             break;
         }
         runtime.pump();
+        std::uint64_t frame_value = 0; // the primary timeline value of this frame's read
         if (auto lease = runtime.acquire(task)) {
             ++out.leases;
             if (!reader) {
@@ -66,6 +73,7 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
             }
             runtime.release(*lease, value);
             previous = lease->generation;
+            frame_value = value;
         }
         ++out.frames;
         if (loop_options.progress && now >= next_progress) {
@@ -78,6 +86,15 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
                 next_frame = Clock::now();
             }
             std::this_thread::sleep_until(next_frame);
+        } else if (frame_value != 0) {
+            // Unlimited: paced by the primary, as a real frame loop is by its GPU work: the next
+            // frame starts once this frame's read completed, and the thread yields in between,
+            // so a CPU device (lavapipe) keeps the cores it renders on.
+            (void)reader->wait(frame_value, std::chrono::seconds(10));
+            std::this_thread::yield();
+        } else {
+            // Nothing to show yet: no GPU work to be paced by, so do not spin.
+            std::this_thread::sleep_for(k_idle_frame);
         }
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();

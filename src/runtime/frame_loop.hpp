@@ -3,7 +3,10 @@
 // thread is the application's frame loop at a chosen FPS (or unlimited): each frame it pumps,
 // acquires the newest output, reads it on the primary (one texel; the whole image, checked
 // against the pattern's CPU reference, for every Nth new generation) and releases the lease
-// with the primary timeline value of that read.
+// with the primary timeline value of that read. At unlimited FPS the loop is paced by the
+// primary: a frame starts once the previous frame's read completed (the thread yields between
+// frames, and sleeps briefly while there is nothing to read), as a real frame loop is paced by
+// its GPU work, instead of spinning on the CPU a CPU worker device needs.
 //
 // Threads: runs on the calling thread (plus the stream's timer thread); returns when the
 // duration is over or the stream's limit was reached and nothing is in flight.
