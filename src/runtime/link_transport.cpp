@@ -57,6 +57,7 @@ private:
         d.slots = desc.slots;
         d.forced = desc.forced;
         d.timeout = desc.timeout;
+        d.worker_progress = desc.worker_progress;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }

@@ -418,6 +418,8 @@ void RuntimeImpl::prepare(Task& task_ref) {
     td.slots = desc.slots;
     td.timeout = m_options.worker_timeout;
     td.spin = m_poll;
+    Worker* worker = task->worker;
+    td.worker_progress = [worker] { return worker->completed_work(); };
     if (!m_options.transfer_path.empty()) {
         td.forced = parse_transfer_path(m_options.transfer_path);
     }
@@ -850,14 +852,18 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                     recycle(task, i);
                 }
             }
-            if (lost_reason.empty() && in_flight(s.state) && now - s.times.request > timeout) {
+            // Overdue: in flight for longer than the timeout during which the worker completed
+            // nothing (a slow worker with a long queue is busy, not lost).
+            if (lost_reason.empty() && in_flight(s.state) &&
+                now - std::max(s.times.request, worker.last_progress()) > timeout) {
                 // Say where it stopped, so a report from a machine names the stage.
-                lost_reason = "generation " + std::to_string(s.generation) + " of " +
-                              task.desc.name + " did not complete within " +
-                              std::to_string(timeout.count()) + " ms (slot " + std::to_string(i) +
-                              " " + to_string(s.state) + "; worker work " + std::to_string(worked) +
-                              "/" + std::to_string(s.work_value) + ", primary copy " +
-                              std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
+                lost_reason =
+                    "generation " + std::to_string(s.generation) + " of " + task.desc.name +
+                    " did not complete within " + std::to_string(timeout.count()) +
+                    " ms in which its worker completed nothing (slot " + std::to_string(i) + " " +
+                    to_string(s.state) + "; worker work " + std::to_string(worked) + "/" +
+                    std::to_string(s.work_value) + ", primary copy " + std::to_string(copied) +
+                    "/" + std::to_string(s.primary_value) + ")";
                 lost_reason += "; " + worker.activity();
                 if (const auto why = task.transport->not_ready_reason(); !why.empty()) {
                     lost_reason += "; the transfer last refused a submit because " + why;

@@ -37,6 +37,8 @@ struct TransportDesc {
     // Whether a host bridge may poll before sleeping (false: it sleeps at once, leaving the
     // CPU to a CPU device or a small machine).
     bool spin = true;
+    // Grows while the worker device makes progress (TransferDesc::worker_progress).
+    std::function<std::uint64_t()> worker_progress;
 };
 
 class SlotTransport {

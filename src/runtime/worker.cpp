@@ -246,6 +246,8 @@ bool Worker::poll_completions() noexcept {
         }
         m_on_complete(*this, job);
     }
+    m_progress_at.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                        std::memory_order_relaxed);
     m_completed_work.store(value, std::memory_order_release);
     return true;
 }

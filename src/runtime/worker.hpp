@@ -85,6 +85,12 @@ public:
     }
     // VK_SUCCESS, or what the device answered when the watcher read the timeline (the worker
     // is then as good as lost; the runtime reports it).
+    // When the watcher last saw the work timeline advance (steady clock; the worker's creation
+    // before that). A worker is overdue only after its timeout without progress.
+    [[nodiscard]] std::chrono::steady_clock::time_point last_progress() const noexcept {
+        return std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(m_progress_at.load(std::memory_order_relaxed)));
+    }
     [[nodiscard]] VkResult watch_result() const noexcept {
         return m_watch_result.load(std::memory_order_acquire);
     }
@@ -175,6 +181,7 @@ private:
     std::deque<std::pair<std::uint64_t, WorkerJob>> m_submitted;
     std::condition_variable m_watch_cv;
     std::atomic<std::uint64_t> m_completed_work{0};
+    std::atomic<std::chrono::steady_clock::rep> m_progress_at{0};
     std::atomic<VkResult> m_watch_result{VK_SUCCESS};
     std::thread m_thread;
     std::thread m_transfer_thread;

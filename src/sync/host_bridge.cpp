@@ -90,7 +90,8 @@ void HostBridge::fail(State state, std::string message) {
 
 VkResult HostBridge::wait_for_worker(std::uint64_t target) {
     const auto start = std::chrono::steady_clock::now();
-    const auto deadline = start + m_options.timeout;
+    auto deadline = start + m_options.timeout;
+    std::uint64_t progress = m_options.progress ? m_options.progress() : 0;
     auto sleep = k_first_sleep;
     for (;;) {
         std::uint64_t current = 0;
@@ -105,6 +106,12 @@ VkResult HostBridge::wait_for_worker(std::uint64_t target) {
             return VK_NOT_READY;
         }
         const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline && m_options.progress) {
+            if (const std::uint64_t p = m_options.progress(); p != progress) {
+                progress = p; // the device is busy with work queued ahead: not hung
+                deadline = now + m_options.timeout;
+            }
+        }
         if (now >= deadline) {
             return VK_TIMEOUT;
         }

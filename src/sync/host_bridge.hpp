@@ -45,6 +45,10 @@ public:
         // failure; after a timeout or failure, once state() says so): for releasing what the
         // dropped forwards held back. Must not throw.
         std::function<void()> on_exit;
+        // When set, a count that grows while the worker's device makes progress (any of its
+        // work completing): a wait then times out only after `timeout` without progress, so a
+        // slow worker with a long queue ahead of this wait is not taken for a hung one.
+        std::function<std::uint64_t()> progress;
     };
 
     // The action's result: VK_SUCCESS, or the failure that stops the bridge.

@@ -105,6 +105,7 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             HostBridge::Options options;
             options.name = base + " bridge";
             options.timeout = desc.timeout;
+            options.progress = desc.worker_progress;
             options.spin = desc.bridge_spin.value_or(
                 has_spare_cores() ? std::chrono::microseconds(1000) : std::chrono::microseconds(0));
             // Every slot's bands, and those of a transfer whose copies completed while its

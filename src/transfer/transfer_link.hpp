@@ -66,6 +66,9 @@ struct TransferDesc {
     std::vector<std::uint32_t> band_heights;
     std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
     std::chrono::milliseconds timeout{5000}; // bridge wait limit
+    // Optional: grows while the worker device makes progress (HostBridge::Options::progress);
+    // the bridge then gives up only after `timeout` without progress.
+    std::function<std::uint64_t()> worker_progress;
     // How long the bridge polls a pending band without sleeping (HostBridge::Options::spin).
     // Unset: 1000 us on a machine with cores to spare (has_spare_cores()), else none.
     std::optional<std::chrono::microseconds> bridge_spin;

@@ -3,10 +3,12 @@
 // waits for the test), the application thread runs its frames (submit, pump, acquire, release,
 // the scheduler's per-frame reads and a main view rendered on the primary) to the end; the held
 // work is published afterwards. Liveness, not timing: a frame loop that waited on the worker
-// would not finish until a watchdog let the worker go, and the test would fail.
+// would not finish until a watchdog let the worker go, and the test would fail. And a slow
+// worker with a queue longer than the timeout, completing work all along, is not lost.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -104,6 +106,90 @@ private:
     GpuGate& m_gate;
     VkEvent m_event;
     detail::SceneCaptureWorkload m_inner;
+};
+
+// Jobs whose GPU work each waits for an event of its own, which a ticker thread sets one at a
+// time, oldest first, every `period`: a worker that completes a job per period, however long
+// the queue of jobs behind it.
+class Ticker {
+public:
+    explicit Ticker(std::chrono::milliseconds period)
+        : m_period(period), m_thread([this] { run(); }) {}
+    ~Ticker() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_cv.notify_all();
+        m_thread.join();
+    }
+    // Sets `event` after every earlier one (recording thread). The caller owns it and calls
+    // forget() before destroying it.
+    void add(VkDevice device, VkEvent event) {
+        std::lock_guard lock(m_mutex);
+        m_waiting.emplace_back(device, event);
+    }
+    void forget(VkEvent event) {
+        std::lock_guard lock(m_mutex);
+        std::erase_if(m_waiting, [&](const auto& e) { return e.second == event; });
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(m_mutex);
+        while (!m_cv.wait_for(lock, m_period, [&] { return m_stop; })) {
+            if (!m_waiting.empty()) {
+                (void)vkSetEvent(m_waiting.front().first, m_waiting.front().second);
+                m_waiting.pop_front();
+            }
+        }
+        for (const auto& [device, event] : m_waiting) { // let the rest go at the end
+            (void)vkSetEvent(device, event);
+        }
+    }
+    std::chrono::milliseconds m_period;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_stop = false;
+    std::deque<std::pair<VkDevice, VkEvent>> m_waiting;
+    std::thread m_thread;
+};
+
+// The pattern workload behind a Ticker's event.
+class TickedPattern final : public detail::Workload {
+public:
+    TickedPattern(const detail::Device& device, const detail::WorkloadParams& params,
+                  Ticker& ticker)
+        : m_device(device), m_ticker(ticker),
+          m_inner(detail::create_workload("pattern", device, params)) {}
+    ~TickedPattern() override { // its commands completed: the runtime destroys it only then
+        for (VkEvent event : m_events) {
+            m_ticker.forget(event);
+            vkDestroyEvent(m_device.handle(), event, nullptr);
+        }
+    }
+    VkImageUsageFlags target_usage() const noexcept override { return m_inner->target_usage(); }
+    detail::WorkloadOutput output() const noexcept override { return m_inner->output(); }
+    VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
+                    std::uint64_t generation,
+                    std::span<const std::byte> snapshot) noexcept override {
+        VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+        VkEvent event = VK_NULL_HANDLE;
+        if (vkCreateEvent(m_device.handle(), &info, nullptr, &event) != VK_SUCCESS) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        m_events.push_back(event); // one per job: the test makes a handful
+        m_ticker.add(m_device.handle(), event);
+        vkCmdWaitEvents(cmd, 1, &event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
+        return m_inner->record(cmd, slot, target, generation, snapshot);
+    }
+
+private:
+    const detail::Device& m_device;
+    Ticker& m_ticker;
+    std::unique_ptr<detail::Workload> m_inner;
+    std::vector<VkEvent> m_events; // job thread until destruction
 };
 
 // Holds every workload made by its factory until release(): a pipeline build that takes as
@@ -362,6 +448,36 @@ TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
     // An unknown workload is refused at once, before any preparation.
     desc.workload = "no-such-workload";
     EXPECT_THROW((void)runtime->register_task_async(desc), Error);
+}
+
+TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
+    // Each job takes 300 ms of the worker; with 5 slots the last one queued is ready about
+    // 1.5 s after its request, past the 1 s timeout. The worker completes a job every 300 ms,
+    // so it is slow, not lost.
+    Ticker ticker(std::chrono::milliseconds(300));
+    RuntimeOptions options;
+    options.worker_timeout = std::chrono::milliseconds(1000);
+    auto runtime = make_runtime("1", options);
+    detail::register_workload(
+        "ticked-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
+            return std::make_unique<TickedPattern>(device, params, ticker);
+        });
+    TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+    desc.workload = "ticked-pattern";
+    desc.slots = 5;
+    const TaskId task = runtime->register_task(desc);
+    std::uint32_t accepted = 0;
+    for (int i = 0; i < 5; ++i) {
+        accepted += runtime->submit(task).accepted() ? 1 : 0;
+    }
+    ASSERT_EQ(accepted, 5u);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const TaskStats s = runtime->stats(task);
+        return s.worker_lost || s.newest_generation == 5;
+    }));
+    const TaskStats s = runtime->stats(task);
+    EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
+    EXPECT_EQ(s.newest_generation, 5u);
 }
 
 } // namespace
