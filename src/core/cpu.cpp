@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace tandem::detail {
@@ -31,6 +32,24 @@ bool has_spare_cores() noexcept {
     static const bool spare = forced_spare_cores().value_or(std::thread::hardware_concurrency() >=
                                                             k_spare_core_threshold);
     return spare;
+}
+
+std::optional<std::uint32_t> cpu_device_threads(std::uint32_t hardware_threads) noexcept {
+    if (hardware_threads < k_spare_core_threshold) {
+        return std::nullopt;
+    }
+    return hardware_threads - k_cores_kept_from_cpu_devices;
+}
+
+std::optional<std::uint32_t> keep_cores_from_cpu_devices() {
+    if (std::getenv("LP_NUM_THREADS") != nullptr) {
+        return std::nullopt; // the user's choice
+    }
+    const auto threads = cpu_device_threads(std::thread::hardware_concurrency());
+    if (threads) {
+        (void)setenv("LP_NUM_THREADS", std::to_string(*threads).c_str(), 0);
+    }
+    return threads;
 }
 
 bool may_poll(bool cpu_device_present) noexcept {

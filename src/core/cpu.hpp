@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace tandem::detail {
 
@@ -20,5 +21,21 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 // polling thread takes CPU time straight from the worker it waits for). TANDEM_SPARE_CORES=1
 // or 0 decides alone when set.
 [[nodiscard]] bool may_poll(bool cpu_device_present) noexcept;
+
+// Hardware threads a CPU Vulkan device keeps free for the application and Tandem's threads.
+inline constexpr std::uint32_t k_cores_kept_from_cpu_devices = 2;
+
+// How many threads a CPU Vulkan device (lavapipe, LP_NUM_THREADS) should render with on a
+// machine of `hardware_threads`: all but k_cores_kept_from_cpu_devices where it has cores to
+// spare (k_spare_core_threshold or more), else nullopt (the driver's default, every thread).
+// On the H200 machine (16 threads), lavapipe rendering captures on all 16 made 1% of the
+// primary's frames 14-22% longer (the application thread waited for a core); on 14, none.
+[[nodiscard]] std::optional<std::uint32_t>
+cpu_device_threads(std::uint32_t hardware_threads) noexcept;
+
+// Sets LP_NUM_THREADS to cpu_device_threads(this machine) unless the environment sets it
+// already; called before Tandem creates an instance (lavapipe reads it when it enumerates its
+// device). Returns the value set, if any. Not thread-safe (setenv): set-up only.
+std::optional<std::uint32_t> keep_cores_from_cpu_devices();
 
 } // namespace tandem::detail

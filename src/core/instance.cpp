@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -102,6 +103,11 @@ Validation validation_from_env(Validation fallback) {
 
 Instance::Instance(const InstanceOptions& options)
     : m_validation(options.validation), m_fail_severity(options.fail_severity) {
+    if (const auto threads = keep_cores_from_cpu_devices()) {
+        spdlog::debug("CPU Vulkan devices render with {} threads (LP_NUM_THREADS), keeping {} "
+                      "for the application",
+                      *threads, k_cores_kept_from_cpu_devices);
+    }
     std::uint32_t loader_version = 0;
     if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
         loader_version < VK_API_VERSION_1_3) {
