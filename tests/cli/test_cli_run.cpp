@@ -308,6 +308,17 @@ TEST(CliRunInput, BadScenesAreRefusedBeforeAnyDevice) {
     const auto no_png = write_test_gltf(dir / "no-png", GltfForm::ExternalBuffer);
     std::filesystem::remove(dir / "no-png" / "green.png");
     expect_refused("--scene " + no_png.string(), "green.png");
+
+    std::ofstream(dir / "v1.gltf") << R"({"asset": {"version": "1.0"}, "scene": "s",
+                                          "scenes": {"s": {"nodes": []}}})";
+    expect_refused("--scene " + (dir / "v1.gltf").string(),
+                   "is a glTF 1.0 file (asset.version \"1.0\"); Tandem reads glTF 2.0 only");
+    std::ofstream(dir / "empty.gltf") << R"({"asset": {"version": "2.0"}, "scene": 0,
+                                             "scenes": [{"nodes": [0]}], "nodes": [{}]})";
+    expect_refused("--scene " + (dir / "empty.gltf").string(), "has nothing to draw");
+    // The reproducer that once read past its buffer while decoding the image.
+    expect_refused(std::string("--scene ") + TANDEM_FUZZ_CORPUS + "/gltf/gltf-image-overflow.glb",
+                   "image 0 reads outside its buffer");
 }
 
 TEST(CliRunInput, BadTasksAreRefusedBeforeAnyDevice) {
@@ -327,6 +338,12 @@ TEST(CliRunInput, BadTasksAreRefusedBeforeAnyDevice) {
     expect_refused(tasks("huge.json", R"("camera": "cam", "resolution": "100000x100", "rate": 1)"),
                    "/tasks/0/resolution");
     expect_refused("--tasks " + (dir / "absent.json").string(), "absent.json");
+    // A number past a double's range is a refusal naming its place, not an internal error.
+    expect_refused(tasks("overflow.json", R"("camera": "cam", "resolution": "8x8", "rate": 1e999)"),
+                   "/tasks/0/rate: 1e999 is a number out of range");
+    expect_refused(std::string("--scene ") + scene.string() + " --tasks " + TANDEM_FUZZ_CORPUS +
+                       "/tasks/tasks-number-overflow.json",
+                   "is a number out of range");
 }
 
 TEST(CliRunInput, BadOptionsAreRefusedBeforeAnyDevice) {
