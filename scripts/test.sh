@@ -34,16 +34,19 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
         cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DTANDEM_WERROR=ON -DTANDEM_SANITIZE=thread -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
-    cmake --build "$tsan" --target test_runtime test_slot_ring test_sync
+    cmake --build "$tsan" --target test_runtime test_slot_ring test_sync test_slow_worker
+    # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
+    tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
     # Validation layers are not instrumented and slow TSan down; the run above had them on.
     # The executables run directly: only they are built in build-tsan.
-    for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/sync/test_sync; do
-        TANDEM_VALIDATION=off TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/runtime/test_slow_worker \
+        tests/sync/test_sync; do
+        TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" \
             timeout 900 "$tsan/$t" --gtest_brief=1
     done
     # Worker threads and the bridge poll before sleeping only on machines with cores to spare;
     # run the runtime once more with that forced, so both paths are checked here.
     TANDEM_SPARE_CORES=1 TANDEM_VALIDATION=off \
-        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+        TSAN_OPTIONS="$tsan_options" \
         timeout 900 "$tsan/tests/runtime/test_runtime" --gtest_brief=1
 fi
