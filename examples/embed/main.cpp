@@ -1,13 +1,15 @@
 // tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
-// way an engine would, hands them to Tandem, runs the built-in pattern task on a worker, and
-// each frame acquires the newest output, samples it in its own command buffer (copies one texel
-// to a host buffer), checks the texel against tandem::pattern_texel, and releases the lease with
-// the value its frame signals on Tandem's primary timeline.
+// way an engine would, hands them to Tandem, runs its own workload (EngineFill: the image
+// cleared to a colour the engine submits with each job) as a task on a worker, and each frame
+// acquires the newest output, samples it in its own command buffer (copies one texel to a host
+// buffer), checks the texel against the colour it submitted for that generation, and releases
+// the lease with the value its frame signals on Tandem's primary timeline.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -39,6 +41,43 @@ bool has_extension(VkPhysicalDevice physical, const char* name) {
     }
     return false;
 }
+
+// The engine's own work for the task, through tandem/workload.hpp: Tandem makes one per device
+// the task runs on and has it record each job into the slot's image. Here: clear the image to
+// the RGBA8 colour the engine submitted (4 bytes).
+class EngineFill final : public tandem::Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    tandem::WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const tandem::RecordContext& job) override {
+        if (job.bytes.size() != 4) {
+            throw std::invalid_argument("EngineFill wants 4 bytes of colour");
+        }
+        VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        barrier.dstStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
+        barrier.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED; // the old contents are not needed
+        barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        barrier.image = job.image;
+        barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.imageMemoryBarrierCount = 1;
+        dep.pImageMemoryBarriers = &barrier;
+        vkCmdPipelineBarrier2(job.cmd, &dep);
+        VkClearColorValue colour{};
+        for (int c = 0; c < 4; ++c) {
+            colour.float32[c] = static_cast<float>(std::to_integer<int>(job.bytes[c])) / 255.0f;
+        }
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
+                             &range);
+    }
+};
 
 // The engine's own objects.
 struct Engine {
@@ -136,9 +175,10 @@ int main() try {
     {
         tandem::Runtime runtime(embed); // workers: the instance's other adapters
         tandem::TaskDesc desc;
-        desc.name = "embedded-pattern";
+        desc.name = "engine-fill";
         desc.width = 128;
         desc.height = 128;
+        desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<EngineFill>(); };
         desc.placement = runtime.worker_devices().empty() ? "primary" : "worker:0";
         tandem::TaskId task = 0;
         try {
@@ -149,7 +189,7 @@ int main() try {
             desc.placement = "primary";
             task = runtime.register_task(desc);
         }
-        std::printf("tandem-embed: pattern task on %s (adapter %u) via %s\n",
+        std::printf("tandem-embed: engine-fill task on %s (adapter %u) via %s\n",
                     runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
                     runtime.task_transfer_path(task).c_str());
 
@@ -194,10 +234,23 @@ int main() try {
         const VkSemaphore frame_timeline = runtime.primary_timeline();
         std::uint64_t frame_value = 0;
         std::set<std::uint64_t> sampled;
+        std::map<std::uint64_t, std::uint32_t> submitted; // generation -> packed RGBA8 colour
+        std::uint32_t submits = 0;
         int mismatches = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (sampled.size() < 10 && std::chrono::steady_clock::now() < deadline) {
-            (void)runtime.submit(task); // Busy is fine: the next frame tries again
+            ++submits;
+            const std::byte colour[4] = {static_cast<std::byte>(submits * 37 & 0xFF),
+                                         static_cast<std::byte>(submits * 11 & 0xFF),
+                                         std::byte{0x5A}, std::byte{0xFF}};
+            const tandem::SubmitResult r = runtime.submit(task, colour);
+            if (r.accepted()) { // Busy is fine: the next frame tries again
+                std::uint32_t packed = 0;
+                std::memcpy(&packed, colour, 4);
+                submitted[r.generation] = packed;
+            } else if (r.status == tandem::SubmitStatus::Failed) {
+                throw std::runtime_error("submit failed: " + r.reason);
+            }
             runtime.pump();
             auto lease = runtime.acquire(task);
             if (!lease) {
@@ -273,8 +326,7 @@ int main() try {
             check(vkWaitSemaphores(engine.device, &wi, 5'000'000'000ull), "vkWaitSemaphores");
             std::uint32_t texel = 0;
             std::memcpy(&texel, mapped, 4);
-            const std::uint32_t expected =
-                tandem::pattern_texel(lease->generation, x, y, lease->extent.width);
+            const std::uint32_t expected = submitted.at(lease->generation);
             if (texel != expected) {
                 ++mismatches;
                 std::fprintf(stderr, "generation %llu: texel %08x, expected %08x\n",

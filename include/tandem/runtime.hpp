@@ -89,6 +89,19 @@ struct EmbedInfo {
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
+// The primary's Vulkan objects, for an application that let the Runtime open its devices and
+// wants to use the leases there: lease images belong to `device`, and its own submissions to
+// `queue` must hold `queue_mutex` (Tandem submits there too).
+struct PrimaryVulkan {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    std::uint32_t queue_index = 0;
+    VkQueue queue = VK_NULL_HANDLE;
+    std::shared_ptr<std::mutex> queue_mutex;
+};
+
 class Runtime {
 public:
     // Opens the primary and worker devices itself. Throws tandem::Error.
@@ -130,6 +143,9 @@ public:
 
     [[nodiscard]] TaskStats stats(TaskId task) const;
     [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
+    // The primary's instance, physical device, device and main queue with its lock (embedded:
+    // the application's own).
+    [[nodiscard]] PrimaryVulkan primary_vulkan() const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
     // The adapter a task runs on, and its transfer path name ("same-device", ...).
     [[nodiscard]] DeviceInfo task_device(TaskId task) const;

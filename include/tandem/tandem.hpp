@@ -7,3 +7,4 @@
 #include "tandem/pattern.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/task.hpp"
+#include "tandem/workload.hpp"

@@ -15,6 +15,8 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/workload.hpp"
+
 namespace tandem {
 
 using TaskId = std::uint32_t;
@@ -22,8 +24,11 @@ using TaskId = std::uint32_t;
 struct TaskDesc {
     std::string name = "task";
     // Registered workload name: "pattern" is built in (a compute shader whose output is a pure
-    // function of (generation, width, height)).
+    // function of (generation, width, height)). Ignored when `factory` is set.
     std::string workload = "pattern";
+    // The application's own workload (tandem/workload.hpp), made on each device the task is
+    // prepared on; when set, it runs instead of the named one.
+    WorkloadFactory factory;
     std::uint32_t width = 256;
     std::uint32_t height = 256;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
@@ -83,6 +88,9 @@ struct TaskStats {
     bool preparing = false;
     // Set when the preparation failed: why, as a sentence (submits answer Failed with it).
     std::string preparation_error;
+    // Set when the application's workload threw in record(): its message. The task stopped
+    // (submits answer Failed with it); its worker and other tasks carry on.
+    std::string workload_error;
 };
 
 } // namespace tandem

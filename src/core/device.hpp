@@ -44,6 +44,8 @@ public:
     [[nodiscard]] VkQueue handle() const noexcept { return m_queue; }
     [[nodiscard]] std::uint32_t family() const noexcept { return m_family; }
     [[nodiscard]] std::uint32_t index() const noexcept { return m_index; }
+    // The mutex every submission to this VkQueue takes (shared with whoever else submits there).
+    [[nodiscard]] const std::shared_ptr<std::mutex>& lock() const noexcept { return m_lock; }
 
     // vkQueueSubmit2 under the queue's lock; returns the result (never throws: per-frame path).
     [[nodiscard]] VkResult submit(std::span<const VkSubmitInfo2> submits,

@@ -30,6 +30,20 @@ TaskId Runtime::register_task(const TaskDesc& desc) {
     return m_impl->register_task(desc);
 }
 
+PrimaryVulkan Runtime::primary_vulkan() const {
+    const detail::Device& primary = m_impl->primary();
+    const detail::Queue& queue = primary.queue(detail::QueueRole::Main);
+    PrimaryVulkan out;
+    out.instance = m_impl->instance().handle();
+    out.physical_device = primary.physical();
+    out.device = primary.handle();
+    out.queue_family = queue.family();
+    out.queue_index = queue.index();
+    out.queue = queue.handle();
+    out.queue_mutex = queue.lock();
+    return out;
+}
+
 TaskId Runtime::register_task_async(const TaskDesc& desc) {
     return m_impl->register_task_async(desc);
 }

@@ -10,6 +10,7 @@
 #include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "workloads/application_workload.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -51,6 +52,7 @@ void copy_counters(const Task& task, TaskStats& out) {
     if (phase == TaskPhase::Failed) {
         out.preparation_error = task.preparation_error;
     }
+    out.workload_error = task.workload_error;
 }
 
 // Whether the task's worker is lost, and why. Reported once the slots are retired, so a caller
@@ -313,7 +315,9 @@ TaskId RuntimeImpl::register_task_async(const TaskDesc& desc) {
         throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
                     "Use same-device, shared-memory, host-imported or host-copy");
     }
-    (void)find_workload(desc.workload); // an unknown name is refused now, not later
+    if (!desc.factory) {
+        (void)find_workload(desc.workload); // an unknown name is refused now, not later
+    }
     Task* task = nullptr;
     {
         std::lock_guard lock(m_register_mutex);
@@ -408,7 +412,12 @@ void RuntimeImpl::prepare(Task& task_ref) {
     params.height = desc.height;
     params.format = desc.format;
     params.slots = desc.slots;
-    task->workload = create_workload(desc.workload, device, params);
+    if (desc.factory) {
+        task->workload = std::make_unique<ApplicationWorkload>(desc.factory, m_instance->handle(),
+                                                               device, params);
+    } else {
+        task->workload = create_workload(desc.workload, device, params);
+    }
 
     TransportDesc td;
     td.name = device.label() + " " + desc.name;
@@ -482,6 +491,11 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot)
             return out;
         case TaskPhase::Ready:
             break;
+        }
+        if (task->stopped) {
+            ++task->failed;
+            out.reason = "task '" + task->desc.name + "' stopped: " + task->workload_error;
+            return out;
         }
         if (task->worker->lost()) {
             ++task->failed;
@@ -586,6 +600,17 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer worker");
     }
     if (r != VK_SUCCESS) {
+        if (std::string why = task.workload->failure(); !why.empty()) {
+            // The application's code failed, not the device: the task stops, the worker goes on.
+            spdlog::error("task '{}' stopped: {}", task.desc.name, why);
+            std::lock_guard lock(task.mutex);
+            if (!task.stopped) {
+                task.stopped = true;
+                task.workload_error = std::move(why);
+            }
+            (void)task.ring.apply(job.slot, SlotEvent::Fail);
+            return;
+        }
         fail("recording " + task.desc.name + " failed (" + tandem::to_string(r) + ")");
         return;
     }

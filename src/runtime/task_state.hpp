@@ -62,6 +62,11 @@ struct Task {
         return phase.load(std::memory_order_acquire) == TaskPhase::Ready;
     }
 
+    // The application's workload threw in record(): the task answers Failed with
+    // workload_error from then on (both guarded by mutex). Its worker carries on.
+    bool stopped = false;
+    std::string workload_error;
+
     bool same_device = false;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;

@@ -79,6 +79,10 @@ public:
     // run concurrently with record() of another slot, and after the slot was recorded again (a
     // generation's results must be told apart). Must be cheap and must not block.
     virtual void completed(std::uint32_t /*slot*/, std::uint64_t /*generation*/) noexcept {}
+
+    // A sentence when the last failed record() failed in the application's own code (the task
+    // stops; the worker is fine); empty when a failure is the device's (the worker is lost).
+    [[nodiscard]] virtual std::string failure() const { return {}; }
 };
 
 using WorkloadFactory =

@@ -1,0 +1,104 @@
+// Workload: the application's own work for a task, run wherever Tandem places the task. Give a
+// factory in TaskDesc::factory; Tandem calls it once per device the task is prepared on (on a
+// Tandem thread, never the application's frame) with that device's Vulkan objects, so the
+// workload can build its pipelines there, and then records each job into the slot's image.
+//
+//     struct Fill final : tandem::Workload {
+//         VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+//         } tandem::WorkloadOutput output() const override {
+//             return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+//                     VK_ACCESS_2_TRANSFER_WRITE_BIT};
+//         }
+//         void record(const tandem::RecordContext& job) override { /* barrier, clear */ }
+//     };
+//     desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<Fill>(); };
+//
+// Threads: the factory runs on Tandem's preparation thread; record() on the worker's submission
+// thread, one call at a time per object; completed() on the worker's completion watcher. None of
+// them on the application's thread. Errors: a factory that throws fails the task's preparation
+// (TaskStats::preparation_error; register_task rethrows); a record() that throws stops the task:
+// its job produces nothing, later submits answer Failed with the exception's message
+// (TaskStats::workload_error), and the worker and its other tasks carry on.
+// Lifetime: a workload is destroyed only after every command buffer it recorded has completed
+// (or its device was lost), before the device it was made for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+#include "tandem/device_info.hpp"
+
+namespace tandem {
+
+// The device a workload is made for, and the task's output.
+struct WorkerContext {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    // record()'s command buffers run on a queue of this family (graphics, compute, transfer).
+    std::uint32_t queue_family = 0;
+    DeviceInfo device_info;
+    std::string task_name;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    std::uint32_t slots = 3; // record() is given slot 0 .. slots-1
+    // Names a Vulkan object of `device` for debuggers (VK_EXT_debug_utils; a no-op without it).
+    std::function<void(VkObjectType type, std::uint64_t handle, const std::string& name)> set_name;
+    // A memory type among `type_bits` with every `required` flag, and `preferred` ones where
+    // possible; nullopt when there is none.
+    std::function<std::optional<std::uint32_t>(
+        std::uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred)>
+        find_memory_type;
+};
+
+// One job: write generation `generation` of the task into `image`.
+struct RecordContext {
+    VkCommandBuffer cmd = VK_NULL_HANDLE; // begun; Tandem ends and submits it
+    std::uint32_t slot = 0;
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE; // a 2D colour view of the whole image
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    VkExtent2D extent{};
+    // The layout the image is in when the commands start (UNDEFINED: the contents may be
+    // discarded). Earlier reads of the image (the transfer's copy) completed before they start.
+    VkImageLayout initial_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::uint64_t generation = 0;
+    std::span<const std::byte> bytes; // what the application submitted; valid during record()
+};
+
+// Where the recorded commands leave the image: its layout and the stage and access of the
+// writes, which Tandem's transfer waits for.
+struct WorkloadOutput {
+    VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL;
+    VkPipelineStageFlags2 stage = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    VkAccessFlags2 access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+};
+
+class Workload {
+public:
+    Workload() = default;
+    virtual ~Workload() = default;
+    Workload(const Workload&) = delete;
+    Workload& operator=(const Workload&) = delete;
+
+    // Image usage the slot images need for record() (STORAGE, COLOR_ATTACHMENT, TRANSFER_DST...).
+    [[nodiscard]] virtual VkImageUsageFlags target_usage() const = 0;
+    [[nodiscard]] virtual WorkloadOutput output() const = 0;
+    // Records the job's commands into job.cmd. Throw to report a failure (see above).
+    virtual void record(const RecordContext& job) = 0;
+    // The job of `generation` in `slot` was seen complete on the device: the place to read what
+    // it measured, without waiting. Once per recorded generation, in order; must not block.
+    virtual void completed(std::uint32_t /*slot*/, std::uint64_t /*generation*/) noexcept {}
+};
+
+using WorkloadFactory = std::function<std::unique_ptr<Workload>(const WorkerContext& context)>;
+
+} // namespace tandem
