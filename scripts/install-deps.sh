@@ -8,6 +8,7 @@ packages=(
     libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools glslc
     libglm-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev libtinygltf-dev libstb-dev
+    spirv-tools libspirv-cross-c-shared-dev
     clang-format python3
     clang libclang-rt-14-dev
 )
