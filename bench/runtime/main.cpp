@@ -6,13 +6,18 @@
 //               submit-and-wait of the same work (goal >= 2)
 //   app cost    app-thread time of submit + pump + acquire + release per task per frame,
 //               median (goal < 20 us)
-// Median of --runs runs; outputs verified against the pattern's CPU reference after timing.
+// Median of --runs runs; outputs verified against the workload's CPU reference after timing.
+// --workload compute runs an application's own SPIR-V compute pass through the public API
+// (tandem/compute.hpp: tests/runtime/shaders/palette.comp, push constants and two input buffers
+// from each job's bytes) instead of the built-in pattern.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,13 +30,61 @@
 #include "runtime/lease_reader.hpp"
 #include "runtime/rate.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "tandem/compute.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
 #include "workloads/pattern.hpp"
 
+// tests/runtime/shaders/palette.comp, embedded at build time (CMakeLists.txt).
+namespace tandem::shaders {
+std::span<const std::uint32_t> palette_comp();
+} // namespace tandem::shaders
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The compute workload's job: push constants (generation 0, 5 colours), the palette, an
+// offset; texel (x, y) is palette[(x + y + offset) % 5], packed RGBA8.
+constexpr std::uint32_t k_palette[5] = {0xff0000ffu, 0x80ff8000u, 0x00000000u, 0xffffffffu,
+                                        0x12345678u};
+constexpr std::uint32_t k_offset = 3;
+
+std::vector<std::byte> compute_job() {
+    std::vector<std::byte> out(8 + sizeof k_palette + 4);
+    const std::uint32_t push[2] = {0, 5};
+    std::memcpy(out.data(), push, 8);
+    std::memcpy(out.data() + 8, k_palette, sizeof k_palette);
+    std::memcpy(out.data() + 8 + sizeof k_palette, &k_offset, 4);
+    return out;
+}
+
+tandem::WorkloadFactory palette_factory() {
+    const std::span<const std::uint32_t> words = tandem::shaders::palette_comp();
+    tandem::ComputeTaskDesc d;
+    d.spirv.assign(words.begin(), words.end());
+    d.push_constant_bytes = 8;
+    d.input_bytes = {sizeof k_palette, 4};
+    return tandem::compute_workload(d);
+}
+
+// -1 when `px` is the palette image, else the first texel that differs.
+long palette_mismatch(const std::uint8_t* px, std::uint32_t width, std::uint32_t height) {
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            std::uint32_t texel = 0;
+            std::memcpy(&texel, px + (std::size_t{y} * width + x) * 4, 4);
+            if (texel != k_palette[(x + y + k_offset) % 5]) {
+                return static_cast<long>(y) * width + x;
+            }
+        }
+    }
+    return -1;
+}
+
+// The bytes every submit carries (empty for the pattern).
+std::vector<std::byte> g_job;
+bool g_compute = false;
 
 struct Stats {
     double median = 0, min = 0, max = 0;
@@ -66,8 +119,11 @@ bool verify_newest(tandem::Runtime& runtime, tandem::TaskId task) {
                                        lease->extent.width, lease->extent.height);
     const std::uint64_t v = reader.read(*lease, true);
     bool ok = v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS;
-    ok = ok && tandem::detail::pattern_mismatch(reader.pixels(v), lease->generation,
-                                                lease->extent.width, lease->extent.height) < 0;
+    ok = ok &&
+         (g_compute
+              ? palette_mismatch(reader.pixels(v), lease->extent.width, lease->extent.height)
+              : tandem::detail::pattern_mismatch(reader.pixels(v), lease->generation,
+                                                 lease->extent.width, lease->extent.height)) < 0;
     runtime.release(*lease, v);
     return ok;
 }
@@ -79,7 +135,7 @@ double serial_ready_hz(tandem::Runtime& runtime, tandem::TaskId task, double sec
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     std::uint64_t done = 0;
     while (Clock::now() < end) {
-        const auto r = runtime.submit(task);
+        const auto r = runtime.submit(task, g_job);
         if (!r.accepted()) {
             runtime.pump();
             continue;
@@ -114,7 +170,7 @@ double pipelined_ready_hz(tandem::Runtime& runtime, tandem::TaskId task, double 
     const auto end =
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     while (Clock::now() < end) {
-        (void)runtime.submit(task);
+        (void)runtime.submit(task, g_job);
         runtime.pump();
         if (auto lease = runtime.acquire(task)) {
             runtime.release(*lease, 0);
@@ -135,7 +191,7 @@ std::vector<double> app_cost_us(tandem::Runtime& runtime, tandem::TaskId task, d
                                         std::chrono::duration<double>(seconds));
     while (Clock::now() < end) {
         const auto t0 = Clock::now();
-        (void)runtime.submit(task);
+        (void)runtime.submit(task, g_job);
         runtime.pump();
         auto lease = runtime.acquire(task);
         if (lease) {
@@ -163,6 +219,7 @@ int main(int argc, char** argv) {
     std::string json_file;
     std::string log_level = "warn";
     std::string machine;
+    std::string workload = "pattern";
     app.add_option("--primary", options.primary, "Primary adapter: auto, index, UUID or name part")
         ->capture_default_str();
     app.add_option("--workers", options.workers, "Worker adapters: auto, none or selectors")
@@ -182,6 +239,10 @@ int main(int argc, char** argv) {
     app.add_option("--runs", runs, "Runs per measurement; the median is reported")
         ->capture_default_str();
     app.add_option("--seconds", seconds, "Seconds per run")->capture_default_str();
+    app.add_option("--workload", workload,
+                   "pattern (built in) or compute (an application's SPIR-V through the public API)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"pattern", "compute"}));
     app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
     app.add_option("--json", json_file, "Write the results as JSON to FILE");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
@@ -199,6 +260,11 @@ int main(int argc, char** argv) {
         big.height = height;
         big.placement = placement;
         big.slots = slots;
+        g_compute = workload == "compute";
+        if (g_compute) {
+            big.factory = palette_factory();
+            g_job = compute_job();
+        }
         const tandem::TaskId big_task = runtime.register_task(big);
         tandem::TaskDesc small = big;
         small.name = "tiny";
@@ -232,6 +298,8 @@ int main(int argc, char** argv) {
                 lo.fps = fps;
                 lo.duration_s = seconds;
                 lo.verify_every = 50;
+                lo.verify_pattern = !g_compute;
+                lo.snapshot = g_job;
                 const auto res = tandem::detail::run_stream(runtime, big_task, so, lo);
                 (fps == 0 ? unlimited : fps30).push_back(res.stream.ready_hz);
                 verified += res.verified;
@@ -304,6 +372,7 @@ int main(int argc, char** argv) {
                               {"cpus", std::thread::hardware_concurrency()},
                               {"devices", devices}};
             doc["config"] = {{"rate_hz", rate},
+                             {"workload", workload},
                              {"size", {width, height}},
                              {"tiny_size", {tiny, tiny}},
                              {"slots", slots},

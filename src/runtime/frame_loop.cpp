@@ -22,7 +22,7 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
     std::uint32_t width = 1;
     std::uint32_t height = 1;
     std::unique_ptr<LeaseReader> reader;
-    Stream stream(runtime, task, stream_options);
+    Stream stream(runtime, task, stream_options, loop_options.snapshot);
     const auto start = Clock::now();
     const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(loop_options.duration_s));

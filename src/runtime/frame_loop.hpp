@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/stream.hpp"
 #include "tandem/runtime.hpp"
@@ -27,6 +28,7 @@ struct FrameLoopOptions {
     double duration_s = 5.0;         // upper bound on the run
     std::uint32_t verify_every = 30; // verify every Nth new generation read (0: never)
     bool verify_pattern = true;      // the task runs the pattern workload
+    std::vector<std::byte> snapshot; // the bytes every submit carries
     std::function<void(const StreamStats&)> progress; // about once a second, when set
 };
 
