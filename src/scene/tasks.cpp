@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_refusal.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -37,74 +38,6 @@ std::string join_problems(const std::vector<std::string>& problems) {
     }
     return out;
 }
-
-// Where nlohmann::json refused a document: the byte, the token and the JSON pointer of the value
-// being read ("" for the root). A SAX pass that keeps only the path, run once parsing has failed.
-class JsonLocator {
-public:
-    bool null() { return value(); }
-    bool boolean(bool) { return value(); }
-    bool number_integer(Json::number_integer_t) { return value(); }
-    bool number_unsigned(Json::number_unsigned_t) { return value(); }
-    bool number_float(Json::number_float_t, const Json::string_t&) { return value(); }
-    bool string(Json::string_t&) { return value(); }
-    bool binary(Json::binary_t&) { return value(); }
-    bool start_object(std::size_t) {
-        m_path.push_back({false, 0, {}});
-        return true;
-    }
-    bool key(Json::string_t& key) {
-        m_path.back().key = key;
-        return true;
-    }
-    bool end_object() {
-        m_path.pop_back();
-        return value();
-    }
-    bool start_array(std::size_t) {
-        m_path.push_back({true, 0, {}});
-        return true;
-    }
-    bool end_array() {
-        m_path.pop_back();
-        return value();
-    }
-    bool parse_error(std::size_t byte, const std::string& token, const Json::exception&) {
-        byte_at = byte;
-        last_token = token;
-        for (const Level& l : m_path) {
-            pointer += "/";
-            if (l.array) {
-                pointer += std::to_string(l.index);
-                continue;
-            }
-            for (char c : l.key) {
-                pointer += c == '~'   ? std::string("~0")
-                           : c == '/' ? std::string("~1")
-                                      : std::string(1, c);
-            }
-        }
-        return false;
-    }
-
-    std::size_t byte_at = 0;
-    std::string last_token;
-    std::string pointer;
-
-private:
-    struct Level {
-        bool array;
-        std::size_t index; // of the element being read, in an array
-        std::string key;   // of the member being read, in an object
-    };
-    bool value() {
-        if (!m_path.empty() && m_path.back().array) {
-            ++m_path.back().index;
-        }
-        return true;
-    }
-    std::vector<Level> m_path;
-};
 
 struct Reader {
     std::vector<std::string>& problems;
@@ -305,12 +238,10 @@ TasksFile parse_tasks(std::string_view json, const std::string& origin) {
                     k_schema_hint);
     } catch (const Json::exception&) {
         // The parser's one other refusal: a number beyond what a double holds (1e999).
-        JsonLocator where;
-        (void)Json::sax_parse(json.begin(), json.end(), &where);
-        throw Error("Tasks file " + origin + " has 1 problem:\n  " +
-                        (where.pointer.empty() ? std::string("/") : where.pointer) + ": " +
-                        where.last_token + " is a number out of range (byte " +
-                        std::to_string(where.byte_at) + ")",
+        const JsonRefusal where = locate_json_refusal(json);
+        throw Error("Tasks file " + origin + " has 1 problem:\n  " + where.pointer + ": " +
+                        where.token + " is a number out of range (byte " +
+                        std::to_string(where.byte) + ")",
                     k_schema_hint);
     }
     std::vector<std::string> problems;

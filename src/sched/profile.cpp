@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/json_refusal.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -90,74 +91,6 @@ const json& array_field(const json& object, const char* key, const std::string& 
     }
     return *it;
 }
-
-// Where nlohmann::json refused a document: the byte, the token and the JSON pointer of the value
-// being read ("" for the root). A SAX pass that keeps only the path, run once parsing has failed.
-class JsonLocator {
-public:
-    bool null() { return value(); }
-    bool boolean(bool) { return value(); }
-    bool number_integer(json::number_integer_t) { return value(); }
-    bool number_unsigned(json::number_unsigned_t) { return value(); }
-    bool number_float(json::number_float_t, const json::string_t&) { return value(); }
-    bool string(json::string_t&) { return value(); }
-    bool binary(json::binary_t&) { return value(); }
-    bool start_object(std::size_t) {
-        m_path.push_back({false, 0, {}});
-        return true;
-    }
-    bool key(json::string_t& key) {
-        m_path.back().key = key;
-        return true;
-    }
-    bool end_object() {
-        m_path.pop_back();
-        return value();
-    }
-    bool start_array(std::size_t) {
-        m_path.push_back({true, 0, {}});
-        return true;
-    }
-    bool end_array() {
-        m_path.pop_back();
-        return value();
-    }
-    bool parse_error(std::size_t byte, const std::string& token, const json::exception&) {
-        byte_at = byte;
-        last_token = token;
-        for (const Level& l : m_path) {
-            pointer += "/";
-            if (l.array) {
-                pointer += std::to_string(l.index);
-                continue;
-            }
-            for (char c : l.key) {
-                pointer += c == '~'   ? std::string("~0")
-                           : c == '/' ? std::string("~1")
-                                      : std::string(1, c);
-            }
-        }
-        return false;
-    }
-
-    std::size_t byte_at = 0;
-    std::string last_token;
-    std::string pointer;
-
-private:
-    struct Level {
-        bool array;
-        std::size_t index; // of the element being read, in an array
-        std::string key;   // of the member being read, in an object
-    };
-    bool value() {
-        if (!m_path.empty() && m_path.back().array) {
-            ++m_path.back().index;
-        }
-        return true;
-    }
-    std::vector<Level> m_path;
-};
 
 double non_negative(double value, const char* key, const std::string& where) {
     if (!(value >= 0.0) || value > 1e12) {
@@ -365,11 +298,9 @@ Profile parse_profile(std::string_view text) {
                     k_recalibrate);
     } catch (const json::exception&) {
         // The parser's one other refusal: a number beyond what a double holds (1e999).
-        JsonLocator where;
-        (void)json::sax_parse(text.begin(), text.end(), &where);
-        throw Error("the profile's " + (where.pointer.empty() ? std::string("/") : where.pointer) +
-                        " is " + where.last_token + ", a number out of range (byte " +
-                        std::to_string(where.byte_at) + ")",
+        const JsonRefusal where = locate_json_refusal(text);
+        throw Error("the profile's " + where.pointer + " is " + where.token +
+                        ", a number out of range (byte " + std::to_string(where.byte) + ")",
                     k_recalibrate);
     }
     return profile_from_json(document);
