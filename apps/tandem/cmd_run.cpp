@@ -27,6 +27,7 @@
 #include "autoplace/auto_placer.hpp"
 #include "commands.hpp"
 #include "core/discovery.hpp"
+#include "core/stats.hpp"
 #include "main_view.hpp"
 #include "render/headless.hpp"
 #include "runtime/rate.hpp"
@@ -118,15 +119,6 @@ std::string fixed(double v, int digits = 1) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
     return buffer;
-}
-
-double percentile(std::vector<double> v, double q) {
-    if (v.empty()) {
-        return 0.0;
-    }
-    std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
-    return v[std::min(i, v.size() - 1)];
 }
 
 // A file name made of the task's name: letters, digits, '-' and '_' kept, the rest '_'.
@@ -584,11 +576,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         {
             std::vector<double> sorted = frame_ms;
             std::sort(sorted.begin(), sorted.end());
-            auto at = [&](double q) {
-                return sorted.empty() ? 0.0
-                                      : sorted[static_cast<std::size_t>(
-                                            q * static_cast<double>(sorted.size() - 1))];
-            };
+            auto at = [&](double q) { return detail::percentile_sorted(sorted, q); };
             double sum = 0;
             for (double v : sorted) {
                 sum += v;
@@ -615,8 +603,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             main_json["gpu_ms"] = {{"source", "timestamps"},
                                    {"frames", main_gpu_ms.size()},
                                    {"total", gpu_total},
-                                   {"p50", percentile(main_gpu_ms, 0.5)},
-                                   {"p99", percentile(main_gpu_ms, 0.99)}};
+                                   {"p50", detail::percentile(main_gpu_ms, 0.5)},
+                                   {"p99", detail::percentile(main_gpu_ms, 0.99)}};
         }
         report["main_view"] = main_json;
 
@@ -801,7 +789,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                          static_cast<unsigned long long>(frames_done), elapsed,
                          report["frame_rate_hz"].get<double>());
             if (have_timestamps) {
-                std::fprintf(out, ", main view GPU p50 %.2f ms", percentile(main_gpu_ms, 0.5));
+                std::fprintf(out, ", main view GPU p50 %.2f ms",
+                             detail::percentile(main_gpu_ms, 0.5));
             }
             std::fprintf(out, "\n");
             for (const auto& d : report["devices"]) {

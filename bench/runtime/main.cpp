@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/stats.hpp"
 #include "runtime/frame_loop.hpp"
 #include "runtime/lease_reader.hpp"
 #include "runtime/rate.hpp"
@@ -333,8 +334,7 @@ int main(int argc, char** argv) {
                     sp = stats_of(pipelined), sc = stats_of(cost);
         const double decoupling = su.median > 0 ? s30.median / su.median : 0;
         const double pipelining = ss.median > 0 ? sp.median / ss.median : 0;
-        std::sort(cost.begin(), cost.end());
-        const double cost_p90 = cost.empty() ? 0 : cost[cost.size() * 9 / 10];
+        const double cost_p90 = tandem::detail::percentile(cost, 0.9);
 
         std::printf("\n%-44s %10s %10s %10s\n", "measurement", "median", "min", "max");
         auto row = [](const char* name, const Stats& s) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,14 +17,24 @@ struct Summary {
     double min = 0, max = 0, mean = 0, p50 = 0, p95 = 0, p99 = 0;
 };
 
-// Nearest-rank percentile (q in [0, 1]) of sorted samples; 0 when empty.
-[[nodiscard]] inline double percentile_sorted(const std::vector<double>& sorted, double q) {
+// Nearest-rank percentile (q in [0, 1]) of sorted samples; 0 when empty. The one definition
+// of a percentile in Tandem's reports (runtime statistics, the probe, run reports, benchmarks).
+template <typename T>
+[[nodiscard]] double percentile_sorted(std::span<const T> sorted, double q) {
     if (sorted.empty()) {
         return 0.0;
     }
     const double rank = std::ceil(q * static_cast<double>(sorted.size()));
     const std::size_t index = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
-    return sorted[std::min(index, sorted.size() - 1)];
+    return static_cast<double>(sorted[std::min(index, sorted.size() - 1)]);
+}
+[[nodiscard]] inline double percentile_sorted(const std::vector<double>& sorted, double q) {
+    return percentile_sorted(std::span<const double>(sorted), q);
+}
+// The same of unsorted samples (sorts a copy).
+[[nodiscard]] inline double percentile(std::vector<double> samples, double q) {
+    std::sort(samples.begin(), samples.end());
+    return percentile_sorted(samples, q);
 }
 
 [[nodiscard]] inline Summary summarise(std::vector<double> samples) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/stats.hpp"
 #include "tandem/task.hpp"
 
 namespace tandem::detail {
@@ -65,10 +66,7 @@ public:
         }
         std::vector<float>& sorted = snapshot.samples;
         std::sort(sorted.begin(), sorted.end());
-        auto at = [&](double q) {
-            const auto i = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1));
-            return static_cast<double>(sorted[i]);
-        };
+        auto at = [&](double q) { return percentile_sorted(std::span<const float>(sorted), q); };
         out.p50_us = at(0.50);
         out.p90_us = at(0.90);
         out.p99_us = at(0.99);
