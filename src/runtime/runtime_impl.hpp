@@ -1,7 +1,10 @@
 // RuntimeImpl: the state behind tandem::Runtime: instance, primary and worker devices, the
 // workers' threads, the tasks, the primary timeline the application signals, the trace log, and
-// the test hooks. Public methods mirror tandem::Runtime and keep its contract (thread-safe;
-// submit/pump/acquire/release never block on a GPU and never throw).
+// the test hooks. Its code is in four files by concept: runtime_impl.cpp (set-up, shutdown,
+// leases, statistics), runtime_tasks.cpp (placement, registration, preparation),
+// runtime_jobs.cpp (submit and the jobs on the worker's threads), runtime_completion.cpp (the
+// pump and the completion thread). Public methods mirror tandem::Runtime and keep its contract
+// (thread-safe; submit/pump/acquire/release never block on a GPU and never throw).
 //
 // Lock order: a task's mutex may be taken before a worker's queue lock, never after. The
 // worker's thread takes a task's mutex only while holding nothing else.
@@ -13,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -31,6 +35,16 @@
 #include "tandem/runtime.hpp"
 
 namespace tandem::detail {
+
+// Microseconds from `from` to `to`.
+[[nodiscard]] inline double micros(Clock::time_point from, Clock::time_point to) noexcept {
+    return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+// The fault-injection context of a worker's job submissions (force_device_lost).
+[[nodiscard]] inline std::string worker_submit_context(const Worker& worker) {
+    return "worker submit " + worker.label();
+}
 
 struct TaskPulse {
     TaskStats counters;          // the latency fields hold only counts
