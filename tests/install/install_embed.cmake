@@ -11,3 +11,8 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed -B ${WORK_DIR}/build -G ${G
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2)
 run(${WORK_DIR}/build/tandem-embed)
+# The engine's own compute pass (examples/compute) against the same installed package.
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/compute -B ${WORK_DIR}/build-compute -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build-compute -j 2)
+run(${WORK_DIR}/build-compute/tandem-compute)
