@@ -129,6 +129,9 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             CommandPool(worker, worker.queue(QueueRole::Transfer).family(), name + " worker");
         slot.primary_pool =
             CommandPool(primary, primary.queue(QueueRole::Transfer).family(), name + " primary");
+        if (!same) {
+            slot.worker_fence = create_fence(worker, name + " worker fence");
+        }
         const std::uint32_t bands = same ? 1 : layout.band_count;
         for (std::uint32_t b = 0; b < bands; ++b) {
             slot.worker_cmds.push_back(
@@ -284,6 +287,24 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         note_not_ready(2, m_bridge->pending(), bands);
         return VK_NOT_READY;
     }
+    // The worker's side of the slot's previous transfer, seen on the worker's device: the
+    // primary's copy waited for it, so it is done, but the command buffers reset below may be
+    // reused only once the worker's device says so (a GPU-side wait on another device is no
+    // such word; the validation layer cannot tell either, from an exported timeline).
+    if (slot.worker_fence_pending) {
+        const VkResult status = vkGetFenceStatus(m_worker->handle(), slot.worker_fence.get());
+        if (status == VK_NOT_READY) {
+            note_not_ready(3, slot.worker_value, 0);
+            return VK_NOT_READY;
+        }
+        VkFence fence = slot.worker_fence.get();
+        VkResult rf = status == VK_SUCCESS ? vkResetFences(m_worker->handle(), 1, &fence) : status;
+        if (rf != VK_SUCCESS) {
+            fail(rf, "the worker's fence of a transfer failed");
+            return rf;
+        }
+        slot.worker_fence_pending = false;
+    }
     VkResult r = vk_status(vkResetCommandPool(m_worker->handle(), slot.worker_pool.get(), 0),
                            "vkResetCommandPool transfer worker");
     if (r == VK_SUCCESS) {
@@ -375,11 +396,12 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         wsubmits[0].waitSemaphoreInfoCount = 1;
         wsubmits[0].pWaitSemaphoreInfos = &worker_wait;
     }
-    r = m_worker->queue(QueueRole::Transfer).submit(wsubmits);
+    r = m_worker->queue(QueueRole::Transfer).submit(wsubmits, slot.worker_fence.get());
     if (r != VK_SUCCESS) {
         fail(r, "submitting the worker side of a transfer failed");
         return r;
     }
+    slot.worker_fence_pending = true;
     m_worker_value = first + bands - 1;
 
     if (m_bridge) {
@@ -740,6 +762,9 @@ std::string TransferLink::not_ready_reason() const {
                b + ")";
     case 2:
         return "the bridge's queue was full (" + a + " hand-offs pending, " + b + " more asked)";
+    case 3:
+        return "the worker's side of the slot's previous transfer (to worker value " + a +
+               ") had not completed on the worker";
     default:
         return {};
     }

@@ -171,6 +171,10 @@ private:
         std::vector<VkCommandBuffer> primary_cmds; // one per band
         std::uint64_t primary_value = 0;           // of the last transfer through this slot
         std::uint64_t worker_value = 0;            // of the same transfer
+        // Signalled when the worker's batches of that transfer complete (two devices only);
+        // pending from their submit until the slot's next submit sees it.
+        Handle<VkFence> worker_fence;
+        bool worker_fence_pending = false;
     };
     // Host-bridged, per slot: its current transfer (its band 0's worker value, low 48 bits)
     // and how many of that transfer's bands have been handed to the primary (16 bits; a layout
