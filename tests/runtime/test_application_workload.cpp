@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/resources.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/workload.hpp"
 
@@ -33,20 +34,10 @@ public:
         EXPECT_EQ(job.extent.width, m_context.width);
         EXPECT_EQ(job.extent.height, m_context.height);
         EXPECT_LT(job.slot, m_context.slots);
-        VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-        barrier.srcStageMask = VK_PIPELINE_STAGE_2_NONE;
-        barrier.dstStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
-        barrier.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-        barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        barrier.image = job.image;
-        barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dep.imageMemoryBarrierCount = 1;
-        dep.pImageMemoryBarriers = &barrier;
-        vkCmdPipelineBarrier2(job.cmd, &dep);
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
         VkClearColorValue colour{};
         for (int c = 0; c < 4; ++c) {
             colour.float32[c] = static_cast<float>(std::to_integer<int>(job.bytes[c])) / 255.0f;
