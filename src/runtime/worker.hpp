@@ -85,8 +85,9 @@ public:
     }
     // VK_SUCCESS, or what the device answered when the watcher read the timeline (the worker
     // is then as good as lost; the runtime reports it).
-    // When the watcher last saw the work timeline advance (steady clock; the worker's creation
-    // before that). A worker is overdue only after its timeout without progress.
+    // When the watcher last saw the work timeline advance (steady clock; the clock's epoch
+    // before the first time, so a job's own request time counts). A worker is overdue only
+    // after its timeout without progress.
     [[nodiscard]] std::chrono::steady_clock::time_point last_progress() const noexcept {
         return std::chrono::steady_clock::time_point(
             std::chrono::steady_clock::duration(m_progress_at.load(std::memory_order_relaxed)));

@@ -37,8 +37,7 @@ ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
         throw Error("The workload factory of task '" + params.task_name + "' returned nothing",
                     "Return a tandem::Workload from TaskDesc::factory");
     }
-    const tandem::WorkloadOutput out = m_workload->output();
-    m_output = {out.layout, out.stage, out.access};
+    m_output = m_workload->output();
     m_usage = m_workload->target_usage();
 }
 

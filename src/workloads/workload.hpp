@@ -24,6 +24,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "core/device.hpp"
+#include "tandem/workload.hpp"
 
 namespace tandem::detail {
 
@@ -40,12 +41,8 @@ struct WorkloadTarget {
 };
 
 // Where the recorded commands leave the target: its layout and the stage/access of the writes,
-// which the runtime passes on to the transfer as the source scope.
-struct WorkloadOutput {
-    VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL;
-    VkPipelineStageFlags2 stage = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-    VkAccessFlags2 access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-};
+// which the runtime passes on to the transfer as the source scope (the public type).
+using WorkloadOutput = tandem::WorkloadOutput;
 
 struct WorkloadParams {
     std::string task_name;
