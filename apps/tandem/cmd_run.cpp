@@ -5,10 +5,10 @@
 // with the leased images on their display surfaces, release the leases with the frame's primary
 // timeline value. Writes main view PNGs (every k-th frame and the last), one PNG per task
 // output (the leased image of the last frame), report.json, and a summary.
-// Tasks go through an AutoPlacer (autoplace/auto_placer.hpp): once per primary frame the
-// scheduler decides where `auto` tasks run, from the calibration profile (when it matches the
-// adapters) refined by the GPU time of the captures and the runtime's job timings; manual
-// placements are kept. --explain prints every decision that changed something.
+// `auto` tasks are placed by the runtime's scheduler (tandem/scheduler.hpp) inside pump(), from
+// the calibration profile (when it matches the adapters) refined by the GPU time of the
+// captures (Runtime::observe_execute) and the runtime's job timings; manual placements are kept.
+// --explain prints every decision that changed something.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +25,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autoplace/auto_placer.hpp"
 #include "commands.hpp"
 #include "core/discovery.hpp"
 #include "core/stats.hpp"
@@ -35,8 +35,6 @@
 #include "scene/demo_scene.hpp"
 #include "scene/run_inputs.hpp"
 #include "scene/snapshot_codec.hpp"
-#include "sched/cost_model.hpp"
-#include "sched/placement.hpp"
 #include "sched/profile.hpp"
 #include "table.hpp"
 #include "tandem/error.hpp"
@@ -87,17 +85,17 @@ double parse_run_fps(const std::string& text) {
                 "Give frames per second from 0 (unlimited) to 1000, e.g. 60");
 }
 
-// The runtime's placement string for a task's manual placement ("worker": the runtime's choice,
-// the worker with the fewest tasks; the primary when there is no worker). Auto tasks are placed
-// by the scheduler instead.
+// The runtime's placement string for a task's placement ("worker": the worker with the fewest
+// tasks; the primary when there is no worker).
 std::string runtime_placement(const detail::Placement& p) {
     switch (p.kind) {
     case detail::PlacementKind::Primary:
         return "primary";
     case detail::PlacementKind::Device:
         return p.device;
-    case detail::PlacementKind::Auto:
     case detail::PlacementKind::Worker:
+        return "worker";
+    case detail::PlacementKind::Auto:
         break;
     }
     return "auto";
@@ -132,57 +130,33 @@ std::string file_stem(const std::string& name) {
     return s.empty() ? "task" : s;
 }
 
-// The scheduler's cost model: from the profile when it describes the adapters present, else
-// from measured timings only. `note` says which and why.
-std::unique_ptr<detail::CostModel> make_cost_model(const std::string& profile_arg,
-                                                   const std::vector<DeviceInfo>& devices,
-                                                   nlohmann::json& section, std::string& note) {
+// The calibration profile the scheduler starts from: --profile, else the default path; empty
+// (with `note` saying why) when there is no such file.
+std::string profile_path(const std::string& profile_arg, std::string& note) {
     std::filesystem::path path;
     try {
         path = profile_arg.empty() ? detail::default_profile_path()
                                    : std::filesystem::path(profile_arg);
     } catch (const Error& e) {
         note = std::string("no profile path: ") + e.what();
+        return {};
     }
-    if (!path.empty()) {
-        section["profile_path"] = path.string();
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) {
-            note = "no calibration profile at " + path.string() + " (run `tandem calibrate`)";
-        } else {
-            try {
-                detail::Profile profile = detail::load_profile(path);
-                const auto mismatches = detail::check_profile(profile, devices);
-                if (mismatches.empty()) {
-                    section["profile"] = path.string();
-                    section["model"] = "profile refined by measured timings";
-                    return std::make_unique<detail::CostModel>(std::move(profile), devices);
-                }
-                note = "the calibration profile " + path.string() +
-                       " does not match the adapters present (run `tandem calibrate`):";
-                for (const auto& m : mismatches) {
-                    note += " " + m.reason;
-                }
-            } catch (const Error& e) {
-                note = e.what();
-            }
-        }
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        note = "no calibration profile at " + path.string() + " (run `tandem calibrate`)";
+        return {};
     }
-    section["profile"] = nullptr;
-    section["profile_note"] = note;
-    section["model"] = "measured timings only (no profile): auto tasks stay on the primary "
-                       "until a worker's costs are known";
-    auto skeleton = detail::profile_skeleton(devices);
-    return std::make_unique<detail::CostModel>(std::move(skeleton), devices);
+    return path.string();
 }
 
 struct TaskRun {
     double period_s = 0;
     double next_submit_s = 0;
-    // Per runtime registration: accepted generation -> scene time.
-    std::map<TaskId, std::map<std::uint64_t, double>> generation_time;
-    std::optional<Lease> lease;         // this frame's
-    std::uint64_t shown_generation = 0; // of the registration on shown_adapter
+    TaskId id = 0;
+    // Accepted generation -> scene time (one generation space per task, wherever it runs).
+    std::map<std::uint64_t, double> generation_time;
+    std::optional<Lease> lease; // this frame's
+    std::uint64_t shown_generation = 0;
     std::optional<std::uint32_t> shown_adapter;
     double shown_time_s = 0;
     std::uint64_t frames_shown = 0; // frames that had an output to show
@@ -278,9 +252,22 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         const double scene_dt = 1.0 / (fps > 0 ? fps : k_unlimited_scene_fps);
 
+        const bool any_auto =
+            std::any_of(inputs.prepared.begin(), inputs.prepared.end(), [](const auto& p) {
+                return p.spec.placement.kind == detail::PlacementKind::Auto;
+            });
         RuntimeOptions options =
             runtime_options(global, std::chrono::milliseconds(args->timeout_ms));
         options.trace = !args->trace.empty();
+        std::string profile_note;
+        options.scheduler.profile = profile_path(args->profile, profile_note);
+        options.scheduler.profile_optional = true;
+        options.scheduler.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
+        // Decide every frame, as the demo always did (a run is short; --explain shows each).
+        options.scheduler.decision_interval = std::chrono::milliseconds(0);
+        // The captures' costs come from the profile or the frames themselves: no trial jobs
+        // compete with the demo's own work.
+        options.scheduler.background_calibration = false;
         Runtime runtime(options);
 
         const auto capture_times =
@@ -289,84 +276,99 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         for (const DeviceInfo& w : runtime.worker_devices()) {
             all_devices.push_back(w);
         }
-        const bool any_auto =
-            std::any_of(inputs.prepared.begin(), inputs.prepared.end(), [](const auto& p) {
-                return p.spec.placement.kind == detail::PlacementKind::Auto;
-            });
         nlohmann::json scheduler_json;
-        std::string model_note;
-        const auto model = make_cost_model(args->profile, all_devices, scheduler_json, model_note);
-        if (any_auto && !model_note.empty()) {
-            std::fprintf(stderr, "tandem: %s; auto placement uses measured timings only\n",
-                         model_note.c_str());
+        if (!options.scheduler.profile.empty()) {
+            scheduler_json["profile_path"] = options.scheduler.profile;
         }
-        detail::AutoOptions auto_options;
-        auto_options.placement.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
-        auto_options.placement.explain = true;
-        detail::AutoPlacer scheduler(runtime, *model, auto_options);
         const std::uint64_t triangles = detail::scene_triangles(inputs.scene);
         std::vector<TaskRun> tasks(inputs.prepared.size());
         std::uint32_t max_w = 1;
         std::uint32_t max_h = 1;
         for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
             const detail::TaskSpec& spec = inputs.prepared[i].spec;
-            detail::AutoTask task;
-            task.desc.name = spec.name;
-            task.desc.workload = detail::k_scene_capture_workload;
-            task.desc.width = spec.width;
-            task.desc.height = spec.height;
-            task.desc.format = VK_FORMAT_R8G8B8A8_UNORM;
-            task.desc.slots = args->slots;
-            task.automatic = spec.placement.kind == detail::PlacementKind::Auto;
-            task.desc.placement = runtime_placement(spec.placement);
-            task.shape = {"capture", spec.width, spec.height, triangles, 0, content_keys[i]};
-            task.rate_hz = spec.rate_hz;
-            (void)scheduler.add(task);
+            TaskDesc desc;
+            desc.name = spec.name;
+            desc.workload = detail::k_scene_capture_workload;
+            desc.width = spec.width;
+            desc.height = spec.height;
+            desc.format = VK_FORMAT_R8G8B8A8_UNORM;
+            desc.slots = args->slots;
+            desc.placement = runtime_placement(spec.placement);
+            desc.rate_hz = spec.rate_hz;
+            desc.cost = {"capture", triangles, content_keys[i]};
+            tasks[i].id = runtime.register_task(desc);
             tasks[i].period_s = 1.0 / spec.rate_hz;
             max_w = std::max(max_w, spec.width);
             max_h = std::max(max_h, spec.height);
         }
+        {
+            const PlacementReport first = runtime.placement();
+            scheduler_json["model"] = first.model;
+            const bool profile_used = first.model.rfind("profile ", 0) == 0;
+            if (!options.scheduler.profile.empty() && !profile_used) {
+                profile_note = first.model;
+            }
+            scheduler_json["profile"] =
+                profile_used ? nlohmann::json(options.scheduler.profile) : nlohmann::json();
+            if (any_auto && !profile_note.empty()) {
+                std::fprintf(stderr, "tandem: %s; auto placement uses measured timings only\n",
+                             profile_note.c_str());
+            }
+            if (!profile_note.empty()) {
+                scheduler_json["profile_note"] = profile_note;
+            }
+        }
         // The scheduler's decisions: the first, each that changed something, and the last.
         nlohmann::json decisions = nlohmann::json::array();
         std::uint64_t last_decision_frame = 0;
+        std::uint64_t decisions_seen = 0;
         std::uint64_t decisions_changed = 0;
         std::map<std::pair<std::string, std::uint32_t>, detail::SceneCaptureTimes::DeviceTime>
             seen_capture_times;
         std::FILE* explain_out = args->json ? stderr : stdout;
-        const auto decide = [&](std::uint64_t frame, bool progress_line) {
-            // The captures' GPU time since the last frame, per task and device, leaving out each
-            // registration's first update (pipeline creation and shader compilation).
+        // Feeds the captures' GPU time since the last frame to the scheduler, per task and device,
+        // leaving out each registration's first update (pipeline creation and shader compilation).
+        const auto observe_captures = [&] {
             for (const auto& [key, t] : capture_times->busy_by_task()) {
                 auto& seen = seen_capture_times[key];
                 if (const auto ms = t.since(seen).steady_ms()) {
                     for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
                         if (inputs.prepared[i].spec.name == key.first) {
-                            scheduler.observe_execute(i, key.second, *ms);
+                            runtime.observe_execute(tasks[i].id, key.second, *ms);
                         }
                     }
                 }
                 seen = t;
             }
-            const detail::PlacementPlan& plan = scheduler.decide();
+        };
+        // Records (and with --explain prints) the decisions the pumps took that changed something.
+        const auto note_decisions = [&](std::uint64_t frame, bool progress_line) {
+            const std::uint64_t taken = runtime.placement_decisions();
+            if (taken == decisions_seen) {
+                return;
+            }
+            const bool first = decisions_seen == 0;
+            decisions_seen = taken;
             last_decision_frame = frame;
-            if (scheduler.changed()) {
-                // JSON only for the decisions kept (the per-frame path stays cheap).
-                nlohmann::json j = detail::to_json(plan);
-                j["frame"] = frame;
-                ++decisions_changed;
-                decisions.push_back(j);
-                if (args->explain) {
-                    if (progress_line) {
-                        std::fprintf(stderr, "\r\033[K");
-                    }
-                    std::fprintf(explain_out, "placement at frame %llu:\n%s",
-                                 static_cast<unsigned long long>(frame),
-                                 detail::to_text(plan).c_str());
-                    std::fflush(explain_out);
+            const PlacementReport report = runtime.placement();
+            if (!first && report.moves == 0) {
+                return;
+            }
+            // JSON only for the decisions kept (the per-frame path stays cheap).
+            nlohmann::json j = nlohmann::json::parse(report.json);
+            j["frame"] = frame;
+            ++decisions_changed;
+            decisions.push_back(j);
+            if (args->explain) {
+                if (progress_line) {
+                    std::fprintf(stderr, "\r\033[K");
                 }
+                std::fprintf(explain_out, "placement at frame %llu:\n%s",
+                             static_cast<unsigned long long>(frame), report.text.c_str());
+                std::fflush(explain_out);
             }
         };
-        decide(0, false);
+        note_decisions(0, false);
 
         const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
         if (!args->quiet) {
@@ -376,16 +378,15 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                          fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited FPS", inputs.width,
                          inputs.height, runtime.primary_device().name.c_str());
             for (std::size_t i = 0; i < tasks.size(); ++i) {
-                const auto id = scheduler.active_id(i);
-                if (!id) {
-                    continue;
-                }
-                const DeviceInfo d = runtime.task_device(*id);
+                const DeviceInfo d = runtime.task_device(tasks[i].id);
                 std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
                              inputs.prepared[i].spec.name.c_str(), inputs.prepared[i].spec.width,
                              inputs.prepared[i].spec.height, inputs.prepared[i].spec.rate_hz,
-                             d.name.c_str(), d.index, runtime.task_transfer_path(*id).c_str(),
-                             scheduler.task(i).automatic ? " (auto)" : "");
+                             d.name.c_str(), d.index,
+                             runtime.task_transfer_path(tasks[i].id).c_str(),
+                             inputs.prepared[i].spec.placement.kind == detail::PlacementKind::Auto
+                                 ? " (auto)"
+                                 : "");
             }
         }
 
@@ -421,9 +422,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const double t = wall_clock
                                      ? std::chrono::duration<double>(Clock::now() - start).count()
                                      : static_cast<double>(frame) * scene_dt;
-                if (frame > 0) {
-                    decide(frame, progress);
-                }
+                observe_captures();
                 inputs.scene.animate(t);
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
                     TaskRun& task = tasks[i];
@@ -434,9 +433,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         task.next_submit_s += task.period_s;
                     }
                     const auto bytes = detail::encode_snapshot(detail::task_snapshot(inputs, i));
-                    const SubmitResult r = scheduler.submit(i, bytes);
+                    const SubmitResult r = runtime.submit(task.id, bytes);
                     if (r.accepted()) {
-                        task.generation_time[*scheduler.active_id(i)][r.generation] = t;
+                        task.generation_time[r.generation] = t;
                     } else if (r.status == SubmitStatus::Failed && !task.failed_once) {
                         task.failed_once = true;
                         if (failure.empty()) {
@@ -453,10 +452,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     for (;;) {
                         runtime.pump();
                         bool busy = false;
-                        for (std::size_t i = 0; i < tasks.size(); ++i) {
-                            for (const auto& [device, id] : scheduler.registrations(i)) {
-                                const TaskStats s = runtime.stats(id);
-                                busy = busy || (s.in_flight > 0 && !s.worker_lost);
+                        for (const TaskRun& task : tasks) {
+                            for (const TaskDeviceStats& d : runtime.stats(task.id).devices) {
+                                busy = busy || (d.in_flight > 0 && !d.worker_lost);
                             }
                         }
                         if (!busy || Clock::now() > deadline) {
@@ -466,10 +464,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     }
                 }
                 runtime.pump();
+                note_decisions(frame, progress);
                 std::vector<Lease> leases;
                 std::vector<std::optional<std::uint32_t>> shown(tasks.size());
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    tasks[i].lease = scheduler.acquire(i);
+                    tasks[i].lease = runtime.acquire(tasks[i].id);
                     if (tasks[i].lease) {
                         shown[i] = static_cast<std::uint32_t>(leases.size());
                         leases.push_back(*tasks[i].lease);
@@ -484,16 +483,16 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const std::uint64_t value = view.render(detail::main_snapshot(inputs, shown), req);
                 for (TaskRun& task : tasks) {
                     if (task.lease) {
-                        scheduler.release(*task.lease, value);
+                        runtime.release(*task.lease, value);
                         ++task.frames_shown;
                         task.shown_generation = task.lease->generation;
-                        // Not always the task's device: a task moved after its last submission
-                        // still shows its previous device's newest output.
-                        task.shown_adapter = runtime.task_device(task.lease->task).index;
-                        auto& times = task.generation_time[task.lease->task];
+                        // Not always the task's device: a task moving shows its previous
+                        // device's newest output until the new one has a newer one.
+                        task.shown_adapter = task.lease->device;
+                        auto& times = task.generation_time;
                         const auto it = times.find(task.shown_generation);
                         task.shown_time_s = it != times.end() ? it->second : task.shown_time_s;
-                        // Older generations of that registration will never be shown again.
+                        // Older generations will never be shown again.
                         times.erase(times.begin(), it);
                     }
                 }
@@ -610,23 +609,22 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
 
         nlohmann::json tasks_json = nlohmann::json::array();
         bool lost = false;
+        std::set<std::uint32_t> lost_workers;
         nlohmann::json final_placement = nlohmann::json::object();
         const auto capture_by_task = capture_times->busy_by_task();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
             const detail::PreparedTask& p = inputs.prepared[i];
-            const TaskId active = *scheduler.active_id(i);
-            TaskStats s = runtime.stats(active);
+            const TaskStats s = runtime.stats(tasks[i].id);
             lost = lost || s.worker_lost;
             // Counters over every device the task ran on; latencies of the last one.
             nlohmann::json registrations = nlohmann::json::array();
-            for (const auto& [device, id] : scheduler.registrations(i)) {
-                const TaskStats r = runtime.stats(id);
+            for (const TaskDeviceStats& r : s.devices) {
                 // GPU time of one capture there, from timestamps (null without them): the mean
                 // of every update, the first update, and the mean of the others.
                 nlohmann::json gpu_ms = nullptr;
                 nlohmann::json gpu_first_ms = nullptr;
                 nlohmann::json gpu_steady_ms = nullptr;
-                const auto c = capture_by_task.find({p.spec.name, device});
+                const auto c = capture_by_task.find({p.spec.name, r.device});
                 if (c != capture_by_task.end() && c->second.timed && c->second.generations > 0) {
                     gpu_ms = c->second.busy_ms / static_cast<double>(c->second.generations);
                     if (c->second.firsts > 0) {
@@ -636,7 +634,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         gpu_steady_ms = *steady;
                     }
                 }
-                registrations.push_back({{"adapter", device},
+                registrations.push_back({{"adapter", r.device},
+                                         {"active", r.active},
                                          {"accepted", r.accepted},
                                          {"ready", r.ready},
                                          {"newest_generation", r.newest_generation},
@@ -644,30 +643,27 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                          {"gpu_ms_per_update", gpu_ms},
                                          {"gpu_ms_first_update", gpu_first_ms},
                                          {"gpu_ms_per_later_update", gpu_steady_ms}});
-                if (id != active) {
-                    s.accepted += r.accepted;
-                    s.busy += r.busy;
-                    s.failed += r.failed;
-                    s.ready += r.ready;
-                    s.superseded += r.superseded;
+                if (r.worker_lost && r.device != runtime.primary_device().index) {
+                    lost_workers.insert(r.device);
                 }
             }
-            final_placement[p.spec.name] = {
-                {"adapter", runtime.task_device(active).index},
-                {"placement", detail::to_string(p.spec.placement)},
-                {"decided_by", scheduler.task(i).automatic ? "scheduler" : "manual"}};
+            const bool automatic = p.spec.placement.kind == detail::PlacementKind::Auto;
+            const DeviceInfo device = runtime.task_device(tasks[i].id);
+            final_placement[p.spec.name] = {{"adapter", device.index},
+                                            {"placement", detail::to_string(p.spec.placement)},
+                                            {"decided_by", automatic ? "scheduler" : "manual"},
+                                            {"moves", s.moves}};
             nlohmann::json t = {
                 {"name", p.spec.name},
                 {"camera", p.spec.camera},
                 {"size", {p.spec.width, p.spec.height}},
                 {"rate_hz", p.spec.rate_hz},
                 {"placement", detail::to_string(p.spec.placement)},
-                {"runtime_placement", scheduler.task(i).automatic
-                                          ? std::string("scheduler")
-                                          : runtime_placement(p.spec.placement)},
-                {"device", device_json(runtime.task_device(active))},
-                {"on_primary", runtime.task_device(active).index == runtime.primary_device().index},
-                {"transfer_path", runtime.task_transfer_path(active)},
+                {"runtime_placement",
+                 automatic ? std::string("scheduler") : runtime_placement(p.spec.placement)},
+                {"device", device_json(device)},
+                {"on_primary", device.index == runtime.primary_device().index},
+                {"transfer_path", runtime.task_transfer_path(tasks[i].id)},
                 {"registrations", registrations},
                 {"accepted", s.accepted},
                 {"busy", s.busy},
@@ -695,17 +691,19 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             tasks_json.push_back(t);
         }
         report["tasks"] = tasks_json;
-        if (decisions.empty() || decisions.back()["decision"] != scheduler.plan().decision) {
-            nlohmann::json last = detail::to_json(scheduler.plan());
+        const PlacementReport final_report = runtime.placement();
+        if (final_report.decision > 0 &&
+            (decisions.empty() || decisions.back()["decision"] != final_report.decision)) {
+            nlohmann::json last = nlohmann::json::parse(final_report.json);
             last["frame"] = last_decision_frame;
             decisions.push_back(last);
         }
-        scheduler_json["decisions_total"] = scheduler.plan().decision;
+        scheduler_json["decisions_total"] = final_report.decision;
         scheduler_json["decisions_changed"] = decisions_changed;
         scheduler_json["decisions"] = decisions;
         scheduler_json["final"] = final_placement;
-        scheduler_json["lost_workers"] = scheduler.lost();
-        scheduler_json["failures"] = scheduler.failures();
+        scheduler_json["lost_workers"] = lost_workers;
+        scheduler_json["failures"] = final_report.failures;
         report["scheduler"] = scheduler_json;
 
         const auto capture_busy = capture_times->busy();
@@ -715,7 +713,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             for (std::size_t d = 0; d < all.size(); ++d) {
                 nlohmann::json names = nlohmann::json::array();
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    if (scheduler.device(i) == all[d].index) {
+                    if (runtime.task_device(tasks[i].id).index == all[d].index) {
                         names.push_back(inputs.prepared[i].spec.name);
                     }
                 }
@@ -803,7 +801,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                     fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
                                        .c_str());
             }
-            for (const std::uint32_t w : scheduler.lost()) {
+            for (const std::uint32_t w : lost_workers) {
                 std::fprintf(out,
                              "worker adapter %u was lost: its auto tasks moved in the next frame "
                              "(its last outputs stayed on their surfaces until then)\n",

@@ -1,6 +1,7 @@
 // tandem-compute: an engine's own compute pass on another GPU. Tandem opens the devices itself
 // (the primary, and every other adapter as a worker); the engine hands it the SPIR-V of its
-// procedural texture (ripples.comp) as a compute task placed "auto", submits each frame's push
+// procedural texture (ripples.comp) as a compute task placed "auto" (measured on every device by
+// Runtime::calibrate, then placed by the runtime's scheduler), submits each frame's push
 // constants and palette as plain bytes, and reads every new output on the primary with its own
 // commands (Runtime::primary_vulkan), checking each texel against the same maths on the CPU.
 //
@@ -220,9 +221,22 @@ int main() try {
     desc.placement = "auto";
     desc.factory = tandem::compute_workload(compute); // checks the module: throws Error
     const tandem::TaskId task = runtime.register_task(desc);
-    std::printf("tandem-compute: ripples on %s (adapter %u) via %s\n",
+    // No calibration profile: the runtime measures the pass on every device first (set-up
+    // code; without this call, trial jobs in the background measure it while frames run), and
+    // its scheduler places the task in the next pump.
+    const Job first = job_for(0);
+    for (const tandem::DeviceCost& c : runtime.calibrate(
+             task, std::span(reinterpret_cast<const std::byte*>(&first), sizeof first), 6)) {
+        std::printf("tandem-compute: adapter %u: %.3f ms per update%s\n", c.device,
+                    c.execute_ms.value_or(-1.0),
+                    c.move_ms ? (", " + std::to_string(*c.move_ms) + " ms to move").c_str()
+                              : " (primary)");
+    }
+    runtime.pump();
+    std::printf("tandem-compute: ripples on %s (adapter %u) via %s: %s\n",
                 runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
-                runtime.task_transfer_path(task).c_str());
+                runtime.task_transfer_path(task).c_str(),
+                runtime.placement().tasks.at(0).reason.c_str());
 
     int status = 1;
     {

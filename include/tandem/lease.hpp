@@ -24,6 +24,7 @@ struct Lease {
     TaskId task = 0;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0; // strictly newer on each newer output of the task
+    std::uint32_t device = 0;     // the adapter whose work produced it
     VkImage image = VK_NULL_HANDLE;
     VkImageView view = VK_NULL_HANDLE;
     VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;

@@ -46,13 +46,15 @@
 
 #include "tandem/device_info.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 
 namespace tandem {
 
 namespace detail {
 class RuntimeImpl;
-}
+class TaskRouter;
+} // namespace detail
 
 struct RuntimeOptions {
     // Adapter selection (standalone): "auto", an index, a UUID prefix or part of a name.
@@ -69,6 +71,8 @@ struct RuntimeOptions {
     std::string transfer_path;
     // Record trace events (tandem::write_trace in tandem/trace.hpp exports them).
     bool trace = false;
+    // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
+    SchedulerOptions scheduler;
 };
 
 // An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
@@ -112,8 +116,10 @@ public:
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
-    // Places the task and prepares it on its device (workload, slot images, transfer) on a
-    // Tandem thread, and waits for that: for set-up code. Throws tandem::Error.
+    // Places the task (placement "auto": where the scheduler puts it now, the primary until a
+    // cost is known) and prepares it on its device (workload, slot images, transfer) on a
+    // Tandem thread, and waits for that: for set-up code. Throws tandem::Error. The id names
+    // the task for its whole life, wherever the scheduler moves it.
     [[nodiscard]] TaskId register_task(const TaskDesc& desc);
     // The same without waiting, for registering while frames run: the id is valid at once,
     // submit() answers Preparing until the task is ready, and stats() says when it is
@@ -127,10 +133,14 @@ public:
                                       std::span<const std::byte> snapshot = {}) noexcept;
 
     // Observes completions without blocking: publishes outputs newer than the published one,
-    // recycles slots whose reads passed, detects timeouts and lost devices.
+    // recycles slots whose reads passed, detects timeouts and lost devices; and takes the
+    // scheduler's decisions (tandem/scheduler.hpp): a lost worker's auto tasks start moving in
+    // the pump that sees the loss.
     void pump() noexcept;
 
-    // A lease on the newest ready output of `task`, or nothing before the first one.
+    // A lease on the newest ready output of `task`, or nothing before the first one. While a
+    // task moves, the output shown before until the new device has a newer one: generations
+    // handed out never go back.
     [[nodiscard]] std::optional<Lease> acquire(TaskId task) noexcept;
 
     // Hands `lease` back: the application's reads finish when primary_timeline() reaches
@@ -142,21 +152,39 @@ public:
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept;
 
     [[nodiscard]] TaskStats stats(TaskId task) const;
+
+    // The scheduler's last decision with its reasons (text and JSON).
+    [[nodiscard]] PlacementReport placement() const;
+    // How many decisions the scheduler took: cheap, for polling before asking placement().
+    [[nodiscard]] std::uint64_t placement_decisions() const noexcept;
+    // Measures `task` on every device it could run on: registers it there (waiting for each),
+    // runs `jobs` jobs of `snapshot` one after another and feeds the timings to the scheduler,
+    // whose next decision uses them (their outputs are never handed out). For set-up code:
+    // blocks for as long as the jobs take.
+    // Throws tandem::Error (an unknown task, jobs < 3, a job that fails everywhere).
+    std::vector<DeviceCost> calibrate(TaskId task, std::span<const std::byte> snapshot = {},
+                                      std::uint32_t jobs = 8);
+    // A GPU time of one job of `task` on adapter `device` that the application measured (its
+    // workload's timestamps): the scheduler prefers these to the runtime's own submit-to-done
+    // timings for that task. Non-finite or negative values are ignored.
+    void observe_execute(TaskId task, std::uint32_t device, double ms) noexcept;
     [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
     // The primary's instance, physical device, device and main queue with its lock (embedded:
     // the application's own).
     [[nodiscard]] PrimaryVulkan primary_vulkan() const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
-    // The adapter a task runs on, and its transfer path name ("same-device", ...).
+    // The adapter a task's submits go to now, and its transfer path name ("same-device", ...).
     [[nodiscard]] DeviceInfo task_device(TaskId task) const;
     [[nodiscard]] std::string task_transfer_path(TaskId task) const;
 
     // Internal access for Tandem's own tools and tests.
     [[nodiscard]] detail::RuntimeImpl& impl() noexcept { return *m_impl; }
     [[nodiscard]] const detail::RuntimeImpl& impl() const noexcept { return *m_impl; }
+    [[nodiscard]] detail::TaskRouter& tasks() noexcept { return *m_tasks; }
 
 private:
     std::unique_ptr<detail::RuntimeImpl> m_impl;
+    std::unique_ptr<detail::TaskRouter> m_tasks; // logical tasks over m_impl's registrations
 };
 
 } // namespace tandem

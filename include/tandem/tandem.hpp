@@ -7,5 +7,6 @@
 #include "tandem/lease.hpp"
 #include "tandem/pattern.hpp"
 #include "tandem/runtime.hpp"
+#include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 #include "tandem/workload.hpp"

@@ -6,12 +6,13 @@
 //     desc.workload = "pattern";          // built-in compute workload
 //     desc.width = 256; desc.height = 256;
 //     desc.slots = 3;                      // one written, one ready, one read
-//     desc.placement = "auto";             // next worker; "primary", "worker:1", a device name
+//     desc.placement = "auto";             // the scheduler decides (tandem/scheduler.hpp)
 //     tandem::TaskId id = runtime.register_task(desc);
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
@@ -20,6 +21,16 @@
 namespace tandem {
 
 using TaskId = std::uint32_t;
+
+// Which entries of a calibration profile predict a task's cost before the runtime has measured
+// it: the reference workloads of `kind` ("pattern"; "capture" with `work` triangles) at the
+// task's size, or the profile's sample of this very task (`content`, the key `tandem calibrate`
+// gave it). Empty kind: nothing predicts it, the runtime measures it (SchedulerOptions).
+struct CostHint {
+    std::string kind;
+    std::uint64_t work = 0;
+    std::string content;
+};
 
 struct TaskDesc {
     std::string name = "task";
@@ -35,10 +46,16 @@ struct TaskDesc {
     // Slots in the task's ring, 2 to 16. Each holds a worker image, a staging region and a
     // primary image; with 3, one can be written while one is ready and one is read.
     std::uint32_t slots = 3;
-    // Where the task runs: "auto" (the worker with the fewest tasks; the primary when there is
-    // no worker), "primary", "worker:N" (N-th worker, from 0), or an adapter selector (index,
-    // UUID prefix or part of a device name) naming one of the runtime's workers.
+    // Where the task runs: "auto" (the scheduler decides, and may move it while it runs:
+    // tandem/scheduler.hpp), "primary", "worker" (the worker with the fewest tasks now, then
+    // fixed), "worker:N" (N-th worker, from 0), or an adapter
+    // selector (index, UUID prefix or part of a device name) naming one of the runtime's
+    // devices. A manual placement is never changed.
     std::string placement = "auto";
+    // Updates per second the application will ask for: the scheduler's load on each device.
+    double rate_hz = 30.0;
+    // What predicts its cost from a profile (the pattern workload: kind "pattern" by default).
+    CostHint cost;
 };
 
 // What submit() answered.
@@ -66,9 +83,24 @@ struct LatencyStats {
     double max_us = 0;
 };
 
-// Counters of one task since registration. Stages: request (submit accepted), worker submit
-// (worker GPU work queued), transfer queued (copy to the primary queued), worker done (worker
-// GPU work observed complete), ready observed (primary copy observed complete by pump()).
+// One device's part of a task's counters: the task ran there (or had trial jobs there).
+struct TaskDeviceStats {
+    std::uint32_t device = 0; // adapter index
+    bool active = false;      // submits go here now
+    bool trial = false;       // only trial jobs ran here (the scheduler measuring it)
+    std::uint64_t accepted = 0;
+    std::uint64_t ready = 0;
+    std::uint64_t newest_generation = 0;
+    std::uint32_t in_flight = 0;
+    bool preparing = false;
+    std::string preparation_error;
+    bool worker_lost = false;
+};
+
+// Counters of one task since registration, summed over the devices it ran on. Stages: request
+// (submit accepted), worker submit (worker GPU work queued), transfer queued (copy to the primary
+// queued), worker done (worker GPU work observed complete), ready observed (primary copy observed
+// complete by pump()).
 struct TaskStats {
     std::uint64_t accepted = 0;
     std::uint64_t busy = 0; // Busy and Preparing answers
@@ -91,6 +123,11 @@ struct TaskStats {
     // Set when the application's workload threw in record(): its message. The task stopped
     // (submits answer Failed with it); its worker and other tasks carry on.
     std::string workload_error;
+    // The adapter its submits go to now, how often the scheduler moved it, and each device's
+    // part (the active one first). Latencies and the counters above cover every device.
+    std::uint32_t device = 0;
+    std::uint64_t moves = 0;
+    std::vector<TaskDeviceStats> devices;
 };
 
 } // namespace tandem

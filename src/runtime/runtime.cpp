@@ -1,6 +1,7 @@
 #include "tandem/runtime.hpp"
 
 #include "runtime/runtime_impl.hpp"
+#include "runtime/task_router.hpp"
 
 namespace tandem {
 
@@ -19,15 +20,20 @@ const char* to_string(SubmitStatus status) noexcept {
 }
 
 Runtime::Runtime(const RuntimeOptions& options)
-    : m_impl(std::make_unique<detail::RuntimeImpl>(options)) {}
+    : m_impl(std::make_unique<detail::RuntimeImpl>(options)),
+      m_tasks(std::make_unique<detail::TaskRouter>(*m_impl, options)) {}
 
 Runtime::Runtime(const EmbedInfo& embed, const RuntimeOptions& options)
-    : m_impl(std::make_unique<detail::RuntimeImpl>(embed, options)) {}
+    : m_impl(std::make_unique<detail::RuntimeImpl>(embed, options)),
+      m_tasks(std::make_unique<detail::TaskRouter>(*m_impl, options)) {}
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+    // The registrations (and their GPU work) go first; the logical tasks only point at them.
+    m_impl.reset();
+}
 
 TaskId Runtime::register_task(const TaskDesc& desc) {
-    return m_impl->register_task(desc);
+    return m_tasks->register_task(desc, true);
 }
 
 PrimaryVulkan Runtime::primary_vulkan() const {
@@ -45,23 +51,23 @@ PrimaryVulkan Runtime::primary_vulkan() const {
 }
 
 TaskId Runtime::register_task_async(const TaskDesc& desc) {
-    return m_impl->register_task_async(desc);
+    return m_tasks->register_task(desc, false);
 }
 
 SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
-    return m_impl->submit(task, snapshot);
+    return m_tasks->submit(task, snapshot);
 }
 
 void Runtime::pump() noexcept {
-    m_impl->pump();
+    m_tasks->pump();
 }
 
 std::optional<Lease> Runtime::acquire(TaskId task) noexcept {
-    return m_impl->acquire(task);
+    return m_tasks->acquire(task);
 }
 
 void Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
-    m_impl->release(lease, primary_value);
+    m_tasks->release(lease, primary_value);
 }
 
 VkSemaphore Runtime::primary_timeline() const noexcept {
@@ -69,7 +75,24 @@ VkSemaphore Runtime::primary_timeline() const noexcept {
 }
 
 TaskStats Runtime::stats(TaskId task) const {
-    return m_impl->stats(task);
+    return m_tasks->stats(task);
+}
+
+PlacementReport Runtime::placement() const {
+    return m_tasks->placement();
+}
+
+std::uint64_t Runtime::placement_decisions() const noexcept {
+    return m_tasks->placement_decisions();
+}
+
+std::vector<DeviceCost> Runtime::calibrate(TaskId task, std::span<const std::byte> snapshot,
+                                           std::uint32_t jobs) {
+    return m_tasks->calibrate(task, snapshot, jobs);
+}
+
+void Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
+    m_tasks->observe_execute(task, device, ms);
 }
 
 const DeviceInfo& Runtime::primary_device() const noexcept {
@@ -85,11 +108,11 @@ std::vector<DeviceInfo> Runtime::worker_devices() const {
 }
 
 DeviceInfo Runtime::task_device(TaskId task) const {
-    return m_impl->task_worker(task).device().info();
+    return m_impl->task_worker(m_tasks->active_registration(task)).device().info();
 }
 
 std::string Runtime::task_transfer_path(TaskId task) const {
-    return m_impl->task_transfer_path(task);
+    return m_impl->task_transfer_path(m_tasks->active_registration(task));
 }
 
 } // namespace tandem

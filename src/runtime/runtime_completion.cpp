@@ -144,8 +144,10 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                 (s.state == SlotState::WorkerInFlight || s.state == SlotState::Transferring)) {
                 if (!s.worker_done_seen && worked >= s.work_value) {
                     s.worker_done_seen = true;
-                    s.times.worker_done = now;
-                    task.worker_done_us.add(micros(s.times.request, now));
+                    // When the watcher saw the work complete (its newest progress, which is this
+                    // job's or a later one's), not when this pump came by.
+                    s.times.worker_done = std::clamp(worker.last_progress(), s.times.request, now);
+                    task.worker_done_us.add(micros(s.times.request, s.times.worker_done));
                     if (s.state == SlotState::WorkerInFlight) {
                         (void)task.ring.apply(i, SlotEvent::WorkerDone);
                     }

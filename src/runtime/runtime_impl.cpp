@@ -233,14 +233,14 @@ Task* RuntimeImpl::find(TaskId id) const noexcept {
     return id < count ? m_tasks[id].get() : nullptr;
 }
 
-std::optional<Lease> RuntimeImpl::acquire(TaskId id) noexcept {
+std::optional<Lease> RuntimeImpl::acquire(TaskId id, std::uint64_t at_least) noexcept {
     Task* task = find(id);
     if (task == nullptr) {
         return std::nullopt;
     }
     std::lock_guard lock(task->mutex);
     const auto current = task->registry.current();
-    if (!current) {
+    if (!current || current->generation < at_least) {
         return std::nullopt;
     }
     SlotRecord& s = task->ring[current->slot];
@@ -253,6 +253,7 @@ std::optional<Lease> RuntimeImpl::acquire(TaskId id) noexcept {
     lease.task = id;
     lease.slot = current->slot;
     lease.generation = s.generation;
+    lease.device = task->worker->device().info().index;
     lease.image = image.get();
     lease.view = image.view.get();
     lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
@@ -264,17 +265,15 @@ std::optional<Lease> RuntimeImpl::acquire(TaskId id) noexcept {
     return lease;
 }
 
-void RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+bool RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexcept {
     Task* task = find(lease.task);
     if (task == nullptr || lease.slot >= task->ring.size()) {
-        return;
+        return false;
     }
     std::lock_guard lock(task->mutex);
     SlotRecord& s = task->ring[lease.slot];
     if (s.generation != lease.generation || s.leases == 0) {
-        spdlog::error("task {}: release of a lease that is not held (slot {}, generation {})",
-                      task->desc.name, lease.slot, lease.generation);
-        return;
+        return false;
     }
     --s.leases;
     s.release_value = std::max(s.release_value, primary_value);
@@ -285,6 +284,7 @@ void RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexc
             recycle(*task, lease.slot);
         }
     }
+    return true;
 }
 
 TaskStats RuntimeImpl::stats(TaskId id) const {

@@ -63,17 +63,23 @@ public:
     RuntimeImpl(const RuntimeImpl&) = delete;
     RuntimeImpl& operator=(const RuntimeImpl&) = delete;
 
-    // Checks the description, places the task and prepares it on the preparation thread; waits
-    // for that and rethrows what it threw (set-up code).
-    TaskId register_task(const TaskDesc& desc);
-    // The same without waiting: the id is usable at once, and submit() answers Preparing until
-    // the task is ready (stats() says when, or why it failed). Throws Error only for what is
-    // wrong with the description itself.
-    TaskId register_task_async(const TaskDesc& desc);
+    // Throws Error for what is wrong with the description itself (size, slots, an unknown
+    // workload name, an unknown forced transfer path).
+    void check_description(const TaskDesc& desc) const;
+    // Registers one device's instance of a task: on `adapter` when given, else where
+    // desc.placement says (place()); its generations come from `generations` (shared by the
+    // registrations of one logical task). The id is usable at once: the task is prepared on the
+    // preparation thread and answers Preparing until then. Throws Error.
+    TaskId register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
+                             std::shared_ptr<GenerationCounter> generations);
+    // Waits until the registration is prepared; rethrows what its preparation threw.
+    void wait_prepared(TaskId id);
     SubmitResult submit(TaskId id, std::span<const std::byte> snapshot) noexcept;
     void pump() noexcept;
-    std::optional<Lease> acquire(TaskId id) noexcept;
-    void release(const Lease& lease, std::uint64_t primary_value) noexcept;
+    // A lease on the registration's newest output when its generation is at least `at_least`.
+    std::optional<Lease> acquire(TaskId id, std::uint64_t at_least = 0) noexcept;
+    // False (and nothing changed) when `lease` (lease.task: this registration) is not held.
+    bool release(const Lease& lease, std::uint64_t primary_value) noexcept;
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
     [[nodiscard]] TaskStats stats(TaskId id) const;
     // What a scheduler polls every frame: stats()'s counters, newest generation and loss, with
@@ -95,6 +101,9 @@ public:
     void release_held(TaskId id);
     // The next worker submit of the task's worker reports VK_ERROR_DEVICE_LOST.
     void force_device_lost(TaskId id);
+    [[nodiscard]] std::chrono::milliseconds worker_timeout() const noexcept {
+        return std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+    }
     void set_worker_timeout(std::chrono::milliseconds timeout) noexcept {
         m_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
     }
@@ -112,6 +121,8 @@ private:
     void job_completed(const WorkerJob& job) noexcept;
     [[nodiscard]] Task* find(TaskId id) const noexcept;
     [[nodiscard]] Worker& place(const TaskDesc& desc);
+    // The primary's context or the worker on adapter `adapter`; null when none.
+    [[nodiscard]] Worker* worker_of(std::uint32_t adapter) const noexcept;
     // The job thread's part: records and submits the job's work, then queues submit_transfer
     // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;

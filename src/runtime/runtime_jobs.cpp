@@ -53,7 +53,7 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot)
             return out;
         }
         SlotRecord& s = task->ring[*slot];
-        s.generation = ++task->next_generation;
+        s.generation = task->generations->fetch_add(1, std::memory_order_relaxed) + 1;
         s.worker_done_seen = false;
         s.published = false;
         s.times = SlotTimes{};

@@ -18,7 +18,9 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) {
     if (p == "primary") {
         return *m_workers[0];
     }
-    if (p == "auto" || p.empty()) {
+    // "worker": the worker with the fewest tasks, fixed ("auto" reaches here only through
+    // RuntimeImpl's own callers: the TaskRouter places auto tasks itself).
+    if (p == "worker" || p == "auto" || p.empty()) {
         Worker* best = m_workers[0].get();
         for (std::size_t i = 1; i < m_workers.size(); ++i) {
             Worker* w = m_workers[i].get();
@@ -58,19 +60,16 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) {
                 "Use auto, primary, worker:N or a selector of one of its workers");
 }
 
-TaskId RuntimeImpl::register_task(const TaskDesc& desc) {
-    const TaskId id = register_task_async(desc);
-    Task& task = *find(id);
-    std::unique_lock lock(m_prepare_mutex);
-    m_prepared_cv.wait(
-        lock, [&] { return task.phase.load(std::memory_order_acquire) != TaskPhase::Preparing; });
-    if (task.phase.load(std::memory_order_acquire) == TaskPhase::Failed) {
-        std::rethrow_exception(task.preparation_exception);
+Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {
+    for (const auto& w : m_workers) {
+        if (w->device().info().index == adapter) {
+            return w.get();
+        }
     }
-    return id;
+    return nullptr;
 }
 
-TaskId RuntimeImpl::register_task_async(const TaskDesc& desc) {
+void RuntimeImpl::check_description(const TaskDesc& desc) const {
     if (desc.slots < 2 || desc.slots > 16) {
         throw Error("Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
                     "Use 2 to 16 slots (3 is the default)");
@@ -87,17 +86,28 @@ TaskId RuntimeImpl::register_task_async(const TaskDesc& desc) {
     if (!desc.factory) {
         (void)find_workload(desc.workload); // an unknown name is refused now, not later
     }
+}
+
+TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
+                                      std::shared_ptr<GenerationCounter> generations) {
+    check_description(desc);
     Task* task = nullptr;
     {
         std::lock_guard lock(m_register_mutex);
         if (m_tasks.size() >= k_max_tasks) {
-            throw Error("Too many tasks", "A runtime holds at most 256 tasks");
+            throw Error("Too many task registrations",
+                        "A runtime holds at most " + std::to_string(k_max_tasks) +
+                            " (a task the scheduler moved or measured counts once per device)");
         }
-        Worker& worker = place(desc);
+        Worker* worker = adapter ? worker_of(*adapter) : &place(desc);
+        if (worker == nullptr) {
+            throw Error("Adapter " + std::to_string(*adapter) + " is not a device of this runtime",
+                        "Place the task on the primary or one of the runtime's workers");
+        }
         const auto id = static_cast<TaskId>(m_tasks.size());
-        m_tasks.push_back(std::make_unique<Task>(id, desc, worker));
+        m_tasks.push_back(std::make_unique<Task>(id, desc, *worker, std::move(generations)));
         task = m_tasks.back().get();
-        worker.task_count.fetch_add(1, std::memory_order_relaxed);
+        worker->task_count.fetch_add(1, std::memory_order_relaxed);
         // Release: find() on another thread sees the whole task once it sees the count.
         m_task_count.store(m_tasks.size(), std::memory_order_release);
     }
@@ -107,6 +117,16 @@ TaskId RuntimeImpl::register_task_async(const TaskDesc& desc) {
     }
     m_prepare_cv.notify_one();
     return task->id;
+}
+
+void RuntimeImpl::wait_prepared(TaskId id) {
+    Task& task = *find(id);
+    std::unique_lock lock(m_prepare_mutex);
+    m_prepared_cv.wait(
+        lock, [&] { return task.phase.load(std::memory_order_acquire) != TaskPhase::Preparing; });
+    if (task.phase.load(std::memory_order_acquire) == TaskPhase::Failed) {
+        std::rethrow_exception(task.preparation_exception);
+    }
 }
 
 void RuntimeImpl::preparation_loop() noexcept {

@@ -1,5 +1,6 @@
-// Task: everything the runtime holds for one registered task: its description, the worker it
-// runs on, its workload and transport, the GPU resources of each slot, the slot ring, the
+// Task: everything the runtime holds for one registration of a task on one device (a logical
+// task that moves has one per device it ran on: runtime/task_router.hpp): its description, the
+// worker it runs on, its workload and transport, the GPU resources of each slot, the slot ring, the
 // output registry and its statistics. `mutex` guards ring, registry, counters and samples; the
 // GPU resources of a slot are touched only by whoever owns the slot's current state (the
 // worker thread while Recording, nobody after). Created at registration, destroyed with the
@@ -44,13 +45,20 @@ struct SlotResources {
 
 enum class TaskPhase { Preparing, Ready, Failed };
 
+// Generation numbers of one logical task, shared by its registrations on every device it ran
+// on, so that outputs from different devices compare (runtime/task_router.hpp).
+using GenerationCounter = std::atomic<std::uint64_t>;
+
 struct Task {
-    Task(TaskId task_id, const TaskDesc& task_desc, Worker& task_worker)
-        : id(task_id), desc(task_desc), worker(&task_worker), ring(task_desc.slots) {}
+    Task(TaskId task_id, const TaskDesc& task_desc, Worker& task_worker,
+         std::shared_ptr<GenerationCounter> task_generations)
+        : id(task_id), desc(task_desc), worker(&task_worker),
+          generations(std::move(task_generations)), ring(task_desc.slots) {}
 
     const TaskId id;
     const TaskDesc desc;
     Worker* const worker;
+    const std::shared_ptr<GenerationCounter> generations;
     // Set once by the preparation thread (release), after everything below it wrote; see above.
     std::atomic<TaskPhase> phase{TaskPhase::Preparing};
     // Failed: why, as a sentence, and the exception a blocking register_task rethrows. Written
@@ -78,7 +86,6 @@ struct Task {
     mutable std::mutex mutex;
     SlotRing ring;
     OutputRegistry registry;
-    std::uint64_t next_generation = 0;
     std::uint64_t accepted = 0;
     std::uint64_t busy = 0;
     std::uint64_t failed = 0;

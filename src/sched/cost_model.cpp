@@ -210,7 +210,7 @@ std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadS
     }
     const auto* pair = m_profile.pair(w->index, p->index);
     if (pair == nullptr) {
-        return std::nullopt;
+        return measured_move(task, worker, forced);
     }
     const auto bytes = shape.bytes();
     const PathProfile* chosen = nullptr;
@@ -245,6 +245,23 @@ std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadS
             part->ms = predicted > 0.0 ? part->ms * share : *delivery / 3.0;
             part->source = CostSource::Measured;
         }
+    }
+    return cost;
+}
+
+std::optional<MoveCost> CostModel::measured_move(const std::string& task, std::uint32_t worker,
+                                                 std::optional<TransferPath> path) const {
+    const auto delivery = measured(task, worker, Stage::Delivery);
+    if (!delivery) {
+        return std::nullopt;
+    }
+    MoveCost cost;
+    cost.path = path.value_or(TransferPath::HostCopy);
+    const auto prepare = measured(task, worker, Stage::Prepare);
+    cost.prepare = {prepare.value_or(0.0), CostSource::Measured};
+    // No proportions to split by: evenly.
+    for (auto* part : {&cost.transfer, &cost.sync, &cost.reintegrate}) {
+        *part = {*delivery / 3.0, CostSource::Measured};
     }
     return cost;
 }

@@ -119,8 +119,9 @@ public:
     // is `forced` when given, else the measured path with the lowest predicted time for the
     // shape's bytes. Each part is measured when timed apart; when only Delivery was timed, the
     // measured delivery is split over transfer, sync and reintegrate in the profile's
-    // proportions. nullopt when the profile has no measured path for the pair (or not the
-    // forced one).
+    // proportions. Without the pair in the profile, a measured delivery alone prices the move
+    // (split evenly, over `forced` or else host-copy). nullopt when neither knows the pair (or
+    // the profile lacks the forced path).
     [[nodiscard]] std::optional<MoveCost> move(const std::string& task, const WorkloadShape& shape,
                                                std::uint32_t worker, std::uint32_t primary,
                                                std::optional<TransferPath> forced = {}) const;
@@ -142,6 +143,9 @@ private:
     using Key = std::tuple<std::string, std::uint32_t, Stage>;
     [[nodiscard]] std::optional<double> measured(const std::string& task, std::uint32_t device,
                                                  Stage stage) const;
+    [[nodiscard]] std::optional<MoveCost> measured_move(const std::string& task,
+                                                        std::uint32_t worker,
+                                                        std::optional<TransferPath> path) const;
     [[nodiscard]] Prediction refine(const std::string& task, std::uint32_t device, Stage stage,
                                     double profile_ms) const;
 

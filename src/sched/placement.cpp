@@ -448,7 +448,8 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             }
             if (!d.execute) {
                 d.excluded = "no cost is known for \"" + spec.shape.kind +
-                             "\" on this device (run `tandem calibrate`)";
+                             "\" on this device yet (the runtime measures it with trial jobs; "
+                             "a profile from `tandem calibrate` predicts it)";
             } else if (!d.move) {
                 d.excluded = path ? std::string("the transfer path ") + to_string(*path) +
                                         " the pair uses was not measured for it"

@@ -141,14 +141,15 @@ TEST(CliCalibrate, RunAutoExplainUsesTheProfile) {
     const auto out = temp_folder("cli-calibrate-run");
     const auto r = run_with(c.cache, "--placement auto --explain", out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("placement decision 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("placement decision "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("why: "), std::string::npos) << r.out;
     EXPECT_EQ(r.err.find("profile"), std::string::npos) << "no complaint about it: " << r.err;
     const auto report = report_of(out);
     const auto& sched = report["scheduler"];
     EXPECT_EQ(sched["profile"], c.profile.string());
     ASSERT_GE(sched["decisions"].size(), 1u);
-    EXPECT_EQ(sched["decisions"][0]["decision"], 1);
+    // The first kept decision is the one after the three tasks were registered.
+    EXPECT_GE(sched["decisions"][0]["decision"], 1);
     EXPECT_EQ(sched["decisions"].back()["decision"], sched["decisions_total"]);
     for (const auto& d : sched["decisions"]) {
         ASSERT_EQ(d["tasks"].size(), 3u);
