@@ -23,6 +23,15 @@ Session::~Session() {
     }
 }
 
+void report_validation(const Runtime& runtime) {
+    if (runtime.validation_messages() > 0) {
+        std::fprintf(stderr, "tandem: %llu validation message(s); the last: %s\n",
+                     static_cast<unsigned long long>(runtime.validation_messages()),
+                     runtime.last_validation_message().c_str());
+        g_validation_failed.store(true);
+    }
+}
+
 void report_validation(const detail::Instance& instance) {
     if (instance.validation_messages() > 0) {
         std::fprintf(stderr, "tandem: %llu validation message(s); the last: %s\n",

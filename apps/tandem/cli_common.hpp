@@ -60,6 +60,8 @@ struct Session {
 [[nodiscard]] bool validation_failed();
 // Prints the instance's validation messages, if any, and makes validation_failed() true.
 void report_validation(const detail::Instance& instance);
+// The same for a runtime's own instance.
+void report_validation(const Runtime& runtime);
 
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);

@@ -31,7 +31,6 @@
 #include "main_view.hpp"
 #include "render/headless.hpp"
 #include "runtime/rate.hpp"
-#include "runtime/runtime_impl.hpp"
 #include "scene/demo_scene.hpp"
 #include "scene/run_inputs.hpp"
 #include "scene/snapshot_codec.hpp"
@@ -403,7 +402,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         std::vector<double> frame_ms; // start to start, frames that wrote no PNG
         bool have_timestamps = false;
         {
-            MainView view(runtime.impl().primary(), runtime.primary_timeline(),
+            MainView view(runtime.primary_vulkan(), runtime.primary_timeline(),
                           inputs.scene.shared_assets(), extent,
                           static_cast<std::uint32_t>(tasks.size()), VkExtent2D{max_w, max_h});
             auto next_frame = start;
@@ -761,7 +760,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             }
             std::fclose(f);
         }
-        report_validation(runtime.impl().instance());
+        report_validation(runtime);
         if (!args->trace.empty()) {
             write_trace(runtime, args->trace);
         }

@@ -13,7 +13,6 @@
 #include "core/resources.hpp"
 #include "runtime/frame_loop.hpp"
 #include "runtime/rate.hpp"
-#include "runtime/runtime_impl.hpp"
 #include "table.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -178,7 +177,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
         }
         const detail::FrameLoopResult r = detail::run_stream(runtime, task, stream_options, loop);
         const detail::StreamStats& s = r.stream;
-        report_validation(runtime.impl().instance());
+        report_validation(runtime);
         if (!args->trace.empty()) {
             write_trace(runtime, args->trace);
         }

@@ -38,15 +38,40 @@ std::vector<std::uint8_t> buffer_pixels(const detail::Device& device, const deta
     return {p, p + rgba_bytes(extent)};
 }
 
+// The application's primary device, wrapped (not owned) for Tandem's helpers.
+std::unique_ptr<detail::Device> adopt(const detail::Instance& instance,
+                                      const std::vector<detail::Adapter>& adapters,
+                                      const PrimaryVulkan& primary) {
+    for (const detail::Adapter& a : adapters) {
+        if (a.physical == primary.physical_device) {
+            detail::AdoptedDevice adopted;
+            adopted.device = primary.device;
+            adopted.queue_family = primary.queue_family;
+            adopted.queue_index = primary.queue_index;
+            adopted.queue_lock = primary.queue_mutex;
+            detail::DeviceOptions options;
+            options.label = "main view";
+            return std::make_unique<detail::Device>(instance, a, adopted, options);
+        }
+    }
+    throw Error("The runtime's primary is not a device of its instance",
+                "Pass Runtime::primary_vulkan() as it is");
+}
+
 } // namespace
 
-MainView::MainView(const detail::Device& primary, VkSemaphore timeline,
+MainView::MainView(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline,
                    const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
                    std::uint32_t max_leases, VkExtent2D max_lease_extent,
                    std::uint32_t frames_in_flight)
-    : m_device(primary), m_timeline(timeline), m_extent(extent),
-      m_cache(detail::shared_mesh_cache(primary, assets)), m_renderer(*m_cache, k_color),
-      m_pool(primary, primary.queue(detail::QueueRole::Main).family(), "main view pool") {
+    : m_instance(
+          std::make_unique<detail::Instance>(primary_vulkan.instance, primary_vulkan.debug_utils)),
+      m_adapters(detail::discover_adapters(*m_instance, 1)),
+      m_primary(adopt(*m_instance, m_adapters, primary_vulkan)), m_device(*m_primary),
+      m_timeline(timeline), m_extent(extent), m_cache(detail::shared_mesh_cache(m_device, assets)),
+      m_renderer(*m_cache, k_color),
+      m_pool(m_device, m_device.queue(detail::QueueRole::Main).family(), "main view pool") {
+    const detail::Device& primary = m_device;
     const VkDevice dev = primary.handle();
     // Timestamps: only where the main queue's family writes them and the period is known.
     if (auto ts = detail::create_timestamp_pool(primary, detail::QueueRole::Main,

@@ -6,6 +6,8 @@
 // nothing reads a leased image outside a submission that waited for it. The GPU time of every
 // frame is measured with timestamps where the primary's main queue has them.
 //
+// It is built on what any application gets from the runtime (Runtime::primary_vulkan: the
+// primary's instance, device and queue with its lock), like an engine's own renderer.
 // Threads: the application's frame loop only; it is the only signaller of the primary timeline.
 // Lifetime: destroy before the runtime; the destructor waits for its submissions.
 #pragma once
@@ -19,11 +21,13 @@
 
 #include "core/device.hpp"
 #include "core/handle.hpp"
+#include "core/instance.hpp"
 #include "core/resources.hpp"
 #include "render/mesh_cache.hpp"
 #include "render/renderer.hpp"
 #include "render/scene_capture.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/runtime.hpp"
 
 namespace tandem::cli {
 
@@ -36,7 +40,7 @@ struct MainFrameRequest {
 
 class MainView {
 public:
-    MainView(const detail::Device& primary, VkSemaphore timeline,
+    MainView(const PrimaryVulkan& primary, VkSemaphore timeline,
              const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
              std::uint32_t max_leases, VkExtent2D max_lease_extent,
              std::uint32_t frames_in_flight = 2);
@@ -77,6 +81,10 @@ private:
     [[nodiscard]] const Frame* frame_of(std::uint64_t value) const noexcept;
     void collect_timestamps(Frame& frame, std::size_t index);
 
+    // The primary as Tandem's own helpers (renderer, resources) take it: adopted, not owned.
+    std::unique_ptr<detail::Instance> m_instance;
+    std::vector<detail::Adapter> m_adapters;
+    std::unique_ptr<detail::Device> m_primary;
     const detail::Device& m_device;
     VkSemaphore m_timeline;
     VkExtent2D m_extent;

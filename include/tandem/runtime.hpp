@@ -104,6 +104,7 @@ struct PrimaryVulkan {
     std::uint32_t queue_index = 0;
     VkQueue queue = VK_NULL_HANDLE;
     std::shared_ptr<std::mutex> queue_mutex;
+    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
 class Runtime {
@@ -173,6 +174,11 @@ public:
     // the application's own).
     [[nodiscard]] PrimaryVulkan primary_vulkan() const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
+    // Messages of the Khronos validation layer (warning or worse) since the runtime opened its
+    // instance, and the last one (standalone runtimes with validation on; an embedding
+    // application's own messenger sees them otherwise).
+    [[nodiscard]] std::uint64_t validation_messages() const noexcept;
+    [[nodiscard]] std::string last_validation_message() const;
     // The adapter a task's submits go to now, and its transfer path name ("same-device", ...).
     [[nodiscard]] DeviceInfo task_device(TaskId task) const;
     [[nodiscard]] std::string task_transfer_path(TaskId task) const;

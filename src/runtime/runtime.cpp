@@ -47,6 +47,7 @@ PrimaryVulkan Runtime::primary_vulkan() const {
     out.queue_index = queue.index();
     out.queue = queue.handle();
     out.queue_mutex = queue.lock();
+    out.debug_utils = m_impl->instance().has_debug_utils();
     return out;
 }
 
@@ -97,6 +98,14 @@ void Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noex
 
 const DeviceInfo& Runtime::primary_device() const noexcept {
     return m_impl->primary().info();
+}
+
+std::uint64_t Runtime::validation_messages() const noexcept {
+    return m_impl->instance().validation_messages();
+}
+
+std::string Runtime::last_validation_message() const {
+    return m_impl->instance().last_validation_message();
 }
 
 std::vector<DeviceInfo> Runtime::worker_devices() const {
