@@ -84,22 +84,6 @@ double parse_run_fps(const std::string& text) {
                 "Give frames per second from 0 (unlimited) to 1000, e.g. 60");
 }
 
-// The runtime's placement string for a task's placement ("worker": the worker with the fewest
-// tasks; the primary when there is no worker).
-std::string runtime_placement(const detail::Placement& p) {
-    switch (p.kind) {
-    case detail::PlacementKind::Primary:
-        return "primary";
-    case detail::PlacementKind::Device:
-        return p.device;
-    case detail::PlacementKind::Worker:
-        return "worker";
-    case detail::PlacementKind::Auto:
-        break;
-    }
-    return "auto";
-}
-
 nlohmann::json latency_json(const LatencyStats& l) {
     return {{"count", l.count},
             {"p50_us", l.p50_us},
@@ -186,7 +170,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--placement", args->placement,
                     "Overrides every task's placement: auto (the scheduler decides every frame "
                     "from the calibration profile and measured timings), primary, worker (the "
-                    "worker with the fewest tasks), an adapter index or device:SELECTOR");
+                    "worker with the fewest tasks), worker:N, an adapter index or device:SELECTOR");
     sub->add_option("--profile", args->profile,
                     "Calibration profile for auto placement; default: the one `tandem calibrate` "
                     "wrote ($XDG_CACHE_HOME/tandem/profile.json)");
@@ -292,7 +276,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             desc.height = spec.height;
             desc.format = VK_FORMAT_R8G8B8A8_UNORM;
             desc.slots = args->slots;
-            desc.placement = runtime_placement(spec.placement);
+            desc.placement = detail::to_string(spec.placement);
             desc.rate_hz = spec.rate_hz;
             desc.cost = {"capture", triangles, content_keys[i]};
             tasks[i].id = runtime.register_task(desc);
@@ -659,7 +643,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"rate_hz", p.spec.rate_hz},
                 {"placement", detail::to_string(p.spec.placement)},
                 {"runtime_placement",
-                 automatic ? std::string("scheduler") : runtime_placement(p.spec.placement)},
+                 automatic ? std::string("scheduler") : detail::to_string(p.spec.placement)},
                 {"device", device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
                 {"transfer_path", runtime.task_transfer_path(tasks[i].id)},

@@ -41,9 +41,10 @@ struct Registration {
 };
 
 struct LogicalTask {
-    LogicalTask(TaskDesc task_desc, std::string task_key, WorkloadShape task_shape)
+    LogicalTask(TaskDesc task_desc, std::string task_key, WorkloadShape task_shape,
+                bool automatic_placement)
         : desc(std::move(task_desc)), key(std::move(task_key)), shape(std::move(task_shape)),
-          automatic(desc.placement == "auto" || desc.placement.empty()) {}
+          automatic(automatic_placement) {}
 
     TaskId id = 0; // the first registration's id (set before the task is published)
     const TaskDesc desc;

@@ -28,6 +28,7 @@
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "core/placement.hpp"
 #include "runtime/task_state.hpp"
 #include "runtime/trace_log.hpp"
 #include "runtime/worker.hpp"
@@ -45,6 +46,10 @@ namespace tandem::detail {
 [[nodiscard]] inline std::string worker_submit_context(const Worker& worker) {
     return "worker submit " + worker.label();
 }
+
+// TaskDesc::placement read as a Placement (core/placement.hpp); text of no other form is a
+// device selector. Empty: auto.
+[[nodiscard]] Placement task_placement(const TaskDesc& desc);
 
 struct TaskPulse {
     TaskStats counters;          // the latency fields hold only counts

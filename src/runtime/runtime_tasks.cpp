@@ -8,19 +8,43 @@
 #include <spdlog/spdlog.h>
 
 #include "core/capabilities.hpp"
+#include "core/placement.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"
 
 namespace tandem::detail {
 
-Worker& RuntimeImpl::place(const TaskDesc& desc) {
-    const std::string& p = desc.placement;
-    if (p == "primary") {
-        return *m_workers[0];
+Placement task_placement(const TaskDesc& desc) {
+    if (desc.placement.empty()) {
+        return Placement{};
     }
-    // "worker": the worker with the fewest tasks, fixed ("auto" reaches here only through
-    // RuntimeImpl's own callers: the TaskRouter places auto tasks itself).
-    if (p == "worker" || p == "auto" || p.empty()) {
+    if (auto p = parse_placement(desc.placement)) {
+        return *p;
+    }
+    // Any other text selects a device (a UUID prefix or part of a name), as "device:" does.
+    return Placement{PlacementKind::Device, {}, desc.placement, {}};
+}
+
+Worker& RuntimeImpl::place(const TaskDesc& desc) {
+    const Placement p = task_placement(desc);
+    switch (p.kind) {
+    case PlacementKind::Primary:
+        return *m_workers[0];
+    case PlacementKind::Auto:
+        // Reached only through RuntimeImpl's own callers (the TaskRouter places auto tasks
+        // itself): as "worker".
+    case PlacementKind::Worker: {
+        if (p.worker) {
+            if (*p.worker + 1 >= m_workers.size()) {
+                throw Error("Placement '" + desc.placement + "' names no worker",
+                            "This runtime has " + std::to_string(m_workers.size() - 1) +
+                                " worker(s): use worker:0 to worker:" +
+                                std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
+                                ", primary or auto");
+            }
+            return *m_workers[*p.worker + 1];
+        }
+        // The worker with the fewest tasks, fixed; the primary when there is none.
         Worker* best = m_workers[0].get();
         for (std::size_t i = 1; i < m_workers.size(); ++i) {
             Worker* w = m_workers[i].get();
@@ -33,31 +57,16 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) {
         }
         return *best;
     }
-    if (p.rfind("worker:", 0) == 0) {
-        const std::string n = p.substr(7);
-        char* end = nullptr;
-        const unsigned long k = std::strtoul(n.c_str(), &end, 10);
-        if (n.empty() || end != n.c_str() + n.size() || k + 1 >= m_workers.size()) {
-            throw Error("Placement '" + p + "' names no worker",
-                        "This runtime has " + std::to_string(m_workers.size() - 1) +
-                            " worker(s): use worker:0 to worker:" +
-                            std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
-                            ", primary or auto");
-        }
-        return *m_workers[k + 1];
+    case PlacementKind::Device:
+        break;
     }
-    for (std::uint32_t index : match_adapters(m_adapters, p)) {
-        for (std::size_t i = 1; i < m_workers.size(); ++i) {
-            if (m_workers[i]->device().info().index == index) {
-                return *m_workers[i];
-            }
-        }
-        if (m_primary->info().index == index) {
-            return *m_workers[0];
+    for (std::uint32_t index : match_adapters(m_adapters, p.device)) {
+        if (Worker* w = worker_of(index)) {
+            return *w;
         }
     }
-    throw Error("Placement '" + p + "' matches no device of this runtime",
-                "Use auto, primary, worker:N or a selector of one of its workers");
+    throw Error("Placement '" + desc.placement + "' matches no device of this runtime",
+                "Use auto, primary, worker, worker:N or a selector of one of its devices");
 }
 
 Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {

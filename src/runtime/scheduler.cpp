@@ -126,9 +126,7 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const std::vector<LogicalT
         t.rate_hz = task.desc.rate_hz;
         if (!task.automatic && !task.regs.empty()) {
             const std::uint32_t d = task.regs[task.active].device;
-            t.request.kind =
-                d == primary() ? PlacementRequest::Kind::Primary : PlacementRequest::Kind::Device;
-            t.request.device = d;
+            t.request = d == primary() ? Placement::on_primary() : Placement::on_adapter(d);
         }
         out.push_back(std::move(t));
     };

@@ -72,7 +72,7 @@ std::vector<LogicalTask*> TaskRouter::all() const {
 
 TaskId TaskRouter::register_task(const TaskDesc& desc, bool wait) {
     m_runtime->check_description(desc);
-    const bool automatic = desc.placement == "auto" || desc.placement.empty();
+    const bool automatic = task_placement(desc).kind == PlacementKind::Auto;
     if (!std::isfinite(desc.rate_hz) || desc.rate_hz <= 0.0) {
         throw Error("Task '" + desc.name + "' has an update rate of " +
                         std::to_string(desc.rate_hz) + " Hz",
@@ -88,7 +88,7 @@ TaskId TaskRouter::register_task(const TaskDesc& desc, bool wait) {
                 break;
             }
         }
-        auto task = std::make_unique<LogicalTask>(desc, key, shape_of(desc));
+        auto task = std::make_unique<LogicalTask>(desc, key, shape_of(desc), automatic);
         std::optional<std::uint32_t> device;
         if (automatic) {
             device = m_scheduler.place_new(all(), *task);
@@ -206,12 +206,21 @@ void TaskRouter::release(const Lease& lease, std::uint64_t primary_value) noexce
 
 TaskStats TaskRouter::stats(TaskId id) const {
     LogicalTask& task = get(id);
-    std::vector<Registration> regs;
+    // Only the fields the application's threads share (the scheduler writes the others of
+    // its own registrations without this lock).
+    struct Part {
+        std::uint32_t device;
+        TaskId id;
+        bool trial;
+    };
+    std::vector<Part> regs;
     std::size_t active = 0;
     std::uint64_t moves = 0;
     {
         std::lock_guard lock(task.mutex);
-        regs = task.regs;
+        for (const Registration& r : task.regs) {
+            regs.push_back({r.device, r.id, r.trial});
+        }
         active = task.active;
         moves = task.moves;
     }

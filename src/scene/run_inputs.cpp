@@ -43,7 +43,7 @@ RunInputs prepare_run(const RunRequest& request) {
         placement = parse_placement(*request.placement);
         if (!placement) {
             throw Error("--placement '" + *request.placement + "' is not a placement",
-                        "Use auto, primary, worker, an adapter index or device:SELECTOR");
+                        "Use auto, primary, worker, worker:N, an adapter index or device:SELECTOR");
         }
     }
     out.demo = request.scene_path.empty();

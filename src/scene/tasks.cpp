@@ -148,8 +148,8 @@ void read_task(Reader& r, const Json& t, const std::string& path, TaskSpec& out)
         } else {
             r.problem(path + "/placement",
                       "'" + *placement +
-                          "' is not a placement (auto, primary, worker, an adapter index or "
-                          "device:SELECTOR)");
+                          "' is not a placement (auto, primary, worker, worker:N, an adapter "
+                          "index or device:SELECTOR)");
         }
     }
     if (const Json* surface = r.member(t, path, "surface", false); surface && !surface->is_null()) {
@@ -169,42 +169,6 @@ void read_task(Reader& r, const Json& t, const std::string& path, TaskSpec& out)
 }
 
 } // namespace
-
-std::optional<Placement> parse_placement(std::string_view text) {
-    if (text == "auto") {
-        return Placement{PlacementKind::Auto, {}};
-    }
-    if (text == "primary") {
-        return Placement{PlacementKind::Primary, {}};
-    }
-    if (text == "worker") {
-        return Placement{PlacementKind::Worker, {}};
-    }
-    // A bare adapter index, as the scheduler's placement requests take it.
-    if (!text.empty() && text.size() <= 4 &&
-        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        return Placement{PlacementKind::Device, std::string(text)};
-    }
-    constexpr std::string_view prefix = "device:";
-    if (text.substr(0, prefix.size()) == prefix && text.size() > prefix.size()) {
-        return Placement{PlacementKind::Device, std::string(text.substr(prefix.size()))};
-    }
-    return std::nullopt;
-}
-
-std::string to_string(const Placement& placement) {
-    switch (placement.kind) {
-    case PlacementKind::Auto:
-        return "auto";
-    case PlacementKind::Primary:
-        return "primary";
-    case PlacementKind::Worker:
-        return "worker";
-    case PlacementKind::Device:
-        return "device:" + placement.device;
-    }
-    return "?";
-}
 
 std::optional<std::pair<std::uint32_t, std::uint32_t>> parse_size(std::string_view text) {
     const auto x = text.find('x');

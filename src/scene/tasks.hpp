@@ -10,21 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/placement.hpp"
 #include "scene/scene.hpp"
 
 namespace tandem::detail {
-
-enum class PlacementKind { Auto, Primary, Worker, Device };
-
-struct Placement {
-    PlacementKind kind = PlacementKind::Worker;
-    std::string device; // selector when kind == Device (index, UUID prefix or name part)
-};
-
-// "auto", "primary", "worker", an adapter index ("2") or "device:SEL" (index, UUID prefix or
-// part of a device name); nullopt for anything else.
-[[nodiscard]] std::optional<Placement> parse_placement(std::string_view text);
-[[nodiscard]] std::string to_string(const Placement& placement);
 
 struct TaskSpec {
     std::string name;
@@ -32,7 +21,7 @@ struct TaskSpec {
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     double rate_hz = 0.0;
-    Placement placement;
+    Placement placement{PlacementKind::Worker, {}, {}, {}}; // "worker" unless the file says
     std::optional<std::string> surface; // node shown with this task's output in the main view
     std::vector<std::string> tags;      // empty: draw everything
 };

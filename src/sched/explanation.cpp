@@ -53,40 +53,6 @@ std::string shape_text(const WorkloadShape& shape) {
 
 } // namespace
 
-PlacementRequest PlacementRequest::parse(std::string_view text) {
-    if (text == "auto") {
-        return {Kind::Auto, 0};
-    }
-    if (text == "primary") {
-        return {Kind::Primary, 0};
-    }
-    if (text == "worker") {
-        return {Kind::AnyWorker, 0};
-    }
-    std::uint32_t device = 0;
-    const auto* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, device);
-    if (ec == std::errc{} && ptr == end && !text.empty()) {
-        return {Kind::Device, device};
-    }
-    throw Error("unknown placement \"" + std::string(text) + "\"",
-                "Use auto, primary, worker or an adapter index from `tandem devices`");
-}
-
-std::string PlacementRequest::to_string() const {
-    switch (kind) {
-    case Kind::Auto:
-        return "auto";
-    case Kind::Primary:
-        return "primary";
-    case Kind::AnyWorker:
-        return "worker";
-    case Kind::Device:
-        return std::to_string(device);
-    }
-    return "auto";
-}
-
 std::optional<std::uint32_t> PlacementPlan::device_of(std::string_view task) const {
     for (const auto& t : tasks) {
         if (t.task == task) {
@@ -139,7 +105,7 @@ json to_json(const Explanation& e) {
               {"height", e.shape.height},
               {"work", e.shape.work},
               {"bytes", e.shape.bytes()}}},
-            {"request", e.request.to_string()},
+            {"request", to_string(e.request)},
             {"rate_hz", e.rate_hz},
             {"previous", e.previous ? json(*e.previous) : json(nullptr)},
             {"chosen", e.chosen},
@@ -176,7 +142,7 @@ json to_json(const PlacementPlan& plan) {
 
 std::string to_text(const Explanation& e) {
     std::string text = "task \"" + e.task + "\" (" + shape_text(e.shape) + ", " +
-                       format("%g Hz", e.rate_hz) + ", placement " + e.request.to_string() +
+                       format("%g Hz", e.rate_hz) + ", placement " + to_string(e.request) +
                        "): adapter " + std::to_string(e.chosen);
     if (e.moved && e.previous) {
         text += " (moved from adapter " + std::to_string(*e.previous) + ")";

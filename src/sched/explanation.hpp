@@ -15,22 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/placement.hpp"
 #include "sched/cost_model.hpp"
 
 namespace tandem::detail {
-
-// Where a task asked to run: `auto` (the scheduler decides), `primary`, `worker` (any worker,
-// the scheduler picks which) or one adapter by index.
-struct PlacementRequest {
-    enum class Kind { Auto, Primary, AnyWorker, Device };
-    Kind kind = Kind::Auto;
-    std::uint32_t device = 0; // Kind::Device only
-
-    // "auto", "primary", "worker" or an adapter index; throws Error naming the text otherwise.
-    [[nodiscard]] static PlacementRequest parse(std::string_view text);
-    [[nodiscard]] std::string to_string() const;
-    [[nodiscard]] bool manual() const noexcept { return kind != Kind::Auto; }
-};
 
 // What one device would cost for one task, as the decision saw it.
 struct DeviceEstimate {
@@ -48,7 +36,7 @@ struct DeviceEstimate {
 struct Explanation {
     std::string task;
     WorkloadShape shape;
-    PlacementRequest request;
+    Placement request;
     double rate_hz = 0.0;
     std::optional<std::uint32_t> previous; // where it ran before this decision
     std::uint32_t chosen = 0;

@@ -259,7 +259,7 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
         return 0.0;
     };
     std::string why;
-    using Kind = PlacementRequest::Kind;
+    using Kind = PlacementKind;
     if (item.invalid || (e.request.kind == Kind::Primary)) {
         why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
     } else if (e.request.kind == Kind::Device && item.note.empty()) {
@@ -269,7 +269,7 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
                    percent(load_on(option.device)) + " of a second (capacity " +
                    percent(options.capacity) + "), so update rates there may not be met.";
         }
-    } else if (e.request.kind == Kind::AnyWorker && !chosen.primary) {
+    } else if (e.request.kind == Kind::Worker && !chosen.primary) {
         why = "Requested on a worker: " + adapter(option.device) + " moves it for " +
               ms(chosen.charge_ms) + " per update (" + describe_move(*chosen.move) +
               ") and has capacity left.";
@@ -486,16 +486,19 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             return device == primary || (devices.is_worker(device) && !devices.is_lost(device));
         };
 
-        using Kind = PlacementRequest::Kind;
+        using Kind = PlacementKind;
         Kind kind = spec.request.kind;
+        const std::uint32_t requested = spec.request.adapter.value_or(~0u);
         if (item.invalid) {
             item.note = "Its update rate is not a positive finite number, so it runs on the "
                         "primary. ";
             kind = Kind::Primary;
         }
-        if (kind == Kind::Device && !live(spec.request.device)) {
-            item.note = "The requested " + adapter(spec.request.device) + " is " +
-                        (devices.is_lost(spec.request.device) ? "lost" : "not available") +
+        if (kind == Kind::Device && !live(requested)) {
+            item.note = "The requested " +
+                        (spec.request.adapter ? adapter(requested)
+                                              : "device \"" + spec.request.device + "\"") +
+                        " is " + (devices.is_lost(requested) ? "lost" : "not available") +
                         ", so it is placed automatically. ";
             kind = Kind::Auto;
         }
@@ -505,12 +508,12 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             break;
         case Kind::Device:
             for (std::size_t i = 0; i < e.devices.size(); ++i) {
-                if (e.devices[i].device == spec.request.device) {
+                if (e.devices[i].device == requested) {
                     item.options.push_back(option_for(i, false));
                 }
             }
             break;
-        case Kind::AnyWorker:
+        case Kind::Worker:
             for (std::size_t i = 1; i < e.devices.size(); ++i) {
                 if (e.devices[i].execute && e.devices[i].move && live(e.devices[i].device)) {
                     item.options.push_back(option_for(i, true));

@@ -26,7 +26,9 @@ struct PlacementTask {
     std::string name; // unique among the tasks of one decision
     WorkloadShape shape;
     double rate_hz = 30.0; // updates per second the task needs
-    PlacementRequest request;
+    // Auto, Primary, Worker (any worker: the scheduler picks which) or Device with its adapter
+    // resolved (a Device without one is treated as not available).
+    Placement request;
 };
 
 // Throws Error with a sentence naming the task when its rate is not a positive finite number

@@ -12,7 +12,8 @@
 namespace tandem::test {
 namespace {
 
-using detail::PlacementRequest;
+using detail::PlacementKind;
+using PlacementRequest = detail::Placement;
 using detail::Stage;
 
 class Placement : public SchedTest {
@@ -25,6 +26,11 @@ protected:
         return {std::move(name), {"pattern", size, size, 0, 0}, rate_hz, request};
     }
 };
+
+// The placement `text` names; the tests give only valid ones.
+PlacementRequest parse(std::string_view text) {
+    return detail::parse_placement(text).value();
+}
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -137,8 +143,8 @@ TEST_F(Placement, OneStalledMeasurementKeepsASmallTaskOnThePrimary) {
 TEST_F(Placement, ALostWorkersTasksMoveInTheNextDecision) {
     detail::CostModel model(synthetic({}), infos());
     detail::Placer placer(model);
-    const std::vector<detail::PlacementTask> tasks = {
-        task("a", 512), task("b", 512), task("pinned", 512, 30.0, PlacementRequest::parse("1"))};
+    const std::vector<detail::PlacementTask> tasks = {task("a", 512), task("b", 512),
+                                                      task("pinned", 512, 30.0, parse("1"))};
     auto set = devices();
     auto plan = placer.decide(tasks, set);
     const auto a_on = *plan.device_of("a");
@@ -181,9 +187,9 @@ TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
     detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}, dear), infos());
     detail::Placer placer(model);
     const std::vector<detail::PlacementTask> tasks = {
-        task("on-primary", 1024, 30.0, PlacementRequest::parse("primary")), // 16 ms gain
-        task("on-2", 1024, 30.0, PlacementRequest::parse("2")),             // 480 ms per update
-        task("on-a-worker", 256, 30.0, PlacementRequest::parse("worker")),  // not worth it
+        task("on-primary", 1024, 30.0, parse("primary")), // 16 ms gain
+        task("on-2", 1024, 30.0, parse("2")),             // 480 ms per update
+        task("on-a-worker", 256, 30.0, parse("worker")),  // not worth it
     };
     for (int round = 0; round < 20; ++round) {
         const auto plan = placer.decide(tasks, devices());
@@ -363,17 +369,26 @@ TEST_F(Placement, ReasonsCanBeLeftOutButNumbersStay) {
     EXPECT_TRUE(plan.tasks[0].devices[1].move.has_value());
 }
 
-TEST(PlacementRequests, ParseWhatTheCliAccepts) {
-    EXPECT_EQ(PlacementRequest::parse("auto").kind, PlacementRequest::Kind::Auto);
-    EXPECT_EQ(PlacementRequest::parse("primary").kind, PlacementRequest::Kind::Primary);
-    EXPECT_EQ(PlacementRequest::parse("worker").kind, PlacementRequest::Kind::AnyWorker);
-    const auto device = PlacementRequest::parse("2");
-    EXPECT_EQ(device.kind, PlacementRequest::Kind::Device);
-    EXPECT_EQ(device.device, 2u);
-    EXPECT_EQ(device.to_string(), "2");
-    EXPECT_THROW((void)PlacementRequest::parse("gpu0"), Error);
-    EXPECT_THROW((void)PlacementRequest::parse(""), Error);
-    EXPECT_THROW((void)PlacementRequest::parse("-1"), Error);
+TEST(PlacementRequests, ParseWhatTheTasksFileTheRuntimeAndTheCliAccept) {
+    EXPECT_EQ(parse("auto").kind, PlacementKind::Auto);
+    EXPECT_EQ(parse("primary").kind, PlacementKind::Primary);
+    EXPECT_EQ(parse("worker").kind, PlacementKind::Worker);
+    EXPECT_FALSE(parse("worker").worker);
+    EXPECT_EQ(parse("worker:1").worker, 1u);
+    EXPECT_EQ(detail::to_string(parse("worker:1")), "worker:1");
+    const auto device = parse("2");
+    EXPECT_EQ(device.kind, PlacementKind::Device);
+    EXPECT_EQ(device.adapter, 2u);
+    EXPECT_EQ(detail::to_string(device), "2");
+    const auto named = parse("device:llvm");
+    EXPECT_EQ(named.kind, PlacementKind::Device);
+    EXPECT_EQ(named.device, "llvm");
+    EXPECT_FALSE(named.adapter);
+    EXPECT_EQ(detail::to_string(named), "device:llvm");
+    EXPECT_EQ(parse("device:1").adapter, 1u);
+    for (const char* bad : {"gpu0", "", "-1", "worker:", "worker:x", "device:"}) {
+        EXPECT_FALSE(detail::parse_placement(bad)) << bad;
+    }
 }
 
 TEST(PlacementRequests, TasksWithImpossibleRatesAreRefused) {
@@ -416,11 +431,11 @@ TEST_F(Placement, RandomScenariosKeepEveryPromise) {
             PlacementRequest request;
             const int r = pick(10);
             if (r == 7) {
-                request = PlacementRequest::parse("primary");
+                request = parse("primary");
             } else if (r == 8) {
-                request = PlacementRequest::parse("worker");
+                request = parse("worker");
             } else if (r == 9) {
-                request = {PlacementRequest::Kind::Device, static_cast<std::uint32_t>(pick(3))};
+                request = PlacementRequest::on_adapter(static_cast<std::uint32_t>(pick(3)));
             }
             tasks.push_back(
                 task("t" + std::to_string(i), sizes[pick(4)], uniform(5.0, 120.0), request));
@@ -444,22 +459,21 @@ TEST_F(Placement, RandomScenariosKeepEveryPromise) {
                 const auto& request = tasks[i].request;
                 ASSERT_TRUE(t.chosen == 0 || (set.is_worker(t.chosen) && !set.is_lost(t.chosen)))
                     << to_text(t);
-                const bool live_request = request.kind == PlacementRequest::Kind::Device &&
-                                          (request.device == 0 || !set.is_lost(request.device));
-                if (request.kind == PlacementRequest::Kind::Primary) {
+                const bool live_request = request.kind == PlacementKind::Device &&
+                                          (*request.adapter == 0 || !set.is_lost(*request.adapter));
+                if (request.kind == PlacementKind::Primary) {
                     EXPECT_EQ(t.chosen, 0u);
                 } else if (live_request) {
-                    EXPECT_EQ(t.chosen, request.device) << to_text(t);
-                } else if (request.kind == PlacementRequest::Kind::AnyWorker) {
+                    EXPECT_EQ(t.chosen, *request.adapter) << to_text(t);
+                } else if (request.kind == PlacementKind::Worker) {
                     EXPECT_NE(t.chosen, 0u) << to_text(t);
                 }
                 EXPECT_FALSE(t.reason.empty());
                 const auto& chosen =
                     *std::find_if(t.devices.begin(), t.devices.end(),
                                   [&](const auto& d) { return d.device == t.chosen; });
-                const bool automatic =
-                    request.kind == PlacementRequest::Kind::Auto ||
-                    (request.kind == PlacementRequest::Kind::Device && !live_request);
+                const bool automatic = request.kind == PlacementKind::Auto ||
+                                       (request.kind == PlacementKind::Device && !live_request);
                 objective += t.rate_hz *
                              (chosen.charge_ms + (automatic && t.chosen != 0 ? t.margin_ms : 0.0));
             }
@@ -473,7 +487,7 @@ TEST_F(Placement, RandomScenariosKeepEveryPromise) {
                 for (const auto& name : d.tasks) {
                     const auto& spec = *std::find_if(tasks.begin(), tasks.end(),
                                                      [&](const auto& s) { return s.name == name; });
-                    manual = manual || spec.request.kind != PlacementRequest::Kind::Auto;
+                    manual = manual || spec.request.kind != PlacementKind::Auto;
                 }
                 EXPECT_TRUE(manual) << to_text(plan);
             }
