@@ -505,7 +505,7 @@ private:
                 outp.indices = triangle_list(mode, outp.indices);
             }
             if (prim.attributes.find("NORMAL") == prim.attributes.end()) {
-                flat_normals(outp);
+                compute_vertex_normals(outp);
             }
             if (prim.material >= 0) {
                 if (static_cast<std::size_t>(prim.material) >= m_model.materials.size()) {
@@ -534,24 +534,6 @@ private:
             }
         }
         return out;
-    }
-
-    // Area-weighted vertex normals for primitives that come without any.
-    static void flat_normals(Primitive& p) {
-        std::vector<glm::vec3> sum(p.vertices.size(), glm::vec3(0.0f));
-        for (std::size_t t = 0; t + 2 < p.indices.size(); t += 3) {
-            const glm::vec3& a = p.vertices[p.indices[t]].position;
-            const glm::vec3& b = p.vertices[p.indices[t + 1]].position;
-            const glm::vec3& c = p.vertices[p.indices[t + 2]].position;
-            const glm::vec3 n = glm::cross(b - a, c - a);
-            for (std::size_t k = 0; k < 3; ++k) {
-                sum[p.indices[t + k]] += n;
-            }
-        }
-        for (std::size_t v = 0; v < sum.size(); ++v) {
-            const float len = glm::length(sum[v]);
-            p.vertices[v].normal = len > 1e-20f ? sum[v] / len : glm::vec3(0.0f, 1.0f, 0.0f);
-        }
     }
 
     glm::mat4 local_transform(const tinygltf::Node& n, const std::string& what) const {

@@ -40,6 +40,23 @@ void compute_bounds(Mesh& mesh) {
     }
 }
 
+void compute_vertex_normals(Primitive& p) {
+    std::vector<glm::vec3> sum(p.vertices.size(), glm::vec3(0.0f));
+    for (std::size_t t = 0; t + 2 < p.indices.size(); t += 3) {
+        const glm::vec3& a = p.vertices[p.indices[t]].position;
+        const glm::vec3& b = p.vertices[p.indices[t + 1]].position;
+        const glm::vec3& c = p.vertices[p.indices[t + 2]].position;
+        const glm::vec3 n = glm::cross(b - a, c - a);
+        for (std::size_t k = 0; k < 3; ++k) {
+            sum[p.indices[t + k]] += n;
+        }
+    }
+    for (std::size_t v = 0; v < sum.size(); ++v) {
+        const float len = glm::length(sum[v]);
+        p.vertices[v].normal = len > 1e-20f ? sum[v] / len : glm::vec3(0.0f, 1.0f, 0.0f);
+    }
+}
+
 Mesh make_plane(float width, float depth, std::uint32_t material) {
     Primitive p;
     p.material = material;

@@ -20,5 +20,9 @@ namespace tandem::detail {
                                  std::uint32_t material);
 // Recomputes a mesh's bounds from its vertices.
 void compute_bounds(Mesh& mesh);
+// Normals for a primitive that comes without any: each vertex gets the area-weighted average of
+// the faces that use it (smooth where triangles share vertices, flat where they do not); a
+// vertex of no face, or of faces of zero area only, gets +Y. Indices must be in range.
+void compute_vertex_normals(Primitive& primitive);
 
 } // namespace tandem::detail
