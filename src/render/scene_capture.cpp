@@ -39,12 +39,17 @@ SceneCapture::SceneCapture(std::shared_ptr<MeshCache> cache, VkFormat color, VkE
 
 VkResult SceneCapture::record(VkCommandBuffer cmd, std::uint32_t slot, VkImage image,
                               VkImageView view, std::span<const std::byte> snapshot) noexcept {
-    if (slot >= m_targets.size()) {
-        return VK_ERROR_UNKNOWN;
-    }
     const std::optional<FrameSnapshot> frame = decode_snapshot(snapshot);
     if (!frame) {
         return VK_ERROR_FORMAT_NOT_SUPPORTED;
+    }
+    return record(cmd, slot, image, view, *frame);
+}
+
+VkResult SceneCapture::record(VkCommandBuffer cmd, std::uint32_t slot, VkImage image,
+                              VkImageView view, const FrameSnapshot& frame) noexcept {
+    if (slot >= m_targets.size()) {
+        return VK_ERROR_UNKNOWN;
     }
     ColorTarget color;
     color.image = image;
@@ -55,7 +60,7 @@ VkResult SceneCapture::record(VkCommandBuffer cmd, std::uint32_t slot, VkImage i
     color.final_access = VK_ACCESS_2_NONE;
     // A worker's capture shows no other task's output: surfaces keep their material.
     try {
-        m_last_status = m_renderer.record(cmd, *m_targets[slot], color, *frame);
+        m_last_status = m_renderer.record(cmd, *m_targets[slot], color, frame);
     } catch (const std::bad_alloc&) {
         return VK_ERROR_OUT_OF_HOST_MEMORY; // the frame's plan could not be allocated
     }

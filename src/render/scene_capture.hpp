@@ -44,6 +44,9 @@ public:
     // (status in last_status()).
     [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t slot, VkImage image,
                                   VkImageView view, std::span<const std::byte> snapshot) noexcept;
+    // The same for a snapshot already decoded.
+    [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t slot, VkImage image,
+                                  VkImageView view, const FrameSnapshot& frame) noexcept;
 
     [[nodiscard]] RenderStatus last_status() const noexcept { return m_last_status; }
     [[nodiscard]] const MeshCache& cache() const noexcept { return *m_cache; }

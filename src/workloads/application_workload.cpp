@@ -1,10 +1,35 @@
 #include "workloads/application_workload.hpp"
 
 #include <exception>
+#include <utility>
 
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
+namespace {
+
+// The device whose workload factory runs on this thread (null: none).
+thread_local const Device* t_factory_device = nullptr;
+
+// Sets t_factory_device for the scope of one factory call.
+class FactoryScope {
+public:
+    explicit FactoryScope(const Device& device)
+        : m_previous(std::exchange(t_factory_device, &device)) {}
+    ~FactoryScope() { t_factory_device = m_previous; }
+    FactoryScope(const FactoryScope&) = delete;
+    FactoryScope& operator=(const FactoryScope&) = delete;
+
+private:
+    const Device* m_previous;
+};
+
+} // namespace
+
+const Device* application_device(VkDevice device) noexcept {
+    return t_factory_device != nullptr && t_factory_device->handle() == device ? t_factory_device
+                                                                               : nullptr;
+}
 
 ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
                                          VkInstance instance, const Device& device,
@@ -32,7 +57,10 @@ ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
             return std::nullopt;
         }
     };
-    m_workload = factory(context);
+    {
+        const FactoryScope scope(device);
+        m_workload = factory(context);
+    }
     if (!m_workload) {
         throw Error("The workload factory of task '" + params.task_name + "' returned nothing",
                     "Return a tandem::Workload from TaskDesc::factory");

@@ -3,6 +3,11 @@
 // device's WorkerContext, hands each job to it as a RecordContext and turns what it throws into a
 // failure the runtime reports for the task (failure()), never an exception on a Tandem thread.
 //
+// While the factory runs, on its thread, the Device it was called for can be found from the
+// WorkerContext's VkDevice (application_device): Tandem's own public workloads
+// (tandem::capture_workload) draw with the internal renderer, which needs it. The Device
+// outlives the workload the factory makes.
+//
 // Threads: as Workload; failure() from any thread.
 #pragma once
 
@@ -14,6 +19,10 @@
 #include "workloads/workload.hpp"
 
 namespace tandem::detail {
+
+// The Device behind `device`, the VkDevice of the WorkerContext a workload factory was given,
+// during that factory call on its thread; nullptr anywhere else.
+[[nodiscard]] const Device* application_device(VkDevice device) noexcept;
 
 class ApplicationWorkload final : public Workload {
 public:
