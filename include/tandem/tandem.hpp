@@ -1,12 +1,16 @@
-// Tandem's public API in one include: Runtime, tasks, leases, device information and errors.
+// Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
+// and capture), scene data, device information and errors.
 #pragma once
 
+#include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/device_info.hpp"
 #include "tandem/error.hpp"
+#include "tandem/gltf.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/pattern.hpp"
 #include "tandem/runtime.hpp"
+#include "tandem/scene.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 #include "tandem/workload.hpp"

@@ -1,0 +1,421 @@
+// tandem-meshes: an engine's own meshes drawn on another GPU. The engine makes its geometry in
+// code (a ground grid with 16-bit indices and a checker image, a crate of two primitives with
+// 32-bit indices and computed normals, a pyramid without indices), freezes it into a
+// tandem::Scene, and registers two capture tasks of it: one on a worker, one on the primary.
+// Each frame it submits the same CaptureSnapshot (an orbiting camera, the crates turning) to
+// both, reads both outputs on the primary with its own commands (Runtime::primary_vulkan) and
+// compares them pixel for pixel: the worker's render must be the primary's. The worker is one of
+// the primary's kind (vendor, device and driver) when there is one; on a worker of another kind
+// edges may be rasterised differently, and up to 1% of the pixels may differ.
+//
+//     tandem-meshes [--require-worker]
+// Without a worker (one GPU; TANDEM_VIRTUAL_DEVICES=2 opens it twice) both tasks run on the
+// primary, unless --require-worker makes that an error. Exit code 0 when 6 frames were compared,
+// every pixel matched (or, across kinds, 99% did) and something was drawn.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tandem/tandem.hpp>
+#include <vulkan/vulkan.h>
+
+namespace {
+
+constexpr std::uint32_t k_width = 160;
+constexpr std::uint32_t k_height = 100;
+constexpr int k_frames = 6;
+
+void check(VkResult r, const char* what) {
+    if (r != VK_SUCCESS) {
+        throw std::runtime_error(std::string(what) + " failed: " + tandem::to_string(r));
+    }
+}
+
+// The engine's geometry, as its own arrays.
+struct Geometry {
+    std::vector<float> positions, normals, uvs;
+    std::vector<std::uint16_t> indices16;
+    std::vector<std::uint32_t> indices32;
+};
+
+// An n x n grid of quads in the XZ plane, `size` wide, facing +Y.
+Geometry grid(std::uint16_t n, float size) {
+    Geometry g;
+    for (std::uint16_t z = 0; z <= n; ++z) {
+        for (std::uint16_t x = 0; x <= n; ++x) {
+            const float u = static_cast<float>(x) / static_cast<float>(n);
+            const float v = static_cast<float>(z) / static_cast<float>(n);
+            g.positions.insert(g.positions.end(), {(u - 0.5f) * size, 0.0f, (v - 0.5f) * size});
+            g.normals.insert(g.normals.end(), {0.0f, 1.0f, 0.0f});
+            g.uvs.insert(g.uvs.end(), {u * 4.0f, v * 4.0f}); // the checker repeats 4 times
+        }
+    }
+    auto at = [n](int x, int z) { return static_cast<std::uint16_t>(z * (n + 1) + x); };
+    for (int z = 0; z < n; ++z) {
+        for (int x = 0; x < n; ++x) {
+            g.indices16.insert(g.indices16.end(), {at(x, z), at(x, z + 1), at(x + 1, z),
+                                                   at(x + 1, z), at(x, z + 1), at(x + 1, z + 1)});
+        }
+    }
+    return g;
+}
+
+// Faces of a unit cube: the four sides (`sides`) or the top and bottom; four vertices each, so
+// that the computed normals are flat.
+Geometry cube_faces(bool sides) {
+    Geometry g;
+    // Each face: a corner and two edges.
+    const float faces[6][9] = {{-0.5f, -0.5f, 0.5f, 1, 0, 0, 0, 1, 0},   // +Z
+                               {0.5f, -0.5f, -0.5f, -1, 0, 0, 0, 1, 0},  // -Z
+                               {0.5f, -0.5f, 0.5f, 0, 0, -1, 0, 1, 0},   // +X
+                               {-0.5f, -0.5f, -0.5f, 0, 0, 1, 0, 1, 0},  // -X
+                               {-0.5f, 0.5f, 0.5f, 1, 0, 0, 0, 0, -1},   // +Y
+                               {-0.5f, -0.5f, -0.5f, 1, 0, 0, 0, 0, 1}}; // -Y
+    for (int f = sides ? 0 : 4; f < (sides ? 4 : 6); ++f) {
+        const float* c = faces[f];
+        const auto base = static_cast<std::uint32_t>(g.positions.size() / 3);
+        for (int k = 0; k < 4; ++k) {
+            const float a = (k == 1 || k == 2) ? 1.0f : 0.0f;
+            const float b = (k >= 2) ? 1.0f : 0.0f;
+            for (int axis = 0; axis < 3; ++axis) {
+                g.positions.push_back(c[axis] + a * c[3 + axis] + b * c[6 + axis]);
+            }
+            g.uvs.insert(g.uvs.end(), {a, 1.0f - b});
+        }
+        g.indices32.insert(g.indices32.end(), {base, base + 1, base + 2, base, base + 2, base + 3});
+    }
+    return g;
+}
+
+tandem::Matrix4 turn_y(float angle, float x, float y, float z, float scale) {
+    const float c = std::cos(angle) * scale;
+    const float s = std::sin(angle) * scale;
+    return {c, 0, -s, 0, 0, scale, 0, 0, s, 0, c, 0, x, y, z, 1};
+}
+
+// The engine's readback on the primary: one command buffer copying a leased image to a host
+// buffer after waiting for the lease, signalling Tandem's primary timeline when it is done.
+class Readback {
+public:
+    explicit Readback(const tandem::PrimaryVulkan& p) : m_p(p) {
+        VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+        pi.queueFamilyIndex = p.queue_family;
+        check(vkCreateCommandPool(p.device, &pi, nullptr, &m_pool), "vkCreateCommandPool");
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = m_pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        check(vkAllocateCommandBuffers(p.device, &ai, &m_cmd), "vkAllocateCommandBuffers");
+        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bi.size = std::uint64_t{k_width} * k_height * 4;
+        bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        check(vkCreateBuffer(p.device, &bi, nullptr, &m_buffer), "vkCreateBuffer");
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(p.device, m_buffer, &req);
+        VkPhysicalDeviceMemoryProperties mem;
+        vkGetPhysicalDeviceMemoryProperties(p.physical_device, &mem);
+        const VkMemoryPropertyFlags want =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        std::uint32_t type = 0;
+        while (type < mem.memoryTypeCount &&
+               (!(req.memoryTypeBits & (1u << type)) ||
+                (mem.memoryTypes[type].propertyFlags & want) != want)) {
+            ++type;
+        }
+        VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mi.allocationSize = req.size;
+        mi.memoryTypeIndex = type;
+        check(vkAllocateMemory(p.device, &mi, nullptr, &m_memory), "vkAllocateMemory");
+        check(vkBindBufferMemory(p.device, m_buffer, m_memory, 0), "vkBindBufferMemory");
+        check(vkMapMemory(p.device, m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped), "vkMapMemory");
+    }
+    ~Readback() {
+        vkDestroyBuffer(m_p.device, m_buffer, nullptr);
+        vkFreeMemory(m_p.device, m_memory, nullptr);
+        vkDestroyCommandPool(m_p.device, m_pool, nullptr);
+    }
+    Readback(const Readback&) = delete;
+    Readback& operator=(const Readback&) = delete;
+
+    // Copies the leased image, waits for the copy and returns its texels; signals `timeline`
+    // at `value` when done.
+    std::vector<std::uint32_t> read(const tandem::Lease& lease, VkSemaphore timeline,
+                                    std::uint64_t value) {
+        check(vkResetCommandBuffer(m_cmd, 0), "vkResetCommandBuffer");
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        check(vkBeginCommandBuffer(m_cmd, &begin), "vkBeginCommandBuffer");
+        VkImageMemoryBarrier2 to_src{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        to_src.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        to_src.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        to_src.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
+        to_src.oldLayout = lease.layout;
+        to_src.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        to_src.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        to_src.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        to_src.image = lease.image;
+        to_src.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.imageMemoryBarrierCount = 1;
+        dep.pImageMemoryBarriers = &to_src;
+        vkCmdPipelineBarrier2(m_cmd, &dep);
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {k_width, k_height, 1};
+        vkCmdCopyImageToBuffer(m_cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_buffer,
+                               1, &region);
+        VkImageMemoryBarrier2 back = to_src; // the lease's layout again, as the lease asks
+        back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        back.srcAccessMask = VK_ACCESS_2_NONE;
+        back.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        back.dstAccessMask = VK_ACCESS_2_NONE;
+        back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        back.newLayout = lease.layout;
+        dep.pImageMemoryBarriers = &back;
+        vkCmdPipelineBarrier2(m_cmd, &dep);
+        VkBufferMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+        to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+        to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+        to_host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        to_host.buffer = m_buffer;
+        to_host.size = VK_WHOLE_SIZE;
+        VkDependencyInfo host_dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        host_dep.bufferMemoryBarrierCount = 1;
+        host_dep.pBufferMemoryBarriers = &to_host;
+        vkCmdPipelineBarrier2(m_cmd, &host_dep);
+        check(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer");
+
+        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait.semaphore = lease.wait_semaphore;
+        wait.value = lease.wait_value;
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        signal.semaphore = timeline;
+        signal.value = value;
+        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkCommandBufferSubmitInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        ci.commandBuffer = m_cmd;
+        VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        si.waitSemaphoreInfoCount = 1;
+        si.pWaitSemaphoreInfos = &wait;
+        si.commandBufferInfoCount = 1;
+        si.pCommandBufferInfos = &ci;
+        si.signalSemaphoreInfoCount = 1;
+        si.pSignalSemaphoreInfos = &signal;
+        {
+            std::lock_guard lock(*m_p.queue_mutex); // Tandem submits to this queue too
+            check(vkQueueSubmit2(m_p.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2");
+        }
+        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        wi.semaphoreCount = 1;
+        wi.pSemaphores = &timeline;
+        wi.pValues = &value;
+        check(vkWaitSemaphores(m_p.device, &wi, 10'000'000'000ull), "vkWaitSemaphores");
+        const auto* px = static_cast<const std::uint32_t*>(m_mapped);
+        return {px, px + std::size_t{k_width} * k_height};
+    }
+
+private:
+    tandem::PrimaryVulkan m_p;
+    VkCommandPool m_pool = VK_NULL_HANDLE;
+    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
+    VkBuffer m_buffer = VK_NULL_HANDLE;
+    VkDeviceMemory m_memory = VK_NULL_HANDLE;
+    void* m_mapped = nullptr;
+};
+
+// Submits `bytes` to `task` until accepted, then pumps until that generation is the task's
+// newest output; returns it.
+std::uint64_t produce(tandem::Runtime& runtime, tandem::TaskId task,
+                      const std::vector<std::byte>& bytes) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto wait = [&] {
+        if (std::chrono::steady_clock::now() > deadline) {
+            throw std::runtime_error("no output within 30 s");
+        }
+        runtime.pump();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    std::uint64_t generation = 0;
+    while (generation == 0) {
+        const tandem::SubmitResult r = runtime.submit(task, bytes);
+        if (r.accepted()) {
+            generation = r.generation;
+        } else if (r.status == tandem::SubmitStatus::Failed) {
+            throw std::runtime_error("submit failed: " + r.reason);
+        } else {
+            wait(); // Busy or Preparing
+        }
+    }
+    for (;;) {
+        const tandem::TaskStats stats = runtime.stats(task);
+        if (!stats.workload_error.empty()) {
+            throw std::runtime_error("the capture stopped: " + stats.workload_error);
+        }
+        if (stats.newest_generation >= generation) {
+            return generation;
+        }
+        wait();
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) try {
+    const bool require_worker = argc > 1 && std::string(argv[1]) == "--require-worker";
+
+    // The engine's own data: a checker image, three materials, three meshes.
+    std::vector<std::uint8_t> checker(8 * 8 * 4);
+    for (std::uint32_t i = 0; i < 64; ++i) {
+        const bool light = ((i % 8) + (i / 8)) % 2 == 0;
+        const std::uint8_t v = light ? 220 : 90;
+        checker[i * 4 + 0] = v;
+        checker[i * 4 + 1] = v;
+        checker[i * 4 + 2] = static_cast<std::uint8_t>(light ? 200 : 110);
+        checker[i * 4 + 3] = 255;
+    }
+    tandem::SceneBuilder builder;
+    const tandem::ImageId checker_image = builder.add_image(8, 8, checker, "checker");
+    const tandem::MaterialId ground_paint =
+        builder.add_material({{1, 1, 1, 1}, checker_image, "ground"});
+    const tandem::MaterialId wood = builder.add_material({{0.8f, 0.5f, 0.2f, 1}, {}, "wood"});
+    const tandem::MaterialId lid = builder.add_material({{0.3f, 0.3f, 0.35f, 1}, {}, "lid"});
+    const tandem::MaterialId stone = builder.add_material({{0.9f, 0.9f, 0.3f, 1}, {}, "stone"});
+
+    const Geometry ground = grid(16, 12.0f);
+    tandem::PrimitiveDesc ground_desc;
+    ground_desc.positions = ground.positions;
+    ground_desc.normals = ground.normals;
+    ground_desc.uvs = ground.uvs;
+    ground_desc.indices16 = ground.indices16;
+    ground_desc.material = ground_paint;
+    const tandem::MeshId ground_mesh = builder.add_mesh("ground", {ground_desc});
+
+    const Geometry sides = cube_faces(true);
+    const Geometry caps = cube_faces(false);
+    tandem::PrimitiveDesc side_desc;
+    side_desc.positions = sides.positions;
+    side_desc.uvs = sides.uvs;
+    side_desc.indices32 = sides.indices32; // no normals: computed, flat per face
+    side_desc.material = wood;
+    tandem::PrimitiveDesc cap_desc;
+    cap_desc.positions = caps.positions;
+    cap_desc.uvs = caps.uvs;
+    cap_desc.indices32 = caps.indices32;
+    cap_desc.material = lid;
+    const tandem::MeshId crate = builder.add_mesh("crate", {side_desc, cap_desc});
+
+    const std::vector<float> pyramid = {
+        -0.6f, 0, 0.6f,  0.6f,  0, 0.6f,  0, 1.2f, 0, 0.6f,  0, 0.6f,  0.6f,  0, -0.6f, 0, 1.2f, 0,
+        0.6f,  0, -0.6f, -0.6f, 0, -0.6f, 0, 1.2f, 0, -0.6f, 0, -0.6f, -0.6f, 0, 0.6f,  0, 1.2f, 0};
+    tandem::PrimitiveDesc pyramid_desc;
+    pyramid_desc.positions = pyramid; // no indices: the vertices in order
+    pyramid_desc.material = stone;
+    const tandem::MeshId pyramid_mesh = builder.add_mesh("pyramid", {pyramid_desc});
+    const std::shared_ptr<const tandem::Scene> scene = builder.build();
+
+    tandem::Runtime runtime; // the primary and every other adapter as a worker
+    // Tandem's renderer gives the same pixels on devices of the same kind (vendor, device and
+    // driver); a worker of another kind rasterises edges its own way.
+    const tandem::DeviceInfo& primary = runtime.primary_device();
+    const std::vector<tandem::DeviceInfo> workers = runtime.worker_devices();
+    std::size_t chosen = workers.size();
+    for (std::size_t i = 0; i < workers.size() && chosen == workers.size(); ++i) {
+        if (workers[i].vendor_id == primary.vendor_id &&
+            workers[i].device_id == primary.device_id &&
+            workers[i].driver_uuid == primary.driver_uuid) {
+            chosen = i;
+        }
+    }
+    const bool same_kind = chosen < workers.size();
+    if (!same_kind && !workers.empty()) {
+        chosen = 0;
+    }
+    const bool exact = same_kind || workers.empty(); // else up to 1% of the pixels may differ
+    if (chosen == workers.size() && require_worker) {
+        throw std::runtime_error("no worker device (one GPU: set TANDEM_VIRTUAL_DEVICES=2)");
+    }
+    tandem::TaskDesc desc;
+    desc.width = k_width;
+    desc.height = k_height;
+    desc.factory = tandem::capture_workload(scene);
+    desc.name = "meshes on a worker";
+    desc.placement = chosen < workers.size() ? "worker:" + std::to_string(chosen) : "primary";
+    const tandem::TaskId on_worker = runtime.register_task(desc);
+    desc.name = "meshes on the primary";
+    desc.placement = "primary";
+    const tandem::TaskId on_primary = runtime.register_task(desc);
+    std::printf("tandem-meshes: %u meshes; one task on %s (adapter %u) via %s, one on the "
+                "primary\n",
+                scene->mesh_count(), runtime.task_device(on_worker).name.c_str(),
+                runtime.task_device(on_worker).index,
+                runtime.task_transfer_path(on_worker).c_str());
+
+    int status = 1;
+    {
+        Readback readback(runtime.primary_vulkan());
+        std::uint64_t read_value = 0;
+        std::uint32_t mismatches = 0;
+        std::uint32_t drawn = 0;
+        for (int frame = 0; frame < k_frames; ++frame) {
+            const float t = static_cast<float>(frame) * 0.4f;
+            tandem::CaptureSnapshot shot;
+            shot.camera.fov_y = 0.9f;
+            shot.camera.view = tandem::look_at({7.0f * std::cos(t), 3.5f, 7.0f * std::sin(t)},
+                                               {0, 0.5f, 0}, {0, 1, 0});
+            shot.instances.push_back({ground_mesh, tandem::k_identity, {}});
+            for (int i = 0; i < 3; ++i) {
+                const float x = -2.5f + 2.5f * static_cast<float>(i);
+                shot.instances.push_back({crate, turn_y(t * (i + 1), x, 0.5f, -1.0f, 1.0f), {}});
+            }
+            shot.instances.push_back({pyramid_mesh, turn_y(-t, 0, 0, 2.0f, 1.5f), {}});
+            if (const std::string why = tandem::check_capture(shot, *scene); !why.empty()) {
+                throw std::runtime_error(why);
+            }
+            const std::vector<std::byte> bytes = tandem::encode_capture(shot);
+
+            std::vector<std::uint32_t> images[2];
+            const tandem::TaskId tasks[2] = {on_worker, on_primary};
+            for (int k = 0; k < 2; ++k) {
+                const std::uint64_t generation = produce(runtime, tasks[k], bytes);
+                const auto lease = runtime.acquire(tasks[k]);
+                if (!lease || lease->generation != generation) {
+                    throw std::runtime_error("the newest output is not the one just produced");
+                }
+                images[k] = readback.read(*lease, runtime.primary_timeline(), ++read_value);
+                runtime.release(*lease, read_value);
+            }
+            for (std::uint32_t i = 0; i < k_width * k_height; ++i) {
+                if (images[0][i] != images[1][i] && mismatches++ < 3 && exact) {
+                    std::fprintf(stderr, "frame %d pixel (%u, %u): worker %08x, primary %08x\n",
+                                 frame, i % k_width, i / k_width, images[0][i], images[1][i]);
+                }
+                drawn += images[0][i] != images[0][0];
+            }
+        }
+        std::printf("tandem-meshes: compared %d frames of %ux%u, %u pixels differ, %u drawn\n",
+                    k_frames, k_width, k_height, mismatches, drawn);
+        // Exact on devices of one kind; a worker of another kind may differ along edges only.
+        const std::uint32_t allowed = exact ? 0 : k_frames * k_width * k_height / 100;
+        if (allowed > 0) {
+            std::printf("tandem-meshes: the worker is not the primary's kind of device; up to "
+                        "%u differing pixels are accepted\n",
+                        allowed);
+        }
+        status = mismatches <= allowed && drawn > 0 ? 0 : 1;
+    } // the readback's objects go before the runtime's device
+    return status;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem-meshes: %s\n", e.what());
+    return 1;
+}
