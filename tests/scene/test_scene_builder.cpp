@@ -3,6 +3,9 @@
 // every bad input is refused with a sentence saying what is wrong and what to do, and adds
 // nothing; capture snapshots are checked, filtered by tag and encoded for a worker.
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -310,6 +313,25 @@ TEST(CaptureSnapshot, EncodingKeepsWhatTheTagFilterKeepsAndRefusesBrokenBytes) {
     other[0] = std::byte{0};
     EXPECT_FALSE(detail::decode_capture_frame(other, &why));
     EXPECT_EQ(why.byte, 0u);
+}
+
+TEST(CaptureSnapshot, TheFuzzSeedsDecodeAndEncodeAgainToTheSameBytes) {
+    const std::filesystem::path corpus = std::filesystem::path(TANDEM_FUZZ_CORPUS) / "capture";
+    std::size_t seeds = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::vector<char> raw{std::istreambuf_iterator<char>(in),
+                                    std::istreambuf_iterator<char>()};
+        std::vector<std::byte> bytes(raw.size());
+        std::memcpy(bytes.data(), raw.data(), raw.size());
+        const auto frame = detail::decode_capture_frame(bytes);
+        ASSERT_TRUE(frame) << entry.path();
+        EXPECT_EQ(detail::check_capture_frame(*frame, 2, frame->instances.size()), "")
+            << entry.path();
+        EXPECT_EQ(detail::encode_capture_frame(*frame), bytes) << entry.path();
+        ++seeds;
+    }
+    EXPECT_GE(seeds, 2u);
 }
 
 TEST(CaptureSnapshot, LookAtAndMatrixHelpers) {
