@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "core/device_json.hpp"
@@ -57,9 +58,9 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     devices.print();
 
     std::printf("\nFeatures\n\n");
-    Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)", "ext.mem fd",
-                    "dma-buf", "ext.sem fd (bin/timeline)", "calibrated ts", "global prio",
-                    "mem budget"});
+    Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)",
+                    "ext.mem fd (buf/img)", "dma-buf", "ext.sem fd (bin/timeline)", "calibrated ts",
+                    "global prio", "mem budget"});
     for (const auto& a : s.adapters) {
         const auto& f = a.info.features;
         features.add({std::to_string(a.info.index), yes_no(f.timeline_semaphore),
@@ -67,7 +68,8 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
                       f.external_memory_host
                           ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
                           : "no",
-                      yes_no(f.external_memory_fd), yes_no(f.external_memory_dma_buf),
+                      yes_no(f.external_memory_fd) + "/" + yes_no(f.external_memory_fd_image),
+                      yes_no(f.external_memory_dma_buf),
                       yes_no(f.external_semaphore_fd_binary) + "/" +
                           yes_no(f.external_semaphore_fd_timeline),
                       yes_no(f.calibrated_timestamps), yes_no(f.global_priority),
@@ -98,8 +100,14 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     formats.print();
 
     std::printf("\nPairs (worker -> primary)\n\n");
-    Table pair_table({"worker", "primary", "same-device", "shared-memory", "host-imported",
-                      "host-copy", "best", "sync"});
+    std::vector<std::string> pair_header = {"worker", "primary"};
+    for (const TransferPath path : k_all_transfer_paths) {
+        pair_header.emplace_back(to_string(path));
+    }
+    for (const char* column : {"best", "sync"}) {
+        pair_header.emplace_back(column);
+    }
+    Table pair_table(pair_header);
     for (const auto& p : pairs) {
         if (p.worker == p.primary) {
             continue;
@@ -145,7 +153,8 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
 Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
     auto* cmd = app.add_subcommand(
         "devices", "List every Vulkan device (CPU devices included) with its capabilities, and "
-                   "which transfer paths and synchronisation each worker -> primary pair allows");
+                   "which transfer paths and synchronisation each worker -> primary pair "
+                   "allows, with the reasons");
     auto json = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
     return [json, &global]() {

@@ -234,8 +234,8 @@ std::string write_move_profile(const std::vector<tandem::DeviceInfo>& devices) {
             pair.primary = p.index;
             pair.sync_us = 50.0;
             for (const auto path :
-                 {tandem::TransferPath::SharedMemory, tandem::TransferPath::HostImported,
-                  tandem::TransferPath::HostCopy}) {
+                 {tandem::TransferPath::ZeroCopy, tandem::TransferPath::SharedMemory,
+                  tandem::TransferPath::HostImported, tandem::TransferPath::HostCopy}) {
                 pair.paths.push_back({path, {20.0, 50.0}});
             }
             profile.pairs.push_back(pair);

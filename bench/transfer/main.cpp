@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     app.add_option("--sizes", sizes_text, "Image sizes, WxH, comma-separated")
         ->capture_default_str();
     app.add_option("--paths", paths_text,
-                   "Paths to measure: all, or a list of same-device, shared-memory, "
+                   "Paths to measure: all, or a list of same-device, zero-copy, shared-memory, "
                    "host-imported, host-copy (only those the pair allows run)")
         ->capture_default_str();
     app.add_option("--format", format_text, "RGBA8, BGRA8, RGBA16F or R32F")->capture_default_str();

@@ -42,21 +42,26 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
 
     const VkExtent2D extent{point.width, point.height};
     const std::size_t bytes = link.layout().image_bytes();
+    // Zero copy: each source and its target are one allocation, so a poisoned target is a
+    // poisoned source, and the source is written again after every poisoning (on the worker:
+    // what the check then reads on the primary crossed the release and acquire).
+    const bool zero_copy = link.path() == TransferPath::ZeroCopy;
     std::vector<detail::Image> sources;
     std::vector<detail::Image> targets;
+    std::vector<VkImageLayout> source_layouts(point.slots, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     std::vector<std::vector<std::uint8_t>> data;
     for (std::uint32_t s = 0; s < point.slots; ++s) {
-        auto wdesc = link.worker_image_desc("bench worker image " + std::to_string(s));
-        wdesc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
-        sources.push_back(detail::create_image(worker, wdesc));
-        auto pdesc = link.primary_image_desc("bench primary image " + std::to_string(s));
-        pdesc.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-        targets.push_back(detail::create_image(primary, pdesc));
+        detail::LinkImages images =
+            link.create_images("bench image " + std::to_string(s),
+                               VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+                               VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        sources.push_back(std::move(images.worker));
+        targets.push_back(std::move(images.primary));
         data.push_back(pattern(bytes, 1000 + s * 7 + point.width));
-        upload_image(worker, sources[s].get(), extent, point.format, data[s],
-                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
         poison_image(primary, targets[s].get(), VK_IMAGE_LAYOUT_UNDEFINED,
                      VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        upload_image(worker, sources[s].get(), extent, point.format, data[s],
+                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     }
     detail::TimelineSemaphore go(worker, "bench worker done");
     std::uint64_t go_value = 0;
@@ -64,11 +69,12 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
 
     auto submit = [&](std::uint32_t s, VkSemaphoreSubmitInfo wait) {
         const VkResult r =
-            link.submit(s, sources[s].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, wait,
-                        targets[s].get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, tickets[s]);
+            link.submit(s, sources[s].get(), source_layouts[s], wait, targets[s].get(),
+                        VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, tickets[s]);
         if (r != VK_SUCCESS) {
             throw Error(r, "Submitting a benchmark transfer", link.error());
         }
+        source_layouts[s] = link.worker_layout_after(source_layouts[s]);
     };
     auto wait_primary = [&](std::uint64_t value) {
         if (!spin_until(link.primary_timeline(), value)) {
@@ -163,6 +169,11 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         for (auto& t : targets) {
             poison_image(primary, t.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                          VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        }
+        for (std::uint32_t s = 0; zero_copy && s < point.slots; ++s) {
+            upload_image(worker, sources[s].get(), extent, point.format, data[s],
+                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+            source_layouts[s] = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         }
     };
 

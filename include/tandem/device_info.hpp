@@ -59,7 +59,10 @@ struct DeviceFeatures {
     bool dynamic_rendering = false;
     bool external_memory_host = false;
     std::uint64_t min_imported_host_pointer_alignment = 0; // 0 when external_memory_host is absent
-    bool external_memory_fd = false;                       // opaque fd
+    bool external_memory_fd = false;                       // opaque fd buffers
+    // Opaque-fd export+import of an optimal RGBA8 2D image (transfer source and destination,
+    // sampled): what the zero-copy path needs.
+    bool external_memory_fd_image = false;
     bool external_memory_dma_buf = false;
     bool external_semaphore_fd = false;
     bool external_semaphore_fd_binary = false;   // opaque fd export+import of a binary semaphore
@@ -105,12 +108,13 @@ struct DeviceInfo {
 };
 
 // Transfer paths between a worker and the primary, best first.
-enum class TransferPath { SameDevice, SharedMemory, HostImported, HostCopy };
-inline constexpr std::array<TransferPath, 4> k_all_transfer_paths = {
-    TransferPath::SameDevice, TransferPath::SharedMemory, TransferPath::HostImported,
-    TransferPath::HostCopy};
+enum class TransferPath { SameDevice, ZeroCopy, SharedMemory, HostImported, HostCopy };
+inline constexpr std::array<TransferPath, 5> k_all_transfer_paths = {
+    TransferPath::SameDevice, TransferPath::ZeroCopy, TransferPath::SharedMemory,
+    TransferPath::HostImported, TransferPath::HostCopy};
 [[nodiscard]] const char* to_string(TransferPath path) noexcept;
-// "same-device", "shared-memory", "host-imported", "host-copy"; nullopt for anything else.
+// "same-device", "zero-copy", "shared-memory", "host-imported", "host-copy"; nullopt for anything
+// else.
 [[nodiscard]] std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept;
 
 struct PathAvailability {

@@ -403,10 +403,11 @@ std::vector<TransferSample> Measurer::transfer(const PairInfo& pair, TransferPat
         desc.forced = path;
         desc.timeout = m_options.timeout;
         TransferLink link(worker, primary, pair, desc);
-        ImageDesc wd = link.worker_image_desc("calibration transfer source");
-        wd.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-        const Image source = create_image(worker, wd);
-        const Image target = create_image(primary, link.primary_image_desc("calibration target"));
+        // Zero copy: source and target are one allocation, seen from each side.
+        const LinkImages images =
+            link.create_images("calibration transfer", VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+        const Image& source = images.worker;
+        const Image& target = images.primary;
         submit_and_wait(worker, QueueRole::Main, [&](VkCommandBuffer cmd) {
             image_barrier(cmd, source.get(), VK_IMAGE_LAYOUT_UNDEFINED,
                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
@@ -422,11 +423,12 @@ std::vector<TransferSample> Measurer::transfer(const PairInfo& pair, TransferPat
                           VK_ACCESS_2_MEMORY_READ_BIT);
         });
         VkImageLayout target_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+        VkImageLayout source_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         for (std::uint32_t i = 0; i <= repetitions(); ++i) {
             TransferTicket ticket;
             const auto t0 = Clock::now();
             const VkResult r =
-                link.submit(0, source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                link.submit(0, source.get(), source_layout,
                             VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO},
                             target.get(), target_layout, ticket);
             if (r != VK_SUCCESS) {
@@ -441,6 +443,7 @@ std::vector<TransferSample> Measurer::transfer(const PairInfo& pair, TransferPat
             }
             const double ms = ms_since(t0);
             target_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+            source_layout = link.worker_layout_after(source_layout);
             if (i > 0) {
                 samples.push_back({static_cast<std::uint64_t>(e.width) * e.height * 4, ms});
             }

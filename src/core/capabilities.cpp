@@ -24,6 +24,8 @@ const char* to_string(TransferPath path) noexcept {
     switch (path) {
     case TransferPath::SameDevice:
         return "same-device";
+    case TransferPath::ZeroCopy:
+        return "zero-copy";
     case TransferPath::SharedMemory:
         return "shared-memory";
     case TransferPath::HostImported:
@@ -142,6 +144,30 @@ bool external_semaphore_supported(VkPhysicalDevice physical, VkSemaphoreType typ
            (features & VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT) != 0;
 }
 
+// What the zero-copy path exports and imports: an optimal 2D RGBA8 image of the slot usage.
+bool external_image_supported(VkPhysicalDevice physical) {
+    VkPhysicalDeviceExternalImageFormatInfo external{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+    external.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+    info.pNext = &external;
+    info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    info.type = VK_IMAGE_TYPE_2D;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 VK_IMAGE_USAGE_SAMPLED_BIT;
+    VkExternalImageFormatProperties external_props{
+        VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+    VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
+    props.pNext = &external_props;
+    if (vkGetPhysicalDeviceImageFormatProperties2(physical, &info, &props) != VK_SUCCESS) {
+        return false;
+    }
+    const auto features = external_props.externalMemoryProperties.externalMemoryFeatures;
+    return (features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) != 0 &&
+           (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
+}
+
 } // namespace
 
 bool has_extension(const DeviceInfo& info, std::string_view extension) {
@@ -219,6 +245,8 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     f.external_memory_fd =
         has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
         external_buffer_supported(physical, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    f.external_memory_fd_image =
+        has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) && external_image_supported(physical);
     f.external_memory_dma_buf = has(VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
     f.external_semaphore_fd = has(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     f.external_semaphore_fd_binary =
@@ -337,6 +365,21 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
             a.reason = same_adapter ? "worker and primary are queues of one VkDevice: no copy, "
                                       "a queue-family ownership transfer"
                                     : "worker and primary are separate VkDevices";
+            break;
+        case TransferPath::ZeroCopy:
+            if (same_adapter) {
+                a.reason = "not needed: worker and primary share one VkDevice";
+            } else if (!worker.features.external_memory_fd_image ||
+                       !primary.features.external_memory_fd_image) {
+                a.reason = std::string("opaque-fd image export/import is missing on the ") +
+                           (!worker.features.external_memory_fd_image ? "worker" : "primary");
+            } else if (!same_uuids) {
+                a.reason = "opaque fd needs equal device and driver UUIDs, and these differ";
+            } else {
+                a.available = true;
+                a.reason = "equal device and driver UUIDs: the worker renders into image memory "
+                           "the primary imports; no copy, only an ownership hand-over";
+            }
             break;
         case TransferPath::SharedMemory:
             if (same_adapter) {

@@ -48,6 +48,7 @@ json to_json(const DeviceInfo& d) {
         {"external_memory_host", f.external_memory_host},
         {"min_imported_host_pointer_alignment", f.min_imported_host_pointer_alignment},
         {"external_memory_fd", f.external_memory_fd},
+        {"external_memory_fd_image", f.external_memory_fd_image},
         {"external_memory_dma_buf", f.external_memory_dma_buf},
         {"external_semaphore_fd", f.external_semaphore_fd},
         {"external_semaphore_fd_binary", f.external_semaphore_fd_binary},

@@ -19,11 +19,10 @@ public:
 
     std::string path_name() const override { return to_string(m_link.path()); }
     bool shares_images() const noexcept override { return false; }
-    ImageDesc worker_image_desc(const std::string& name) const override {
-        return m_link.worker_image_desc(name);
-    }
-    ImageDesc primary_image_desc(const std::string& name) const override {
-        return m_link.primary_image_desc(name);
+    SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
+                             VkImageUsageFlags primary_usage) const override {
+        LinkImages images = m_link.create_images(name, worker_usage, primary_usage);
+        return {std::move(images.worker), std::move(images.primary)};
     }
     VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
                     VkSemaphoreSubmitInfo worker_wait, VkImage primary_image,

@@ -24,19 +24,19 @@ public:
     std::string path_name() const override { return to_string(TransferPath::SameDevice); }
     bool shares_images() const noexcept override { return true; }
 
-    ImageDesc worker_image_desc(const std::string& name) const override {
+    SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
+                             VkImageUsageFlags primary_usage) const override {
         ImageDesc d;
         d.width = m_desc.width;
         d.height = m_desc.height;
         d.format = m_desc.format;
         d.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                  VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-        d.name = name;
+                  VK_IMAGE_USAGE_TRANSFER_DST_BIT | worker_usage | primary_usage;
+        d.name = name + " primary";
         d.queue_families = {m_device.queue(QueueRole::Main).family()};
-        return d;
-    }
-    ImageDesc primary_image_desc(const std::string& name) const override {
-        return worker_image_desc(name);
+        SlotImages images;
+        images.primary = create_image(m_device, d); // the workload writes it too
+        return images;
     }
 
     VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,

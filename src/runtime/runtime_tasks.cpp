@@ -243,17 +243,10 @@ void RuntimeImpl::prepare(Task& task_ref) {
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
         const std::string base = td.name + " slot " + std::to_string(i);
-        ImageDesc primary_desc = task->transport->primary_image_desc(base + " primary");
-        primary_desc.usage |= VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-        if (task->transport->shares_images()) {
-            primary_desc.usage |= usage;
-            r.primary_image = create_image(*m_primary, primary_desc);
-        } else {
-            ImageDesc worker_desc = task->transport->worker_image_desc(base + " worker");
-            worker_desc.usage |= usage;
-            r.worker_image = create_image(device, worker_desc);
-            r.primary_image = create_image(*m_primary, primary_desc);
-        }
+        SlotImages images = task->transport->create_images(
+            base, usage, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        r.worker_image = std::move(images.worker);
+        r.primary_image = std::move(images.primary);
         r.cmd = task->pool.allocate(base + " commands");
         task->slots.push_back(std::move(r));
     }

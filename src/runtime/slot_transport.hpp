@@ -1,7 +1,8 @@
 // SlotTransport: how a task's slot output moves from its worker image to its primary image.
-// The runtime holds one per task. Two implementations: LocalTransport (worker and primary are
-// one device: zero copy, the worker image is the primary image, a layout transition and a
-// timeline signal) and the TransferLink adapter (src/transfer, every cross-device path).
+// The runtime holds one per task and makes each slot's images with it. Two implementations:
+// LocalTransport (worker and primary are one device: zero copy, the worker image is the primary
+// image, a layout transition and a timeline signal) and the TransferLink adapter (src/transfer,
+// every cross-device path; on the zero-copy path the slot's two images share one allocation).
 //
 // Threads: submit() is called by the task's worker thread only; primary_value(), failed() and
 // error() from any thread. Never throws after construction.
@@ -20,6 +21,13 @@
 #include "tandem/device_info.hpp"
 
 namespace tandem::detail {
+
+// One slot's images: `primary` is what leases point at; `worker` is what the workload writes,
+// empty when the transport shares images (then the workload writes `primary`).
+struct SlotImages {
+    Image worker;
+    Image primary;
+};
 
 struct SlotTicket {
     std::uint64_t worker_value = 0;  // worker_semaphore(): the worker image may be rewritten
@@ -51,8 +59,12 @@ public:
     [[nodiscard]] virtual std::string path_name() const = 0;
     // True when worker and primary images are one image (the runtime creates only one).
     [[nodiscard]] virtual bool shares_images() const noexcept = 0;
-    [[nodiscard]] virtual ImageDesc worker_image_desc(const std::string& name) const = 0;
-    [[nodiscard]] virtual ImageDesc primary_image_desc(const std::string& name) const = 0;
+    // The images of one slot, named after `name`, with the workload's `worker_usage` on the image
+    // it writes and `primary_usage` on the primary's (one image when shares_images()). Throws
+    // Error (set-up).
+    [[nodiscard]] virtual SlotImages create_images(const std::string& name,
+                                                   VkImageUsageFlags worker_usage,
+                                                   VkImageUsageFlags primary_usage) const = 0;
 
     // Moves `worker_image` (layout `worker_layout`, written by work that signals `worker_wait`)
     // into `primary_image` (previous layout `primary_layout`). When out.primary_value is

@@ -10,6 +10,7 @@
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/same_device_path.hpp"
+#include "transfer/zero_copy_path.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -84,13 +85,14 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
                     "Pass the same Device twice for a same-device pair, else two Devices");
     }
     const std::string base = worker.label() + "->" + primary.label();
-    // Same device: no staging and no bands (one copy, or none).
+    // Same device and zero copy: no staging and no bands (one copy, or none).
+    const bool whole = same || m_path == TransferPath::ZeroCopy;
     const StagingLayout layout =
         staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
-                           desc.slots, same ? desc.height : desc.band_rows,
+                           desc.slots, whole ? desc.height : desc.band_rows,
                            desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands,
-                           same ? std::span<const std::uint32_t>{}
-                                : std::span<const std::uint32_t>{desc.band_heights});
+                           whole ? std::span<const std::uint32_t>{}
+                                 : std::span<const std::uint32_t>{desc.band_heights});
     m_backend = make_transfer_path(m_path, worker, primary, layout);
 
     const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();
@@ -209,6 +211,9 @@ void TransferLink::drain() noexcept {
 }
 
 ImageDesc TransferLink::worker_image_desc(const std::string& name) const {
+    if (m_path == TransferPath::ZeroCopy) {
+        return zero_copy_image_desc(name);
+    }
     ImageDesc desc;
     desc.width = m_desc.width;
     desc.height = m_desc.height;
@@ -225,6 +230,9 @@ ImageDesc TransferLink::worker_image_desc(const std::string& name) const {
 }
 
 ImageDesc TransferLink::primary_image_desc(const std::string& name) const {
+    if (m_path == TransferPath::ZeroCopy) {
+        return zero_copy_image_desc(name);
+    }
     ImageDesc desc;
     desc.width = m_desc.width;
     desc.height = m_desc.height;
@@ -236,9 +244,42 @@ ImageDesc TransferLink::primary_image_desc(const std::string& name) const {
     return desc;
 }
 
+ImageDesc TransferLink::zero_copy_image_desc(const std::string& name) const {
+    ImageDesc desc;
+    desc.width = m_desc.width;
+    desc.height = m_desc.height;
+    desc.format = m_desc.format;
+    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 VK_IMAGE_USAGE_SAMPLED_BIT;
+    desc.name = name;
+    desc.queue_families = static_cast<const ZeroCopyPath&>(*m_backend).queue_families();
+    return desc;
+}
+
+LinkImages TransferLink::create_images(const std::string& name, VkImageUsageFlags worker_usage,
+                                       VkImageUsageFlags primary_usage) const {
+    LinkImages out;
+    if (m_path == TransferPath::ZeroCopy) {
+        // One allocation, so one create info: the union of both sides' usage.
+        ImageDesc desc = zero_copy_image_desc(name);
+        desc.usage |= worker_usage | primary_usage;
+        auto images = static_cast<const ZeroCopyPath&>(*m_backend).create_images(desc);
+        out.worker = std::move(images.first);
+        out.primary = std::move(images.second);
+        return out;
+    }
+    ImageDesc wd = worker_image_desc(name + " (worker)");
+    wd.usage |= worker_usage;
+    ImageDesc pd = primary_image_desc(name + " (primary)");
+    pd.usage |= primary_usage;
+    out.worker = create_image(*m_worker, wd);
+    out.primary = create_image(*m_primary, pd);
+    return out;
+}
+
 VkImageLayout TransferLink::worker_layout_after(VkImageLayout worker_layout,
                                                 bool same_image) const noexcept {
-    if (m_path == TransferPath::SameDevice && same_image) {
+    if ((m_path == TransferPath::SameDevice && same_image) || m_path == TransferPath::ZeroCopy) {
         return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
     return copyable_in_place(worker_layout) ? worker_layout : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
@@ -323,7 +364,9 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
         vkResetQueryPool(m_primary->handle(), m_primary_queries->pool.get(), first, 2 * bands);
     }
 
-    // Record both sides of every band.
+    // Record both sides of every band. Zero copy has one band and no copy: its worker band
+    // releases the image (from the layout the work left), its primary band acquires it.
+    const bool zero_copy = m_path == TransferPath::ZeroCopy;
     for (std::uint32_t b = 0; b < bands && r == VK_SUCCESS; ++b) {
         const Band band = layout.band(b);
         VkCommandBuffer wcmd = slot.worker_cmds[b];
@@ -337,11 +380,12 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT,
                                  m_worker_queries->pool.get(), query);
         }
-        if (b == 0) {
+        if (b == 0 && !zero_copy) {
             worker_image_to_source(wcmd, worker_image, worker_layout);
         }
         m_backend->record_worker_band(wcmd, slot_index, band, worker_image,
-                                      worker_layout_after(worker_layout));
+                                      zero_copy ? worker_layout
+                                                : worker_layout_after(worker_layout));
         if (gpu_times()) {
             vkCmdWriteTimestamp2(wcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                                  m_worker_queries->pool.get(), query + 1);
@@ -361,7 +405,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT,
                                  m_primary_queries->pool.get(), query);
         }
-        if (b == 0) {
+        if (b == 0 && !zero_copy) {
             // The previous contents are discarded; readers finished before the slot came back.
             image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_UNDEFINED,
                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_all, VK_ACCESS_2_NONE,
@@ -372,7 +416,7 @@ VkResult TransferLink::submit(std::uint32_t slot_index, VkImage worker_image,
             vkCmdWriteTimestamp2(pcmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                                  m_primary_queries->pool.get(), query + 1);
         }
-        if (b + 1 == bands) {
+        if (b + 1 == bands && !zero_copy) {
             image_barrier(pcmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                           VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                           VK_ACCESS_2_TRANSFER_WRITE_BIT, k_all, VK_ACCESS_2_NONE);

@@ -12,7 +12,9 @@
 // waits for each band's worker value, runs the path's host step (host copy's memcpy) and submits
 // that band's primary copy. Either way band k's upload overlaps band k+1's download. Same-device
 // path: one submission on the device's transfer queue, no staging, no copy when the worker image
-// is the primary image.
+// is the primary image. Zero-copy path: the slot's worker and primary images share one
+// allocation (create_images), and its one band copies nothing: the worker's side releases the
+// image to VK_QUEUE_FAMILY_EXTERNAL, the primary's acquires it, with the same timelines.
 //
 // Threads: construction throws tandem::Error; submit() from one thread at a time, never throws
 // and never blocks on a GPU; the const queries from any thread. Lifetime: destroy while both
@@ -92,6 +94,12 @@ struct BandGpuTimes {
     std::chrono::steady_clock::time_point primary_begin, primary_end;
 };
 
+// The worker image and the primary image of one slot (TransferLink::create_images).
+struct LinkImages {
+    Image worker;
+    Image primary;
+};
+
 struct TransferTicket {
     std::uint64_t worker_value = 0;
     std::uint64_t primary_value = 0;
@@ -132,11 +140,20 @@ public:
     // sharing, no ownership transfers) the caller must create images with; OR in the caller's
     // own usage (COLOR_ATTACHMENT, STORAGE). Worker: TRANSFER_SRC | SAMPLED (+ TRANSFER_DST on
     // the same-device path); primary: TRANSFER_DST | SAMPLED.
+    // Zero copy: both give the one desc the two images share (the usage of both sides, the
+    // families of both devices); its images must come from create_images().
     [[nodiscard]] ImageDesc worker_image_desc(const std::string& name) const;
     [[nodiscard]] ImageDesc primary_image_desc(const std::string& name) const;
+    // The two images of one slot, with the caller's usage ORed into each side's: two images of
+    // their own, or for zero copy two images over one allocation (the worker's exported, the
+    // primary's imported; each carries the usage of both sides, as both must be created alike),
+    // so what the worker writes into its image is the primary's image. Throws Error.
+    [[nodiscard]] LinkImages create_images(const std::string& name,
+                                           VkImageUsageFlags worker_usage = 0,
+                                           VkImageUsageFlags primary_usage = 0) const;
     // Layout the worker image is in once worker_value is reached, given the layout it was
     // submitted in: GENERAL stays GENERAL, anything else becomes TRANSFER_SRC_OPTIMAL
-    // (same-device path with one image: SHADER_READ_ONLY_OPTIMAL).
+    // (same-device path with one image, and zero copy: SHADER_READ_ONLY_OPTIMAL).
     [[nodiscard]] VkImageLayout worker_layout_after(VkImageLayout worker_layout,
                                                     bool same_image = false) const noexcept;
 
@@ -145,7 +162,8 @@ public:
     // of `slot` (previous layout `primary_layout`, UNDEFINED the first time). When primary_value
     // is reached the primary image is in SHADER_READ_ONLY_OPTIMAL, visible to the primary's main
     // queue family. For the same-device path worker and primary are one Device and
-    // worker_image == primary_image is allowed.
+    // worker_image == primary_image is allowed. For the zero-copy path the two images must be
+    // one create_images() pair, and the worker image is then in SHADER_READ_ONLY_OPTIMAL too.
     // VK_SUCCESS; VK_NOT_READY when `slot` is out of range or its previous transfer has not
     // reached its primary value (nothing is submitted); VK_ERROR_* when the link has failed or a
     // submission failed (the link is then failed()).
@@ -227,6 +245,7 @@ private:
     // finished, at least `band`.
     [[nodiscard]] std::uint32_t last_finished_band(std::uint32_t band, std::uint32_t bands,
                                                    std::uint64_t first_value) const noexcept;
+    [[nodiscard]] ImageDesc zero_copy_image_desc(const std::string& name) const;
     void fail(VkResult result, const std::string& message) noexcept;
     void note_not_ready(int kind, std::uint64_t a, std::uint64_t b) noexcept;
     void drain() noexcept;

@@ -11,6 +11,7 @@
 #include "transfer/host_imported_path.hpp"
 #include "transfer/same_device_path.hpp"
 #include "transfer/shared_memory_path.hpp"
+#include "transfer/zero_copy_path.hpp"
 
 namespace tandem::detail {
 
@@ -188,6 +189,8 @@ std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const
     switch (path) {
     case TransferPath::SameDevice:
         return std::make_unique<SameDevicePath>(worker, primary, layout);
+    case TransferPath::ZeroCopy:
+        return std::make_unique<ZeroCopyPath>(worker, primary, layout);
     case TransferPath::SharedMemory:
         return std::make_unique<SharedMemoryPath>(worker, primary, layout);
     case TransferPath::HostImported:

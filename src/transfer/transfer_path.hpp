@@ -10,6 +10,9 @@
 // TRANSFER_DST_OPTIMAL. Worker-side commands run on the worker's transfer queue, primary-side
 // commands on the primary's transfer queue. The paths record the buffer barriers that make a
 // band's bytes reach the other device; the semaphore between the sides is the caller's.
+// The exception is ZeroCopyPath (zero_copy_path.hpp): no staging, the two images share memory,
+// and its one band hands the image over (any layout in, SHADER_READ_ONLY_OPTIMAL out) instead
+// of copying it; TransferLink records none of its own image barriers for it.
 //
 // Threads: construction (set-up) may throw tandem::Error; record_* and host_step never throw.
 // host_step may run on another thread than record_*, for different bands or slots at once.

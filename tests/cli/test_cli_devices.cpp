@@ -13,6 +13,7 @@ TEST(CliDevices, TablesNameTheDeviceAndThePairs) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("Pairs (worker -> primary)"), std::string::npos);
     EXPECT_NE(r.out.find("host-copy"), std::string::npos);
+    EXPECT_NE(r.out.find("zero-copy"), std::string::npos);
     EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
 }
 
@@ -53,9 +54,10 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
     }
     for (const char* key :
          {"timeline_semaphore", "synchronization2", "dynamic_rendering", "external_memory_host",
-          "min_imported_host_pointer_alignment", "external_memory_fd", "external_memory_dma_buf",
-          "external_semaphore_fd", "external_semaphore_fd_binary", "external_semaphore_fd_timeline",
-          "calibrated_timestamps", "host_query_reset", "global_priority", "memory_budget"}) {
+          "min_imported_host_pointer_alignment", "external_memory_fd", "external_memory_fd_image",
+          "external_memory_dma_buf", "external_semaphore_fd", "external_semaphore_fd_binary",
+          "external_semaphore_fd_timeline", "calibrated_timestamps", "host_query_reset",
+          "global_priority", "memory_budget"}) {
         EXPECT_TRUE(doc["devices"][0]["features"].contains(key)) << key;
     }
     for (const char* key : {"size", "device_local", "budget", "usage"}) {
@@ -76,19 +78,26 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
              {"worker", "primary", "paths", "best_path", "gpu_side_sync", "sync", "sync_reason"}) {
             EXPECT_TRUE(pair.contains(key)) << key;
         }
-        ASSERT_EQ(pair["paths"].size(), 4u);
+        ASSERT_EQ(pair["paths"].size(), 5u);
         for (const auto& path : pair["paths"]) {
             EXPECT_TRUE(path.contains("path") && path.contains("available") &&
                         path.contains("reason"));
         }
     }
-    // Two openings of one device: host-imported and host-copy are offered.
+    // Two openings of one device: zero copy (where opaque-fd images are), host-imported and
+    // host-copy are offered, zero copy first.
     const auto& p10 = doc["pairs"][1 * n + 0];
+    const auto& features = doc["devices"][0]["features"];
     EXPECT_EQ(p10["worker"], 1);
     EXPECT_EQ(p10["primary"], 0);
-    EXPECT_EQ(p10["paths"][3]["path"], "host-copy");
-    EXPECT_TRUE(p10["paths"][3]["available"]);
-    EXPECT_EQ(p10["paths"][2]["available"], doc["devices"][0]["features"]["external_memory_host"]);
+    EXPECT_EQ(p10["paths"][1]["path"], "zero-copy");
+    EXPECT_EQ(p10["paths"][1]["available"], features["external_memory_fd_image"]);
+    if (features["external_memory_fd_image"]) {
+        EXPECT_EQ(p10["best_path"], "zero-copy");
+    }
+    EXPECT_EQ(p10["paths"][4]["path"], "host-copy");
+    EXPECT_TRUE(p10["paths"][4]["available"]);
+    EXPECT_EQ(p10["paths"][3]["available"], features["external_memory_host"]);
     EXPECT_TRUE(doc["selection"].contains("primary"));
     EXPECT_TRUE(doc["selection"].contains("workers"));
 }

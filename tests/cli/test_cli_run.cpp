@@ -84,7 +84,8 @@ const DemoRun& demo_run(const std::string& param, const std::vector<DeviceInfo>&
         std::vector<SyntheticDevice> costs(adapters.size(), SyntheticDevice{1.0});
         costs[0].pattern_256_ms = 1000.0; // the primary (adapter 0)
         auto profile = synthetic_profile(adapters, costs);
-        for (auto& pair : profile.pairs) { // the path the runtime negotiates on lavapipe
+        for (auto& pair : profile.pairs) { // the paths the runtime negotiates on lavapipe
+            pair.paths.push_back({TransferPath::ZeroCopy, pair.paths[0].link});
             pair.paths.push_back({TransferPath::SharedMemory, pair.paths[0].link});
         }
         detail::save_profile(profile, cache / "tandem" / "profile.json");

@@ -19,8 +19,9 @@ TEST_F(Pairs, CoversEveryOrderedPairWithAReasonForEachPath) {
     ASSERT_EQ(pairs.size(), adapters().size() * adapters().size());
     for (const auto& p : pairs) {
         ASSERT_EQ(p.paths.size(), k_all_transfer_paths.size());
-        for (const auto& a : p.paths) {
-            EXPECT_FALSE(a.reason.empty()) << to_string(a.path);
+        for (std::size_t i = 0; i < p.paths.size(); ++i) {
+            EXPECT_EQ(p.paths[i].path, k_all_transfer_paths[i]); // best first
+            EXPECT_FALSE(p.paths[i].reason.empty()) << to_string(p.paths[i].path);
         }
         EXPECT_FALSE(p.sync_reason.empty());
     }
@@ -33,8 +34,14 @@ TEST_F(Pairs, OneDeviceOpenedTwiceOffersHostPathsAndExplainsSync) {
     EXPECT_FALSE(pair.allows(TransferPath::SameDevice));
     EXPECT_TRUE(pair.allows(TransferPath::HostCopy));
     EXPECT_EQ(pair.allows(TransferPath::HostImported), info.features.external_memory_host);
-    // Same UUIDs: shared memory is possible exactly when opaque-fd memory is.
+    // Same UUIDs: shared memory is possible exactly when opaque-fd memory is, zero copy exactly
+    // when opaque-fd images are, and negotiation prefers zero copy.
     EXPECT_EQ(pair.allows(TransferPath::SharedMemory), info.features.external_memory_fd);
+    EXPECT_EQ(pair.allows(TransferPath::ZeroCopy), info.features.external_memory_fd_image);
+    if (info.features.external_memory_fd_image) {
+        EXPECT_EQ(pair.best_path(), TransferPath::ZeroCopy);
+        EXPECT_NE(path(pair, TransferPath::ZeroCopy).reason.find("no copy"), std::string::npos);
+    }
     EXPECT_EQ(pair.gpu_side_sync, info.features.external_semaphore_fd_timeline);
     if (!pair.gpu_side_sync) {
         EXPECT_NE(pair.sync_reason.find("host bridge"), std::string::npos) << pair.sync_reason;
@@ -49,15 +56,32 @@ TEST_F(Pairs, DifferentUuidsRuleOutOpaqueFdSharingWithTheReason) {
     DeviceInfo worker = adapters()[1].info;
     worker.device_uuid[0] ^= 0xff;
     worker.features.external_memory_fd = true;
+    worker.features.external_memory_fd_image = true;
     worker.features.external_semaphore_fd_timeline = true;
     DeviceInfo primary = adapters()[0].info;
     primary.features.external_memory_fd = true;
+    primary.features.external_memory_fd_image = true;
     primary.features.external_semaphore_fd_timeline = true;
     const auto pair = detail::query_pair_info(worker, primary);
     EXPECT_FALSE(pair.allows(TransferPath::SharedMemory));
     EXPECT_NE(path(pair, TransferPath::SharedMemory).reason.find("UUIDs"), std::string::npos);
+    EXPECT_FALSE(pair.allows(TransferPath::ZeroCopy));
+    EXPECT_NE(path(pair, TransferPath::ZeroCopy).reason.find("UUIDs"), std::string::npos);
     EXPECT_FALSE(pair.gpu_side_sync);
     EXPECT_NE(pair.sync_reason.find("UUIDs"), std::string::npos);
+}
+
+TEST_F(Pairs, ZeroCopyNeedsOpaqueFdImagesOnBothSides) {
+    DeviceInfo worker = adapters()[1].info;
+    DeviceInfo primary = adapters()[0].info;
+    worker.features.external_memory_fd_image = true;
+    primary.features.external_memory_fd_image = false;
+    const auto pair = detail::query_pair_info(worker, primary);
+    EXPECT_FALSE(pair.allows(TransferPath::ZeroCopy));
+    EXPECT_NE(path(pair, TransferPath::ZeroCopy).reason.find("missing on the primary"),
+              std::string::npos)
+        << path(pair, TransferPath::ZeroCopy).reason;
+    EXPECT_NE(pair.best_path(), TransferPath::ZeroCopy);
 }
 
 TEST_F(Pairs, TheDiagonalIsTheSameDevicePath) {

@@ -109,9 +109,11 @@ detail::Profile profile_of(const std::vector<DeviceInfo>& devices, double primar
         costs[devices[i].index].pattern_256_ms = ms;
     }
     auto profile = synthetic_profile(devices, costs, link);
-    // The runtime moves results over the best path the pair allows (shared memory between
-    // lavapipe's openings), which the cost model prices: give it the host-imported numbers.
+    // The runtime moves results over the best path the pair allows (zero copy between
+    // lavapipe's openings, else shared memory), which the cost model prices: give them the
+    // host-imported numbers.
     for (auto& pair : profile.pairs) {
+        pair.paths.push_back({TransferPath::ZeroCopy, pair.paths[0].link});
         pair.paths.push_back({TransferPath::SharedMemory, pair.paths[0].link});
     }
     return profile;

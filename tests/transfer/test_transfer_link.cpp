@@ -21,6 +21,7 @@ namespace {
 
 using detail::Device;
 using detail::Image;
+using detail::LinkImages;
 using detail::TimelineSemaphore;
 using detail::TransferDesc;
 using detail::TransferLink;
@@ -28,16 +29,11 @@ using detail::TransferTicket;
 
 constexpr auto k_wait = std::chrono::seconds(20);
 
-Image worker_image(const TransferLink& link, const std::string& name) {
-    auto desc = link.worker_image_desc(name);
-    desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT; // test upload
-    return detail::create_image(link.worker_timeline().device(), desc);
-}
-
-Image primary_image(const TransferLink& link, const std::string& name) {
-    auto desc = link.primary_image_desc(name);
-    desc.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT; // test readback
-    return detail::create_image(link.primary_timeline().device(), desc);
+// A slot's two images, with the test's upload (worker) and readback (primary) usage. On the
+// zero-copy path they are one allocation: poison the primary's before writing the worker's.
+LinkImages slot_images(const TransferLink& link, const std::string& name) {
+    return link.create_images(name, VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+                              VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
 }
 
 // One transfer of fresh random data through `slot`: the worker's "work done" is a host signal
@@ -46,11 +42,12 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
                 TransferTicket* ticket_out = nullptr) {
     const Device& worker = link.worker_timeline().device();
     const Device& primary = link.primary_timeline().device();
-    const Image src = worker_image(link, "src");
-    const Image dst = primary_image(link, "dst");
+    const LinkImages images = slot_images(link, "round trip");
+    const Image& src = images.worker;
+    const Image& dst = images.primary;
     const auto bytes = random_bytes(link.layout().image_bytes(), seed);
-    upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     poison_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TimelineSemaphore done(worker, "worker work done");
     TransferTicket ticket;
     ASSERT_EQ(link.submit(slot, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
@@ -123,6 +120,8 @@ protected:
         }
     }
     [[nodiscard]] bool same() const { return path() == TransferPath::SameDevice; }
+    // Same device and zero copy move the whole image at once: no bands.
+    [[nodiscard]] bool whole() const { return same() || path() == TransferPath::ZeroCopy; }
     [[nodiscard]] TransferDesc desc(std::uint32_t w, std::uint32_t h, VkFormat format,
                                     std::uint32_t band_rows = 0) const {
         return make_desc(w, h, format, path(), band_rows, hand_off());
@@ -153,7 +152,7 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
                      detail::format_name(c.format) + " band_rows " + std::to_string(c.band_rows));
         TransferLink link(worker, primary, pair, desc(c.w, c.h, c.format, c.band_rows));
         EXPECT_EQ(link.path(), path());
-        if (!same() && c.band_rows == 7) {
+        if (!whole() && c.band_rows == 7) {
             EXPECT_EQ(link.layout().band_count, 14u);
         }
         TransferTicket last;
@@ -170,8 +169,8 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
 // Bands of uneven heights (TransferDesc::band_heights) reassemble exactly too; heights that do not
 // add up to the image are refused with an Error, before anything is created.
 TEST_P(TransferLinks, MovesBandsOfUnevenHeightsExactly) {
-    if (same()) {
-        GTEST_SKIP() << "the same-device path has no bands";
+    if (whole()) {
+        GTEST_SKIP() << to_string(path()) << " has no bands";
     }
     auto d = desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM);
     d.band_heights = {5, 40, 1, 30, 21};
@@ -199,14 +198,16 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
     d.slots = 1;
     TransferLink link(worker, primary, pair, d);
-    const Image src = worker_image(link, "src");
-    const Image dst = primary_image(link, "dst");
+    const LinkImages images = slot_images(link, "reused");
+    const Image& src = images.worker;
+    const Image& dst = images.primary;
     const auto bytes = random_bytes(link.layout().image_bytes(), 77);
     upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImageLayout src_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     for (int i = 0; i < 300; ++i) {
         TransferTicket ticket;
-        ASSERT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        ASSERT_EQ(link.submit(0, src.get(), src_layout,
                               VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO},
                               dst.get(), layout, ticket),
                   VK_SUCCESS)
@@ -214,6 +215,7 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
         ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
             << "transfer " << i << " never completed: " << link.error();
         layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        src_layout = link.worker_layout_after(src_layout);
     }
     EXPECT_EQ(first_difference(read_image(primary, dst, layout), bytes), -1);
 }
@@ -223,6 +225,9 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
 TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
     if (same() || m_pair.gpu_side_sync) {
         GTEST_SKIP() << "no host bridge: nothing is handed on the host";
+    }
+    if (whole()) {
+        GTEST_SKIP() << to_string(path()) << " has no bands";
     }
     struct Handed {
         std::uint32_t slot, band;
@@ -275,8 +280,8 @@ TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
 // which the transfer ran, each copy ending after it began, and the primary's copy of a band
 // beginning only after the worker's copy of it ended (the primary never reads a band early).
 TEST_P(TransferLinks, TimesEachBandOnTheGpusAfterTheWorkerWroteIt) {
-    if (same()) {
-        GTEST_SKIP() << "one device: nothing moves between GPUs";
+    if (whole()) {
+        GTEST_SKIP() << to_string(path()) << " has no bands to time";
     }
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 16);
     d.slots = 2;
@@ -292,8 +297,9 @@ TEST_P(TransferLinks, TimesEachBandOnTheGpusAfterTheWorkerWroteIt) {
     EXPECT_FALSE(link.read_gpu_times(0).has_value()); // no transfer through the slot yet
     {
         // While the worker's work is held back nothing is timed, and reading does not block.
-        const Image src = worker_image(link, "held src");
-        const Image dst = primary_image(link, "held dst");
+        const LinkImages held_images = slot_images(link, "held");
+        const Image& src = held_images.worker;
+        const Image& dst = held_images.primary;
         TimelineSemaphore held(*m_worker, "held worker work");
         TransferTicket ticket;
         ASSERT_EQ(link.submit(0, src.get(), VK_IMAGE_LAYOUT_UNDEFINED,
@@ -335,27 +341,28 @@ TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
     Device& worker = *m_worker;
     const PairInfo& pair = m_pair;
     TransferLink link(worker, primary, pair, desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 16));
-    const Image src[2] = {worker_image(link, "src0"), worker_image(link, "src1")};
-    const Image dst[2] = {primary_image(link, "dst0"), primary_image(link, "dst1")};
+    const LinkImages images[2] = {slot_images(link, "slot 0"), slot_images(link, "slot 1")};
+    const Image* src[2] = {&images[0].worker, &images[1].worker};
+    const Image* dst[2] = {&images[0].primary, &images[1].primary};
     std::vector<std::uint8_t> bytes[2];
     for (int i = 0; i < 2; ++i) {
         bytes[i] = random_bytes(link.layout().image_bytes(), 100u + static_cast<unsigned>(i));
-        upload_image(worker, src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
-        poison_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        poison_image(primary, *dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        upload_image(worker, *src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     }
     TimelineSemaphore done(worker, "worker work done");
     TransferTicket tickets[2];
     for (std::uint32_t i = 0; i < 2; ++i) {
-        ASSERT_EQ(link.submit(i, src[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        ASSERT_EQ(link.submit(i, src[i]->get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                               done.submit_info(i + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
-                              dst[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
+                              dst[i]->get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
                   VK_SUCCESS);
     }
     EXPECT_GT(tickets[1].worker_value, tickets[0].worker_value);
     EXPECT_GT(tickets[1].primary_value, tickets[0].primary_value);
     // Slot 0 is still in flight: reusing it is refused and changes nothing.
     TransferTicket refused;
-    EXPECT_EQ(link.submit(0, src[0].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, dst[0].get(),
+    EXPECT_EQ(link.submit(0, src[0]->get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, dst[0]->get(),
                           VK_IMAGE_LAYOUT_UNDEFINED, refused),
               VK_NOT_READY);
     EXPECT_EQ(refused.primary_value, 0u);
@@ -369,7 +376,7 @@ TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
     ASSERT_EQ(link.primary_timeline().wait(tickets[1].primary_value, k_wait), VK_SUCCESS)
         << link.error();
     for (int i = 0; i < 2; ++i) {
-        const auto out = read_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        const auto out = read_image(primary, *dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
         EXPECT_EQ(first_difference(out, bytes[i]), -1) << "slot " << i;
     }
     // Both done: slot 0 is free again.
@@ -401,7 +408,9 @@ TEST_F(VulkanTest, SameDeviceLinkWithOneImageHandsItOverWithoutCopy) {
     TransferLink link(device, device, pair, make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, {}));
     EXPECT_EQ(link.path(), TransferPath::SameDevice);
     EXPECT_TRUE(link.gpu_side_sync());
-    const Image image = worker_image(link, "shared");
+    detail::ImageDesc desc = link.worker_image_desc("shared");
+    desc.usage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    const Image image = detail::create_image(device, desc);
     const auto bytes = random_bytes(link.layout().image_bytes(), 5);
     upload_image(device, image, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TransferTicket ticket;
@@ -441,8 +450,9 @@ TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
     desc.timeout = std::chrono::milliseconds(100);
     auto owned = std::make_unique<TransferLink>(worker, primary, pair, desc);
     TransferLink& link = *owned;
-    const Image src = worker_image(link, "src");
-    const Image dst = primary_image(link, "dst");
+    const LinkImages images = slot_images(link, "timed out");
+    const Image& src = images.worker;
+    const Image& dst = images.primary;
     upload_image(worker, src, random_bytes(link.layout().image_bytes(), 3),
                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TimelineSemaphore done(worker, "worker work done");
@@ -489,8 +499,9 @@ TEST_P(SignalHandOff, ATimedOutBridgeOpensTheGate) {
     d.timeout = std::chrono::milliseconds(100);
     auto owned = std::make_unique<TransferLink>(*m_worker, *m_primary, m_pair, d);
     TransferLink& link = *owned;
-    const Image src = worker_image(link, "src");
-    const Image dst = primary_image(link, "dst");
+    const LinkImages images = slot_images(link, "gated");
+    const Image& src = images.worker;
+    const Image& dst = images.primary;
     upload_image(*m_worker, src, random_bytes(link.layout().image_bytes(), 4),
                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TimelineSemaphore never(*m_worker, "worker that never finishes");
@@ -537,20 +548,19 @@ TEST_F(ThreeDevices, TwoWorkersFeedOnePrimaryAtOnce) {
     TimelineSemaphore done2(worker2, "worker2 done");
     TimelineSemaphore* done[2] = {&done1, &done2};
     for (std::uint32_t round = 0; round < 3; ++round) {
-        std::vector<Image> src;
-        std::vector<Image> dst;
+        std::vector<LinkImages> images;
         std::vector<std::vector<std::uint8_t>> bytes;
         TransferTicket tickets[2];
         for (int i = 0; i < 2; ++i) {
-            src.push_back(worker_image(*links[i], "src"));
-            dst.push_back(primary_image(*links[i], "dst"));
+            images.push_back(slot_images(*links[i], "round"));
             bytes.push_back(random_bytes(links[i]->layout().image_bytes(), 60 + round * 2 + i));
-            upload_image(*workers[i], src[i], bytes[i], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
-            poison_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            poison_image(primary, images[i].primary, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            upload_image(*workers[i], images[i].worker, bytes[i],
+                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
             ASSERT_EQ(links[i]->submit(
-                          round, src[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          round, images[i].worker.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                           done[i]->submit_info(round + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
-                          dst[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
+                          images[i].primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, tickets[i]),
                       VK_SUCCESS);
         }
         // The second worker finishes first.
@@ -562,9 +572,9 @@ TEST_F(ThreeDevices, TwoWorkersFeedOnePrimaryAtOnce) {
                 << links[i]->error();
             ASSERT_EQ(links[i]->worker_timeline().wait(tickets[i].worker_value, k_wait),
                       VK_SUCCESS);
-            EXPECT_EQ(first_difference(
-                          read_image(primary, dst[i], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
-                          bytes[i]),
+            EXPECT_EQ(first_difference(read_image(primary, images[i].primary,
+                                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
+                                       bytes[i]),
                       -1)
                 << "link " << i << " round " << round;
         }

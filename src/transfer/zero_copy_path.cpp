@@ -1,0 +1,260 @@
+#include "transfer/zero_copy_path.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+constexpr VkImageLayout k_handed_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+constexpr const char* k_fallback = "Use the shared-memory path (force it with transfer_path)";
+
+// The create info both sides use, identical down to the external-memory struct it chains.
+struct ImageCreate {
+    explicit ImageCreate(const ImageDesc& desc) : families(desc.queue_families) {
+        std::sort(families.begin(), families.end());
+        families.erase(std::unique(families.begin(), families.end()), families.end());
+        external.handleTypes = k_handle;
+        info.pNext = &external;
+        info.imageType = VK_IMAGE_TYPE_2D;
+        info.format = desc.format;
+        info.extent = {desc.width, desc.height, 1};
+        info.mipLevels = 1;
+        info.arrayLayers = 1;
+        info.samples = VK_SAMPLE_COUNT_1_BIT;
+        info.tiling = VK_IMAGE_TILING_OPTIMAL;
+        info.usage = desc.usage;
+        if (families.size() > 1) {
+            info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+            info.queueFamilyIndexCount = static_cast<std::uint32_t>(families.size());
+            info.pQueueFamilyIndices = families.data();
+        } else {
+            info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+        }
+        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    }
+    ImageCreate(const ImageCreate&) = delete;
+    ImageCreate& operator=(const ImageCreate&) = delete;
+
+    std::vector<std::uint32_t> families;
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+};
+
+// What the driver says about exporting and importing such an image: 0 when it cannot.
+VkExternalMemoryFeatureFlags external_features(const Device& device, const ImageCreate& create) {
+    VkPhysicalDeviceExternalImageFormatInfo external{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+    external.handleType = k_handle;
+    VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+    info.pNext = &external;
+    info.format = create.info.format;
+    info.type = create.info.imageType;
+    info.tiling = create.info.tiling;
+    info.usage = create.info.usage;
+    VkExternalImageFormatProperties external_props{
+        VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+    VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
+    props.pNext = &external_props;
+    if (vkGetPhysicalDeviceImageFormatProperties2(device.physical(), &info, &props) != VK_SUCCESS) {
+        return 0;
+    }
+    return external_props.externalMemoryProperties.externalMemoryFeatures;
+}
+
+Handle<VkImage> make_image(const Device& device, const ImageCreate& create,
+                           const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkImage image = VK_NULL_HANDLE;
+    vk_check(vkCreateImage(dev, &create.info, nullptr, &image), "vkCreateImage " + name,
+             k_fallback);
+    device.name(image, VK_OBJECT_TYPE_IMAGE, name);
+    return Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
+}
+
+// Requirements of `image`, and whether the driver requires or prefers a dedicated allocation.
+VkMemoryRequirements requirements(const Device& device, VkImage image, bool& dedicated) {
+    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    info.image = image;
+    VkMemoryDedicatedRequirements ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    req.pNext = &ded;
+    vkGetImageMemoryRequirements2(device.handle(), &info, &req);
+    dedicated = dedicated || ded.requiresDedicatedAllocation == VK_TRUE ||
+                ded.prefersDedicatedAllocation == VK_TRUE;
+    return req.memoryRequirements;
+}
+
+Handle<VkImageView> make_view(const Device& device, VkImage image, VkFormat format,
+                              const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view.image = image;
+    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view.format = format;
+    view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView out = VK_NULL_HANDLE;
+    vk_check(vkCreateImageView(dev, &view, nullptr, &out), "vkCreateImageView " + name);
+    device.name(out, VK_OBJECT_TYPE_IMAGE_VIEW, name + " view");
+    return Handle<VkImageView>(out, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
+}
+
+Handle<VkDeviceMemory> own_memory(VkDevice dev, VkDeviceMemory memory) {
+    return Handle<VkDeviceMemory>(memory,
+                                  [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+}
+
+} // namespace
+
+ZeroCopyPath::ZeroCopyPath(const Device& worker, const Device& primary, const StagingLayout& layout)
+    : TransferPathBackend(worker, primary, layout) {
+    if (worker.fn().get_memory_fd == nullptr || !primary.enabled("VK_KHR_external_memory_fd")) {
+        throw Error(VK_ERROR_EXTENSION_NOT_PRESENT,
+                    "Zero-copy transfer needs VK_KHR_external_memory_fd on both devices",
+                    k_fallback);
+    }
+    if (worker.info().device_uuid != primary.info().device_uuid ||
+        worker.info().driver_uuid != primary.info().driver_uuid) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    "Zero-copy transfer needs one GPU: the devices' UUIDs differ",
+                    "Use the host-imported or host-copy path");
+    }
+    for (const Device* d : {&worker, &primary}) {
+        for (const QueueRole role : {QueueRole::Main, QueueRole::Transfer}) {
+            m_families.push_back(d->queue(role).family());
+        }
+    }
+    std::sort(m_families.begin(), m_families.end());
+    m_families.erase(std::unique(m_families.begin(), m_families.end()), m_families.end());
+    if (m_families.size() == 1) {
+        m_worker_family = worker.queue(QueueRole::Transfer).family();
+        m_primary_family = primary.queue(QueueRole::Transfer).family();
+    }
+}
+
+std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const {
+    if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
+        throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
+                        " is not valid",
+                    "Use a width and height from 1 to 16384");
+    }
+    ImageDesc shared = desc;
+    shared.queue_families = m_families;
+    const ImageCreate create(shared);
+    const VkExternalMemoryFeatureFlags features = external_features(worker(), create);
+    if ((features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) == 0 ||
+        (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0) {
+        throw Error(VK_ERROR_FORMAT_NOT_SUPPORTED,
+                    "The driver cannot export and import " + desc.name +
+                        " (this format and usage) as an opaque fd",
+                    k_fallback);
+    }
+    bool dedicated = (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
+
+    std::pair<Image, Image> out;
+    Image& w = out.first;
+    Image& p = out.second;
+    w.format = p.format = desc.format;
+    w.extent = p.extent = {desc.width, desc.height};
+    w.image = make_image(worker(), create, desc.name + " (worker)");
+    p.image = make_image(primary(), create, desc.name + " (primary)");
+    const VkMemoryRequirements wreq = requirements(worker(), w.get(), dedicated);
+    const VkMemoryRequirements preq = requirements(primary(), p.get(), dedicated);
+    // One physical device: memory type indices mean the same on both sides.
+    const std::uint32_t type = worker().memory_type(wreq.memoryTypeBits & preq.memoryTypeBits, 0,
+                                                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const VkDeviceSize size = std::max(wreq.size, preq.size);
+
+    {
+        const VkDevice dev = worker().handle();
+        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+        ded.image = w.get();
+        VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
+        exp.handleTypes = k_handle;
+        exp.pNext = dedicated ? &ded : nullptr;
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.pNext = &exp;
+        alloc.allocationSize = size;
+        alloc.memoryTypeIndex = type;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory),
+                 "vkAllocateMemory exportable " + desc.name, k_fallback);
+        w.memory = own_memory(dev, memory);
+        worker().name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (exported)");
+        vk_check(vkBindImageMemory(dev, w.get(), memory, 0), "vkBindImageMemory " + desc.name);
+    }
+    int fd = -1;
+    {
+        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+        info.memory = w.memory.get();
+        info.handleType = k_handle;
+        vk_check(worker().fn().get_memory_fd(worker().handle(), &info, &fd),
+                 "vkGetMemoryFdKHR " + desc.name, k_fallback);
+    }
+    {
+        // A successful import owns the fd; a failed one leaves it to us.
+        const VkDevice dev = primary().handle();
+        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+        ded.image = p.get();
+        VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+        imp.handleType = k_handle;
+        imp.fd = fd;
+        imp.pNext = dedicated ? &ded : nullptr;
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.pNext = &imp;
+        alloc.allocationSize = size;
+        alloc.memoryTypeIndex = type;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        const VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &memory);
+        if (r != VK_SUCCESS) {
+            ::close(fd);
+        }
+        vk_check(r, "vkAllocateMemory import " + desc.name, k_fallback);
+        p.memory = own_memory(dev, memory);
+        primary().name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (imported)");
+        vk_check(vkBindImageMemory(dev, p.get(), memory, 0), "vkBindImageMemory " + desc.name);
+    }
+    w.view = make_view(worker(), w.get(), desc.format, desc.name + " (worker)");
+    p.view = make_view(primary(), p.get(), desc.format, desc.name + " (primary)");
+    // The primary's image starts in the layout every hand-over leaves it in, so the acquires
+    // (which change no layout) and the primary's readers find it there from the first one.
+    submit_and_wait(primary(), QueueRole::Main, [&](VkCommandBuffer cmd) {
+        image_barrier(cmd, p.get(), VK_IMAGE_LAYOUT_UNDEFINED, k_handed_layout,
+                      VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    });
+    return out;
+}
+
+void ZeroCopyPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t /*slot*/,
+                                      const Band& /*band*/, VkImage image,
+                                      VkImageLayout layout) const {
+    // The layout change on the worker's own queue, after the work the caller's semaphore waited
+    // for (none when the image is handed on again unchanged); then the release, chained to it.
+    if (layout != k_handed_layout) {
+        image_barrier(cmd, image, layout, k_handed_layout, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_NONE);
+    }
+    image_barrier(cmd, image, k_handed_layout, k_handed_layout,
+                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                  VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, m_worker_family,
+                  VK_QUEUE_FAMILY_EXTERNAL);
+}
+
+void ZeroCopyPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t /*slot*/,
+                                       const Band& /*band*/, VkImage image) const {
+    image_barrier(cmd, image, k_handed_layout, k_handed_layout, VK_PIPELINE_STAGE_2_NONE,
+                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_MEMORY_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL, m_primary_family);
+}
+
+} // namespace tandem::detail
