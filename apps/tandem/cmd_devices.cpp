@@ -60,20 +60,21 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     std::printf("\nFeatures\n\n");
     Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)",
                     "ext.mem fd (buf/img)", "dma-buf", "ext.sem fd (bin/timeline)", "calibrated ts",
-                    "global prio", "mem budget"});
+                    "global prio", "mem budget", "cuda"});
     for (const auto& a : s.adapters) {
         const auto& f = a.info.features;
-        features.add({std::to_string(a.info.index), yes_no(f.timeline_semaphore),
-                      yes_no(f.synchronization2), yes_no(f.dynamic_rendering),
-                      f.external_memory_host
-                          ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
-                          : "no",
-                      yes_no(f.external_memory_fd) + "/" + yes_no(f.external_memory_fd_image),
-                      yes_no(f.external_memory_dma_buf),
-                      yes_no(f.external_semaphore_fd_binary) + "/" +
-                          yes_no(f.external_semaphore_fd_timeline),
-                      yes_no(f.calibrated_timestamps), yes_no(f.global_priority),
-                      yes_no(f.memory_budget)});
+        features.add(
+            {std::to_string(a.info.index), yes_no(f.timeline_semaphore), yes_no(f.synchronization2),
+             yes_no(f.dynamic_rendering),
+             f.external_memory_host
+                 ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
+                 : "no",
+             yes_no(f.external_memory_fd) + "/" + yes_no(f.external_memory_fd_image),
+             yes_no(f.external_memory_dma_buf),
+             yes_no(f.external_semaphore_fd_binary) + "/" +
+                 yes_no(f.external_semaphore_fd_timeline),
+             yes_no(f.calibrated_timestamps), yes_no(f.global_priority), yes_no(f.memory_budget),
+             a.info.cuda.present ? "device " + std::to_string(a.info.cuda.ordinal) : "no"});
     }
     features.print();
 
@@ -104,7 +105,7 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     for (const TransferPath path : k_all_transfer_paths) {
         pair_header.emplace_back(to_string(path));
     }
-    for (const char* column : {"best", "sync"}) {
+    for (const char* column : {"cuda-peer", "best", "sync"}) {
         pair_header.emplace_back(column);
     }
     Table pair_table(pair_header);
@@ -116,6 +117,7 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
         for (const auto& a : p.paths) {
             row.push_back(yes_no(a.available));
         }
+        row.push_back(yes_no(p.cuda_peer.present));
         const auto best = p.best_path();
         row.push_back(best ? to_string(*best) : "none");
         row.push_back(p.gpu_side_sync ? "gpu" : "host bridge");
@@ -133,7 +135,7 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
         for (const auto& a : p.paths) {
             key += a.reason + "|";
         }
-        key += p.sync_reason;
+        key += p.cuda_peer.reason + "|" + p.sync_reason;
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
             continue;
         }
@@ -143,6 +145,8 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
             std::printf("    %-13s %-3s %s\n", to_string(a.path), yes_no(a.available).c_str(),
                         a.reason.c_str());
         }
+        std::printf("    %-13s %-3s %s\n", "cuda-peer", yes_no(p.cuda_peer.present).c_str(),
+                    p.cuda_peer.reason.c_str());
         std::printf("    %-13s %-3s %s\n", "sync", p.gpu_side_sync ? "gpu" : "host",
                     p.sync_reason.c_str());
     }
@@ -153,8 +157,8 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
 Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
     auto* cmd = app.add_subcommand(
         "devices", "List every Vulkan device (CPU devices included) with its capabilities, and "
-                   "which transfer paths and synchronisation each worker -> primary pair "
-                   "allows, with the reasons");
+                   "which transfer paths, CUDA peer copy and synchronisation each worker -> "
+                   "primary pair allows, with the reasons");
     auto json = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
     return [json, &global]() {

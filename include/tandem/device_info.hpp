@@ -74,6 +74,17 @@ struct DeviceFeatures {
     bool debug_utils = false;
 };
 
+// CUDA on one adapter, found through the driver API at run time (libcuda.so.1, loaded with
+// dlopen; no CUDA toolkit is needed to build Tandem). Only NVIDIA adapters are looked up.
+struct CudaDeviceInfo {
+    bool present = false; // a CUDA device has this adapter's device UUID
+    int ordinal = -1;     // that CUDA device's ordinal
+    std::string reason;   // one sentence: which CUDA device it is, or why there is none
+    // Device UUIDs of the other CUDA devices this one can access as a peer
+    // (cuDeviceCanAccessPeer).
+    std::vector<Uuid> peers;
+};
+
 // One row of the capability matrix. `index` is the adapter index Tandem uses everywhere
 // (selectors, JSON, logs); `physical_index` and `virtual_index` say which physical device it
 // is and which of its logical openings (see TANDEM_VIRTUAL_DEVICES).
@@ -105,6 +116,7 @@ struct DeviceInfo {
     DeviceFeatures features;
     std::vector<std::string> extensions;  // every device extension the driver reports
     std::uint64_t device_local_bytes = 0; // sum of device-local heaps
+    CudaDeviceInfo cuda;
 };
 
 // Transfer paths between a worker and the primary, best first.
@@ -123,6 +135,12 @@ struct PathAvailability {
     std::string reason; // why it is or is not available, one sentence
 };
 
+// Whether a way of moving results that is not a TransferPath exists for a pair, and why.
+struct InteropAvailability {
+    bool present = false;
+    std::string reason; // one sentence, for "no" as much as for "yes"
+};
+
 // One cell of the pair matrix: the worker's result moves worker -> primary.
 struct PairInfo {
     std::uint32_t worker = 0;
@@ -130,6 +148,9 @@ struct PairInfo {
     std::vector<PathAvailability> paths; // in k_all_transfer_paths order
     bool gpu_side_sync = false;          // a timeline semaphore can be shared between the two
     std::string sync_reason;
+    // A CUDA peer copy between the two GPUs (NVIDIA, libcuda.so.1 present, peer access). Not
+    // negotiated: TransferLink does not carry it.
+    InteropAvailability cuda_peer;
     [[nodiscard]] std::optional<TransferPath> best_path() const;
     [[nodiscard]] bool allows(TransferPath path) const;
 };

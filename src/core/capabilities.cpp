@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
+#include "core/cuda_driver.hpp"
 #include "core/vk_check.hpp"
 
 namespace tandem {
@@ -166,6 +169,86 @@ bool external_image_supported(VkPhysicalDevice physical) {
     const auto features = external_props.externalMemoryProperties.externalMemoryFeatures;
     return (features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) != 0 &&
            (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
+}
+
+// The CUDA device with `info`'s device UUID, and the peers it can access. The NVIDIA driver gives
+// a GPU the same UUID in Vulkan and in CUDA.
+CudaDeviceInfo query_cuda(const DeviceInfo& info) {
+    CudaDeviceInfo out;
+    const CudaDriver& cuda = cuda_driver();
+    if (!cuda.ready) {
+        out.reason = cuda.error;
+        return out;
+    }
+    if (info.vendor_id != 0x10DE) {
+        out.reason = "not an NVIDIA GPU: CUDA does not drive it";
+        return out;
+    }
+    int count = 0;
+    if (const auto r = cuda.cuDeviceGetCount(&count); r != cuda::CUDA_SUCCESS) {
+        out.reason = cuda.describe("cuDeviceGetCount", r);
+        return out;
+    }
+    std::vector<std::pair<cuda::CUdevice, Uuid>> devices;
+    for (int i = 0; i < count; ++i) {
+        cuda::CUdevice device = 0;
+        cuda::CUuuid uuid{};
+        if (cuda.cuDeviceGet(&device, i) != cuda::CUDA_SUCCESS ||
+            cuda.cuDeviceGetUuid(&uuid, device) != cuda::CUDA_SUCCESS) {
+            continue;
+        }
+        Uuid id{};
+        std::copy(std::begin(uuid.bytes), std::end(uuid.bytes), id.begin());
+        if (id == info.device_uuid) {
+            out.ordinal = i;
+        }
+        devices.emplace_back(device, id);
+    }
+    if (out.ordinal < 0) {
+        out.reason = "none of the " + std::to_string(count) +
+                     " CUDA devices has this GPU's device UUID (hidden by "
+                     "CUDA_VISIBLE_DEVICES?)";
+        return out;
+    }
+    const cuda::CUdevice self = devices[static_cast<std::size_t>(out.ordinal)].first;
+    for (const auto& [device, id] : devices) {
+        int can = 0;
+        if (device != self &&
+            cuda.cuDeviceCanAccessPeer(&can, self, device) == cuda::CUDA_SUCCESS && can != 0) {
+            out.peers.push_back(id);
+        }
+    }
+    out.present = true;
+    out.reason = "CUDA device " + std::to_string(out.ordinal) + ", with peer access to " +
+                 std::to_string(out.peers.size()) + " other GPU(s)";
+    return out;
+}
+
+InteropAvailability cuda_peer(const DeviceInfo& worker, const DeviceInfo& primary) {
+    InteropAvailability a;
+    if (worker.index == primary.index) {
+        a.reason = "not needed: worker and primary share one VkDevice";
+    } else if (!worker.cuda.present || !primary.cuda.present) {
+        const bool both = !worker.cuda.present && !primary.cuda.present &&
+                          worker.cuda.reason == primary.cuda.reason;
+        a.reason = both                   ? worker.cuda.reason
+                   : !worker.cuda.present ? "the worker: " + worker.cuda.reason
+                                          : "the primary: " + primary.cuda.reason;
+    } else if (worker.device_uuid == primary.device_uuid) {
+        a.reason = "one GPU (equal device UUIDs): there is no peer to copy to; zero-copy applies";
+    } else if (std::find(worker.cuda.peers.begin(), worker.cuda.peers.end(), primary.device_uuid) ==
+               worker.cuda.peers.end()) {
+        a.reason = "CUDA reports no peer access from device " +
+                   std::to_string(worker.cuda.ordinal) + " to device " +
+                   std::to_string(primary.cuda.ordinal) + " (cuDeviceCanAccessPeer)";
+    } else {
+        a.present = true;
+        a.reason = "CUDA devices " + std::to_string(worker.cuda.ordinal) + " -> " +
+                   std::to_string(primary.cuda.ordinal) +
+                   " with peer access: Vulkan memory imported into CUDA on each GPU, one peer "
+                   "copy over NVLink/PCIe";
+    }
+    return a;
 }
 
 } // namespace
@@ -345,6 +428,7 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         support.transfer_dst = (optimal & VK_FORMAT_FEATURE_TRANSFER_DST_BIT) != 0;
         info.formats.push_back(support);
     }
+    info.cuda = query_cuda(info);
     return info;
 }
 
@@ -424,6 +508,7 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
         }
         pair.paths.push_back(a);
     }
+    pair.cuda_peer = cuda_peer(worker, primary);
 
     if (same_adapter) {
         pair.gpu_side_sync = true;

@@ -58,6 +58,14 @@ json to_json(const DeviceInfo& d) {
         {"global_priority", f.global_priority},
         {"memory_budget", f.memory_budget},
     };
+    json peers = json::array();
+    for (const auto& uuid : d.cuda.peers) {
+        peers.push_back(to_string(uuid));
+    }
+    json cuda = {{"present", d.cuda.present},
+                 {"ordinal", d.cuda.present ? json(d.cuda.ordinal) : json(nullptr)},
+                 {"reason", d.cuda.reason},
+                 {"peers", peers}};
     return {
         {"index", d.index},
         {"physical_index", d.physical_index},
@@ -86,6 +94,7 @@ json to_json(const DeviceInfo& d) {
         {"formats", formats},
         {"features", features},
         {"extensions", d.extensions},
+        {"cuda", cuda},
     };
 }
 
@@ -102,7 +111,8 @@ json to_json(const PairInfo& p) {
             {"best_path", best ? json(to_string(*best)) : json(nullptr)},
             {"gpu_side_sync", p.gpu_side_sync},
             {"sync", p.gpu_side_sync ? "gpu" : "host-bridge"},
-            {"sync_reason", p.sync_reason}};
+            {"sync_reason", p.sync_reason},
+            {"cuda_peer", {{"present", p.cuda_peer.present}, {"reason", p.cuda_peer.reason}}}};
 }
 
 json devices_document(const std::vector<Adapter>& adapters, const std::vector<PairInfo>& pairs,

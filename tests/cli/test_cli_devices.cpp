@@ -14,6 +14,7 @@ TEST(CliDevices, TablesNameTheDeviceAndThePairs) {
     EXPECT_NE(r.out.find("Pairs (worker -> primary)"), std::string::npos);
     EXPECT_NE(r.out.find("host-copy"), std::string::npos);
     EXPECT_NE(r.out.find("zero-copy"), std::string::npos);
+    EXPECT_NE(r.out.find("cuda-peer"), std::string::npos);
     EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
 }
 
@@ -49,7 +50,8 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
                             "queue_families",
                             "formats",
                             "features",
-                            "extensions"}) {
+                            "extensions",
+                            "cuda"}) {
         EXPECT_TRUE(doc["devices"][0].contains(key)) << key;
     }
     for (const char* key :
@@ -59,6 +61,9 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
           "external_semaphore_fd_timeline", "calibrated_timestamps", "host_query_reset",
           "global_priority", "memory_budget"}) {
         EXPECT_TRUE(doc["devices"][0]["features"].contains(key)) << key;
+    }
+    for (const char* key : {"present", "ordinal", "reason", "peers"}) {
+        EXPECT_TRUE(doc["devices"][0]["cuda"].contains(key)) << key;
     }
     for (const char* key : {"size", "device_local", "budget", "usage"}) {
         EXPECT_TRUE(doc["devices"][0]["memory_heaps"][0].contains(key)) << key;
@@ -74,10 +79,11 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
     const std::size_t n = doc["devices"].size();
     ASSERT_EQ(doc.at("pairs").size(), n * n);
     for (const auto& pair : doc["pairs"]) {
-        for (const char* key :
-             {"worker", "primary", "paths", "best_path", "gpu_side_sync", "sync", "sync_reason"}) {
+        for (const char* key : {"worker", "primary", "paths", "best_path", "gpu_side_sync", "sync",
+                                "sync_reason", "cuda_peer"}) {
             EXPECT_TRUE(pair.contains(key)) << key;
         }
+        EXPECT_TRUE(pair["cuda_peer"].contains("present") && pair["cuda_peer"].contains("reason"));
         ASSERT_EQ(pair["paths"].size(), 5u);
         for (const auto& path : pair["paths"]) {
             EXPECT_TRUE(path.contains("path") && path.contains("available") &&
@@ -100,6 +106,24 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
     EXPECT_EQ(p10["paths"][3]["available"], features["external_memory_host"]);
     EXPECT_TRUE(doc["selection"].contains("primary"));
     EXPECT_TRUE(doc["selection"].contains("workers"));
+}
+
+// TANDEM_NO_CUDA=1 keeps libcuda.so.1 unloaded: every adapter and pair says so.
+TEST(CliDevices, CudaTurnedOffIsReportedAsTheReason) {
+    auto r = run_command("TANDEM_NO_CUDA=1 " + k_tandem + " --virtual-devices 2 devices --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& device : doc.at("devices")) {
+        EXPECT_FALSE(device["cuda"]["present"]);
+        EXPECT_TRUE(device["cuda"]["ordinal"].is_null());
+        EXPECT_NE(device["cuda"]["reason"].get<std::string>().find("TANDEM_NO_CUDA"),
+                  std::string::npos);
+    }
+    const auto& p10 = doc["pairs"][1 * doc["devices"].size() + 0];
+    EXPECT_FALSE(p10["cuda_peer"]["present"]);
+    EXPECT_NE(p10["cuda_peer"]["reason"].get<std::string>().find("no libcuda.so.1"),
+              std::string::npos)
+        << p10["cuda_peer"]["reason"];
 }
 
 TEST(CliDevices, MissingDriverGivesAClearError) {

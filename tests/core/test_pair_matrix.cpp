@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "core/capabilities.hpp"
+#include "core/cuda_driver.hpp"
 #include "core/discovery.hpp"
 #include "vk_fixture.hpp"
 
@@ -24,6 +25,7 @@ TEST_F(Pairs, CoversEveryOrderedPairWithAReasonForEachPath) {
             EXPECT_FALSE(p.paths[i].reason.empty()) << to_string(p.paths[i].path);
         }
         EXPECT_FALSE(p.sync_reason.empty());
+        EXPECT_FALSE(p.cuda_peer.reason.empty());
     }
 }
 
@@ -82,6 +84,58 @@ TEST_F(Pairs, ZeroCopyNeedsOpaqueFdImagesOnBothSides) {
               std::string::npos)
         << path(pair, TransferPath::ZeroCopy).reason;
     EXPECT_NE(pair.best_path(), TransferPath::ZeroCopy);
+}
+
+// Without libcuda.so.1 (no NVIDIA driver here) every adapter and pair says so; with it, a CPU
+// device is not an NVIDIA GPU. Either way the CUDA peer entry is absent with its reason.
+TEST_F(Pairs, CudaPeerIsAbsentWithItsReasonWithoutAnNvidiaPair) {
+    const auto& cuda = detail::cuda_driver();
+    for (const auto& a : adapters()) {
+        if (a.info.vendor_id == 0x10DE) {
+            GTEST_SKIP() << "an NVIDIA adapter is present";
+        }
+        EXPECT_FALSE(a.info.cuda.present);
+        EXPECT_EQ(a.info.cuda.ordinal, -1);
+        if (!cuda.ready) {
+            EXPECT_EQ(a.info.cuda.reason, cuda.error);
+        } else {
+            EXPECT_NE(a.info.cuda.reason.find("not an NVIDIA GPU"), std::string::npos);
+        }
+    }
+    const auto pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+    EXPECT_FALSE(pair.cuda_peer.present);
+    if (!cuda.ready) {
+        EXPECT_NE(pair.cuda_peer.reason.find("libcuda.so.1"), std::string::npos)
+            << pair.cuda_peer.reason;
+    }
+    const auto self = detail::query_pair_info(adapters()[0].info, adapters()[0].info);
+    EXPECT_FALSE(self.cuda_peer.present);
+    EXPECT_NE(self.cuda_peer.reason.find("one VkDevice"), std::string::npos);
+}
+
+// The pair rules over made-up CUDA rows: one GPU needs no peer copy, a missing peer link is
+// named, and two GPUs with peer access have the entry.
+TEST(CudaPeer, FollowsTheCudaRowsOfBothAdapters) {
+    DeviceInfo a;
+    a.index = 0;
+    a.device_uuid[0] = 1;
+    a.cuda = {true, 0, "CUDA device 0", {}};
+    DeviceInfo b = a;
+    b.index = 1;
+    EXPECT_NE(detail::query_pair_info(b, a).cuda_peer.reason.find("one GPU"), std::string::npos);
+    b.device_uuid[0] = 2;
+    b.cuda.ordinal = 1;
+    auto pair = detail::query_pair_info(b, a);
+    EXPECT_FALSE(pair.cuda_peer.present);
+    EXPECT_NE(pair.cuda_peer.reason.find("no peer access"), std::string::npos)
+        << pair.cuda_peer.reason;
+    b.cuda.peers = {a.device_uuid};
+    pair = detail::query_pair_info(b, a);
+    EXPECT_TRUE(pair.cuda_peer.present) << pair.cuda_peer.reason;
+    b.cuda = {false, -1, "not an NVIDIA GPU: CUDA does not drive it", {}};
+    pair = detail::query_pair_info(b, a);
+    EXPECT_FALSE(pair.cuda_peer.present);
+    EXPECT_EQ(pair.cuda_peer.reason, "the worker: not an NVIDIA GPU: CUDA does not drive it");
 }
 
 TEST_F(Pairs, TheDiagonalIsTheSameDevicePath) {
