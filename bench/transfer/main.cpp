@@ -24,6 +24,7 @@
 #include "core/resources.hpp"
 #include "path_bench.hpp"
 #include "tandem/error.hpp"
+#include "transfer/cuda_peer_check.hpp"
 
 namespace tb = tandem::bench;
 namespace td = tandem::detail;
@@ -153,6 +154,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint32_t> band_heights;
     std::vector<std::uint32_t> band_split;
     bool concurrent = false;
+    bool cuda_check = false;
     bool watch_worker = false;
     bool gpu_times = false;
     std::string hand_off = "submit";
@@ -212,6 +214,12 @@ int main(int argc, char** argv) {
                  "Only measure whether the worker's download and the primary's upload of one "
                  "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
                  "together (--json too)");
+    app.add_flag("--cuda-check", cuda_check,
+                 "Only check the CUDA peer path: move a known RGBA8 image of each --sizes from the "
+                 "worker GPU to the primary through CUDA (Vulkan memory and timelines imported "
+                 "into CUDA on each GPU, a peer copy into CUDA memory on the primary), --runs "
+                 "times, and compare it byte for byte; where the pair has no CUDA peer entry, "
+                 "say why and exit 0 (--json too)");
     app.add_option("--slots", slots, "Slots (transfers in flight)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 16u));
@@ -315,6 +323,48 @@ int main(int argc, char** argv) {
             primary.has_dedicated_transfer_family() ? ", copy engine" : "",
             pair.sync_reason.c_str());
 
+        if (cuda_check) {
+            std::printf("cuda-peer: %s: %s\n", pair.cuda_peer.present ? "present" : "absent",
+                        pair.cuda_peer.reason.c_str());
+            nlohmann::json rows = nlohmann::json::array();
+            bool all_verified = true;
+            bool skipped = false;
+            for (const Size& size : sizes) {
+                const auto c =
+                    td::run_cuda_peer_check(worker, primary, pair, size.w, size.h, runs, true);
+                if (!c.ran) {
+                    std::printf("cuda check skipped: %s\n", c.reason.c_str());
+                    skipped = true;
+                    break;
+                }
+                const auto chain = tb::stats_of(c.chain_us);
+                const auto gbps = tb::stats_of(c.peer_gbps);
+                std::printf("%-10s chain %9.1f us  %s %7.1f GB/s  %s\n", size.name().c_str(),
+                            chain.median, c.one_gpu ? "copy within one GPU" : "peer copy",
+                            gbps.median,
+                            c.verified ? "verified" : ("NOT VERIFIED: " + c.reason).c_str());
+                all_verified = all_verified && c.verified;
+                rows.push_back({{"size", size.name()},
+                                {"one_gpu", c.one_gpu},
+                                {"bytes", c.bytes},
+                                {"chain_us", tb::to_json(chain)},
+                                {"peer_copy_gbps", tb::to_json(gbps)},
+                                {"verified", c.verified},
+                                {"error", c.reason}});
+            }
+            if (!json_file.empty()) {
+                nlohmann::json doc;
+                doc["benchmark"] = "cuda-peer-check";
+                doc["config"] = {{"runs", runs}, {"format", "RGBA8"}};
+                doc["machine"] = {{"worker", winfo.name}, {"primary", pinfo.name}};
+                doc["cuda_peer"] = {{"present", pair.cuda_peer.present},
+                                    {"reason", pair.cuda_peer.reason}};
+                doc["skipped"] = skipped;
+                doc["rows"] = rows;
+                std::ofstream(json_file) << doc.dump(2) << '\n';
+            }
+            return all_verified ? 0 : 3;
+        }
         const auto lead = std::chrono::microseconds(lead_us);
         if (concurrent) {
             const VkDeviceSize bytes = VkDeviceSize{1920} * 1080 * 4;

@@ -149,7 +149,7 @@ struct PairInfo {
     bool gpu_side_sync = false;          // a timeline semaphore can be shared between the two
     std::string sync_reason;
     // A CUDA peer copy between the two GPUs (NVIDIA, libcuda.so.1 present, peer access). Not
-    // negotiated: TransferLink does not carry it.
+    // negotiated: TransferLink does not carry it; tandem-bench-transfer --cuda-check does.
     InteropAvailability cuda_peer;
     [[nodiscard]] std::optional<TransferPath> best_path() const;
     [[nodiscard]] bool allows(TransferPath path) const;

@@ -246,7 +246,7 @@ InteropAvailability cuda_peer(const DeviceInfo& worker, const DeviceInfo& primar
         a.reason = "CUDA devices " + std::to_string(worker.cuda.ordinal) + " -> " +
                    std::to_string(primary.cuda.ordinal) +
                    " with peer access: Vulkan memory imported into CUDA on each GPU, one peer "
-                   "copy over NVLink/PCIe";
+                   "copy over NVLink/PCIe (tandem-bench-transfer --cuda-check)";
     }
     return a;
 }

@@ -65,12 +65,7 @@ TimelineSemaphore TimelineSemaphore::import_from(const Device& device,
                         " and " + a.name,
                     "Opaque fds need equal device and driver UUIDs; use the host bridge");
     }
-    VkSemaphoreGetFdInfoKHR get{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
-    get.semaphore = source.handle();
-    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-    int fd = -1;
-    vk_check(source.device().fn().get_semaphore_fd(source.device().handle(), &get, &fd),
-             "vkGetSemaphoreFdKHR " + source.name());
+    const int fd = source.export_fd();
 
     TimelineSemaphore out;
     out.m_device = &device;
@@ -86,6 +81,21 @@ TimelineSemaphore TimelineSemaphore::import_from(const Device& device,
     }
     vk_check(result, "vkImportSemaphoreFdKHR " + name);
     return out;
+}
+
+int TimelineSemaphore::export_fd() const {
+    if (m_device->fn().get_semaphore_fd == nullptr) {
+        throw Error(VK_ERROR_EXTENSION_NOT_PRESENT,
+                    "Timeline semaphore " + m_name + " cannot be exported",
+                    "The device lacks VK_KHR_external_semaphore_fd");
+    }
+    VkSemaphoreGetFdInfoKHR get{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
+    get.semaphore = handle();
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    int fd = -1;
+    vk_check(m_device->fn().get_semaphore_fd(m_device->handle(), &get, &fd),
+             "vkGetSemaphoreFdKHR " + m_name);
+    return fd;
 }
 
 VkResult TimelineSemaphore::value(std::uint64_t& out) const noexcept {

@@ -36,6 +36,10 @@ public:
     [[nodiscard]] static TimelineSemaphore
     import_from(const Device& device, const TimelineSemaphore& source, const std::string& name);
 
+    // A new opaque fd of this (exportable) semaphore's payload, which the caller owns until an
+    // import takes it (another API's, e.g. CUDA's timeline import). Throws Error (set-up).
+    [[nodiscard]] int export_fd() const;
+
     TimelineSemaphore(TimelineSemaphore&&) noexcept = default;
     TimelineSemaphore& operator=(TimelineSemaphore&&) noexcept = default;
 

@@ -1,0 +1,429 @@
+#include "transfer/cuda_peer_check.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "core/cuda_driver.hpp"
+#include "core/resources.hpp"
+#include "core/vk_check.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
+#include "transfer/transfer_path.hpp"
+
+namespace tandem::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto k_wait = std::chrono::seconds(10);
+constexpr VkFormat k_format = VK_FORMAT_R8G8B8A8_UNORM;
+constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+constexpr const char* k_cuda_hint =
+    "Check the NVIDIA driver, and that CUDA sees both GPUs (CUDA_VISIBLE_DEVICES)";
+
+void cu_check(const CudaDriver& cuda, cuda::CUresult result, const char* call) {
+    if (result != cuda::CUDA_SUCCESS) {
+        throw Error(cuda.describe(call, result), k_cuda_hint);
+    }
+}
+
+// A device-local buffer whose dedicated allocation can be exported as an opaque fd.
+struct ExportedBuffer {
+    Handle<VkBuffer> buffer;
+    Handle<VkDeviceMemory> memory;
+    VkDeviceSize allocation = 0;
+
+    [[nodiscard]] int export_fd(const Device& device) const {
+        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+        info.memory = memory.get();
+        info.handleType = k_handle;
+        int fd = -1;
+        vk_check(device.fn().get_memory_fd(device.handle(), &info, &fd),
+                 "vkGetMemoryFdKHR CUDA check buffer");
+        return fd;
+    }
+};
+
+ExportedBuffer exported_buffer(const Device& device, VkDeviceSize size, const std::string& name) {
+    if (device.fn().get_memory_fd == nullptr) {
+        throw Error(VK_ERROR_EXTENSION_NOT_PRESENT, name + " needs VK_KHR_external_memory_fd",
+                    "The CUDA peer check needs opaque-fd memory on both devices");
+    }
+    ExportedBuffer out;
+    out.buffer = create_external_buffer(
+        device, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, k_handle,
+        name);
+    const VkDevice dev = device.handle();
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, out.buffer.get(), &req);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.buffer = out.buffer.get();
+    VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
+    exp.handleTypes = k_handle;
+    exp.pNext = &dedicated;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = &exp;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex =
+        device.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + name);
+    out.memory =
+        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    vk_check(vkBindBufferMemory(dev, out.buffer.get(), memory, 0), "vkBindBufferMemory " + name);
+    out.allocation = req.size;
+    return out;
+}
+
+// One GPU's CUDA objects: its primary context, a stream, and what was imported into it.
+// Released in reverse order, after the stream has drained.
+class CudaSide {
+public:
+    CudaSide(const CudaDriver& cuda, int ordinal) : m_cuda(cuda) {
+        cu_check(m_cuda, m_cuda.cuDeviceGet(&m_device, ordinal), "cuDeviceGet");
+        cu_check(m_cuda, m_cuda.cuDevicePrimaryCtxRetain(&m_context, m_device),
+                 "cuDevicePrimaryCtxRetain");
+        make_current();
+        cu_check(m_cuda, m_cuda.cuStreamCreate(&m_stream, cuda::CU_STREAM_NON_BLOCKING),
+                 "cuStreamCreate");
+    }
+    ~CudaSide() {
+        (void)m_cuda.cuCtxSetCurrent(m_context);
+        if (m_stream != nullptr) {
+            (void)m_cuda.cuStreamSynchronize(m_stream);
+        }
+        if (bounce != 0) {
+            (void)m_cuda.cuMemFree(bounce);
+        }
+        if (mapped != 0) {
+            (void)m_cuda.cuMemFree(mapped); // a mapped external buffer is freed this way
+        }
+        if (m_memory != nullptr) {
+            (void)m_cuda.cuDestroyExternalMemory(m_memory);
+        }
+        if (semaphore != nullptr) {
+            (void)m_cuda.cuDestroyExternalSemaphore(semaphore);
+        }
+        if (m_stream != nullptr) {
+            (void)m_cuda.cuStreamDestroy(m_stream);
+        }
+        (void)m_cuda.cuDevicePrimaryCtxRelease(m_device);
+    }
+    CudaSide(const CudaSide&) = delete;
+    CudaSide& operator=(const CudaSide&) = delete;
+
+    void make_current() const {
+        cu_check(m_cuda, m_cuda.cuCtxSetCurrent(m_context), "cuCtxSetCurrent");
+    }
+    [[nodiscard]] cuda::CUcontext context() const noexcept { return m_context; }
+    [[nodiscard]] cuda::CUstream stream() const noexcept { return m_stream; }
+
+    // The buffer behind `fd` (a dedicated Vulkan allocation of `allocation` bytes), mapped for
+    // its first `bytes`. A successful import owns the fd.
+    void import_buffer(int fd, VkDeviceSize allocation, VkDeviceSize bytes) {
+        cuda::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+        desc.type = cuda::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+        desc.handle.fd = fd;
+        desc.size = allocation;
+        desc.flags = cuda::CUDA_EXTERNAL_MEMORY_DEDICATED;
+        const cuda::CUresult r = m_cuda.cuImportExternalMemory(&m_memory, &desc);
+        if (r != cuda::CUDA_SUCCESS) {
+            ::close(fd);
+            m_memory = nullptr;
+        }
+        cu_check(m_cuda, r, "cuImportExternalMemory");
+        cuda::CUDA_EXTERNAL_MEMORY_BUFFER_DESC buffer{};
+        buffer.size = bytes;
+        cu_check(m_cuda, m_cuda.cuExternalMemoryGetMappedBuffer(&mapped, m_memory, &buffer),
+                 "cuExternalMemoryGetMappedBuffer");
+    }
+    // The Vulkan timeline semaphore behind `fd`. A successful import owns the fd.
+    void import_timeline(int fd) {
+        cuda::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
+        desc.type = cuda::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+        desc.handle.fd = fd;
+        const cuda::CUresult r = m_cuda.cuImportExternalSemaphore(&semaphore, &desc);
+        if (r != cuda::CUDA_SUCCESS) {
+            ::close(fd);
+            semaphore = nullptr;
+        }
+        cu_check(m_cuda, r, "cuImportExternalSemaphore (timeline)");
+    }
+
+    cuda::CUdeviceptr mapped = 0;
+    cuda::CUexternalSemaphore semaphore = nullptr;
+    cuda::CUdeviceptr bounce = 0;
+
+private:
+    const CudaDriver& m_cuda;
+    cuda::CUdevice m_device = 0;
+    cuda::CUcontext m_context = nullptr;
+    cuda::CUstream m_stream = nullptr;
+    cuda::CUexternalMemory m_memory = nullptr;
+};
+
+VkBufferImageCopy whole(std::uint32_t width, std::uint32_t height) {
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {width, height, 1};
+    return region;
+}
+
+// Writes `bytes` into `image` through a host-visible buffer, leaving it in `layout` (blocking).
+void upload(const Device& device, const Image& image, const std::vector<std::uint8_t>& bytes,
+            VkImageLayout layout) {
+    Buffer staging =
+        create_buffer(device, {bytes.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0, "CUDA check upload"});
+    std::memcpy(staging.mapped, bytes.data(), bytes.size());
+    flush_buffer(device, staging);
+    submit_and_wait(device, QueueRole::Main, [&](VkCommandBuffer cmd) {
+        image_barrier(cmd, image.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const VkBufferImageCopy region = whole(image.extent.width, image.extent.height);
+        vkCmdCopyBufferToImage(cmd, staging.get(), image.get(),
+                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        image_barrier(cmd, image.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, layout,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+    });
+}
+
+// The tightly packed contents of `image` (in SHADER_READ_ONLY_OPTIMAL, left there; blocking).
+std::vector<std::uint8_t> read_back(const Device& device, const Image& image, std::size_t n) {
+    Buffer staging = create_buffer(
+        device, {n, VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                 VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "CUDA check readback"});
+    const VkImageLayout read = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    submit_and_wait(device, QueueRole::Main, [&](VkCommandBuffer cmd) {
+        image_barrier(cmd, image.get(), read, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        const VkBufferImageCopy region = whole(image.extent.width, image.extent.height);
+        vkCmdCopyImageToBuffer(cmd, image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                               staging.get(), 1, &region);
+        image_barrier(cmd, image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, read,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_READ_BIT);
+        buffer_barrier(cmd, staging.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                       VK_ACCESS_2_HOST_READ_BIT);
+    });
+    invalidate_buffer(device, staging);
+    const auto* data = static_cast<const std::uint8_t*>(staging.mapped);
+    return {data, data + n};
+}
+
+Image check_image(const Device& device, std::uint32_t width, std::uint32_t height,
+                  const std::string& name) {
+    ImageDesc desc;
+    desc.width = width;
+    desc.height = height;
+    desc.format = k_format;
+    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                 VK_IMAGE_USAGE_SAMPLED_BIT;
+    desc.name = name;
+    desc.queue_families = {device.queue(QueueRole::Main).family(),
+                           device.queue(QueueRole::Transfer).family()};
+    return create_image(device, desc);
+}
+
+VkResult begin(VkCommandBuffer cmd) {
+    VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    return vkBeginCommandBuffer(cmd, &info);
+}
+
+void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std::uint32_t width,
+           std::uint32_t height) {
+    const CudaDriver& cuda = cuda_driver();
+    const VkDeviceSize bytes = VkDeviceSize{width} * height * 4;
+    out.bytes = bytes;
+
+    // Vulkan: the images, the exported buffers and timelines, one command buffer per side.
+    const Image source = check_image(worker, width, height, "CUDA check source");
+    const Image target = check_image(primary, width, height, "CUDA check target");
+    const ExportedBuffer worker_buffer = exported_buffer(worker, bytes, "CUDA check worker buffer");
+    const ExportedBuffer primary_buffer =
+        exported_buffer(primary, bytes, "CUDA check primary buffer");
+    TimelineSemaphore worker_done(worker, "CUDA check worker timeline", 0, true);
+    TimelineSemaphore cuda_done(primary, "CUDA check primary timeline (CUDA-signalled)", 0, true);
+    TimelineSemaphore primary_done(primary, "CUDA check primary copy");
+    const std::uint32_t worker_family = worker.queue(QueueRole::Transfer).family();
+    const std::uint32_t primary_family = primary.queue(QueueRole::Transfer).family();
+    const CommandPool worker_pool(worker, worker_family, "CUDA check worker");
+    const CommandPool primary_pool(primary, primary_family, "CUDA check primary");
+    const VkCommandBuffer worker_cmd = worker_pool.allocate("CUDA check worker copy");
+    const VkCommandBuffer primary_cmd = primary_pool.allocate("CUDA check primary copy");
+    const VkBufferImageCopy region = whole(width, height);
+    vk_check(begin(worker_cmd), "vkBeginCommandBuffer CUDA check worker");
+    vkCmdCopyImageToBuffer(worker_cmd, source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           worker_buffer.buffer.get(), 1, &region);
+    buffer_barrier(worker_cmd, worker_buffer.buffer.get(), 0, VK_WHOLE_SIZE,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, worker_family,
+                   VK_QUEUE_FAMILY_EXTERNAL);
+    vk_check(vkEndCommandBuffer(worker_cmd), "vkEndCommandBuffer CUDA check worker");
+    vk_check(begin(primary_cmd), "vkBeginCommandBuffer CUDA check primary");
+    buffer_barrier(primary_cmd, primary_buffer.buffer.get(), 0, VK_WHOLE_SIZE,
+                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL, primary_family);
+    image_barrier(primary_cmd, target.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdCopyBufferToImage(primary_cmd, primary_buffer.buffer.get(), target.get(),
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    image_barrier(primary_cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_MEMORY_READ_BIT);
+    vk_check(vkEndCommandBuffer(primary_cmd), "vkEndCommandBuffer CUDA check primary");
+    // Whatever happens below, both devices finish before the objects above are destroyed (after
+    // the CUDA objects below are released).
+    struct Settle {
+        const Device& worker;
+        const Device& primary;
+        ~Settle() {
+            (void)worker.settle(k_wait);
+            (void)primary.settle(k_wait);
+        }
+    } settle{worker, primary};
+
+    // CUDA, each GPU with its own imports; declared after the Vulkan objects, so released first.
+    CudaSide on_worker(cuda, worker.info().cuda.ordinal);
+    CudaSide on_primary(cuda, primary.info().cuda.ordinal);
+    on_worker.make_current();
+    on_worker.import_buffer(worker_buffer.export_fd(worker), worker_buffer.allocation, bytes);
+    on_worker.import_timeline(worker_done.export_fd());
+    if (!out.one_gpu) {
+        const cuda::CUresult peer = cuda.cuCtxEnablePeerAccess(on_primary.context(), 0);
+        constexpr cuda::CUresult k_already_enabled = 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+        if (peer != k_already_enabled) {
+            cu_check(cuda, peer, "cuCtxEnablePeerAccess");
+        }
+    }
+    on_primary.make_current();
+    on_primary.import_buffer(primary_buffer.export_fd(primary), primary_buffer.allocation, bytes);
+    on_primary.import_timeline(cuda_done.export_fd());
+    cu_check(cuda, cuda.cuMemAlloc(&on_primary.bounce, bytes), "cuMemAlloc");
+
+    const auto fail = [&](const std::string& what) {
+        throw Error(what, "Run it again with --validation core to see what Vulkan says");
+    };
+    for (std::uint32_t run = 0; run < out.runs; ++run) {
+        const std::uint64_t value = run + 1;
+        std::vector<std::uint8_t> data(bytes);
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            data[i] = static_cast<std::uint8_t>(i * 31u + (i >> 12) + value * 7u);
+        }
+        upload(worker, source, data, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        upload(primary, target, std::vector<std::uint8_t>(bytes, 0xCD),
+               VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+
+        // The primary's side first: it waits GPU-side for CUDA's signal.
+        const VkSemaphoreSubmitInfo cuda_wait =
+            cuda_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        const VkSemaphoreSubmitInfo copied =
+            primary_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        if (primary.queue(QueueRole::Transfer)
+                .submit_one(primary_cmd, {&cuda_wait, 1}, {&copied, 1}) != VK_SUCCESS) {
+            fail("submitting the primary's copy failed");
+        }
+        const auto t0 = Clock::now();
+        const VkSemaphoreSubmitInfo written =
+            worker_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        if (worker.queue(QueueRole::Transfer).submit_one(worker_cmd, {}, {&written, 1}) !=
+            VK_SUCCESS) {
+            fail("submitting the worker's copy failed");
+        }
+        // Worker GPU: wait for Vulkan's value, peer-copy into CUDA memory on the primary GPU.
+        on_worker.make_current();
+        cuda::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait{};
+        wait.params.fence.value = value;
+        cu_check(
+            cuda,
+            cuda.cuWaitExternalSemaphoresAsync(&on_worker.semaphore, &wait, 1, on_worker.stream()),
+            "cuWaitExternalSemaphoresAsync");
+        cu_check(cuda,
+                 cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), on_worker.mapped,
+                                        on_worker.context(), bytes, on_worker.stream()),
+                 "cuMemcpyPeerAsync");
+        cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
+        // Seen by the worker's Vulkan side too, so its command buffer may be submitted again.
+        if (worker_done.wait(value, k_wait) != VK_SUCCESS) {
+            fail("the worker's copy did not complete within 10 s");
+        }
+        // Primary GPU: into the primary's imported buffer, then signal Vulkan's timeline.
+        on_primary.make_current();
+        cu_check(cuda,
+                 cuda.cuMemcpyDtoDAsync(on_primary.mapped, on_primary.bounce, bytes,
+                                        on_primary.stream()),
+                 "cuMemcpyDtoDAsync");
+        cuda::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal{};
+        signal.params.fence.value = value;
+        cu_check(cuda,
+                 cuda.cuSignalExternalSemaphoresAsync(&on_primary.semaphore, &signal, 1,
+                                                      on_primary.stream()),
+                 "cuSignalExternalSemaphoresAsync");
+        // Polled: a blocking wait on a CUDA-signalled timeline woke ~10 ms late on the H200s.
+        if (primary_done.wait(value, k_wait) != VK_SUCCESS) {
+            fail("the primary's copy did not complete within 10 s");
+        }
+        out.chain_us.push_back(
+            std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        if (read_back(primary, target, bytes) != data) {
+            out.reason = "run " + std::to_string(run) +
+                         ": the primary image differs from the worker's after the CUDA path";
+            return;
+        }
+        // The peer copy alone, once more, for its rate.
+        on_worker.make_current();
+        const auto p0 = Clock::now();
+        cu_check(cuda,
+                 cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), on_worker.mapped,
+                                        on_worker.context(), bytes, on_worker.stream()),
+                 "cuMemcpyPeerAsync");
+        cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
+        const double seconds = std::chrono::duration<double>(Clock::now() - p0).count();
+        out.peer_gbps.push_back(static_cast<double>(bytes) / seconds / 1e9);
+    }
+    out.verified = true;
+}
+
+} // namespace
+
+CudaPeerCheck run_cuda_peer_check(const Device& worker, const Device& primary, const PairInfo& pair,
+                                  std::uint32_t width, std::uint32_t height, std::uint32_t runs,
+                                  bool one_gpu_too) {
+    CudaPeerCheck out;
+    out.runs = runs;
+    const DeviceInfo& w = worker.info();
+    const DeviceInfo& p = primary.info();
+    out.one_gpu = one_gpu_too && w.index != p.index && w.cuda.present && p.cuda.present &&
+                  w.cuda.ordinal == p.cuda.ordinal;
+    if (!pair.cuda_peer.present && !out.one_gpu) {
+        out.reason = pair.cuda_peer.reason;
+        return out;
+    }
+    for (const Device* d : {&worker, &primary}) {
+        if (!d->info().features.external_semaphore_fd_timeline ||
+            !d->info().features.external_memory_fd) {
+            out.reason = d->info().name + " lacks opaque-fd timeline semaphores or memory";
+            return out;
+        }
+    }
+    out.ran = true;
+    try {
+        check(out, worker, primary, width, height);
+    } catch (const std::exception& e) {
+        out.verified = false;
+        out.reason = e.what();
+    }
+    return out;
+}
+
+} // namespace tandem::detail
