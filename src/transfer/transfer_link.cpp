@@ -16,6 +16,9 @@ namespace tandem::detail {
 namespace {
 
 constexpr VkPipelineStageFlags2 k_all = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+// What both images of a zero-copy slot are made with, before the callers' own usage.
+constexpr VkImageUsageFlags k_zero_copy_usage =
+    VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
 // The most bands one bridge hand-off submits at once (the rest follow with later hand-offs).
 constexpr std::uint32_t k_max_coalesced_bands = 16;
 
@@ -85,6 +88,17 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
                     "Pass the same Device twice for a same-device pair, else two Devices");
     }
     const std::string base = worker.label() + "->" + primary.label();
+    if (m_path == TransferPath::ZeroCopy && !desc.forced &&
+        !ZeroCopyPath::exports(worker, desc.format, k_zero_copy_usage)) {
+        // The matrix knows RGBA8; this format the driver cannot share: the next path instead.
+        PairInfo without = pair;
+        for (auto& a : without.paths) {
+            a.available = a.available && a.path != TransferPath::ZeroCopy;
+        }
+        m_path = negotiate_path(without, std::nullopt);
+        spdlog::debug("{}: zero-copy cannot export {} images; {} instead", base,
+                      format_name(desc.format), to_string(m_path));
+    }
     // Same device and zero copy: no staging and no bands (one copy, or none).
     const bool whole = same || m_path == TransferPath::ZeroCopy;
     const StagingLayout layout =
@@ -249,8 +263,7 @@ ImageDesc TransferLink::zero_copy_image_desc(const std::string& name) const {
     desc.width = m_desc.width;
     desc.height = m_desc.height;
     desc.format = m_desc.format;
-    desc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                 VK_IMAGE_USAGE_SAMPLED_BIT;
+    desc.usage = k_zero_copy_usage;
     desc.name = name;
     desc.queue_families = static_cast<const ZeroCopyPath&>(*m_backend).queue_families();
     return desc;

@@ -50,16 +50,17 @@ struct ImageCreate {
 };
 
 // What the driver says about exporting and importing such an image: 0 when it cannot.
-VkExternalMemoryFeatureFlags external_features(const Device& device, const ImageCreate& create) {
+VkExternalMemoryFeatureFlags external_features(const Device& device, VkFormat format,
+                                               VkImageUsageFlags usage) {
     VkPhysicalDeviceExternalImageFormatInfo external{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
     external.handleType = k_handle;
     VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
     info.pNext = &external;
-    info.format = create.info.format;
-    info.type = create.info.imageType;
-    info.tiling = create.info.tiling;
-    info.usage = create.info.usage;
+    info.format = format;
+    info.type = VK_IMAGE_TYPE_2D;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = usage;
     VkExternalImageFormatProperties external_props{
         VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
     VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
@@ -140,6 +141,12 @@ ZeroCopyPath::ZeroCopyPath(const Device& worker, const Device& primary, const St
     }
 }
 
+bool ZeroCopyPath::exports(const Device& device, VkFormat format, VkImageUsageFlags usage) {
+    const VkExternalMemoryFeatureFlags features = external_features(device, format, usage);
+    return (features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) != 0 &&
+           (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
+}
+
 std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const {
     if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
         throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
@@ -149,9 +156,11 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
     ImageDesc shared = desc;
     shared.queue_families = m_families;
     const ImageCreate create(shared);
-    const VkExternalMemoryFeatureFlags features = external_features(worker(), create);
+    const VkExternalMemoryFeatureFlags features =
+        external_features(worker(), create.info.format, create.info.usage);
     if ((features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) == 0 ||
         (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0) {
+        // TransferLink checked the format with the slot usage; this is the caller's usage.
         throw Error(VK_ERROR_FORMAT_NOT_SUPPORTED,
                     "The driver cannot export and import " + desc.name +
                         " (this format and usage) as an opaque fd",

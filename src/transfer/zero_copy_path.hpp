@@ -47,6 +47,10 @@ public:
     // `desc` (its usage must serve both sides) with queue_families() for their sharing. Throws
     // Error when the driver cannot export and import such an image.
     [[nodiscard]] std::pair<Image, Image> create_images(const ImageDesc& desc) const;
+    // True when `device`'s driver exports and imports optimal 2D images of `format` and `usage`
+    // as opaque fds (the pair matrix checks RGBA8 only).
+    [[nodiscard]] static bool exports(const Device& device, VkFormat format,
+                                      VkImageUsageFlags usage);
     // The main and transfer families of both devices, sorted, each once (one physical device:
     // the indices mean the same on both). Two or more: concurrent sharing, so the barriers name
     // VK_QUEUE_FAMILY_IGNORED opposite VK_QUEUE_FAMILY_EXTERNAL; one: exclusive, that family.
