@@ -218,6 +218,9 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
         src_layout = link.worker_layout_after(src_layout);
     }
     EXPECT_EQ(first_difference(read_image(primary, dst, layout), bytes), -1);
+    // The images go before the link: wait for the worker's side of the last transfer first (the
+    // primary's wait proves it ran; the worker's device has not been told).
+    link.drain();
 }
 
 // The hand-off observer sees every band of every transfer once, in order, each after the worker
