@@ -197,7 +197,10 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
     const PairInfo& pair = m_pair;
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
     d.slots = 1;
-    TransferLink link(worker, primary, pair, d);
+    // The link goes before its images (its destructor waits for the worker's side of the last
+    // transfer, which the primary's wait proved ran but the worker's device was not told of).
+    auto owned = std::make_unique<TransferLink>(worker, primary, pair, d);
+    TransferLink& link = *owned;
     const LinkImages images = slot_images(link, "reused");
     const Image& src = images.worker;
     const Image& dst = images.primary;
@@ -218,9 +221,7 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
         src_layout = link.worker_layout_after(src_layout);
     }
     EXPECT_EQ(first_difference(read_image(primary, dst, layout), bytes), -1);
-    // The images go before the link: wait for the worker's side of the last transfer first (the
-    // primary's wait proves it ran; the worker's device has not been told).
-    link.drain();
+    owned.reset();
 }
 
 // The hand-off observer sees every band of every transfer once, in order, each after the worker
