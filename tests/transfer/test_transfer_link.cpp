@@ -61,6 +61,10 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
     ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
         << link.error();
     ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+    // The images go at the end of this function. A wait on an exported timeline does not tell
+    // the validation layer that the worker's batches completed (on a GPU it still counts them in
+    // use); the worker's queues are this thread's alone here, so say it with an idle wait.
+    ASSERT_EQ(vkDeviceWaitIdle(worker.handle()), VK_SUCCESS);
     EXPECT_FALSE(link.failed()) << link.error();
     const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     EXPECT_EQ(first_difference(out, bytes), -1);
@@ -315,6 +319,9 @@ TEST_P(TransferLinks, TimesEachBandOnTheGpusAfterTheWorkerWroteIt) {
         ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
             << link.error();
         EXPECT_TRUE(link.read_gpu_times(0).has_value());
+        // The held images go at the end of this block: the worker's side first (as round_trip).
+        ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+        ASSERT_EQ(vkDeviceWaitIdle(m_worker->handle()), VK_SUCCESS);
     }
     // Calibration is exact on a CPU device; a GPU's is good to a few us.
     constexpr auto slack = std::chrono::microseconds(10);
