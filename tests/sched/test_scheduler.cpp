@@ -257,10 +257,12 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
         runtime->pump();
         return runtime->stats(a).devices.size() > 1;
     }));
+    // The decision that moved it may not be the last one (every pump decides here), but every
+    // decision since puts it on worker 1.
     const PlacementReport report = runtime->placement();
     ASSERT_EQ(report.tasks.size(), 1u);
     EXPECT_EQ(report.tasks[0].device, worker(1));
-    EXPECT_TRUE(report.tasks[0].moved);
+    EXPECT_TRUE(report.failures.empty());
     std::uint64_t last_good = 0;
     ASSERT_TRUE(pump_until(*runtime, [&] {
         for (const TaskDeviceStats& d : runtime->stats(a).devices) {
