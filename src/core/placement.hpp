@@ -31,6 +31,7 @@ struct Placement {
     std::optional<std::uint32_t> adapter;
 
     [[nodiscard]] static Placement on_primary() { return {PlacementKind::Primary, {}, {}, {}}; }
+    [[nodiscard]] static Placement on_a_worker() { return {PlacementKind::Worker, {}, {}, {}}; }
     [[nodiscard]] static Placement on_adapter(std::uint32_t index) {
         return {PlacementKind::Device, {}, std::to_string(index), index};
     }

@@ -180,9 +180,11 @@ Scene make_demo_scene(const DemoOptions& options) {
 TasksFile demo_tasks() {
     TasksFile t;
     t.main_camera = "main";
-    t.tasks.push_back({"security", "security", 320, 240, 30.0, {}, "monitor", {}});
-    t.tasks.push_back({"mirror", "mirror", 240, 300, 30.0, {}, "mirror", {}});
-    t.tasks.push_back({"minimap", "minimap", 256, 256, 10.0, {}, "minimap_screen", {"map"}});
+    // On a worker, as a tasks file without placements says.
+    const Placement worker = Placement::on_a_worker();
+    t.tasks.push_back({"security", "security", 320, 240, 30.0, worker, "monitor", {}});
+    t.tasks.push_back({"mirror", "mirror", 240, 300, 30.0, worker, "mirror", {}});
+    t.tasks.push_back({"minimap", "minimap", 256, 256, 10.0, worker, "minimap_screen", {"map"}});
     return t;
 }
 
@@ -232,8 +234,10 @@ TasksFile add_default_tasks(Scene& scene) {
                       f.radius * 4.0f + 2.0f});
     scene.animate(0.0);
     TasksFile t;
-    t.tasks.push_back({"orbit", "tandem.orbit", 320, 240, 30.0, {}, std::nullopt, {}});
-    t.tasks.push_back({"minimap", "tandem.minimap", 256, 256, 10.0, {}, std::nullopt, {}});
+    t.tasks.push_back(
+        {"orbit", "tandem.orbit", 320, 240, 30.0, Placement::on_a_worker(), std::nullopt, {}});
+    t.tasks.push_back(
+        {"minimap", "tandem.minimap", 256, 256, 10.0, Placement::on_a_worker(), std::nullopt, {}});
     return t;
 }
 

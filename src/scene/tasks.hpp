@@ -21,7 +21,7 @@ struct TaskSpec {
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     double rate_hz = 0.0;
-    Placement placement{PlacementKind::Worker, {}, {}, {}}; // "worker" unless the file says
+    Placement placement = Placement::on_a_worker(); // "worker" unless the file says
     std::optional<std::string> surface; // node shown with this task's output in the main view
     std::vector<std::string> tags;      // empty: draw everything
 };

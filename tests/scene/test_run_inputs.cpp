@@ -39,6 +39,9 @@ TEST(RunInputs, DemoRunsWithNoArguments) {
     ASSERT_EQ(in.prepared.size(), 3u);
     EXPECT_EQ(in.width, 1280u);
     for (std::size_t i = 0; i < in.prepared.size(); ++i) {
+        // The demo's captures run on a worker (the tasks file's default), not "auto".
+        EXPECT_EQ(in.prepared[i].spec.placement.kind, detail::PlacementKind::Worker);
+        EXPECT_EQ(detail::to_string(in.prepared[i].spec.placement), "worker");
         EXPECT_TRUE(in.prepared[i].surface_node.has_value());
         const auto snap = detail::task_snapshot(in, i);
         EXPECT_FALSE(snap.instances.empty());
@@ -87,6 +90,10 @@ TEST(RunInputs, UserSceneWithoutCamerasOrTasksGetsFittedDefaults) {
     g.doc["nodes"][2].erase("camera");
     RunRequest r;
     r.scene_path = write_test_gltf(dir, GltfForm::Binary, g).string();
+    RunRequest unplaced = r;
+    for (const auto& p : detail::prepare_run(unplaced).prepared) {
+        EXPECT_EQ(p.spec.placement.kind, detail::PlacementKind::Worker) << p.spec.name;
+    }
     r.placement = "primary";
     const detail::RunInputs in = detail::prepare_run(r);
     ASSERT_EQ(in.prepared.size(), 2u);
