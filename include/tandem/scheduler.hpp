@@ -8,7 +8,8 @@
 // a task's worker is lost). A move registers the task on its new device on a Tandem thread and
 // switches the task's submits there only once that registration is prepared; acquire() keeps
 // handing out the output shown before until the new device publishes a newer generation, so a
-// moving task never goes blank and never goes back in time. The TaskId stays the same.
+// moving task never goes blank and never goes back in time. The TaskId stays the same. An auto
+// task whose worker was lost answers Preparing (not Failed) until it runs on its new device.
 //
 // Costs the model cannot predict are measured by the runtime itself: with background
 // calibration on, a device with no estimate for a task gets a few trial jobs of the task's own

@@ -125,7 +125,9 @@ SubmitResult TaskRouter::submit(TaskId id, std::span<const std::byte> snapshot) 
     {
         std::lock_guard lock(task->mutex);
         target = task->regs[task->active].id;
-        if (task->pending && m_runtime->task_worker(target).lost()) {
+        // An auto task whose worker was lost moves (in the pump that sees the loss, or the one
+        // after): it is being prepared elsewhere, not failed.
+        if ((task->pending || task->automatic) && m_runtime->task_worker(target).lost()) {
             SubmitResult out;
             out.status = SubmitStatus::Preparing;
             out.reason = "task '" + task->desc.name + "' is moving off " +
