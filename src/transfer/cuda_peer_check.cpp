@@ -97,6 +97,9 @@ public:
         if (bounce != 0) {
             (void)m_cuda.cuMemFree(bounce);
         }
+        if (native != 0) {
+            (void)m_cuda.cuMemFree(native);
+        }
         if (mapped != 0) {
             (void)m_cuda.cuMemFree(mapped); // a mapped external buffer is freed this way
         }
@@ -155,6 +158,7 @@ public:
     cuda::CUdeviceptr mapped = 0;
     cuda::CUexternalSemaphore semaphore = nullptr;
     cuda::CUdeviceptr bounce = 0;
+    cuda::CUdeviceptr native = 0; // cuMemAlloc memory: the source of the plain copy
 
 private:
     const CudaDriver& m_cuda;
@@ -299,6 +303,7 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     on_worker.make_current();
     on_worker.import_buffer(worker_buffer.export_fd(worker), worker_buffer.allocation, bytes);
     on_worker.import_timeline(worker_done.export_fd());
+    cu_check(cuda, cuda.cuMemAlloc(&on_worker.native, bytes), "cuMemAlloc");
     if (!out.one_gpu) {
         const cuda::CUresult peer = cuda.cuCtxEnablePeerAccess(on_primary.context(), 0);
         constexpr cuda::CUresult k_already_enabled = 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
@@ -380,16 +385,23 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
                          ": the primary image differs from the worker's after the CUDA path";
             return;
         }
-        // The peer copy alone, once more, for its rate.
+        // The peer copy alone, once more, for its rate; then the same copy between two
+        // cuMemAlloc buffers, the plain CUDA copy the path's own step is compared with.
         on_worker.make_current();
-        const auto p0 = Clock::now();
-        cu_check(cuda,
-                 cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), on_worker.mapped,
-                                        on_worker.context(), bytes, on_worker.stream()),
-                 "cuMemcpyPeerAsync");
-        cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
-        const double seconds = std::chrono::duration<double>(Clock::now() - p0).count();
-        out.peer_gbps.push_back(static_cast<double>(bytes) / seconds / 1e9);
+        const auto timed_copy = [&](cuda::CUdeviceptr from) {
+            const auto p0 = Clock::now();
+            cu_check(cuda,
+                     cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), from,
+                                            on_worker.context(), bytes, on_worker.stream()),
+                     "cuMemcpyPeerAsync");
+            cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
+            return std::chrono::duration<double, std::micro>(Clock::now() - p0).count();
+        };
+        const double peer_us = timed_copy(on_worker.mapped);
+        const double plain_us = timed_copy(on_worker.native);
+        out.peer_gbps.push_back(static_cast<double>(bytes) / peer_us / 1e3);
+        out.plain_us.push_back(plain_us);
+        out.plain_gbps.push_back(static_cast<double>(bytes) / plain_us / 1e3);
     }
     out.verified = true;
 }

@@ -43,6 +43,11 @@ struct CudaPeerCheck {
     // synchronisation (GB/s, 10^9 bytes per second).
     std::vector<double> chain_us;
     std::vector<double> peer_gbps;
+    // Per run, the ceiling measured in the same run: the same CUDA copy (same size, same GPUs,
+    // same stream) between two cuMemAlloc buffers, with no Vulkan memory or synchronisation
+    // involved (us and GB/s).
+    std::vector<double> plain_us;
+    std::vector<double> plain_gbps;
 };
 
 // Runs the check `runs` times over a width x height RGBA8 image (a fresh pattern each run, the
