@@ -7,6 +7,7 @@
 
 #include <glm/gtc/type_ptr.hpp>
 
+#include "scene/byte_codec.hpp"
 #include "scene/scene_access.hpp"
 
 namespace tandem::detail {
@@ -55,29 +56,6 @@ std::string number(float v) {
     return std::to_string(v);
 }
 
-struct Writer {
-    std::vector<std::byte>& out;
-    template <typename T>
-    void put(const T& value) {
-        const auto* p = reinterpret_cast<const std::byte*>(&value);
-        out.insert(out.end(), p, p + sizeof(T));
-    }
-};
-
-struct Reader {
-    std::span<const std::byte> in;
-    std::size_t at = 0;
-    template <typename T>
-    bool get(T& value) {
-        if (in.size() - at < sizeof(T)) {
-            return false;
-        }
-        std::memcpy(&value, in.data() + at, sizeof(T));
-        at += sizeof(T);
-        return true;
-    }
-};
-
 } // namespace
 
 CaptureFrame capture_frame(const tandem::CaptureSnapshot& s, bool filtered) {
@@ -110,7 +88,7 @@ CaptureFrame capture_frame(const tandem::CaptureSnapshot& s, bool filtered) {
 std::vector<std::byte> encode_capture_frame(const CaptureFrame& f) {
     std::vector<std::byte> out;
     out.reserve(k_header + f.instances.size() * k_instance);
-    Writer w{out};
+    ByteWriter w{out};
     w.put(k_magic);
     w.put(static_cast<std::uint32_t>(f.camera.projection == Projection::Orthographic ? 1 : 0));
     w.put(f.camera.yfov);
@@ -134,7 +112,7 @@ std::vector<std::byte> encode_capture_frame(const CaptureFrame& f) {
 std::optional<CaptureFrame> decode_capture_frame(std::span<const std::byte> bytes,
                                                  SnapshotRefusal* why) noexcept {
     static_assert(sizeof(glm::mat4) == 64 && sizeof(glm::vec3) == 12 && sizeof(glm::vec4) == 16);
-    Reader r{bytes};
+    ByteReader r{bytes};
     auto refuse = [&](std::size_t byte, const char* reason) -> std::optional<CaptureFrame> {
         if (why != nullptr) {
             *why = {byte, reason};

@@ -4,33 +4,12 @@
 #include <cstring>
 #include <new>
 
+#include "scene/byte_codec.hpp"
+
 namespace tandem::detail {
 namespace {
 
 constexpr std::uint32_t k_magic = 0x314e5354; // "TSN1"
-
-struct Writer {
-    std::vector<std::byte>& out;
-    template <typename T>
-    void put(const T& value) {
-        const auto* p = reinterpret_cast<const std::byte*>(&value);
-        out.insert(out.end(), p, p + sizeof(T));
-    }
-};
-
-struct Reader {
-    std::span<const std::byte> in;
-    std::size_t at = 0;
-    template <typename T>
-    bool get(T& value) {
-        if (in.size() - at < sizeof(T)) {
-            return false;
-        }
-        std::memcpy(&value, in.data() + at, sizeof(T));
-        at += sizeof(T);
-        return true;
-    }
-};
 
 constexpr std::size_t k_header = 4 + 64 + 64 + 12 + 36 + 16 + 4;
 constexpr std::size_t k_instance = 4 + 4 + 64;
@@ -40,7 +19,7 @@ constexpr std::size_t k_instance = 4 + 4 + 64;
 std::vector<std::byte> encode_snapshot(const FrameSnapshot& s) {
     std::vector<std::byte> out;
     out.reserve(k_header + s.instances.size() * k_instance);
-    Writer w{out};
+    ByteWriter w{out};
     w.put(k_magic);
     w.put(s.camera.view);
     w.put(s.camera.projection);
@@ -61,7 +40,7 @@ std::vector<std::byte> encode_snapshot(const FrameSnapshot& s) {
 std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes,
                                              SnapshotRefusal* why) noexcept {
     static_assert(sizeof(glm::mat4) == 64 && sizeof(glm::vec3) == 12 && sizeof(glm::vec4) == 16);
-    Reader r{bytes};
+    ByteReader r{bytes};
     auto refuse = [&](std::size_t byte, const char* reason) -> std::optional<FrameSnapshot> {
         if (why != nullptr) {
             *why = {byte, reason};
