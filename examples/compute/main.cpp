@@ -22,16 +22,12 @@
 #include <tandem/tandem.hpp>
 #include <vulkan/vulkan.h>
 
+#include "lease_readback.hpp"
+
 namespace {
 
 constexpr std::uint32_t k_width = 200;
 constexpr std::uint32_t k_height = 120;
-
-void check(VkResult r, const char* what) {
-    if (r != VK_SUCCESS) {
-        throw std::runtime_error(std::string(what) + " failed: " + tandem::to_string(r));
-    }
-}
 
 // One job's bytes: push constants (frame, centre x, centre y), then the palette (8 colours).
 struct Job {
@@ -71,139 +67,6 @@ std::vector<std::uint32_t> load_spirv(const char* path) {
     return words;
 }
 
-// The engine's readback on the primary: one command buffer copying a leased image to a host
-// buffer after waiting for the lease, signalling Tandem's primary timeline when it is done.
-class Readback {
-public:
-    explicit Readback(const tandem::PrimaryVulkan& p) : m_p(p) {
-        VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-        pi.queueFamilyIndex = p.queue_family;
-        check(vkCreateCommandPool(p.device, &pi, nullptr, &m_pool), "vkCreateCommandPool");
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = m_pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        check(vkAllocateCommandBuffers(p.device, &ai, &m_cmd), "vkAllocateCommandBuffers");
-        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bi.size = std::uint64_t{k_width} * k_height * 4;
-        bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-        check(vkCreateBuffer(p.device, &bi, nullptr, &m_buffer), "vkCreateBuffer");
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(p.device, m_buffer, &req);
-        VkPhysicalDeviceMemoryProperties mem;
-        vkGetPhysicalDeviceMemoryProperties(p.physical_device, &mem);
-        const VkMemoryPropertyFlags want =
-            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-        std::uint32_t type = 0;
-        while (type < mem.memoryTypeCount &&
-               (!(req.memoryTypeBits & (1u << type)) ||
-                (mem.memoryTypes[type].propertyFlags & want) != want)) {
-            ++type;
-        }
-        VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        mi.allocationSize = req.size;
-        mi.memoryTypeIndex = type;
-        check(vkAllocateMemory(p.device, &mi, nullptr, &m_memory), "vkAllocateMemory");
-        check(vkBindBufferMemory(p.device, m_buffer, m_memory, 0), "vkBindBufferMemory");
-        check(vkMapMemory(p.device, m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped), "vkMapMemory");
-    }
-    ~Readback() {
-        vkDestroyBuffer(m_p.device, m_buffer, nullptr);
-        vkFreeMemory(m_p.device, m_memory, nullptr);
-        vkDestroyCommandPool(m_p.device, m_pool, nullptr);
-    }
-    Readback(const Readback&) = delete;
-    Readback& operator=(const Readback&) = delete;
-
-    // Copies the leased image and waits for it; signals `timeline` at `value` when done.
-    const std::uint32_t* read(const tandem::Lease& lease, VkSemaphore timeline,
-                              std::uint64_t value) {
-        check(vkResetCommandBuffer(m_cmd, 0), "vkResetCommandBuffer");
-        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        check(vkBeginCommandBuffer(m_cmd, &begin), "vkBeginCommandBuffer");
-        VkImageMemoryBarrier2 to_src{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-        to_src.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        to_src.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        to_src.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
-        to_src.oldLayout = lease.layout;
-        to_src.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        to_src.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        to_src.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        to_src.image = lease.image;
-        to_src.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dep.imageMemoryBarrierCount = 1;
-        dep.pImageMemoryBarriers = &to_src;
-        vkCmdPipelineBarrier2(m_cmd, &dep);
-        VkBufferImageCopy region{};
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {k_width, k_height, 1};
-        vkCmdCopyImageToBuffer(m_cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_buffer,
-                               1, &region);
-        VkImageMemoryBarrier2 back = to_src; // the lease's layout again, as the lease asks
-        back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        back.srcAccessMask = VK_ACCESS_2_NONE;
-        back.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        back.dstAccessMask = VK_ACCESS_2_NONE;
-        back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        back.newLayout = lease.layout;
-        dep.pImageMemoryBarriers = &back;
-        vkCmdPipelineBarrier2(m_cmd, &dep);
-        VkBufferMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
-        to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-        to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-        to_host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        to_host.buffer = m_buffer;
-        to_host.size = VK_WHOLE_SIZE;
-        VkDependencyInfo host_dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        host_dep.bufferMemoryBarrierCount = 1;
-        host_dep.pBufferMemoryBarriers = &to_host;
-        vkCmdPipelineBarrier2(m_cmd, &host_dep);
-        check(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer");
-
-        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        wait.semaphore = lease.wait_semaphore;
-        wait.value = lease.wait_value;
-        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        signal.semaphore = timeline;
-        signal.value = value;
-        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        VkCommandBufferSubmitInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-        ci.commandBuffer = m_cmd;
-        VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        si.waitSemaphoreInfoCount = 1;
-        si.pWaitSemaphoreInfos = &wait;
-        si.commandBufferInfoCount = 1;
-        si.pCommandBufferInfos = &ci;
-        si.signalSemaphoreInfoCount = 1;
-        si.pSignalSemaphoreInfos = &signal;
-        {
-            std::lock_guard lock(*m_p.queue_mutex); // Tandem submits to this queue too
-            check(vkQueueSubmit2(m_p.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2");
-        }
-        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wi.semaphoreCount = 1;
-        wi.pSemaphores = &timeline;
-        wi.pValues = &value;
-        check(vkWaitSemaphores(m_p.device, &wi, 10'000'000'000ull), "vkWaitSemaphores");
-        return static_cast<const std::uint32_t*>(m_mapped);
-    }
-
-private:
-    tandem::PrimaryVulkan m_p;
-    VkCommandPool m_pool = VK_NULL_HANDLE;
-    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
-    VkBuffer m_buffer = VK_NULL_HANDLE;
-    VkDeviceMemory m_memory = VK_NULL_HANDLE;
-    void* m_mapped = nullptr;
-};
-
 } // namespace
 
 int main() try {
@@ -240,7 +103,7 @@ int main() try {
 
     int status = 1;
     {
-        Readback readback(runtime.primary_vulkan());
+        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), k_width, k_height);
         std::map<std::uint64_t, Job> jobs; // generation -> what was submitted for it
         std::uint64_t read_value = 0;
         std::uint64_t last_read = 0;
@@ -267,7 +130,7 @@ int main() try {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            const std::uint32_t* px =
+            const std::vector<std::uint32_t> px =
                 readback.read(*lease, runtime.primary_timeline(), ++read_value);
             runtime.release(*lease, read_value);
             const Job& sent = jobs.at(lease->generation);
