@@ -18,10 +18,12 @@
 
 #include "ceiling.hpp"
 #include "core/capabilities.hpp"
+#include "core/copy_queue.hpp"
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
 #include "core/resources.hpp"
+#include "on_device_ceiling.hpp"
 #include "path_bench.hpp"
 #include "tandem/error.hpp"
 #include "transfer/cuda_peer_check.hpp"
@@ -80,9 +82,18 @@ struct Row {
     Size size;
     bool banded;
     tb::PathResult result;
-    double ceiling_gbps = 0;   // min(worker d2h, primary h2d)
-    double raw_latency_us = 0; // worker d2h + primary h2d, one copy each
+    // Host paths: min(worker d2h, primary h2d) and worker d2h + primary h2d latency. Device-local
+    // paths (same-device, shared-memory): the path's own copies within the device, on the queue
+    // it copies on (on_device_ceiling.hpp).
+    double ceiling_gbps = 0;
+    double raw_latency_us = 0;
+    bool on_device_ceiling = false;
 };
+
+// The paths whose copies stay within one GPU, compared with an on-device copy.
+bool device_local(TransferPath path) {
+    return path == TransferPath::SameDevice || path == TransferPath::SharedMemory;
+}
 
 std::string num(double v, int precision = 2) {
     char buf[64];
@@ -214,12 +225,14 @@ int main(int argc, char** argv) {
                  "Only measure whether the worker's download and the primary's upload of one "
                  "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
                  "together (--json too)");
-    app.add_flag("--cuda-check", cuda_check,
-                 "Only check the CUDA peer path: move a known RGBA8 image of each --sizes from the "
-                 "worker GPU to the primary through CUDA (Vulkan memory and timelines imported "
-                 "into CUDA on each GPU, a peer copy into CUDA memory on the primary), --runs "
-                 "times, and compare it byte for byte; where the pair has no CUDA peer entry, "
-                 "say why and exit 0 (--json too)");
+    app.add_flag(
+        "--cuda-check", cuda_check,
+        "Only check the CUDA peer path: move a known RGBA8 image of each --sizes from the "
+        "worker GPU to the primary through CUDA (Vulkan memory and timelines imported "
+        "into CUDA on each GPU, a peer copy into CUDA memory on the primary), --runs "
+        "times, and compare it byte for byte, timing a plain CUDA copy of the same bytes between "
+        "cuMemAlloc buffers in the same run; where the pair has no CUDA peer entry, "
+        "say why and exit 0 (--json too)");
     app.add_option("--slots", slots, "Slots (transfers in flight)")
         ->capture_default_str()
         ->check(CLI::Range(1u, 16u));
@@ -339,9 +352,18 @@ int main(int argc, char** argv) {
                 }
                 const auto chain = tb::stats_of(c.chain_us);
                 const auto gbps = tb::stats_of(c.peer_gbps);
-                std::printf("%-10s chain %9.1f us  %s %7.1f GB/s  %s\n", size.name().c_str(),
-                            chain.median, c.one_gpu ? "copy within one GPU" : "peer copy",
-                            gbps.median,
+                const auto plain = tb::stats_of(c.plain_us);
+                const auto plain_gbps = tb::stats_of(c.plain_gbps);
+                // The ceiling of this run: a plain CUDA copy of the same bytes between cuMemAlloc
+                // buffers. Step ratio: the chain's CUDA copy (from Vulkan-imported memory) to it.
+                const double step_ratio =
+                    plain_gbps.median > 0 ? gbps.median / plain_gbps.median : 0;
+                const double chain_ratio = chain.median > 0 ? plain.median / chain.median : 0;
+                std::printf("%-10s chain %9.1f us  %s %7.1f GB/s  plain CUDA copy %8.1f us "
+                            "%7.1f GB/s  step %.2f  chain %.3f of plain  %s\n",
+                            size.name().c_str(), chain.median,
+                            c.one_gpu ? "copy within one GPU" : "peer copy", gbps.median,
+                            plain.median, plain_gbps.median, step_ratio, chain_ratio,
                             c.verified ? "verified" : ("NOT VERIFIED: " + c.reason).c_str());
                 all_verified = all_verified && c.verified;
                 rows.push_back({{"size", size.name()},
@@ -349,6 +371,10 @@ int main(int argc, char** argv) {
                                 {"bytes", c.bytes},
                                 {"chain_us", tb::to_json(chain)},
                                 {"peer_copy_gbps", tb::to_json(gbps)},
+                                {"plain_copy_us", tb::to_json(plain)},
+                                {"plain_copy_gbps", tb::to_json(plain_gbps)},
+                                {"step_to_plain_ratio", step_ratio},
+                                {"plain_to_chain_ratio", chain_ratio},
                                 {"verified", c.verified},
                                 {"error", c.reason}});
             }
@@ -438,6 +464,10 @@ int main(int argc, char** argv) {
                 std::clamp<VkDeviceSize>(n, VkDeviceSize{2} * slots, 64));
         };
 
+        std::printf("worker copies on %s\n", worker.copy_queue_choice().reason.c_str());
+        if (&primary != &worker) {
+            std::printf("primary copies on %s\n", primary.copy_queue_choice().reason.c_str());
+        }
         std::map<std::string, Ceilings> ceilings;
         std::vector<Row> rows;
         std::vector<std::string> notes;
@@ -461,6 +491,26 @@ int main(int argc, char** argv) {
             c.primary_h2d_image = tb::measure_image_copy(primary, tb::Direction::HostToDevice,
                                                          extent, image_batch, runs, lead);
             ceilings[size.name()] = c;
+            std::map<TransferPath, tb::CopyCeiling> on_device;
+            for (TransferPath p : paths) {
+                if (device_local(p) && *format == VK_FORMAT_R8G8B8A8_UNORM) {
+                    const td::QueueRole queue = worker.copy_queue_choice().role;
+                    on_device[p] = tb::measure_on_device_copy(worker, queue,
+                                                              p == TransferPath::SameDevice
+                                                                  ? tb::OnDeviceCopy::ImageToImage
+                                                                  : tb::OnDeviceCopy::ThroughBuffer,
+                                                              extent, image_batch, runs, lead);
+                    const tb::CopyCeiling& o = on_device[p];
+                    std::printf("%-10s %s ceiling (%s, %s queue): %s GB/s, %s us%s\n",
+                                size.name().c_str(), tandem::to_string(p),
+                                tb::to_string(p == TransferPath::SameDevice
+                                                  ? tb::OnDeviceCopy::ImageToImage
+                                                  : tb::OnDeviceCopy::ThroughBuffer),
+                                td::to_string(queue), num(o.gbps.median).c_str(),
+                                num(o.latency_us.median, 1).c_str(),
+                                o.verified ? "" : " NOT VERIFIED");
+                }
+            }
             for (TransferPath p : paths) {
                 for (bool banded : {false, true}) {
                     if (banded && p == TransferPath::SameDevice) {
@@ -490,10 +540,16 @@ int main(int argc, char** argv) {
                     } catch (const tandem::Error& e) {
                         row.result.error = e.what();
                     }
-                    row.ceiling_gbps =
-                        std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
-                    row.raw_latency_us =
-                        c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
+                    if (const auto o = on_device.find(p); o != on_device.end()) {
+                        row.ceiling_gbps = o->second.gbps.median;
+                        row.raw_latency_us = o->second.latency_us.median;
+                        row.on_device_ceiling = true;
+                    } else {
+                        row.ceiling_gbps =
+                            std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
+                        row.raw_latency_us =
+                            c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
+                    }
                     rows.push_back(row);
                     std::fflush(stdout);
                 }
@@ -533,8 +589,9 @@ int main(int argc, char** argv) {
         for (const Size& size : sizes) {
             image_line(size);
         }
-        std::printf("\nPaths (median [min-max] of %u runs; ceiling = min(worker d2h, primary h2d); "
-                    "raw = worker d2h + primary h2d latency)\n",
+        std::printf("\nPaths (median [min-max] of %u runs; ceiling = min(worker d2h, primary h2d), "
+                    "raw = worker d2h + primary h2d latency; same-device and shared-memory: their "
+                    "own copies within the device, above)\n",
                     runs);
         std::printf("%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", "path", "size", "bands", "GB/s",
                     "x ceil", "latency us", "x raw", "verified");
@@ -577,9 +634,22 @@ int main(int argc, char** argv) {
             }
         }
 
-        // Goals (host-imported, RGBA8, 1920x1080 and larger).
+        // Goals (host-imported, RGBA8, 1920x1080 and larger; device-local paths against their
+        // own on-device ceiling).
         nlohmann::json goals = nlohmann::json::array();
         const bool rgba8 = *format == VK_FORMAT_R8G8B8A8_UNORM;
+        for (const Row& r : rows) {
+            const std::uint64_t area = std::uint64_t{r.size.w} * r.size.h;
+            if (r.on_device_ceiling && r.result.gbps.n > 0 && area >= 1920ull * 1080) {
+                const double ratio = r.result.gbps.median / r.ceiling_gbps;
+                goals.push_back({{"name", std::string(tandem::to_string(r.path)) + " throughput " +
+                                              r.size.name() + (r.banded ? " banded" : " unbanded") +
+                                              " / its own on-device copy"},
+                                 {"measured", ratio},
+                                 {"target", 0.9},
+                                 {"met", ratio >= 0.9 && r.result.verified}});
+            }
+        }
         for (const Row& r : rows) {
             if (r.path != TransferPath::HostImported || !rgba8 || r.result.gbps.n == 0) {
                 continue;
@@ -656,7 +726,9 @@ int main(int argc, char** argv) {
                              {"validation", validation},
                              {"sync", pair.gpu_side_sync ? "gpu" : "host-bridge"},
                              {"worker_copy_engine", worker.has_dedicated_transfer_family()},
-                             {"primary_copy_engine", primary.has_dedicated_transfer_family()}};
+                             {"primary_copy_engine", primary.has_dedicated_transfer_family()},
+                             {"worker_copy_queue", worker.copy_queue_choice().reason},
+                             {"primary_copy_queue", primary.copy_queue_choice().reason}};
             nlohmann::json cj;
             for (const Size& size : sizes) {
                 const auto& c = ceilings[size.name()];
@@ -697,6 +769,8 @@ int main(int argc, char** argv) {
                     {"worker_band_seen_us", r.result.worker_band_seen_us},
                     {"band_gpu_us", band_gpu_json(r.result.band_gpu_us)},
                     {"ceiling_gbps", r.ceiling_gbps},
+                    {"ceiling",
+                     r.on_device_ceiling ? "on-device copy" : "min(worker d2h, primary h2d)"},
                     {"throughput_vs_ceiling",
                      r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},
                     {"raw_latency_us", r.raw_latency_us},

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/capabilities.hpp"
+#include "core/copy_queue.hpp"
 #include "core/instance.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"

@@ -28,6 +28,8 @@
 
 namespace tandem::detail {
 
+struct CopyQueueChoice; // core/copy_queue.hpp
+
 class Instance;
 
 // Main: graphics+compute. Transfer, SecondTransfer: see above. Compute: a queue of a compute-only
@@ -171,6 +173,10 @@ public:
     [[nodiscard]] std::optional<TimestampCalibration> calibrate_timestamps() const;
     // False for an application's device adopted with AdoptedDevice.
     [[nodiscard]] bool owned() const noexcept { return m_owned; }
+    // The queue that copies within this device fastest (core/copy_queue.hpp), measured on the
+    // first call (blocking, a few ms of copies; thread-safe); a failed measurement answers the
+    // transfer queue with the failure as the reason. The device-local transfer paths use it.
+    [[nodiscard]] const CopyQueueChoice& copy_queue_choice() const;
 
     // Waits, at most `timeout`, until everything submitted to this device's queues so far has
     // completed: an empty batch with a fence on each queue, behind the work already there. For
@@ -233,6 +239,8 @@ private:
     mutable std::mutex m_unsettled_lock;
     mutable std::vector<VkFence> m_unsettled;
     bool m_serialize_host_semaphores = true;
+    mutable std::once_flag m_copy_queue_once;
+    mutable std::unique_ptr<CopyQueueChoice> m_copy_queue;
 };
 
 } // namespace tandem::detail

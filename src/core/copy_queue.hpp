@@ -1,0 +1,44 @@
+// CopyQueueChoice: which of a device's queues copies device-local memory fastest, measured on the
+// device itself. A dedicated transfer family (a copy engine) is not always the fastest way to
+// copy within a GPU: the H200's copy engines moved an image into device-local memory at about a
+// fifth of its main queue's rate. The device-local transfer paths (same-device, shared-memory)
+// run their copies on the queue chosen here; the host paths keep the copy engines, which are
+// the DMA engines of PCIe.
+//
+// Measured once per Device, on first use (Device::copy_queue_choice(), thread-safe, blocking for
+// a few milliseconds of copies), never on a frame: the runtime asks while it prepares a task.
+// With one queue family that copies there is nothing to choose and nothing is measured.
+// TANDEM_COPY_QUEUE=main|transfer overrides the choice (the reason then says so).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+
+namespace tandem::detail {
+
+struct CopyQueueTiming {
+    QueueRole role = QueueRole::Transfer;
+    std::uint32_t family = 0;
+    double gbps = 0; // image -> device-local buffer, 10^9 bytes per second (median)
+};
+
+struct CopyQueueChoice {
+    QueueRole role = QueueRole::Transfer;
+    std::uint32_t family = 0;
+    bool measured = false;                // false: one candidate, or the override
+    std::vector<CopyQueueTiming> timings; // every candidate measured, in role order
+    std::string reason;                   // why this queue, in a sentence with the figures
+};
+
+// Times copies of a 1920x1080 RGBA8 optimal-tiled image into a device-local buffer (`batch`
+// copies per submission, median of `runs`) on the main queue and on the transfer queue, where
+// those are different families, and picks the faster. Throws Error when a Vulkan call fails.
+[[nodiscard]] CopyQueueChoice measure_copy_queues(const Device& device, std::uint32_t batch = 4,
+                                                  std::uint32_t runs = 3);
+
+[[nodiscard]] const char* to_string(QueueRole role) noexcept;
+
+} // namespace tandem::detail
