@@ -99,8 +99,13 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         spdlog::debug("{}: zero-copy cannot export {} images; {} instead", base,
                       format_name(desc.format), to_string(m_path));
     }
-    // Same device and zero copy: no staging and no bands (one copy, or none).
-    const bool whole = same || m_path == TransferPath::ZeroCopy;
+    // Same device and zero copy: no staging and no bands (one copy, or none). Shared memory is
+    // whole unless bands are asked for: both of its copies run on one GPU, so bands overlap
+    // nothing and cost a synchronisation each (H200, 1920x1080: 0.84 of the on-device copy in
+    // 4 bands against 0.98 whole, 251 against 217 us).
+    const bool unbanded_by_default =
+        m_path == TransferPath::SharedMemory && desc.band_rows == 0 && desc.band_heights.empty();
+    const bool whole = same || m_path == TransferPath::ZeroCopy || unbanded_by_default;
     const StagingLayout layout =
         staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
                            desc.slots, whole ? desc.height : desc.band_rows,
