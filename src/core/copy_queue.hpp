@@ -1,9 +1,9 @@
 // CopyQueueChoice: which of a device's queues copies device-local memory fastest, measured on the
 // device itself. A dedicated transfer family (a copy engine) is not always the fastest way to
-// copy within a GPU: the H200's copy engines moved an image into device-local memory at about a
-// fifth of its main queue's rate. The device-local transfer paths (same-device, shared-memory)
-// run their copies on the queue chosen here; the host paths keep the copy engines, which are
-// the DMA engines of PCIe.
+// copy within a GPU: the H200's copy engines copy buffers within it at about a fifth of its main
+// queue's rate (its image copies, which the paths make, ran at the same rate on both). The
+// device-local transfer paths (same-device, shared-memory) run their copies on the queue chosen
+// here; the host paths keep the copy engines, which are the DMA engines of PCIe.
 //
 // Measured once per Device, on first use (Device::copy_queue_choice(), thread-safe, blocking for
 // a few milliseconds of copies), never on a frame: the runtime asks while it prepares a task.
@@ -35,7 +35,8 @@ struct CopyQueueChoice {
 
 // Times copies of a 1920x1080 RGBA8 optimal-tiled image into a device-local buffer (`batch`
 // copies per submission, median of `runs`) on the main queue and on the transfer queue, where
-// those are different families, and picks the faster. Throws Error when a Vulkan call fails.
+// those are different families, and picks the transfer queue unless the main queue (which the
+// application renders on) is over 1.2x faster. Throws Error when a Vulkan call fails.
 [[nodiscard]] CopyQueueChoice measure_copy_queues(const Device& device, std::uint32_t batch = 4,
                                                   std::uint32_t runs = 3);
 
