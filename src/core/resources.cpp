@@ -111,6 +111,27 @@ void invalidate_buffer(const Device& device, const Buffer& buffer) {
              "vkInvalidateMappedMemoryRanges");
 }
 
+ImageCreateInfo::ImageCreateInfo(const ImageDesc& desc) : families(desc.queue_families) {
+    std::sort(families.begin(), families.end());
+    families.erase(std::unique(families.begin(), families.end()), families.end());
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = desc.format;
+    info.extent = {desc.width, desc.height, 1};
+    info.mipLevels = 1;
+    info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = desc.usage;
+    if (families.size() > 1) {
+        info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        info.queueFamilyIndexCount = static_cast<std::uint32_t>(families.size());
+        info.pQueueFamilyIndices = families.data();
+    } else {
+        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    }
+    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+}
+
 Image create_image(const Device& device, const ImageDesc& desc) {
     if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
         throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
@@ -121,28 +142,9 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     Image out;
     out.format = desc.format;
     out.extent = {desc.width, desc.height};
-    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = desc.format;
-    info.extent = {desc.width, desc.height, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = desc.usage;
-    std::vector<std::uint32_t> families = desc.queue_families;
-    std::sort(families.begin(), families.end());
-    families.erase(std::unique(families.begin(), families.end()), families.end());
-    if (families.size() > 1) {
-        info.sharingMode = VK_SHARING_MODE_CONCURRENT;
-        info.queueFamilyIndexCount = static_cast<std::uint32_t>(families.size());
-        info.pQueueFamilyIndices = families.data();
-    } else {
-        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    }
-    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    const ImageCreateInfo create(desc);
     VkImage image = VK_NULL_HANDLE;
-    vk_check(vkCreateImage(dev, &info, nullptr, &image), "vkCreateImage " + desc.name,
+    vk_check(vkCreateImage(dev, &create.info, nullptr, &image), "vkCreateImage " + desc.name,
              "The format or size may not be supported by this device; `tandem devices` shows "
              "format support");
     out.image = Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });

@@ -79,6 +79,18 @@ struct ImageDesc {
     bool transient = false;
 };
 
+// The create info create_image uses for `desc`: 2D, one mip level and layer, optimal tiling,
+// initially UNDEFINED, concurrent over the distinct families of desc.queue_families (held here,
+// where info points). Not copyable, as info points into it; chain more with info.pNext.
+struct ImageCreateInfo {
+    explicit ImageCreateInfo(const ImageDesc& desc);
+    ImageCreateInfo(const ImageCreateInfo&) = delete;
+    ImageCreateInfo& operator=(const ImageCreateInfo&) = delete;
+
+    std::vector<std::uint32_t> families;
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+};
+
 // Optimal-tiling, device-local 2D image with one mip level and a view over it.
 [[nodiscard]] Image create_image(const Device& device, const ImageDesc& desc);
 

@@ -17,36 +17,18 @@ constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
 constexpr VkImageLayout k_handed_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
 constexpr const char* k_fallback = "Use the shared-memory path (force it with transfer_path)";
 
-// The create info both sides use, identical down to the external-memory struct it chains.
+// The create info both sides use, create_image's own, identical down to the external-memory
+// struct it chains.
 struct ImageCreate {
-    explicit ImageCreate(const ImageDesc& desc) : families(desc.queue_families) {
-        std::sort(families.begin(), families.end());
-        families.erase(std::unique(families.begin(), families.end()), families.end());
+    explicit ImageCreate(const ImageDesc& desc) : base(desc) {
         external.handleTypes = k_handle;
-        info.pNext = &external;
-        info.imageType = VK_IMAGE_TYPE_2D;
-        info.format = desc.format;
-        info.extent = {desc.width, desc.height, 1};
-        info.mipLevels = 1;
-        info.arrayLayers = 1;
-        info.samples = VK_SAMPLE_COUNT_1_BIT;
-        info.tiling = VK_IMAGE_TILING_OPTIMAL;
-        info.usage = desc.usage;
-        if (families.size() > 1) {
-            info.sharingMode = VK_SHARING_MODE_CONCURRENT;
-            info.queueFamilyIndexCount = static_cast<std::uint32_t>(families.size());
-            info.pQueueFamilyIndices = families.data();
-        } else {
-            info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-        }
-        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        base.info.pNext = &external;
     }
     ImageCreate(const ImageCreate&) = delete;
     ImageCreate& operator=(const ImageCreate&) = delete;
 
-    std::vector<std::uint32_t> families;
+    ImageCreateInfo base;
     VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
-    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
 };
 
 // What the driver says about exporting and importing such an image: 0 when it cannot.
@@ -75,7 +57,7 @@ Handle<VkImage> make_image(const Device& device, const ImageCreate& create,
                            const std::string& name) {
     const VkDevice dev = device.handle();
     VkImage image = VK_NULL_HANDLE;
-    vk_check(vkCreateImage(dev, &create.info, nullptr, &image), "vkCreateImage " + name,
+    vk_check(vkCreateImage(dev, &create.base.info, nullptr, &image), "vkCreateImage " + name,
              k_fallback);
     device.name(image, VK_OBJECT_TYPE_IMAGE, name);
     return Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
@@ -157,7 +139,7 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
     shared.queue_families = m_families;
     const ImageCreate create(shared);
     const VkExternalMemoryFeatureFlags features =
-        external_features(worker(), create.info.format, create.info.usage);
+        external_features(worker(), create.base.info.format, create.base.info.usage);
     if ((features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) == 0 ||
         (features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0) {
         // TransferLink checked the format with the slot usage; this is the caller's usage.
