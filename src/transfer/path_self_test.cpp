@@ -1,0 +1,325 @@
+#include "transfer/path_self_test.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "core/resources.hpp"
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+#include "transfer/transfer_link.hpp"
+#include "transfer/transfer_path.hpp"
+#include "transfer/zero_copy_path.hpp"
+
+namespace tandem::detail {
+namespace {
+
+// Each wait of the self-test gives up after this long: a path that takes longer to move a few
+// kilobytes is not one to use.
+constexpr auto k_step_timeout = std::chrono::seconds(5);
+// The usage TransferLink makes zero-copy images with, for the same export check it makes.
+constexpr VkImageUsageFlags k_zero_copy_usage =
+    VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+
+struct CorruptionHook {
+    std::mutex mutex;
+    std::array<int, k_all_transfer_paths.size()> pending{};
+};
+
+CorruptionHook& corruption_hook() {
+    static CorruptionHook hook;
+    return hook;
+}
+
+bool take_corruption(TransferPath path) {
+    CorruptionHook& hook = corruption_hook();
+    std::lock_guard lock(hook.mutex);
+    int& n = hook.pending[static_cast<std::size_t>(path)];
+    if (n <= 0) {
+        return false;
+    }
+    --n;
+    return true;
+}
+
+SelfTestResult failure(std::string reason) {
+    return {false, std::move(reason)};
+}
+
+std::string step_failure(const std::string& step, VkResult result) {
+    return step + " failed (" + tandem::to_string(result) + ")";
+}
+
+// Records with `record`, submits to `device`'s main queue and waits for it, every result checked
+// under `context`; its objects are named `name` (never containing the context, so an injected
+// fault fails a step, not the creation of an object it then could not destroy). VK_SUCCESS or
+// the first failing result.
+VkResult run_on_main_queue(const Device& device, const std::string& context,
+                           const std::string& name,
+                           const std::function<void(VkCommandBuffer)>& record) {
+    const Queue& queue = device.queue(QueueRole::Main);
+    CommandPool pool(device, queue.family(), name + " pool");
+    VkCommandBuffer cmd = pool.allocate(name);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VkResult r = vk_status(vkBeginCommandBuffer(cmd, &begin), context + " begin");
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    record(cmd);
+    r = vk_status(vkEndCommandBuffer(cmd), context + " end");
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    Handle<VkFence> fence = create_fence(device, name + " fence");
+    r = vk_status(queue.submit_one(cmd, {}, {}, fence.get()), context + " submit");
+    if (r != VK_SUCCESS) {
+        // An injected fault may stand for a submit that happened: nothing is destroyed in use.
+        (void)device.settle(k_step_timeout);
+        return r;
+    }
+    VkFence f = fence.get();
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(k_step_timeout);
+    r = vk_status(
+        vkWaitForFences(device.handle(), 1, &f, VK_TRUE, static_cast<std::uint64_t>(ns.count())),
+        context + " wait");
+    if (r != VK_SUCCESS) {
+        (void)device.settle(k_step_timeout);
+    }
+    return r;
+}
+
+// Settles both devices when it goes, before the link and the images declared ahead of it: a
+// failed step may leave the link's work or a submit in flight.
+struct SettleOnExit {
+    const Device& worker;
+    const Device& primary;
+    ~SettleOnExit() {
+        (void)worker.settle(k_step_timeout);
+        if (&primary != &worker) {
+            (void)primary.settle(k_step_timeout);
+        }
+    }
+};
+
+SelfTestResult run_self_test(const Device& worker, const Device& primary, const PairInfo& pair,
+                             TransferPath path, VkFormat format) {
+    const std::string context = self_test_context(path);
+    const std::string name = std::string("self-test ") + to_string(path); // see run_on_main_queue
+    const std::uint32_t w = k_self_test_width;
+    const std::uint32_t h = k_self_test_height;
+    const std::uint32_t texel = bytes_per_texel(format);
+    const std::size_t bytes = std::size_t{w} * h * texel;
+    std::vector<std::uint8_t> known(bytes);
+    for (std::uint32_t y = 0; y < h; ++y) {
+        for (std::uint32_t x = 0; x < w; ++x) {
+            for (std::uint32_t b = 0; b < texel; ++b) {
+                known[(std::size_t{y} * w + x) * texel + b] = self_test_byte(x, y, b);
+            }
+        }
+    }
+    std::vector<std::uint8_t> sent = known;
+    if (take_corruption(path)) {
+        sent[(std::size_t{3} * w + 5) * texel] ^= 0xFF;
+    }
+
+    TransferDesc desc;
+    desc.width = w;
+    desc.height = h;
+    desc.format = format;
+    desc.slots = 1;
+    desc.forced = path;
+    desc.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(k_step_timeout);
+    desc.bridge_spin = std::chrono::microseconds(0);
+
+    // Destroyed in reverse: the settling first, then the link (which drains), then the images.
+    std::optional<LinkImages> images;
+    std::unique_ptr<TransferLink> link;
+    try {
+        link = std::make_unique<TransferLink>(worker, primary, pair, desc);
+    } catch (const std::exception& e) {
+        return failure(std::string("setting up the path failed: ") + e.what());
+    }
+    SettleOnExit settle{worker, primary};
+    try {
+        images = link->create_images(worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+    } catch (const std::exception& e) {
+        return failure(std::string("creating its images failed: ") + e.what());
+    }
+
+    BufferDesc upload_desc;
+    upload_desc.size = bytes;
+    upload_desc.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    upload_desc.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    upload_desc.name = name + " upload";
+    const Buffer upload = create_buffer(worker, upload_desc);
+    std::memcpy(upload.mapped, sent.data(), bytes);
+    flush_buffer(worker, upload);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {w, h, 1};
+    const VkImage worker_image = images->worker.get();
+    VkResult r =
+        run_on_main_queue(worker, context + ": upload", name + " upload", [&](VkCommandBuffer cmd) {
+            image_barrier(cmd, worker_image, VK_IMAGE_LAYOUT_UNDEFINED,
+                          VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            vkCmdCopyBufferToImage(cmd, upload.get(), worker_image,
+                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            image_barrier(cmd, worker_image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                          VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+        });
+    if (r != VK_SUCCESS) {
+        return failure(step_failure("uploading the known image on the worker", r));
+    }
+
+    // The move itself: the worker's writes completed on the host's watch, so no semaphore.
+    TransferTicket ticket;
+    VkSemaphoreSubmitInfo no_wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    r = vk_status(link->submit(0, worker_image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, no_wait,
+                               images->primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+                  context + ": move submit");
+    if (r != VK_SUCCESS) {
+        return failure(step_failure("submitting the move", r) +
+                       (link->failed() ? ": " + link->error() : std::string()));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + k_step_timeout;
+    for (;;) {
+        std::uint64_t reached = 0;
+        r = vk_status(link->completed_primary_value(reached), context + ": move wait");
+        if (r != VK_SUCCESS) {
+            return failure(step_failure("waiting for the move", r));
+        }
+        if (reached >= ticket.primary_value) {
+            break;
+        }
+        if (link->failed()) {
+            return failure("the move failed: " + link->error());
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            return failure("the move did not reach the primary within " +
+                           std::to_string(k_step_timeout.count()) + " s");
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    r = vk_status(link->worker_timeline().wait(ticket.worker_value, k_step_timeout),
+                  context + ": worker side wait");
+    if (r != VK_SUCCESS) {
+        return failure(step_failure("waiting for the worker's side of the move", r));
+    }
+
+    BufferDesc readback_desc;
+    readback_desc.size = bytes;
+    readback_desc.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    readback_desc.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    readback_desc.preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    readback_desc.name = name + " readback";
+    const Buffer readback = create_buffer(primary, readback_desc);
+    const VkImage primary_image = images->primary.get();
+    r = run_on_main_queue(
+        primary, context + ": readback", name + " readback", [&](VkCommandBuffer cmd) {
+            image_barrier(cmd, primary_image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            vkCmdCopyImageToBuffer(cmd, primary_image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                   readback.get(), 1, &region);
+            buffer_barrier(cmd, readback.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                           VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                           VK_ACCESS_2_HOST_READ_BIT);
+        });
+    if (r != VK_SUCCESS) {
+        return failure(step_failure("reading the moved image back on the primary", r));
+    }
+    invalidate_buffer(primary, readback);
+    const auto* got = static_cast<const std::uint8_t*>(readback.mapped);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        if (got[i] != known[i]) {
+            const std::size_t t = i / texel;
+            char values[48];
+            std::snprintf(values, sizeof values, "0x%02X where the known image has 0x%02X",
+                          unsigned{got[i]}, unsigned{known[i]});
+            return failure("byte " + std::to_string(i % texel) + " of texel (" +
+                           std::to_string(t % w) + ", " + std::to_string(t / w) + ") of a " +
+                           std::to_string(w) + "x" + std::to_string(h) + " " + format_name(format) +
+                           " image arrived as " + values);
+        }
+    }
+    return {true, {}};
+}
+
+} // namespace
+
+std::string self_test_context(TransferPath path) {
+    return std::string("path self-test ") + to_string(path);
+}
+
+SelfTestResult self_test_path(const Device& worker, const Device& primary, const PairInfo& pair,
+                              TransferPath path, VkFormat format) noexcept {
+    try {
+        return run_self_test(worker, primary, pair, path, format);
+    } catch (const std::exception& e) {
+        return failure(std::string("the self-test could not run: ") + e.what());
+    } catch (...) {
+        return failure("the self-test could not run");
+    }
+}
+
+TransferPath choose_tested_path(const Device& worker, const Device& primary, const PairInfo& pair,
+                                std::optional<TransferPath> forced, VkFormat format,
+                                PathHealth& health) {
+    // Each round returns or drops one path, so it ends within k_all_transfer_paths rounds.
+    for (;;) {
+        PairInfo allowed = health.restrict(pair);
+        if (!forced && allowed.allows(TransferPath::ZeroCopy) &&
+            !ZeroCopyPath::exports(worker, format, k_zero_copy_usage)) {
+            // As TransferLink: the matrix knows RGBA8; this format is passed over, not dropped.
+            for (PathAvailability& a : allowed.paths) {
+                a.available = a.available && a.path != TransferPath::ZeroCopy;
+            }
+        }
+        const TransferPath path = negotiate_path(allowed, forced);
+        if (health.passed(pair.worker, pair.primary, path)) {
+            return path;
+        }
+        SelfTestResult result = self_test_path(worker, primary, pair, path, format);
+        if (result.ok) {
+            spdlog::debug("{}->{}: the {} path passed its self-test", worker.label(),
+                          primary.label(), to_string(path));
+            health.mark_passed(pair.worker, pair.primary, path);
+            return path;
+        }
+        spdlog::warn("{}->{}: the {} path failed its self-test and is dropped: {}", worker.label(),
+                     primary.label(), to_string(path), result.reason);
+        (void)health.drop(pair.worker, pair.primary, path,
+                          "its self-test failed: " + result.reason);
+    }
+}
+
+void inject_self_test_corruption(TransferPath path, int count) {
+    CorruptionHook& hook = corruption_hook();
+    std::lock_guard lock(hook.mutex);
+    hook.pending[static_cast<std::size_t>(path)] = count;
+}
+
+void clear_self_test_corruption() noexcept {
+    CorruptionHook& hook = corruption_hook();
+    std::lock_guard lock(hook.mutex);
+    hook.pending.fill(0);
+}
+
+} // namespace tandem::detail
