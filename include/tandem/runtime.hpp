@@ -67,7 +67,10 @@ struct RuntimeOptions {
     std::string validation;
     // A worker whose accepted work is not ready within this time is marked lost.
     std::chrono::milliseconds worker_timeout{5000};
-    // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one.
+    // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one. Every
+    // path is self-tested on its first use for a pair; one that fails then or later is dropped
+    // for the pair and the next one taken (TaskStats::transfer_path, dropped_paths). A forced
+    // path that was dropped is refused with its reason.
     std::string transfer_path;
     // Record trace events (tandem::write_trace in tandem/trace.hpp exports them).
     bool trace = false;

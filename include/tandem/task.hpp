@@ -97,6 +97,14 @@ struct TaskDeviceStats {
     bool worker_lost = false;
 };
 
+// A transfer path Tandem stopped using between a task's device and the primary: it failed its
+// self-test on first use, its link could not be set up, or it failed while carrying the task.
+// It is not negotiated for that pair again while the runtime lives.
+struct DroppedTransferPath {
+    std::string path;   // "zero-copy", "shared-memory", ... (as RuntimeOptions::transfer_path)
+    std::string reason; // a sentence: the step that failed and its VkResult, or the wrong byte
+};
+
 // Counters of one task since registration, summed over the devices it ran on. Stages: request
 // (submit accepted), worker submit (worker GPU work queued), transfer queued (copy to the primary
 // queued), worker done (worker GPU work observed complete), ready observed (primary copy observed
@@ -128,6 +136,13 @@ struct TaskStats {
     std::uint32_t device = 0;
     std::uint64_t moves = 0;
     std::vector<TaskDeviceStats> devices;
+    // The path its outputs take to the primary now ("same-device" on the primary; "(preparing)"
+    // while a registration is prepared), and the paths dropped for its device's pair with the
+    // primary, oldest first. A path that fails after outputs were published is dropped and the
+    // task is prepared again on the same device with the next path: its last output stays
+    // acquirable and its generations go on from where they were.
+    std::string transfer_path;
+    std::vector<DroppedTransferPath> dropped_paths;
 };
 
 } // namespace tandem

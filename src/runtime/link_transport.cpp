@@ -3,6 +3,8 @@
 #include "tandem/error.hpp"
 
 #if TANDEM_HAVE_TRANSFER
+#include "transfer/path_health.hpp"
+#include "transfer/path_self_test.hpp"
 #include "transfer/transfer_link.hpp"
 #endif
 
@@ -68,17 +70,69 @@ private:
 } // namespace
 
 std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const Device& primary,
-                                                   const PairInfo& pair,
-                                                   const TransportDesc& desc) {
-    return std::make_unique<LinkTransport>(worker, primary, pair, desc);
+                                                   const PairInfo& pair, const TransportDesc& desc,
+                                                   PathHealth* health) {
+    if (health == nullptr) {
+        return std::make_unique<LinkTransport>(worker, primary, pair, desc);
+    }
+    // Each round returns or drops a path, so it ends once the pair has none left (then
+    // choose_tested_path throws the reason).
+    for (;;) {
+        const TransferPath path =
+            choose_tested_path(worker, primary, pair, desc.forced, desc.format, *health);
+        TransportDesc tested = desc;
+        tested.forced = path;
+        try {
+            return std::make_unique<LinkTransport>(worker, primary, health->restrict(pair), tested);
+        } catch (const Error& e) {
+            (void)health->drop(pair.worker, pair.primary, path,
+                               std::string("setting up a task's link failed: ") + e.what());
+        }
+    }
+}
+
+std::shared_ptr<PathHealth> make_path_health() {
+    return std::make_shared<PathHealth>();
+}
+
+void drop_transfer_path(PathHealth* health, const std::string& path, std::uint32_t worker,
+                        std::uint32_t primary, const std::string& reason) {
+    const auto kind = parse_transfer_path(path);
+    if (health != nullptr && kind) {
+        (void)health->drop(worker, primary, *kind, reason);
+    }
+}
+
+std::vector<DroppedTransferPath>
+dropped_transfer_paths(const PathHealth* health, std::uint32_t worker, std::uint32_t primary) {
+    std::vector<DroppedTransferPath> out;
+    if (health != nullptr) {
+        for (const auto& d : health->dropped(worker, primary)) {
+            out.push_back({to_string(d.path), d.reason});
+        }
+    }
+    return out;
 }
 #else
-std::unique_ptr<SlotTransport> make_link_transport(const Device& /*worker*/,
-                                                   const Device& /*primary*/,
-                                                   const PairInfo& /*pair*/,
-                                                   const TransportDesc& /*desc*/) {
+std::unique_ptr<SlotTransport>
+make_link_transport(const Device& /*worker*/, const Device& /*primary*/, const PairInfo& /*pair*/,
+                    const TransportDesc& /*desc*/, PathHealth* /*health*/) {
     throw Error("This build of Tandem has no cross-device transfer layer (src/transfer)",
                 "Place the task on the primary (placement \"primary\") or build with src/transfer");
+}
+
+std::shared_ptr<PathHealth> make_path_health() {
+    return nullptr;
+}
+
+void drop_transfer_path(PathHealth* /*health*/, const std::string& /*path*/,
+                        std::uint32_t /*worker*/, std::uint32_t /*primary*/,
+                        const std::string& /*reason*/) {}
+
+std::vector<DroppedTransferPath> dropped_transfer_paths(const PathHealth* /*health*/,
+                                                        std::uint32_t /*worker*/,
+                                                        std::uint32_t /*primary*/) {
+    return {};
 }
 #endif
 

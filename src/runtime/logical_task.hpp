@@ -38,6 +38,9 @@ struct Registration {
     std::uint64_t ready_seen = 0; // TaskStats::ready at the last observation
     std::uint32_t trial_jobs = 0; // trial jobs submitted here
     bool unusable = false;        // its preparation or a trial failed: never chosen again
+    // Its transfer link failed for its path (RuntimeImpl::link_failed): replaced by a fallback
+    // registration on the same device (runtime/link_fallback.hpp), never used again.
+    bool link_failed = false;
 };
 
 struct LogicalTask {
@@ -59,6 +62,10 @@ struct LogicalTask {
     std::vector<Registration> regs; // never shrinks; [0] is the first
     std::size_t active = 0;
     std::optional<std::size_t> pending; // a move's registration, still being prepared
+    // A fallback's registration on the active one's device, still being prepared (LinkFallback),
+    // and why the task has none when its preparation failed too (submits answer Failed with it).
+    std::optional<std::size_t> fallback;
+    std::string fallback_error;
     std::size_t shown = 0;
     std::uint64_t shown_generation = 0; // newest generation handed out
     std::uint64_t moves = 0;
@@ -66,10 +73,11 @@ struct LogicalTask {
     bool has_snapshot = false;
     bool external_execute = false; // the application reports execute times itself
 
-    // The registration on `device`, if any. Caller holds mutex (or is the scheduler's thread).
+    // The registration on `device` whose link has not failed, if any. Caller holds mutex (or is
+    // the scheduler's thread).
     [[nodiscard]] std::optional<std::size_t> on(std::uint32_t device) const noexcept {
         for (std::size_t i = 0; i < regs.size(); ++i) {
-            if (regs[i].device == device) {
+            if (regs[i].device == device && !regs[i].link_failed) {
                 return i;
             }
         }

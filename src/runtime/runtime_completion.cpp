@@ -119,7 +119,9 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
     std::uint64_t worked = 0;
     if (!worker.lost()) {
         if (task.transport->failed()) {
-            lost_reason = "its transfer failed: " + task.transport->error();
+            if (!retire_failed_link(task, true)) {
+                lost_reason = "its transfer failed: " + task.transport->error();
+            }
         } else {
             // The primary's counter, and the worker's as its watcher last saw it (host memory:
             // nothing here touches the worker's device).
@@ -226,7 +228,8 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
 }
 
 void RuntimeImpl::recycle(Task& task, std::uint32_t slot) noexcept {
-    (void)task.ring.apply(slot, task.worker->lost() ? SlotEvent::Fail : SlotEvent::Recycle);
+    const bool retired = task.worker->lost() || task.link_failed.load(std::memory_order_relaxed);
+    (void)task.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
 }
 
 void RuntimeImpl::lose_worker(Worker& worker, const std::string& reason) noexcept {

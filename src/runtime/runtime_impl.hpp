@@ -1,10 +1,11 @@
 // RuntimeImpl: the state behind tandem::Runtime: instance, primary and worker devices, the
 // workers' threads, the tasks, the primary timeline the application signals, the trace log, and
-// the test hooks. Its code is in four files by concept: runtime_impl.cpp (set-up, shutdown,
+// the test hooks. Its code is in five files by concept: runtime_impl.cpp (set-up, shutdown,
 // leases, statistics), runtime_tasks.cpp (placement, registration, preparation),
 // runtime_jobs.cpp (submit and the jobs on the worker's threads), runtime_completion.cpp (the
-// pump and the completion thread). Public methods mirror tandem::Runtime and keep its contract
-// (thread-safe; submit/pump/acquire/release never block on a GPU and never throw).
+// pump and the completion thread), runtime_link_failure.cpp (a transfer path that fails in use).
+// Public methods mirror tandem::Runtime and keep its contract (thread-safe;
+// submit/pump/acquire/release never block on a GPU and never throw).
 //
 // Lock order: a task's mutex may be taken before a worker's queue lock, never after. The
 // worker's thread takes a task's mutex only while holding nothing else.
@@ -97,6 +98,11 @@ public:
     [[nodiscard]] std::vector<const Worker*> workers() const;
     [[nodiscard]] const Worker& task_worker(TaskId id) const;
     [[nodiscard]] std::string task_transfer_path(TaskId id) const;
+    // Transfer paths (runtime_link_failure.cpp). Whether the registration's link failed for its
+    // path (not its device), and why; the paths dropped for its (device, primary) pair.
+    [[nodiscard]] bool link_failed(TaskId id) const noexcept;
+    [[nodiscard]] std::string link_failure(TaskId id) const;
+    [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(TaskId id) const;
     [[nodiscard]] TraceLog& trace() noexcept { return m_trace; }
     [[nodiscard]] const TraceLog& trace() const noexcept { return m_trace; }
 
@@ -139,6 +145,10 @@ private:
     void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
     void pump_task(Task& task, std::uint64_t reads_value) noexcept;
     void lose_worker(Worker& worker, const std::string& reason) noexcept;
+    // The task's transport failed: true when its path is to blame (dropped for the pair, the
+    // task's link retired: link_failed), false when its worker's device is (the caller loses
+    // the worker). `from_pump`: the pump noticed it (a bridge timeout is then the device's).
+    [[nodiscard]] bool retire_failed_link(Task& task, bool from_pump) noexcept;
     // Ready -> Free, or Retired when the worker is lost. Caller holds task.mutex.
     void recycle(Task& task, std::uint32_t slot) noexcept;
     // Waits, bounded by the timeout, for every task's last known GPU work; false when some
@@ -180,6 +190,10 @@ private:
     std::deque<Task*> m_to_prepare;
     bool m_stop_prepare = false;
     std::thread m_preparer;
+
+    // Which paths of each pair passed their self-test and which were dropped (null without
+    // src/transfer); preparations consult it, retire_failed_link drops paths in it.
+    std::shared_ptr<PathHealth> m_path_health = make_path_health();
 };
 
 } // namespace tandem::detail

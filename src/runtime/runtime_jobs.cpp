@@ -46,6 +46,11 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot)
             out.reason = task->worker->label() + " is lost: " + task->worker->lost_reason();
             return out;
         }
+        if (task->link_failed.load(std::memory_order_relaxed)) { // mutex held: link_error set
+            ++task->failed;
+            out.reason = task->link_error;
+            return out;
+        }
         auto slot = task->ring.try_take_free();
         if (!slot) {
             ++task->busy;
@@ -228,6 +233,9 @@ void RuntimeImpl::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
                                    res.primary_image.get(), res.primary_layout, ticket);
     }
     const auto t_queued = Clock::now();
+    if (r != VK_SUCCESS && task.transport->failed() && retire_failed_link(task, false)) {
+        return; // the path failed, not the device: the slot retired with the task's link
+    }
     if (r != VK_SUCCESS) {
         const std::string why =
             task.transport->failed() ? task.transport->error() : std::string(tandem::to_string(r));

@@ -46,7 +46,8 @@ WorkloadShape shape_of(const TaskDesc& desc) {
 static_assert(TaskRouter::k_max_ids == RuntimeImpl::k_max_tasks);
 
 TaskRouter::TaskRouter(RuntimeImpl& runtime, const RuntimeOptions& options)
-    : m_runtime(&runtime), m_scheduler(runtime, options.scheduler, forced_path(options)) {}
+    : m_runtime(&runtime), m_scheduler(runtime, options.scheduler, forced_path(options)),
+      m_fallback(runtime) {}
 
 LogicalTask* TaskRouter::find(TaskId id) const noexcept {
     // Acquire: pairs with the release in register_task, so the task is fully built.
@@ -134,6 +135,19 @@ SubmitResult TaskRouter::submit(TaskId id, std::span<const std::byte> snapshot) 
                          m_runtime->task_worker(target).label() + ", which was lost";
             return out;
         }
+        // A task whose path failed is being prepared again with the next one (LinkFallback, in
+        // the pump that sees the failure or a later one), unless that failed too.
+        if (m_runtime->link_failed(target)) {
+            SubmitResult out;
+            out.status =
+                task->fallback_error.empty() ? SubmitStatus::Preparing : SubmitStatus::Failed;
+            out.reason = task->fallback_error.empty()
+                             ? "task '" + task->desc.name +
+                                   "' is being prepared again with another transfer path: " +
+                                   m_runtime->link_failure(target)
+                             : task->fallback_error;
+            return out;
+        }
         if (task->keep_snapshot.load(std::memory_order_relaxed)) {
             try {
                 task->snapshot.assign(snapshot.begin(), snapshot.end());
@@ -153,6 +167,7 @@ void TaskRouter::pump() noexcept {
         return; // a registration or calibration is running: decide in a later pump
     }
     try {
+        m_fallback.step(all());
         m_scheduler.step(all(), std::chrono::steady_clock::now());
     } catch (const std::exception& e) {
         spdlog::error("the scheduler's decision failed: {}", e.what());
@@ -230,6 +245,8 @@ TaskStats TaskRouter::stats(TaskId id) const {
     TaskStats out = m_runtime->stats(regs[active].id);
     out.device = regs[active].device;
     out.moves = moves;
+    out.transfer_path = m_runtime->task_transfer_path(regs[active].id);
+    out.dropped_paths = m_runtime->dropped_paths(regs[active].id);
     out.accepted = out.busy = out.failed = out.ready = out.superseded = 0;
     out.in_flight = 0;
     out.newest_generation = 0;

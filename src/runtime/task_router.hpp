@@ -1,7 +1,8 @@
 // TaskRouter: the tasks as tandem::Runtime's callers know them. Each TaskId names a
 // LogicalTask (logical_task.hpp) for its whole life; the router sends its submits to the
 // registration that is active now, hands out leases under the never-blank, never-back-in-time
-// rule, sums statistics over registrations, and runs the Scheduler in pump(). RuntimeImpl keeps
+// rule, sums statistics over registrations, and runs the LinkFallback (a task whose transfer path
+// failed is prepared again with the next one) and the Scheduler in pump(). RuntimeImpl keeps
 // the registrations (one per device a task ran on) and everything that touches a GPU.
 //
 // Threads: as tandem::Runtime (every method thread-safe). The schedule lock serialises the
@@ -17,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "runtime/link_fallback.hpp"
 #include "runtime/logical_task.hpp"
 #include "runtime/scheduler.hpp"
 #include "tandem/lease.hpp"
@@ -57,6 +59,7 @@ private:
     RuntimeImpl* m_runtime;
     mutable std::mutex m_schedule;
     Scheduler m_scheduler;
+    LinkFallback m_fallback;                           // under m_schedule
     std::vector<std::unique_ptr<LogicalTask>> m_owned; // under m_schedule
     // Indexed by TaskId (a logical task's first registration); null for registrations that
     // are a moved or measured task's later ones. Release on publication, acquire on lookup.

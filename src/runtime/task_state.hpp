@@ -75,6 +75,13 @@ struct Task {
     bool stopped = false;
     std::string workload_error;
 
+    // The transport failed for its path, not for the worker's device (runtime_link_failure.cpp):
+    // the task's slots retired but for its published output, which stays readable, and it
+    // answers Failed with link_error (guarded by mutex, written before the flag's release).
+    // Its logical task is registered again on the same device with the next path.
+    std::atomic<bool> link_failed{false};
+    std::string link_error;
+
     bool same_device = false;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;

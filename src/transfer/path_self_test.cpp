@@ -292,6 +292,17 @@ TransferPath choose_tested_path(const Device& worker, const Device& primary, con
                 a.available = a.available && a.path != TransferPath::ZeroCopy;
             }
         }
+        const auto dropped = health.dropped(pair.worker, pair.primary);
+        if (!forced && !allowed.best_path() && !dropped.empty()) {
+            std::string why;
+            for (const auto& d : dropped) {
+                why += std::string(why.empty() ? "" : "; ") + to_string(d.path) + ": " + d.reason;
+            }
+            throw Error("Every transfer path from adapter " + std::to_string(pair.worker) +
+                            " to adapter " + std::to_string(pair.primary) + " was dropped (" + why +
+                            ")",
+                        "Place the task on the primary, or on another worker");
+        }
         const TransferPath path = negotiate_path(allowed, forced);
         if (health.passed(pair.worker, pair.primary, path)) {
             return path;

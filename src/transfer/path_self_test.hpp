@@ -55,7 +55,7 @@ struct SelfTestResult {
 // else the best of health.restrict(pair) (zero copy passed over, not dropped, when the worker
 // cannot export `format`, as TransferLink does), self-tested first when untested. A path that
 // fails its self-test is dropped in `health` and the next one tried. Throws Error when no path is
-// left, or when `forced` is unavailable or dropped (its reason quoted).
+// left (quoting why each was dropped), or when `forced` is unavailable or dropped (its reason).
 [[nodiscard]] TransferPath choose_tested_path(const Device& worker, const Device& primary,
                                               const PairInfo& pair,
                                               std::optional<TransferPath> forced, VkFormat format,

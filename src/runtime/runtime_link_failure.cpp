@@ -1,0 +1,91 @@
+// RuntimeImpl's handling of a transfer path that fails in use: a task whose link failed while its
+// worker's device works drops the path for its pair and retires its link (its published output
+// stays readable); its logical task is then prepared again on the same device with the next path
+// (runtime/link_fallback.hpp). A failure that is the device's loses the worker, as before.
+#include "runtime/runtime_impl.hpp"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+bool RuntimeImpl::retire_failed_link(Task& task, bool from_pump) noexcept {
+    if (task.same_device) {
+        return false; // no link: a local transport fails only with its device
+    }
+    if (task.link_failed.load(std::memory_order_acquire)) {
+        return true; // retired already
+    }
+    Worker& worker = *task.worker;
+    const std::string error = task.transport->error();
+    const auto now = Clock::now();
+    const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+    // The device's fault, not the path's: it reported loss, its own work failed, or (seen by the
+    // pump) a slot waited longer than the timeout in which the worker completed nothing, which is
+    // what a bridge that timed out waited for.
+    bool device_failed = worker.lost() || worker.watch_result() != VK_SUCCESS ||
+                         error.find(tandem::to_string(VK_ERROR_DEVICE_LOST)) != std::string::npos;
+    const std::string path = task.transport->path_name();
+    try {
+        std::lock_guard lock(task.mutex);
+        for (std::uint32_t i = 0; i < task.ring.size() && from_pump && !device_failed; ++i) {
+            const SlotRecord& s = task.ring[i];
+            device_failed = in_flight(s.state) &&
+                            now - std::max(s.times.request, worker.last_progress()) > timeout;
+        }
+        if (device_failed) {
+            return false;
+        }
+        task.link_error = "its transfer path " + path + " failed: " + error;
+        for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
+            const SlotState s = task.ring[i].state;
+            // As for a lost worker: Ready and Leased slots hold finished outputs on the primary.
+            if (s == SlotState::Free || in_flight(s)) {
+                (void)task.ring.apply(i, SlotEvent::Fail);
+            }
+        }
+        // Release: whoever sees the flag sees link_error and the retired slots.
+        task.link_failed.store(true, std::memory_order_release);
+    } catch (...) {
+        return false; // out of memory describing it: as before, the worker goes
+    }
+    worker.task_count.fetch_sub(1, std::memory_order_relaxed);
+    try {
+        drop_transfer_path(m_path_health.get(), path, worker.device().info().index,
+                           m_primary->info().index, "it failed in use: " + error);
+        spdlog::warn("task {} '{}' on {}: the {} path failed and is dropped for this pair: {}",
+                     task.id, task.desc.name, worker.label(), path, error);
+    } catch (...) {
+        // Out of memory: the task's link is retired all the same; only the record lacks it.
+    }
+    return true;
+}
+
+bool RuntimeImpl::link_failed(TaskId id) const noexcept {
+    const Task* task = find(id);
+    // Acquire: pairs with retire_failed_link's release.
+    return task != nullptr && task->link_failed.load(std::memory_order_acquire);
+}
+
+std::string RuntimeImpl::link_failure(TaskId id) const {
+    const Task* task = find(id);
+    if (task == nullptr || !task->link_failed.load(std::memory_order_acquire)) {
+        return {};
+    }
+    std::lock_guard lock(task->mutex);
+    return task->link_error;
+}
+
+std::vector<DroppedTransferPath> RuntimeImpl::dropped_paths(TaskId id) const {
+    const Task* task = find(id);
+    if (task == nullptr || &task->worker->device() == m_primary.get()) {
+        return {};
+    }
+    return dropped_transfer_paths(m_path_health.get(), task->worker->device().info().index,
+                                  m_primary->info().index);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,201 @@
+// Transfer-path self-test and fallback inside the runtime, on lavapipe opened three times (two
+// openings of one device allow zero-copy, shared-memory, host-imported and host-copy), for each
+// of those paths: a path whose self-test fails (an injected fault, or a wrong byte) is dropped
+// with its reason and the task runs on the next one; a path that fails after the task published
+// output (a fault in a later transfer) is dropped too, and the task is prepared again on the
+// same device with the next path while its last output stays acquirable, its generations never
+// go back and its later outputs are exact. Under the fixture's synchronisation validation.
+#include <optional>
+#include <string>
+
+#include "core/capabilities.hpp"
+#include "core/vk_check.hpp"
+#include "runtime_fixture.hpp"
+#include "transfer/path_self_test.hpp"
+
+namespace tandem::test {
+namespace {
+
+class PathFallback : public RuntimeTest, public ::testing::WithParamInterface<TransferPath> {
+protected:
+    void SetUp() override {
+        RuntimeTest::SetUp();
+        if (HasFatalFailure() || IsSkipped()) {
+            return;
+        }
+        m_pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+        if (!m_pair.allows(path())) {
+            GTEST_SKIP() << to_string(path()) << " is not available here";
+        }
+    }
+    void TearDown() override {
+        detail::clear_vk_faults();
+        detail::clear_self_test_corruption();
+        RuntimeTest::TearDown();
+    }
+    [[nodiscard]] TransferPath path() const { return GetParam(); }
+    // The path the pair falls back to from path(), if any.
+    [[nodiscard]] std::optional<TransferPath> next_path() const {
+        bool after = false;
+        for (const auto& a : m_pair.paths) {
+            if (after && a.available) {
+                return a.path;
+            }
+            after = after || a.path == path();
+        }
+        return std::nullopt;
+    }
+    // Fails the self-test of every path the pair prefers to path(), so path() is chosen.
+    void fail_better_self_tests() const {
+        for (const auto& a : m_pair.paths) {
+            if (a.path == path()) {
+                break;
+            }
+            if (a.available) {
+                detail::inject_vk_fault(detail::self_test_context(a.path),
+                                        VK_ERROR_INITIALIZATION_FAILED);
+            }
+        }
+    }
+    // The reason path() was dropped for the task's pair ("" when it was not).
+    static std::string dropped_reason(const TaskStats& stats, TransferPath dropped) {
+        for (const auto& d : stats.dropped_paths) {
+            if (d.path == to_string(dropped)) {
+                return d.reason;
+            }
+        }
+        return {};
+    }
+    // Submits and acquires until `count` outputs newer than `previous` were read back exact;
+    // generations never go back. Returns the newest generation seen.
+    std::uint64_t deliver_exact(Runtime& runtime, detail::LeaseReader& reader, TaskId task,
+                                int count, std::uint64_t previous) {
+        int verified = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (verified < count && std::chrono::steady_clock::now() < deadline && !HasFailure()) {
+            (void)runtime.submit(task);
+            runtime.pump();
+            auto lease = runtime.acquire(task);
+            if (!lease) {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+                continue;
+            }
+            EXPECT_GE(lease->generation, previous) << "went back";
+            std::uint64_t v = 0;
+            if (lease->generation > previous) {
+                expect_pattern(read_back(reader, *lease, v), *lease);
+                ++verified;
+            }
+            previous = std::max(previous, lease->generation);
+            runtime.release(*lease, v);
+        }
+        EXPECT_EQ(verified, count);
+        return previous;
+    }
+
+    PairInfo m_pair;
+};
+
+TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
+    for (const bool corrupt : {false, true}) {
+        SCOPED_TRACE(corrupt ? "wrong byte" : "fault");
+        fail_better_self_tests();
+        if (corrupt) {
+            detail::inject_self_test_corruption(path());
+        } else {
+            detail::inject_vk_fault(detail::self_test_context(path()),
+                                    VK_ERROR_INVALID_EXTERNAL_HANDLE);
+        }
+        auto runtime = make_runtime("auto");
+        const auto next = next_path();
+        if (!next) {
+            EXPECT_THROW((void)runtime->register_task(pattern_task("worker:0")), Error)
+                << "no path is left";
+            detail::clear_vk_faults();
+            continue;
+        }
+        auto reader = make_reader(*runtime);
+        const TaskId task = runtime->register_task(pattern_task("worker:0"));
+        EXPECT_EQ(runtime->task_transfer_path(task), to_string(*next));
+        const TaskStats stats = runtime->stats(task);
+        EXPECT_EQ(stats.transfer_path, to_string(*next));
+        const std::string reason = dropped_reason(stats, path());
+        EXPECT_NE(
+            reason.find(corrupt ? "byte 0 of texel (5, 3)" : "VK_ERROR_INVALID_EXTERNAL_HANDLE"),
+            std::string::npos)
+            << reason;
+        (void)deliver_exact(*runtime, *reader, task, 3, 0);
+        // A second task of the pair is not self-tested again, and never gets the dropped path.
+        const TaskId other = runtime->register_task(pattern_task("worker:0", 33, 17));
+        EXPECT_EQ(runtime->task_transfer_path(other), to_string(*next));
+        detail::clear_vk_faults();
+    }
+}
+
+TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
+    fail_better_self_tests();
+    auto runtime = make_runtime("auto");
+    auto reader = make_reader(*runtime);
+    const TaskId task = runtime->register_task(pattern_task("worker:0"));
+    ASSERT_EQ(runtime->task_transfer_path(task), to_string(path()));
+    const std::uint64_t shown = deliver_exact(*runtime, *reader, task, 2, 0);
+    ASSERT_GT(shown, 0u);
+
+    // The next transfer's recording fails inside the link: the path, not the device.
+    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+    const auto next = next_path();
+    std::uint64_t previous = shown;
+    bool settled = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!settled && std::chrono::steady_clock::now() < deadline && !HasFailure()) {
+        runtime->pump();
+        // Until a newer output arrives, the last one stays acquirable and exact.
+        auto lease = runtime->acquire(task);
+        ASSERT_TRUE(lease) << "the last published output must stay acquirable";
+        EXPECT_GE(lease->generation, previous) << "went back";
+        std::uint64_t v = 0;
+        expect_pattern(read_back(*reader, *lease, v), *lease);
+        previous = std::max(previous, lease->generation);
+        runtime->release(*lease, v);
+        const TaskStats stats = runtime->stats(task);
+        EXPECT_FALSE(stats.worker_lost) << stats.worker_lost_reason;
+        const SubmitResult r = runtime->submit(task);
+        settled = next ? stats.transfer_path == to_string(*next) : r.status == SubmitStatus::Failed;
+        if (!next && settled) {
+            EXPECT_NE(r.reason.find("no other path"), std::string::npos) << r.reason;
+            EXPECT_NE(r.reason.find("was dropped"), std::string::npos) << r.reason;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ASSERT_TRUE(settled);
+    const TaskStats stats = runtime->stats(task);
+    const std::string reason = dropped_reason(stats, path());
+    EXPECT_NE(reason.find("failed in use"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << reason;
+    if (next) {
+        EXPECT_EQ(runtime->task_transfer_path(task), to_string(*next));
+        const std::uint64_t newest = deliver_exact(*runtime, *reader, task, 3, previous);
+        EXPECT_GT(newest, shown);
+        EXPECT_FALSE(runtime->stats(task).worker_lost);
+    } else {
+        auto lease = runtime->acquire(task);
+        ASSERT_TRUE(lease) << "with no path left the last output stays acquirable";
+        EXPECT_EQ(lease->generation, previous);
+        std::uint64_t v = 0;
+        expect_pattern(read_back(*reader, *lease, v), *lease);
+        runtime->release(*lease, v);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRuntimePath, PathFallback,
+                         ::testing::Values(TransferPath::ZeroCopy, TransferPath::SharedMemory,
+                                           TransferPath::HostImported, TransferPath::HostCopy),
+                         [](const auto& param) {
+                             std::string name = to_string(param.param);
+                             std::erase(name, '-');
+                             return name;
+                         });
+
+} // namespace
+} // namespace tandem::test
