@@ -31,6 +31,9 @@ bool RuntimeImpl::retire_failed_link(Task& task, bool from_pump) noexcept {
     const std::string path = task.transport->path_name();
     try {
         std::lock_guard lock(task.mutex);
+        if (task.link_failed.load(std::memory_order_relaxed)) {
+            return true; // the pump and the transfer thread both saw it: the other one retired it
+        }
         for (std::uint32_t i = 0; i < task.ring.size() && from_pump && !device_failed; ++i) {
             const SlotRecord& s = task.ring[i];
             device_failed = in_flight(s.state) &&

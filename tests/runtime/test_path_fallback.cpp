@@ -4,7 +4,8 @@
 // with its reason and the task runs on the next one; a path that fails after the task published
 // output (a fault in a later transfer) is dropped too, and the task is prepared again on the
 // same device with the next path while its last output stays acquirable, its generations never
-// go back and its later outputs are exact. Under the fixture's synchronisation validation.
+// go back and its later outputs are exact. A link failing with a lost device loses the worker
+// instead, dropping no path. Under the fixture's synchronisation validation.
 #include <optional>
 #include <string>
 
@@ -186,6 +187,36 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
         expect_pattern(read_back(*reader, *lease, v), *lease);
         runtime->release(*lease, v);
     }
+}
+
+class LinkDeviceLoss : public RuntimeTest {
+protected:
+    void TearDown() override {
+        detail::clear_vk_faults();
+        RuntimeTest::TearDown();
+    }
+};
+
+// A link that fails because the device reported loss is the device's fault: the worker is lost
+// as before (its last output kept), and no path is dropped for the pair.
+TEST_F(LinkDeviceLoss, LosesTheWorkerAndDropsNoPath) {
+    auto runtime = make_runtime("auto");
+    auto reader = make_reader(*runtime);
+    const TaskId task = runtime->register_task(pattern_task("worker:0"));
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_DEVICE_LOST);
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
+    const TaskStats stats = runtime->stats(task);
+    EXPECT_TRUE(stats.dropped_paths.empty()) << stats.dropped_paths.front().reason;
+    EXPECT_EQ(runtime->submit(task).status, SubmitStatus::Failed);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    EXPECT_EQ(lease->generation, 1u);
+    std::uint64_t v = 0;
+    expect_pattern(read_back(*reader, *lease, v), *lease);
+    runtime->release(*lease, v);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryRuntimePath, PathFallback,
