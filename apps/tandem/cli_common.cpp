@@ -18,9 +18,7 @@ std::atomic<bool> g_validation_failed{false};
 } // namespace
 
 Session::~Session() {
-    if (instance) {
-        report_validation(*instance);
-    }
+    report_validation(devices);
 }
 
 void report_validation(const Runtime& runtime) {
@@ -32,11 +30,11 @@ void report_validation(const Runtime& runtime) {
     }
 }
 
-void report_validation(const detail::Instance& instance) {
-    if (instance.validation_messages() > 0) {
+void report_validation(const harness::DeviceSession& session) {
+    if (session.validation_messages() > 0) {
         std::fprintf(stderr, "tandem: %llu validation message(s); the last: %s\n",
-                     static_cast<unsigned long long>(instance.validation_messages()),
-                     instance.last_validation_message().c_str());
+                     static_cast<unsigned long long>(session.validation_messages()),
+                     session.last_validation_message().c_str());
         g_validation_failed.store(true);
     }
 }
@@ -48,7 +46,7 @@ RuntimeOptions runtime_options(const GlobalOptions& global,
     options.workers = global.workers;
     options.validation = global.validation;
     if (!global.virtual_devices.empty()) {
-        options.virtual_devices = detail::parse_virtual_devices(global.virtual_devices);
+        options.virtual_devices = harness::parse_virtual_devices(global.virtual_devices);
     }
     options.worker_timeout = worker_timeout;
     return options;
@@ -164,26 +162,12 @@ void apply_log_level(const GlobalOptions& options) {
 }
 
 Session open_session(const GlobalOptions& options) {
-    detail::Validation validation = detail::validation_from_env(detail::Validation::Off);
-    if (!options.validation.empty()) {
-        auto parsed = detail::parse_validation(options.validation);
-        if (!parsed) {
-            throw Error("--validation '" + options.validation + "' is not understood",
-                        "Use off, core or sync");
-        }
-        validation = *parsed;
-    }
-    std::uint32_t virtual_devices = detail::virtual_devices_from_env(1);
-    if (!options.virtual_devices.empty()) {
-        virtual_devices = detail::parse_virtual_devices(options.virtual_devices);
-    }
-    Session session;
-    detail::InstanceOptions instance_options;
-    instance_options.validation = validation;
-    session.instance = std::make_unique<detail::Instance>(instance_options);
-    session.adapters = detail::discover_adapters(*session.instance, virtual_devices);
-    session.selection = detail::select_adapters(session.adapters, options.primary, options.workers);
-    return session;
+    harness::SessionOptions session;
+    session.validation = options.validation;
+    session.virtual_devices = options.virtual_devices;
+    session.primary = options.primary;
+    session.workers = options.workers;
+    return Session(harness::DeviceSession(session));
 }
 
 } // namespace tandem::cli

@@ -10,8 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/discovery.hpp"
-#include "core/instance.hpp"
+#include "harness/device_session.hpp"
 #include "tandem/runtime.hpp"
 
 namespace tandem::cli {
@@ -48,18 +47,17 @@ void apply_log_level(const GlobalOptions& options);
 // The instance and adapters a command works with. When it dies it reports any validation
 // messages seen, and validation_failed() turns true: a run with validation messages fails.
 struct Session {
-    Session() = default;
-    Session(Session&&) = default;
+    explicit Session(harness::DeviceSession opened) : devices(std::move(opened)) {}
     ~Session();
-    std::unique_ptr<detail::Instance> instance;
-    std::vector<detail::Adapter> adapters;
-    detail::Selection selection;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    harness::DeviceSession devices;
 };
 
 // True once any Session saw a validation message (main then exits with status 3).
 [[nodiscard]] bool validation_failed();
-// Prints the instance's validation messages, if any, and makes validation_failed() true.
-void report_validation(const detail::Instance& instance);
+// Prints the session's validation messages, if any, and makes validation_failed() true.
+void report_validation(const harness::DeviceSession& session);
 // The same for a runtime's own instance.
 void report_validation(const Runtime& runtime);
 

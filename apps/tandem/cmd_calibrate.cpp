@@ -1,6 +1,6 @@
 // `tandem calibrate`: measures the reference workloads, the capture tasks of a scene (the built-in
 // demo's by default), job preparation and reintegration on every selected adapter and each
-// transfer path and the synchronisation of every ordered pair of them (calibrate/measure.hpp),
+// transfer path and the synchronisation of every ordered pair of them (harness/calibration.hpp),
 // writes the calibration profile to the cache (or --out) and prints its summary; `tandem run
 // --placement auto` reads it.
 #include <cstdio>
@@ -13,14 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "calibrate/measure.hpp"
 #include "commands.hpp"
-#include "core/discovery.hpp"
-#include "scene/demo_scene.hpp"
-#include "scene/run_inputs.hpp"
-#include "scene/snapshot_codec.hpp"
-#include "sched/calibration.hpp"
-#include "sched/profile.hpp"
+#include "harness/calibration.hpp"
+#include "harness/profile_file.hpp"
+#include "harness/run_scene.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::cli {
@@ -54,7 +50,7 @@ Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--tasks", args->tasks, "Tasks file of those captures (run --tasks)");
     sub->add_option("--demo-crowd", args->demo_crowd,
                     "The demo's crowd, as run --demo-crowd will use it")
-        ->check(whole_number(0, detail::k_max_demo_crowd))
+        ->check(whole_number(0, harness::max_demo_crowd()))
         ->capture_default_str();
     sub->add_flag("--no-tasks", args->no_tasks,
                   "Measure only the reference workloads, no scene's tasks");
@@ -68,87 +64,53 @@ Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
 
     return [args, &global]() -> int {
         const std::filesystem::path path =
-            args->out.empty() ? detail::default_profile_path() : std::filesystem::path(args->out);
+            args->out.empty() ? harness::default_profile_path() : std::filesystem::path(args->out);
         // The scene's capture tasks, checked before any device opens.
-        std::optional<detail::RunInputs> inputs;
+        std::optional<harness::RunScene> scene;
         if (!args->no_tasks) {
-            detail::RunRequest request;
+            harness::RunSceneRequest request;
             request.scene_path = args->scene;
             request.tasks_path = args->tasks;
             request.demo_crowd = args->demo_crowd;
-            inputs = detail::prepare_run(request);
+            scene.emplace(request);
         } else if (!args->scene.empty() || !args->tasks.empty() || args->demo_crowd != 0) {
             throw Error("--no-tasks leaves no scene to measure, yet --scene, --tasks or "
                         "--demo-crowd was given",
                         "Leave out --no-tasks, or the scene options");
         }
         Session session = open_session(global);
-        std::vector<std::uint32_t> indices{session.selection.primary};
-        for (const std::uint32_t w : session.selection.workers) {
-            if (w != session.selection.primary) {
-                indices.push_back(w);
-            }
+        harness::CalibrationRequest request;
+        request.quick = args->quick;
+        request.timeout = std::chrono::milliseconds(args->timeout_ms);
+        request.scene = scene ? &*scene : nullptr;
+        request.tandem_version = TANDEM_VERSION_STRING;
+        const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
+        if (progress) {
+            request.on_progress = [](std::size_t step, std::size_t total, const std::string& what) {
+                std::fprintf(stderr, "\r  calibrating %zu/%zu: %s\033[K", step, total,
+                             what.c_str());
+                std::fflush(stderr);
+            };
         }
-        std::vector<DeviceInfo> devices;
-        for (const std::uint32_t i : indices) {
-            for (const auto& a : session.adapters) {
-                if (a.info.index == i) {
-                    devices.push_back(a.info);
-                }
-            }
+        if (!args->quiet) {
+            request.on_start = [&](std::size_t adapters, std::size_t tasks) {
+                std::fprintf(stderr, "calibrate: %zu adapter(s)%s, %zu task(s) of %s\n", adapters,
+                             args->quick ? ", quick" : "", tasks,
+                             scene ? scene->name().c_str() : "no scene");
+            };
         }
-        const std::vector<PairInfo> pairs = detail::pair_matrix(session.adapters);
-
-        detail::MeasureOptions options;
-        options.quick = args->quick;
-        options.timeout = std::chrono::milliseconds(args->timeout_ms);
-        detail::Profile profile;
-        {
-            detail::Measurer measurer(*session.instance, session.adapters, indices, options);
-            std::vector<detail::ReferenceWorkload> tasks;
-            if (inputs) {
-                const std::uint64_t triangles = detail::scene_triangles(inputs->scene);
-                for (std::size_t i = 0; i < inputs->prepared.size(); ++i) {
-                    const detail::TaskSpec& spec = inputs->prepared[i].spec;
-                    const std::string key = detail::task_content_key(*inputs, i);
-                    measurer.add_task_content(
-                        key, inputs->scene.shared_assets(),
-                        detail::encode_snapshot(detail::task_snapshot(*inputs, i)));
-                    tasks.push_back(
-                        {"capture", spec.width, spec.height, triangles, key, spec.name});
-                }
-            }
-            detail::CalibrationHooks hooks = measurer.hooks();
-            const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
-            if (progress) {
-                hooks.progress = [](const detail::CalibrationProgress& p) {
-                    std::fprintf(stderr, "\r  calibrating %zu/%zu: %s\033[K", p.step, p.total,
-                                 p.what.c_str());
-                    std::fflush(stderr);
-                };
-            }
-            if (!args->quiet) {
-                std::fprintf(stderr, "calibrate: %zu adapter(s)%s, %zu task(s) of %s\n",
-                             devices.size(), args->quick ? ", quick" : "", tasks.size(),
-                             inputs ? inputs->scene_name.c_str() : "no scene");
-            }
-            profile = detail::run_calibration(devices, pairs, hooks, tasks);
-            if (progress) {
-                std::fprintf(stderr, "\r\033[K");
-            }
-            for (auto& d : profile.devices) {
-                d.timing = measurer.timing(d.index);
-            }
+        const harness::CalibrationProfile profile = harness::calibrate(session.devices, request);
+        if (progress) {
+            std::fprintf(stderr, "\r\033[K");
         }
-        profile.tandem_version = TANDEM_VERSION_STRING;
-        detail::save_profile(profile, path);
-        report_validation(*session.instance);
+        profile.save(path);
+        report_validation(session.devices);
         if (args->json) {
-            std::printf("%s\n", detail::to_json(profile).dump(2).c_str());
+            std::printf("%s\n", profile.json().dump(2).c_str());
         }
         if (!args->quiet) {
             std::FILE* out = args->json ? stderr : stdout;
-            std::fprintf(out, "%s", detail::profile_summary(profile).c_str());
+            std::fprintf(out, "%s", profile.summary().c_str());
             std::fprintf(out, "wrote %s\n", path.string().c_str());
         }
         return 0;

@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "core/device_json.hpp"
-#include "table.hpp"
+#include "harness/table.hpp"
 
 namespace tandem::cli {
 
@@ -40,15 +39,14 @@ std::string queue_text(const DeviceInfo& d) {
 }
 
 void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
-    std::printf("Devices (primary %u; workers:", s.selection.primary);
-    for (auto w : s.selection.workers) {
+    std::printf("Devices (primary %u; workers:", s.devices.primary());
+    for (auto w : s.devices.workers()) {
         std::printf(" %u", w);
     }
     std::printf(")\n\n");
-    Table devices({"#", "name", "type", "vendor", "driver", "api", "device uuid", "vram", "uma",
-                   "queues (G/C/T x count)"});
-    for (const auto& a : s.adapters) {
-        const auto& d = a.info;
+    harness::Table devices({"#", "name", "type", "vendor", "driver", "api", "device uuid", "vram",
+                            "uma", "queues (G/C/T x count)"});
+    for (const DeviceInfo& d : s.devices.adapters()) {
         devices.add({std::to_string(d.index) +
                          (d.virtual_index > 0 ? "." + std::to_string(d.virtual_index) : ""),
                      d.name, d.type, d.vendor, d.driver_name + " " + d.driver_version,
@@ -58,35 +56,35 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     devices.print();
 
     std::printf("\nFeatures\n\n");
-    Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)",
-                    "ext.mem fd (buf/img)", "dma-buf", "ext.sem fd (bin/timeline)", "calibrated ts",
-                    "global prio", "mem budget", "cuda"});
-    for (const auto& a : s.adapters) {
-        const auto& f = a.info.features;
-        features.add(
-            {std::to_string(a.info.index), yes_no(f.timeline_semaphore), yes_no(f.synchronization2),
-             yes_no(f.dynamic_rendering),
-             f.external_memory_host
-                 ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
-                 : "no",
-             yes_no(f.external_memory_fd) + "/" + yes_no(f.external_memory_fd_image),
-             yes_no(f.external_memory_dma_buf),
-             yes_no(f.external_semaphore_fd_binary) + "/" +
-                 yes_no(f.external_semaphore_fd_timeline),
-             yes_no(f.calibrated_timestamps), yes_no(f.global_priority), yes_no(f.memory_budget),
-             a.info.cuda.present ? "device " + std::to_string(a.info.cuda.ordinal) : "no"});
+    harness::Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)",
+                             "ext.mem fd (buf/img)", "dma-buf", "ext.sem fd (bin/timeline)",
+                             "calibrated ts", "global prio", "mem budget", "cuda"});
+    for (const DeviceInfo& d : s.devices.adapters()) {
+        const auto& f = d.features;
+        features.add({std::to_string(d.index), yes_no(f.timeline_semaphore),
+                      yes_no(f.synchronization2), yes_no(f.dynamic_rendering),
+                      f.external_memory_host
+                          ? "yes (" + std::to_string(f.min_imported_host_pointer_alignment) + ")"
+                          : "no",
+                      yes_no(f.external_memory_fd) + "/" + yes_no(f.external_memory_fd_image),
+                      yes_no(f.external_memory_dma_buf),
+                      yes_no(f.external_semaphore_fd_binary) + "/" +
+                          yes_no(f.external_semaphore_fd_timeline),
+                      yes_no(f.calibrated_timestamps), yes_no(f.global_priority),
+                      yes_no(f.memory_budget),
+                      d.cuda.present ? "device " + std::to_string(d.cuda.ordinal) : "no"});
     }
     features.print();
 
     std::printf("\nFormats (C colour target, D depth, S storage, s sampled, src/dst transfer)\n\n");
     std::vector<std::string> header = {"#"};
-    for (const auto& f : s.adapters.front().info.formats) {
+    for (const auto& f : s.devices.adapters().front().formats) {
         header.push_back(f.name);
     }
-    Table formats(header);
-    for (const auto& a : s.adapters) {
-        std::vector<std::string> row = {std::to_string(a.info.index)};
-        for (const auto& f : a.info.formats) {
+    harness::Table formats(header);
+    for (const DeviceInfo& d : s.devices.adapters()) {
+        std::vector<std::string> row = {std::to_string(d.index)};
+        for (const auto& f : d.formats) {
             std::string cell;
             cell += f.color_attachment ? "C" : "";
             cell += f.depth_attachment ? "D" : "";
@@ -108,7 +106,7 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     for (const char* column : {"cuda-peer", "best", "sync"}) {
         pair_header.emplace_back(column);
     }
-    Table pair_table(pair_header);
+    harness::Table pair_table(pair_header);
     for (const auto& p : pairs) {
         if (p.worker == p.primary) {
             continue;
@@ -163,10 +161,9 @@ Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
     return [json, &global]() {
         Session s = open_session(global);
-        const auto pairs = detail::pair_matrix(s.adapters);
+        const auto pairs = s.devices.pair_matrix();
         if (*json) {
-            std::printf("%s\n",
-                        detail::devices_document(s.adapters, pairs, s.selection).dump(2).c_str());
+            std::printf("%s\n", s.devices.devices_document(pairs).dump(2).c_str());
         } else {
             print_tables(s, pairs);
         }

@@ -1,13 +1,13 @@
-// `tandem run`: the demo end to end. Loads a scene (glTF or the built-in demo) and its tasks,
-// checks every input before a device is opened, registers one scene-capture task per entry with
-// the runtime, and drives a headless frame loop on the primary: animate the scene, submit each
-// task's snapshot at its rate, pump, acquire each task's newest output, render the main view
-// with the leased images on their display surfaces, release the leases with the frame's primary
-// timeline value. Writes main view PNGs (every k-th frame and the last), one PNG per task
-// output (the leased image of the last frame), report.json, and a summary.
-// `auto` tasks are placed by the runtime's scheduler (tandem/scheduler.hpp) inside pump(), from
-// the calibration profile (when it matches the adapters) refined by the GPU time of the
-// captures (Runtime::observe_execute) and the runtime's job timings; manual placements are kept.
+// `tandem run`: the demo end to end. Loads a scene (glTF or the built-in demo) and its tasks
+// (harness/run_scene.hpp), checks every input before a device is opened, registers one capture
+// task per entry with the runtime (harness/capture_tasks.hpp), and drives a headless frame loop on
+// the primary: animate the scene, submit each task's snapshot at its rate, pump, acquire each
+// task's newest output, render the main view with the leased images on their display surfaces,
+// release the leases with the frame's primary timeline value. Writes main view PNGs (every k-th
+// frame and the last), one PNG per task output (the leased image of the last frame), report.json,
+// and a summary. `auto` tasks are placed by the runtime's scheduler (tandem/scheduler.hpp) inside
+// pump(), from the calibration profile (when it matches the adapters) refined by the GPU time of
+// the captures (CaptureTasks::observe) and the runtime's job timings; manual placements are kept.
 // --explain prints every decision that changed something.
 #include <algorithm>
 #include <chrono>
@@ -26,20 +26,18 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "core/discovery.hpp"
-#include "core/stats.hpp"
-#include "main_view.hpp"
-#include "render/headless.hpp"
-#include "runtime/rate.hpp"
-#include "scene/demo_scene.hpp"
-#include "scene/run_inputs.hpp"
-#include "scene/snapshot_codec.hpp"
-#include "sched/profile.hpp"
-#include "table.hpp"
+#include "harness/capture_tasks.hpp"
+#include "harness/main_view.hpp"
+#include "harness/png.hpp"
+#include "harness/profile_file.hpp"
+#include "harness/rate.hpp"
+#include "harness/run_report.hpp"
+#include "harness/run_scene.hpp"
+#include "harness/statistics.hpp"
+#include "harness/table.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/trace.hpp"
-#include "workloads/scene_capture_workload.hpp"
 
 namespace tandem::cli {
 namespace {
@@ -74,7 +72,7 @@ double parse_run_fps(const std::string& text) {
         return 0.0;
     }
     try {
-        const double fps = detail::parse_rate_hz(text);
+        const double fps = harness::parse_rate_hz(text);
         if (fps <= 1000.0) {
             return fps;
         }
@@ -82,54 +80,6 @@ double parse_run_fps(const std::string& text) {
     }
     throw Error("--fps '" + text + "' is not a frame rate",
                 "Give frames per second from 0 (unlimited) to 1000, e.g. 60");
-}
-
-nlohmann::json latency_json(const LatencyStats& l) {
-    return {{"count", l.count},
-            {"p50_us", l.p50_us},
-            {"p90_us", l.p90_us},
-            {"p99_us", l.p99_us},
-            {"max_us", l.max_us}};
-}
-
-nlohmann::json device_json(const DeviceInfo& d) {
-    return {{"index", d.index}, {"name", d.name}, {"type", d.type}};
-}
-
-std::string fixed(double v, int digits = 1) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
-    return buffer;
-}
-
-// A file name made of the task's name: letters, digits, '-' and '_' kept, the rest '_'.
-std::string file_stem(const std::string& name) {
-    std::string s;
-    for (char c : name) {
-        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                          (c >= '0' && c <= '9') || c == '-' || c == '_';
-        s += keep ? c : '_';
-    }
-    return s.empty() ? "task" : s;
-}
-
-// The calibration profile the scheduler starts from: --profile, else the default path; empty
-// (with `note` saying why) when there is no such file.
-std::string profile_path(const std::string& profile_arg, std::string& note) {
-    std::filesystem::path path;
-    try {
-        path = profile_arg.empty() ? detail::default_profile_path()
-                                   : std::filesystem::path(profile_arg);
-    } catch (const Error& e) {
-        note = std::string("no profile path: ") + e.what();
-        return {};
-    }
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-        note = "no calibration profile at " + path.string() + " (run `tandem calibrate`)";
-        return {};
-    }
-    return path.string();
 }
 
 struct TaskRun {
@@ -190,11 +140,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--trace", args->trace,
                     "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
     sub->add_option("--demo-crowd", args->demo_crowd,
-                    "Add N detailed spheres (" + std::to_string(detail::k_crowd_sphere_triangles) +
+                    "Add N detailed spheres (" + std::to_string(harness::crowd_sphere_triangles()) +
                         " triangles each) to the built-in demo: a load for measuring offload "
                         "(0 to " +
-                        std::to_string(detail::k_max_demo_crowd) + ")")
-        ->check(whole_number(0, detail::k_max_demo_crowd))
+                        std::to_string(harness::max_demo_crowd()) + ")")
+        ->check(whole_number(0, harness::max_demo_crowd()))
         ->capture_default_str();
     sub->add_option("--clock", args->clock,
                     "frames: the scene advances 1/fps per frame (reproducible); wall: scene time "
@@ -206,7 +156,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     return [args, &global]() -> int {
         // Every input is checked before a device is opened (the numbers already by the parser).
         const double fps = parse_run_fps(args->fps);
-        detail::RunRequest request;
+        harness::RunSceneRequest request;
         request.scene_path = args->scene;
         request.tasks_path = args->tasks;
         request.size = args->size;
@@ -218,12 +168,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         if (!args->placement.empty()) {
             request.placement = args->placement;
         }
-        detail::RunInputs inputs = detail::prepare_run(request);
-        // What each task draws, as a calibration profile names it (before the scene moves).
-        std::vector<std::string> content_keys;
-        for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
-            content_keys.push_back(detail::task_content_key(inputs, i));
-        }
+        harness::RunScene scene(request);
+        const std::vector<harness::RunTaskInfo>& specs = scene.tasks();
         const std::filesystem::path out_dir(args->out);
         {
             std::error_code ec;
@@ -236,14 +182,12 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         const double scene_dt = 1.0 / (fps > 0 ? fps : k_unlimited_scene_fps);
 
         const bool any_auto =
-            std::any_of(inputs.prepared.begin(), inputs.prepared.end(), [](const auto& p) {
-                return p.spec.placement.kind == detail::PlacementKind::Auto;
-            });
+            std::any_of(specs.begin(), specs.end(), [](const auto& t) { return t.automatic; });
         RuntimeOptions options =
             runtime_options(global, std::chrono::milliseconds(args->timeout_ms));
         options.trace = !args->trace.empty();
         std::string profile_note;
-        options.scheduler.profile = profile_path(args->profile, profile_note);
+        options.scheduler.profile = harness::existing_profile_path(args->profile, profile_note);
         options.scheduler.profile_optional = true;
         options.scheduler.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
         // Decide every frame, as the demo always did (a run is short; --explain shows each).
@@ -253,8 +197,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         options.scheduler.background_calibration = false;
         Runtime runtime(options);
 
-        const auto capture_times =
-            detail::register_scene_capture_workload(inputs.scene.shared_assets());
+        harness::CaptureTasks captures(scene);
         std::vector<DeviceInfo> all_devices{runtime.primary_device()};
         for (const DeviceInfo& w : runtime.worker_devices()) {
             all_devices.push_back(w);
@@ -263,24 +206,15 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         if (!options.scheduler.profile.empty()) {
             scheduler_json["profile_path"] = options.scheduler.profile;
         }
-        const std::uint64_t triangles = detail::scene_triangles(inputs.scene);
-        std::vector<TaskRun> tasks(inputs.prepared.size());
+        std::vector<TaskRun> tasks(specs.size());
+        std::vector<TaskId> task_ids;
         std::uint32_t max_w = 1;
         std::uint32_t max_h = 1;
-        for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
-            const detail::TaskSpec& spec = inputs.prepared[i].spec;
-            TaskDesc desc;
-            desc.name = spec.name;
-            desc.workload = detail::k_scene_capture_workload;
-            desc.width = spec.width;
-            desc.height = spec.height;
-            desc.format = VK_FORMAT_R8G8B8A8_UNORM;
-            desc.slots = args->slots;
-            desc.placement = detail::to_string(spec.placement);
-            desc.rate_hz = spec.rate_hz;
-            desc.cost = {"capture", triangles, content_keys[i]};
-            tasks[i].id = runtime.register_task(desc);
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            const harness::RunTaskInfo& spec = specs[i];
+            tasks[i].id = runtime.register_task(captures.desc(i, args->slots));
             tasks[i].period_s = 1.0 / spec.rate_hz;
+            task_ids.push_back(tasks[i].id);
             max_w = std::max(max_w, spec.width);
             max_h = std::max(max_h, spec.height);
         }
@@ -306,24 +240,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         std::uint64_t last_decision_frame = 0;
         std::uint64_t decisions_seen = 0;
         std::uint64_t decisions_changed = 0;
-        std::map<std::pair<std::string, std::uint32_t>, detail::SceneCaptureTimes::DeviceTime>
-            seen_capture_times;
         std::FILE* explain_out = args->json ? stderr : stdout;
-        // Feeds the captures' GPU time since the last frame to the scheduler, per task and device,
-        // leaving out each registration's first update (pipeline creation and shader compilation).
-        const auto observe_captures = [&] {
-            for (const auto& [key, t] : capture_times->busy_by_task()) {
-                auto& seen = seen_capture_times[key];
-                if (const auto ms = t.since(seen).steady_ms()) {
-                    for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
-                        if (inputs.prepared[i].spec.name == key.first) {
-                            runtime.observe_execute(tasks[i].id, key.second, *ms);
-                        }
-                    }
-                }
-                seen = t;
-            }
-        };
         // Records (and with --explain prints) the decisions the pumps took that changed something.
         const auto note_decisions = [&](std::uint64_t frame, bool progress_line) {
             const std::uint64_t taken = runtime.placement_decisions();
@@ -356,24 +273,21 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
         if (!args->quiet) {
             std::fprintf(stderr, "run: %s, %zu task(s), %llu frames at %s, main view %ux%u on %s\n",
-                         inputs.demo ? "built-in demo" : args->scene.c_str(), tasks.size(),
+                         scene.demo() ? "built-in demo" : args->scene.c_str(), tasks.size(),
                          static_cast<unsigned long long>(args->frames),
-                         fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited FPS", inputs.width,
-                         inputs.height, runtime.primary_device().name.c_str());
+                         fps > 0 ? (harness::fixed(fps, 0) + " FPS").c_str() : "unlimited FPS",
+                         scene.width(), scene.height(), runtime.primary_device().name.c_str());
             for (std::size_t i = 0; i < tasks.size(); ++i) {
                 const DeviceInfo d = runtime.task_device(tasks[i].id);
                 std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
-                             inputs.prepared[i].spec.name.c_str(), inputs.prepared[i].spec.width,
-                             inputs.prepared[i].spec.height, inputs.prepared[i].spec.rate_hz,
-                             d.name.c_str(), d.index,
+                             specs[i].name.c_str(), specs[i].width, specs[i].height,
+                             specs[i].rate_hz, d.name.c_str(), d.index,
                              runtime.task_transfer_path(tasks[i].id).c_str(),
-                             inputs.prepared[i].spec.placement.kind == detail::PlacementKind::Auto
-                                 ? " (auto)"
-                                 : "");
+                             specs[i].automatic ? " (auto)" : "");
             }
         }
 
-        const VkExtent2D extent{inputs.width, inputs.height};
+        const VkExtent2D extent{scene.width(), scene.height()};
         nlohmann::json main_pngs = nlohmann::json::array();
         std::uint64_t frames_done = 0;
         double last_time_s = 0;
@@ -386,9 +300,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         std::vector<double> frame_ms; // start to start, frames that wrote no PNG
         bool have_timestamps = false;
         {
-            MainView view(runtime.primary_vulkan(), runtime.primary_timeline(),
-                          inputs.scene.shared_assets(), extent,
-                          static_cast<std::uint32_t>(tasks.size()), VkExtent2D{max_w, max_h});
+            harness::MainView view(runtime, scene, extent, static_cast<std::uint32_t>(tasks.size()),
+                                   VkExtent2D{max_w, max_h});
             auto next_frame = start;
             auto next_progress = start;
             Clock::time_point previous_start{};
@@ -405,8 +318,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const double t = wall_clock
                                      ? std::chrono::duration<double>(Clock::now() - start).count()
                                      : static_cast<double>(frame) * scene_dt;
-                observe_captures();
-                inputs.scene.animate(t);
+                // The captures' GPU time since the last frame, for the scheduler.
+                captures.observe(runtime, task_ids);
+                scene.animate(t);
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
                     TaskRun& task = tasks[i];
                     if (t + 1e-9 < task.next_submit_s) {
@@ -415,15 +329,14 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     while (task.next_submit_s <= t + 1e-9) {
                         task.next_submit_s += task.period_s;
                     }
-                    const auto bytes = detail::encode_snapshot(detail::task_snapshot(inputs, i));
+                    const auto bytes = scene.task_snapshot(i);
                     const SubmitResult r = runtime.submit(task.id, bytes);
                     if (r.accepted()) {
                         task.generation_time[r.generation] = t;
                     } else if (r.status == SubmitStatus::Failed && !task.failed_once) {
                         task.failed_once = true;
                         if (failure.empty()) {
-                            failure =
-                                "task '" + inputs.prepared[i].spec.name + "' failed: " + r.reason;
+                            failure = "task '" + specs[i].name + "' failed: " + r.reason;
                         }
                     }
                 }
@@ -459,11 +372,12 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 }
                 const bool write_main =
                     last || (args->png_every > 0 && frame % args->png_every == 0);
-                MainFrameRequest req;
+                harness::MainFrameRequest req;
                 req.leases = leases;
+                req.shown = shown;
                 req.read_main = write_main;
                 req.read_leases = last;
-                const std::uint64_t value = view.render(detail::main_snapshot(inputs, shown), req);
+                const std::uint64_t value = view.render(scene, req);
                 for (TaskRun& task : tasks) {
                     if (task.lease) {
                         runtime.release(*task.lease, value);
@@ -497,8 +411,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                         std::snprintf(name, sizeof name, "main_%05llu.png",
                                       static_cast<unsigned long long>(frame));
                         const auto path = (out_dir / name).string();
-                        detail::write_png(path, extent.width, extent.height,
-                                          view.main_pixels(value));
+                        harness::write_png(path, extent.width, extent.height,
+                                           view.main_pixels(value));
                         main_pngs.push_back(path);
                     }
                     if (last) {
@@ -507,12 +421,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                                 continue;
                             }
                             const auto path =
-                                (out_dir /
-                                 ("task_" + file_stem(inputs.prepared[i].spec.name) + ".png"))
+                                (out_dir / ("task_" + harness::file_stem(specs[i].name) + ".png"))
                                     .string();
-                            detail::write_png(path, inputs.prepared[i].spec.width,
-                                              inputs.prepared[i].spec.height,
-                                              view.lease_pixels(value, *shown[i]));
+                            harness::write_png(path, specs[i].width, specs[i].height,
+                                               view.lease_pixels(value, *shown[i]));
                             tasks[i].png = path;
                         }
                     }
@@ -523,7 +435,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     std::string line = "\r  frame " + std::to_string(frame + 1) + "/" +
                                        std::to_string(args->frames);
                     for (std::size_t i = 0; i < tasks.size(); ++i) {
-                        line += "  " + inputs.prepared[i].spec.name + " gen " +
+                        line += "  " + specs[i].name + " gen " +
                                 std::to_string(tasks[i].shown_generation);
                     }
                     std::fprintf(stderr, "%s\033[K", line.c_str());
@@ -548,45 +460,31 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
 
         // The report.
         nlohmann::json report;
-        report["scene"] = inputs.demo ? "(built-in demo)" : args->scene;
+        report["scene"] = scene.demo() ? "(built-in demo)" : args->scene;
         report["tasks_file"] = args->tasks.empty() ? "(built in)" : args->tasks;
         report["frames"] = frames_done;
         report["fps"] = fps > 0 ? nlohmann::json(fps) : nlohmann::json("unlimited");
         report["scene_dt_s"] = scene_dt;
         report["elapsed_s"] = elapsed;
         report["frame_rate_hz"] = elapsed > 0 ? static_cast<double>(frames_done) / elapsed : 0.0;
-        {
-            std::vector<double> sorted = frame_ms;
-            std::sort(sorted.begin(), sorted.end());
-            auto at = [&](double q) { return detail::percentile_sorted(sorted, q); };
-            double sum = 0;
-            for (double v : sorted) {
-                sum += v;
-            }
-            report["frame_time_ms"] = {
-                {"n", sorted.size()},
-                {"p50", at(0.5)},
-                {"p90", at(0.9)},
-                {"p99", at(0.99)},
-                {"mean", sorted.empty() ? 0.0 : sum / static_cast<double>(sorted.size())},
-                {"source", "wall clock, frame start to next frame start; frames writing PNGs "
-                           "are left out"}};
-        }
+        report["frame_time_ms"] = harness::frame_time_json(
+            frame_ms, "wall clock, frame start to next frame start; frames writing PNGs are left "
+                      "out");
         report["clock"] = args->clock;
         double gpu_total = 0;
         for (double v : main_gpu_ms) {
             gpu_total += v;
         }
-        nlohmann::json main_json = {{"camera", inputs.scene.cameras()[inputs.main_camera].name},
-                                    {"size", {inputs.width, inputs.height}},
+        nlohmann::json main_json = {{"camera", scene.main_camera()},
+                                    {"size", {scene.width(), scene.height()}},
                                     {"last_time_s", last_time_s},
                                     {"pngs", main_pngs}};
         if (have_timestamps) {
             main_json["gpu_ms"] = {{"source", "timestamps"},
                                    {"frames", main_gpu_ms.size()},
                                    {"total", gpu_total},
-                                   {"p50", detail::percentile(main_gpu_ms, 0.5)},
-                                   {"p99", detail::percentile(main_gpu_ms, 0.99)}};
+                                   {"p50", harness::percentile(main_gpu_ms, 0.5)},
+                                   {"p99", harness::percentile(main_gpu_ms, 0.99)}};
         }
         report["main_view"] = main_json;
 
@@ -594,9 +492,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         bool lost = false;
         std::set<std::uint32_t> lost_workers;
         nlohmann::json final_placement = nlohmann::json::object();
-        const auto capture_by_task = capture_times->busy_by_task();
+        const auto capture_by_task = captures.by_task();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
-            const detail::PreparedTask& p = inputs.prepared[i];
+            const harness::RunTaskInfo& spec = specs[i];
             const TaskStats s = runtime.stats(tasks[i].id);
             lost = lost || s.worker_lost;
             // Counters over every device the task ran on; latencies of the last one.
@@ -607,15 +505,14 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 nlohmann::json gpu_ms = nullptr;
                 nlohmann::json gpu_first_ms = nullptr;
                 nlohmann::json gpu_steady_ms = nullptr;
-                const auto c = capture_by_task.find({p.spec.name, r.device});
-                if (c != capture_by_task.end() && c->second.timed && c->second.generations > 0) {
-                    gpu_ms = c->second.busy_ms / static_cast<double>(c->second.generations);
-                    if (c->second.firsts > 0) {
-                        gpu_first_ms = c->second.first_ms / static_cast<double>(c->second.firsts);
-                    }
-                    if (const auto steady = c->second.steady_ms()) {
-                        gpu_steady_ms = *steady;
-                    }
+                const auto c = capture_by_task.find({spec.name, r.device});
+                if (c != capture_by_task.end()) {
+                    const auto json_of = [](const std::optional<double>& ms) {
+                        return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
+                    };
+                    gpu_ms = json_of(c->second.per_update_ms);
+                    gpu_first_ms = json_of(c->second.first_update_ms);
+                    gpu_steady_ms = json_of(c->second.per_later_update_ms);
                 }
                 registrations.push_back({{"adapter", r.device},
                                          {"active", r.active},
@@ -630,21 +527,20 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     lost_workers.insert(r.device);
                 }
             }
-            const bool automatic = p.spec.placement.kind == detail::PlacementKind::Auto;
+            const bool automatic = spec.automatic;
             const DeviceInfo device = runtime.task_device(tasks[i].id);
-            final_placement[p.spec.name] = {{"adapter", device.index},
-                                            {"placement", detail::to_string(p.spec.placement)},
-                                            {"decided_by", automatic ? "scheduler" : "manual"},
-                                            {"moves", s.moves}};
+            final_placement[spec.name] = {{"adapter", device.index},
+                                          {"placement", spec.placement},
+                                          {"decided_by", automatic ? "scheduler" : "manual"},
+                                          {"moves", s.moves}};
             nlohmann::json t = {
-                {"name", p.spec.name},
-                {"camera", p.spec.camera},
-                {"size", {p.spec.width, p.spec.height}},
-                {"rate_hz", p.spec.rate_hz},
-                {"placement", detail::to_string(p.spec.placement)},
-                {"runtime_placement",
-                 automatic ? std::string("scheduler") : detail::to_string(p.spec.placement)},
-                {"device", device_json(device)},
+                {"name", spec.name},
+                {"camera", spec.camera},
+                {"size", {spec.width, spec.height}},
+                {"rate_hz", spec.rate_hz},
+                {"placement", spec.placement},
+                {"runtime_placement", automatic ? std::string("scheduler") : spec.placement},
+                {"device", harness::device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
                 {"transfer_path", runtime.task_transfer_path(tasks[i].id)},
                 {"registrations", registrations},
@@ -655,17 +551,17 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"superseded", s.superseded},
                 {"ready_rate_hz", elapsed > 0 ? static_cast<double>(s.ready) / elapsed : 0.0},
                 {"latency_us",
-                 {{"worker_submit", latency_json(s.worker_submit)},
-                  {"transfer_queued", latency_json(s.transfer_queued)},
-                  {"worker_done", latency_json(s.worker_done)},
-                  {"ready_observed", latency_json(s.ready_observed)}}},
+                 {{"worker_submit", harness::latency_json(s.worker_submit)},
+                  {"transfer_queued", harness::latency_json(s.transfer_queued)},
+                  {"worker_done", harness::latency_json(s.worker_done)},
+                  {"ready_observed", harness::latency_json(s.ready_observed)}}},
                 {"frames_shown", tasks[i].frames_shown},
                 {"newest_generation", s.newest_generation},
                 {"shown_generation", tasks[i].shown_generation},
                 {"shown_adapter", tasks[i].shown_adapter ? nlohmann::json(*tasks[i].shown_adapter)
                                                          : nlohmann::json()},
                 {"shown_time_s", tasks[i].shown_time_s},
-                {"surface", p.spec.surface ? nlohmann::json(*p.spec.surface) : nlohmann::json()},
+                {"surface", spec.surface ? nlohmann::json(*spec.surface) : nlohmann::json()},
                 {"png", tasks[i].png.empty() ? nlohmann::json() : nlohmann::json(tasks[i].png)},
                 {"worker_lost", s.worker_lost}};
             if (s.worker_lost) {
@@ -689,7 +585,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         scheduler_json["failures"] = final_report.failures;
         report["scheduler"] = scheduler_json;
 
-        const auto capture_busy = capture_times->busy();
+        const auto capture_busy = captures.by_device();
         nlohmann::json devices = nlohmann::json::array();
         {
             const std::vector<DeviceInfo>& all = all_devices;
@@ -697,10 +593,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 nlohmann::json names = nlohmann::json::array();
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
                     if (runtime.task_device(tasks[i].id).index == all[d].index) {
-                        names.push_back(inputs.prepared[i].spec.name);
+                        names.push_back(specs[i].name);
                     }
                 }
-                nlohmann::json j = device_json(all[d]);
+                nlohmann::json j = harness::device_json(all[d]);
                 j["role"] = d == 0 ? "primary" : "worker";
                 j["tasks"] = names;
                 // Busy time from GPU timestamps: the scene-capture commands of the tasks there
@@ -753,17 +649,18 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         if (!args->quiet) {
             std::FILE* out = args->json ? stderr : stdout;
-            Table table({"task", "device", "path", "accepted", "busy", "ready", "ready Hz",
-                         "ready p50 ms", "p99 ms", "shown gen"});
+            harness::Table table({"task", "device", "path", "accepted", "busy", "ready", "ready Hz",
+                                  "ready p50 ms", "p99 ms", "shown gen"});
             for (const auto& t : tasks_json) {
                 const auto& l = t["latency_us"]["ready_observed"];
                 table.add(
                     {t["name"].get<std::string>(),
                      t["device"]["index"].dump() + " " + t["device"]["name"].get<std::string>(),
                      t["transfer_path"].get<std::string>(), t["accepted"].dump(), t["busy"].dump(),
-                     t["ready"].dump(), fixed(t["ready_rate_hz"].get<double>()),
-                     fixed(l["p50_us"].get<double>() / 1000.0, 2),
-                     fixed(l["p99_us"].get<double>() / 1000.0, 2), t["shown_generation"].dump()});
+                     t["ready"].dump(), harness::fixed(t["ready_rate_hz"].get<double>()),
+                     harness::fixed(l["p50_us"].get<double>() / 1000.0, 2),
+                     harness::fixed(l["p99_us"].get<double>() / 1000.0, 2),
+                     t["shown_generation"].dump()});
             }
             table.print(out);
             std::fprintf(out, "%llu frames in %.2f s (%.1f FPS)",
@@ -771,18 +668,18 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                          report["frame_rate_hz"].get<double>());
             if (have_timestamps) {
                 std::fprintf(out, ", main view GPU p50 %.2f ms",
-                             detail::percentile(main_gpu_ms, 0.5));
+                             harness::percentile(main_gpu_ms, 0.5));
             }
             std::fprintf(out, "\n");
             for (const auto& d : report["devices"]) {
-                std::fprintf(out, "%-7s adapter %s %s: busy %s\n",
-                             d["role"].get<std::string>().c_str(), d["index"].dump().c_str(),
-                             d["name"].get<std::string>().c_str(),
-                             d["busy_ms"].is_null()
-                                 ? "unknown (no timestamps)"
-                                 : (fixed(d["busy_ms"].get<double>(), 1) + " ms (" +
-                                    fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
-                                       .c_str());
+                std::fprintf(
+                    out, "%-7s adapter %s %s: busy %s\n", d["role"].get<std::string>().c_str(),
+                    d["index"].dump().c_str(), d["name"].get<std::string>().c_str(),
+                    d["busy_ms"].is_null()
+                        ? "unknown (no timestamps)"
+                        : (harness::fixed(d["busy_ms"].get<double>(), 1) + " ms (" +
+                           harness::fixed(d["busy_percent"].get<double>(), 1) + "% of the run)")
+                              .c_str());
             }
             for (const std::uint32_t w : lost_workers) {
                 std::fprintf(out,

@@ -9,11 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "core/discovery.hpp"
-#include "core/resources.hpp"
-#include "runtime/frame_loop.hpp"
-#include "runtime/rate.hpp"
-#include "table.hpp"
+#include "harness/frame_loop.hpp"
+#include "harness/rate.hpp"
+#include "harness/run_report.hpp"
+#include "harness/table.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/trace.hpp"
@@ -70,20 +69,6 @@ std::pair<std::uint32_t, std::uint32_t> parse_size(const std::string& text) {
                 "Give a size such as 256x256 (1 to 16384 each)");
 }
 
-nlohmann::json latency_json(const LatencyStats& l) {
-    return {{"count", l.count},
-            {"p50_us", l.p50_us},
-            {"p90_us", l.p90_us},
-            {"p99_us", l.p99_us},
-            {"max_us", l.max_us}};
-}
-
-std::string fixed(double v, int digits = 1) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
-    return buffer;
-}
-
 } // namespace
 
 Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
@@ -125,7 +110,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                     "Write a Chrome trace-event JSON file (Perfetto, chrome://tracing)");
 
     return [args, &global]() -> int {
-        const double rate = detail::parse_rate_hz(args->rate);
+        const double rate = harness::parse_rate_hz(args->rate);
         const double fps = parse_fps(args->fps);
         const auto [width, height] = parse_size(args->size);
 
@@ -146,13 +131,13 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
         const DeviceInfo worker = runtime.task_device(task);
         const std::string path = runtime.task_transfer_path(task);
 
-        detail::StreamOptions stream_options;
+        harness::StreamOptions stream_options;
         stream_options.rate_hz = rate;
         if (args->limit > 0) {
             stream_options.limit = args->limit;
         }
         stream_options.quiet = args->quiet;
-        detail::FrameLoopOptions loop;
+        harness::FrameLoopOptions loop;
         loop.fps = fps;
         loop.duration_s = args->duration;
         loop.verify_every = args->verify_every;
@@ -164,8 +149,8 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                          args->size.c_str(), worker.name.c_str(), worker.index,
                          runtime.primary_device().name.c_str(), runtime.primary_device().index,
                          path.c_str(), rate,
-                         fps > 0 ? (fixed(fps, 0) + " FPS").c_str() : "unlimited");
-            loop.progress = [](const detail::StreamStats& s) {
+                         fps > 0 ? (harness::fixed(fps, 0) + " FPS").c_str() : "unlimited");
+            loop.progress = [](const harness::StreamStats& s) {
                 std::fprintf(stderr,
                              "  %5.1fs  ticks %llu  accepted %llu  busy %llu  ready %llu "
                              "(%.1f/s)\n",
@@ -175,8 +160,8 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                              static_cast<unsigned long long>(s.ready), s.ready_hz);
             };
         }
-        const detail::FrameLoopResult r = detail::run_stream(runtime, task, stream_options, loop);
-        const detail::StreamStats& s = r.stream;
+        const harness::FrameLoopResult r = harness::run_stream(runtime, task, stream_options, loop);
+        const harness::StreamStats& s = r.stream;
         report_validation(runtime);
         if (!args->trace.empty()) {
             write_trace(runtime, args->trace);
@@ -207,10 +192,10 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             j["rates_hz"] = {{"ticks", s.tick_hz},  {"accepted", s.accepted_hz},
                              {"busy", s.busy_hz},   {"failed", s.failed_hz},
                              {"ready", s.ready_hz}, {"frames", r.frame_hz}};
-            j["latency_us"] = {{"worker_submit", latency_json(s.task.worker_submit)},
-                               {"transfer_queued", latency_json(s.task.transfer_queued)},
-                               {"worker_done", latency_json(s.task.worker_done)},
-                               {"ready_observed", latency_json(s.task.ready_observed)}};
+            j["latency_us"] = {{"worker_submit", harness::latency_json(s.task.worker_submit)},
+                               {"transfer_queued", harness::latency_json(s.task.transfer_queued)},
+                               {"worker_done", harness::latency_json(s.task.worker_done)},
+                               {"ready_observed", harness::latency_json(s.task.ready_observed)}};
             j["frames"] = {{"count", r.frames},
                            {"leases", r.leases},
                            {"new_outputs", r.new_outputs},
@@ -222,20 +207,22 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             }
             std::printf("%s\n", j.dump(2).c_str());
         } else {
-            Table counts({"", "count", "rate (Hz)"});
-            counts.add({"timer ticks", std::to_string(s.ticks), fixed(s.tick_hz)});
-            counts.add({"accepted", std::to_string(s.accepted), fixed(s.accepted_hz)});
-            counts.add({"busy", std::to_string(s.busy), fixed(s.busy_hz)});
-            counts.add({"failed", std::to_string(s.failed), fixed(s.failed_hz)});
-            counts.add({"ready", std::to_string(s.ready), fixed(s.ready_hz)});
+            harness::Table counts({"", "count", "rate (Hz)"});
+            counts.add({"timer ticks", std::to_string(s.ticks), harness::fixed(s.tick_hz)});
+            counts.add({"accepted", std::to_string(s.accepted), harness::fixed(s.accepted_hz)});
+            counts.add({"busy", std::to_string(s.busy), harness::fixed(s.busy_hz)});
+            counts.add({"failed", std::to_string(s.failed), harness::fixed(s.failed_hz)});
+            counts.add({"ready", std::to_string(s.ready), harness::fixed(s.ready_hz)});
             counts.add({"in flight", std::to_string(s.in_flight), ""});
-            counts.add({"primary frames", std::to_string(r.frames), fixed(r.frame_hz)});
+            counts.add({"primary frames", std::to_string(r.frames), harness::fixed(r.frame_hz)});
             counts.print();
             std::printf("\n");
-            Table lat({"stage (from request)", "n", "p50 us", "p90 us", "p99 us", "max us"});
+            harness::Table lat(
+                {"stage (from request)", "n", "p50 us", "p90 us", "p99 us", "max us"});
             auto row = [&](const char* name, const LatencyStats& l) {
-                lat.add({name, std::to_string(l.count), fixed(l.p50_us), fixed(l.p90_us),
-                         fixed(l.p99_us), fixed(l.max_us)});
+                lat.add({name, std::to_string(l.count), harness::fixed(l.p50_us),
+                         harness::fixed(l.p90_us), harness::fixed(l.p99_us),
+                         harness::fixed(l.max_us)});
             };
             row("worker submit", s.task.worker_submit);
             row("transfer queued", s.task.transfer_queued);

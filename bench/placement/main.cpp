@@ -28,8 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "scene/demo_scene.hpp"
-#include "scene/tasks.hpp"
+#include "harness/demo_tasks.hpp"
 
 namespace {
 
@@ -79,31 +78,6 @@ double median(std::vector<double> v) {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-json tasks_document(const tandem::detail::TasksFile& tasks,
-                    const std::vector<std::string>& placements) {
-    json doc;
-    if (tasks.main_camera) {
-        doc["main"] = {{"camera", *tasks.main_camera}};
-    }
-    doc["tasks"] = json::array();
-    for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
-        const auto& t = tasks.tasks[i];
-        json j = {{"name", t.name},
-                  {"camera", t.camera},
-                  {"resolution", std::to_string(t.width) + "x" + std::to_string(t.height)},
-                  {"rate", t.rate_hz},
-                  {"placement", placements[i]}};
-        if (t.surface) {
-            j["surface"] = *t.surface;
-        }
-        if (!t.tags.empty()) {
-            j["tags"] = t.tags;
-        }
-        doc["tasks"].push_back(j);
-    }
-    return doc;
-}
-
 struct RunResult {
     std::string label;
     std::vector<std::uint32_t> assignment; // adapter per task (auto: the final placement)
@@ -150,8 +124,8 @@ int main(int argc, char** argv) {
     const auto dir = std::filesystem::temp_directory_path() /
                      ("tandem-bench-placement-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    const tandem::detail::TasksFile demo = tandem::detail::demo_tasks();
-    const std::size_t n_tasks = demo.tasks.size();
+    const std::vector<std::string> task_names = tandem::harness::demo_task_names();
+    const std::size_t n_tasks = task_names.size();
 
     std::size_t run_counter = 0;
     const auto run = [&](const std::string& label, const std::string& args) {
@@ -221,7 +195,7 @@ int main(int argc, char** argv) {
             label += (i ? "," : "") + placements.back();
         }
         const auto file = dir / ("tasks" + std::to_string(a) + ".json");
-        std::ofstream(file) << tasks_document(demo, placements).dump(2);
+        std::ofstream(file) << tandem::harness::demo_tasks_document(placements).dump(2);
         std::fprintf(stderr, "placement bench: %zu/%zu  %s\n", a + 1, total, label.c_str());
         fixed.push_back(run(label, "--tasks " + quote(file.string())));
         for (std::size_t i = 0; i < n_tasks; ++i) {
@@ -347,8 +321,8 @@ int main(int argc, char** argv) {
         row(r);
     }
     std::printf("\ntasks:");
-    for (const auto& t : demo.tasks) {
-        std::printf(" %s", t.name.c_str());
+    for (const auto& name : task_names) {
+        std::printf(" %s", name.c_str());
     }
     std::printf("; adapters:");
     for (const auto a : adapters) {
@@ -395,10 +369,7 @@ int main(int argc, char** argv) {
                           {"description", o.machine},
                           {"cpus", std::thread::hardware_concurrency()},
                           {"devices", devices}};
-        json names = json::array();
-        for (const auto& t : demo.tasks) {
-            names.push_back(t.name);
-        }
+        const json names = task_names;
         doc["config"] = {{"frames", o.frames},
                          {"runs", o.runs},
                          {"size", o.size},

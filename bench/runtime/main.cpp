@@ -31,16 +31,15 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "core/stats.hpp"
-#include "runtime/frame_loop.hpp"
-#include "runtime/lease_reader.hpp"
-#include "runtime/rate.hpp"
-#include "runtime/runtime_impl.hpp"
-#include "sched/profile.hpp"
+#include "harness/frame_loop.hpp"
+#include "harness/lease_reader.hpp"
+#include "harness/pattern_check.hpp"
+#include "harness/profile_file.hpp"
+#include "harness/rate.hpp"
+#include "harness/statistics.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
-#include "workloads/pattern.hpp"
 
 // tests/runtime/shaders/palette.comp, embedded at build time (CMakeLists.txt).
 namespace tandem::shaders {
@@ -122,15 +121,14 @@ bool verify_newest(tandem::Runtime& runtime, tandem::TaskId task) {
     if (!lease) {
         return false;
     }
-    tandem::detail::LeaseReader reader(runtime.impl().primary(), runtime.primary_timeline(), 1,
-                                       lease->extent.width, lease->extent.height);
+    tandem::harness::LeaseReader reader(runtime, 1, lease->extent.width, lease->extent.height);
     const std::uint64_t v = reader.read(*lease, true);
     bool ok = v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS;
     ok = ok &&
          (g_compute
               ? palette_mismatch(reader.pixels(v), lease->extent.width, lease->extent.height)
-              : tandem::detail::pattern_mismatch(reader.pixels(v), lease->generation,
-                                                 lease->extent.width, lease->extent.height)) < 0;
+              : tandem::harness::pattern_mismatch(reader.pixels(v), lease->generation,
+                                                  lease->extent.width, lease->extent.height)) < 0;
     runtime.release(*lease, v);
     return ok;
 }
@@ -215,34 +213,18 @@ std::vector<double> app_cost_us(tandem::Runtime& runtime, tandem::TaskId task, d
 // in well under that, so each auto task starts on a worker; the moves are then forced through the
 // public API (observe_execute reports 500 ms on the task's device: past any capacity).
 std::string write_move_profile(const std::vector<tandem::DeviceInfo>& devices) {
-    using namespace tandem::detail;
-    Profile profile = profile_skeleton(devices);
-    profile.created = "bench";
-    profile.tandem_version = "bench";
-    for (DeviceProfile& d : profile.devices) {
-        d.prepare_us = 20.0;
-        d.reintegrate = {20.0, 10.0};
-        d.workloads = {{"pattern", 256, 256, 0, 2.0}, {"pattern", 1024, 1024, 0, 32.0}};
-    }
-    for (const DeviceProfile& w : profile.devices) {
-        for (const DeviceProfile& p : profile.devices) {
-            if (w.index == p.index) {
-                continue;
-            }
-            PairProfile pair;
-            pair.worker = w.index;
-            pair.primary = p.index;
-            pair.sync_us = 50.0;
-            for (const auto path :
-                 {tandem::TransferPath::ZeroCopy, tandem::TransferPath::SharedMemory,
-                  tandem::TransferPath::HostImported, tandem::TransferPath::HostCopy}) {
-                pair.paths.push_back({path, {20.0, 50.0}});
-            }
-            profile.pairs.push_back(pair);
-        }
-    }
+    tandem::harness::SyntheticProfile costs;
+    costs.created = "bench";
+    costs.tandem_version = "bench";
+    costs.prepare_us = 20.0;
+    costs.reintegrate_gbps = 20.0;
+    costs.reintegrate_latency_us = 10.0;
+    costs.workloads = {{"pattern", 256, 256, 0, 2.0}, {"pattern", 1024, 1024, 0, 32.0}};
+    costs.sync_us = 50.0;
+    costs.transfer_gbps = 20.0;
+    costs.transfer_latency_us = 50.0;
     const std::string path = "/tmp/tandem-bench-moves-" + std::to_string(::getpid()) + ".json";
-    save_profile(profile, path);
+    tandem::harness::save_synthetic_profile(devices, costs, path);
     return path;
 }
 
@@ -424,7 +406,7 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::from_str(log_level));
 
     try {
-        const double rate = tandem::detail::parse_rate_hz(rate_text);
+        const double rate = tandem::harness::parse_rate_hz(rate_text);
         tandem::Runtime runtime(options);
         tandem::TaskDesc big;
         big.name = "decoupling";
@@ -463,16 +445,16 @@ int main(int argc, char** argv) {
         std::uint64_t verified = 0, mismatches = 0;
         for (int r = 0; r < runs; ++r) {
             for (double fps : {0.0, 30.0}) {
-                tandem::detail::StreamOptions so;
+                tandem::harness::StreamOptions so;
                 so.rate_hz = rate;
                 so.quiet = true;
-                tandem::detail::FrameLoopOptions lo;
+                tandem::harness::FrameLoopOptions lo;
                 lo.fps = fps;
                 lo.duration_s = seconds;
                 lo.verify_every = 50;
                 lo.verify_pattern = !g_compute;
                 lo.snapshot = g_job;
-                const auto res = tandem::detail::run_stream(runtime, big_task, so, lo);
+                const auto res = tandem::harness::run_stream(runtime, big_task, so, lo);
                 (fps == 0 ? unlimited : fps30).push_back(res.stream.ready_hz);
                 verified += res.verified;
                 mismatches += res.mismatches;
@@ -519,7 +501,7 @@ int main(int argc, char** argv) {
                     sp = stats_of(pipelined), sc = stats_of(cost);
         const double decoupling = su.median > 0 ? s30.median / su.median : 0;
         const double pipelining = ss.median > 0 ? sp.median / ss.median : 0;
-        const double cost_p90 = tandem::detail::percentile(cost, 0.9);
+        const double cost_p90 = tandem::harness::percentile(cost, 0.9);
 
         std::printf("\n%-44s %10s %10s %10s\n", "measurement", "median", "min", "max");
         auto row = [](const char* name, const Stats& s) {

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/lease_reader.hpp"
+#include "harness/lease_reader.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -71,7 +71,7 @@ protected:
     }
 
     // Reads the whole leased image on the primary (without releasing) and returns the bytes.
-    static std::vector<std::uint8_t> read_back(detail::LeaseReader& reader, const Lease& lease,
+    static std::vector<std::uint8_t> read_back(harness::LeaseReader& reader, const Lease& lease,
                                                std::uint64_t& value) {
         value = reader.read(lease, true);
         EXPECT_NE(value, 0u);
@@ -89,10 +89,9 @@ protected:
             << "generation " << lease.generation << " slot " << lease.slot;
     }
 
-    static std::unique_ptr<detail::LeaseReader> make_reader(Runtime& runtime, std::uint32_t w = 64,
-                                                            std::uint32_t h = 48) {
-        return std::make_unique<detail::LeaseReader>(runtime.impl().primary(),
-                                                     runtime.primary_timeline(), 3, w, h);
+    static std::unique_ptr<harness::LeaseReader> make_reader(Runtime& runtime, std::uint32_t w = 64,
+                                                             std::uint32_t h = 48) {
+        return std::make_unique<harness::LeaseReader>(runtime, 3, w, h);
     }
 };
 

@@ -31,7 +31,7 @@ protected:
     }
 
     // Submits `shot` and reads the generation it produced back on the primary.
-    std::vector<std::uint8_t> capture(Runtime& runtime, detail::LeaseReader& reader, TaskId task,
+    std::vector<std::uint8_t> capture(Runtime& runtime, harness::LeaseReader& reader, TaskId task,
                                       const CaptureSnapshot& shot) {
         const std::vector<std::byte> bytes = encode_capture(shot);
         std::uint64_t generation = 0;

@@ -69,7 +69,7 @@ protected:
     }
     // Submits and acquires until `count` outputs newer than `previous` were read back exact;
     // generations never go back. Returns the newest generation seen.
-    std::uint64_t deliver_exact(Runtime& runtime, detail::LeaseReader& reader, TaskId task,
+    std::uint64_t deliver_exact(Runtime& runtime, harness::LeaseReader& reader, TaskId task,
                                 int count, std::uint64_t previous) {
         int verified = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -285,7 +285,7 @@ protected:
     // renders the main view on the primary and reads every leased output there. Returns the
     // generations shown.
     std::vector<std::uint64_t> frame(Runtime& runtime, const std::vector<TaskId>& tasks,
-                                     detail::HeadlessView& view, detail::LeaseReader& reader,
+                                     detail::HeadlessView& view, harness::LeaseReader& reader,
                                      const detail::SceneCaptureTimes* times) {
         for (TaskId t : tasks) {
             const SubmitResult r = runtime.submit(t, m_snapshot);

@@ -1,14 +1,22 @@
-#include "main_view.hpp"
+#include "harness/main_view.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "core/device.hpp"
+#include "core/handle.hpp"
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
+#include "harness/adopted_primary.hpp"
+#include "harness/run_scene_state.hpp"
+#include "render/mesh_cache.hpp"
+#include "render/renderer.hpp"
+#include "render/scene_capture.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 
-namespace tandem::cli {
+namespace tandem::harness {
 namespace {
 
 constexpr VkFormat k_color = VK_FORMAT_R8G8B8A8_UNORM;
@@ -38,37 +46,52 @@ std::vector<std::uint8_t> buffer_pixels(const detail::Device& device, const deta
     return {p, p + rgba_bytes(extent)};
 }
 
-// The application's primary device, wrapped (not owned) for Tandem's helpers.
-std::unique_ptr<detail::Device> adopt(const detail::Instance& instance,
-                                      const std::vector<detail::Adapter>& adapters,
-                                      const PrimaryVulkan& primary) {
-    for (const detail::Adapter& a : adapters) {
-        if (a.physical == primary.physical_device) {
-            detail::AdoptedDevice adopted;
-            adopted.device = primary.device;
-            adopted.queue_family = primary.queue_family;
-            adopted.queue_index = primary.queue_index;
-            adopted.queue_lock = primary.queue_mutex;
-            detail::DeviceOptions options;
-            options.label = "main view";
-            return std::make_unique<detail::Device>(instance, a, adopted, options);
-        }
-    }
-    throw Error("The runtime's primary is not a device of its instance",
-                "Pass Runtime::primary_vulkan() as it is");
-}
-
 } // namespace
 
-MainView::MainView(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline,
-                   const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
-                   std::uint32_t max_leases, VkExtent2D max_lease_extent,
-                   std::uint32_t frames_in_flight)
-    : m_instance(
-          std::make_unique<detail::Instance>(primary_vulkan.instance, primary_vulkan.debug_utils)),
-      m_adapters(detail::discover_adapters(*m_instance, 1)),
-      m_primary(adopt(*m_instance, m_adapters, primary_vulkan)), m_device(*m_primary),
-      m_timeline(timeline), m_extent(extent), m_cache(detail::shared_mesh_cache(m_device, assets)),
+struct MainView::State {
+    struct Frame {
+        detail::Image color;
+        std::unique_ptr<detail::RenderTarget> target;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        detail::Buffer main_readback;
+        std::vector<detail::Buffer> lease_readback;
+        std::vector<VkExtent2D> lease_extents;
+        std::uint64_t value = 0;
+        bool timed = false;
+    };
+    State(const PrimaryVulkan& primary, VkSemaphore timeline,
+          const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
+          std::uint32_t max_leases, VkExtent2D max_lease_extent, std::uint32_t frames_in_flight);
+    ~State();
+    [[nodiscard]] std::uint64_t render(const detail::FrameSnapshot& snapshot,
+                                       const MainFrameRequest& request);
+    [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
+    [[nodiscard]] const Frame* frame_of(std::uint64_t value) const noexcept;
+    void collect_timestamps(Frame& frame, std::size_t index);
+
+    // The primary as Tandem's own helpers (renderer, resources) take it: adopted, not owned.
+    AdoptedPrimary m_primary;
+    const detail::Device& m_device;
+    VkSemaphore m_timeline;
+    VkExtent2D m_extent;
+    std::shared_ptr<detail::MeshCache> m_cache; // shared with scene-capture tasks on the primary
+    detail::Renderer m_renderer;
+    detail::CommandPool m_pool;
+    detail::Handle<VkQueryPool> m_queries;
+    double m_timestamp_period_ns = 0;
+    std::uint64_t m_timestamp_mask = 0;
+    std::vector<Frame> m_frames;
+    std::uint64_t m_value = 0;
+    std::vector<double> m_gpu_ms;
+    std::string m_error;
+};
+
+MainView::State::State(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline,
+                       const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
+                       std::uint32_t max_leases, VkExtent2D max_lease_extent,
+                       std::uint32_t frames_in_flight)
+    : m_primary(primary_vulkan, "main view"), m_device(m_primary.device()), m_timeline(timeline),
+      m_extent(extent), m_cache(detail::shared_mesh_cache(m_device, assets)),
       m_renderer(*m_cache, k_color),
       m_pool(m_device, m_device.queue(detail::QueueRole::Main).family(), "main view pool") {
     const detail::Device& primary = m_device;
@@ -107,16 +130,16 @@ MainView::MainView(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline,
     }
 }
 
-MainView::~MainView() {
+MainView::State::~State() {
     (void)wait(m_value, std::chrono::seconds(10));
 }
 
-VkResult MainView::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
+VkResult MainView::State::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
     return detail::wait_timeline(m_device, m_timeline, value, timeout,
                                  "vkWaitSemaphores main view");
 }
 
-void MainView::collect_timestamps(Frame& frame, std::size_t index) {
+void MainView::State::collect_timestamps(Frame& frame, std::size_t index) {
     if (!frame.timed || !m_queries) {
         return;
     }
@@ -133,8 +156,8 @@ void MainView::collect_timestamps(Frame& frame, std::size_t index) {
     }
 }
 
-std::uint64_t MainView::render(const detail::FrameSnapshot& snapshot,
-                               const MainFrameRequest& request) {
+std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
+                                      const MainFrameRequest& request) {
     const std::size_t index = m_value % m_frames.size();
     Frame& f = m_frames[index];
     if (wait(f.value, std::chrono::seconds(10)) != VK_SUCCESS) {
@@ -268,7 +291,7 @@ std::uint64_t MainView::render(const detail::FrameSnapshot& snapshot,
     return value;
 }
 
-const MainView::Frame* MainView::frame_of(std::uint64_t value) const noexcept {
+const MainView::State::Frame* MainView::State::frame_of(std::uint64_t value) const noexcept {
     for (const auto& f : m_frames) {
         if (f.value == value) {
             return &f;
@@ -278,22 +301,55 @@ const MainView::Frame* MainView::frame_of(std::uint64_t value) const noexcept {
 }
 
 std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {
-    const Frame* f = frame_of(value);
+    const State::Frame* f = m_state->frame_of(value);
     if (f == nullptr) {
         throw Error("The main view frame " + std::to_string(value) + " was reused",
                     "Read a frame's pixels before rendering further frames");
     }
-    return buffer_pixels(m_device, f->main_readback, m_extent);
+    return buffer_pixels(m_state->m_device, f->main_readback, m_state->m_extent);
 }
 
 std::vector<std::uint8_t> MainView::lease_pixels(std::uint64_t value, std::size_t lease) const {
-    const Frame* f = frame_of(value);
+    const State::Frame* f = m_state->frame_of(value);
     if (f == nullptr || lease >= f->lease_extents.size()) {
         throw Error("The main view frame " + std::to_string(value) + " read no lease " +
                         std::to_string(lease),
                     "Ask for read_leases in that frame");
     }
-    return buffer_pixels(m_device, f->lease_readback[lease], f->lease_extents[lease]);
+    return buffer_pixels(m_state->m_device, f->lease_readback[lease], f->lease_extents[lease]);
 }
 
-} // namespace tandem::cli
+MainView::MainView(const Runtime& runtime, const RunScene& scene, VkExtent2D extent,
+                   std::uint32_t max_leases, VkExtent2D max_lease_extent,
+                   std::uint32_t frames_in_flight)
+    : m_state(std::make_unique<State>(runtime.primary_vulkan(), runtime.primary_timeline(),
+                                      scene.state().inputs.scene.shared_assets(), extent,
+                                      max_leases, max_lease_extent, frames_in_flight)) {}
+
+MainView::~MainView() = default;
+
+std::uint64_t MainView::render(const RunScene& scene, const MainFrameRequest& request) {
+    return m_state->render(detail::main_snapshot(scene.state().inputs, request.shown), request);
+}
+
+VkResult MainView::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
+    return m_state->wait(value, timeout);
+}
+
+const std::string& MainView::last_error() const noexcept {
+    return m_state->m_error;
+}
+
+VkExtent2D MainView::extent() const noexcept {
+    return m_state->m_extent;
+}
+
+bool MainView::has_timestamps() const noexcept {
+    return m_state->m_timestamp_period_ns > 0;
+}
+
+const std::vector<double>& MainView::gpu_ms() const noexcept {
+    return m_state->m_gpu_ms;
+}
+
+} // namespace tandem::harness

@@ -1,9 +1,9 @@
 // run_stream(): a stream plus a simulated primary frame loop, as `tandem stream` and the
-// runtime benchmark run them. The stream's timer thread submits at the target rate; the calling
-// thread is the application's frame loop at a chosen FPS (or unlimited): each frame it pumps,
-// acquires the newest output, reads it on the primary (one texel; the whole image, checked
-// against the pattern's CPU reference, for every Nth new generation) and releases the lease
-// with the primary timeline value of that read. At unlimited FPS the loop is paced by the
+// runtime benchmark run them, on the public API alone. The stream's timer thread submits at the
+// target rate; the calling thread is the application's frame loop at a chosen FPS (or unlimited):
+// each frame it pumps, acquires the newest output, reads it on the primary (one texel; the whole
+// image, checked against the pattern's CPU reference, for every Nth new generation) and releases
+// the lease with the primary timeline value of that read. At unlimited FPS the loop is paced by the
 // primary: a frame starts once the previous frame's read completed (the thread yields between
 // frames, and sleeps briefly while there is nothing to read), as a real frame loop is paced by
 // its GPU work, instead of spinning on the CPU a CPU worker device needs.
@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/stream.hpp"
+#include "harness/stream.hpp"
 #include "tandem/runtime.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 
 struct FrameLoopOptions {
     double fps = 60.0;               // 0: unlimited
@@ -47,4 +47,4 @@ struct FrameLoopResult {
                                          const StreamOptions& stream_options,
                                          const FrameLoopOptions& loop_options);
 
-} // namespace tandem::detail
+} // namespace tandem::harness

@@ -1,28 +1,32 @@
 // LeaseReader: reads leased outputs on the primary the way an application's frame does: one
 // submission on the primary's main queue that waits on the lease's semaphore, copies the image
 // (one texel, or all of it for verification) into a host-visible buffer, and signals the
-// runtime's primary timeline, whose value is then the lease's release value. Used by
-// `tandem stream`'s simulated frame loop, the benchmarks and the tests.
+// runtime's primary timeline, whose value is then the lease's release value. Built from the
+// public API alone (Runtime::primary_vulkan, primary_timeline). Used by `tandem stream`'s
+// simulated frame loop, the benchmarks and the tests.
 //
 // Threads: one thread at a time (the frame loop). While it lives it is the only signaller of
-// the primary timeline it is given (values must grow); it continues from the timeline's value.
+// the runtime's primary timeline (values must grow); it continues from the timeline's value.
 // Lifetime: destroy before the runtime; the destructor waits for its submissions.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
-#include "core/device.hpp"
-#include "core/resources.hpp"
+#include <vulkan/vulkan_core.h>
+
 #include "tandem/lease.hpp"
+#include "tandem/runtime.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 
 class LeaseReader {
 public:
-    LeaseReader(const Device& primary, VkSemaphore primary_timeline, std::uint32_t frames,
-                std::uint32_t max_width, std::uint32_t max_height);
+    // `frames` reads may be in flight; each reads at most max_width x max_height RGBA8 texels.
+    // Throws tandem::Error when the primary cannot be adopted or the buffers not created.
+    LeaseReader(const Runtime& runtime, std::uint32_t frames, std::uint32_t max_width,
+                std::uint32_t max_height);
     ~LeaseReader();
     LeaseReader(const LeaseReader&) = delete;
     LeaseReader& operator=(const LeaseReader&) = delete;
@@ -37,16 +41,8 @@ public:
     [[nodiscard]] const std::uint8_t* pixels(std::uint64_t value) const;
 
 private:
-    struct Frame {
-        VkCommandBuffer cmd = VK_NULL_HANDLE;
-        Buffer buffer;
-        std::uint64_t value = 0;
-    };
-    const Device& m_device;
-    VkSemaphore m_timeline;
-    CommandPool m_pool;
-    std::vector<Frame> m_frames;
-    std::uint64_t m_value = 0;
+    struct State;
+    std::unique_ptr<State> m_state;
 };
 
-} // namespace tandem::detail
+} // namespace tandem::harness

@@ -1,12 +1,8 @@
-// Streams (timer-driven submits with a limit) and trace export.
-#include <cstdio>
-#include <fstream>
+// Streams (harness/stream.hpp): timer-driven submits with a limit, and their statistics.
+#include <limits>
 
-#include <nlohmann/json.hpp>
-
-#include "runtime/stream.hpp"
+#include "harness/stream.hpp"
 #include "runtime_fixture.hpp"
-#include "tandem/trace.hpp"
 
 namespace tandem::test {
 namespace {
@@ -20,11 +16,11 @@ TEST_F(Streams, LimitCountsOnlyAcceptedSubmits) {
     for (std::uint64_t g = 1; g <= 3; ++g) {
         impl.hold_generation(task, g); // fill every slot: later ticks answer Busy
     }
-    detail::StreamOptions options;
+    harness::StreamOptions options;
     options.rate_hz = 1000;
     options.limit = 6;
     options.quiet = true;
-    detail::Stream stream(*runtime, task, options);
+    harness::Stream stream(*runtime, task, options);
     stream.start();
     ASSERT_TRUE(pump_until(*runtime, [&] { return stream.stats().busy >= 20; }));
     auto mid = stream.stats();
@@ -43,21 +39,21 @@ TEST_F(Streams, LimitCountsOnlyAcceptedSubmits) {
 TEST_F(Streams, RefusesARateThatIsNotPositiveAndFinite) {
     auto runtime = make_runtime();
     const TaskId task = runtime->register_task(pattern_task());
-    detail::StreamOptions options;
+    harness::StreamOptions options;
     options.rate_hz = 0;
-    EXPECT_THROW(detail::Stream(*runtime, task, options), Error);
+    EXPECT_THROW(harness::Stream(*runtime, task, options), Error);
     options.rate_hz = std::numeric_limits<double>::infinity();
-    EXPECT_THROW(detail::Stream(*runtime, task, options), Error);
+    EXPECT_THROW(harness::Stream(*runtime, task, options), Error);
 }
 
 TEST_F(Streams, StatisticsHaveLatenciesPerStage) {
     auto runtime = make_runtime();
     const TaskId task = runtime->register_task(pattern_task());
-    detail::StreamOptions options;
+    harness::StreamOptions options;
     options.rate_hz = 200;
     options.limit = 20;
     options.quiet = true;
-    detail::Stream stream(*runtime, task, options);
+    harness::Stream stream(*runtime, task, options);
     stream.start();
     ASSERT_TRUE(pump_until(
         *runtime, [&] { return stream.finished() && runtime->stats(task).in_flight == 0; }));
@@ -68,38 +64,6 @@ TEST_F(Streams, StatisticsHaveLatenciesPerStage) {
     EXPECT_EQ(s.task.ready_observed.count, s.accepted);
     EXPECT_LE(s.task.worker_submit.p50_us, s.task.ready_observed.p50_us);
     EXPECT_GT(s.accepted_hz, 0.0);
-}
-
-TEST_F(Streams, TraceExportIsChromeTraceJsonWithQueueAndThreadTracks) {
-    RuntimeOptions options;
-    options.trace = true;
-    auto runtime = make_runtime("none", options);
-    const TaskId task = runtime->register_task(pattern_task());
-    for (int i = 0; i < 10; ++i) {
-        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
-    }
-    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
-    const std::string path = ::testing::TempDir() + "tandem-trace-test.json";
-    write_trace(*runtime, path);
-    std::ifstream in(path);
-    const auto json = nlohmann::json::parse(in);
-    std::set<std::string> tracks;
-    int spans = 0;
-    for (const auto& e : json.at("traceEvents")) {
-        if (e.at("ph") == "M" && e.at("name") == "thread_name") {
-            tracks.insert(e.at("args").at("name").get<std::string>());
-        }
-        if (e.at("ph") == "X") {
-            ++spans;
-            EXPECT_TRUE(e.at("ts").is_number_integer());
-            EXPECT_GE(e.at("dur").get<std::int64_t>(), 1);
-        }
-    }
-    EXPECT_TRUE(tracks.count("app thread"));
-    EXPECT_TRUE(tracks.count("primary main queue"));
-    EXPECT_TRUE(tracks.count("primary submit thread"));
-    EXPECT_GE(spans, 30);
-    std::remove(path.c_str());
 }
 
 } // namespace

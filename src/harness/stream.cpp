@@ -1,4 +1,4 @@
-#include "runtime/stream.hpp"
+#include "harness/stream.hpp"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 
 #include "tandem/error.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 
 Stream::Stream(Runtime& runtime, TaskId task, const StreamOptions& options,
                std::vector<std::byte> snapshot)
@@ -120,4 +120,4 @@ StreamStats Stream::stats() const {
     return out;
 }
 
-} // namespace tandem::detail
+} // namespace tandem::harness

@@ -1,14 +1,15 @@
-#include "runtime/frame_loop.hpp"
+#include "harness/frame_loop.hpp"
 
+#include <memory>
 #include <thread>
 
-#include "runtime/lease_reader.hpp"
-#include "runtime/runtime_impl.hpp"
-#include "runtime/slot_ring.hpp"
-#include "workloads/pattern.hpp"
+#include "harness/lease_reader.hpp"
+#include "harness/pattern_check.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // An unlimited frame loop with nothing to read yet sleeps this long per frame.
 constexpr auto k_idle_frame = std::chrono::microseconds(100);
@@ -50,8 +51,7 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
             if (!reader) {
                 width = lease->extent.width;
                 height = lease->extent.height;
-                reader = std::make_unique<LeaseReader>(
-                    runtime.impl().primary(), runtime.primary_timeline(), 3, width, height);
+                reader = std::make_unique<LeaseReader>(runtime, 3, width, height);
             }
             const bool fresh = lease->generation != previous;
             out.new_outputs += fresh ? 1 : 0;
@@ -104,4 +104,4 @@ FrameLoopResult run_stream(Runtime& runtime, TaskId task, const StreamOptions& s
     return out;
 }
 
-} // namespace tandem::detail
+} // namespace tandem::harness

@@ -19,7 +19,7 @@
 
 #include "tandem/runtime.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 
 struct StreamOptions {
     double rate_hz = 60.0;              // positive and finite (parse_rate_hz)
@@ -86,4 +86,4 @@ private:
     std::thread m_thread;
 };
 
-} // namespace tandem::detail
+} // namespace tandem::harness

@@ -1,4 +1,4 @@
-#include "runtime/rate.hpp"
+#include "harness/rate.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include "tandem/error.hpp"
 
-namespace tandem::detail {
+namespace tandem::harness {
 
 double parse_rate_hz(std::string_view text) {
     std::string normalised(text);
@@ -33,4 +33,4 @@ double parse_rate_hz(std::string_view text) {
     return value;
 }
 
-} // namespace tandem::detail
+} // namespace tandem::harness
