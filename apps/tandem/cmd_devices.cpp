@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "harness/table.hpp"
 
@@ -36,6 +38,13 @@ std::string queue_text(const DeviceInfo& d) {
         text += "x" + std::to_string(q.count);
     }
     return text;
+}
+
+void print_copy_queues(const Session& s, const std::vector<std::string>& reasons) {
+    std::printf("\nCopy queues (where the same-device and shared-memory paths copy)\n\n");
+    for (std::size_t i = 0; i < reasons.size(); ++i) {
+        std::printf("  %u: %s\n", s.devices.adapters()[i].index, reasons[i].c_str());
+    }
 }
 
 void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
@@ -158,14 +167,28 @@ Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
                    "which transfer paths, CUDA peer copy and synchronisation each worker -> "
                    "primary pair allows, with the reasons");
     auto json = std::make_shared<bool>(false);
+    auto copy_queues = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
-    return [json, &global]() {
+    cmd->add_flag("--copy-queues", *copy_queues,
+                  "Also open each device and measure which queue copies within it fastest (main "
+                  "or transfer; the queue the same-device and shared-memory paths copy on), and "
+                  "say why, with the rates");
+    return [json, copy_queues, &global]() {
         Session s = open_session(global);
         const auto pairs = s.devices.pair_matrix();
+        const std::vector<std::string> reasons =
+            *copy_queues ? s.devices.copy_queues() : std::vector<std::string>{};
         if (*json) {
-            std::printf("%s\n", s.devices.devices_document(pairs).dump(2).c_str());
+            nlohmann::json doc = s.devices.devices_document(pairs);
+            for (std::size_t i = 0; i < reasons.size() && i < doc["devices"].size(); ++i) {
+                doc["devices"][i]["copy_queue"] = reasons[i];
+            }
+            std::printf("%s\n", doc.dump(2).c_str());
         } else {
             print_tables(s, pairs);
+            if (!reasons.empty()) {
+                print_copy_queues(s, reasons);
+            }
         }
         return 0;
     };

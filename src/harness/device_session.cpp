@@ -1,5 +1,10 @@
 #include "harness/device_session.hpp"
 
+#include <exception>
+#include <string>
+
+#include "core/copy_queue.hpp"
+#include "core/device.hpp"
 #include "core/device_json.hpp"
 #include "harness/device_session_state.hpp"
 #include "tandem/error.hpp"
@@ -57,6 +62,22 @@ std::vector<PairInfo> DeviceSession::pair_matrix() const {
 
 nlohmann::json DeviceSession::devices_document(const std::vector<PairInfo>& pairs) const {
     return detail::devices_document(m_state->adapters, pairs, m_state->selection);
+}
+
+std::vector<std::string> DeviceSession::copy_queues() const {
+    std::vector<std::string> out;
+    for (const detail::Adapter& adapter : m_state->adapters) {
+        try {
+            detail::DeviceOptions options;
+            options.label = "copy queue " + std::to_string(adapter.info.index);
+            const detail::Device device(*m_state->instance, adapter, options);
+            out.push_back(device.copy_queue_choice().reason);
+        } catch (const std::exception& e) {
+            out.push_back(std::string("not measured: the device could not be opened (") + e.what() +
+                          ")");
+        }
+    }
+    return out;
 }
 
 std::uint64_t DeviceSession::validation_messages() const noexcept {

@@ -47,6 +47,11 @@ public:
     [[nodiscard]] std::vector<PairInfo> pair_matrix() const;
     // The document `tandem devices --json` prints.
     [[nodiscard]] nlohmann::json devices_document(const std::vector<PairInfo>& pairs) const;
+    // Opens each adapter and measures which of its queues copies within it fastest, the queue
+    // the same-device and shared-memory paths copy on (core/copy_queue.hpp): one sentence per
+    // adapter, in index order, with the rates (or why the device could not be opened). Blocking:
+    // a device opened and a few milliseconds of copies per adapter.
+    [[nodiscard]] std::vector<std::string> copy_queues() const;
     // Khronos validation messages (warning or worse) the instance saw, and the last one.
     [[nodiscard]] std::uint64_t validation_messages() const noexcept;
     [[nodiscard]] std::string last_validation_message() const;

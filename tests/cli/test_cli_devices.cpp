@@ -126,6 +126,27 @@ TEST(CliDevices, CudaTurnedOffIsReportedAsTheReason) {
         << p10["cuda_peer"]["reason"];
 }
 
+TEST(CliDevices, CopyQueuesNameTheQueueOfEveryDeviceAndWhy) {
+    auto r = run_command(k_tandem + " --virtual-devices 2 devices --json --copy-queues");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& device : doc.at("devices")) {
+        const std::string reason = device.at("copy_queue").get<std::string>();
+        EXPECT_TRUE(reason.rfind("the main queue", 0) == 0 ||
+                    reason.rfind("the transfer queue", 0) == 0)
+            << reason;
+        EXPECT_NE(reason.find("family"), std::string::npos) << reason;
+    }
+    auto plain = run_command(k_tandem + " devices --json");
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_FALSE(nlohmann::json::parse(plain.out).at("devices").at(0).contains("copy_queue"));
+
+    // Forced: the reason says so.
+    auto forced = run_command("TANDEM_COPY_QUEUE=main " + k_tandem + " devices --copy-queues");
+    ASSERT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_NE(forced.out.find("set by TANDEM_COPY_QUEUE"), std::string::npos) << forced.out;
+}
+
 TEST(CliDevices, MissingDriverGivesAClearError) {
     auto r = run_command(
         "VK_DRIVER_FILES=/nonexistent/none.json VK_ICD_FILENAMES=/nonexistent/none.json " +
