@@ -1,20 +1,10 @@
 #include "sync/host_bridge.hpp"
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
 
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
-
-namespace {
-// The bridge polls the worker's counter instead of blocking in vkWaitSemaphores: a blocking wait
-// can wake milliseconds late (seen with CUDA-signalled semaphores on NVIDIA), and polling lets
-// stop() be noticed at once. It spins for Options::spin (most waits are short), then sleeps in
-// growing steps up to Options::max_sleep so a long wait costs little CPU.
-constexpr auto k_first_sleep = std::chrono::microseconds(10);
-} // namespace
 
 const char* to_string(HostBridge::State state) noexcept {
     switch (state) {
@@ -30,9 +20,10 @@ const char* to_string(HostBridge::State state) noexcept {
     return "?";
 }
 
-HostBridge::HostBridge(TimelineSemaphore& worker, Options options)
-    : m_worker(worker), m_options(std::move(options)) {
-    m_thread = std::thread([this] { run(); });
+HostBridge::HostBridge(TimelineSemaphore& worker, Options options, std::shared_ptr<PairBridge> pair)
+    : m_worker(worker), m_options(std::move(options)),
+      m_pair(pair ? std::move(pair) : std::make_shared<PairBridge>(m_options.name)) {
+    m_pair->attach(*this);
 }
 
 HostBridge::~HostBridge() {
@@ -42,29 +33,40 @@ HostBridge::~HostBridge() {
 void HostBridge::stop() {
     {
         std::lock_guard lock(m_mutex);
-        m_stop = true;
-        m_queue.clear();
-        // Relaxed: only a hint that ends the polling loop early; m_stop under the lock decides.
-        m_stop_requested.store(true, std::memory_order_relaxed);
+        if (m_stop) {
+            return;
+        }
+        m_stop = true; // poll() runs nothing more
     }
-    m_cv.notify_all();
-    if (m_thread.joinable()) {
-        m_thread.join();
+    // Once detached the pair's thread no longer touches this bridge, so its queue may go.
+    m_pair->detach(*this);
+    {
+        std::lock_guard lock(m_mutex);
+        m_queue.clear();
     }
     State expected = State::Running;
     // Keep a failure state if one was reached; otherwise record the orderly stop.
     m_state.compare_exchange_strong(expected, State::Stopped, std::memory_order_acq_rel);
+    exit_once();
+}
+
+void HostBridge::exit_once() noexcept {
+    if (!m_exited.exchange(true, std::memory_order_acq_rel) && m_options.on_exit) {
+        m_options.on_exit();
+    }
 }
 
 bool HostBridge::try_forward(std::uint64_t wait_value, Action action) {
-    std::lock_guard lock(m_mutex);
-    if (m_stop || state() != State::Running || m_queue.size() >= m_options.capacity ||
-        wait_value <= m_last_wait_accepted || !action) {
-        return false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stop || state() != State::Running || m_queue.size() >= m_options.capacity ||
+            wait_value <= m_last_wait_accepted || !action) {
+            return false;
+        }
+        m_last_wait_accepted = wait_value;
+        m_queue.push_back({wait_value, std::move(action)});
     }
-    m_last_wait_accepted = wait_value;
-    m_queue.push_back({wait_value, std::move(action)});
-    m_cv.notify_one();
+    m_pair->kick(); // after our lock: the pair's thread takes the pair's lock, then ours
     return true;
 }
 
@@ -78,104 +80,100 @@ std::size_t HostBridge::pending() const {
     return m_queue.size();
 }
 
-void HostBridge::fail(State state, std::string message) {
-    spdlog::error("{}: {}", m_options.name, message);
-    std::lock_guard lock(m_mutex);
-    m_error = std::move(message);
-    m_queue.clear();
+void HostBridge::fail(State state, std::string message) noexcept {
+    try {
+        spdlog::error("{}: {}", m_options.name, message);
+        std::lock_guard lock(m_mutex);
+        m_error = std::move(message);
+        m_queue.clear();
+    } catch (...) {
+        // Out of memory while describing the failure: the state below still reports it.
+    }
     // Release: error() readers that see the state also see the message (it is under the lock
     // too, but state() is read without it).
     m_state.store(state, std::memory_order_release);
+    exit_once();
 }
 
-VkResult HostBridge::wait_for_worker(std::uint64_t target) {
-    const auto start = std::chrono::steady_clock::now();
-    auto deadline = start + m_options.timeout;
-    std::uint64_t progress = m_options.progress ? m_options.progress() : 0;
-    auto sleep = k_first_sleep;
+HostBridge::Poll HostBridge::poll() noexcept {
+    Poll out;
+    if (state() != State::Running) {
+        return out;
+    }
+    if (m_pair->device_failed()) {
+        fail(State::Failed, "the device pair failed: " + m_pair->device_failure());
+        return out;
+    }
     for (;;) {
+        Forward* front = nullptr;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_stop || m_queue.empty()) {
+                m_waiting = false;
+                return out;
+            }
+            // Stays valid unlocked: only this thread pops, stop() clears only once detached, and
+            // push_back leaves a deque's elements where they are.
+            front = &m_queue.front();
+        }
         std::uint64_t current = 0;
-        const VkResult result = m_worker.value(current);
+        VkResult result = m_worker.value(current);
         if (result != VK_SUCCESS) {
-            return result;
-        }
-        if (current >= target) {
-            return VK_SUCCESS;
-        }
-        if (m_stop_requested.load(std::memory_order_relaxed)) {
-            return VK_NOT_READY;
+            std::string message = "waiting for " + m_worker.name() + " failed (" +
+                                  std::string(tandem::to_string(result)) + ")";
+            if (result == VK_ERROR_DEVICE_LOST) {
+                out.device_failure = message;
+            }
+            fail(State::Failed, std::move(message));
+            return out;
         }
         const auto now = std::chrono::steady_clock::now();
-        if (now >= deadline && m_options.progress) {
-            if (const std::uint64_t p = m_options.progress(); p != progress) {
-                progress = p; // the device is busy with work queued ahead: not hung
-                deadline = now + m_options.timeout;
+        if (current < front->wait_value) {
+            if (!m_waiting) {
+                m_waiting = true;
+                m_wait_start = now;
+                m_deadline = now + m_options.timeout;
+                m_progress = m_options.progress ? m_options.progress() : 0;
             }
-        }
-        if (now >= deadline) {
-            return VK_TIMEOUT;
-        }
-        if (now - start < m_options.spin) {
-            std::this_thread::yield();
-        } else {
-            std::this_thread::sleep_for(sleep);
-            sleep = std::min(sleep * 2, m_options.max_sleep);
-        }
-    }
-}
-
-void HostBridge::run() {
-    run_forwards();
-    if (m_options.on_exit) {
-        m_options.on_exit();
-    }
-}
-
-void HostBridge::run_forwards() {
-    for (;;) {
-        Forward next;
-        {
-            std::unique_lock lock(m_mutex);
-            m_cv.wait(lock, [this] { return m_stop || !m_queue.empty(); });
-            if (m_stop) {
-                return;
+            if (now >= m_deadline && m_options.progress) {
+                if (const std::uint64_t p = m_options.progress(); p != m_progress) {
+                    m_progress = p; // the device is busy with work queued ahead: not hung
+                    m_deadline = now + m_options.timeout;
+                }
             }
-            next = m_queue.front();
+            if (now >= m_deadline) {
+                fail(State::TimedOut, m_worker.name() + " did not reach " +
+                                          std::to_string(front->wait_value) + " within " +
+                                          std::to_string(m_options.timeout.count()) + " ms");
+                return out;
+            }
+            out.pending = true;
+            out.spin = now - m_wait_start < m_options.spin;
+            out.max_sleep = m_options.max_sleep;
+            return out;
         }
-
-        VkResult result = wait_for_worker(next.wait_value);
-        if (result == VK_NOT_READY) {
-            return; // stop() was called
-        }
-        if (result == VK_TIMEOUT) {
-            fail(State::TimedOut, m_worker.name() + " did not reach " +
-                                      std::to_string(next.wait_value) + " within " +
-                                      std::to_string(m_options.timeout.count()) + " ms");
-            return;
-        }
-        if (result != VK_SUCCESS) {
-            fail(State::Failed, "waiting for " + m_worker.name() + " failed (" +
-                                    std::string(tandem::to_string(result)) + ")");
-            return;
-        }
+        m_waiting = false;
         try {
-            result = next.action();
+            result = front->action();
         } catch (const std::exception& e) {
             fail(State::Failed, std::string("bridge action failed: ") + e.what());
-            return;
+            return out;
         }
         if (result != VK_SUCCESS) {
-            fail(State::Failed, "the primary-side step after " + m_worker.name() + " reached " +
-                                    std::to_string(next.wait_value) + " failed (" +
-                                    std::string(tandem::to_string(result)) + ")");
-            return;
+            std::string message = "the primary-side step after " + m_worker.name() + " reached " +
+                                  std::to_string(front->wait_value) + " failed (" +
+                                  std::string(tandem::to_string(result)) + ")";
+            if (result == VK_ERROR_DEVICE_LOST) {
+                out.device_failure = message;
+            }
+            fail(State::Failed, std::move(message));
+            return out;
         }
+        out.ran = true;
         // Release: a reader that sees the new value also sees what the action wrote.
-        m_forwarded.store(next.wait_value, std::memory_order_release);
+        m_forwarded.store(front->wait_value, std::memory_order_release);
         std::lock_guard lock(m_mutex);
-        if (!m_queue.empty()) {
-            m_queue.pop_front();
-        }
+        m_queue.pop_front();
     }
 }
 

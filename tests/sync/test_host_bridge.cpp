@@ -1,5 +1,7 @@
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -207,6 +209,103 @@ TEST_F(Bridge, AnActionErrorIsReported) {
     }
     EXPECT_EQ(bridge.state(), HostBridge::State::Failed);
     EXPECT_NE(bridge.error().find("VK_ERROR_DEVICE_LOST"), std::string::npos) << bridge.error();
+}
+
+// Two bridges of one device pair run their actions on one thread, the pair's, which starts with
+// the first and ends with the last; each forwards its own values.
+TEST_F(Bridge, BridgesOfOnePairShareOneThread) {
+    auto& worker = open(1);
+    auto& primary = open(0);
+    TimelineSemaphore done_a(worker, "worker done a");
+    TimelineSemaphore done_b(worker, "worker done b");
+    TimelineSemaphore ready_a(primary, "primary ready a");
+    TimelineSemaphore ready_b(primary, "primary ready b");
+    detail::PairBridgeRegistry registry;
+    auto pair = registry.bridge_for(worker, primary);
+    EXPECT_EQ(registry.bridge_for(worker, primary), pair);
+    EXPECT_NE(registry.bridge_for(primary, worker), pair);
+    EXPECT_FALSE(pair->running()); // no bridge yet: no thread
+    std::mutex mutex;
+    std::vector<std::thread::id> threads;
+    auto on_thread = [&](HostBridge::Action action) -> HostBridge::Action {
+        return [&, action] {
+            std::lock_guard lock(mutex);
+            threads.push_back(std::this_thread::get_id());
+            return action();
+        };
+    };
+    {
+        HostBridge a(done_a, {"bridge a", 5000ms, 64}, pair);
+        HostBridge b(done_b, {"bridge b", 5000ms, 64}, pair);
+        EXPECT_TRUE(pair->running());
+        EXPECT_EQ(pair->channels(), 2u);
+        for (std::uint64_t v = 1; v <= 5; ++v) {
+            ASSERT_TRUE(a.try_forward(v, on_thread(primary_signal(primary, ready_a, v))));
+            ASSERT_TRUE(b.try_forward(v, on_thread(primary_signal(primary, ready_b, 10 * v))));
+        }
+        gpu_signal(worker, done_b, 5); // b's forwards do not wait behind a's
+        ASSERT_EQ(ready_b.wait(50, 10s), VK_SUCCESS);
+        EXPECT_EQ(value_of(ready_a), 0u);
+        gpu_signal(worker, done_a, 5);
+        ASSERT_EQ(ready_a.wait(5, 10s), VK_SUCCESS);
+    }
+    EXPECT_FALSE(pair->running());
+    EXPECT_EQ(pair->channels(), 0u);
+    ASSERT_EQ(threads.size(), 10u);
+    for (const auto& id : threads) {
+        EXPECT_EQ(id, threads.front());
+        EXPECT_NE(id, std::this_thread::get_id());
+    }
+}
+
+// The failure rule: one bridge's timeout or failing action fails that bridge only, and the pair's
+// other bridge keeps forwarding; VK_ERROR_DEVICE_LOST fails every bridge of the pair, and any
+// that attaches to it later.
+TEST_F(Bridge, OneBridgeFailsAloneUnlessThePairsDeviceIsLost) {
+    auto& worker = open(1);
+    auto& primary = open(0);
+    TimelineSemaphore never(worker, "worker that never finishes");
+    TimelineSemaphore done(worker, "worker done");
+    TimelineSemaphore ready(primary, "primary ready");
+    auto pair = std::make_shared<detail::PairBridge>("test pair");
+    auto wait_until_not_running = [](const HostBridge& bridge) {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (bridge.state() == HostBridge::State::Running &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(1ms);
+        }
+    };
+    HostBridge timed_out(never, {"times out", 50ms, 64}, pair);
+    HostBridge failing(done, {"fails", 5000ms, 64}, pair);
+    HostBridge healthy(done, {"healthy", 5000ms, 64}, pair);
+    ASSERT_TRUE(timed_out.try_forward(1, primary_signal(primary, ready, 100)));
+    ASSERT_TRUE(failing.try_forward(1, [] { return VK_ERROR_OUT_OF_HOST_MEMORY; }));
+    ASSERT_TRUE(healthy.try_forward(1, primary_signal(primary, ready, 1)));
+    gpu_signal(worker, done, 1);
+    wait_until_not_running(timed_out);
+    wait_until_not_running(failing);
+    EXPECT_EQ(timed_out.state(), HostBridge::State::TimedOut);
+    EXPECT_EQ(failing.state(), HostBridge::State::Failed);
+    ASSERT_EQ(ready.wait(1, 10s), VK_SUCCESS);
+    ASSERT_TRUE(healthy.try_forward(2, primary_signal(primary, ready, 2)));
+    gpu_signal(worker, done, 2);
+    ASSERT_EQ(ready.wait(2, 10s), VK_SUCCESS);
+    EXPECT_EQ(healthy.state(), HostBridge::State::Running);
+    EXPECT_TRUE(pair->device_failure().empty());
+
+    HostBridge lost(done, {"device lost", 5000ms, 64}, pair);
+    ASSERT_TRUE(lost.try_forward(3, [] { return VK_ERROR_DEVICE_LOST; }));
+    gpu_signal(worker, done, 3);
+    wait_until_not_running(lost);
+    wait_until_not_running(healthy);
+    EXPECT_EQ(lost.state(), HostBridge::State::Failed);
+    EXPECT_EQ(healthy.state(), HostBridge::State::Failed);
+    EXPECT_NE(healthy.error().find("VK_ERROR_DEVICE_LOST"), std::string::npos) << healthy.error();
+    EXPECT_NE(pair->device_failure().find("VK_ERROR_DEVICE_LOST"), std::string::npos);
+    HostBridge later(done, {"later", 5000ms, 64}, pair);
+    wait_until_not_running(later);
+    EXPECT_EQ(later.state(), HostBridge::State::Failed);
+    EXPECT_EQ(value_of(ready), 2u);
 }
 
 // Several bridges (one per worker) and several producer threads at once: every primary timeline

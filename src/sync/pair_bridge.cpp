@@ -1,0 +1,166 @@
+#include "sync/pair_bridge.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "sync/host_bridge.hpp"
+
+namespace tandem::detail {
+
+namespace {
+// The thread polls the worker timelines instead of blocking in vkWaitSemaphores: a blocking wait
+// can wake milliseconds late (seen with CUDA-signalled semaphores on NVIDIA), one thread cannot
+// block on several devices' semaphores at once, and polling notices a new forward or a detach at
+// once. It spins while a waiting HostBridge asks (Options::spin), then sleeps in growing steps up
+// to the waiting bridges' Options::max_sleep, so a long wait costs little CPU.
+constexpr auto k_first_sleep = std::chrono::microseconds(10);
+} // namespace
+
+PairBridge::PairBridge(std::string name) : m_name(std::move(name)) {}
+
+PairBridge::~PairBridge() {
+    // Every HostBridge holds its pair, so none is attached now and the thread has ended.
+    std::lock_guard lifecycle(m_lifecycle);
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+std::size_t PairBridge::channels() const {
+    std::lock_guard lock(m_mutex);
+    return m_channels.size();
+}
+
+bool PairBridge::running() const {
+    std::lock_guard lock(m_mutex);
+    return !m_channels.empty();
+}
+
+std::string PairBridge::device_failure() const {
+    std::lock_guard lock(m_mutex);
+    return m_device_failure;
+}
+
+void PairBridge::attach(HostBridge& channel) {
+    std::lock_guard lifecycle(m_lifecycle);
+    {
+        std::lock_guard lock(m_mutex);
+        m_channels.push_back(&channel);
+        ++m_kicks; // a bridge attached to a failed pair fails on the thread's next pass
+    }
+    if (!m_thread.joinable()) {
+        m_thread = std::thread([this] { run(); });
+        spdlog::debug("{}: bridge thread started", m_name);
+    } else {
+        m_cv.notify_one();
+    }
+}
+
+void PairBridge::detach(HostBridge& channel) {
+    std::lock_guard lifecycle(m_lifecycle);
+    bool last = false;
+    {
+        std::unique_lock lock(m_mutex);
+        m_served_cv.wait(lock, [&] { return m_serving != &channel; });
+        m_channels.erase(std::remove(m_channels.begin(), m_channels.end(), &channel),
+                         m_channels.end());
+        last = m_channels.empty();
+        m_stop = last;
+    }
+    if (last) {
+        m_cv.notify_one();
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+        std::lock_guard lock(m_mutex);
+        m_stop = false;
+        spdlog::debug("{}: bridge thread ended", m_name);
+    }
+}
+
+void PairBridge::kick() {
+    {
+        std::lock_guard lock(m_mutex);
+        ++m_kicks;
+    }
+    m_cv.notify_one();
+}
+
+void PairBridge::fail_device(const std::string& message) {
+    std::lock_guard lock(m_mutex);
+    if (m_device_failure.empty()) {
+        m_device_failure = message;
+        // Release: a HostBridge that sees the flag also sees the message.
+        m_device_failed.store(true, std::memory_order_release);
+    }
+}
+
+void PairBridge::run() {
+    std::unique_lock lock(m_mutex);
+    std::uint64_t seen = 0;
+    bool pending = false;
+    auto sleep = k_first_sleep;
+    for (;;) {
+        if (!pending) {
+            m_cv.wait(lock, [&] { return m_stop || m_kicks != seen; });
+        }
+        if (m_stop) {
+            return;
+        }
+        // Kicks from here on wake the next wait at once: their forwards may come after the poll.
+        seen = m_kicks;
+        pending = false;
+        bool ran = false;
+        bool spin = false;
+        auto max_sleep = std::chrono::microseconds(0);
+        for (std::size_t i = 0; i < m_channels.size(); ++i) {
+            HostBridge* channel = m_channels[i];
+            m_serving = channel;
+            lock.unlock();
+            HostBridge::Poll poll = channel->poll();
+            if (!poll.device_failure.empty()) {
+                fail_device(poll.device_failure);
+            }
+            lock.lock();
+            m_serving = nullptr;
+            m_served_cv.notify_all();
+            ran = ran || poll.ran;
+            pending = pending || poll.pending;
+            spin = spin || poll.spin;
+            max_sleep = std::max(max_sleep, poll.max_sleep);
+            if (!poll.device_failure.empty()) {
+                pending = true; // one more pass fails every other bridge of the pair
+            }
+        }
+        if (!pending) {
+            continue;
+        }
+        if (ran) {
+            sleep = k_first_sleep;
+        } else if (spin) {
+            sleep = k_first_sleep; // a wait that just began: its sleeps start short again
+            lock.unlock();
+            std::this_thread::yield();
+            lock.lock();
+        } else {
+            m_cv.wait_for(lock, sleep, [&] { return m_stop || m_kicks != seen; });
+            sleep = std::min(sleep * 2, std::max(max_sleep, k_first_sleep));
+        }
+    }
+}
+
+std::shared_ptr<PairBridge> PairBridgeRegistry::bridge_for(const Device& worker,
+                                                           const Device& primary) {
+    std::lock_guard lock(m_mutex);
+    std::weak_ptr<PairBridge>& entry = m_bridges[{&worker, &primary}];
+    std::shared_ptr<PairBridge> bridge = entry.lock();
+    if (!bridge) {
+        bridge = std::make_shared<PairBridge>(worker.label() + "->" + primary.label() + " bridge");
+        entry = bridge;
+    }
+    return bridge;
+}
+
+} // namespace tandem::detail
