@@ -68,9 +68,11 @@ void PairBridge::detach(HostBridge& channel) {
                          m_channels.end());
         last = m_channels.empty();
         m_stop = last;
+        // The thread's pass may have skipped a bridge the erase moved: it passes again.
+        ++m_kicks;
     }
+    m_cv.notify_one();
     if (last) {
-        m_cv.notify_one();
         if (m_thread.joinable()) {
             m_thread.join();
         }
