@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,33 @@
 
 namespace tandem::bench {
 
+namespace {
+
+// Slot 0's hand-off times (steady clock, ns), for the latency runs, which use slot 0 only.
+constexpr std::uint32_t k_stamped_bands = 64;
+
+// What the benchmark plugs into its link: the bands it measures, GPU times, and when each band of
+// slot 0 was handed to the primary.
+class BenchObserver final : public detail::TransferObserver {
+public:
+    BenchObserver(std::vector<std::uint32_t> heights, bool gpu_times)
+        : m_heights(std::move(heights)), m_gpu_times(gpu_times) {}
+    [[nodiscard]] std::vector<std::uint32_t> band_heights() const override { return m_heights; }
+    [[nodiscard]] bool times_bands_on_gpus() const override { return m_gpu_times; }
+    void on_band_handed(std::uint32_t slot, std::uint32_t band) noexcept override {
+        if (slot == 0 && band < k_stamped_bands) {
+            handed[band].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        }
+    }
+    std::array<std::atomic<std::int64_t>, k_stamped_bands> handed{};
+
+private:
+    std::vector<std::uint32_t> m_heights;
+    bool m_gpu_times;
+};
+
+} // namespace
+
 PathResult measure_path(const detail::Device& worker, const detail::Device& primary,
                         const PairInfo& pair, const PathPoint& point) {
     PathResult result;
@@ -21,19 +49,12 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.format = point.format;
     desc.slots = point.slots;
     desc.band_rows = point.band_rows_requested;
-    desc.band_heights = point.band_heights;
     desc.hand_off = point.hand_off;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
-    desc.gpu_times = point.gpu_times;
-    // Slot 0's hand-off times (steady clock, ns), for the latency runs, which use slot 0 only.
-    constexpr std::uint32_t k_stamped_bands = 64;
-    std::array<std::atomic<std::int64_t>, k_stamped_bands> handed{};
-    desc.on_band_handed = [&handed](std::uint32_t slot, std::uint32_t band) {
-        if (slot == 0 && band < k_stamped_bands) {
-            handed[band].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-        }
-    };
+    const auto observer = std::make_shared<BenchObserver>(point.band_heights, point.gpu_times);
+    desc.observer = observer;
+    auto& handed = observer->handed;
     detail::TransferLink link(worker, primary, pair, desc);
     for (std::uint32_t b = 0; b < link.layout().band_count; ++b) {
         result.band_heights.push_back(link.layout().band(b).rows);

@@ -37,8 +37,8 @@ struct PathPoint {
     // Latency runs: the benchmark thread also polls the worker timeline for each band before it
     // waits for the primary (PathResult::worker_band_seen_us).
     bool watch_worker = false;
-    // Latency runs: time each band's copies on both GPUs (TransferDesc::gpu_times), where the
-    // devices allow it (PathResult::band_gpu_us).
+    // Latency runs: time each band's copies on both GPUs (TransferObserver::times_bands_on_gpus),
+    // where the devices allow it (PathResult::band_gpu_us).
     bool gpu_times = false;
 };
 

@@ -119,7 +119,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     f13.maintenance4 = VK_TRUE;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.timelineSemaphore = VK_TRUE;
-    // For timing transfers on the GPU (TransferDesc::gpu_times): queries reset from the host.
+    // For timing transfers on the GPU (TransferObserver::times_bands_on_gpus): queries reset from
+    // the host.
     f12.hostQueryReset = f.host_query_reset ? VK_TRUE : VK_FALSE;
     f12.pNext = &f13;
     VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};

@@ -1,6 +1,8 @@
 #include "transfer/same_device_path.hpp"
 
+#include "core/resources.hpp"
 #include "tandem/error.hpp"
+#include "transfer/band_recorder.hpp"
 
 namespace tandem::detail {
 
@@ -14,19 +16,30 @@ SameDevicePath::SameDevicePath(const Device& worker, const Device& primary,
     }
 }
 
-void SameDevicePath::record_image_copy(VkCommandBuffer cmd, const Band& band, VkImage source,
-                                       VkImageLayout source_layout, VkImage destination) const {
+VkImageLayout SameDevicePath::source_layout_after(VkImageLayout source_layout,
+                                                  bool same_image) noexcept {
+    return same_image ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
+                      : copy_source_layout(source_layout);
+}
+
+void SameDevicePath::record_transfer(VkCommandBuffer cmd, VkImage source,
+                                     VkImageLayout source_layout, VkImage destination) const {
     if (source == destination) {
+        // No copy: the image only changes layout (concurrent sharing: no ownership transfer).
+        image_barrier(cmd, source, source_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
         return;
     }
+    record_to_copy_source(cmd, source, source_layout);
+    record_to_copy_destination(cmd, destination);
     VkImageCopy region{};
     region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.srcOffset = {0, static_cast<std::int32_t>(band.first_row), 0};
     region.dstSubresource = region.srcSubresource;
-    region.dstOffset = region.srcOffset;
-    region.extent = {layout().width, band.rows, 1};
-    vkCmdCopyImage(cmd, source, source_layout, destination, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
-                   &region);
+    region.extent = {layout().width, layout().height, 1};
+    vkCmdCopyImage(cmd, source, copy_source_layout(source_layout), destination,
+                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    record_to_sampled(cmd, destination);
 }
 
 } // namespace tandem::detail

@@ -5,6 +5,7 @@
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/copy_queue.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -120,8 +121,8 @@ void SharedMemoryPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slo
     // Release to the other device: the primary acquires it from VK_QUEUE_FAMILY_EXTERNAL.
     buffer_barrier(cmd, m_worker_buffer.get(), region.bufferOffset, band.bytes,
                    VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
-                   worker().queue(QueueRole::Transfer).family(), VK_QUEUE_FAMILY_EXTERNAL);
+                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, copy_queue(worker()).family(),
+                   VK_QUEUE_FAMILY_EXTERNAL);
 }
 
 void SharedMemoryPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t slot,
@@ -130,7 +131,7 @@ void SharedMemoryPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t sl
     buffer_barrier(cmd, m_primary_buffer.get(), region.bufferOffset, band.bytes,
                    VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL,
-                   primary().queue(QueueRole::Transfer).family());
+                   copy_queue(primary()).family());
     vkCmdCopyBufferToImage(cmd, m_primary_buffer.get(), image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                            1, &region);
 }

@@ -5,14 +5,15 @@
 // the band from staging into the primary image. Each concrete path owns its staging memory and
 // handles row pitch and alignment itself (StagingLayout), so callers only name slots and bands.
 //
-// Image layouts are the caller's (TransferLink's) business: record_worker_band expects the
+// Image layouts are the caller's (BandRecorder's) business: record_worker_band expects the
 // worker image in TRANSFER_SRC_OPTIMAL or GENERAL, record_primary_band the primary image in
-// TRANSFER_DST_OPTIMAL. Worker-side commands run on the worker's transfer queue, primary-side
-// commands on the primary's transfer queue. The paths record the buffer barriers that make a
-// band's bytes reach the other device; the semaphore between the sides is the caller's.
+// TRANSFER_DST_OPTIMAL. Both sides' commands run on their device's copy queue (copy_queue.hpp).
+// The paths record the buffer barriers that make a band's bytes reach the other device; the
+// semaphore between the sides is the caller's (the link's hand-off).
 // The exception is ZeroCopyPath (zero_copy_path.hpp): no staging, the two images share memory,
 // and its one band hands the image over (any layout in, SHADER_READ_ONLY_OPTIMAL out) instead
-// of copying it; TransferLink records none of its own image barriers for it.
+// of copying it; BandRecorder records none of its own image barriers for it. SameDevicePath
+// records its whole transfer itself (record_transfer).
 //
 // Threads: construction (set-up) may throw tandem::Error; record_* and host_step never throw.
 // host_step may run on another thread than record_*, for different bands or slots at once.
@@ -128,7 +129,7 @@ public:
     [[nodiscard]] const Device& worker() const noexcept { return *m_worker; }
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
 
-    // Worker side (worker transfer queue): copy `band` of `image` (in `layout`, TRANSFER_SRC_
+    // Worker side (worker copy queue): copy `band` of `image` (in `layout`, TRANSFER_SRC_
     // OPTIMAL or GENERAL) into `slot`'s staging and make it available to the other side. Band 0
     // must be recorded (and submitted) before the slot's other bands: its commands order the
     // slot's staging after the slot's previous transfer for all of them.
@@ -141,7 +142,7 @@ public:
                                              const Band& /*band*/) const noexcept {
         return VK_SUCCESS;
     }
-    // Primary side (primary transfer queue): copy `band` from `slot`'s staging into `image`
+    // Primary side (primary copy queue): copy `band` from `slot`'s staging into `image`
     // (TRANSFER_DST_OPTIMAL).
     virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                      VkImage image) const = 0;

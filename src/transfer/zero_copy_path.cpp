@@ -8,6 +8,7 @@
 
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/copy_queue.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -111,15 +112,15 @@ ZeroCopyPath::ZeroCopyPath(const Device& worker, const Device& primary, const St
                     "Use the host-imported or host-copy path");
     }
     for (const Device* d : {&worker, &primary}) {
-        for (const QueueRole role : {QueueRole::Main, QueueRole::Transfer}) {
+        for (const QueueRole role : {QueueRole::Main, copy_queue_role(*d)}) {
             m_families.push_back(d->queue(role).family());
         }
     }
     std::sort(m_families.begin(), m_families.end());
     m_families.erase(std::unique(m_families.begin(), m_families.end()), m_families.end());
     if (m_families.size() == 1) {
-        m_worker_family = worker.queue(QueueRole::Transfer).family();
-        m_primary_family = primary.queue(QueueRole::Transfer).family();
+        m_worker_family = copy_queue(worker).family();
+        m_primary_family = copy_queue(primary).family();
     }
 }
 

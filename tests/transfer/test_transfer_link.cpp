@@ -2,6 +2,7 @@
 // with the timelines and (for separate devices) the bridge thread between the sides. Random
 // data, poisoned destinations, byte-exact comparison.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -170,14 +171,16 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
     }
 }
 
-// Bands of uneven heights (TransferDesc::band_heights) reassemble exactly too; heights that do not
-// add up to the image are refused with an Error, before anything is created.
+// Bands of uneven heights (TransferObserver::band_heights) reassemble exactly too; heights that do
+// not add up to the image are refused with an Error, before anything is created.
 TEST_P(TransferLinks, MovesBandsOfUnevenHeightsExactly) {
     if (whole()) {
         GTEST_SKIP() << to_string(path()) << " has no bands";
     }
     auto d = desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM);
-    d.band_heights = {5, 40, 1, 30, 21};
+    auto observer = std::make_shared<TestObserver>();
+    observer->heights = {5, 40, 1, 30, 21};
+    d.observer = observer;
     TransferLink link(*m_worker, *m_primary, m_pair, d);
     ASSERT_EQ(link.layout().band_count, 5u);
     EXPECT_EQ(link.layout().band(3).first_row, 46u);
@@ -189,7 +192,7 @@ TEST_P(TransferLinks, MovesBandsOfUnevenHeightsExactly) {
         EXPECT_GT(ticket.primary_value, last.primary_value);
         last = ticket;
     }
-    d.band_heights = {5, 40, 1, 30};
+    observer->heights = {5, 40, 1, 30};
     EXPECT_THROW(TransferLink(*m_worker, *m_primary, m_pair, d), Error);
 }
 
@@ -246,12 +249,14 @@ TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 9);
     d.slots = 2;
     TransferLink* link_ptr = nullptr;
-    d.on_band_handed = [&](std::uint32_t slot, std::uint32_t band) {
+    auto observer = std::make_shared<TestObserver>();
+    observer->handed = [&](std::uint32_t slot, std::uint32_t band) {
         std::uint64_t value = 0;
         (void)link_ptr->worker_timeline().value(value);
         std::lock_guard lock(mutex);
         handed.push_back({slot, band, value});
     };
+    d.observer = observer;
     TransferLink link(*m_worker, *m_primary, m_pair, d);
     link_ptr = &link;
     const std::uint32_t bands = link.layout().band_count;
@@ -293,7 +298,9 @@ TEST_P(TransferLinks, TimesEachBandOnTheGpusAfterTheWorkerWroteIt) {
     }
     auto d = desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, 16);
     d.slots = 2;
-    d.gpu_times = true;
+    auto observer = std::make_shared<TestObserver>();
+    observer->gpu_times = true;
+    d.observer = observer;
     TransferLink link(*m_worker, *m_primary, m_pair, d);
     if (!m_worker->has_host_timed_queries() || !m_primary->has_host_timed_queries()) {
         EXPECT_FALSE(link.gpu_times());

@@ -47,24 +47,9 @@ void run_blocking(const detail::TransferPathBackend& path, std::uint32_t slot, c
     const auto& layout = path.layout();
     if (path.kind() == TransferPath::SameDevice) {
         const auto& same = static_cast<const detail::SameDevicePath&>(path);
+        // The whole transfer, its barriers included (the link records nothing else for it).
         detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
-            if (src.get() != dst.get()) {
-                detail::image_barrier(cmd, dst.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
-                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-            }
-            for (std::uint32_t b = 0; b < layout.band_count; ++b) {
-                same.record_image_copy(cmd, layout.band(b), src.get(),
-                                       VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.get());
-            }
-            detail::image_barrier(cmd, dst.get(),
-                                  src.get() == dst.get() ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
-                                                         : VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                                  VK_ACCESS_2_MEMORY_READ_BIT);
+            same.record_transfer(cmd, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.get());
         });
         return;
     }

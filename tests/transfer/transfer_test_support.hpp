@@ -1,14 +1,17 @@
 // Helpers for transfer tests: random image contents, upload into an image, poison an image,
-// read an image back tightly packed. All blocking (submit_and_wait); tests only.
+// read an image back tightly packed, an observer to plug into a link. All blocking
+// (submit_and_wait); tests only.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
 #include "core/resources.hpp"
+#include "transfer/transfer_observer.hpp"
 #include "transfer/transfer_path.hpp"
 
 namespace tandem::test {
@@ -97,6 +100,20 @@ inline std::vector<std::uint8_t> read_image(const detail::Device& device,
     std::memcpy(out.data(), staging.mapped, n);
     return out;
 }
+
+// What the tests plug into a link: band heights, GPU times, a call per band handed.
+struct TestObserver final : detail::TransferObserver {
+    std::vector<std::uint32_t> heights;
+    bool gpu_times = false;
+    std::function<void(std::uint32_t slot, std::uint32_t band)> handed;
+    [[nodiscard]] std::vector<std::uint32_t> band_heights() const override { return heights; }
+    [[nodiscard]] bool times_bands_on_gpus() const override { return gpu_times; }
+    void on_band_handed(std::uint32_t slot, std::uint32_t band) noexcept override {
+        if (handed) {
+            handed(slot, band);
+        }
+    }
+};
 
 // Index of the first differing byte, or -1.
 inline long first_difference(const std::vector<std::uint8_t>& a,

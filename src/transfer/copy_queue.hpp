@@ -1,0 +1,18 @@
+// The queue a transfer's copies run on, on either side of a link: the one place that chooses it.
+// Everything that names that queue asks here: the band recorder's command pools, the hand-offs'
+// submissions, the images' queue families, the paths' queue-family transfers and the GPU timers'
+// query pools. Today the device's transfer queue (a copy engine where the device has one).
+// Threads: any. The answer for a Device never changes during its life.
+#pragma once
+
+#include "core/device.hpp"
+
+namespace tandem::detail {
+
+[[nodiscard]] QueueRole copy_queue_role(const Device& device) noexcept;
+
+[[nodiscard]] inline const Queue& copy_queue(const Device& device) noexcept {
+    return device.queue(copy_queue_role(device));
+}
+
+} // namespace tandem::detail
