@@ -59,6 +59,7 @@ private:
         d.forced = desc.forced;
         d.timeout = desc.timeout;
         d.worker_progress = desc.worker_progress;
+        d.bridge = desc.bridge;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }

@@ -33,6 +33,7 @@
 #include "runtime/task_state.hpp"
 #include "runtime/trace_log.hpp"
 #include "runtime/worker.hpp"
+#include "sync/pair_bridge.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/runtime.hpp"
 
@@ -168,8 +169,9 @@ private:
     std::unique_ptr<Device> m_primary;
     std::vector<std::unique_ptr<Device>> m_worker_devices;
     std::vector<std::unique_ptr<Worker>> m_workers; // [0]: the primary's own context
-    std::unique_ptr<TimelineSemaphore> m_reads;     // signalled by the application
-    std::atomic<std::uint64_t> m_reads_seen{0};     // last value pump() observed
+    PairBridgeRegistry m_bridges; // one host bridge thread per worker -> primary pair, shared
+    std::unique_ptr<TimelineSemaphore> m_reads; // signalled by the application
+    std::atomic<std::uint64_t> m_reads_seen{0}; // last value pump() observed
     std::atomic<std::int64_t> m_timeout_ms{5000};
     TraceLog m_trace;
     std::uint32_t m_trace_app = 0;

@@ -234,6 +234,7 @@ void RuntimeImpl::prepare(Task& task_ref) {
         task->transport = make_local_transport(device, td);
     } else {
         const PairInfo pair = query_pair_info(device.info(), m_primary->info());
+        td.bridge = m_bridges.bridge_for(device, *m_primary);
         task->transport = make_link_transport(device, *m_primary, pair, td, m_path_health.get());
     }
 

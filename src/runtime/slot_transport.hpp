@@ -19,6 +19,7 @@
 
 #include "core/device.hpp"
 #include "core/resources.hpp"
+#include "sync/pair_bridge.hpp"
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
 
@@ -51,6 +52,9 @@ struct TransportDesc {
     bool spin = true;
     // Grows while the worker device makes progress (TransferDesc::worker_progress).
     std::function<std::uint64_t()> worker_progress;
+    // The host bridge thread of the device pair, shared by the runtime's tasks on it
+    // (TransferDesc::bridge); null: one of the transport's own.
+    std::shared_ptr<PairBridge> bridge;
 };
 
 class SlotTransport {
