@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 

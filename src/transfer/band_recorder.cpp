@@ -1,7 +1,7 @@
 #include "transfer/band_recorder.hpp"
 
 #include "core/vk_check.hpp"
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 #include "transfer/same_device_path.hpp"
 
 namespace tandem::detail {

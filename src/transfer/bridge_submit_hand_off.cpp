@@ -1,6 +1,6 @@
 #include "transfer/bridge_submit_hand_off.hpp"
 
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -5,8 +5,8 @@
 #include "tandem/error.hpp"
 #include "transfer/bridge_signal_hand_off.hpp"
 #include "transfer/bridge_submit_hand_off.hpp"
-#include "transfer/copy_queue.hpp"
 #include "transfer/gpu_wait_hand_off.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 

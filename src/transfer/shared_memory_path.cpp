@@ -5,7 +5,7 @@
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -5,7 +5,7 @@
 #include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 #include "transfer/zero_copy_path.hpp"
 
 namespace tandem::detail {

@@ -7,13 +7,13 @@
 //
 // Image layouts are the caller's (BandRecorder's) business: record_worker_band expects the
 // worker image in TRANSFER_SRC_OPTIMAL or GENERAL, record_primary_band the primary image in
-// TRANSFER_DST_OPTIMAL. Both sides' commands run on their device's copy queue (copy_queue.hpp).
-// The paths record the buffer barriers that make a band's bytes reach the other device; the
-// semaphore between the sides is the caller's (the link's hand-off).
-// The exception is ZeroCopyPath (zero_copy_path.hpp): no staging, the two images share memory,
-// and its one band hands the image over (any layout in, SHADER_READ_ONLY_OPTIMAL out) instead
-// of copying it; BandRecorder records none of its own image barriers for it. SameDevicePath
-// records its whole transfer itself (record_transfer).
+// TRANSFER_DST_OPTIMAL. Both sides' commands run on their device's copy queue
+// (link_copy_queue.hpp). The paths record the buffer barriers that make a band's bytes reach the
+// other device; the semaphore between the sides is the caller's (the link's hand-off). The
+// exception is ZeroCopyPath (zero_copy_path.hpp): no staging, the two images share memory, and its
+// one band hands the image over (any layout in, SHADER_READ_ONLY_OPTIMAL out) instead of copying
+// it; BandRecorder records none of its own image barriers for it. SameDevicePath records its whole
+// transfer itself (record_transfer).
 //
 // Threads: construction (set-up) may throw tandem::Error; record_* and host_step never throw.
 // host_step may run on another thread than record_*, for different bands or slots at once.

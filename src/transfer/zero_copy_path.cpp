@@ -8,7 +8,7 @@
 
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "transfer/copy_queue.hpp"
+#include "transfer/link_copy_queue.hpp"
 
 namespace tandem::detail {
 
