@@ -15,8 +15,9 @@ VkResult begin(VkCommandBuffer cmd) {
     return vk_status(vkBeginCommandBuffer(cmd, &info), "vkBeginCommandBuffer transfer");
 }
 
-VkResult end(VkCommandBuffer cmd) {
-    return vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer transfer");
+// `context` names the side, as the fault-injection hooks and the error messages know it.
+VkResult end(VkCommandBuffer cmd, const char* context) {
+    return vk_status(vkEndCommandBuffer(cmd), context);
 }
 
 } // namespace
@@ -106,7 +107,7 @@ VkResult BandRecorder::record(std::uint32_t slot_index, VkImage worker_image,
             static_cast<const SameDevicePath&>(*m_path).record_transfer(
                 cmd, worker_image, worker_layout, primary_image);
             worker.end_label(cmd);
-            r = end(cmd);
+            r = end(cmd, "vkEndCommandBuffer transfer same device");
         }
         return r;
     }
@@ -148,7 +149,7 @@ VkResult BandRecorder::record_band(std::uint32_t slot_index, std::uint32_t b, Vk
         m_timer->write(wcmd, Side::Worker, slot_index, b, true);
     }
     worker.end_label(wcmd);
-    r = end(wcmd);
+    r = end(wcmd, "vkEndCommandBuffer transfer worker");
     if (r != VK_SUCCESS) {
         return r;
     }
@@ -173,7 +174,7 @@ VkResult BandRecorder::record_band(std::uint32_t slot_index, std::uint32_t b, Vk
         record_to_sampled(pcmd, primary_image);
     }
     primary.end_label(pcmd);
-    return end(pcmd);
+    return end(pcmd, "vkEndCommandBuffer transfer primary");
 }
 
 BandBatches::BandBatches(const std::vector<VkCommandBuffer>& band_cmds,
