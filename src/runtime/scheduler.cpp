@@ -100,16 +100,28 @@ std::optional<TransferPath> Scheduler::path_of(std::uint32_t worker) const {
     return it != m_paths.end() ? std::optional(it->second) : m_forced_path;
 }
 
+Scheduler::Devices Scheduler::scan_devices() {
+    Devices out;
+    out.live.push_back(primary());
+    for (const Worker* w : m_runtime->workers()) {
+        const std::uint32_t index = w->device().info().index;
+        out.workers.push_back(index);
+        if (std::find(m_lost.begin(), m_lost.end(), index) != m_lost.end()) {
+            continue; // lost or refused before
+        }
+        if (w->lost()) {
+            m_lost.push_back(index);
+        } else {
+            out.live.push_back(index);
+        }
+    }
+    return out;
+}
+
 DeviceSet Scheduler::device_set() {
     DeviceSet set;
     set.primary = primary();
-    for (const Worker* w : m_runtime->workers()) {
-        const std::uint32_t index = w->device().info().index;
-        set.workers.push_back(index);
-        if (w->lost() && std::find(m_lost.begin(), m_lost.end(), index) == m_lost.end()) {
-            m_lost.push_back(index);
-        }
-    }
+    set.workers = scan_devices().workers;
     set.lost = m_lost;
     set.forced_path = m_forced_path;
     set.worker_paths = m_paths;
@@ -309,13 +321,7 @@ void Scheduler::run_trials(const std::vector<LogicalTask*>& tasks) {
     if (!m_options.background_calibration) {
         return;
     }
-    std::vector<std::uint32_t> devices{primary()};
-    for (const Worker* w : m_runtime->workers()) {
-        const std::uint32_t index = w->device().info().index;
-        if (!w->lost() && std::find(m_lost.begin(), m_lost.end(), index) == m_lost.end()) {
-            devices.push_back(index);
-        }
-    }
+    const std::vector<std::uint32_t> devices = scan_devices().live;
     for (LogicalTask* task : tasks) {
         if (!task->automatic || task->regs.empty()) {
             continue;
@@ -393,14 +399,7 @@ std::vector<DeviceCost> Scheduler::calibrate(const std::vector<LogicalTask*>& ta
             "Use at least " + std::to_string(k_warm_up_outputs + RobustEstimate::k_min_samples) +
                 " jobs: the first two warm up, the cost is the median of the rest");
     }
-    (void)device_set(); // notes workers lost so far
-    std::vector<std::uint32_t> devices{primary()};
-    for (const Worker* w : m_runtime->workers()) {
-        const std::uint32_t index = w->device().info().index;
-        if (!w->lost() && std::find(m_lost.begin(), m_lost.end(), index) == m_lost.end()) {
-            devices.push_back(index);
-        }
-    }
+    const std::vector<std::uint32_t> devices = scan_devices().live;
     const auto timeout = 2 * m_runtime->worker_timeout();
     std::size_t measured = 0;
     for (const std::uint32_t d : devices) {

@@ -64,6 +64,14 @@ public:
 private:
     [[nodiscard]] std::vector<PlacementTask> placement_tasks(const std::vector<LogicalTask*>& tasks,
                                                              const LogicalTask* extra) const;
+    // The one walk over the runtime's workers: every worker's adapter index, and the devices
+    // that may run a task (the primary, then each worker neither lost nor refused). Notes in
+    // m_lost the workers lost since the last walk.
+    struct Devices {
+        std::vector<std::uint32_t> workers;
+        std::vector<std::uint32_t> live;
+    };
+    [[nodiscard]] Devices scan_devices();
     [[nodiscard]] DeviceSet device_set();
     void observe(const std::vector<LogicalTask*>& tasks);
     void run_trials(const std::vector<LogicalTask*>& tasks);

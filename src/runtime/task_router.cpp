@@ -47,7 +47,11 @@ static_assert(TaskRouter::k_max_ids == RuntimeImpl::k_max_tasks);
 
 TaskRouter::TaskRouter(RuntimeImpl& runtime, const RuntimeOptions& options)
     : m_runtime(&runtime), m_scheduler(runtime, options.scheduler, forced_path(options)),
-      m_fallback(runtime) {}
+      m_fallback(runtime) {
+    // At most one logical task per registration: the pushes in register_task never reallocate.
+    m_owned.reserve(k_max_ids);
+    m_all.reserve(k_max_ids);
+}
 
 LogicalTask* TaskRouter::find(TaskId id) const noexcept {
     // Acquire: pairs with the release in register_task, so the task is fully built.
@@ -61,14 +65,6 @@ LogicalTask& TaskRouter::get(TaskId id) const {
                     "Use an id that register_task returned");
     }
     return *task;
-}
-
-std::vector<LogicalTask*> TaskRouter::all() const {
-    std::vector<LogicalTask*> out;
-    for (const auto& task : m_owned) {
-        out.push_back(task.get());
-    }
-    return out;
 }
 
 TaskId TaskRouter::register_task(const TaskDesc& desc, bool wait) {
@@ -105,6 +101,7 @@ TaskId TaskRouter::register_task(const TaskDesc& desc, bool wait) {
         task->keep_snapshot.store(automatic && m_scheduler.measures(), std::memory_order_relaxed);
         m_by_id.at(id).store(task.get(), std::memory_order_release);
         m_owned.push_back(std::move(task));
+        m_all.push_back(m_owned.back().get());
         if (!automatic) {
             m_scheduler.refresh(all()); // its load counts in the next decisions' explanation
         }

@@ -54,13 +54,17 @@ public:
 private:
     [[nodiscard]] LogicalTask* find(TaskId id) const noexcept;
     [[nodiscard]] LogicalTask& get(TaskId id) const; // throws Error for an unknown id
-    [[nodiscard]] std::vector<LogicalTask*> all() const;
+    // Every logical task, in registration order (under m_schedule).
+    [[nodiscard]] const std::vector<LogicalTask*>& all() const noexcept { return m_all; }
 
     RuntimeImpl* m_runtime;
     mutable std::mutex m_schedule;
     Scheduler m_scheduler;
     LinkFallback m_fallback;                           // under m_schedule
     std::vector<std::unique_ptr<LogicalTask>> m_owned; // under m_schedule
+    // The same tasks as plain pointers, kept beside m_owned so that a pump hands the scheduler
+    // the list without building it (under m_schedule).
+    std::vector<LogicalTask*> m_all;
     // Indexed by TaskId (a logical task's first registration); null for registrations that
     // are a moved or measured task's later ones. Release on publication, acquire on lookup.
     std::array<std::atomic<LogicalTask*>, k_max_ids> m_by_id{};
