@@ -155,6 +155,9 @@ public:
     // of leased images finish (values must grow). Owned by the runtime.
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept;
 
+    // Counters, latencies and the GPU time of each job's workload commands (TaskStats::gpu_us,
+    // timed by the runtime for every workload where the device has timestamps). Host memory
+    // only: it never waits for a worker.
     [[nodiscard]] TaskStats stats(TaskId task) const;
 
     // The scheduler's last decision with its reasons (text and JSON).

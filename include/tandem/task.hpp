@@ -83,6 +83,20 @@ struct LatencyStats {
     double max_us = 0;
 };
 
+// GPU time of a task's jobs on one device, in microseconds (TaskStats::gpu_us). The
+// percentiles cover the newest 65,536 jobs; count, total and first cover every timed job.
+struct GpuTimeStats {
+    std::uint64_t count = 0; // jobs timed
+    double p50_us = 0;
+    double p90_us = 0;
+    double p99_us = 0;
+    double max_us = 0;
+    double total_us = 0; // the sum: how long the device spent on the task's commands
+    // The first timed job's: where pipeline creation and first-use shader compilation fall
+    // (lavapipe compiles its shaders then), which later jobs do not pay.
+    double first_us = 0;
+};
+
 // One device's part of a task's counters: the task ran there (or had trial jobs there).
 struct TaskDeviceStats {
     std::uint32_t device = 0; // adapter index
@@ -95,6 +109,9 @@ struct TaskDeviceStats {
     bool preparing = false;
     std::string preparation_error;
     bool worker_lost = false;
+    // As TaskStats::gpu_timed and gpu_us, for the jobs that ran on this device.
+    bool gpu_timed = false;
+    GpuTimeStats gpu_us;
 };
 
 // A transfer path Tandem stopped using between a task's device and the primary: it failed its
@@ -131,8 +148,20 @@ struct TaskStats {
     // Set when the application's workload threw in record(): its message. The task stopped
     // (submits answer Failed with it); its worker and other tasks carry on.
     std::string workload_error;
+    // GPU time of each job's own commands: from a timestamp the runtime writes on the worker's
+    // main queue just before the commands the task's workload records for the job (built-in or
+    // TaskDesc::factory's) to one just after them. It leaves out Tandem's transfer to the
+    // primary and its layout transitions, and the time the job waited before its commands
+    // started. One sample per job whose commands ran to the end, taken once the worker's
+    // completion watcher saw the job complete (so the count may trail `ready` for a moment).
+    // gpu_timed is false where the device's queue family writes no timestamps
+    // (timestampValidBits 0), or while the task is being prepared; gpu_us stays empty then.
+    // Both are the active device's, as the latencies are; `devices` has every device's.
+    bool gpu_timed = false;
+    GpuTimeStats gpu_us;
     // The adapter its submits go to now, how often the scheduler moved it, and each device's
-    // part (the active one first). Latencies and the counters above cover every device.
+    // part (the active one first). The counters above cover every device; the latencies, the
+    // GPU time, preparation and loss are the active device's.
     std::uint32_t device = 0;
     std::uint64_t moves = 0;
     std::vector<TaskDeviceStats> devices;

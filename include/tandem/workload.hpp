@@ -19,6 +19,8 @@
 // (TaskStats::preparation_error; register_task rethrows); a record() that throws stops the task:
 // its job produces nothing, later submits answer Failed with the exception's message
 // (TaskStats::workload_error), and the worker and its other tasks carry on.
+// GPU time: Tandem writes a timestamp just before and just after the commands record() writes
+// and reports each job's time (TaskStats::gpu_us); a workload need not time itself.
 // Lifetime: a workload is destroyed only after every command buffer it recorded has completed
 // (or its device was lost), before the device it was made for.
 #pragma once

@@ -1,13 +1,12 @@
 #include "runtime/runtime_impl.hpp"
 
-#include <algorithm>
-#include <thread>
-
 #include <spdlog/spdlog.h>
 
+#include "core/capabilities.hpp"
 #include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "workloads/workload.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -28,36 +27,18 @@ std::uint32_t pick_virtual_devices(const RuntimeOptions& options) {
     return options.virtual_devices != 0 ? options.virtual_devices : virtual_devices_from_env(1);
 }
 
-// The task's counters into `out`; the caller holds task.mutex.
-void copy_counters(const Task& task, TaskStats& out) {
-    out.accepted = task.accepted;
-    out.busy = task.busy;
-    out.failed = task.failed;
-    out.ready = task.ready;
-    out.superseded = task.superseded;
-    out.in_flight = task.ring.in_flight_count();
-    if (auto c = task.registry.current()) {
-        out.newest_generation = c->generation;
-    }
-    // Acquire: the error is written before the phase.
-    const TaskPhase phase = task.phase.load(std::memory_order_acquire);
-    out.preparing = phase == TaskPhase::Preparing;
-    if (phase == TaskPhase::Failed) {
-        out.preparation_error = task.preparation_error;
-    }
-    out.workload_error = task.workload_error;
-}
-
-// Whether the task's worker is lost, and why. Reported once the slots are retired, so a caller
-// that sees it also sees them retired. Without task.mutex (the worker locks its own).
-void copy_loss(const Task& task, TaskStats& out) {
-    out.worker_lost = task.worker->retired();
-    if (out.worker_lost) {
-        out.worker_lost_reason = task.worker->lost_reason();
-    }
-}
-
 } // namespace
+
+Placement task_placement(const TaskDesc& desc) {
+    if (desc.placement.empty()) {
+        return Placement{};
+    }
+    if (auto p = parse_placement(desc.placement)) {
+        return *p;
+    }
+    // Any other text selects a device (a UUID prefix or part of a name), as "device:" does.
+    return Placement{PlacementKind::Device, {}, desc.placement, {}};
+}
 
 RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
     : m_options(options), m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
@@ -103,28 +84,34 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
 }
 
 void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters) {
-    m_tasks.reserve(k_max_tasks);
     for (std::uint32_t index : worker_adapters) {
         DeviceOptions o;
         o.label = "worker" + std::to_string(m_worker_devices.size() + 1);
         m_worker_devices.push_back(std::make_unique<Device>(*m_instance, m_adapters[index], o));
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
-    m_trace_app = m_trace.track("app thread");
     bool cpu_device = m_primary->info().type == "cpu";
     for (const auto& device : m_worker_devices) {
         cpu_device = cpu_device || device->info().type == "cpu";
     }
     m_poll = may_poll(cpu_device);
-    start_worker_threads();
-    m_completion = std::thread([this] { completion_loop(); });
-    m_preparer = std::thread([this] { preparation_loop(); });
-}
 
-void RuntimeImpl::start_worker_threads() {
-    auto on_job = [this](Worker& w, const WorkerJob& job) { process_job(w, job); };
-    auto on_drop = [this](Worker&, const WorkerJob& job) { drop_job(job); };
-    auto on_complete = [this](Worker&, const WorkerJob& job) { job_completed(job); };
+    m_leases = std::make_unique<LeaseTable>(m_tasks, m_primary->queue(QueueRole::Main).family());
+    m_links = std::make_unique<LinkFailures>(m_tasks, *m_primary, m_timeout_ms);
+    m_completion = std::make_unique<CompletionTracker>(m_tasks, *m_leases, *m_links, *m_primary,
+                                                       *m_reads, m_trace, m_timeout_ms);
+    m_jobs = std::make_unique<JobPipeline>(m_tasks, *m_completion, *m_links, *m_reads, m_trace,
+                                           m_timeout_ms);
+    m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,
+                                                m_links->health(), m_trace);
+
+    JobPipeline* jobs = m_jobs.get();
+    CompletionTracker* completion = m_completion.get();
+    auto on_job = [jobs](Worker& w, const WorkerJob& job) { jobs->process_job(w, job); };
+    auto on_drop = [jobs](Worker&, const WorkerJob& job) { jobs->drop_job(job); };
+    auto on_complete = [completion](Worker&, const WorkerJob& job) {
+        completion->job_completed(job);
+    };
     m_workers.push_back(
         std::make_unique<Worker>(*m_primary, 0, on_job, on_drop, on_complete, m_poll));
     for (std::size_t i = 0; i < m_worker_devices.size(); ++i) {
@@ -132,33 +119,27 @@ void RuntimeImpl::start_worker_threads() {
                                                      static_cast<std::uint32_t>(i + 1), on_job,
                                                      on_drop, on_complete, m_poll));
     }
-}
-
-void RuntimeImpl::job_completed(const WorkerJob& job) noexcept {
-    job.task->workload->completed(job.slot, job.generation);
+    m_completion->start();
+    m_preparer->start();
 }
 
 RuntimeImpl::~RuntimeImpl() {
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
     // A preparation in progress finishes first; queued ones fail.
-    stop_preparation();
-    m_stop_completion.store(true, std::memory_order_relaxed);
-    if (m_completion.joinable()) {
-        m_completion.join();
-    }
+    m_preparer->stop();
+    m_completion->stop();
     for (auto& w : m_workers) {
         w->stop();
     }
-    const bool drained = drain();
+    const bool drained = m_completion->drain();
     for (auto& w : m_workers) {
         w->observe_completions(); // what completed after the watchers stopped
     }
     if (drained) {
         // The last values reached; the batches behind them may still be finishing in the driver
         // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
-        const auto timeout =
-            std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+        const auto timeout = worker_timeout();
         auto settle = [&](const Device& device) {
             if (device.settle(timeout) == VK_TIMEOUT) {
                 spdlog::warn("{}: work still in flight at shutdown", device.label());
@@ -171,165 +152,131 @@ RuntimeImpl::~RuntimeImpl() {
     }
     m_tasks.clear();
     m_workers.clear();
+    m_preparer.reset();
+    m_jobs.reset();
+    m_completion.reset();
+    m_links.reset();
+    m_leases.reset();
     m_reads.reset();
     m_worker_devices.clear();
     m_primary.reset();
     m_instance.reset();
 }
 
-bool RuntimeImpl::drain() noexcept {
-    bool reached = true;
-    const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
-    const std::size_t count = m_task_count.load(std::memory_order_acquire);
-    for (std::size_t t = 0; t < count; ++t) {
-        Task& task = *m_tasks[t];
-        if (!task.prepared()) {
-            continue; // never ran a job
+Worker& RuntimeImpl::place(const TaskDesc& desc) {
+    const Placement p = task_placement(desc);
+    switch (p.kind) {
+    case PlacementKind::Primary:
+        return *m_workers[0];
+    case PlacementKind::Auto:
+        // Reached only through RuntimeImpl's own callers (the TaskRouter places auto tasks
+        // itself): as "worker".
+    case PlacementKind::Worker: {
+        if (p.worker) {
+            if (*p.worker + 1 >= m_workers.size()) {
+                throw Error("Placement '" + desc.placement + "' names no worker",
+                            "This runtime has " + std::to_string(m_workers.size() - 1) +
+                                " worker(s): use worker:0 to worker:" +
+                                std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
+                                ", primary or auto");
+            }
+            return *m_workers[*p.worker + 1];
         }
-        std::uint64_t primary_value = 0;
-        std::uint64_t work_value = 0;
-        std::uint64_t release_value = 0;
-        {
-            std::lock_guard lock(task.mutex);
-            for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-                const SlotRecord& s = task.ring[i];
-                primary_value = std::max(primary_value, s.primary_value);
-                work_value = std::max(work_value, s.work_value);
-                release_value = std::max(release_value, s.release_value);
+        // The worker with the fewest tasks, fixed; the primary when there is none.
+        Worker* best = m_workers[0].get();
+        for (std::size_t i = 1; i < m_workers.size(); ++i) {
+            Worker* w = m_workers[i].get();
+            if (w->lost()) {
+                continue;
+            }
+            if (best == m_workers[0].get() || w->task_count.load() < best->task_count.load()) {
+                best = w;
             }
         }
-        auto wait = [&](VkDevice device, VkSemaphore semaphore, std::uint64_t value) {
-            if (value == 0 || semaphore == VK_NULL_HANDLE) {
-                return;
-            }
-            VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            info.semaphoreCount = 1;
-            info.pSemaphores = &semaphore;
-            info.pValues = &value;
-            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
-            const VkResult r =
-                vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
-            if (r != VK_SUCCESS) {
-                reached = false;
-                spdlog::warn("task {}: shutdown wait ended with {}", task.desc.name,
-                             tandem::to_string(r));
-            }
-        };
-        // Lost workers too: a submit reported as failed may still have reached the GPU; on a
-        // really lost device the wait returns VK_ERROR_DEVICE_LOST at once.
-        wait(task.worker->device().handle(), task.worker->work_timeline().handle(),
-             std::max(work_value, task.worker->last_work_value()));
-        if (task.transport && !task.transport->failed()) {
-            wait(m_primary->handle(), task.transport->primary_semaphore(), primary_value);
-        }
-        wait(m_primary->handle(), m_reads->handle(), release_value);
+        return *best;
     }
-    return reached;
+    case PlacementKind::Device:
+        break;
+    }
+    for (std::uint32_t index : match_adapters(m_adapters, p.device)) {
+        if (Worker* w = worker_of(index)) {
+            return *w;
+        }
+    }
+    throw Error("Placement '" + desc.placement + "' matches no device of this runtime",
+                "Use auto, primary, worker, worker:N or a selector of one of its devices");
 }
 
-Task* RuntimeImpl::find(TaskId id) const noexcept {
-    // Acquire: pairs with the release in register_task, so the task is fully built.
-    const std::size_t count = m_task_count.load(std::memory_order_acquire);
-    return id < count ? m_tasks[id].get() : nullptr;
+Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {
+    for (const auto& w : m_workers) {
+        if (w->device().info().index == adapter) {
+            return w.get();
+        }
+    }
+    return nullptr;
 }
 
-std::optional<Lease> RuntimeImpl::acquire(TaskId id, std::uint64_t at_least) noexcept {
-    Task* task = find(id);
+void RuntimeImpl::check_description(const TaskDesc& desc) const {
+    if (desc.slots < 2 || desc.slots > 16) {
+        throw Error("Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
+                    "Use 2 to 16 slots (3 is the default)");
+    }
+    if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
+        throw Error("Task '" + desc.name + "' has size " + std::to_string(desc.width) + "x" +
+                        std::to_string(desc.height),
+                    "Use a width and height from 1 to 16384");
+    }
+    if (!m_options.transfer_path.empty() && !parse_transfer_path(m_options.transfer_path)) {
+        throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
+                    "Use same-device, shared-memory, host-imported or host-copy");
+    }
+    if (!desc.factory) {
+        (void)find_workload(desc.workload); // an unknown name is refused now, not later
+    }
+}
+
+TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
+                                      std::shared_ptr<GenerationCounter> generations) {
+    check_description(desc);
+    // Placed under the registration lock, so concurrent registrations see each other's counts.
+    Task& task = m_tasks.add(
+        desc,
+        [&]() -> Worker& {
+            Worker* worker = adapter ? worker_of(*adapter) : &place(desc);
+            if (worker == nullptr) {
+                throw Error("Adapter " + std::to_string(*adapter) +
+                                " is not a device of this runtime",
+                            "Place the task on the primary or one of the runtime's workers");
+            }
+            return *worker;
+        },
+        std::move(generations));
+    m_preparer->enqueue(task);
+    return task.id;
+}
+
+Task& RuntimeImpl::get(TaskId id) const {
+    Task* task = m_tasks.find(id);
     if (task == nullptr) {
-        return std::nullopt;
+        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
     }
-    std::lock_guard lock(task->mutex);
-    const auto current = task->registry.current();
-    if (!current || current->generation < at_least) {
-        return std::nullopt;
-    }
-    SlotRecord& s = task->ring[current->slot];
-    if (!task->ring.apply(current->slot, SlotEvent::Lease)) {
-        return std::nullopt;
-    }
-    ++s.leases;
-    const Image& image = task->slots[current->slot].primary_image;
-    Lease lease;
-    lease.task = id;
-    lease.slot = current->slot;
-    lease.generation = s.generation;
-    lease.device = task->worker->device().info().index;
-    lease.image = image.get();
-    lease.view = image.view.get();
-    lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    lease.format = image.format;
-    lease.extent = image.extent;
-    lease.wait_semaphore = task->transport->primary_semaphore();
-    lease.wait_value = s.primary_value;
-    lease.queue_family = m_primary->queue(QueueRole::Main).family();
-    return lease;
+    return *task;
 }
 
-bool RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexcept {
-    Task* task = find(lease.task);
-    if (task == nullptr || lease.slot >= task->ring.size()) {
-        return false;
-    }
-    std::lock_guard lock(task->mutex);
-    SlotRecord& s = task->ring[lease.slot];
-    if (s.generation != lease.generation || s.leases == 0) {
-        return false;
-    }
-    --s.leases;
-    s.release_value = std::max(s.release_value, primary_value);
-    if (s.leases == 0 && s.state == SlotState::Leased &&
-        s.release_value <= m_reads_seen.load(std::memory_order_relaxed)) {
-        (void)task->ring.apply(lease.slot, SlotEvent::ReadsDone);
-        if (!s.published) {
-            recycle(*task, lease.slot);
-        }
-    }
-    return true;
+void RuntimeImpl::wait_prepared(TaskId id) {
+    m_preparer->wait_prepared(*m_tasks.find(id));
 }
 
 TaskStats RuntimeImpl::stats(TaskId id) const {
-    Task* task = find(id);
-    if (task == nullptr) {
-        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
-    }
-    TaskStats out;
-    LatencySamples::Snapshot samples[4];
-    {
-        std::lock_guard lock(task->mutex);
-        copy_counters(*task, out);
-        samples[0] = task->worker_submit_us.snapshot();
-        samples[1] = task->transfer_queued_us.snapshot();
-        samples[2] = task->worker_done_us.snapshot();
-        samples[3] = task->ready_us.snapshot();
-    }
-    // Sorted outside the lock: the worker thread and pump() need it meanwhile.
-    out.worker_submit = LatencySamples::summarise(std::move(samples[0]));
-    out.transfer_queued = LatencySamples::summarise(std::move(samples[1]));
-    out.worker_done = LatencySamples::summarise(std::move(samples[2]));
-    out.ready_observed = LatencySamples::summarise(std::move(samples[3]));
-    copy_loss(*task, out);
-    return out;
+    return task_stats(get(id));
 }
 
 TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
-    Task* task = find(id);
-    if (task == nullptr) {
-        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
-    }
-    TaskPulse out;
-    TaskStats& c = out.counters;
-    {
-        std::lock_guard lock(task->mutex);
-        copy_counters(*task, c);
-        c.worker_submit.count = task->worker_submit_us.count();
-        c.worker_done.count = task->worker_done_us.count();
-        c.ready_observed.count = task->ready_us.count();
-        out.worker_submit_us = task->worker_submit_us.recent_median_us(recent);
-        out.worker_done_us = task->worker_done_us.recent_median_us(recent);
-        out.ready_us = task->ready_us.recent_median_us(recent);
-    }
-    copy_loss(*task, c);
-    return out;
+    return task_pulse(get(id), recent);
+}
+
+TaskGpuTime RuntimeImpl::gpu_time(TaskId id) const {
+    return task_gpu_time(get(id));
 }
 
 std::vector<const Worker*> RuntimeImpl::workers() const {
@@ -341,19 +288,12 @@ std::vector<const Worker*> RuntimeImpl::workers() const {
 }
 
 const Worker& RuntimeImpl::task_worker(TaskId id) const {
-    Task* task = find(id);
-    if (task == nullptr) {
-        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
-    }
-    return *task->worker;
+    return *get(id).worker;
 }
 
 std::string RuntimeImpl::task_transfer_path(TaskId id) const {
-    Task* task = find(id);
-    if (task == nullptr) {
-        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
-    }
-    switch (task->phase.load(std::memory_order_acquire)) {
+    const Task& task = get(id);
+    switch (task.phase.load(std::memory_order_acquire)) {
     case TaskPhase::Preparing:
         return "(preparing)";
     case TaskPhase::Failed:
@@ -361,25 +301,25 @@ std::string RuntimeImpl::task_transfer_path(TaskId id) const {
     case TaskPhase::Ready:
         break;
     }
-    return task->transport->path_name();
+    return task.transport->path_name();
 }
 
 void RuntimeImpl::hold_generation(TaskId id, std::uint64_t generation) {
-    Task* task = find(id);
+    Task* task = m_tasks.find(id);
     if (task != nullptr) {
         task->worker->hold(task, generation);
     }
 }
 
 void RuntimeImpl::release_held(TaskId id) {
-    Task* task = find(id);
+    Task* task = m_tasks.find(id);
     if (task != nullptr) {
         task->worker->release_held();
     }
 }
 
 void RuntimeImpl::force_device_lost(TaskId id) {
-    Task* task = find(id);
+    Task* task = m_tasks.find(id);
     if (task != nullptr) {
         inject_vk_fault(worker_submit_context(*task->worker), VK_ERROR_DEVICE_LOST);
     }
@@ -387,7 +327,7 @@ void RuntimeImpl::force_device_lost(TaskId id) {
 
 std::vector<SlotState> RuntimeImpl::slot_states(TaskId id) const {
     std::vector<SlotState> out;
-    Task* task = find(id);
+    Task* task = m_tasks.find(id);
     if (task != nullptr) {
         std::lock_guard lock(task->mutex);
         for (std::uint32_t i = 0; i < task->ring.size(); ++i) {

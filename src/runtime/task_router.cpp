@@ -238,7 +238,7 @@ TaskStats TaskRouter::stats(TaskId id) const {
         active = task.active;
         moves = task.moves;
     }
-    // Latencies, preparation and loss: the active registration's.
+    // Latencies, GPU time, preparation and loss: the active registration's.
     TaskStats out = m_runtime->stats(regs[active].id);
     out.device = regs[active].device;
     out.moves = moves;
@@ -273,6 +273,14 @@ TaskStats TaskRouter::stats(TaskId id) const {
         d.preparing = s.preparing;
         d.preparation_error = s.preparation_error;
         d.worker_lost = s.worker_lost;
+        if (i == active) {
+            d.gpu_timed = out.gpu_timed; // stats() above summarised them already
+            d.gpu_us = out.gpu_us;
+        } else {
+            const TaskGpuTime gpu = m_runtime->gpu_time(regs[i].id);
+            d.gpu_timed = gpu.timed;
+            d.gpu_us = gpu.us;
+        }
         out.devices.push_back(std::move(d));
     }
     return out;

@@ -49,7 +49,7 @@ public:
                                                     std::uint32_t jobs);
     void observe_execute(TaskId id, std::uint32_t device, double ms) noexcept;
 
-    static constexpr std::size_t k_max_ids = 256; // RuntimeImpl::k_max_tasks
+    static constexpr std::size_t k_max_ids = 256; // TaskRegistry::k_capacity
 
 private:
     [[nodiscard]] LogicalTask* find(TaskId id) const noexcept;

@@ -6,13 +6,18 @@
 // worker thread while Recording, nobody after). Created at registration, destroyed with the
 // runtime after its work drained.
 //
-// Preparation: the workload, transport, command pool and slot resources are made on the
-// runtime's preparation thread, after register_task returned the id; `phase` says when they
-// exist. Only after an acquire load of Ready may another thread touch them; until then the task
-// answers submits with Preparing and the pump and completion thread pass it over.
+// Preparation: the workload, transport, command pool, job timer and slot resources are made on
+// the runtime's preparation thread (TaskPreparer), after register_task returned the id; `phase`
+// says when they exist. Only after an acquire load of Ready may another thread touch them;
+// until then the task answers submits with Preparing and the pump and completion thread pass it
+// over.
+//
+// Lock order: a task's mutex may be taken before a worker's queue lock, never after; the
+// worker's threads take a task's mutex only while holding nothing else.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "core/resources.hpp"
+#include "runtime/job_timer.hpp"
 #include "runtime/latency.hpp"
 #include "runtime/output_registry.hpp"
 #include "runtime/slot_ring.hpp"
@@ -75,7 +81,7 @@ struct Task {
     bool stopped = false;
     std::string workload_error;
 
-    // The transport failed for its path, not for the worker's device (runtime_link_failure.cpp):
+    // The transport failed for its path, not for the worker's device (LinkFailures):
     // the task's slots retired but for its published output, which stays readable, and it
     // answers Failed with link_error (guarded by mutex, written before the flag's release).
     // Its logical task is registered again on the same device with the next path.
@@ -85,6 +91,8 @@ struct Task {
     bool same_device = false;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;
+    // Times each job's workload commands; null where the worker's main queue has no timestamps.
+    std::unique_ptr<JobTimer> timer;
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
     std::uint32_t trace_worker_queue = 0;
@@ -102,6 +110,24 @@ struct Task {
     LatencySamples transfer_queued_us;
     LatencySamples worker_done_us;
     LatencySamples ready_us;
+    GpuTimes gpu; // from `timer`
 };
+
+// Microseconds from `from` to `to`.
+[[nodiscard]] inline double micros(Clock::time_point from, Clock::time_point to) noexcept {
+    return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+// The fault-injection context of a worker's job submissions (force_device_lost).
+[[nodiscard]] inline std::string worker_submit_context(const Worker& worker) {
+    return "worker submit " + worker.label();
+}
+
+// Ready -> Free, or Retired when the worker is lost or the task's link failed. Caller holds
+// task.mutex.
+inline void recycle(Task& task, std::uint32_t slot) noexcept {
+    const bool retired = task.worker->lost() || task.link_failed.load(std::memory_order_relaxed);
+    (void)task.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
+}
 
 } // namespace tandem::detail

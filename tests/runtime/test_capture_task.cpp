@@ -142,6 +142,16 @@ TEST_F(CaptureTaskTest, AWorkersCaptureEqualsThePrimarysAndIndexWidthsAgree) {
         EXPECT_EQ(differing(on_worker, with_32), 0u) << x;
         EXPECT_GT(dominant(on_worker).green, 200u);
     }
+    // The runtime times public capture tasks as it times any workload: one GPU time a capture.
+    for (const TaskId t : {worker, primary, wide}) {
+        EXPECT_TRUE(pump_until(*runtime, [&] { return runtime->stats(t).gpu_us.count >= 2; }));
+        const TaskStats s = runtime->stats(t);
+        EXPECT_TRUE(s.gpu_timed);
+        EXPECT_EQ(s.gpu_us.count, 2u);
+        EXPECT_GT(s.gpu_us.p50_us, 0.0);
+        ASSERT_EQ(s.devices.size(), 1u);
+        EXPECT_EQ(s.devices[0].gpu_us.count, 2u);
+    }
 }
 
 TEST_F(CaptureTaskTest, TheTagFilterAndAnOrthographicCameraDrawWhatTheySay) {

@@ -1,7 +1,6 @@
-// RuntimeImpl's job pipeline: submit (application thread) and each job's two halves on
-// the worker's job and transfer threads.
-#include "runtime/runtime_impl.hpp"
+#include "runtime/job_pipeline.hpp"
 
+#include <optional>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -11,9 +10,9 @@
 
 namespace tandem::detail {
 
-SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot) noexcept {
+SubmitResult JobPipeline::submit(TaskId id, std::span<const std::byte> snapshot) noexcept {
     SubmitResult out;
-    Task* task = find(id);
+    Task* task = m_tasks.find(id);
     if (task == nullptr) {
         out.reason = "Task " + std::to_string(id) + " is not registered";
         return out;
@@ -80,7 +79,7 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> snapshot)
     return out;
 }
 
-void RuntimeImpl::drop_job(const WorkerJob& job) noexcept {
+void JobPipeline::drop_job(const WorkerJob& job) noexcept {
     std::lock_guard lock(job.task->mutex);
     SlotRecord& s = job.task->ring[job.slot];
     if (s.state == SlotState::Recording && s.generation == job.generation) {
@@ -88,21 +87,29 @@ void RuntimeImpl::drop_job(const WorkerJob& job) noexcept {
     }
 }
 
-void RuntimeImpl::fail_job(Worker& worker, const WorkerJob& job,
+void JobPipeline::fail_job(Worker& worker, const WorkerJob& job,
                            const std::string& reason) noexcept {
-    lose_worker(worker, reason);
+    m_completion.lose_worker(worker, reason);
     std::lock_guard lock(job.task->mutex);
     (void)job.task->ring.apply(job.slot, SlotEvent::Fail);
 }
 
-void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
+void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     Task& task = *job.task;
     const auto t0 = Clock::now();
     worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
+    // The slot's previous job completed before its slot was taken again: its GPU time, unless
+    // the watcher counted it already. Read before the task's mutex (the timer's lock is never
+    // held under it).
+    const std::optional<JobTime> previous =
+        task.timer ? task.timer->reuse(job.slot) : std::optional<JobTime>();
     std::uint64_t wait_worker = 0;
     std::uint64_t wait_reads = 0;
     {
         std::lock_guard lock(task.mutex);
+        if (previous) {
+            task.gpu.add(*previous);
+        }
         const SlotRecord& s = task.ring[job.slot];
         if (s.state != SlotState::Recording || s.generation != job.generation) {
             return; // retired meanwhile
@@ -134,7 +141,14 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.height = target_image.extent.height;
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
         worker.device().begin_label(cmd, task.desc.name.c_str());
+        // The job's GPU time brackets the workload's own commands only.
+        if (task.timer) {
+            task.timer->begin(cmd, job.slot);
+        }
         r = task.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
+        if (r == VK_SUCCESS && task.timer) {
+            task.timer->end(cmd, job.slot);
+        }
         if (r == VK_SUCCESS && !task.transport->shares_images()) {
             // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want.
             // The signal below makes the writes available to the transfer's wait.
@@ -177,7 +191,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         ++wait_count;
     }
     if (task.same_device && wait_reads > 0) {
-        waits[wait_count] = m_reads->submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        waits[wait_count] = m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         ++wait_count;
     }
     worker.set_activity(Worker::Thread::Jobs, "submitting the work", job.generation);
@@ -192,6 +206,9 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
     const auto t_submit = Clock::now();
+    if (task.timer) {
+        task.timer->submitted(job.slot, job.generation); // before the watcher can report it
+    }
     worker.note_submitted(job, work_value);
 
     // The transfer is submitted by the worker's transfer thread, so this thread can record and
@@ -203,7 +220,7 @@ void RuntimeImpl::process_job(Worker& worker, const WorkerJob& job) noexcept {
         });
 }
 
-void RuntimeImpl::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                   Clock::time_point t_submit, std::uint64_t work_value,
                                   VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept {
     Task& task = *job.task;
@@ -233,7 +250,7 @@ void RuntimeImpl::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
                                    res.primary_image.get(), res.primary_layout, ticket);
     }
     const auto t_queued = Clock::now();
-    if (r != VK_SUCCESS && task.transport->failed() && retire_failed_link(task, false)) {
+    if (r != VK_SUCCESS && task.transport->failed() && m_links.retire(task, false)) {
         return; // the path failed, not the device: the slot retired with the task's link
     }
     if (r != VK_SUCCESS) {

@@ -1,8 +1,4 @@
-// RuntimeImpl's handling of a transfer path that fails in use: a task whose link failed while its
-// worker's device works drops the path for its pair and retires its link (its published output
-// stays readable); its logical task is then prepared again on the same device with the next path
-// (runtime/link_fallback.hpp). A failure that is the device's loses the worker, as before.
-#include "runtime/runtime_impl.hpp"
+#include "runtime/link_failures.hpp"
 
 #include <algorithm>
 
@@ -12,7 +8,7 @@
 
 namespace tandem::detail {
 
-bool RuntimeImpl::retire_failed_link(Task& task, bool from_pump) noexcept {
+bool LinkFailures::retire(Task& task, bool from_pump) noexcept {
     if (task.same_device) {
         return false; // no link: a local transport fails only with its device
     }
@@ -57,8 +53,8 @@ bool RuntimeImpl::retire_failed_link(Task& task, bool from_pump) noexcept {
     }
     worker.task_count.fetch_sub(1, std::memory_order_relaxed);
     try {
-        drop_transfer_path(m_path_health.get(), path, worker.device().info().index,
-                           m_primary->info().index, "it failed in use: " + error);
+        drop_transfer_path(m_health.get(), path, worker.device().info().index,
+                           m_primary.info().index, "it failed in use: " + error);
         spdlog::warn("task {} '{}' on {}: the {} path failed and is dropped for this pair: {}",
                      task.id, task.desc.name, worker.label(), path, error);
     } catch (...) {
@@ -67,14 +63,14 @@ bool RuntimeImpl::retire_failed_link(Task& task, bool from_pump) noexcept {
     return true;
 }
 
-bool RuntimeImpl::link_failed(TaskId id) const noexcept {
-    const Task* task = find(id);
-    // Acquire: pairs with retire_failed_link's release.
+bool LinkFailures::failed(TaskId id) const noexcept {
+    const Task* task = m_tasks.find(id);
+    // Acquire: pairs with retire()'s release.
     return task != nullptr && task->link_failed.load(std::memory_order_acquire);
 }
 
-std::string RuntimeImpl::link_failure(TaskId id) const {
-    const Task* task = find(id);
+std::string LinkFailures::failure(TaskId id) const {
+    const Task* task = m_tasks.find(id);
     if (task == nullptr || !task->link_failed.load(std::memory_order_acquire)) {
         return {};
     }
@@ -82,13 +78,13 @@ std::string RuntimeImpl::link_failure(TaskId id) const {
     return task->link_error;
 }
 
-std::vector<DroppedTransferPath> RuntimeImpl::dropped_paths(TaskId id) const {
-    const Task* task = find(id);
-    if (task == nullptr || &task->worker->device() == m_primary.get()) {
+std::vector<DroppedTransferPath> LinkFailures::dropped_paths(TaskId id) const {
+    const Task* task = m_tasks.find(id);
+    if (task == nullptr || &task->worker->device() == &m_primary) {
         return {};
     }
-    return dropped_transfer_paths(m_path_health.get(), task->worker->device().info().index,
-                                  m_primary->info().index);
+    return dropped_transfer_paths(m_health.get(), task->worker->device().info().index,
+                                  m_primary.info().index);
 }
 
 } // namespace tandem::detail

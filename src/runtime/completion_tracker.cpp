@@ -1,15 +1,40 @@
-// RuntimeImpl's completion tracking: the pump and the completion thread observe the
-// primary's counters and the workers' watchers, publish outputs, recycle slots and lose workers.
-#include "runtime/runtime_impl.hpp"
+#include "runtime/completion_tracker.hpp"
 
 #include <algorithm>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
-void RuntimeImpl::pump() noexcept {
+CompletionTracker::CompletionTracker(const TaskRegistry& tasks, LeaseTable& leases,
+                                     LinkFailures& links, const Device& primary,
+                                     const TimelineSemaphore& reads, TraceLog& trace,
+                                     const std::atomic<std::int64_t>& timeout_ms)
+    : m_tasks(tasks), m_leases(leases), m_links(links), m_primary(primary), m_reads(reads),
+      m_trace(trace), m_trace_app(trace.track("app thread")), m_timeout_ms(timeout_ms) {}
+
+CompletionTracker::~CompletionTracker() {
+    stop();
+}
+
+void CompletionTracker::start() {
+    m_thread = std::thread([this] { run(); });
+}
+
+void CompletionTracker::stop() noexcept {
+    m_stop.store(true, std::memory_order_relaxed);
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+void CompletionTracker::pump() noexcept {
     const auto t0 = Clock::now();
     pump_all();
     if (m_trace.enabled()) {
@@ -17,7 +42,19 @@ void RuntimeImpl::pump() noexcept {
     }
 }
 
-void RuntimeImpl::completion_loop() noexcept {
+void CompletionTracker::job_completed(const WorkerJob& job) noexcept {
+    Task& task = *job.task;
+    if (task.timer) {
+        // Read under the timer's own lock (host memory), counted under the task's.
+        if (const auto time = task.timer->completed(job.slot, job.generation)) {
+            std::lock_guard lock(task.mutex);
+            task.gpu.add(*time);
+        }
+    }
+    task.workload->completed(job.slot, job.generation);
+}
+
+void CompletionTracker::run() noexcept {
     // Polls the counters rather than blocking in vkWaitSemaphores: on the H200s a thread blocked
     // there (even with a 2 ms timeout) made the application's frame loop on the same device about
     // 2 ms slower per frame, and blocking waits can wake late. The sleep grows while nothing
@@ -27,15 +64,15 @@ void RuntimeImpl::completion_loop() noexcept {
     constexpr auto k_max_sleep = std::chrono::microseconds(200);
     auto sleep = k_min_sleep;
     std::vector<std::pair<VkSemaphore, std::uint64_t>> expected;
-    while (!m_stop_completion.load(std::memory_order_relaxed)) {
+    while (!m_stop.load(std::memory_order_relaxed)) {
         pump_all();
         // What completes next: every transport's primary timeline (each task's earliest value
         // in flight) and the application's primary timeline (the earliest release value).
         expected.clear();
         std::uint64_t reads_needed = UINT64_MAX;
-        const std::size_t count = m_task_count.load(std::memory_order_acquire);
+        const std::size_t count = m_tasks.count();
         for (std::size_t t = 0; t < count; ++t) {
-            Task& task = *m_tasks[t];
+            Task& task = m_tasks[t];
             if (!task.prepared() || task.worker->lost()) {
                 continue;
             }
@@ -48,8 +85,8 @@ void RuntimeImpl::completion_loop() noexcept {
                         slot.state == SlotState::Transferring) {
                         next = std::min(next, slot.primary_value);
                     }
-                    if (slot.state == SlotState::Leased && slot.leases == 0) {
-                        reads_needed = std::min(reads_needed, slot.release_value);
+                    if (const auto reads = LeaseTable::awaited_reads(slot)) {
+                        reads_needed = std::min(reads_needed, *reads);
                     }
                 }
             }
@@ -58,21 +95,21 @@ void RuntimeImpl::completion_loop() noexcept {
             }
         }
         if (reads_needed != UINT64_MAX) {
-            expected.emplace_back(m_reads->handle(), reads_needed);
+            expected.emplace_back(m_reads.handle(), reads_needed);
         }
         // Poll until one of them is reached (or new work may have arrived: at most k_max_sleep).
         bool reached = false;
         const auto give_up = Clock::now() + k_max_sleep;
         while (!reached && !expected.empty() && Clock::now() < give_up &&
-               !m_stop_completion.load(std::memory_order_relaxed)) {
+               !m_stop.load(std::memory_order_relaxed)) {
             for (const auto& [semaphore, value] : expected) {
                 std::uint64_t current = 0;
                 VkResult r = VK_SUCCESS;
                 {
                     // Serialised with the device's other host semaphore access, as
                     // TimelineSemaphore does.
-                    const auto lock = m_primary->host_semaphore_guard();
-                    r = vkGetSemaphoreCounterValue(m_primary->handle(), semaphore, &current);
+                    const auto lock = m_primary.host_semaphore_guard();
+                    r = vkGetSemaphoreCounterValue(m_primary.handle(), semaphore, &current);
                 }
                 if (r != VK_SUCCESS || current >= value) {
                     reached = true; // an error is reported by pump_all
@@ -92,23 +129,18 @@ void RuntimeImpl::completion_loop() noexcept {
     }
 }
 
-void RuntimeImpl::pump_all() noexcept {
+void CompletionTracker::pump_all() noexcept {
     std::uint64_t reads = 0;
-    if (m_reads->value(reads) == VK_SUCCESS) {
-        // Keep the maximum: pump() and the completion thread may store out of order. Relaxed:
-        // it is a lower bound of the semaphore's value, which orders nothing by itself.
-        std::uint64_t seen = m_reads_seen.load(std::memory_order_relaxed);
-        while (seen < reads &&
-               !m_reads_seen.compare_exchange_weak(seen, reads, std::memory_order_relaxed)) {
-        }
+    if (m_reads.value(reads) == VK_SUCCESS) {
+        m_leases.observe_reads(reads);
     }
-    const std::size_t count = m_task_count.load(std::memory_order_acquire);
+    const std::size_t count = m_tasks.count();
     for (std::size_t t = 0; t < count; ++t) {
-        pump_task(*m_tasks[t], reads);
+        pump_task(m_tasks[t], reads);
     }
 }
 
-void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
+void CompletionTracker::pump_task(Task& task, std::uint64_t reads_value) noexcept {
     if (!task.prepared()) {
         return;
     }
@@ -119,7 +151,7 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
     std::uint64_t worked = 0;
     if (!worker.lost()) {
         if (task.transport->failed()) {
-            if (!retire_failed_link(task, true)) {
+            if (!m_links.retire(task, true)) {
                 lost_reason = "its transfer failed: " + task.transport->error();
             }
         } else {
@@ -135,7 +167,7 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
             }
         }
     }
-    const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+    const auto timeout = this->timeout();
     {
         std::lock_guard lock(task.mutex);
         std::uint32_t completed[16];
@@ -173,12 +205,7 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
                     completed[completed_count++] = i;
                 }
             }
-            if (s.state == SlotState::Leased && s.leases == 0 && reads_value >= s.release_value) {
-                (void)task.ring.apply(i, SlotEvent::ReadsDone);
-                if (!s.published) {
-                    recycle(task, i);
-                }
-            }
+            LeaseTable::finish_reads(task, i, reads_value);
             // Overdue: in flight for longer than the timeout during which the worker completed
             // nothing (a slow worker with a long queue is busy, not lost).
             if (lost_reason.empty() && in_flight(s.state) &&
@@ -227,18 +254,13 @@ void RuntimeImpl::pump_task(Task& task, std::uint64_t reads_value) noexcept {
     }
 }
 
-void RuntimeImpl::recycle(Task& task, std::uint32_t slot) noexcept {
-    const bool retired = task.worker->lost() || task.link_failed.load(std::memory_order_relaxed);
-    (void)task.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
-}
-
-void RuntimeImpl::lose_worker(Worker& worker, const std::string& reason) noexcept {
+void CompletionTracker::lose_worker(Worker& worker, const std::string& reason) noexcept {
     if (!worker.mark_lost(reason)) {
         return;
     }
-    const std::size_t count = m_task_count.load(std::memory_order_acquire);
+    const std::size_t count = m_tasks.count();
     for (std::size_t t = 0; t < count; ++t) {
-        Task& task = *m_tasks[t];
+        Task& task = m_tasks[t];
         if (task.worker != &worker) {
             continue;
         }
@@ -252,6 +274,56 @@ void RuntimeImpl::lose_worker(Worker& worker, const std::string& reason) noexcep
         }
     }
     worker.mark_retired();
+}
+
+bool CompletionTracker::drain() noexcept {
+    bool reached = true;
+    const auto timeout = this->timeout();
+    const std::size_t count = m_tasks.count();
+    for (std::size_t t = 0; t < count; ++t) {
+        Task& task = m_tasks[t];
+        if (!task.prepared()) {
+            continue; // never ran a job
+        }
+        std::uint64_t primary_value = 0;
+        std::uint64_t work_value = 0;
+        std::uint64_t release_value = 0;
+        {
+            std::lock_guard lock(task.mutex);
+            for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
+                const SlotRecord& s = task.ring[i];
+                primary_value = std::max(primary_value, s.primary_value);
+                work_value = std::max(work_value, s.work_value);
+                release_value = std::max(release_value, s.release_value);
+            }
+        }
+        auto wait = [&](VkDevice device, VkSemaphore semaphore, std::uint64_t value) {
+            if (value == 0 || semaphore == VK_NULL_HANDLE) {
+                return;
+            }
+            VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            info.semaphoreCount = 1;
+            info.pSemaphores = &semaphore;
+            info.pValues = &value;
+            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+            const VkResult r =
+                vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
+            if (r != VK_SUCCESS) {
+                reached = false;
+                spdlog::warn("task {}: shutdown wait ended with {}", task.desc.name,
+                             tandem::to_string(r));
+            }
+        };
+        // Lost workers too: a submit reported as failed may still have reached the GPU; on a
+        // really lost device the wait returns VK_ERROR_DEVICE_LOST at once.
+        wait(task.worker->device().handle(), task.worker->work_timeline().handle(),
+             std::max(work_value, task.worker->last_work_value()));
+        if (task.transport && !task.transport->failed()) {
+            wait(m_primary.handle(), task.transport->primary_semaphore(), primary_value);
+        }
+        wait(m_primary.handle(), m_reads.handle(), release_value);
+    }
+    return reached;
 }
 
 } // namespace tandem::detail

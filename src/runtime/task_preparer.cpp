@@ -1,0 +1,166 @@
+#include "runtime/task_preparer.hpp"
+
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+#include "core/capabilities.hpp"
+#include "tandem/error.hpp"
+#include "workloads/application_workload.hpp"
+
+namespace tandem::detail {
+
+TaskPreparer::TaskPreparer(const Instance& instance, const Device& primary,
+                           const RuntimeOptions& options, bool poll, PathHealth* health,
+                           TraceLog& trace)
+    : m_instance(instance), m_primary(primary), m_options(options), m_poll(poll), m_health(health),
+      m_trace(trace) {}
+
+TaskPreparer::~TaskPreparer() {
+    stop();
+}
+
+void TaskPreparer::start() {
+    m_thread = std::thread([this] { run(); });
+}
+
+void TaskPreparer::enqueue(Task& task) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_queue.push_back(&task);
+    }
+    m_cv.notify_one();
+}
+
+void TaskPreparer::wait_prepared(const Task& task) {
+    std::unique_lock lock(m_mutex);
+    m_prepared_cv.wait(
+        lock, [&] { return task.phase.load(std::memory_order_acquire) != TaskPhase::Preparing; });
+    if (task.phase.load(std::memory_order_acquire) == TaskPhase::Failed) {
+        std::rethrow_exception(task.preparation_exception);
+    }
+}
+
+void TaskPreparer::run() noexcept {
+    for (;;) {
+        Task* task = nullptr;
+        {
+            std::unique_lock lock(m_mutex);
+            m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+            if (m_stop) {
+                return; // stop() fails what is left
+            }
+            task = m_queue.front();
+            m_queue.pop_front();
+        }
+        TaskPhase phase = TaskPhase::Ready;
+        try {
+            prepare(*task);
+        } catch (const std::exception& e) {
+            task->preparation_error = e.what();
+            task->preparation_exception = std::current_exception();
+            phase = TaskPhase::Failed;
+        } catch (...) {
+            task->preparation_error = "preparing task '" + task->desc.name + "' failed";
+            task->preparation_exception = std::current_exception();
+            phase = TaskPhase::Failed;
+        }
+        if (phase == TaskPhase::Failed) {
+            task->worker->task_count.fetch_sub(1, std::memory_order_relaxed);
+            spdlog::debug("task {} '{}' could not be prepared: {}", task->id, task->desc.name,
+                          task->preparation_error);
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            // Release: whoever sees the phase sees everything prepare() built.
+            task->phase.store(phase, std::memory_order_release);
+        }
+        m_prepared_cv.notify_all();
+    }
+}
+
+void TaskPreparer::stop() noexcept {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+    std::lock_guard lock(m_mutex);
+    for (Task* task : m_queue) {
+        task->preparation_error =
+            "the runtime stopped before task '" + task->desc.name + "' was prepared";
+        task->preparation_exception = std::make_exception_ptr(
+            Error(task->preparation_error, "Keep the runtime until its tasks are prepared"));
+        task->phase.store(TaskPhase::Failed, std::memory_order_release);
+    }
+    m_queue.clear();
+    m_prepared_cv.notify_all();
+}
+
+void TaskPreparer::prepare(Task& task_ref) {
+    Task* task = &task_ref;
+    const TaskDesc& desc = task->desc;
+    const TaskId id = task->id;
+    const Device& device = task->worker->device();
+    task->same_device = &device == &m_primary;
+
+    WorkloadParams params;
+    params.task_name = desc.name;
+    params.width = desc.width;
+    params.height = desc.height;
+    params.format = desc.format;
+    params.slots = desc.slots;
+    if (desc.factory) {
+        task->workload = std::make_unique<ApplicationWorkload>(desc.factory, m_instance.handle(),
+                                                               device, params);
+    } else {
+        task->workload = create_workload(desc.workload, device, params);
+    }
+
+    TransportDesc td;
+    td.name = device.label() + " " + desc.name;
+    td.width = desc.width;
+    td.height = desc.height;
+    td.format = desc.format;
+    td.slots = desc.slots;
+    td.timeout = m_options.worker_timeout;
+    td.spin = m_poll;
+    Worker* worker = task->worker;
+    td.worker_progress = [worker] { return worker->completed_work(); };
+    if (!m_options.transfer_path.empty()) {
+        td.forced = parse_transfer_path(m_options.transfer_path);
+    }
+    if (task->same_device) {
+        task->transport = make_local_transport(device, td);
+    } else {
+        const PairInfo pair = query_pair_info(device.info(), m_primary.info());
+        td.bridge = m_bridges.bridge_for(device, m_primary);
+        task->transport = make_link_transport(device, m_primary, pair, td, m_health);
+    }
+
+    task->pool =
+        CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
+    task->timer = JobTimer::create(device, desc.slots, td.name);
+    const VkImageUsageFlags usage = task->workload->target_usage();
+    for (std::uint32_t i = 0; i < desc.slots; ++i) {
+        SlotResources r;
+        const std::string base = td.name + " slot " + std::to_string(i);
+        SlotImages images = task->transport->create_images(
+            base, usage, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        r.worker_image = std::move(images.worker);
+        r.primary_image = std::move(images.primary);
+        r.cmd = task->pool.allocate(base + " commands");
+        task->slots.push_back(std::move(r));
+    }
+    task->trace_worker_queue = m_trace.track(device.label() + " main queue");
+    task->trace_transfer_queue =
+        m_trace.track(m_primary.label() + (task->same_device ? " main queue" : " transfer queue"));
+    spdlog::debug("task {} '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", id, desc.name,
+                  desc.width, desc.height, desc.slots, desc.workload, device.label(),
+                  task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,74 @@
+// TaskPreparer: the runtime's preparation thread. It builds each registration's device objects
+// (the workload, with its pipelines, shader compilation and uploads; the transport to the
+// primary; the command pool; the job timer; the slot images and command buffers) off the
+// registering thread, FIFO, and then publishes the Task's phase (Ready or Failed, with the
+// sentence and the exception a blocking registration rethrows). It owns the queue of tasks
+// waiting to be prepared and the thread; the Tasks belong to the TaskRegistry.
+//
+// Threads: enqueue() and wait_prepared() on any thread; prepare() on the preparation thread
+// only; stop() at shutdown (a preparation in progress finishes, queued ones fail). Lock order:
+// m_mutex is taken with nothing else held and never held while preparing; the phase is stored
+// under it so that a waiter cannot miss the notification. Memory order: the phase is stored
+// with release after everything prepare() built, and read with acquire (Task::prepared()).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/device.hpp"
+#include "core/instance.hpp"
+#include "runtime/slot_transport.hpp"
+#include "runtime/task_state.hpp"
+#include "runtime/trace_log.hpp"
+#include "sync/pair_bridge.hpp"
+#include "tandem/runtime.hpp"
+
+namespace tandem::detail {
+
+class TaskPreparer {
+public:
+    // `poll`: the transports' threads may poll before sleeping (core/cpu.hpp may_poll).
+    // `health`: the paths each pair may use (LinkFailures; null without src/transfer).
+    TaskPreparer(const Instance& instance, const Device& primary, const RuntimeOptions& options,
+                 bool poll, PathHealth* health, TraceLog& trace);
+    ~TaskPreparer();
+    TaskPreparer(const TaskPreparer&) = delete;
+    TaskPreparer& operator=(const TaskPreparer&) = delete;
+
+    // Starts the preparation thread.
+    void start();
+    // Queues a registered task; it answers Preparing until its preparation ended.
+    void enqueue(Task& task);
+    // Waits until `task` is prepared; rethrows what its preparation threw.
+    void wait_prepared(const Task& task);
+    // Stops the thread (joins it); tasks still queued fail. Idempotent.
+    void stop() noexcept;
+
+private:
+    void run() noexcept;
+    // Builds the task's workload, transport, timer and slot resources. Throws.
+    void prepare(Task& task);
+
+    const Instance& m_instance;
+    const Device& m_primary;
+    RuntimeOptions m_options;
+    bool m_poll;
+    PathHealth* m_health;
+    // One host bridge thread per worker -> primary pair, shared by the links of its tasks (the
+    // registry holds them weakly: a pair's bridge ends with its last link).
+    PairBridgeRegistry m_bridges;
+    TraceLog& m_trace;
+
+    // Tasks waiting for the preparation thread, FIFO; m_prepared_cv tells blocking
+    // registrations that a preparation ended.
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::condition_variable m_prepared_cv;
+    std::deque<Task*> m_queue;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+} // namespace tandem::detail
