@@ -105,9 +105,11 @@ CopyQueueChoice measure_copy_queues(const Device& device, std::uint32_t batch, s
         return choice;
     }
     const std::vector<std::uint32_t> families{main_family, transfer_family};
-    const Image image = create_image(device, {k_width, k_height, VK_FORMAT_R8G8B8A8_UNORM,
-                                              VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                                              "copy queue measurement image", families});
+    // SAMPLED only because create_image makes a view, which needs a view-capable usage.
+    const Image image =
+        create_image(device, {k_width, k_height, VK_FORMAT_R8G8B8A8_UNORM,
+                              VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+                              "copy queue measurement image", families});
     const Buffer buffer = create_buffer(device, {k_bytes * batch, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
                                                  "copy queue measurement buffer"});

@@ -2,8 +2,9 @@
 // device itself. A dedicated transfer family (a copy engine) is not always the fastest way to
 // copy within a GPU: the H200's copy engines copy buffers within it at about a fifth of its main
 // queue's rate (its image copies, which the paths make, ran at the same rate on both). The
-// device-local transfer paths (same-device, shared-memory) run their copies on the queue chosen
-// here; the host paths keep the copy engines, which are the DMA engines of PCIe.
+// transfer links of the device run their copies on the queue chosen here
+// (transfer/link_copy_queue.hpp); the benchmark compares the device-local paths with their own
+// copies on it.
 //
 // Measured once per Device, on first use (Device::copy_queue_choice(), thread-safe, blocking for
 // a few milliseconds of copies), never on a frame: the runtime asks while it prepares a task.

@@ -2,8 +2,11 @@
 // Device::copy_queue_choice() measures which queue copies fastest; this decides what links use).
 // Everything that names that queue asks here: the band recorder's command pools, the hand-offs'
 // submissions, the images' queue families, the paths' queue-family transfers and the GPU timers'
-// query pools. Today the device's transfer queue (a copy engine where the device has one).
-// Threads: any. The answer for a Device never changes during its life.
+// query pools. It is the queue Device::copy_queue_choice() measured for the device: its transfer
+// queue (a copy engine where it has one) unless the main queue copies within it over 1.2x
+// faster; one queue for every path of the device, as its images are created for it.
+// Threads: any (the first call per Device measures, for a few ms). The answer for a Device never
+// changes during its life.
 #pragma once
 
 #include "core/device.hpp"
