@@ -41,7 +41,7 @@ std::string queue_text(const DeviceInfo& d) {
 }
 
 void print_copy_queues(const Session& s, const std::vector<std::string>& reasons) {
-    std::printf("\nCopy queues (where the same-device and shared-memory paths copy)\n\n");
+    std::printf("\nCopy queues (where the device's transfer links copy)\n\n");
     for (std::size_t i = 0; i < reasons.size(); ++i) {
         std::printf("  %u: %s\n", s.devices.adapters()[i].index, reasons[i].c_str());
     }
@@ -171,7 +171,7 @@ Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");
     cmd->add_flag("--copy-queues", *copy_queues,
                   "Also open each device and measure which queue copies within it fastest (main "
-                  "or transfer; the queue the same-device and shared-memory paths copy on), and "
+                  "or transfer; the queue its transfer links copy on), and "
                   "say why, with the rates");
     return [json, copy_queues, &global]() {
         Session s = open_session(global);
