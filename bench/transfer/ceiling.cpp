@@ -89,6 +89,39 @@ void submit_released(const detail::Queue& queue, VkCommandBuffer cmd,
 
 } // namespace
 
+ReleasedCopyTimes time_released_copies(const detail::Device& device, const detail::Queue& queue,
+                                       VkCommandBuffer single, VkCommandBuffer many,
+                                       VkDeviceSize bytes, std::uint32_t batch, std::uint32_t runs,
+                                       std::chrono::microseconds lead, const std::string& what) {
+    detail::TimelineSemaphore go(device, device.label() + " " + what + " go");
+    detail::TimelineSemaphore done(device, device.label() + " " + what + " done");
+    std::uint64_t value = 0;
+    auto timed = [&](VkCommandBuffer cmd, bool wait_lead) -> double {
+        ++value;
+        submit_released(queue, cmd, go, done, value, ("vkQueueSubmit2 " + what).c_str());
+        if (wait_lead) {
+            std::this_thread::sleep_for(lead);
+        }
+        const auto t0 = Clock::now();
+        detail::vk_check(go.signal(value), "vkSignalSemaphore " + what);
+        if (!spin_until(done, value)) {
+            throw Error(VK_TIMEOUT, "Waiting for the " + what + " copies on " + device.label(),
+                        "The device may be hung; check the driver");
+        }
+        return micros(Clock::now() - t0);
+    };
+    (void)timed(many, false); // warm-up
+    (void)timed(single, false);
+    std::vector<double> gbps;
+    std::vector<double> latency;
+    for (std::uint32_t r = 0; r < runs; ++r) {
+        const double us = timed(many, false);
+        gbps.push_back(static_cast<double>(bytes) * batch / (us * 1e3));
+        latency.push_back(timed(single, true));
+    }
+    return {stats_of(std::move(gbps)), stats_of(std::move(latency))};
+}
+
 CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                  VkDeviceSize bytes, std::uint32_t batch, std::uint32_t runs,
                                  std::chrono::microseconds lead) {
@@ -186,38 +219,12 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
     record_copies(single, side, host_buffer.get(), bytes, 1, to_host);
     record_copies(many, side, host_buffer.get(), bytes, batch, to_host);
 
-    detail::TimelineSemaphore go(device, name + " go");
-    detail::TimelineSemaphore done(device, name + " done");
-    std::uint64_t value = 0;
-    auto timed = [&](VkCommandBuffer cmd, bool wait_lead) -> double {
-        ++value;
-        submit_released(queue, cmd, go, done, value, "vkQueueSubmit2 ceiling");
-        if (wait_lead) {
-            std::this_thread::sleep_for(lead);
-        }
-        const auto t0 = Clock::now();
-        detail::vk_check(go.signal(value), "vkSignalSemaphore ceiling");
-        if (!spin_until(done, value)) {
-            throw Error(VK_TIMEOUT, "Waiting for a ceiling copy on " + device.label(),
-                        "The device may be hung; check the driver");
-        }
-        return micros(Clock::now() - t0);
-    };
-
-    (void)timed(many, false); // warm-up
-    (void)timed(single, false);
-    std::vector<double> gbps;
-    std::vector<double> latency;
-    for (std::uint32_t r = 0; r < runs; ++r) {
-        const double us = timed(many, false);
-        gbps.push_back(static_cast<double>(bytes) * batch / (us * 1e3));
-        latency.push_back(timed(single, true));
-    }
-
+    const ReleasedCopyTimes times =
+        time_released_copies(device, queue, single, many, bytes, batch, runs, lead, "ceiling");
     CopyCeiling out;
     out.host_memory_flags = host_buffer.memory_flags;
-    out.gbps = stats_of(std::move(gbps));
-    out.latency_us = stats_of(std::move(latency));
+    out.gbps = times.gbps;
+    out.latency_us = times.latency_us;
     if (to_host) {
         detail::invalidate_buffer(device, host_buffer);
         out.verified = std::memcmp(host_buffer.mapped, data.data(), bytes) == 0;

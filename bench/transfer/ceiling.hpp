@@ -25,6 +25,20 @@ struct CopyCeiling {
     VkMemoryPropertyFlags host_memory_flags = 0; // of the host-visible side
 };
 
+// The timing both ceilings share: `many` (`batch` transfers of `bytes`) and `single` (one),
+// each submitted to `queue` waiting for a host signal, released and spun on; after a warm-up of
+// each, `runs` times: the batch's GB/s, and the single's latency released `lead` after its
+// submission. `what` names the measurement in errors. Throws Error on a failed call or a hang.
+struct ReleasedCopyTimes {
+    Stats gbps;
+    Stats latency_us;
+};
+[[nodiscard]] ReleasedCopyTimes
+time_released_copies(const detail::Device& device, const detail::Queue& queue,
+                     VkCommandBuffer single, VkCommandBuffer many, VkDeviceSize bytes,
+                     std::uint32_t batch, std::uint32_t runs, std::chrono::microseconds lead,
+                     const std::string& what);
+
 [[nodiscard]] CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                                VkDeviceSize bytes, std::uint32_t batch,
                                                std::uint32_t runs, std::chrono::microseconds lead);

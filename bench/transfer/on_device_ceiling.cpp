@@ -1,14 +1,11 @@
 #include "on_device_ceiling.hpp"
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_util.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
-#include "sync/timeline_semaphore.hpp"
-#include "tandem/error.hpp"
 
 namespace tandem::bench {
 
@@ -89,40 +86,11 @@ CopyCeiling measure_on_device_copy(const detail::Device& device, detail::QueueRo
     record(single, copy, src.get(), dst.get(), staging.get(), extent, 1);
     record(many, copy, src.get(), dst.get(), staging.get(), extent, batch);
 
-    detail::TimelineSemaphore go(device, name + " go");
-    detail::TimelineSemaphore done(device, name + " done");
-    std::uint64_t value = 0;
-    auto timed = [&](VkCommandBuffer cmd, bool wait_lead) -> double {
-        ++value;
-        const VkSemaphoreSubmitInfo wait =
-            go.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        const VkSemaphoreSubmitInfo signal =
-            done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        detail::vk_check(queue.submit_one(cmd, {&wait, 1}, {&signal, 1}),
-                         "vkQueueSubmit2 on-device ceiling");
-        if (wait_lead) {
-            std::this_thread::sleep_for(lead);
-        }
-        const auto t0 = Clock::now();
-        detail::vk_check(go.signal(value), "vkSignalSemaphore on-device ceiling");
-        if (!spin_until(done, value)) {
-            throw Error(VK_TIMEOUT, "Waiting for an on-device ceiling copy on " + device.label(),
-                        "The device may be hung; check the driver");
-        }
-        return micros(Clock::now() - t0);
-    };
-    (void)timed(many, false); // warm-up
-    (void)timed(single, false);
-    std::vector<double> gbps;
-    std::vector<double> latency;
-    for (std::uint32_t r = 0; r < runs; ++r) {
-        const double us = timed(many, false);
-        gbps.push_back(static_cast<double>(bytes) * batch / (us * 1e3));
-        latency.push_back(timed(single, true));
-    }
+    const ReleasedCopyTimes times = time_released_copies(device, queue, single, many, bytes, batch,
+                                                         runs, lead, "on-device ceiling");
     CopyCeiling out;
-    out.gbps = stats_of(std::move(gbps));
-    out.latency_us = stats_of(std::move(latency));
+    out.gbps = times.gbps;
+    out.latency_us = times.latency_us;
     out.verified = read_image(device, dst.get(), extent, k_format,
                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL) == data;
     return out;
