@@ -1,11 +1,10 @@
 #include "transfer/shared_memory_path.hpp"
 
-#include <unistd.h>
-
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
+#include "transfer/opaque_fd_memory.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -60,58 +59,20 @@ SharedMemoryPath::SharedMemoryPath(const Device& worker, const Device& primary,
                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     const VkDeviceSize size = std::max(wreq.size, preq.size);
 
-    // Export on the worker.
-    {
-        const VkDevice dev = worker.handle();
-        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-        ded.buffer = m_worker_buffer.get();
-        VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
-        exp.handleTypes = k_handle;
-        exp.pNext = dedicated ? &ded : nullptr;
-        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        alloc.pNext = &exp;
-        alloc.allocationSize = size;
-        alloc.memoryTypeIndex = type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory),
-                 "vkAllocateMemory exportable " + base);
-        m_worker_memory = Handle<VkDeviceMemory>(
-            memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-        vk_check(vkBindBufferMemory(dev, m_worker_buffer.get(), memory, 0),
-                 "vkBindBufferMemory " + base);
-    }
-    int fd = -1;
-    {
-        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
-        info.memory = m_worker_memory.get();
-        info.handleType = k_handle;
-        vk_check(worker.fn().get_memory_fd(worker.handle(), &info, &fd),
-                 "vkGetMemoryFdKHR " + base);
-    }
-    // Import on the primary; a successful import owns the fd.
-    {
-        const VkDevice dev = primary.handle();
-        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-        ded.buffer = m_primary_buffer.get();
-        VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-        imp.handleType = k_handle;
-        imp.fd = fd;
-        imp.pNext = dedicated ? &ded : nullptr;
-        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        alloc.pNext = &imp;
-        alloc.allocationSize = size;
-        alloc.memoryTypeIndex = type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        const VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &memory);
-        if (r != VK_SUCCESS) {
-            ::close(fd);
-        }
-        vk_check(r, "vkAllocateMemory import " + base, "Use the host-imported or host-copy path");
-        m_primary_memory = Handle<VkDeviceMemory>(
-            memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-        vk_check(vkBindBufferMemory(dev, m_primary_buffer.get(), memory, 0),
-                 "vkBindBufferMemory " + base);
-    }
+    // Export on the worker, import on the primary.
+    m_worker_memory = allocate_exportable_memory(
+        worker, size, type,
+        dedicated ? DedicatedTo{VK_NULL_HANDLE, m_worker_buffer.get()} : DedicatedTo{}, base);
+    vk_check(vkBindBufferMemory(worker.handle(), m_worker_buffer.get(), m_worker_memory.get(), 0),
+             "vkBindBufferMemory " + base);
+    const int fd = export_memory_fd(worker, m_worker_memory.get(), base);
+    m_primary_memory = import_memory_fd(
+        primary, fd, size, type,
+        dedicated ? DedicatedTo{VK_NULL_HANDLE, m_primary_buffer.get()} : DedicatedTo{}, base,
+        "Use the host-imported or host-copy path");
+    vk_check(
+        vkBindBufferMemory(primary.handle(), m_primary_buffer.get(), m_primary_memory.get(), 0),
+        "vkBindBufferMemory " + base);
 }
 
 void SharedMemoryPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,

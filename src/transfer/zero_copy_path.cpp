@@ -1,7 +1,5 @@
 #include "transfer/zero_copy_path.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,6 +7,7 @@
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
+#include "transfer/opaque_fd_memory.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -91,11 +90,6 @@ Handle<VkImageView> make_view(const Device& device, VkImage image, VkFormat form
     return Handle<VkImageView>(out, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
 }
 
-Handle<VkDeviceMemory> own_memory(VkDevice dev, VkDeviceMemory memory) {
-    return Handle<VkDeviceMemory>(memory,
-                                  [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-}
-
 } // namespace
 
 ZeroCopyPath::ZeroCopyPath(const Device& worker, const Device& primary, const StagingLayout& layout)
@@ -165,55 +159,19 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
                                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     const VkDeviceSize size = std::max(wreq.size, preq.size);
 
-    {
-        const VkDevice dev = worker().handle();
-        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-        ded.image = w.get();
-        VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
-        exp.handleTypes = k_handle;
-        exp.pNext = dedicated ? &ded : nullptr;
-        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        alloc.pNext = &exp;
-        alloc.allocationSize = size;
-        alloc.memoryTypeIndex = type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory),
-                 "vkAllocateMemory exportable " + desc.name, k_fallback);
-        w.memory = own_memory(dev, memory);
-        worker().name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (exported)");
-        vk_check(vkBindImageMemory(dev, w.get(), memory, 0), "vkBindImageMemory " + desc.name);
-    }
-    int fd = -1;
-    {
-        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
-        info.memory = w.memory.get();
-        info.handleType = k_handle;
-        vk_check(worker().fn().get_memory_fd(worker().handle(), &info, &fd),
-                 "vkGetMemoryFdKHR " + desc.name, k_fallback);
-    }
-    {
-        // A successful import owns the fd; a failed one leaves it to us.
-        const VkDevice dev = primary().handle();
-        VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-        ded.image = p.get();
-        VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-        imp.handleType = k_handle;
-        imp.fd = fd;
-        imp.pNext = dedicated ? &ded : nullptr;
-        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        alloc.pNext = &imp;
-        alloc.allocationSize = size;
-        alloc.memoryTypeIndex = type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        const VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &memory);
-        if (r != VK_SUCCESS) {
-            ::close(fd);
-        }
-        vk_check(r, "vkAllocateMemory import " + desc.name, k_fallback);
-        p.memory = own_memory(dev, memory);
-        primary().name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (imported)");
-        vk_check(vkBindImageMemory(dev, p.get(), memory, 0), "vkBindImageMemory " + desc.name);
-    }
+    w.memory = allocate_exportable_memory(worker(), size, type,
+                                          dedicated ? DedicatedTo{w.get()} : DedicatedTo{},
+                                          desc.name, k_fallback);
+    worker().name(w.memory.get(), VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (exported)");
+    vk_check(vkBindImageMemory(worker().handle(), w.get(), w.memory.get(), 0),
+             "vkBindImageMemory " + desc.name);
+    const int fd = export_memory_fd(worker(), w.memory.get(), desc.name, k_fallback);
+    p.memory =
+        import_memory_fd(primary(), fd, size, type,
+                         dedicated ? DedicatedTo{p.get()} : DedicatedTo{}, desc.name, k_fallback);
+    primary().name(p.memory.get(), VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (imported)");
+    vk_check(vkBindImageMemory(primary().handle(), p.get(), p.memory.get(), 0),
+             "vkBindImageMemory " + desc.name);
     w.view = make_view(worker(), w.get(), desc.format, desc.name + " (worker)");
     p.view = make_view(primary(), p.get(), desc.format, desc.name + " (primary)");
     // The primary's image starts in the layout every hand-over leaves it in, so the acquires

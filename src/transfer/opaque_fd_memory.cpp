@@ -1,0 +1,83 @@
+#include "transfer/opaque_fd_memory.hpp"
+
+#include <unistd.h>
+
+#include "core/vk_check.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+
+Handle<VkDeviceMemory> own(VkDevice dev, VkDeviceMemory memory) {
+    return Handle<VkDeviceMemory>(memory,
+                                  [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+}
+
+VkMemoryDedicatedAllocateInfo dedicated_info(DedicatedTo dedicated) {
+    VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    ded.image = dedicated.image;
+    ded.buffer = dedicated.buffer;
+    return ded;
+}
+
+bool is_dedicated(DedicatedTo dedicated) {
+    return dedicated.image != VK_NULL_HANDLE || dedicated.buffer != VK_NULL_HANDLE;
+}
+
+// vkAllocateMemory of `size` bytes of `type` with the chain `next`.
+VkResult allocate(const Device& device, VkDeviceSize size, std::uint32_t type, const void* next,
+                  VkDeviceMemory& out) {
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = next;
+    alloc.allocationSize = size;
+    alloc.memoryTypeIndex = type;
+    return vkAllocateMemory(device.handle(), &alloc, nullptr, &out);
+}
+
+} // namespace
+
+Handle<VkDeviceMemory> allocate_exportable_memory(const Device& device, VkDeviceSize size,
+                                                  std::uint32_t type, DedicatedTo dedicated,
+                                                  const std::string& name, std::string_view hint) {
+    const VkMemoryDedicatedAllocateInfo ded = dedicated_info(dedicated);
+    VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
+    exp.handleTypes = k_handle;
+    exp.pNext = is_dedicated(dedicated) ? &ded : nullptr;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(allocate(device, size, type, &exp, memory), "vkAllocateMemory exportable " + name,
+             hint);
+    return own(device.handle(), memory);
+}
+
+int export_memory_fd(const Device& device, VkDeviceMemory memory, const std::string& name,
+                     std::string_view hint) {
+    VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+    info.memory = memory;
+    info.handleType = k_handle;
+    int fd = -1;
+    vk_check(device.fn().get_memory_fd(device.handle(), &info, &fd), "vkGetMemoryFdKHR " + name,
+             hint);
+    return fd;
+}
+
+Handle<VkDeviceMemory> import_memory_fd(const Device& device, int fd, VkDeviceSize size,
+                                        std::uint32_t type, DedicatedTo dedicated,
+                                        const std::string& name, std::string_view hint) {
+    VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+    imp.handleType = k_handle;
+    imp.fd = fd;
+    const VkMemoryDedicatedAllocateInfo ded = dedicated_info(dedicated);
+    imp.pNext = is_dedicated(dedicated) ? &ded : nullptr;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    const VkResult r = allocate(device, size, type, &imp, memory);
+    if (r != VK_SUCCESS) {
+        ::close(fd);
+    }
+    vk_check(r, "vkAllocateMemory import " + name, hint);
+    return own(device.handle(), memory);
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,40 @@
+// Device memory shared between two openings of one GPU through an opaque fd, as the zero-copy
+// (images) and shared-memory (buffers) paths share it: an exportable allocation on one device,
+// its fd, and its import on the other. Each throws tandem::Error from vk_check with the context
+// "<call> <name>" and `hint` (empty: the generic hint). Set-up only; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "core/handle.hpp"
+
+namespace tandem::detail {
+
+// The image or buffer an allocation is dedicated to; both null: not dedicated.
+struct DedicatedTo {
+    VkImage image = VK_NULL_HANDLE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+};
+
+// `size` bytes of memory type `type`, exportable as an opaque fd ("vkAllocateMemory exportable").
+[[nodiscard]] Handle<VkDeviceMemory>
+allocate_exportable_memory(const Device& device, VkDeviceSize size, std::uint32_t type,
+                           DedicatedTo dedicated, const std::string& name,
+                           std::string_view hint = {});
+
+// A new opaque fd of `memory` ("vkGetMemoryFdKHR"); the caller owns it.
+[[nodiscard]] int export_memory_fd(const Device& device, VkDeviceMemory memory,
+                                   const std::string& name, std::string_view hint = {});
+
+// The memory behind `fd` on `device` ("vkAllocateMemory import"), allocated as the export was.
+// A successful import owns the fd; a failed one closes it.
+[[nodiscard]] Handle<VkDeviceMemory>
+import_memory_fd(const Device& device, int fd, VkDeviceSize size, std::uint32_t type,
+                 DedicatedTo dedicated, const std::string& name, std::string_view hint = {});
+
+} // namespace tandem::detail
