@@ -6,8 +6,8 @@
 // release the leases with the frame's primary timeline value. Writes main view PNGs (every k-th
 // frame and the last), one PNG per task output (the leased image of the last frame), report.json,
 // and a summary. `auto` tasks are placed by the runtime's scheduler (tandem/scheduler.hpp) inside
-// pump(), from the calibration profile (when it matches the adapters) refined by the GPU time of
-// the captures (CaptureTasks::observe) and the runtime's job timings; manual placements are kept.
+// pump(), from the calibration profile (when it matches the adapters) refined by the GPU time the
+// runtime measures of every capture; manual placements are kept.
 // --explain prints every decision that changed something.
 #include <algorithm>
 #include <chrono>
@@ -318,8 +318,6 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 const double t = wall_clock
                                      ? std::chrono::duration<double>(Clock::now() - start).count()
                                      : static_cast<double>(frame) * scene_dt;
-                // The captures' GPU time since the last frame, for the scheduler.
-                captures.observe(runtime, task_ids);
                 scene.animate(t);
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
                     TaskRun& task = tasks[i];
@@ -492,7 +490,6 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         bool lost = false;
         std::set<std::uint32_t> lost_workers;
         nlohmann::json final_placement = nlohmann::json::object();
-        const auto capture_by_task = captures.by_task();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
             const harness::RunTaskInfo& spec = specs[i];
             const TaskStats s = runtime.stats(tasks[i].id);
@@ -505,15 +502,13 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 nlohmann::json gpu_ms = nullptr;
                 nlohmann::json gpu_first_ms = nullptr;
                 nlohmann::json gpu_steady_ms = nullptr;
-                const auto c = capture_by_task.find({spec.name, r.device});
-                if (c != capture_by_task.end()) {
-                    const auto json_of = [](const std::optional<double>& ms) {
-                        return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
-                    };
-                    gpu_ms = json_of(c->second.per_update_ms);
-                    gpu_first_ms = json_of(c->second.first_update_ms);
-                    gpu_steady_ms = json_of(c->second.per_later_update_ms);
-                }
+                const harness::CaptureGpuTime c = harness::capture_gpu_time(r);
+                const auto json_of = [](const std::optional<double>& ms) {
+                    return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
+                };
+                gpu_ms = json_of(c.per_update_ms);
+                gpu_first_ms = json_of(c.first_update_ms);
+                gpu_steady_ms = json_of(c.per_later_update_ms);
                 registrations.push_back({{"adapter", r.device},
                                          {"active", r.active},
                                          {"accepted", r.accepted},
@@ -585,7 +580,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         scheduler_json["failures"] = final_report.failures;
         report["scheduler"] = scheduler_json;
 
-        const auto capture_busy = captures.by_device();
+        const auto capture_busy = harness::CaptureTasks::gpu_by_device(runtime, task_ids);
         nlohmann::json devices = nlohmann::json::array();
         {
             const std::vector<DeviceInfo>& all = all_devices;

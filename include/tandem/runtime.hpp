@@ -171,9 +171,10 @@ public:
     // Throws tandem::Error (an unknown task, jobs < 3, a job that fails everywhere).
     std::vector<DeviceCost> calibrate(TaskId task, std::span<const std::byte> snapshot = {},
                                       std::uint32_t jobs = 8);
-    // A GPU time of one job of `task` on adapter `device` that the application measured (its
-    // workload's timestamps): the scheduler prefers these to the runtime's own submit-to-done
-    // timings for that task. Non-finite or negative values are ignored.
+    // A time of one job of `task` on adapter `device` that the application measured itself:
+    // the scheduler then prices the task's execution by these instead of the runtime's own
+    // timings (the GPU time of the job's commands where the device has timestamps, else its
+    // submit-to-done time). Non-finite or negative values are ignored.
     void observe_execute(TaskId task, std::uint32_t device, double ms) noexcept;
     [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
     // The primary's instance, physical device, device and main queue with its lock (embedded:

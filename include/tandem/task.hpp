@@ -34,8 +34,9 @@ struct CostHint {
 
 struct TaskDesc {
     std::string name = "task";
-    // Registered workload name: "pattern" is built in (a compute shader whose output is a pure
-    // function of (generation, width, height)). Ignored when `factory` is set.
+    // A workload built into Tandem, by name: "pattern" (a compute shader whose output is a pure
+    // function of (generation, width, height): tandem/pattern.hpp checks it). Ignored when
+    // `factory` is set; any other name is refused at registration.
     std::string workload = "pattern";
     // The application's own workload (tandem/workload.hpp), made on each device the task is
     // prepared on; when set, it runs instead of the named one.

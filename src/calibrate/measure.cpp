@@ -16,8 +16,8 @@
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 #include "transfer/transfer_link.hpp"
+#include "workloads/pattern.hpp"
 #include "workloads/scene_capture_workload.hpp"
-#include "workloads/workload.hpp"
 
 namespace tandem::detail {
 
@@ -187,7 +187,7 @@ Measurer::Measurer(const Instance& instance, const std::vector<Adapter>& adapter
         params.width = 256;
         params.height = 256;
         params.slots = 1;
-        d->prepare_pattern = create_workload("pattern", device, params);
+        d->prepare_pattern = std::make_unique<PatternWorkload>(device, params);
         d->prepare_target = create_image(device, {256,
                                                   256,
                                                   VK_FORMAT_R8G8B8A8_UNORM,
@@ -259,7 +259,7 @@ std::vector<double> Measurer::workload(const DeviceInfo& info, const ReferenceWo
     // calibration's outer pair of timestamps would add the reset, about 5 us on an H200.
     auto own_times = std::make_shared<SceneCaptureTimes>();
     if (w.kind == "pattern") {
-        workload = create_workload("pattern", device, params);
+        workload = std::make_unique<PatternWorkload>(device, params);
     } else if (w.kind == "capture" && !w.content.empty()) {
         const auto it = m_tasks.find(w.content);
         if (it == m_tasks.end()) {

@@ -5,6 +5,7 @@
 #include "calibrate/measure.hpp"
 #include "harness/device_session_state.hpp"
 #include "harness/run_scene_state.hpp"
+#include "scene/snapshot_codec.hpp"
 #include "sched/calibration.hpp"
 #include "sched/profile.hpp"
 
@@ -61,9 +62,9 @@ CalibrationProfile calibrate(const DeviceSession& session, const CalibrationRequ
             const std::uint64_t triangles = scene.triangles();
             for (std::size_t i = 0; i < scene.tasks().size(); ++i) {
                 const RunTaskInfo& task = scene.tasks()[i];
-                measurer.add_task_content(task.content_key,
-                                          scene.state().inputs.scene.shared_assets(),
-                                          scene.task_snapshot(i));
+                measurer.add_task_content(
+                    task.content_key, scene.state().inputs.scene.shared_assets(),
+                    detail::encode_snapshot(detail::task_snapshot(scene.state().inputs, i)));
                 tasks.push_back(
                     {"capture", task.width, task.height, triangles, task.content_key, task.name});
             }

@@ -2,8 +2,9 @@
 
 #include "core/placement.hpp"
 #include "harness/run_scene_state.hpp"
+#include "scene/capture_codec.hpp"
 #include "scene/demo_scene.hpp"
-#include "scene/snapshot_codec.hpp"
+#include "scene/scene_access.hpp"
 
 namespace tandem::harness {
 
@@ -22,7 +23,7 @@ RunScene::RunScene(const RunSceneRequest& request) {
     run.size = request.size;
     run.placement = request.placement;
     run.demo_crowd = request.demo_crowd;
-    m_state = std::make_unique<State>(State{detail::prepare_run(run), {}, {}});
+    m_state = std::make_unique<State>(State{detail::prepare_run(run), {}, {}, {}});
     const detail::RunInputs& inputs = m_state->inputs;
     // The content keys hash the scene at time 0: taken before anything animates it.
     for (std::size_t i = 0; i < inputs.prepared.size(); ++i) {
@@ -40,6 +41,7 @@ RunScene::RunScene(const RunSceneRequest& request) {
         m_state->tasks.push_back(std::move(t));
     }
     m_state->main_camera = inputs.scene.cameras()[inputs.main_camera].name;
+    m_state->capture_scene = detail::SceneAccess::make(inputs.scene.shared_assets());
 }
 
 RunScene::~RunScene() = default;
@@ -78,8 +80,31 @@ void RunScene::animate(double t) {
     m_state->inputs.scene.animate(t);
 }
 
+const std::shared_ptr<const Scene>& RunScene::capture_scene() const noexcept {
+    return m_state->capture_scene;
+}
+
+CaptureSnapshot RunScene::task_capture(std::size_t task) const {
+    const detail::RunInputs& inputs = m_state->inputs;
+    const detail::FrameSnapshot frame = detail::task_snapshot(inputs, task);
+    const detail::Light& light = inputs.scene.light(); // as given: the task normalises it
+    CaptureSnapshot shot;
+    shot.camera = detail::capture_camera(
+        inputs.scene.cameras().at(inputs.prepared.at(task).camera).model, frame.camera.view);
+    shot.light.direction = {light.direction.x, light.direction.y, light.direction.z};
+    shot.light.color = {light.color.x, light.color.y, light.color.z};
+    shot.light.ambient = {light.ambient.x, light.ambient.y, light.ambient.z};
+    shot.clear_color = {light.clear_color.x, light.clear_color.y, light.clear_color.z,
+                        light.clear_color.w};
+    shot.instances.reserve(frame.instances.size());
+    for (const detail::InstanceSnapshot& i : frame.instances) {
+        shot.instances.push_back({MeshId{i.mesh}, detail::to_matrix4(i.transform), {}});
+    }
+    return shot;
+}
+
 std::vector<std::byte> RunScene::task_snapshot(std::size_t task) const {
-    return detail::encode_snapshot(detail::task_snapshot(m_state->inputs, task));
+    return encode_capture(task_capture(task));
 }
 
 } // namespace tandem::harness

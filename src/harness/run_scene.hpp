@@ -1,9 +1,10 @@
 // RunScene: the scene `tandem run` renders and `tandem calibrate` measures, with its capture
 // tasks: a glTF file or the built-in demo, the tasks (a file, the demo's, or defaults fitted to
 // the scene), the main view's size and an optional placement override, all checked before any
-// device opens (every bad input throws tandem::Error naming it). Then, per tick, the encoded
-// snapshot each capture task is submitted with. capture_tasks.hpp turns its tasks into
-// TaskDescs; main_view.hpp renders its main view.
+// device opens (every bad input throws tandem::Error naming it). Its meshes, materials and
+// images are a public tandem::Scene, drawn by capture tasks as an engine's would be
+// (tandem::capture_workload); per tick, each task's view is a CaptureSnapshot, submitted
+// encoded. capture_tasks.hpp turns its tasks into TaskDescs; main_view.hpp renders its main view.
 // Threads: the application thread only (the scene inside is mutable). Plain CPU work.
 #pragma once
 
@@ -13,6 +14,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tandem/capture.hpp"
+#include "tandem/scene.hpp"
 
 namespace tandem::harness {
 
@@ -61,7 +65,12 @@ public:
 
     // Moves the scene to time `t` (seconds): a pure function of time.
     void animate(double t);
-    // Task `task`'s view of the scene as it is now, encoded as its submits carry it.
+    // The scene's meshes, materials and images (what its capture tasks draw; never changes).
+    [[nodiscard]] const std::shared_ptr<const Scene>& capture_scene() const noexcept;
+    // Task `task`'s view of the scene as it is now: its camera, the light, and the instances it
+    // draws (its tags applied, the surface that shows its own output left out).
+    [[nodiscard]] CaptureSnapshot task_capture(std::size_t task) const;
+    // The same, encoded as its submits carry it (tandem::encode_capture).
     [[nodiscard]] std::vector<std::byte> task_snapshot(std::size_t task) const;
 
     // The scene and inputs inside (harness/run_scene_state.hpp, for the harness itself).

@@ -3,6 +3,7 @@
 // in tandem::detail types).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct RunScene::State {
     detail::RunInputs inputs;
     std::vector<RunTaskInfo> tasks; // one per inputs.prepared
     std::string main_camera;
+    std::shared_ptr<const Scene> capture_scene; // inputs.scene's assets
 };
 
 } // namespace tandem::harness

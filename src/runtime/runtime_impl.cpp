@@ -231,13 +231,14 @@ void RuntimeImpl::check_description(const TaskDesc& desc) const {
                     "Use same-device, shared-memory, host-imported or host-copy");
     }
     if (!desc.factory) {
-        (void)find_workload(desc.workload); // an unknown name is refused now, not later
+        (void)m_workloads.find(desc.workload); // an unknown name is refused now, not later
     }
 }
 
 TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
                                       std::shared_ptr<GenerationCounter> generations) {
     check_description(desc);
+    WorkloadFactory named = desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
     // Placed under the registration lock, so concurrent registrations see each other's counts.
     Task& task = m_tasks.add(
         desc,
@@ -251,6 +252,7 @@ TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::u
             return *worker;
         },
         std::move(generations));
+    task.named_workload = std::move(named);
     m_preparer->enqueue(task);
     return task.id;
 }

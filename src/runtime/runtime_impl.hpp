@@ -111,6 +111,8 @@ public:
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(TaskId id) const {
         return m_links->dropped_paths(id);
     }
+    // The workloads tasks of this runtime may name (TaskDesc::workload).
+    [[nodiscard]] WorkloadTable& workloads() noexcept { return m_workloads; }
     [[nodiscard]] TraceLog& trace() noexcept { return m_trace; }
     [[nodiscard]] const TraceLog& trace() const noexcept { return m_trace; }
 
@@ -150,6 +152,7 @@ private:
     std::unique_ptr<TimelineSemaphore> m_reads; // signalled by the application
     std::atomic<std::int64_t> m_timeout_ms{5000};
     TraceLog m_trace;
+    WorkloadTable m_workloads;
 
     TaskRegistry m_tasks;
     std::unique_ptr<LeaseTable> m_leases;

@@ -19,6 +19,19 @@ namespace {
 
 // Outputs of a registration whose timings are not observed (uploads, pipeline warm-up).
 constexpr std::uint64_t k_warm_up_outputs = 2;
+
+// What one job of a registration costs its device, in ms: the GPU time of the commands its
+// workload recorded where its jobs are timed (as a calibration profile measures it), once the
+// first jobs (pipeline creation, first-use shader compilation) are behind; else the time from
+// the job's submission to its completion being seen, which also holds the queue's wait.
+double execute_of(const TaskPulse& pulse) {
+    const TaskStats& s = pulse.counters;
+    if (s.gpu_timed && s.gpu_us.count > k_warm_up_outputs) {
+        return pulse.gpu_us / 1000.0;
+    }
+    return (pulse.worker_done_us - pulse.worker_submit_us) / 1000.0;
+}
+
 // Samples per stage whose median is one observation of an active registration.
 constexpr std::size_t k_recent_samples = 8;
 
@@ -297,7 +310,7 @@ void Scheduler::observe(const std::vector<LogicalTask*>& tasks) {
             }
             // One observation per decision in which new outputs arrived: the medians of each
             // stage's newest samples (a trial's: its newest job), all timed from the request.
-            const double execute_ms = (pulse.worker_done_us - pulse.worker_submit_us) / 1000.0;
+            const double execute_ms = execute_of(pulse);
             const double delivery_ms = (pulse.ready_us - pulse.worker_done_us) / 1000.0;
             if (!task->external_execute && execute_ms >= 0.0 && s.worker_done.count > 0) {
                 (void)m_model->observe(task->key, reg.device, Stage::Execute, execute_ms);
@@ -434,7 +447,7 @@ std::vector<DeviceCost> Scheduler::calibrate(const std::vector<LogicalTask*>& ta
                 const TaskPulse p = m_runtime->pulse(id, 1);
                 if (p.counters.ready + p.counters.superseded > ready_before) {
                     if (j >= k_warm_up_outputs) {
-                        const double execute = (p.worker_done_us - p.worker_submit_us) / 1000.0;
+                        const double execute = execute_of(p);
                         const double delivery = (p.ready_us - p.worker_done_us) / 1000.0;
                         (void)m_model->observe(task.key, d, Stage::Execute, execute);
                         if (d != primary()) {

@@ -117,7 +117,7 @@ void TaskPreparer::prepare(Task& task_ref) {
         task->workload = std::make_unique<ApplicationWorkload>(desc.factory, m_instance.handle(),
                                                                device, params);
     } else {
-        task->workload = create_workload(desc.workload, device, params);
+        task->workload = task->named_workload(device, params);
     }
 
     TransportDesc td;

@@ -89,6 +89,9 @@ struct Task {
     std::string link_error;
 
     bool same_device = false;
+    // TaskDesc::workload's factory, found in the runtime's WorkloadTable at registration (empty
+    // with a TaskDesc::factory); the preparation makes `workload` from one or the other.
+    WorkloadFactory named_workload;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;
     // Times each job's workload commands; null where the worker's main queue has no timestamps.

@@ -78,6 +78,7 @@ TaskPulse task_pulse(const Task& task, std::size_t recent) {
         out.worker_submit_us = task.worker_submit_us.recent_median_us(recent);
         out.worker_done_us = task.worker_done_us.recent_median_us(recent);
         out.ready_us = task.ready_us.recent_median_us(recent);
+        out.gpu_us = task.gpu.samples.recent_median_us(recent);
     }
     c.gpu_timed = timed(task);
     copy_loss(task, c);

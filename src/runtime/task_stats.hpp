@@ -19,6 +19,9 @@ struct TaskPulse {
     double worker_submit_us = 0; // medians of the newest samples, from each request
     double worker_done_us = 0;
     double ready_us = 0;
+    // The median of the newest GPU times of its jobs (counters.gpu_us.count of them so far);
+    // 0 when there are none.
+    double gpu_us = 0;
 };
 
 // A registration's GPU time (TaskStats::gpu_timed and gpu_us).

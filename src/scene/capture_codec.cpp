@@ -26,12 +26,6 @@ glm::vec3 to_glm(const Vec3& v) {
     return {v[0], v[1], v[2]};
 }
 
-Matrix4 to_array(const glm::mat4& m) {
-    Matrix4 out;
-    std::memcpy(out.data(), glm::value_ptr(m), sizeof out);
-    return out;
-}
-
 bool finite(const glm::mat4& m) {
     const float* p = glm::value_ptr(m);
     return std::all_of(p, p + 16, [](float v) { return std::isfinite(v); });
@@ -57,6 +51,24 @@ std::string number(float v) {
 }
 
 } // namespace
+
+Matrix4 to_matrix4(const glm::mat4& m) noexcept {
+    Matrix4 out;
+    std::memcpy(out.data(), glm::value_ptr(m), sizeof out);
+    return out;
+}
+
+tandem::CaptureCamera capture_camera(const CameraModel& model, const glm::mat4& view) {
+    tandem::CaptureCamera c;
+    c.projection = model.projection == Projection::Orthographic ? tandem::Projection::Orthographic
+                                                                : tandem::Projection::Perspective;
+    c.fov_y = model.yfov;
+    c.half_height = model.ymag;
+    c.z_near = model.znear;
+    c.z_far = model.zfar;
+    c.view = to_matrix4(view);
+    return c;
+}
 
 CaptureFrame capture_frame(const tandem::CaptureSnapshot& s, bool filtered) {
     CaptureFrame f;
@@ -247,7 +259,7 @@ Matrix4 look_at(const Vec3& eye, const Vec3& target, const Vec3& up) {
     view[3][0] = -glm::dot(s, e);
     view[3][1] = -glm::dot(u, e);
     view[3][2] = glm::dot(f, e);
-    return detail::to_array(view);
+    return detail::to_matrix4(view);
 }
 
 Matrix4 translation(float x, float y, float z) {
@@ -259,7 +271,7 @@ Matrix4 translation(float x, float y, float z) {
 }
 
 Matrix4 multiply(const Matrix4& a, const Matrix4& b) {
-    return detail::to_array(detail::to_glm(a) * detail::to_glm(b));
+    return detail::to_matrix4(detail::to_glm(a) * detail::to_glm(b));
 }
 
 std::string check_capture(const CaptureSnapshot& snapshot, const Scene& scene) {

@@ -50,6 +50,12 @@ decode_capture_frame(std::span<const std::byte> bytes, SnapshotRefusal* why = nu
 [[nodiscard]] std::string check_capture_frame(const CaptureFrame& frame, std::size_t mesh_count,
                                               std::size_t drawn);
 
+// A matrix in the public form, bit for bit.
+[[nodiscard]] Matrix4 to_matrix4(const glm::mat4& m) noexcept;
+// A scene camera with its world-to-camera `view` as the public CaptureCamera (the orthographic
+// half width follows the task's aspect, as projection_matrix has it).
+[[nodiscard]] tandem::CaptureCamera capture_camera(const CameraModel& model, const glm::mat4& view);
+
 // The renderer's snapshot of a checked frame for a target of aspect `aspect` (width / height).
 [[nodiscard]] FrameSnapshot frame_snapshot(const CaptureFrame& frame, float aspect);
 

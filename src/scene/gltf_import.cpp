@@ -3,24 +3,18 @@
 // arrays an engine would give it, so that both paths meet in the builder's checks and model.
 #include "tandem/gltf.hpp"
 
-#include <cstring>
 #include <map>
 #include <utility>
 
-#include <glm/gtc/type_ptr.hpp>
+#include <glm/glm.hpp>
 
+#include "scene/capture_codec.hpp"
 #include "scene/gltf_loader.hpp"
 #include "scene/scene.hpp"
 #include "scene/scene_access.hpp"
 
 namespace tandem {
 namespace {
-
-Matrix4 to_array(const glm::mat4& m) {
-    Matrix4 out;
-    std::memcpy(out.data(), glm::value_ptr(m), sizeof out);
-    return out;
-}
 
 // One primitive's vertices as the separate arrays a PrimitiveDesc points at.
 struct PrimitiveArrays {
@@ -108,19 +102,13 @@ GltfContents load_gltf(const std::string& path, SceneBuilder& builder) {
         if (it == mesh_ids.end()) {
             continue;
         }
-        out.instances.push_back({it->second, to_array(node.world), node.tags});
+        out.instances.push_back({it->second, detail::to_matrix4(node.world), node.tags});
     }
     for (const detail::SceneCamera& c : scene.cameras()) {
         GltfCamera camera;
         camera.name = c.name;
-        camera.camera.projection = c.model.projection == detail::Projection::Orthographic
-                                       ? Projection::Orthographic
-                                       : Projection::Perspective;
-        camera.camera.fov_y = c.model.yfov;
-        camera.camera.half_height = c.model.ymag;
-        camera.camera.z_near = c.model.znear;
-        camera.camera.z_far = c.model.zfar;
-        camera.camera.view = to_array(glm::inverse(scene.nodes().at(c.node).world));
+        camera.camera =
+            detail::capture_camera(c.model, glm::inverse(scene.nodes().at(c.node).world));
         out.cameras.push_back(std::move(camera));
     }
     return out;

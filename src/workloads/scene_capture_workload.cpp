@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "core/vk_check.hpp"
-#include "tandem/error.hpp"
 
 namespace tandem::detail {
 
@@ -176,21 +175,6 @@ VkResult SceneCaptureWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
         m_pending[slot] = generation;
     }
     return r;
-}
-
-std::shared_ptr<SceneCaptureTimes>
-register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets) {
-    if (!assets) {
-        throw Error("The scene-capture workload needs a scene",
-                    "Pass the scene's assets (Scene::shared_assets())");
-    }
-    auto times = std::make_shared<SceneCaptureTimes>();
-    register_workload(
-        k_scene_capture_workload,
-        [assets = std::move(assets), times](const Device& device, const WorkloadParams& params) {
-            return std::make_unique<SceneCaptureWorkload>(device, params, assets, times);
-        });
-    return times;
 }
 
 } // namespace tandem::detail

@@ -1,22 +1,18 @@
-// SceneCaptureWorkload: the "scene-capture" workload, SceneCapture (render/scene_capture.hpp)
-// behind the Workload interface. The bytes submitted to the task are an encoded FrameSnapshot
-// (scene/snapshot_codec.hpp); each generation renders that snapshot into the slot's image.
-// Per device the scene's assets are uploaded once (shared_mesh_cache) and shared by every
-// scene-capture task placed there.
-//
-// The workload needs the scene's assets, which a factory (Device, WorkloadParams) is not given:
-// register_scene_capture_workload(assets) registers the factory with the assets captured, before
-// the tasks that use it are registered with the runtime. Registering again replaces the assets
-// for tasks registered afterwards; existing workloads keep theirs.
+// SceneCaptureWorkload: SceneCapture (render/scene_capture.hpp) behind the internal Workload
+// interface, timed by its own timestamps: what `tandem calibrate` measures a capture with,
+// outside any runtime (a runtime's capture tasks run the public tandem::capture_workload and are
+// timed by the runtime). The bytes it records from are an encoded FrameSnapshot
+// (scene/snapshot_codec.hpp); each generation renders that snapshot into the slot's image. Per
+// device the scene's assets are uploaded once (shared_mesh_cache) and shared by every capture
+// there.
 //
 // GPU time: where the device's main queue has timestamps, each generation's commands are timed
 // (two timestamps per slot, copied into a host-visible buffer by the commands themselves);
-// completed(), on the worker's watcher thread, reads a finished generation's pair from that
-// buffer, and record() reads a slot's previous pair before reusing it if completed() has not. No
-// thread ever calls vkGetQueryPoolResults (some drivers wait for the device there), so reading
-// the sums costs the reader nothing on the worker's device. SceneCaptureTimes, returned by the
-// registration, sums the times of completed generations per device, so a caller can report how
-// busy each worker was.
+// completed() reads a finished generation's pair from that buffer, and record() reads a slot's
+// previous pair before reusing it if completed() has not. No thread ever calls
+// vkGetQueryPoolResults (some drivers wait for the device there), so reading the sums costs the
+// reader nothing on the device. SceneCaptureTimes, given to the workloads it should sum, sums
+// the times of completed generations per device, so a caller can say how busy each device was.
 //
 // Threads: as Workload (construction at set-up may throw; record() and completed() never
 // throw); SceneCaptureTimes may be read from any thread: it touches host memory only and never
@@ -41,11 +37,9 @@
 
 namespace tandem::detail {
 
-inline constexpr const char* k_scene_capture_workload = "scene-capture";
-
 class SceneCaptureWorkload;
 
-// GPU time of the scene-capture workloads registered through one registration, per device
+// GPU time of the scene-capture workloads given this object, per device
 // (DeviceInfo::index).
 class SceneCaptureTimes {
 public:
@@ -150,10 +144,5 @@ private:
     // Reads the slot's pair from m_results and adds it to the sums; caller holds m_slot_mutex.
     void count_slot(std::uint32_t slot) noexcept;
 };
-
-// Registers "scene-capture" for the scene whose assets are `assets`; the returned object sums
-// the GPU time of every workload made from this registration. Thread-safe.
-std::shared_ptr<SceneCaptureTimes>
-register_scene_capture_workload(std::shared_ptr<const SceneAssets> assets);
 
 } // namespace tandem::detail

@@ -1,8 +1,9 @@
 // Workload: what a worker can run for a task. A workload records commands on a device's main queue
 // that write one generation of a task's output into the slot's image, from a plain-data
 // snapshot. One Workload object exists per (task, device): its pipelines and descriptor sets
-// belong to that device. Workloads are made by name through the registry here; the pattern
-// workload is built in, other layers (scene capture) register theirs with register_workload().
+// belong to that device. A runtime makes the workload a task names (TaskDesc::workload) from its
+// own WorkloadTable: "pattern" is built in; Tandem's tests add theirs to one runtime's table.
+// The application's workloads (TaskDesc::factory) come through ApplicationWorkload instead.
 //
 // Threads: a factory runs when the task is prepared, on the runtime's preparation thread (set-up:
 // may throw tandem::Error). record() runs on the worker's submission thread only, one call at a
@@ -15,7 +16,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -85,14 +88,20 @@ public:
 using WorkloadFactory =
     std::function<std::unique_ptr<Workload>(const Device& device, const WorkloadParams& params)>;
 
-// Adds (or replaces) a workload under `name`. Thread-safe.
-void register_workload(const std::string& name, WorkloadFactory factory);
-// Every registered name, sorted ("pattern" always).
-[[nodiscard]] std::vector<std::string> workload_names();
-// The factory registered under `name` now. Throws Error naming the known workloads when unknown.
-[[nodiscard]] WorkloadFactory find_workload(std::string_view name);
-// Creates workload `name` for `device`. Throws Error naming the known workloads when unknown.
-[[nodiscard]] std::unique_ptr<Workload> create_workload(std::string_view name, const Device& device,
-                                                        const WorkloadParams& params);
+// The workloads one runtime knows by name. Thread-safe.
+class WorkloadTable {
+public:
+    WorkloadTable(); // the built-in ones ("pattern")
+    // Adds (or replaces) the workload `name` for tasks registered afterwards.
+    void add(const std::string& name, WorkloadFactory factory);
+    // Every name, sorted.
+    [[nodiscard]] std::vector<std::string> names() const;
+    // The factory of `name`. Throws Error naming the known workloads when unknown.
+    [[nodiscard]] WorkloadFactory find(std::string_view name) const;
+
+private:
+    mutable std::mutex m_mutex;
+    std::map<std::string, WorkloadFactory, std::less<>> m_factories;
+};
 
 } // namespace tandem::detail

@@ -25,6 +25,7 @@
 #include "scene/demo_scene.hpp"
 #include "scene/snapshot.hpp"
 #include "scene/snapshot_codec.hpp"
+#include "workloads/pattern.hpp"
 #include "workloads/scene_capture_workload.hpp"
 
 namespace tandem::test {
@@ -161,7 +162,7 @@ public:
     TickedPattern(const detail::Device& device, const detail::WorkloadParams& params,
                   Ticker& ticker)
         : m_device(device), m_ticker(ticker),
-          m_inner(detail::create_workload("pattern", device, params)) {}
+          m_inner(std::make_unique<detail::PatternWorkload>(device, params)) {}
     ~TickedPattern() override { // its commands completed: the runtime destroys it only then
         for (VkEvent event : m_events) {
             m_ticker.forget(event);
@@ -322,7 +323,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "gated-capture";
-    detail::register_workload(
+    runtime->impl().workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<GatedCapture>(device, params, m_assets, times, gate);
         });
@@ -379,7 +380,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "slow-to-prepare";
-    detail::register_workload(
+    runtime->impl().workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             preparation.wait(); // the pipeline build that takes its time
             return std::make_unique<detail::SceneCaptureWorkload>(device, params, m_assets, times);
@@ -427,12 +428,12 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
 TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
     auto runtime = make_slow_runtime();
     const std::string workload = "fails-to-prepare";
-    detail::register_workload(workload,
-                              [](const detail::Device&, const detail::WorkloadParams&)
-                                  -> std::unique_ptr<detail::Workload> {
-                                  throw Error("The test workload cannot be built here",
-                                              "Nothing to do: the test wants this");
-                              });
+    runtime->impl().workloads().add(workload,
+                                    [](const detail::Device&, const detail::WorkloadParams&)
+                                        -> std::unique_ptr<detail::Workload> {
+                                        throw Error("The test workload cannot be built here",
+                                                    "Nothing to do: the test wants this");
+                                    });
     TaskDesc desc = pattern_task("worker:0", k_w, k_h);
     desc.workload = workload;
     const TaskId id = runtime->register_task_async(desc);
@@ -458,7 +459,7 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     RuntimeOptions options;
     options.worker_timeout = std::chrono::milliseconds(1000);
     auto runtime = make_runtime("1", options);
-    detail::register_workload(
+    runtime->impl().workloads().add(
         "ticked-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<TickedPattern>(device, params, ticker);
         });

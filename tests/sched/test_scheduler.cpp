@@ -23,6 +23,7 @@
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
 #include "tandem/error.hpp"
+#include "workloads/pattern.hpp"
 #include "workloads/workload.hpp"
 
 namespace tandem::test {
@@ -308,14 +309,6 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
     std::condition_variable cv;
     bool released = false;
     const std::uint32_t held_device = worker(1);
-    detail::register_workload("pattern-slow-on-worker-1",
-                              [&](const detail::Device& device, const detail::WorkloadParams& p) {
-                                  if (device.info().index == held_device) {
-                                      std::unique_lock lock(mutex);
-                                      cv.wait(lock, [&] { return released; });
-                                  }
-                                  return detail::create_workload("pattern", device, p);
-                              });
     const auto let_go = [&] {
         std::lock_guard lock(mutex);
         released = true;
@@ -326,6 +319,15 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         ~LetGoAtExit() { let_go(); }
     } at_exit{let_go};
     start(profile_of(devices, 200.0, 0.5, 1.0));
+    runtime->impl().workloads().add(
+        "pattern-slow-on-worker-1",
+        [&](const detail::Device& device, const detail::WorkloadParams& p) {
+            if (device.info().index == held_device) {
+                std::unique_lock lock(mutex);
+                cv.wait(lock, [&] { return released; });
+            }
+            return std::make_unique<detail::PatternWorkload>(device, p);
+        });
     auto reader = make_reader(*runtime, k_w, k_h);
     auto desc = pattern("a");
     desc.workload = "pattern-slow-on-worker-1";

@@ -1,9 +1,13 @@
 // The pattern workload's output on a real device equals its CPU reference, byte for byte.
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/resources.hpp"
+#include "tandem/error.hpp"
 #include "vk_fixture.hpp"
 #include "workloads/pattern.hpp"
 #include "workloads/workload.hpp"
@@ -28,10 +32,22 @@ TEST(PatternReference, UsesLow32BitsOfTheGeneration) {
               detail::pattern_reference((std::uint64_t{1} << 32) + 5, 8, 8));
 }
 
-TEST(Workloads, UnknownNameIsRefusedWithTheKnownOnes) {
-    EXPECT_NE(
-        std::find(detail::workload_names().begin(), detail::workload_names().end(), "pattern"),
-        detail::workload_names().end());
+TEST(Workloads, EachTableHasTheBuiltInOnesAndOnlyWhatWasAddedToIt) {
+    detail::WorkloadTable table;
+    detail::WorkloadTable other;
+    EXPECT_EQ(table.names(), std::vector<std::string>{"pattern"});
+    table.add("mine", [](const detail::Device& device, const detail::WorkloadParams& params) {
+        return std::make_unique<detail::PatternWorkload>(device, params);
+    });
+    EXPECT_EQ(table.names(), (std::vector<std::string>{"mine", "pattern"}));
+    EXPECT_TRUE(static_cast<bool>(table.find("mine")));
+    try {
+        (void)other.find("mine");
+        ADD_FAILURE() << "another table knew a workload added to this one";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'mine' is not known"), std::string::npos) << e.what();
+        EXPECT_NE(e.hint().find("pattern"), std::string::npos) << e.hint();
+    }
 }
 
 class PatternDevice : public VulkanTest {};
@@ -44,7 +60,7 @@ TEST_F(PatternDevice, DeviceOutputEqualsReferenceExactly) {
         params.width = w;
         params.height = h;
         params.slots = 2;
-        auto workload = detail::create_workload("pattern", device, params);
+        auto workload = std::make_unique<detail::PatternWorkload>(device, params);
         detail::ImageDesc image_desc;
         image_desc.width = w;
         image_desc.height = h;
