@@ -112,7 +112,7 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     for (const TransferPath path : k_all_transfer_paths) {
         pair_header.emplace_back(to_string(path));
     }
-    for (const char* column : {"cuda-peer", "best", "sync"}) {
+    for (const char* column : {"best", "sync"}) {
         pair_header.emplace_back(column);
     }
     harness::Table pair_table(pair_header);
@@ -124,7 +124,6 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
         for (const auto& a : p.paths) {
             row.push_back(yes_no(a.available));
         }
-        row.push_back(yes_no(p.cuda_peer.present));
         const auto best = p.best_path();
         row.push_back(best ? to_string(*best) : "none");
         row.push_back(p.gpu_side_sync ? "gpu" : "host bridge");
@@ -152,8 +151,16 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
             std::printf("    %-13s %-3s %s\n", to_string(a.path), yes_no(a.available).c_str(),
                         a.reason.c_str());
         }
-        std::printf("    %-13s %-3s %s\n", "cuda-peer", yes_no(p.cuda_peer.present).c_str(),
-                    p.cuda_peer.reason.c_str());
+        // The peer copy's own reason, where the cuda-peer path above does not already say it
+        // (one GPU opened twice: the path copies within it).
+        const auto cuda_path =
+            std::find_if(p.paths.begin(), p.paths.end(), [](const PathAvailability& a) {
+                return a.path == TransferPath::CudaPeer;
+            });
+        if (cuda_path != p.paths.end() && cuda_path->reason != p.cuda_peer.reason) {
+            std::printf("    %-13s %-3s %s\n", "(peer copy)", yes_no(p.cuda_peer.present).c_str(),
+                        p.cuda_peer.reason.c_str());
+        }
         std::printf("    %-13s %-3s %s\n", "sync", p.gpu_side_sync ? "gpu" : "host",
                     p.sync_reason.c_str());
     }
@@ -164,8 +171,8 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
 Runner add_devices_command(CLI::App& app, const GlobalOptions& global) {
     auto* cmd = app.add_subcommand(
         "devices", "List every Vulkan device (CPU devices included) with its capabilities, and "
-                   "which transfer paths, CUDA peer copy and synchronisation each worker -> "
-                   "primary pair allows, with the reasons");
+                   "which transfer paths and synchronisation each worker -> primary pair allows, "
+                   "with the reasons");
     auto json = std::make_shared<bool>(false);
     auto copy_queues = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "Print the matrices as JSON (schema: docs/devices-json.md)");

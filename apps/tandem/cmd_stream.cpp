@@ -95,7 +95,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                     "auto, primary, worker:N or an adapter selector")
         ->capture_default_str();
     sub->add_option("--transfer-path", args->transfer_path,
-                    "Force a transfer path: zero-copy, shared-memory, host-imported or host-copy");
+                    "Force a transfer path: " + transfer_path_names());
     sub->add_option("--verify-every", args->verify_every,
                     "Check every Nth new output against the pattern's CPU reference (0: never)")
         ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()))

@@ -120,14 +120,17 @@ struct DeviceInfo {
 };
 
 // Transfer paths between a worker and the primary, best first.
-enum class TransferPath { SameDevice, ZeroCopy, SharedMemory, HostImported, HostCopy };
-inline constexpr std::array<TransferPath, 5> k_all_transfer_paths = {
-    TransferPath::SameDevice, TransferPath::ZeroCopy, TransferPath::SharedMemory,
-    TransferPath::HostImported, TransferPath::HostCopy};
+enum class TransferPath { SameDevice, ZeroCopy, SharedMemory, CudaPeer, HostImported, HostCopy };
+inline constexpr std::array<TransferPath, 6> k_all_transfer_paths = {
+    TransferPath::SameDevice, TransferPath::ZeroCopy,     TransferPath::SharedMemory,
+    TransferPath::CudaPeer,   TransferPath::HostImported, TransferPath::HostCopy};
 [[nodiscard]] const char* to_string(TransferPath path) noexcept;
-// "same-device", "zero-copy", "shared-memory", "host-imported", "host-copy"; nullopt for anything
-// else.
+// "same-device", "zero-copy", "shared-memory", "cuda-peer", "host-imported", "host-copy"; nullopt
+// for anything else.
 [[nodiscard]] std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept;
+// Every path's name, best first, for messages and help: "same-device, zero-copy, ..., host-copy"
+// with `last` (e.g. " or ") before the last one.
+[[nodiscard]] std::string transfer_path_names(std::string_view last = " or ");
 
 struct PathAvailability {
     TransferPath path = TransferPath::HostCopy;
@@ -148,8 +151,10 @@ struct PairInfo {
     std::vector<PathAvailability> paths; // in k_all_transfer_paths order
     bool gpu_side_sync = false;          // a timeline semaphore can be shared between the two
     std::string sync_reason;
-    // A CUDA peer copy between the two GPUs (NVIDIA, libcuda.so.1 present, peer access). Not
-    // negotiated: TransferLink does not carry it; tandem-bench-transfer --cuda-check does.
+    // A CUDA peer copy between two GPUs (NVIDIA, libcuda.so.1 present, peer access): what the
+    // cuda-peer path (TransferPath::CudaPeer) needs between different GPUs. That path is also
+    // available between two openings of one CUDA GPU (a copy within it), where this says why
+    // there is no peer.
     InteropAvailability cuda_peer;
     [[nodiscard]] std::optional<TransferPath> best_path() const;
     [[nodiscard]] bool allows(TransferPath path) const;

@@ -31,6 +31,8 @@ const char* to_string(TransferPath path) noexcept {
         return "zero-copy";
     case TransferPath::SharedMemory:
         return "shared-memory";
+    case TransferPath::CudaPeer:
+        return "cuda-peer";
     case TransferPath::HostImported:
         return "host-imported";
     case TransferPath::HostCopy:
@@ -46,6 +48,17 @@ std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept 
         }
     }
     return std::nullopt;
+}
+
+std::string transfer_path_names(std::string_view last) {
+    std::string out;
+    for (std::size_t i = 0; i < k_all_transfer_paths.size(); ++i) {
+        if (i > 0) {
+            out += i + 1 == k_all_transfer_paths.size() ? std::string(last) : std::string(", ");
+        }
+        out += to_string(k_all_transfer_paths[i]);
+    }
+    return out;
 }
 
 std::optional<TransferPath> PairInfo::best_path() const {
@@ -247,6 +260,33 @@ InteropAvailability cuda_peer(const DeviceInfo& worker, const DeviceInfo& primar
                    std::to_string(primary.cuda.ordinal) +
                    " with peer access: Vulkan memory imported into CUDA on each GPU, one peer "
                    "copy over NVLink/PCIe (tandem-bench-transfer --cuda-check)";
+    }
+    return a;
+}
+
+// The cuda-peer path: a peer copy between two GPUs, or a copy within one GPU opened twice.
+PathAvailability cuda_path(const DeviceInfo& worker, const DeviceInfo& primary) {
+    PathAvailability a;
+    a.path = TransferPath::CudaPeer;
+    const InteropAvailability peer = cuda_peer(worker, primary);
+    const bool one_gpu = worker.index != primary.index && worker.cuda.present &&
+                         primary.cuda.present && worker.cuda.ordinal == primary.cuda.ordinal;
+    if (worker.index != primary.index &&
+        (!worker.features.external_memory_fd || !primary.features.external_memory_fd)) {
+        a.reason = std::string("opaque-fd memory export (for CUDA's import) is missing on the ") +
+                   (!worker.features.external_memory_fd ? "worker" : "primary");
+    } else if (peer.present) {
+        a.available = true;
+        a.reason = "CUDA devices " + std::to_string(worker.cuda.ordinal) + " -> " +
+                   std::to_string(primary.cuda.ordinal) +
+                   " with peer access: each side's staging imported into CUDA on its GPU, a peer "
+                   "copy over NVLink/PCIe into CUDA memory, then into the primary's staging";
+    } else if (one_gpu) {
+        a.available = true;
+        a.reason = "both adapters are CUDA device " + std::to_string(worker.cuda.ordinal) +
+                   ": CUDA copies within it (zero-copy and shared memory come first)";
+    } else {
+        a.reason = peer.reason;
     }
     return a;
 }
@@ -479,6 +519,9 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
                 a.reason = "equal device and driver UUIDs: one exportable allocation imported by "
                            "both devices";
             }
+            break;
+        case TransferPath::CudaPeer:
+            a = cuda_path(worker, primary);
             break;
         case TransferPath::HostImported:
             if (same_adapter) {

@@ -63,6 +63,8 @@ CudaDriver load() {
         resolve(library, d.cuMemFree, {"cuMemFree_v2"}, missing) &&
         resolve(library, d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, missing) &&
         resolve(library, d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, missing) &&
+        resolve(library, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
+        resolve(library, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
         resolve(library, d.cuImportExternalMemory, {"cuImportExternalMemory"}, missing) &&
         resolve(library, d.cuExternalMemoryGetMappedBuffer, {"cuExternalMemoryGetMappedBuffer"},
                 missing) &&

@@ -138,6 +138,8 @@ struct CudaDriver {
                                         cuda::CUcontext, std::size_t, cuda::CUstream) = nullptr;
     cuda::CUresult (*cuMemcpyDtoDAsync)(cuda::CUdeviceptr, cuda::CUdeviceptr, std::size_t,
                                         cuda::CUstream) = nullptr;
+    cuda::CUresult (*cuMemcpyHtoD)(cuda::CUdeviceptr, const void*, std::size_t) = nullptr;
+    cuda::CUresult (*cuMemcpyDtoH)(void*, cuda::CUdeviceptr, std::size_t) = nullptr;
     cuda::CUresult (*cuImportExternalMemory)(
         cuda::CUexternalMemory*, const cuda::CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) = nullptr;
     cuda::CUresult (*cuExternalMemoryGetMappedBuffer)(

@@ -48,8 +48,9 @@ void save_synthetic_profile(const std::vector<DeviceInfo>& devices, const Synthe
             pair.worker = w.index;
             pair.primary = p.index;
             pair.sync_us = costs.sync_us;
-            for (const auto transfer : {TransferPath::ZeroCopy, TransferPath::SharedMemory,
-                                        TransferPath::HostImported, TransferPath::HostCopy}) {
+            for (const auto transfer :
+                 {TransferPath::ZeroCopy, TransferPath::SharedMemory, TransferPath::CudaPeer,
+                  TransferPath::HostImported, TransferPath::HostCopy}) {
                 pair.paths.push_back({transfer, {costs.transfer_gbps, costs.transfer_latency_us}});
             }
             profile.pairs.push_back(pair);

@@ -228,7 +228,7 @@ void RuntimeImpl::check_description(const TaskDesc& desc) const {
     }
     if (!m_options.transfer_path.empty() && !parse_transfer_path(m_options.transfer_path)) {
         throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
-                    "Use same-device, shared-memory, host-imported or host-copy");
+                    "Use " + transfer_path_names());
     }
     if (!desc.factory) {
         (void)m_workloads.find(desc.workload); // an unknown name is refused now, not later

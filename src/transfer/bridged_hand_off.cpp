@@ -125,7 +125,13 @@ VkResult BridgedHandOff::host_step(std::uint32_t slot, std::uint32_t band) const
     }
     const VkResult r = path.host_step(slot, path.layout().band(band));
     if (r != VK_SUCCESS) {
-        fail(r, "the host copy between the devices failed");
+        std::string why;
+        try {
+            why = path.host_step_error();
+        } catch (...) {
+            // The generic sentence below still says what failed.
+        }
+        fail(r, why.empty() ? "the host copy between the devices failed" : why);
     }
     return r;
 }

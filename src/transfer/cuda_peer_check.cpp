@@ -1,7 +1,5 @@
 #include "transfer/cuda_peer_check.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 
@@ -10,7 +8,8 @@
 #include "core/vk_check.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
-#include "transfer/transfer_path.hpp"
+#include "transfer/cuda_interop.hpp"
+#include "transfer/opaque_fd_memory.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -18,156 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto k_wait = std::chrono::seconds(10);
 constexpr VkFormat k_format = VK_FORMAT_R8G8B8A8_UNORM;
-constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
-    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-constexpr const char* k_cuda_hint =
-    "Check the NVIDIA driver, and that CUDA sees both GPUs (CUDA_VISIBLE_DEVICES)";
-
-void cu_check(const CudaDriver& cuda, cuda::CUresult result, const char* call) {
-    if (result != cuda::CUDA_SUCCESS) {
-        throw Error(cuda.describe(call, result), k_cuda_hint);
-    }
-}
-
-// A device-local buffer whose dedicated allocation can be exported as an opaque fd.
-struct ExportedBuffer {
-    Handle<VkBuffer> buffer;
-    Handle<VkDeviceMemory> memory;
-    VkDeviceSize allocation = 0;
-
-    [[nodiscard]] int export_fd(const Device& device) const {
-        VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
-        info.memory = memory.get();
-        info.handleType = k_handle;
-        int fd = -1;
-        vk_check(device.fn().get_memory_fd(device.handle(), &info, &fd),
-                 "vkGetMemoryFdKHR CUDA check buffer");
-        return fd;
-    }
-};
-
-ExportedBuffer exported_buffer(const Device& device, VkDeviceSize size, const std::string& name) {
-    if (device.fn().get_memory_fd == nullptr) {
-        throw Error(VK_ERROR_EXTENSION_NOT_PRESENT, name + " needs VK_KHR_external_memory_fd",
-                    "The CUDA peer check needs opaque-fd memory on both devices");
-    }
-    ExportedBuffer out;
-    out.buffer = create_external_buffer(
-        device, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, k_handle,
-        name);
-    const VkDevice dev = device.handle();
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev, out.buffer.get(), &req);
-    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.buffer = out.buffer.get();
-    VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
-    exp.handleTypes = k_handle;
-    exp.pNext = &dedicated;
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.pNext = &exp;
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex =
-        device.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + name);
-    out.memory =
-        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-    vk_check(vkBindBufferMemory(dev, out.buffer.get(), memory, 0), "vkBindBufferMemory " + name);
-    out.allocation = req.size;
-    return out;
-}
-
-// One GPU's CUDA objects: its primary context, a stream, and what was imported into it.
-// Released in reverse order, after the stream has drained.
-class CudaSide {
-public:
-    CudaSide(const CudaDriver& cuda, int ordinal) : m_cuda(cuda) {
-        cu_check(m_cuda, m_cuda.cuDeviceGet(&m_device, ordinal), "cuDeviceGet");
-        cu_check(m_cuda, m_cuda.cuDevicePrimaryCtxRetain(&m_context, m_device),
-                 "cuDevicePrimaryCtxRetain");
-        make_current();
-        cu_check(m_cuda, m_cuda.cuStreamCreate(&m_stream, cuda::CU_STREAM_NON_BLOCKING),
-                 "cuStreamCreate");
-    }
-    ~CudaSide() {
-        (void)m_cuda.cuCtxSetCurrent(m_context);
-        if (m_stream != nullptr) {
-            (void)m_cuda.cuStreamSynchronize(m_stream);
-        }
-        if (bounce != 0) {
-            (void)m_cuda.cuMemFree(bounce);
-        }
-        if (native != 0) {
-            (void)m_cuda.cuMemFree(native);
-        }
-        if (mapped != 0) {
-            (void)m_cuda.cuMemFree(mapped); // a mapped external buffer is freed this way
-        }
-        if (m_memory != nullptr) {
-            (void)m_cuda.cuDestroyExternalMemory(m_memory);
-        }
-        if (semaphore != nullptr) {
-            (void)m_cuda.cuDestroyExternalSemaphore(semaphore);
-        }
-        if (m_stream != nullptr) {
-            (void)m_cuda.cuStreamDestroy(m_stream);
-        }
-        (void)m_cuda.cuDevicePrimaryCtxRelease(m_device);
-    }
-    CudaSide(const CudaSide&) = delete;
-    CudaSide& operator=(const CudaSide&) = delete;
-
-    void make_current() const {
-        cu_check(m_cuda, m_cuda.cuCtxSetCurrent(m_context), "cuCtxSetCurrent");
-    }
-    [[nodiscard]] cuda::CUcontext context() const noexcept { return m_context; }
-    [[nodiscard]] cuda::CUstream stream() const noexcept { return m_stream; }
-
-    // The buffer behind `fd` (a dedicated Vulkan allocation of `allocation` bytes), mapped for
-    // its first `bytes`. A successful import owns the fd.
-    void import_buffer(int fd, VkDeviceSize allocation, VkDeviceSize bytes) {
-        cuda::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
-        desc.type = cuda::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
-        desc.handle.fd = fd;
-        desc.size = allocation;
-        desc.flags = cuda::CUDA_EXTERNAL_MEMORY_DEDICATED;
-        const cuda::CUresult r = m_cuda.cuImportExternalMemory(&m_memory, &desc);
-        if (r != cuda::CUDA_SUCCESS) {
-            ::close(fd);
-            m_memory = nullptr;
-        }
-        cu_check(m_cuda, r, "cuImportExternalMemory");
-        cuda::CUDA_EXTERNAL_MEMORY_BUFFER_DESC buffer{};
-        buffer.size = bytes;
-        cu_check(m_cuda, m_cuda.cuExternalMemoryGetMappedBuffer(&mapped, m_memory, &buffer),
-                 "cuExternalMemoryGetMappedBuffer");
-    }
-    // The Vulkan timeline semaphore behind `fd`. A successful import owns the fd.
-    void import_timeline(int fd) {
-        cuda::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
-        desc.type = cuda::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
-        desc.handle.fd = fd;
-        const cuda::CUresult r = m_cuda.cuImportExternalSemaphore(&semaphore, &desc);
-        if (r != cuda::CUDA_SUCCESS) {
-            ::close(fd);
-            semaphore = nullptr;
-        }
-        cu_check(m_cuda, r, "cuImportExternalSemaphore (timeline)");
-    }
-
-    cuda::CUdeviceptr mapped = 0;
-    cuda::CUexternalSemaphore semaphore = nullptr;
-    cuda::CUdeviceptr bounce = 0;
-    cuda::CUdeviceptr native = 0; // cuMemAlloc memory: the source of the plain copy
-
-private:
-    const CudaDriver& m_cuda;
-    cuda::CUdevice m_device = 0;
-    cuda::CUcontext m_context = nullptr;
-    cuda::CUstream m_stream = nullptr;
-    cuda::CUexternalMemory m_memory = nullptr;
-};
-
 VkBufferImageCopy whole(std::uint32_t width, std::uint32_t height) {
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
@@ -251,9 +100,10 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     // Vulkan: the images, the exported buffers and timelines, one command buffer per side.
     const Image source = check_image(worker, width, height, "CUDA check source");
     const Image target = check_image(primary, width, height, "CUDA check target");
-    const ExportedBuffer worker_buffer = exported_buffer(worker, bytes, "CUDA check worker buffer");
-    const ExportedBuffer primary_buffer =
-        exported_buffer(primary, bytes, "CUDA check primary buffer");
+    const ExportableBuffer worker_buffer =
+        create_exportable_buffer(worker, bytes, "CUDA check worker buffer");
+    const ExportableBuffer primary_buffer =
+        create_exportable_buffer(primary, bytes, "CUDA check primary buffer");
     TimelineSemaphore worker_done(worker, "CUDA check worker timeline", 0, true);
     TimelineSemaphore cuda_done(primary, "CUDA check primary timeline (CUDA-signalled)", 0, true);
     TimelineSemaphore primary_done(primary, "CUDA check primary copy");
@@ -298,23 +148,22 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     } settle{worker, primary};
 
     // CUDA, each GPU with its own imports; declared after the Vulkan objects, so released first.
-    CudaSide on_worker(cuda, worker.info().cuda.ordinal);
-    CudaSide on_primary(cuda, primary.info().cuda.ordinal);
-    on_worker.make_current();
-    on_worker.import_buffer(worker_buffer.export_fd(worker), worker_buffer.allocation, bytes);
-    on_worker.import_timeline(worker_done.export_fd());
-    cu_check(cuda, cuda.cuMemAlloc(&on_worker.native, bytes), "cuMemAlloc");
+    const CudaGpu on_worker(cuda, worker.info().cuda.ordinal);
+    const CudaGpu on_primary(cuda, primary.info().cuda.ordinal);
+    const CudaImportedBuffer worker_mapped(
+        on_worker, export_memory_fd(worker, worker_buffer.memory.get(), "CUDA check worker buffer"),
+        worker_buffer.allocation, bytes, true);
+    const CudaImportedTimeline worker_semaphore(on_worker, worker_done.export_fd());
+    const CudaMemory native(on_worker, bytes); // the source of the plain copy
     if (!out.one_gpu) {
-        const cuda::CUresult peer = cuda.cuCtxEnablePeerAccess(on_primary.context(), 0);
-        constexpr cuda::CUresult k_already_enabled = 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-        if (peer != k_already_enabled) {
-            cu_check(cuda, peer, "cuCtxEnablePeerAccess");
-        }
+        on_worker.enable_peer_access(on_primary);
     }
-    on_primary.make_current();
-    on_primary.import_buffer(primary_buffer.export_fd(primary), primary_buffer.allocation, bytes);
-    on_primary.import_timeline(cuda_done.export_fd());
-    cu_check(cuda, cuda.cuMemAlloc(&on_primary.bounce, bytes), "cuMemAlloc");
+    const CudaImportedBuffer primary_mapped(
+        on_primary,
+        export_memory_fd(primary, primary_buffer.memory.get(), "CUDA check primary buffer"),
+        primary_buffer.allocation, bytes, true);
+    const CudaImportedTimeline primary_semaphore(on_primary, cuda_done.export_fd());
+    const CudaMemory bounce(on_primary, bytes);
 
     const auto fail = [&](const std::string& what) {
         throw Error(what, "Run it again with --validation core to see what Vulkan says");
@@ -346,16 +195,17 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
             fail("submitting the worker's copy failed");
         }
         // Worker GPU: wait for Vulkan's value, peer-copy into CUDA memory on the primary GPU.
-        on_worker.make_current();
+        cu_check(cuda, on_worker.make_current(), "cuCtxSetCurrent");
         cuda::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait{};
         wait.params.fence.value = value;
-        cu_check(
-            cuda,
-            cuda.cuWaitExternalSemaphoresAsync(&on_worker.semaphore, &wait, 1, on_worker.stream()),
-            "cuWaitExternalSemaphoresAsync");
+        const cuda::CUexternalSemaphore worker_wait = worker_semaphore.handle();
         cu_check(cuda,
-                 cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), on_worker.mapped,
-                                        on_worker.context(), bytes, on_worker.stream()),
+                 cuda.cuWaitExternalSemaphoresAsync(&worker_wait, &wait, 1, on_worker.stream()),
+                 "cuWaitExternalSemaphoresAsync");
+        cu_check(cuda,
+                 cuda.cuMemcpyPeerAsync(bounce.pointer(), on_primary.context(),
+                                        worker_mapped.pointer(), on_worker.context(), bytes,
+                                        on_worker.stream()),
                  "cuMemcpyPeerAsync");
         cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
         // Seen by the worker's Vulkan side too, so its command buffer may be submitted again.
@@ -363,17 +213,18 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
             fail("the worker's copy did not complete within 10 s");
         }
         // Primary GPU: into the primary's imported buffer, then signal Vulkan's timeline.
-        on_primary.make_current();
+        cu_check(cuda, on_primary.make_current(), "cuCtxSetCurrent");
         cu_check(cuda,
-                 cuda.cuMemcpyDtoDAsync(on_primary.mapped, on_primary.bounce, bytes,
+                 cuda.cuMemcpyDtoDAsync(primary_mapped.pointer(), bounce.pointer(), bytes,
                                         on_primary.stream()),
                  "cuMemcpyDtoDAsync");
         cuda::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal{};
         signal.params.fence.value = value;
-        cu_check(cuda,
-                 cuda.cuSignalExternalSemaphoresAsync(&on_primary.semaphore, &signal, 1,
-                                                      on_primary.stream()),
-                 "cuSignalExternalSemaphoresAsync");
+        const cuda::CUexternalSemaphore primary_signal = primary_semaphore.handle();
+        cu_check(
+            cuda,
+            cuda.cuSignalExternalSemaphoresAsync(&primary_signal, &signal, 1, on_primary.stream()),
+            "cuSignalExternalSemaphoresAsync");
         // Polled: a blocking wait on a CUDA-signalled timeline woke ~10 ms late on the H200s.
         if (primary_done.wait(value, k_wait) != VK_SUCCESS) {
             fail("the primary's copy did not complete within 10 s");
@@ -387,18 +238,18 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
         }
         // The peer copy alone, once more, for its rate; then the same copy between two
         // cuMemAlloc buffers, the plain CUDA copy the path's own step is compared with.
-        on_worker.make_current();
+        cu_check(cuda, on_worker.make_current(), "cuCtxSetCurrent");
         const auto timed_copy = [&](cuda::CUdeviceptr from) {
             const auto p0 = Clock::now();
             cu_check(cuda,
-                     cuda.cuMemcpyPeerAsync(on_primary.bounce, on_primary.context(), from,
+                     cuda.cuMemcpyPeerAsync(bounce.pointer(), on_primary.context(), from,
                                             on_worker.context(), bytes, on_worker.stream()),
                      "cuMemcpyPeerAsync");
             cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
             return std::chrono::duration<double, std::micro>(Clock::now() - p0).count();
         };
-        const double peer_us = timed_copy(on_worker.mapped);
-        const double plain_us = timed_copy(on_worker.native);
+        const double peer_us = timed_copy(worker_mapped.pointer());
+        const double plain_us = timed_copy(native.pointer());
         out.peer_gbps.push_back(static_cast<double>(bytes) / peer_us / 1e3);
         out.plain_us.push_back(plain_us);
         out.plain_gbps.push_back(static_cast<double>(bytes) / plain_us / 1e3);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/vk_check.hpp"
+#include "transfer/transfer_path.hpp"
 
 namespace tandem::detail {
 
@@ -78,6 +79,24 @@ Handle<VkDeviceMemory> import_memory_fd(const Device& device, int fd, VkDeviceSi
     }
     vk_check(r, "vkAllocateMemory import " + name, hint);
     return own(device.handle(), memory);
+}
+
+ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize size,
+                                          const std::string& name, std::string_view hint) {
+    ExportableBuffer out;
+    out.buffer = create_external_buffer(
+        device, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, k_handle,
+        name);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device.handle(), out.buffer.get(), &req);
+    out.allocation = req.size;
+    out.memory = allocate_exportable_memory(
+        device, req.size,
+        device.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+        DedicatedTo{VK_NULL_HANDLE, out.buffer.get()}, name, hint);
+    vk_check(vkBindBufferMemory(device.handle(), out.buffer.get(), out.memory.get(), 0),
+             "vkBindBufferMemory " + name);
+    return out;
 }
 
 } // namespace tandem::detail

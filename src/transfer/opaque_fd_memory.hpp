@@ -37,4 +37,15 @@ allocate_exportable_memory(const Device& device, VkDeviceSize size, std::uint32_
 import_memory_fd(const Device& device, int fd, VkDeviceSize size, std::uint32_t type,
                  DedicatedTo dedicated, const std::string& name, std::string_view hint = {});
 
+// A device-local buffer of `size` bytes (TRANSFER_SRC and TRANSFER_DST) bound at offset 0 to a
+// dedicated allocation of its own, exportable as an opaque fd: what another API (CUDA) imports.
+struct ExportableBuffer {
+    Handle<VkBuffer> buffer;
+    Handle<VkDeviceMemory> memory;
+    VkDeviceSize allocation = 0; // the allocation's size, as an import must name it
+};
+[[nodiscard]] ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize size,
+                                                        const std::string& name,
+                                                        std::string_view hint = {});
+
 } // namespace tandem::detail

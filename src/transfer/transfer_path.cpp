@@ -7,6 +7,7 @@
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/cuda_peer_path.hpp"
 #include "transfer/host_copy_path.hpp"
 #include "transfer/host_imported_path.hpp"
 #include "transfer/same_device_path.hpp"
@@ -193,6 +194,8 @@ std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const
         return std::make_unique<ZeroCopyPath>(worker, primary, layout);
     case TransferPath::SharedMemory:
         return std::make_unique<SharedMemoryPath>(worker, primary, layout);
+    case TransferPath::CudaPeer:
+        return std::make_unique<CudaPeerPath>(worker, primary, layout);
     case TransferPath::HostImported:
         return std::make_unique<HostImportedPath>(worker, primary, layout);
     case TransferPath::HostCopy:

@@ -142,6 +142,9 @@ public:
                                              const Band& /*band*/) const noexcept {
         return VK_SUCCESS;
     }
+    // A sentence for the last host_step that failed, when the path has more to say than its
+    // VkResult (the CUDA error); empty otherwise.
+    [[nodiscard]] virtual std::string host_step_error() const { return {}; }
     // Primary side (primary copy queue): copy `band` from `slot`'s staging into `image`
     // (TRANSFER_DST_OPTIMAL).
     virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,

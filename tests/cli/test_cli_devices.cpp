@@ -84,11 +84,12 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
             EXPECT_TRUE(pair.contains(key)) << key;
         }
         EXPECT_TRUE(pair["cuda_peer"].contains("present") && pair["cuda_peer"].contains("reason"));
-        ASSERT_EQ(pair["paths"].size(), 5u);
+        ASSERT_EQ(pair["paths"].size(), 6u);
         for (const auto& path : pair["paths"]) {
             EXPECT_TRUE(path.contains("path") && path.contains("available") &&
                         path.contains("reason"));
         }
+        EXPECT_EQ(pair["paths"][3]["path"], "cuda-peer");
     }
     // Two openings of one device: zero copy (where opaque-fd images are), host-imported and
     // host-copy are offered, zero copy first.
@@ -101,9 +102,10 @@ TEST(CliDevices, JsonHasEveryDocumentedField) {
     if (features["external_memory_fd_image"]) {
         EXPECT_EQ(p10["best_path"], "zero-copy");
     }
-    EXPECT_EQ(p10["paths"][4]["path"], "host-copy");
-    EXPECT_TRUE(p10["paths"][4]["available"]);
-    EXPECT_EQ(p10["paths"][3]["available"], features["external_memory_host"]);
+    EXPECT_EQ(p10["paths"][5]["path"], "host-copy");
+    EXPECT_TRUE(p10["paths"][5]["available"]);
+    EXPECT_EQ(p10["paths"][4]["path"], "host-imported");
+    EXPECT_EQ(p10["paths"][4]["available"], features["external_memory_host"]);
     EXPECT_TRUE(doc["selection"].contains("primary"));
     EXPECT_TRUE(doc["selection"].contains("workers"));
 }

@@ -108,9 +108,15 @@ TEST_F(Pairs, CudaPeerIsAbsentWithItsReasonWithoutAnNvidiaPair) {
         EXPECT_NE(pair.cuda_peer.reason.find("libcuda.so.1"), std::string::npos)
             << pair.cuda_peer.reason;
     }
+    // The cuda-peer path is absent with the same words (test_transfer_paths: forcing it).
+    const PathAvailability& cuda_path = path(pair, TransferPath::CudaPeer);
+    EXPECT_FALSE(cuda_path.available);
+    EXPECT_EQ(cuda_path.reason, pair.cuda_peer.reason);
+    EXPECT_NE(pair.best_path(), TransferPath::CudaPeer);
     const auto self = detail::query_pair_info(adapters()[0].info, adapters()[0].info);
     EXPECT_FALSE(self.cuda_peer.present);
     EXPECT_NE(self.cuda_peer.reason.find("one VkDevice"), std::string::npos);
+    EXPECT_FALSE(self.allows(TransferPath::CudaPeer));
 }
 
 // The pair rules over made-up CUDA rows: one GPU needs no peer copy, a missing peer link is
@@ -120,22 +126,38 @@ TEST(CudaPeer, FollowsTheCudaRowsOfBothAdapters) {
     a.index = 0;
     a.device_uuid[0] = 1;
     a.cuda = {true, 0, "CUDA device 0", {}};
+    a.features.external_memory_fd = true;
     DeviceInfo b = a;
     b.index = 1;
-    EXPECT_NE(detail::query_pair_info(b, a).cuda_peer.reason.find("one GPU"), std::string::npos);
+    // One GPU opened twice: no peer, but the path copies within the GPU, after zero-copy and
+    // shared memory.
+    auto pair = detail::query_pair_info(b, a);
+    EXPECT_NE(pair.cuda_peer.reason.find("one GPU"), std::string::npos);
+    EXPECT_TRUE(pair.allows(TransferPath::CudaPeer)) << path(pair, TransferPath::CudaPeer).reason;
+    EXPECT_NE(path(pair, TransferPath::CudaPeer).reason.find("within it"), std::string::npos);
+    EXPECT_EQ(pair.best_path(), TransferPath::SharedMemory);
     b.device_uuid[0] = 2;
     b.cuda.ordinal = 1;
-    auto pair = detail::query_pair_info(b, a);
+    pair = detail::query_pair_info(b, a);
     EXPECT_FALSE(pair.cuda_peer.present);
     EXPECT_NE(pair.cuda_peer.reason.find("no peer access"), std::string::npos)
         << pair.cuda_peer.reason;
+    EXPECT_FALSE(pair.allows(TransferPath::CudaPeer));
     b.cuda.peers = {a.device_uuid};
     pair = detail::query_pair_info(b, a);
     EXPECT_TRUE(pair.cuda_peer.present) << pair.cuda_peer.reason;
+    // Two GPUs with peer access: the CUDA path comes before the host paths.
+    EXPECT_EQ(pair.best_path(), TransferPath::CudaPeer);
+    b.features.external_memory_fd = false;
+    pair = detail::query_pair_info(b, a);
+    EXPECT_FALSE(pair.allows(TransferPath::CudaPeer));
+    EXPECT_NE(path(pair, TransferPath::CudaPeer).reason.find("worker"), std::string::npos);
+    b.features.external_memory_fd = true;
     b.cuda = {false, -1, "not an NVIDIA GPU: CUDA does not drive it", {}};
     pair = detail::query_pair_info(b, a);
     EXPECT_FALSE(pair.cuda_peer.present);
     EXPECT_EQ(pair.cuda_peer.reason, "the worker: not an NVIDIA GPU: CUDA does not drive it");
+    EXPECT_EQ(path(pair, TransferPath::CudaPeer).reason, pair.cuda_peer.reason);
 }
 
 TEST_F(Pairs, TheDiagonalIsTheSameDevicePath) {
@@ -149,6 +171,8 @@ TEST(TransferPathNames, RoundTrip) {
         EXPECT_EQ(parse_transfer_path(to_string(p)), p);
     }
     EXPECT_FALSE(parse_transfer_path("teleport"));
+    EXPECT_EQ(transfer_path_names(), "same-device, zero-copy, shared-memory, cuda-peer, "
+                                     "host-imported or host-copy");
 }
 
 } // namespace

@@ -142,8 +142,15 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     const std::uint64_t shown = deliver_exact(*runtime, *reader, task, 2, 0);
     ASSERT_GT(shown, 0u);
 
-    // The next transfer's recording fails inside the link: the path, not the device.
-    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    // The next transfer's recording fails inside the link: the path, not the device. For the
+    // CUDA path, its CUDA copy on the pair's bridge thread fails instead.
+    const bool cuda = path() == TransferPath::CudaPeer;
+    if (cuda) {
+        detail::inject_vk_fault("CUDA copy cuda-peer", VK_ERROR_UNKNOWN);
+    } else {
+        detail::inject_vk_fault("vkEndCommandBuffer transfer worker",
+                                VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    }
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
     const auto next = next_path();
     std::uint64_t previous = shown;
@@ -173,7 +180,10 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     const TaskStats stats = runtime->stats(task);
     const std::string reason = dropped_reason(stats, path());
     EXPECT_NE(reason.find("failed in use"), std::string::npos) << reason;
-    EXPECT_NE(reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << reason;
+    EXPECT_NE(reason.find(cuda ? "the CUDA copy between the GPUs failed"
+                               : "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
+              std::string::npos)
+        << reason;
     if (next) {
         EXPECT_EQ(runtime->task_transfer_path(task), to_string(*next));
         const std::uint64_t newest = deliver_exact(*runtime, *reader, task, 3, previous);
@@ -221,7 +231,8 @@ TEST_F(LinkDeviceLoss, LosesTheWorkerAndDropsNoPath) {
 
 INSTANTIATE_TEST_SUITE_P(EveryRuntimePath, PathFallback,
                          ::testing::Values(TransferPath::ZeroCopy, TransferPath::SharedMemory,
-                                           TransferPath::HostImported, TransferPath::HostCopy),
+                                           TransferPath::CudaPeer, TransferPath::HostImported,
+                                           TransferPath::HostCopy),
                          [](const auto& param) {
                              std::string name = to_string(param.param);
                              std::erase(name, '-');

@@ -114,8 +114,8 @@ TEST(PathHealthRecord, DroppedPathsAreUnavailableWithTheirFirstReasonInOrder) {
     EXPECT_TRUE(health.dropped(2, 0).empty());
 
     const PairInfo allowed = health.restrict(pair);
-    EXPECT_EQ(allowed.best_path(), TransferPath::HostImported);
-    EXPECT_EQ(detail::negotiate_path(allowed, std::nullopt), TransferPath::HostImported);
+    EXPECT_EQ(allowed.best_path(), TransferPath::CudaPeer); // the next one the pair allows
+    EXPECT_EQ(detail::negotiate_path(allowed, std::nullopt), TransferPath::CudaPeer);
     try {
         (void)detail::negotiate_path(allowed, TransferPath::ZeroCopy);
         ADD_FAILURE() << "a dropped path was negotiated when forced";
@@ -214,10 +214,7 @@ TEST_P(PathSelfTest, AFailingPathIsDroppedAndTheNextChosen) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPath, PathSelfTest,
-                         ::testing::Values(TransferPath::SameDevice, TransferPath::ZeroCopy,
-                                           TransferPath::SharedMemory, TransferPath::HostImported,
-                                           TransferPath::HostCopy),
+INSTANTIATE_TEST_SUITE_P(EveryPath, PathSelfTest, ::testing::ValuesIn(k_all_transfer_paths),
                          [](const auto& param) {
                              std::string name = to_string(param.param);
                              std::erase(name, '-');

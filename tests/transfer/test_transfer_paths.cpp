@@ -272,5 +272,36 @@ TEST_F(VulkanTest, ForcingAnUnavailablePathThrowsTheMatrixReason) {
     EXPECT_THROW((void)detail::negotiate_path(self, TransferPath::HostImported), Error);
 }
 
+// Where CUDA is absent (no libcuda.so.1, or no NVIDIA adapter), forcing the cuda-peer path is
+// refused with the pair matrix's reason, and building it directly refuses with CUDA's.
+TEST_F(VulkanTest, TheCudaPathIsRefusedWithItsReasonWithoutCuda) {
+    const auto pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+    if (pair.allows(TransferPath::CudaPeer)) {
+        GTEST_SKIP() << "CUDA drives these adapters";
+    }
+    try {
+        (void)detail::negotiate_path(pair, TransferPath::CudaPeer);
+        FAIL() << "expected tandem::Error";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("cuda-peer"), std::string::npos) << what;
+        EXPECT_NE(what.find(pair.cuda_peer.reason), std::string::npos) << what;
+    }
+    detail::Device& worker = open(1);
+    detail::Device& primary = open(0);
+    const auto layout = detail::staging_layout_for(worker.info(), primary.info(), 64, 32,
+                                                   VK_FORMAT_R8G8B8A8_UNORM, 2, 0);
+    try {
+        (void)detail::make_transfer_path(TransferPath::CudaPeer, worker, primary, layout);
+        FAIL() << "expected tandem::Error";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(what.find("CUDA") != std::string::npos ||
+                    what.find("no CUDA device") != std::string::npos)
+            << what;
+        EXPECT_NE(e.hint().find("host-copy"), std::string::npos) << e.hint();
+    }
+}
+
 } // namespace
 } // namespace tandem::test

@@ -1,0 +1,70 @@
+// CudaPeerPath: for two NVIDIA adapters CUDA sees (the pair matrix's cuda-peer entry), a band
+// moves GPU to GPU through CUDA instead of host memory. Each side's staging is a device-local
+// Vulkan buffer with a dedicated allocation, exported as an opaque fd and imported into CUDA on
+// its own GPU. The worker copies a band of its image into its staging and releases the range to
+// VK_QUEUE_FAMILY_EXTERNAL; the host step, on the pair's bridge thread once that band is done,
+// copies it with CUDA into the primary's staging and waits for the copy on the stream; the
+// primary acquires the range from VK_QUEUE_FAMILY_EXTERNAL and copies it into its image.
+//
+// The CUDA copy: between two GPUs, a peer copy (cuMemcpyPeerAsync, peer access enabled) into
+// cuMemAlloc memory on the primary GPU, then a copy within the primary GPU into its staging: a
+// peer copy between two Vulkan-imported buffers took a slow path on the H200s (34-36 GB/s
+// against 352-389 into CUDA's own memory). On one GPU opened twice (equal device UUIDs), one
+// copy within the GPU; zero-copy and shared memory come first there, so it runs only when asked
+// for (RuntimeOptions::transfer_path, the benchmark).
+//
+// The host step synchronises the CUDA stream, so the semaphores stay Vulkan's own (the bridge
+// signals the primary once the copy is done): a thread blocked on a CUDA-signalled timeline woke
+// about 10 ms late on the H200s. A CUDA error fails the step with its words (host_step_error).
+//
+// Threads and lifetime as TransferPathBackend; host_step runs on one thread at a time (the
+// pair's bridge), and the CUDA objects are released before the Vulkan memory behind them.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "transfer/cuda_interop.hpp"
+#include "transfer/opaque_fd_memory.hpp"
+#include "transfer/transfer_path.hpp"
+
+namespace tandem::detail {
+
+class CudaPeerPath final : public TransferPathBackend {
+public:
+    // Throws Error when CUDA, the adapters or the imports refuse (the reason in its words).
+    CudaPeerPath(const Device& worker, const Device& primary, const StagingLayout& layout);
+    ~CudaPeerPath() override;
+
+    [[nodiscard]] TransferPath kind() const noexcept override { return TransferPath::CudaPeer; }
+    void record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
+                            VkImage image, VkImageLayout layout) const override;
+    [[nodiscard]] bool has_host_step() const noexcept override { return true; }
+    [[nodiscard]] VkResult host_step(std::uint32_t slot, const Band& band) const noexcept override;
+    [[nodiscard]] std::string host_step_error() const override;
+    void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
+                             VkImage image) const override;
+
+    // Whether the two adapters are one GPU (a copy within it stands in for the peer copy).
+    [[nodiscard]] bool one_gpu() const noexcept { return m_one_gpu; }
+
+private:
+    // The CUDA copy of `bytes` at `offset` into the primary's staging; the failing call's
+    // sentence, or empty.
+    [[nodiscard]] std::string copy(VkDeviceSize offset, VkDeviceSize bytes) const;
+
+    bool m_one_gpu = false;
+    // Vulkan first: destroyed after the CUDA objects that import it.
+    ExportableBuffer m_worker_staging;
+    ExportableBuffer m_primary_staging;
+    std::unique_ptr<CudaGpu> m_worker_gpu;
+    std::unique_ptr<CudaGpu> m_primary_gpu; // null on one GPU
+    std::unique_ptr<CudaImportedBuffer> m_worker_mapped;
+    std::unique_ptr<CudaImportedBuffer> m_primary_mapped;
+    std::unique_ptr<CudaMemory> m_bounce; // on the primary GPU; null on one GPU
+    mutable std::mutex m_error_mutex;
+    mutable std::string m_error;
+};
+
+} // namespace tandem::detail
