@@ -21,6 +21,9 @@ public:
 
     std::string path_name() const override { return to_string(m_link.path()); }
     bool shares_images() const noexcept override { return false; }
+    bool images_are_the_path() const noexcept override {
+        return m_link.path() == TransferPath::ZeroCopy;
+    }
     SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
                              VkImageUsageFlags primary_usage) const override {
         LinkImages images = m_link.create_images(name, worker_usage, primary_usage);

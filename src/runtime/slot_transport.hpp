@@ -67,6 +67,9 @@ public:
     [[nodiscard]] virtual std::string path_name() const = 0;
     // True when worker and primary images are one image (the runtime creates only one).
     [[nodiscard]] virtual bool shares_images() const noexcept = 0;
+    // True when the slot images are the path's own shared memory (zero-copy: the worker's
+    // exported, the primary's imported), so that failing to make them is the path's failure.
+    [[nodiscard]] virtual bool images_are_the_path() const noexcept { return false; }
     // The images of one slot, named after `name`, with the workload's `worker_usage` on the image
     // it writes and `primary_usage` on the primary's (one image when shares_images()). Throws
     // Error (set-up).

@@ -100,6 +100,43 @@ void TaskPreparer::stop() noexcept {
     m_prepared_cv.notify_all();
 }
 
+std::vector<SlotImages> TaskPreparer::make_transport_and_images(Task& task, TransportDesc& td) {
+    const Device& device = task.worker->device();
+    const VkImageUsageFlags usage = task.workload->target_usage();
+    const auto slot_images = [&] {
+        std::vector<SlotImages> out;
+        for (std::uint32_t i = 0; i < task.desc.slots; ++i) {
+            out.push_back(task.transport->create_images(
+                td.name + " slot " + std::to_string(i), usage,
+                VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT));
+        }
+        return out;
+    };
+    if (task.same_device) {
+        task.transport = make_local_transport(device, td);
+        return slot_images();
+    }
+    const PairInfo pair = query_pair_info(device.info(), m_primary.info());
+    td.bridge = m_bridges.bridge_for(device, m_primary);
+    // Each round returns or drops a path (make_link_transport throws once none is left).
+    for (;;) {
+        task.transport = make_link_transport(device, m_primary, pair, td, m_health);
+        try {
+            return slot_images();
+        } catch (const Error& e) {
+            if (!task.transport->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
+                throw;
+            }
+            drop_transfer_path(m_health, task.transport->path_name(), pair.worker, pair.primary,
+                               std::string("making a task's slot images failed: ") + e.what());
+            task.transport.reset();
+            if (m_health == nullptr) {
+                throw;
+            }
+        }
+    }
+}
+
 void TaskPreparer::prepare(Task& task_ref) {
     Task* task = &task_ref;
     const TaskDesc& desc = task->desc;
@@ -133,26 +170,16 @@ void TaskPreparer::prepare(Task& task_ref) {
     if (!m_options.transfer_path.empty()) {
         td.forced = parse_transfer_path(m_options.transfer_path);
     }
-    if (task->same_device) {
-        task->transport = make_local_transport(device, td);
-    } else {
-        const PairInfo pair = query_pair_info(device.info(), m_primary.info());
-        td.bridge = m_bridges.bridge_for(device, m_primary);
-        task->transport = make_link_transport(device, m_primary, pair, td, m_health);
-    }
+    std::vector<SlotImages> images = make_transport_and_images(*task, td);
 
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
     task->timer = JobTimer::create(device, desc.slots, td.name);
-    const VkImageUsageFlags usage = task->workload->target_usage();
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
-        const std::string base = td.name + " slot " + std::to_string(i);
-        SlotImages images = task->transport->create_images(
-            base, usage, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
-        r.worker_image = std::move(images.worker);
-        r.primary_image = std::move(images.primary);
-        r.cmd = task->pool.allocate(base + " commands");
+        r.worker_image = std::move(images[i].worker);
+        r.primary_image = std::move(images[i].primary);
+        r.cmd = task->pool.allocate(td.name + " slot " + std::to_string(i) + " commands");
         task->slots.push_back(std::move(r));
     }
     task->trace_worker_queue = m_trace.track(device.label() + " main queue");

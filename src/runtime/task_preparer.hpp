@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/device.hpp"
 #include "core/instance.hpp"
@@ -50,6 +51,11 @@ private:
     void run() noexcept;
     // Builds the task's workload, transport, timer and slot resources. Throws.
     void prepare(Task& task);
+    // The task's transport and the images of each of its slots. A path whose slot images are
+    // its own shared memory (zero-copy) and cannot be made (an import that failed, not a lost
+    // device) is dropped for the pair, as a link that cannot be set up is, and the next path
+    // tried. Throws.
+    [[nodiscard]] std::vector<SlotImages> make_transport_and_images(Task& task, TransportDesc& td);
 
     const Instance& m_instance;
     const Device& m_primary;

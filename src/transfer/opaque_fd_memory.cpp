@@ -48,9 +48,12 @@ Handle<VkDeviceMemory> allocate_exportable_memory(const Device& device, VkDevice
     exp.handleTypes = k_handle;
     exp.pNext = is_dedicated(dedicated) ? &ded : nullptr;
     VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(allocate(device, size, type, &exp, memory), "vkAllocateMemory exportable " + name,
-             hint);
-    return own(device.handle(), memory);
+    const VkResult r = allocate(device, size, type, &exp, memory);
+    // Owned before the check, so that an injected fault (core/vk_check.hpp) frees it.
+    Handle<VkDeviceMemory> owned =
+        r == VK_SUCCESS ? own(device.handle(), memory) : Handle<VkDeviceMemory>{};
+    vk_check(r, "vkAllocateMemory exportable " + name, hint);
+    return owned;
 }
 
 int export_memory_fd(const Device& device, VkDeviceMemory memory, const std::string& name,
@@ -75,10 +78,14 @@ Handle<VkDeviceMemory> import_memory_fd(const Device& device, int fd, VkDeviceSi
     VkDeviceMemory memory = VK_NULL_HANDLE;
     const VkResult r = allocate(device, size, type, &imp, memory);
     if (r != VK_SUCCESS) {
-        ::close(fd);
+        ::close(fd); // a failed import leaves the fd the caller's
     }
+    // Owned before the check, so that an injected fault (core/vk_check.hpp) frees it, and the fd
+    // with it.
+    Handle<VkDeviceMemory> owned =
+        r == VK_SUCCESS ? own(device.handle(), memory) : Handle<VkDeviceMemory>{};
     vk_check(r, "vkAllocateMemory import " + name, hint);
-    return own(device.handle(), memory);
+    return owned;
 }
 
 ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize size,

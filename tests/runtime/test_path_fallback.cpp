@@ -199,6 +199,33 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     }
 }
 
+// Zero-copy's slot images are its shared memory: when a task's cannot be made (here, the
+// primary's import of one fails), the path is dropped for the pair with the reason, that task
+// runs on the next path, and a task already running on zero-copy keeps its link.
+TEST_P(PathFallback, AFailedImportOfSlotImagesDropsThePathForTheNextTask) {
+    if (path() != TransferPath::ZeroCopy) {
+        GTEST_SKIP() << "only zero-copy's slot images are the path's own memory";
+    }
+    auto runtime = make_runtime("auto");
+    auto reader = make_reader(*runtime);
+    const TaskId first = runtime->register_task(pattern_task("worker:0"));
+    ASSERT_EQ(runtime->task_transfer_path(first), "zero-copy");
+    const std::uint64_t shown = deliver_exact(*runtime, *reader, first, 2, 0);
+
+    detail::inject_vk_fault("vkAllocateMemory import", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    const TaskId second = runtime->register_task(pattern_task("worker:0"));
+    const auto next = next_path();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(runtime->task_transfer_path(second), to_string(*next));
+    const std::string reason = dropped_reason(runtime->stats(second), TransferPath::ZeroCopy);
+    EXPECT_NE(reason.find("slot images"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << reason;
+    (void)deliver_exact(*runtime, *reader, second, 2, 0);
+    EXPECT_EQ(runtime->task_transfer_path(first), "zero-copy");
+    EXPECT_GT(deliver_exact(*runtime, *reader, first, 2, shown), shown);
+    EXPECT_FALSE(runtime->stats(first).worker_lost);
+}
+
 class LinkDeviceLoss : public RuntimeTest {
 protected:
     void TearDown() override {
