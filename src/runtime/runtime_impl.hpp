@@ -106,6 +106,8 @@ public:
     [[nodiscard]] std::string task_transfer_path(TaskId id) const;
     // Transfer paths (LinkFailures). Whether the registration's link failed for its path (not
     // its device), and why; the paths dropped for its (device, primary) pair.
+    // The paths each pair may still use (null in a build without src/transfer).
+    [[nodiscard]] PathHealth* path_health() const noexcept { return m_links->health(); }
     [[nodiscard]] bool link_failed(TaskId id) const noexcept { return m_links->failed(id); }
     [[nodiscard]] std::string link_failure(TaskId id) const { return m_links->failure(id); }
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(TaskId id) const {

@@ -10,6 +10,7 @@
 #include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #if TANDEM_HAVE_TRANSFER
+#include "transfer/path_health.hpp"
 #include "transfer/transfer_path.hpp"
 #endif
 
@@ -92,13 +93,30 @@ Scheduler::Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
     placement.primary_frame_rate_hz = options.primary_frame_rate_hz;
     m_placer = std::make_unique<Placer>(*m_model, placement);
 #if TANDEM_HAVE_TRANSFER
-    // What the transfer link of each worker negotiates (the same function).
     for (std::size_t i = 1; i < devices.size(); ++i) {
-        try {
-            m_paths[devices[i].index] =
-                negotiate_path(query_pair_info(devices[i], devices[0]), forced_path);
-        } catch (const Error&) {
-            // The pair does not allow the forced path: its moves are priced as unmeasured.
+        m_pairs.push_back(query_pair_info(devices[i], devices[0]));
+    }
+#endif
+    refresh_paths();
+}
+
+void Scheduler::refresh_paths() {
+#if TANDEM_HAVE_TRANSFER
+    // What the transfer link of each worker negotiates (the same function, past the paths
+    // dropped for the pair), looked at again only when a path was dropped.
+    const PathHealth* health = m_runtime->path_health();
+    const std::uint64_t drops = health != nullptr ? health->drops() : 0;
+    if (!m_pairs_priced || drops != m_drops_priced) {
+        m_pairs_priced = true;
+        m_drops_priced = drops;
+        for (const PairInfo& pair : m_pairs) {
+            try {
+                m_paths[pair.worker] = negotiate_path(
+                    health != nullptr ? health->restrict(pair) : pair, m_forced_path);
+            } catch (const Error&) {
+                // Not allowed (forced) or none left: its moves are priced as unmeasured.
+                m_paths.erase(pair.worker);
+            }
         }
     }
 #endif
@@ -165,6 +183,7 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const std::vector<LogicalT
 }
 
 std::uint32_t Scheduler::place_new(std::vector<LogicalTask*> tasks, LogicalTask& task) {
+    refresh_paths();
     m_plan = m_placer->decide(placement_tasks(tasks, &task), device_set());
     m_decisions.store(m_plan.decision, std::memory_order_relaxed);
     m_last_decision = std::chrono::steady_clock::now();
@@ -285,6 +304,7 @@ void Scheduler::step(const std::vector<LogicalTask*>& tasks,
         return;
     }
     m_last_decision = now;
+    refresh_paths();
     observe(tasks);
     run_trials(tasks);
     decide(tasks);
@@ -292,6 +312,7 @@ void Scheduler::step(const std::vector<LogicalTask*>& tasks,
 
 void Scheduler::refresh(const std::vector<LogicalTask*>& tasks) {
     m_last_decision = std::chrono::steady_clock::now();
+    refresh_paths();
     decide(tasks);
 }
 

@@ -85,12 +85,18 @@ private:
     void refuse(LogicalTask& task, std::size_t reg, const std::string& reason);
     [[nodiscard]] bool needs_measuring(const LogicalTask& task, std::uint32_t device) const;
     [[nodiscard]] std::optional<TransferPath> path_of(std::uint32_t worker) const;
+    // Negotiates each pair's path again when a path was dropped since the last time.
+    void refresh_paths();
     [[nodiscard]] std::uint32_t primary() const;
 
     RuntimeImpl* m_runtime;
     SchedulerOptions m_options;
     std::optional<TransferPath> m_forced_path;
-    std::map<std::uint32_t, TransferPath> m_paths; // worker -> its negotiated path
+    // Each worker -> primary pair, and the path its links negotiate now (refresh_paths).
+    std::vector<PairInfo> m_pairs;
+    std::map<std::uint32_t, TransferPath> m_paths;
+    bool m_pairs_priced = false;
+    std::uint64_t m_drops_priced = 0; // PathHealth::drops() when m_paths was made
     std::unique_ptr<CostModel> m_model;
     std::unique_ptr<Placer> m_placer;
     PlacementPlan m_plan;

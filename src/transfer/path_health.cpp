@@ -41,6 +41,7 @@ bool PathHealth::drop(std::uint32_t worker, std::uint32_t primary, TransferPath 
         }
     }
     m_entries.push_back({worker, primary, path, State::Dropped, std::move(reason)});
+    m_drops.fetch_add(1, std::memory_order_release); // after the entry, under the lock
     return true;
 }
 

@@ -9,6 +9,7 @@
 // tandem::Runtime, alive as long as it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -39,6 +40,11 @@ public:
     [[nodiscard]] std::vector<Dropped> dropped(std::uint32_t worker, std::uint32_t primary) const;
     // `pair` with each of its dropped paths unavailable, the reason saying it was dropped and why.
     [[nodiscard]] PairInfo restrict(const PairInfo& pair) const;
+    // How many paths were dropped so far, over every pair: a reader that priced paths can tell
+    // cheaply whether it must look again. Lock-free.
+    [[nodiscard]] std::uint64_t drops() const noexcept {
+        return m_drops.load(std::memory_order_acquire);
+    }
 
 private:
     enum class State { Passed, Dropped };
@@ -54,6 +60,7 @@ private:
 
     mutable std::mutex m_mutex;
     std::vector<Entry> m_entries; // a handful per pair; in the order first recorded
+    std::atomic<std::uint64_t> m_drops{0};
 };
 
 } // namespace tandem::detail

@@ -18,11 +18,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/capabilities.hpp"
 #include "runtime/task_router.hpp"
 #include "runtime_fixture.hpp"
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
 #include "tandem/error.hpp"
+#include "transfer/path_health.hpp"
 #include "workloads/pattern.hpp"
 #include "workloads/workload.hpp"
 
@@ -174,6 +176,43 @@ TEST_F(SchedulerTest, AStalledMeasurementMovesNothing) {
         EXPECT_EQ(runtime->placement().moves, 0u) << "frame " << f;
     }
     EXPECT_EQ(runtime->stats(a).moves, 0u);
+}
+
+// The path each worker's move is priced with is the one its links negotiate: the pair's best,
+// then, once that path is dropped for the pair, the next one, whose profile entry prices it.
+TEST_F(SchedulerTest, MovesArePricedWithThePathLeftAfterADrop) {
+    auto profile = profile_of(devices, 200.0, 1.0, 2.0);
+    for (auto& pair : profile.pairs) {
+        pair.paths = {{TransferPath::ZeroCopy, {400.0, 5.0}},
+                      {TransferPath::SharedMemory, {100.0, 10.0}},
+                      {TransferPath::HostImported, {8.0, 30.0}},
+                      {TransferPath::HostCopy, {4.0, 60.0}}};
+    }
+    start(profile);
+    const TaskId a = runtime->register_task(pattern("a"));
+    const PairInfo pair = detail::query_pair_info(devices[1], devices[0]);
+    const auto first = pair.best_path();
+    ASSERT_TRUE(first);
+    // The path worker 0's move is priced with in the last decision.
+    const auto priced = [&] {
+        frame({a});
+        const auto doc = nlohmann::json::parse(runtime->placement().json);
+        for (const auto& task : doc.at("tasks")) {
+            for (const auto& d : task.at("devices")) {
+                if (d.at("device") == worker(0) && !d.at("move").is_null()) {
+                    return d.at("move").at("path").get<std::string>();
+                }
+            }
+        }
+        return std::string("(none)");
+    };
+    EXPECT_EQ(priced(), to_string(*first));
+    detail::PathHealth* health = runtime->impl().path_health();
+    ASSERT_NE(health, nullptr);
+    ASSERT_TRUE(health->drop(worker(0), primary(), *first, "dropped by the test"));
+    const auto next = health->restrict(pair).best_path();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(priced(), to_string(*next));
 }
 
 TEST_F(SchedulerTest, AMoveKeepsTheIdAndNeverShowsABlankOrAnOlderFrame) {
