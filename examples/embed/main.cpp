@@ -1,9 +1,10 @@
 // tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
 // way an engine would, hands them to Tandem, runs its own workload (EngineFill: the image
 // cleared to a colour the engine submits with each job) as a task on a worker, and each frame
-// acquires the newest output, samples it in its own command buffer (copies one texel to a host
-// buffer), checks the texel against the colour it submitted for that generation, and releases
-// the lease with the value its frame signals on Tandem's primary timeline.
+// acquires the newest output, reads it back in its own command buffer on its own queue
+// (examples/common/lease_readback.hpp), checks one texel against the colour it submitted for that
+// generation, and releases the lease with the value its frame signals on Tandem's primary
+// timeline.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
 #include <chrono>
@@ -20,6 +21,8 @@
 
 #include <tandem/tandem.hpp>
 #include <vulkan/vulkan.h>
+
+#include "lease_readback.hpp"
 
 namespace {
 
@@ -193,44 +196,10 @@ int main() try {
                     runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
                     runtime.task_transfer_path(task).c_str());
 
-        // The engine's frame resources: a command pool, a host buffer for the sampled texel.
-        VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-        pi.queueFamilyIndex = engine.family;
-        VkCommandPool pool = VK_NULL_HANDLE;
-        check(vkCreateCommandPool(engine.device, &pi, nullptr, &pool), "vkCreateCommandPool");
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        VkCommandBuffer cmd = VK_NULL_HANDLE;
-        check(vkAllocateCommandBuffers(engine.device, &ai, &cmd), "vkAllocateCommandBuffers");
-        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bi.size = 4;
-        bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-        VkBuffer buffer = VK_NULL_HANDLE;
-        check(vkCreateBuffer(engine.device, &bi, nullptr, &buffer), "vkCreateBuffer");
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(engine.device, buffer, &req);
-        VkPhysicalDeviceMemoryProperties mem;
-        vkGetPhysicalDeviceMemoryProperties(engine.physical, &mem);
-        std::uint32_t type = 0;
-        const VkMemoryPropertyFlags want =
-            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-        while (type < mem.memoryTypeCount &&
-               (!(req.memoryTypeBits & (1u << type)) ||
-                (mem.memoryTypes[type].propertyFlags & want) != want)) {
-            ++type;
-        }
-        VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        mi.allocationSize = req.size;
-        mi.memoryTypeIndex = type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        check(vkAllocateMemory(engine.device, &mi, nullptr, &memory), "vkAllocateMemory");
-        check(vkBindBufferMemory(engine.device, buffer, memory, 0), "vkBindBufferMemory");
-        void* mapped = nullptr;
-        check(vkMapMemory(engine.device, memory, 0, 4, 0, &mapped), "vkMapMemory");
-
+        // The engine's frame readback (examples/common): one command buffer on the engine's
+        // queue that waits for a lease, copies its image to host memory and signals Tandem's
+        // primary timeline.
+        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), desc.width, desc.height);
         const VkSemaphore frame_timeline = runtime.primary_timeline();
         std::uint64_t frame_value = 0;
         std::set<std::uint64_t> sampled;
@@ -257,75 +226,15 @@ int main() try {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            // The engine's frame: wait for the output, read one texel, restore the layout, and
-            // signal Tandem's primary timeline when the reads are done.
+            // The engine's frame: wait for the output, read it, restore the layout, and signal
+            // Tandem's primary timeline when the reads are done (this engine then checks its
+            // sample right away; a real one would not wait).
             const std::uint32_t x = 17 % lease->extent.width;
             const std::uint32_t y = 5 % lease->extent.height;
-            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-            check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
-            VkImageMemoryBarrier2 to_src{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-            to_src.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            to_src.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-            to_src.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
-            to_src.oldLayout = lease->layout;
-            to_src.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-            to_src.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-            to_src.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-            to_src.image = lease->image;
-            to_src.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-            dep.imageMemoryBarrierCount = 1;
-            dep.pImageMemoryBarriers = &to_src;
-            vkCmdPipelineBarrier2(cmd, &dep);
-            VkBufferImageCopy region{};
-            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-            region.imageOffset = {static_cast<std::int32_t>(x), static_cast<std::int32_t>(y), 0};
-            region.imageExtent = {1, 1, 1};
-            vkCmdCopyImageToBuffer(cmd, lease->image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer,
-                                   1, &region);
-            VkImageMemoryBarrier2 back = to_src;
-            back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-            back.srcAccessMask = VK_ACCESS_2_NONE;
-            back.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            back.dstAccessMask = VK_ACCESS_2_NONE;
-            back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-            back.newLayout = lease->layout;
-            dep.pImageMemoryBarriers = &back;
-            vkCmdPipelineBarrier2(cmd, &dep);
-            check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-
-            VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            wait.semaphore = lease->wait_semaphore;
-            wait.value = lease->wait_value;
-            wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            signal.semaphore = frame_timeline;
-            signal.value = ++frame_value;
-            signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            VkCommandBufferSubmitInfo ci{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-            ci.commandBuffer = cmd;
-            VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-            si.waitSemaphoreInfoCount = 1;
-            si.pWaitSemaphoreInfos = &wait;
-            si.commandBufferInfoCount = 1;
-            si.pCommandBufferInfos = &ci;
-            si.signalSemaphoreInfoCount = 1;
-            si.pSignalSemaphoreInfos = &signal;
-            {
-                std::lock_guard lock(*queue_mutex);
-                check(vkQueueSubmit2(engine.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit2");
-            }
+            const std::vector<std::uint32_t> texels =
+                readback.read(*lease, frame_timeline, ++frame_value);
             runtime.release(*lease, frame_value);
-
-            // This engine checks its sample right away (a real one would not wait).
-            VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            wi.semaphoreCount = 1;
-            wi.pSemaphores = &frame_timeline;
-            wi.pValues = &frame_value;
-            check(vkWaitSemaphores(engine.device, &wi, 5'000'000'000ull), "vkWaitSemaphores");
-            std::uint32_t texel = 0;
-            std::memcpy(&texel, mapped, 4);
+            const std::uint32_t texel = texels.at(std::size_t{y} * lease->extent.width + x);
             const std::uint32_t expected = submitted.at(lease->generation);
             if (texel != expected) {
                 ++mismatches;
@@ -333,7 +242,6 @@ int main() try {
                              static_cast<unsigned long long>(lease->generation), texel, expected);
             }
             sampled.insert(lease->generation);
-            check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
         }
         const tandem::TaskStats stats = runtime.stats(task);
         std::printf("tandem-embed: sampled %zu generations (newest %llu), %d mismatches, "
@@ -342,11 +250,7 @@ int main() try {
                     mismatches, static_cast<unsigned long long>(stats.accepted),
                     static_cast<unsigned long long>(stats.busy));
         status = (sampled.size() >= 10 && mismatches == 0) ? 0 : 1;
-
-        vkDestroyBuffer(engine.device, buffer, nullptr);
-        vkFreeMemory(engine.device, memory, nullptr);
-        vkDestroyCommandPool(engine.device, pool, nullptr);
-    } // the runtime goes before the engine's device and instance
+    } // the readback, then the runtime, go before the engine's device and instance
     return status;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "tandem-embed: %s\n", e.what());
