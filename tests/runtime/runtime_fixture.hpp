@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -87,6 +88,46 @@ protected:
                                            lease.extent.height),
                   -1)
             << "generation " << lease.generation << " slot " << lease.slot;
+    }
+
+    // Frames of: a submit to every task, a pump, and a read of what acquire gives (the pattern
+    // checked exactly every `check_every`-th frame), until every task delivered `ready` outputs:
+    // a count, not a speed (a loaded machine, TSan and spinning threads on two cores take
+    // seconds), with a deadline only against a hang.
+    static void feed_until_ready(Runtime& runtime, harness::LeaseReader& reader,
+                                 std::initializer_list<TaskId> tasks, std::uint64_t ready,
+                                 int check_every) {
+        const auto all_ready = [&] {
+            for (const TaskId t : tasks) {
+                if (runtime.stats(t).ready < ready) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (int frame = 0; std::chrono::steady_clock::now() < deadline; ++frame) {
+            for (const TaskId t : tasks) {
+                (void)runtime.submit(t);
+            }
+            runtime.pump();
+            for (const TaskId t : tasks) {
+                if (auto lease = runtime.acquire(t)) {
+                    std::uint64_t v = 0;
+                    if (frame % check_every == 0) {
+                        expect_pattern(read_back(reader, *lease, v), *lease);
+                    }
+                    runtime.release(*lease, v);
+                }
+            }
+            if (all_ready()) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(300));
+        }
+        for (const TaskId t : tasks) {
+            EXPECT_GE(runtime.stats(t).ready, ready) << "task " << t;
+        }
     }
 
     static std::unique_ptr<harness::LeaseReader> make_reader(Runtime& runtime, std::uint32_t w = 64,

@@ -189,29 +189,7 @@ TEST_F(Runtime_, TwoWorkersRunConcurrently) {
         GTEST_SKIP() << e.what();
     }
     EXPECT_NE(runtime->task_device(a).index, runtime->task_device(b).index);
-    // Until both have delivered 20 outputs: a count, not a speed (a loaded machine, TSan and
-    // spinning threads on two cores take seconds), with a deadline only against a hang.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (int frame = 0; std::chrono::steady_clock::now() < deadline; ++frame) {
-        (void)runtime->submit(a);
-        (void)runtime->submit(b);
-        runtime->pump();
-        for (TaskId t : {a, b}) {
-            if (auto lease = runtime->acquire(t)) {
-                std::uint64_t v = 0;
-                if (frame % 20 == 0) {
-                    expect_pattern(read_back(*reader, *lease, v), *lease);
-                }
-                runtime->release(*lease, v);
-            }
-        }
-        if (runtime->stats(a).ready >= 20 && runtime->stats(b).ready >= 20) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    EXPECT_GE(runtime->stats(a).ready, 20u);
-    EXPECT_GE(runtime->stats(b).ready, 20u);
+    feed_until_ready(*runtime, *reader, {a, b}, 20, 20);
 }
 
 } // namespace

@@ -131,27 +131,7 @@ TEST_F(ZeroCopyRuntime, TwoWorkersFeedThePrimaryAtOnce) {
     const TaskId a = runtime->register_task(pattern_task("worker:0"));
     const TaskId b = runtime->register_task(pattern_task("worker:1"));
     EXPECT_NE(runtime->task_device(a).index, runtime->task_device(b).index);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (int frame = 0; std::chrono::steady_clock::now() < deadline; ++frame) {
-        (void)runtime->submit(a);
-        (void)runtime->submit(b);
-        runtime->pump();
-        for (TaskId t : {a, b}) {
-            if (auto lease = runtime->acquire(t)) {
-                std::uint64_t v = 0;
-                if (frame % 5 == 0) {
-                    expect_pattern(read_back(*reader, *lease, v), *lease);
-                }
-                runtime->release(*lease, v);
-            }
-        }
-        if (runtime->stats(a).ready >= 15 && runtime->stats(b).ready >= 15) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    EXPECT_GE(runtime->stats(a).ready, 15u);
-    EXPECT_GE(runtime->stats(b).ready, 15u);
+    feed_until_ready(*runtime, *reader, {a, b}, 15, 5);
 }
 
 } // namespace
