@@ -17,24 +17,51 @@
 // signals the primary once the copy is done): a thread blocked on a CUDA-signalled timeline woke
 // about 10 ms late on the H200s. A CUDA error fails the step with its words (host_step_error).
 //
+// What copies between the two stagings is a StagingCopier: CUDA's, or one a test gives (the host
+// through both devices' mappings of the stagings), so that the Vulkan side of the path (the
+// exports, the ownership transfers, the band offsets) is checked where there is no CUDA.
+//
 // Threads and lifetime as TransferPathBackend; host_step runs on one thread at a time (the
-// pair's bridge), and the CUDA objects are released before the Vulkan memory behind them.
+// pair's bridge), and the copier (CUDA's imports) is released before the Vulkan memory.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "transfer/cuda_interop.hpp"
 #include "transfer/opaque_fd_memory.hpp"
 #include "transfer/transfer_path.hpp"
 
 namespace tandem::detail {
 
+// Moves bytes from the worker's staging to the primary's at the same offset.
+class StagingCopier {
+public:
+    virtual ~StagingCopier() = default;
+    StagingCopier() = default;
+    StagingCopier(const StagingCopier&) = delete;
+    StagingCopier& operator=(const StagingCopier&) = delete;
+    // Copies `bytes` at `offset`, done when it returns: empty, or a sentence saying what failed.
+    // Never throws.
+    [[nodiscard]] virtual std::string copy(VkDeviceSize offset,
+                                           VkDeviceSize bytes) const noexcept = 0;
+};
+
+// Makes the copier of a path from its two stagings (the worker's on `worker`, the primary's on
+// `primary`), each `bytes` long. Throws Error.
+using StagingCopierFactory = std::function<std::unique_ptr<StagingCopier>(
+    const Device& worker, const ExportableBuffer& worker_staging, const Device& primary,
+    const ExportableBuffer& primary_staging, VkDeviceSize bytes)>;
+
 class CudaPeerPath final : public TransferPathBackend {
 public:
-    // Throws Error when CUDA, the adapters or the imports refuse (the reason in its words).
+    // With CUDA's copier. Throws Error when CUDA, the adapters or the imports refuse (the
+    // reason in its words).
     CudaPeerPath(const Device& worker, const Device& primary, const StagingLayout& layout);
+    // With the copier `make` gives.
+    CudaPeerPath(const Device& worker, const Device& primary, const StagingLayout& layout,
+                 const StagingCopierFactory& make);
     ~CudaPeerPath() override;
 
     [[nodiscard]] TransferPath kind() const noexcept override { return TransferPath::CudaPeer; }
@@ -46,23 +73,11 @@ public:
     void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                              VkImage image) const override;
 
-    // Whether the two adapters are one GPU (a copy within it stands in for the peer copy).
-    [[nodiscard]] bool one_gpu() const noexcept { return m_one_gpu; }
-
 private:
-    // The CUDA copy of `bytes` at `offset` into the primary's staging; the failing call's
-    // sentence, or empty.
-    [[nodiscard]] std::string copy(VkDeviceSize offset, VkDeviceSize bytes) const;
-
-    bool m_one_gpu = false;
-    // Vulkan first: destroyed after the CUDA objects that import it.
+    // Vulkan first: destroyed after the copier that imports it.
     ExportableBuffer m_worker_staging;
     ExportableBuffer m_primary_staging;
-    std::unique_ptr<CudaGpu> m_worker_gpu;
-    std::unique_ptr<CudaGpu> m_primary_gpu; // null on one GPU
-    std::unique_ptr<CudaImportedBuffer> m_worker_mapped;
-    std::unique_ptr<CudaImportedBuffer> m_primary_mapped;
-    std::unique_ptr<CudaMemory> m_bounce; // on the primary GPU; null on one GPU
+    std::unique_ptr<StagingCopier> m_copier;
     mutable std::mutex m_error_mutex;
     mutable std::string m_error;
 };

@@ -97,10 +97,10 @@ ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize siz
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device.handle(), out.buffer.get(), &req);
     out.allocation = req.size;
-    out.memory = allocate_exportable_memory(
-        device, req.size,
-        device.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
-        DedicatedTo{VK_NULL_HANDLE, out.buffer.get()}, name, hint);
+    out.memory_type = device.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    out.memory =
+        allocate_exportable_memory(device, req.size, out.memory_type,
+                                   DedicatedTo{VK_NULL_HANDLE, out.buffer.get()}, name, hint);
     vk_check(vkBindBufferMemory(device.handle(), out.buffer.get(), out.memory.get(), 0),
              "vkBindBufferMemory " + name);
     return out;

@@ -43,6 +43,7 @@ struct ExportableBuffer {
     Handle<VkBuffer> buffer;
     Handle<VkDeviceMemory> memory;
     VkDeviceSize allocation = 0; // the allocation's size, as an import must name it
+    std::uint32_t memory_type = 0;
 };
 [[nodiscard]] ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize size,
                                                         const std::string& name,

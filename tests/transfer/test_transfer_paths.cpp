@@ -1,12 +1,17 @@
 // Every transfer path moves random images of every format and a spread of sizes byte-exactly,
 // banded or not, into a poisoned destination. The two sides are separated by blocking waits
 // here; TransferLink's tests cover the semaphores between them.
+#include <cstring>
+#include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/capabilities.hpp"
+#include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/cuda_peer_path.hpp"
 #include "transfer/same_device_path.hpp"
 #include "transfer/transfer_path.hpp"
 #include "transfer/zero_copy_path.hpp"
@@ -138,6 +143,85 @@ TEST_P(TransferPaths, RoundTripsRandomImagesExactly) {
             run_blocking(*path, slot, src, dst);
             const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
             ASSERT_EQ(first_difference(out, bytes), -1);
+        }
+    }
+}
+
+// The host copying through both devices' mappings of the two stagings, in place of CUDA: what
+// lets the cuda-peer path's Vulkan side (exports, ownership transfers to and from
+// VK_QUEUE_FAMILY_EXTERNAL, band offsets) run where there is no CUDA.
+class MappedStagingCopier final : public detail::StagingCopier {
+public:
+    MappedStagingCopier(const Device& worker, const detail::ExportableBuffer& from,
+                        const Device& primary, const detail::ExportableBuffer& to,
+                        VkDeviceSize bytes)
+        : m_worker(worker), m_primary(primary), m_from(from.memory.get()), m_to(to.memory.get()) {
+        for (const auto& [device, buffer] : {std::pair{&worker, &from}, std::pair{&primary, &to}}) {
+            const VkMemoryPropertyFlags want =
+                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+            if ((device->memory_flags(buffer->memory_type) & want) != want) {
+                throw Error("The staging memory is not host-visible and coherent here");
+            }
+        }
+        detail::vk_check(vkMapMemory(worker.handle(), m_from, 0, bytes, 0, &m_source), "map");
+        detail::vk_check(vkMapMemory(primary.handle(), m_to, 0, bytes, 0, &m_target), "map");
+    }
+    ~MappedStagingCopier() override {
+        vkUnmapMemory(m_worker.handle(), m_from);
+        vkUnmapMemory(m_primary.handle(), m_to);
+    }
+    std::string copy(VkDeviceSize offset, VkDeviceSize bytes) const noexcept override {
+        std::memcpy(static_cast<std::byte*>(m_target) + offset,
+                    static_cast<const std::byte*>(m_source) + offset, bytes);
+        return {};
+    }
+
+private:
+    const Device& m_worker;
+    const Device& m_primary;
+    VkDeviceMemory m_from;
+    VkDeviceMemory m_to;
+    void* m_source = nullptr;
+    void* m_target = nullptr;
+};
+
+TEST_F(VulkanTest, TheCudaPathsVulkanSideMovesBandsExactly) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(TransferPath::SharedMemory)) {
+        GTEST_SKIP() << "no opaque-fd memory here";
+    }
+    const detail::StagingCopierFactory mapped =
+        [](const Device& w, const detail::ExportableBuffer& from, const Device& p,
+           const detail::ExportableBuffer& to, VkDeviceSize bytes) {
+            return std::make_unique<MappedStagingCopier>(w, from, p, to, bytes);
+        };
+    std::uint32_t seed = 500;
+    for (const VkFormat format : k_formats) {
+        for (const Size size : k_sizes) {
+            for (const std::uint32_t band_rows : {0u, 7u}) {
+                SCOPED_TRACE(detail::format_name(format) + " " + std::to_string(size.w) + "x" +
+                             std::to_string(size.h) + " band_rows " + std::to_string(band_rows));
+                const auto layout = detail::staging_layout_for(
+                    worker.info(), primary.info(), size.w, size.h, format, 2, band_rows);
+                std::unique_ptr<detail::CudaPeerPath> path;
+                try {
+                    path = std::make_unique<detail::CudaPeerPath>(worker, primary, layout, mapped);
+                } catch (const Error& e) {
+                    GTEST_SKIP() << e.what();
+                }
+                const Image src =
+                    make_image(worker, size, format, VK_IMAGE_USAGE_SAMPLED_BIT, "src");
+                const Image dst =
+                    make_image(primary, size, format, VK_IMAGE_USAGE_SAMPLED_BIT, "dst");
+                const auto bytes = random_bytes(layout.image_bytes(), seed++);
+                poison_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+                upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+                run_blocking(*path, size.h % 2, src, dst);
+                const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+                ASSERT_EQ(first_difference(out, bytes), -1);
+            }
         }
     }
 }
