@@ -25,34 +25,15 @@
 // pair's bridge), and the copier (CUDA's imports) is released before the Vulkan memory.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "transfer/opaque_fd_memory.hpp"
+#include "transfer/staging_copier.hpp"
 #include "transfer/transfer_path.hpp"
 
 namespace tandem::detail {
-
-// Moves bytes from the worker's staging to the primary's at the same offset.
-class StagingCopier {
-public:
-    virtual ~StagingCopier() = default;
-    StagingCopier() = default;
-    StagingCopier(const StagingCopier&) = delete;
-    StagingCopier& operator=(const StagingCopier&) = delete;
-    // Copies `bytes` at `offset`, done when it returns: empty, or a sentence saying what failed.
-    // Never throws.
-    [[nodiscard]] virtual std::string copy(VkDeviceSize offset,
-                                           VkDeviceSize bytes) const noexcept = 0;
-};
-
-// Makes the copier of a path from its two stagings (the worker's on `worker`, the primary's on
-// `primary`), each `bytes` long. Throws Error.
-using StagingCopierFactory = std::function<std::unique_ptr<StagingCopier>(
-    const Device& worker, const ExportableBuffer& worker_staging, const Device& primary,
-    const ExportableBuffer& primary_staging, VkDeviceSize bytes)>;
 
 class CudaPeerPath final : public TransferPathBackend {
 public:

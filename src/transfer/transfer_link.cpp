@@ -55,7 +55,7 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
         whole ? desc.height : desc.band_rows,
         desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands, heights);
-    m_backend = make_transfer_path(m_path, worker, primary, layout);
+    m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
 
     const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();
     m_worker_timeline = std::make_unique<TimelineSemaphore>(worker, base + " worker timeline", 0,

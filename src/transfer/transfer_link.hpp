@@ -73,6 +73,8 @@ struct TransferDesc {
     std::shared_ptr<PairBridge> bridge;
     // Measurement only (band heights, GPU times, hand-off calls); may be null.
     std::shared_ptr<TransferObserver> observer;
+    // The cuda-peer path's copy between the stagings; empty: CUDA's (tests give the host's).
+    StagingCopierFactory cuda_copier;
 };
 
 // The worker image and the primary image of one slot (TransferLink::create_images).

@@ -186,7 +186,8 @@ TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> fo
 
 std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const Device& worker,
                                                         const Device& primary,
-                                                        const StagingLayout& layout) {
+                                                        const StagingLayout& layout,
+                                                        const StagingCopierFactory& cuda_copier) {
     switch (path) {
     case TransferPath::SameDevice:
         return std::make_unique<SameDevicePath>(worker, primary, layout);
@@ -195,7 +196,8 @@ std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const
     case TransferPath::SharedMemory:
         return std::make_unique<SharedMemoryPath>(worker, primary, layout);
     case TransferPath::CudaPeer:
-        return std::make_unique<CudaPeerPath>(worker, primary, layout);
+        return cuda_copier ? std::make_unique<CudaPeerPath>(worker, primary, layout, cuda_copier)
+                           : std::make_unique<CudaPeerPath>(worker, primary, layout);
     case TransferPath::HostImported:
         return std::make_unique<HostImportedPath>(worker, primary, layout);
     case TransferPath::HostCopy:

@@ -32,6 +32,7 @@
 #include "core/device.hpp"
 #include "core/handle.hpp"
 #include "tandem/device_info.hpp"
+#include "transfer/staging_copier.hpp"
 
 namespace tandem::detail {
 
@@ -172,11 +173,11 @@ private:
 [[nodiscard]] TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> forced);
 
 // Builds the staging resources of `path` between `worker` and `primary` (one Device for
-// SameDevice). Throws Error when the devices refuse what the path needs.
-[[nodiscard]] std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path,
-                                                                      const Device& worker,
-                                                                      const Device& primary,
-                                                                      const StagingLayout& layout);
+// SameDevice); the cuda-peer path copies with `cuda_copier` when given (tests), else with CUDA.
+// Throws Error when the devices refuse what the path needs.
+[[nodiscard]] std::unique_ptr<TransferPathBackend>
+make_transfer_path(TransferPath path, const Device& worker, const Device& primary,
+                   const StagingLayout& layout, const StagingCopierFactory& cuda_copier = {});
 
 // A buffer of `size` bytes whose memory comes from outside the device (`handle`: an opaque fd
 // or a host allocation): the buffer only, memory is bound by the caller. Named `name`.

@@ -118,6 +118,15 @@ protected:
         m_primary = &open(0);
         m_worker = same() ? m_primary : &open(1);
         m_pair = detail::query_pair_info(m_worker->info(), m_primary->info());
+        // Without CUDA, the cuda-peer path runs with the host's copy between its stagings
+        // (host_staging_copier): everything but CUDA's own copy, bridge and bands included.
+        if (path() == TransferPath::CudaPeer && !m_pair.allows(TransferPath::CudaPeer) &&
+            m_pair.allows(TransferPath::SharedMemory)) {
+            for (auto& a : m_pair.paths) {
+                a.available = a.available || a.path == TransferPath::CudaPeer;
+            }
+            m_host_copier = true;
+        }
         const bool usable = m_pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
                                                       (!same() && !m_pair.gpu_side_sync));
         if (!usable) {
@@ -129,8 +138,13 @@ protected:
     [[nodiscard]] bool whole() const { return same() || path() == TransferPath::ZeroCopy; }
     [[nodiscard]] TransferDesc desc(std::uint32_t w, std::uint32_t h, VkFormat format,
                                     std::uint32_t band_rows = 0) const {
-        return make_desc(w, h, format, path(), band_rows, hand_off());
+        TransferDesc d = make_desc(w, h, format, path(), band_rows, hand_off());
+        if (m_host_copier) {
+            d.cuda_copier = host_staging_copier();
+        }
+        return d;
     }
+    bool m_host_copier = false;
     Device* m_primary = nullptr;
     Device* m_worker = nullptr;
     PairInfo m_pair;

@@ -147,44 +147,6 @@ TEST_P(TransferPaths, RoundTripsRandomImagesExactly) {
     }
 }
 
-// The host copying through both devices' mappings of the two stagings, in place of CUDA: what
-// lets the cuda-peer path's Vulkan side (exports, ownership transfers to and from
-// VK_QUEUE_FAMILY_EXTERNAL, band offsets) run where there is no CUDA.
-class MappedStagingCopier final : public detail::StagingCopier {
-public:
-    MappedStagingCopier(const Device& worker, const detail::ExportableBuffer& from,
-                        const Device& primary, const detail::ExportableBuffer& to,
-                        VkDeviceSize bytes)
-        : m_worker(worker), m_primary(primary), m_from(from.memory.get()), m_to(to.memory.get()) {
-        for (const auto& [device, buffer] : {std::pair{&worker, &from}, std::pair{&primary, &to}}) {
-            const VkMemoryPropertyFlags want =
-                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-            if ((device->memory_flags(buffer->memory_type) & want) != want) {
-                throw Error("The staging memory is not host-visible and coherent here");
-            }
-        }
-        detail::vk_check(vkMapMemory(worker.handle(), m_from, 0, bytes, 0, &m_source), "map");
-        detail::vk_check(vkMapMemory(primary.handle(), m_to, 0, bytes, 0, &m_target), "map");
-    }
-    ~MappedStagingCopier() override {
-        vkUnmapMemory(m_worker.handle(), m_from);
-        vkUnmapMemory(m_primary.handle(), m_to);
-    }
-    std::string copy(VkDeviceSize offset, VkDeviceSize bytes) const noexcept override {
-        std::memcpy(static_cast<std::byte*>(m_target) + offset,
-                    static_cast<const std::byte*>(m_source) + offset, bytes);
-        return {};
-    }
-
-private:
-    const Device& m_worker;
-    const Device& m_primary;
-    VkDeviceMemory m_from;
-    VkDeviceMemory m_to;
-    void* m_source = nullptr;
-    void* m_target = nullptr;
-};
-
 TEST_F(VulkanTest, TheCudaPathsVulkanSideMovesBandsExactly) {
     Device& primary = open(0);
     Device& worker = open(1);
@@ -192,11 +154,8 @@ TEST_F(VulkanTest, TheCudaPathsVulkanSideMovesBandsExactly) {
     if (!pair.allows(TransferPath::SharedMemory)) {
         GTEST_SKIP() << "no opaque-fd memory here";
     }
-    const detail::StagingCopierFactory mapped =
-        [](const Device& w, const detail::ExportableBuffer& from, const Device& p,
-           const detail::ExportableBuffer& to, VkDeviceSize bytes) {
-            return std::make_unique<MappedStagingCopier>(w, from, p, to, bytes);
-        };
+    // The host through both devices' mappings of the stagings stands in for CUDA's copy.
+    const detail::StagingCopierFactory mapped = host_staging_copier();
     std::uint32_t seed = 500;
     for (const VkFormat format : k_formats) {
         for (const Size size : k_sizes) {

@@ -7,10 +7,16 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/resources.hpp"
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+#include "transfer/staging_copier.hpp"
 #include "transfer/transfer_observer.hpp"
 #include "transfer/transfer_path.hpp"
 
@@ -123,6 +129,54 @@ inline long first_difference(const std::vector<std::uint8_t>& a,
     }
     const auto it = std::mismatch(a.begin(), a.end(), b.begin());
     return it.first == a.end() ? -1 : static_cast<long>(it.first - a.begin());
+}
+
+// The host copying through both devices' mappings of the two stagings, in place of CUDA: what
+// lets the cuda-peer path's Vulkan side (exports, ownership transfers to and from
+// VK_QUEUE_FAMILY_EXTERNAL, band offsets) run where there is no CUDA.
+class MappedStagingCopier final : public detail::StagingCopier {
+public:
+    MappedStagingCopier(const detail::Device& worker, const detail::ExportableBuffer& from,
+                        const detail::Device& primary, const detail::ExportableBuffer& to,
+                        VkDeviceSize bytes)
+        : m_worker(worker), m_primary(primary), m_from(from.memory.get()), m_to(to.memory.get()) {
+        for (const auto& [device, buffer] : {std::pair{&worker, &from}, std::pair{&primary, &to}}) {
+            const VkMemoryPropertyFlags want =
+                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+            if ((device->memory_flags(buffer->memory_type) & want) != want) {
+                throw Error("The staging memory is not host-visible and coherent here");
+            }
+        }
+        detail::vk_check(vkMapMemory(worker.handle(), m_from, 0, bytes, 0, &m_source), "map");
+        detail::vk_check(vkMapMemory(primary.handle(), m_to, 0, bytes, 0, &m_target), "map");
+    }
+    ~MappedStagingCopier() override {
+        vkUnmapMemory(m_worker.handle(), m_from);
+        vkUnmapMemory(m_primary.handle(), m_to);
+    }
+    [[nodiscard]] std::string copy(VkDeviceSize offset,
+                                   VkDeviceSize bytes) const noexcept override {
+        std::memcpy(static_cast<std::byte*>(m_target) + offset,
+                    static_cast<const std::byte*>(m_source) + offset, bytes);
+        return {};
+    }
+
+private:
+    const detail::Device& m_worker;
+    const detail::Device& m_primary;
+    VkDeviceMemory m_from;
+    VkDeviceMemory m_to;
+    void* m_source = nullptr;
+    void* m_target = nullptr;
+};
+
+// The factory of a MappedStagingCopier (TransferDesc::cuda_copier, CudaPeerPath).
+inline detail::StagingCopierFactory host_staging_copier() {
+    return
+        [](const detail::Device& worker, const detail::ExportableBuffer& from,
+           const detail::Device& primary, const detail::ExportableBuffer& to, VkDeviceSize bytes) {
+            return std::make_unique<MappedStagingCopier>(worker, from, primary, to, bytes);
+        };
 }
 
 } // namespace tandem::test
