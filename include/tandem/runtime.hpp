@@ -190,7 +190,8 @@ public:
     [[nodiscard]] DeviceInfo task_device(TaskId task) const;
     [[nodiscard]] std::string task_transfer_path(TaskId task) const;
 
-    // Internal access for Tandem's own tools and tests.
+    // Internal access for Tandem's own tests (no tool or example uses it; the types behind it are
+    // not installed).
     [[nodiscard]] detail::RuntimeImpl& impl() noexcept { return *m_impl; }
     [[nodiscard]] const detail::RuntimeImpl& impl() const noexcept { return *m_impl; }
     [[nodiscard]] detail::TaskRouter& tasks() noexcept { return *m_tasks; }
