@@ -63,6 +63,7 @@ private:
         d.timeout = desc.timeout;
         d.worker_progress = desc.worker_progress;
         d.bridge = desc.bridge;
+        d.cuda_copier = desc.cuda_copier;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }
@@ -82,8 +83,8 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
     // Each round returns or drops a path, so it ends once the pair has none left (then
     // choose_tested_path throws the reason).
     for (;;) {
-        const TransferPath path =
-            choose_tested_path(worker, primary, pair, desc.forced, desc.format, *health);
+        const TransferPath path = choose_tested_path(worker, primary, pair, desc.forced,
+                                                     desc.format, *health, desc.cuda_copier);
         TransportDesc tested = desc;
         tested.forced = path;
         try {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.hpp"
@@ -124,6 +125,11 @@ public:
     void release_held(TaskId id);
     // The next worker submit of the task's worker reports VK_ERROR_DEVICE_LOST.
     void force_device_lost(TaskId id);
+    // The cuda-peer path copies with `copier` (TaskPreparer::stand_in_for_cuda). Before
+    // registering tasks.
+    void stand_in_for_cuda(StagingCopierFactory copier) {
+        m_preparer->stand_in_for_cuda(std::move(copier));
+    }
     [[nodiscard]] std::chrono::milliseconds worker_timeout() const noexcept {
         return std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
     }

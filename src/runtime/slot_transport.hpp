@@ -22,6 +22,7 @@
 #include "sync/pair_bridge.hpp"
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
+#include "transfer/staging_copier.hpp"
 
 namespace tandem::detail {
 
@@ -55,6 +56,9 @@ struct TransportDesc {
     // The host bridge thread of the device pair, shared by the runtime's tasks on it
     // (TransferDesc::bridge); null: one of the transport's own.
     std::shared_ptr<PairBridge> bridge;
+    // What the cuda-peer path copies with (TransferDesc::cuda_copier); empty: CUDA. A test's
+    // stand-in for CUDA (RuntimeImpl::stand_in_for_cuda).
+    StagingCopierFactory cuda_copier;
 };
 
 class SlotTransport {

@@ -116,7 +116,10 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(Task& task, Tran
         task.transport = make_local_transport(device, td);
         return slot_images();
     }
-    const PairInfo pair = query_pair_info(device.info(), m_primary.info());
+    PairInfo pair = query_pair_info(device.info(), m_primary.info());
+    if (m_cuda_stand_in && allow_cuda_stand_in(pair)) {
+        td.cuda_copier = m_cuda_stand_in;
+    }
     td.bridge = m_bridges.bridge_for(device, m_primary);
     // Each round returns or drops a path (make_link_transport throws once none is left).
     for (;;) {

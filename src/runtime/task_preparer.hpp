@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/device.hpp"
@@ -46,6 +47,9 @@ public:
     void wait_prepared(const Task& task);
     // Stops the thread (joins it); tasks still queued fail. Idempotent.
     void stop() noexcept;
+    // Test hook: the cuda-peer path copies with `copier` instead of CUDA, and pairs that allow
+    // shared memory allow it (so it runs where there is no CUDA). Before registering tasks.
+    void stand_in_for_cuda(StagingCopierFactory copier) { m_cuda_stand_in = std::move(copier); }
 
 private:
     void run() noexcept;
@@ -66,6 +70,7 @@ private:
     // registry holds them weakly: a pair's bridge ends with its last link).
     PairBridgeRegistry m_bridges;
     TraceLog& m_trace;
+    StagingCopierFactory m_cuda_stand_in; // empty: CUDA
 
     // Tasks waiting for the preparation thread, FIFO; m_prepared_cv tells blocking
     // registrations that a preparation ended.

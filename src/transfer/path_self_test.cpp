@@ -112,7 +112,8 @@ struct SettleOnExit {
 };
 
 SelfTestResult run_self_test(const Device& worker, const Device& primary, const PairInfo& pair,
-                             TransferPath path, VkFormat format) {
+                             TransferPath path, VkFormat format,
+                             const StagingCopierFactory& cuda_copier) {
     const std::string context = self_test_context(path);
     const std::string name = std::string("self-test ") + to_string(path); // see run_on_main_queue
     const std::uint32_t w = k_self_test_width;
@@ -140,6 +141,7 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     desc.forced = path;
     desc.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(k_step_timeout);
     desc.bridge_spin = std::chrono::microseconds(0);
+    desc.cuda_copier = cuda_copier;
 
     // Destroyed in reverse: the settling first, then the link (which drains), then the images.
     std::optional<LinkImages> images;
@@ -269,9 +271,10 @@ std::string self_test_context(TransferPath path) {
 }
 
 SelfTestResult self_test_path(const Device& worker, const Device& primary, const PairInfo& pair,
-                              TransferPath path, VkFormat format) noexcept {
+                              TransferPath path, VkFormat format,
+                              const StagingCopierFactory& cuda_copier) noexcept {
     try {
-        return run_self_test(worker, primary, pair, path, format);
+        return run_self_test(worker, primary, pair, path, format, cuda_copier);
     } catch (const std::exception& e) {
         return failure(std::string("the self-test could not run: ") + e.what());
     } catch (...) {
@@ -281,7 +284,7 @@ SelfTestResult self_test_path(const Device& worker, const Device& primary, const
 
 TransferPath choose_tested_path(const Device& worker, const Device& primary, const PairInfo& pair,
                                 std::optional<TransferPath> forced, VkFormat format,
-                                PathHealth& health) {
+                                PathHealth& health, const StagingCopierFactory& cuda_copier) {
     // Each round returns or drops one path, so it ends within k_all_transfer_paths rounds.
     for (;;) {
         PairInfo allowed = health.restrict(pair);
@@ -307,7 +310,7 @@ TransferPath choose_tested_path(const Device& worker, const Device& primary, con
         if (health.passed(pair.worker, pair.primary, path)) {
             return path;
         }
-        SelfTestResult result = self_test_path(worker, primary, pair, path, format);
+        SelfTestResult result = self_test_path(worker, primary, pair, path, format, cuda_copier);
         if (result.ok) {
             spdlog::debug("{}->{}: the {} path passed its self-test", worker.label(),
                           primary.label(), to_string(path));

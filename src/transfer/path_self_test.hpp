@@ -23,6 +23,7 @@
 #include "core/device.hpp"
 #include "tandem/device_info.hpp"
 #include "transfer/path_health.hpp"
+#include "transfer/staging_copier.hpp"
 
 namespace tandem::detail {
 
@@ -47,9 +48,11 @@ struct SelfTestResult {
 // Moves the known image in `format` from `worker` to `primary` (one Device for SameDevice)
 // through a TransferLink forced to `path`, reads it back on the primary and compares every byte.
 // Never throws: a failed set-up is a failed self-test. Leaves no work of its own in flight.
+// `cuda_copier`: what the cuda-peer path copies with (TransferDesc::cuda_copier; empty: CUDA).
 [[nodiscard]] SelfTestResult self_test_path(const Device& worker, const Device& primary,
                                             const PairInfo& pair, TransferPath path,
-                                            VkFormat format) noexcept;
+                                            VkFormat format,
+                                            const StagingCopierFactory& cuda_copier = {}) noexcept;
 
 // The path a link of `format` between `worker` and `primary` should take: `forced` when given,
 // else the best of health.restrict(pair) (zero copy passed over, not dropped, when the worker
@@ -59,7 +62,8 @@ struct SelfTestResult {
 [[nodiscard]] TransferPath choose_tested_path(const Device& worker, const Device& primary,
                                               const PairInfo& pair,
                                               std::optional<TransferPath> forced, VkFormat format,
-                                              PathHealth& health);
+                                              PathHealth& health,
+                                              const StagingCopierFactory& cuda_copier = {});
 
 // Test hook: the next `count` self-tests of `path` send the known image with one byte altered
 // (byte 0 of texel (5, 3) inverted), as a path that corrupts what it moves would deliver it.

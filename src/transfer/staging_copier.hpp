@@ -12,6 +12,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "core/device.hpp"
+#include "tandem/device_info.hpp"
 #include "transfer/opaque_fd_memory.hpp"
 
 namespace tandem::detail {
@@ -34,5 +35,20 @@ public:
 using StagingCopierFactory = std::function<std::unique_ptr<StagingCopier>(
     const Device& worker, const ExportableBuffer& worker_staging, const Device& primary,
     const ExportableBuffer& primary_staging, VkDeviceSize bytes)>;
+
+// Makes the cuda-peer path available in `pair` where shared memory is (both need opaque-fd memory
+// on the two devices), for a stand-in copier in place of CUDA (tests); true when it changed it.
+inline bool allow_cuda_stand_in(PairInfo& pair) {
+    if (!pair.allows(TransferPath::SharedMemory) || pair.allows(TransferPath::CudaPeer)) {
+        return false;
+    }
+    for (PathAvailability& a : pair.paths) {
+        if (a.path == TransferPath::CudaPeer) {
+            a.available = true;
+            a.reason = "a stand-in copies in place of CUDA";
+        }
+    }
+    return true;
+}
 
 } // namespace tandem::detail

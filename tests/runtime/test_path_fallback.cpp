@@ -13,6 +13,7 @@
 #include "core/vk_check.hpp"
 #include "runtime_fixture.hpp"
 #include "transfer/path_self_test.hpp"
+#include "transfer_test_support.hpp"
 
 namespace tandem::test {
 namespace {
@@ -25,6 +26,8 @@ protected:
             return;
         }
         m_pair = detail::query_pair_info(adapters()[1].info, adapters()[0].info);
+        // Without CUDA, the cuda-peer path runs with the host's copy in place of CUDA's.
+        m_stand_in = path() == TransferPath::CudaPeer && detail::allow_cuda_stand_in(m_pair);
         if (!m_pair.allows(path())) {
             GTEST_SKIP() << to_string(path()) << " is not available here";
         }
@@ -35,6 +38,15 @@ protected:
         RuntimeTest::TearDown();
     }
     [[nodiscard]] TransferPath path() const { return GetParam(); }
+    // A runtime over two openings of the device; the cuda-peer path with the host's copy where
+    // there is no CUDA.
+    [[nodiscard]] std::unique_ptr<Runtime> path_runtime() {
+        auto runtime = make_runtime("auto");
+        if (m_stand_in) {
+            runtime->impl().stand_in_for_cuda(host_staging_copier());
+        }
+        return runtime;
+    }
     // The path the pair falls back to from path(), if any.
     [[nodiscard]] std::optional<TransferPath> next_path() const {
         bool after = false;
@@ -95,6 +107,7 @@ protected:
     }
 
     PairInfo m_pair;
+    bool m_stand_in = false;
 };
 
 TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
@@ -107,7 +120,7 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
             detail::inject_vk_fault(detail::self_test_context(path()),
                                     VK_ERROR_INVALID_EXTERNAL_HANDLE);
         }
-        auto runtime = make_runtime("auto");
+        auto runtime = path_runtime();
         const auto next = next_path();
         if (!next) {
             EXPECT_THROW((void)runtime->register_task(pattern_task("worker:0")), Error)
@@ -135,7 +148,7 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
 
 TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     fail_better_self_tests();
-    auto runtime = make_runtime("auto");
+    auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
     ASSERT_EQ(runtime->task_transfer_path(task), to_string(path()));
@@ -206,7 +219,7 @@ TEST_P(PathFallback, AFailedImportOfSlotImagesDropsThePathForTheNextTask) {
     if (path() != TransferPath::ZeroCopy) {
         GTEST_SKIP() << "only zero-copy's slot images are the path's own memory";
     }
-    auto runtime = make_runtime("auto");
+    auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId first = runtime->register_task(pattern_task("worker:0"));
     ASSERT_EQ(runtime->task_transfer_path(first), "zero-copy");

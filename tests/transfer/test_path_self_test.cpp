@@ -14,6 +14,7 @@
 #include "transfer/path_health.hpp"
 #include "transfer/path_self_test.hpp"
 #include "transfer/transfer_path.hpp"
+#include "transfer_test_support.hpp"
 #include "vk_fixture.hpp"
 
 namespace tandem::test {
@@ -32,6 +33,10 @@ protected:
         m_primary = &open(0);
         m_worker = same() ? m_primary : &open(1);
         m_pair = detail::query_pair_info(m_worker->info(), m_primary->info());
+        // Without CUDA, the cuda-peer path is tested with the host's copy in place of CUDA's.
+        if (path() == TransferPath::CudaPeer && detail::allow_cuda_stand_in(m_pair)) {
+            m_copier = host_staging_copier();
+        }
         if (!m_pair.allows(path())) {
             GTEST_SKIP() << to_string(path()) << " is not available here";
         }
@@ -68,6 +73,7 @@ protected:
     Device* m_primary = nullptr;
     Device* m_worker = nullptr;
     PairInfo m_pair;
+    detail::StagingCopierFactory m_copier; // empty: CUDA's
 };
 
 TEST(SelfTestPattern, TellsRowsColumnsAndBytesApart) {
@@ -126,7 +132,8 @@ TEST(PathHealthRecord, DroppedPathsAreUnavailableWithTheirFirstReasonInOrder) {
 
 TEST_P(PathSelfTest, PassesWithTheKnownImage) {
     for (VkFormat format : {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R16G16B16A16_SFLOAT}) {
-        const auto r = detail::self_test_path(*m_worker, *m_primary, m_pair, path(), format);
+        const auto r =
+            detail::self_test_path(*m_worker, *m_primary, m_pair, path(), format, m_copier);
         EXPECT_TRUE(r.ok) << detail::format_name(format) << ": " << r.reason;
     }
 }
@@ -146,8 +153,8 @@ TEST_P(PathSelfTest, AFaultInAnyStepFailsItWithTheStepAndTheResult) {
     for (const Step& step : steps) {
         SCOPED_TRACE(step.match);
         detail::inject_vk_fault(step.match, VK_ERROR_OUT_OF_DEVICE_MEMORY);
-        const auto r =
-            detail::self_test_path(*m_worker, *m_primary, m_pair, path(), VK_FORMAT_R8G8B8A8_UNORM);
+        const auto r = detail::self_test_path(*m_worker, *m_primary, m_pair, path(),
+                                              VK_FORMAT_R8G8B8A8_UNORM, m_copier);
         EXPECT_FALSE(r.ok);
         EXPECT_NE(r.reason.find(step.says), std::string::npos) << r.reason;
         EXPECT_NE(r.reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << r.reason;
@@ -155,8 +162,8 @@ TEST_P(PathSelfTest, AFaultInAnyStepFailsItWithTheStepAndTheResult) {
     }
     // A fault inside the link's own recording fails the move with the link's sentence.
     detail::inject_vk_fault("vkEndCommandBuffer transfer", VK_ERROR_OUT_OF_HOST_MEMORY);
-    const auto r =
-        detail::self_test_path(*m_worker, *m_primary, m_pair, path(), VK_FORMAT_R8G8B8A8_UNORM);
+    const auto r = detail::self_test_path(*m_worker, *m_primary, m_pair, path(),
+                                          VK_FORMAT_R8G8B8A8_UNORM, m_copier);
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.reason.find("recording"), std::string::npos) << r.reason;
     EXPECT_NE(r.reason.find("VK_ERROR_OUT_OF_HOST_MEMORY"), std::string::npos) << r.reason;
@@ -164,12 +171,12 @@ TEST_P(PathSelfTest, AFaultInAnyStepFailsItWithTheStepAndTheResult) {
 
 TEST_P(PathSelfTest, AWrongByteFailsItWithItsCoordinates) {
     detail::inject_self_test_corruption(path());
-    const auto r =
-        detail::self_test_path(*m_worker, *m_primary, m_pair, path(), VK_FORMAT_R8G8B8A8_UNORM);
+    const auto r = detail::self_test_path(*m_worker, *m_primary, m_pair, path(),
+                                          VK_FORMAT_R8G8B8A8_UNORM, m_copier);
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.reason.find("byte 0 of texel (5, 3)"), std::string::npos) << r.reason;
-    const auto again =
-        detail::self_test_path(*m_worker, *m_primary, m_pair, path(), VK_FORMAT_R8G8B8A8_UNORM);
+    const auto again = detail::self_test_path(*m_worker, *m_primary, m_pair, path(),
+                                              VK_FORMAT_R8G8B8A8_UNORM, m_copier);
     EXPECT_TRUE(again.ok) << "the hook corrupts one self-test: " << again.reason;
 }
 
@@ -190,7 +197,7 @@ TEST_P(PathSelfTest, AFailingPathIsDroppedAndTheNextChosen) {
         const auto later = later_paths();
         auto choose = [&](std::optional<TransferPath> forced) {
             return detail::choose_tested_path(*m_worker, *m_primary, m_pair, forced,
-                                              VK_FORMAT_R8G8B8A8_UNORM, health);
+                                              VK_FORMAT_R8G8B8A8_UNORM, health, m_copier);
         };
         if (later.empty()) {
             EXPECT_THROW((void)choose(std::nullopt), Error);

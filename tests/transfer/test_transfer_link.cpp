@@ -120,13 +120,7 @@ protected:
         m_pair = detail::query_pair_info(m_worker->info(), m_primary->info());
         // Without CUDA, the cuda-peer path runs with the host's copy between its stagings
         // (host_staging_copier): everything but CUDA's own copy, bridge and bands included.
-        if (path() == TransferPath::CudaPeer && !m_pair.allows(TransferPath::CudaPeer) &&
-            m_pair.allows(TransferPath::SharedMemory)) {
-            for (auto& a : m_pair.paths) {
-                a.available = a.available || a.path == TransferPath::CudaPeer;
-            }
-            m_host_copier = true;
-        }
+        m_host_copier = path() == TransferPath::CudaPeer && detail::allow_cuda_stand_in(m_pair);
         const bool usable = m_pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
                                                       (!same() && !m_pair.gpu_side_sync));
         if (!usable) {
