@@ -499,25 +499,20 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             for (const TaskDeviceStats& r : s.devices) {
                 // GPU time of one capture there, from timestamps (null without them): the mean
                 // of every update, the first update, and the mean of the others.
-                nlohmann::json gpu_ms = nullptr;
-                nlohmann::json gpu_first_ms = nullptr;
-                nlohmann::json gpu_steady_ms = nullptr;
                 const harness::CaptureGpuTime c = harness::capture_gpu_time(r);
                 const auto json_of = [](const std::optional<double>& ms) {
                     return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
                 };
-                gpu_ms = json_of(c.per_update_ms);
-                gpu_first_ms = json_of(c.first_update_ms);
-                gpu_steady_ms = json_of(c.per_later_update_ms);
-                registrations.push_back({{"adapter", r.device},
-                                         {"active", r.active},
-                                         {"accepted", r.accepted},
-                                         {"ready", r.ready},
-                                         {"newest_generation", r.newest_generation},
-                                         {"worker_lost", r.worker_lost},
-                                         {"gpu_ms_per_update", gpu_ms},
-                                         {"gpu_ms_first_update", gpu_first_ms},
-                                         {"gpu_ms_per_later_update", gpu_steady_ms}});
+                registrations.push_back(
+                    {{"adapter", r.device},
+                     {"active", r.active},
+                     {"accepted", r.accepted},
+                     {"ready", r.ready},
+                     {"newest_generation", r.newest_generation},
+                     {"worker_lost", r.worker_lost},
+                     {"gpu_ms_per_update", json_of(c.per_update_ms)},
+                     {"gpu_ms_first_update", json_of(c.first_update_ms)},
+                     {"gpu_ms_per_later_update", json_of(c.per_later_update_ms)}});
                 if (r.worker_lost && r.device != runtime.primary_device().index) {
                     lost_workers.insert(r.device);
                 }

@@ -216,7 +216,7 @@ Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {
     return nullptr;
 }
 
-void RuntimeImpl::check_description(const TaskDesc& desc) const {
+WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
     if (desc.slots < 2 || desc.slots > 16) {
         throw Error("Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
                     "Use 2 to 16 slots (3 is the default)");
@@ -230,15 +230,13 @@ void RuntimeImpl::check_description(const TaskDesc& desc) const {
         throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
                     "Use " + transfer_path_names());
     }
-    if (!desc.factory) {
-        (void)m_workloads.find(desc.workload); // an unknown name is refused now, not later
-    }
+    // An unknown name is refused now, not when the task is prepared.
+    return desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
 }
 
 TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
                                       std::shared_ptr<GenerationCounter> generations) {
-    check_description(desc);
-    WorkloadFactory named = desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
+    WorkloadFactory named = check_description(desc);
     // Placed under the registration lock, so concurrent registrations see each other's counts.
     Task& task = m_tasks.add(
         desc,

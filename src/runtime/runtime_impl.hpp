@@ -69,8 +69,9 @@ public:
     RuntimeImpl& operator=(const RuntimeImpl&) = delete;
 
     // Throws Error for what is wrong with the description itself (size, slots, an unknown
-    // workload name, an unknown forced transfer path).
-    void check_description(const TaskDesc& desc) const;
+    // workload name, an unknown forced transfer path). Returns the factory of the workload it
+    // names (empty with a TaskDesc::factory).
+    WorkloadFactory check_description(const TaskDesc& desc) const;
     // Registers one device's instance of a task: on `adapter` when given, else where
     // desc.placement says (place()); its generations come from `generations` (shared by the
     // registrations of one logical task). The id is usable at once: the task is prepared on the
@@ -105,10 +106,10 @@ public:
     [[nodiscard]] std::vector<const Worker*> workers() const;
     [[nodiscard]] const Worker& task_worker(TaskId id) const;
     [[nodiscard]] std::string task_transfer_path(TaskId id) const;
-    // Transfer paths (LinkFailures). Whether the registration's link failed for its path (not
-    // its device), and why; the paths dropped for its (device, primary) pair.
     // The paths each pair may still use (null in a build without src/transfer).
     [[nodiscard]] PathHealth* path_health() const noexcept { return m_links->health(); }
+    // Transfer paths (LinkFailures). Whether the registration's link failed for its path (not
+    // its device), and why; the paths dropped for its (device, primary) pair.
     [[nodiscard]] bool link_failed(TaskId id) const noexcept { return m_links->failed(id); }
     [[nodiscard]] std::string link_failure(TaskId id) const { return m_links->failure(id); }
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(TaskId id) const {

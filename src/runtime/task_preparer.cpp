@@ -127,15 +127,13 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(Task& task, Tran
         try {
             return slot_images();
         } catch (const Error& e) {
-            if (!task.transport->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
+            if (m_health == nullptr || !task.transport->images_are_the_path() ||
+                e.result() == VK_ERROR_DEVICE_LOST) {
                 throw;
             }
             drop_transfer_path(m_health, task.transport->path_name(), pair.worker, pair.primary,
                                std::string("making a task's slot images failed: ") + e.what());
             task.transport.reset();
-            if (m_health == nullptr) {
-                throw;
-            }
         }
     }
 }

@@ -68,7 +68,7 @@ LogicalTask& TaskRouter::get(TaskId id) const {
 }
 
 TaskId TaskRouter::register_task(const TaskDesc& desc, bool wait) {
-    m_runtime->check_description(desc);
+    (void)m_runtime->check_description(desc);
     const bool automatic = task_placement(desc).kind == PlacementKind::Auto;
     if (!std::isfinite(desc.rate_hz) || desc.rate_hz <= 0.0) {
         throw Error("Task '" + desc.name + "' has an update rate of " +
