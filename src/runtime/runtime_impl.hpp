@@ -9,7 +9,7 @@
 //                                              the shutdown drain
 //   LeaseTable        (lease_table.hpp)        acquire, release and the reads they wait for
 //   LinkFailures      (link_failures.hpp)      the paths' health, a link whose path failed
-//   JobTimer          (job_timer.hpp)          each registration's GPU timestamps
+//   JobTimer          (core/job_timer.hpp)     each registration's GPU timestamps
 // RuntimeImpl itself places tasks, checks descriptions, answers statistics (task_stats.hpp)
 // and test hooks, and sequences start-up and shutdown. Public methods mirror tandem::Runtime and
 // keep its contract (thread-safe; submit/pump/acquire/release never block on a GPU and never

@@ -26,8 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "core/job_timer.hpp"
 #include "core/resources.hpp"
-#include "runtime/job_timer.hpp"
+#include "runtime/gpu_times.hpp"
 #include "runtime/latency.hpp"
 #include "runtime/output_registry.hpp"
 #include "runtime/slot_ring.hpp"
