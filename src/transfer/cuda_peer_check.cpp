@@ -105,6 +105,9 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     const ExportableBuffer primary_buffer =
         create_exportable_buffer(primary, bytes, "CUDA check primary buffer");
     TimelineSemaphore worker_done(worker, "CUDA check worker timeline", 0, true);
+    // Signalled with worker_done and waited on instead: the validation layer does not count a
+    // wait on the exported timeline as the worker's submission completing.
+    TimelineSemaphore worker_copied(worker, "CUDA check worker copy");
     TimelineSemaphore cuda_done(primary, "CUDA check primary timeline (CUDA-signalled)", 0, true);
     TimelineSemaphore primary_done(primary, "CUDA check primary copy");
     const std::uint32_t worker_family = worker.queue(QueueRole::Transfer).family();
@@ -188,10 +191,10 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
             fail("submitting the primary's copy failed");
         }
         const auto t0 = Clock::now();
-        const VkSemaphoreSubmitInfo written =
-            worker_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        if (worker.queue(QueueRole::Transfer).submit_one(worker_cmd, {}, {&written, 1}) !=
-            VK_SUCCESS) {
+        const VkSemaphoreSubmitInfo written[] = {
+            worker_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+            worker_copied.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
+        if (worker.queue(QueueRole::Transfer).submit_one(worker_cmd, {}, written) != VK_SUCCESS) {
             fail("submitting the worker's copy failed");
         }
         // Worker GPU: wait for Vulkan's value, peer-copy into CUDA memory on the primary GPU.
@@ -209,7 +212,7 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
                  "cuMemcpyPeerAsync");
         cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
         // Seen by the worker's Vulkan side too, so its command buffer may be submitted again.
-        if (worker_done.wait(value, k_wait) != VK_SUCCESS) {
+        if (worker_copied.wait(value, k_wait) != VK_SUCCESS) {
             fail("the worker's copy did not complete within 10 s");
         }
         // Primary GPU: into the primary's imported buffer, then signal Vulkan's timeline.

@@ -12,6 +12,7 @@
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/cuda_peer_path.hpp"
+#include "transfer/link_copy_queue.hpp"
 #include "transfer/same_device_path.hpp"
 #include "transfer/transfer_path.hpp"
 #include "transfer/zero_copy_path.hpp"
@@ -46,30 +47,33 @@ Image make_image(const Device& device, Size size, VkFormat format, VkImageUsageF
     return detail::create_image(device, desc);
 }
 
-// Worker side, host step, primary side, each waited for on the host.
+// Worker side, host step, primary side, each waited for on the host, on the queues a link
+// copies on (the paths' queue-family transfers name them).
 void run_blocking(const detail::TransferPathBackend& path, std::uint32_t slot, const Image& src,
                   const Image& dst) {
     const auto& layout = path.layout();
+    const QueueRole worker_queue = detail::copy_queue_role(path.worker());
+    const QueueRole primary_queue = detail::copy_queue_role(path.primary());
     if (path.kind() == TransferPath::SameDevice) {
         const auto& same = static_cast<const detail::SameDevicePath&>(path);
         // The whole transfer, its barriers included (the link records nothing else for it).
-        detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+        detail::submit_and_wait(path.worker(), worker_queue, [&](VkCommandBuffer cmd) {
             same.record_transfer(cmd, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.get());
         });
         return;
     }
     if (path.kind() == TransferPath::ZeroCopy) {
         // One band, the whole image: released by the worker, acquired by the primary.
-        detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+        detail::submit_and_wait(path.worker(), worker_queue, [&](VkCommandBuffer cmd) {
             path.record_worker_band(cmd, slot, layout.band(0), src.get(),
                                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
         });
-        detail::submit_and_wait(path.primary(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+        detail::submit_and_wait(path.primary(), primary_queue, [&](VkCommandBuffer cmd) {
             path.record_primary_band(cmd, slot, layout.band(0), dst.get());
         });
         return;
     }
-    detail::submit_and_wait(path.worker(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+    detail::submit_and_wait(path.worker(), worker_queue, [&](VkCommandBuffer cmd) {
         for (std::uint32_t b = 0; b < layout.band_count; ++b) {
             path.record_worker_band(cmd, slot, layout.band(b), src.get(),
                                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
@@ -78,7 +82,7 @@ void run_blocking(const detail::TransferPathBackend& path, std::uint32_t slot, c
     for (std::uint32_t b = 0; b < layout.band_count; ++b) {
         ASSERT_EQ(path.host_step(slot, layout.band(b)), VK_SUCCESS);
     }
-    detail::submit_and_wait(path.primary(), QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+    detail::submit_and_wait(path.primary(), primary_queue, [&](VkCommandBuffer cmd) {
         detail::image_barrier(cmd, dst.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
