@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
     bool watch_worker = false;
     bool gpu_times = false;
     std::string hand_off = "submit";
+    std::string cuda_copies = "stream";
     std::uint32_t slots = 3;
     std::uint32_t batch = 0;
     std::uint32_t lead_us = 1000;
@@ -213,6 +214,14 @@ int main(int argc, char** argv) {
                    "ahead, each released by a host-signalled gate)")
         ->capture_default_str()
         ->check(CLI::IsMember({"submit", "signal"}));
+    app.add_option("--cuda-copies", cuda_copies,
+                   "How the cuda-peer path's CUDA copies are ordered: stream (queued on CUDA "
+                   "streams that wait for the worker's bands and signal the primary's copies, "
+                   "all on the GPUs) or host-step (the host bridge runs each copy once the worker "
+                   "finished its band and waits for it, then hands the band on with "
+                   "--band-hand-off)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"stream", "host-step"}));
     app.add_option("--band-split", band_split,
                    "Only measure what cutting one 1920x1080 RGBA8 copy into N pieces costs a copy "
                    "engine, for each N given: the worker's download and the primary's upload, "
@@ -548,6 +557,7 @@ int main(int argc, char** argv) {
                     }
                     point.hand_off =
                         hand_off == "signal" ? td::BandHandOff::Signal : td::BandHandOff::Submit;
+                    point.stream_copies = cuda_copies == "stream";
                     point.watch_worker = watch_worker;
                     point.gpu_times = gpu_times;
                     point.slots = slots;
@@ -758,6 +768,7 @@ int main(int argc, char** argv) {
                              {"band_rows", band_rows},
                              {"band_heights", band_heights},
                              {"band_hand_off", hand_off},
+                             {"cuda_copies", cuda_copies},
                              {"watch_worker_bands", watch_worker},
                              {"gpu_times", gpu_times},
                              {"slots", slots},

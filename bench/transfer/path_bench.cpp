@@ -50,6 +50,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.slots = point.slots;
     desc.band_rows = point.band_rows_requested;
     desc.hand_off = point.hand_off;
+    desc.stream_copies = point.stream_copies;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
     const auto observer = std::make_shared<BenchObserver>(point.band_heights, point.gpu_times);

@@ -29,6 +29,7 @@ struct PathPoint {
     std::uint32_t band_rows_requested = 0;   // 0: the path's choice
     std::vector<std::uint32_t> band_heights; // when set, wins over band_rows_requested
     detail::BandHandOff hand_off = detail::BandHandOff::Submit;
+    bool stream_copies = true; // cuda-peer: on its stream (false: the bridge's host step)
     std::uint32_t slots = 3;
     std::uint32_t batch = 8;
     std::uint32_t runs = 15;

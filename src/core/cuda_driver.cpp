@@ -55,10 +55,16 @@ CudaDriver load() {
         resolve(library, d.cuDevicePrimaryCtxRelease,
                 {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing) &&
         resolve(library, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
+        resolve(library, d.cuCtxGetCurrent, {"cuCtxGetCurrent"}, missing) &&
         resolve(library, d.cuCtxEnablePeerAccess, {"cuCtxEnablePeerAccess"}, missing) &&
         resolve(library, d.cuStreamCreate, {"cuStreamCreate"}, missing) &&
         resolve(library, d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, missing) &&
         resolve(library, d.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
+        resolve(library, d.cuStreamQuery, {"cuStreamQuery"}, missing) &&
+        resolve(library, d.cuStreamWaitEvent, {"cuStreamWaitEvent"}, missing) &&
+        resolve(library, d.cuEventCreate, {"cuEventCreate"}, missing) &&
+        resolve(library, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, missing) &&
+        resolve(library, d.cuEventRecord, {"cuEventRecord"}, missing) &&
         resolve(library, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
         resolve(library, d.cuMemFree, {"cuMemFree_v2"}, missing) &&
         resolve(library, d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, missing) &&

@@ -22,6 +22,8 @@ struct CUctx_st;
 using CUcontext = CUctx_st*;
 struct CUstream_st;
 using CUstream = CUstream_st*;
+struct CUevent_st;
+using CUevent = CUevent_st*;
 struct CUextMemory_st;
 using CUexternalMemory = CUextMemory_st*;
 struct CUextSemaphore_st;
@@ -34,6 +36,7 @@ inline constexpr int CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1;
 inline constexpr unsigned CUDA_EXTERNAL_MEMORY_DEDICATED = 0x1;
 inline constexpr int CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 
 struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
     int type;
@@ -128,10 +131,16 @@ struct CudaDriver {
     cuda::CUresult (*cuDevicePrimaryCtxRetain)(cuda::CUcontext*, cuda::CUdevice) = nullptr;
     cuda::CUresult (*cuDevicePrimaryCtxRelease)(cuda::CUdevice) = nullptr;
     cuda::CUresult (*cuCtxSetCurrent)(cuda::CUcontext) = nullptr;
+    cuda::CUresult (*cuCtxGetCurrent)(cuda::CUcontext*) = nullptr;
     cuda::CUresult (*cuCtxEnablePeerAccess)(cuda::CUcontext, unsigned) = nullptr;
     cuda::CUresult (*cuStreamCreate)(cuda::CUstream*, unsigned) = nullptr;
     cuda::CUresult (*cuStreamDestroy)(cuda::CUstream) = nullptr;
     cuda::CUresult (*cuStreamSynchronize)(cuda::CUstream) = nullptr;
+    cuda::CUresult (*cuStreamQuery)(cuda::CUstream) = nullptr;
+    cuda::CUresult (*cuStreamWaitEvent)(cuda::CUstream, cuda::CUevent, unsigned) = nullptr;
+    cuda::CUresult (*cuEventCreate)(cuda::CUevent*, unsigned) = nullptr;
+    cuda::CUresult (*cuEventDestroy)(cuda::CUevent) = nullptr;
+    cuda::CUresult (*cuEventRecord)(cuda::CUevent, cuda::CUstream) = nullptr;
     cuda::CUresult (*cuMemAlloc)(cuda::CUdeviceptr*, std::size_t) = nullptr;
     cuda::CUresult (*cuMemFree)(cuda::CUdeviceptr) = nullptr;
     cuda::CUresult (*cuMemcpyPeerAsync)(cuda::CUdeviceptr, cuda::CUcontext, cuda::CUdeviceptr,

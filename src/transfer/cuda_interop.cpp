@@ -119,4 +119,37 @@ CudaMemory::~CudaMemory() {
     (void)m_gpu.driver().cuMemFree(m_pointer);
 }
 
+CudaContextScope::CudaContextScope(const CudaGpu& gpu) noexcept : m_cuda(gpu.driver()) {
+    m_restore = m_cuda.cuCtxGetCurrent(&m_previous) == cuda::CUDA_SUCCESS;
+    m_result = gpu.make_current();
+}
+
+CudaContextScope::~CudaContextScope() {
+    if (m_restore) {
+        (void)m_cuda.cuCtxSetCurrent(m_previous);
+    }
+}
+
+CudaStream::CudaStream(const CudaGpu& gpu) : m_gpu(gpu) {
+    const CudaDriver& cuda = gpu.driver();
+    cu_check(cuda, gpu.make_current(), "cuCtxSetCurrent");
+    cu_check(cuda, cuda.cuStreamCreate(&m_stream, cuda::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+CudaStream::~CudaStream() {
+    (void)m_gpu.make_current();
+    (void)m_gpu.driver().cuStreamDestroy(m_stream);
+}
+
+CudaEvent::CudaEvent(const CudaGpu& gpu) : m_gpu(gpu) {
+    const CudaDriver& cuda = gpu.driver();
+    cu_check(cuda, gpu.make_current(), "cuCtxSetCurrent");
+    cu_check(cuda, cuda.cuEventCreate(&m_event, cuda::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+}
+
+CudaEvent::~CudaEvent() {
+    (void)m_gpu.make_current();
+    (void)m_gpu.driver().cuEventDestroy(m_event);
+}
+
 } // namespace tandem::detail

@@ -1,6 +1,7 @@
 // CUDA objects on one GPU for moving Vulkan memory with CUDA (the cuda-peer path and its check):
 // the GPU's primary context with a stream of its own, Vulkan memory imported as an opaque fd and
-// mapped as one buffer, Vulkan timelines imported as external semaphores, and cuMemAlloc memory.
+// mapped as one buffer, Vulkan timelines imported as external semaphores, cuMemAlloc memory, and
+// an event that orders one GPU's stream after another's.
 // Every object makes its GPU's context current before a CUDA call, so any thread may use them.
 //
 // Threads: set-up on any thread; a CudaGpu's stream is used by one thread at a time.
@@ -93,6 +94,56 @@ public:
 private:
     const CudaGpu& m_gpu;
     cuda::CUdeviceptr m_pointer = 0;
+};
+
+// Makes `gpu`'s context current on the calling thread for its life and then restores the one that
+// was (a thread of the application's may use CUDA itself). result() is cuCtxSetCurrent's.
+class CudaContextScope {
+public:
+    explicit CudaContextScope(const CudaGpu& gpu) noexcept;
+    ~CudaContextScope();
+    CudaContextScope(const CudaContextScope&) = delete;
+    CudaContextScope& operator=(const CudaContextScope&) = delete;
+
+    [[nodiscard]] cuda::CUresult result() const noexcept { return m_result; }
+
+private:
+    const CudaDriver& m_cuda;
+    cuda::CUcontext m_previous = nullptr;
+    bool m_restore = false;
+    cuda::CUresult m_result = cuda::CUDA_SUCCESS;
+};
+
+// A stream of its own on `gpu` (non-blocking). Its destructor does not wait: CUDA releases it
+// once the work queued on it is done. Throws Error.
+class CudaStream {
+public:
+    explicit CudaStream(const CudaGpu& gpu);
+    ~CudaStream();
+    CudaStream(const CudaStream&) = delete;
+    CudaStream& operator=(const CudaStream&) = delete;
+
+    [[nodiscard]] cuda::CUstream handle() const noexcept { return m_stream; }
+
+private:
+    const CudaGpu& m_gpu;
+    cuda::CUstream m_stream = nullptr;
+};
+
+// A CUDA event on `gpu` (no timing), for ordering another stream after work on this GPU's.
+// Throws Error.
+class CudaEvent {
+public:
+    explicit CudaEvent(const CudaGpu& gpu);
+    ~CudaEvent();
+    CudaEvent(const CudaEvent&) = delete;
+    CudaEvent& operator=(const CudaEvent&) = delete;
+
+    [[nodiscard]] cuda::CUevent handle() const noexcept { return m_event; }
+
+private:
+    const CudaGpu& m_gpu;
+    cuda::CUevent m_event = nullptr;
 };
 
 } // namespace tandem::detail

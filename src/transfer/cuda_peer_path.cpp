@@ -1,7 +1,11 @@
 #include "transfer/cuda_peer_path.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
+#include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
@@ -34,6 +38,177 @@ std::string cuda_refusal(const Device& worker, const Device& primary) {
     }
     return {};
 }
+
+// CUDA's stream of the copies (StreamHandOff), on streams of its own. Two GPUs: the worker GPU's
+// stream waits for the worker timeline (imported there), peer-copies into the bounce memory on
+// the primary GPU and records an event; the primary GPU's stream waits for the event, copies
+// into the primary's staging and signals the gate (imported there). One GPU: one stream waits,
+// copies and signals. Every call keeps the calling thread's CUDA context as it was.
+class CudaStagingStream final : public StagingStream {
+public:
+    struct Memory {
+        cuda::CUdeviceptr from = 0;   // the worker's staging, on the worker GPU
+        cuda::CUdeviceptr to = 0;     // the primary's staging, on the primary GPU
+        cuda::CUdeviceptr bounce = 0; // two GPUs: cuMemAlloc memory on the primary GPU
+    };
+    // `primary_gpu` null: one GPU. Throws Error when CUDA refuses a stream or an import.
+    CudaStagingStream(const CudaGpu& worker_gpu, const CudaGpu* primary_gpu, Memory memory,
+                      const TimelineSemaphore& worker_timeline, TimelineSemaphore& gate)
+        : m_worker_gpu(worker_gpu), m_primary_gpu(primary_gpu), m_memory(memory),
+          m_worker_stream(worker_gpu) {
+        if (m_primary_gpu != nullptr) {
+            m_primary_stream = std::make_unique<CudaStream>(*m_primary_gpu);
+            m_event = std::make_unique<CudaEvent>(worker_gpu);
+        }
+        m_worker_wait =
+            std::make_unique<CudaImportedTimeline>(worker_gpu, worker_timeline.export_fd());
+        m_gate = std::make_unique<CudaImportedTimeline>(gate_gpu(), gate.export_fd());
+    }
+
+    ~CudaStagingStream() override {
+        if (!finish(std::chrono::milliseconds(0))) {
+            // A wait on the worker that never came: CUDA still holds the imported timelines, so
+            // they are left to the process rather than destroyed under pending work.
+            spdlog::error("CUDA's copies are still waiting for the worker at the link's end; "
+                          "their timeline imports are left alive");
+            (void)m_worker_wait.release();
+            (void)m_gate.release();
+        }
+    }
+
+    [[nodiscard]] std::string enqueue(VkDeviceSize offset, VkDeviceSize bytes, std::uint64_t after,
+                                      std::uint64_t signal) noexcept override {
+        try {
+            if (std::string why = poll(); !why.empty()) {
+                return why;
+            }
+            return enqueue_or_describe(offset, bytes, after, signal);
+        } catch (const std::exception& e) { // std::bad_alloc, from a message
+            return e.what();
+        }
+    }
+
+    [[nodiscard]] std::string poll() noexcept override {
+        try {
+            (void)done();
+            std::lock_guard lock(m_error_mutex);
+            return m_error;
+        } catch (...) {
+            return "CUDA's copies could not be queried";
+        }
+    }
+
+    [[nodiscard]] bool finish(std::chrono::milliseconds timeout) noexcept override {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (!done()) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        return true;
+    }
+
+private:
+    [[nodiscard]] const CudaGpu& gate_gpu() const noexcept {
+        return m_primary_gpu != nullptr ? *m_primary_gpu : m_worker_gpu;
+    }
+
+    // True when nothing queued is pending on either stream, or a copy failed (m_error).
+    [[nodiscard]] bool done() noexcept {
+        std::lock_guard lock(m_error_mutex);
+        if (!m_error.empty()) {
+            return true;
+        }
+        const CudaDriver& cuda = m_worker_gpu.driver();
+        bool idle = true;
+        const auto query = [&](const CudaGpu& gpu, cuda::CUstream stream) {
+            const CudaContextScope scope(gpu);
+            const cuda::CUresult r = cuda.cuStreamQuery(stream);
+            if (r == cuda::CUDA_ERROR_NOT_READY) {
+                idle = false;
+            } else if (r != cuda::CUDA_SUCCESS && m_error.empty()) {
+                m_error = safe_describe(cuda, "a queued CUDA copy (cuStreamQuery)", r);
+            }
+        };
+        query(m_worker_gpu, m_worker_stream.handle());
+        if (m_primary_stream) {
+            query(*m_primary_gpu, m_primary_stream->handle());
+        }
+        return idle || !m_error.empty();
+    }
+
+    [[nodiscard]] static std::string safe_describe(const CudaDriver& cuda, const char* call,
+                                                   cuda::CUresult r) noexcept {
+        try {
+            return cuda.describe(call, r);
+        } catch (...) {
+            return "CUDA failed";
+        }
+    }
+
+    [[nodiscard]] std::string enqueue_or_describe(VkDeviceSize offset, VkDeviceSize bytes,
+                                                  std::uint64_t after, std::uint64_t signal) {
+        const CudaDriver& cuda = m_worker_gpu.driver();
+        std::string why;
+        const auto ok = [&](const char* call, cuda::CUresult r) {
+            if (r != cuda::CUDA_SUCCESS) {
+                why = cuda.describe(call, r);
+            }
+            return why.empty();
+        };
+        cuda::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait{};
+        wait.params.fence.value = after;
+        cuda::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS raise{};
+        raise.params.fence.value = signal;
+        const cuda::CUexternalSemaphore worker = m_worker_wait->handle();
+        const cuda::CUexternalSemaphore gate = m_gate->handle();
+        const cuda::CUdeviceptr from = m_memory.from + offset;
+        const cuda::CUdeviceptr to = m_memory.to + offset;
+        const cuda::CUstream first = m_worker_stream.handle();
+        {
+            const CudaContextScope scope(m_worker_gpu);
+            if (!ok("cuCtxSetCurrent", scope.result()) ||
+                !ok("cuWaitExternalSemaphoresAsync",
+                    cuda.cuWaitExternalSemaphoresAsync(&worker, &wait, 1, first))) {
+                return why;
+            }
+            if (m_primary_gpu == nullptr) {
+                (void)(ok("cuMemcpyDtoDAsync", cuda.cuMemcpyDtoDAsync(to, from, bytes, first)) &&
+                       ok("cuSignalExternalSemaphoresAsync",
+                          cuda.cuSignalExternalSemaphoresAsync(&gate, &raise, 1, first)));
+                return why;
+            }
+            const cuda::CUdeviceptr bounce = m_memory.bounce + offset;
+            if (!ok("cuMemcpyPeerAsync",
+                    cuda.cuMemcpyPeerAsync(bounce, m_primary_gpu->context(), from,
+                                           m_worker_gpu.context(), bytes, first)) ||
+                !ok("cuEventRecord", cuda.cuEventRecord(m_event->handle(), first))) {
+                return why;
+            }
+        }
+        const CudaContextScope scope(*m_primary_gpu);
+        const cuda::CUstream second = m_primary_stream->handle();
+        (void)(ok("cuCtxSetCurrent", scope.result()) &&
+               ok("cuStreamWaitEvent", cuda.cuStreamWaitEvent(second, m_event->handle(), 0)) &&
+               ok("cuMemcpyDtoDAsync",
+                  cuda.cuMemcpyDtoDAsync(to, m_memory.bounce + offset, bytes, second)) &&
+               ok("cuSignalExternalSemaphoresAsync",
+                  cuda.cuSignalExternalSemaphoresAsync(&gate, &raise, 1, second)));
+        return why;
+    }
+
+    const CudaGpu& m_worker_gpu;
+    const CudaGpu* m_primary_gpu; // null on one GPU
+    Memory m_memory;
+    CudaStream m_worker_stream;
+    std::unique_ptr<CudaStream> m_primary_stream; // two GPUs
+    std::unique_ptr<CudaEvent> m_event;           // two GPUs: the peer copy done
+    std::unique_ptr<CudaImportedTimeline> m_worker_wait;
+    std::unique_ptr<CudaImportedTimeline> m_gate;
+    std::mutex m_error_mutex;
+    std::string m_error; // the first failure a query saw; sticky; guarded by m_error_mutex
+};
 
 // CUDA's copy: each staging imported on its own GPU; between two GPUs a peer copy into
 // cuMemAlloc memory on the primary's, then a copy within it; on one GPU one copy.
@@ -74,6 +249,17 @@ public:
             return e.what();
         }
     }
+
+    [[nodiscard]] std::unique_ptr<StagingStream> stream(const TimelineSemaphore& worker_timeline,
+                                                        TimelineSemaphore& gate) const override {
+        CudaStagingStream::Memory memory;
+        memory.from = m_worker_mapped->pointer();
+        memory.to = m_primary_mapped->pointer();
+        memory.bounce = m_bounce ? m_bounce->pointer() : 0;
+        return std::make_unique<CudaStagingStream>(*m_worker_gpu, m_primary_gpu.get(), memory,
+                                                   worker_timeline, gate);
+    }
+    [[nodiscard]] bool stream_signals_from_host() const noexcept override { return false; }
 
 private:
     [[nodiscard]] std::string copy_or_throw(VkDeviceSize offset, VkDeviceSize bytes) const {
@@ -177,6 +363,11 @@ VkResult CudaPeerPath::host_step(std::uint32_t slot, const Band& band) const noe
         // The result still says it failed.
     }
     return VK_ERROR_UNKNOWN;
+}
+
+std::unique_ptr<StagingStream> CudaPeerPath::make_stream(const TimelineSemaphore& worker_timeline,
+                                                         TimelineSemaphore& gate) const {
+    return m_copier->stream(worker_timeline, gate);
 }
 
 std::string CudaPeerPath::host_step_error() const {

@@ -1,8 +1,10 @@
 // StagingCopier: what moves a band from a worker's staging buffer to the primary's at the same
-// offset in a path whose host step copies between two device-local stagings (the cuda-peer path:
-// CUDA's copy; in tests, the host through both devices' mappings, where there is no CUDA).
-// Threads: copy() on one thread at a time (the pair's bridge). Lifetime: destroyed before the
-// stagings it reads and writes.
+// offset in a path that copies between two device-local stagings (the cuda-peer path: CUDA's
+// copy; in tests, the host through both devices' mappings, where there is no CUDA): at once, as
+// the bridge's host step (copy()), or queued on a StagingStream ordered by the link's timelines
+// (stream()).
+// Threads: copy() on one thread at a time (the pair's bridge, or the host stream's thread).
+// Lifetime: destroyed after the streams it made and before the stagings it reads and writes.
 #pragma once
 
 #include <functional>
@@ -14,6 +16,7 @@
 #include "core/device.hpp"
 #include "tandem/device_info.hpp"
 #include "transfer/opaque_fd_memory.hpp"
+#include "transfer/staging_stream.hpp"
 
 namespace tandem::detail {
 
@@ -28,6 +31,14 @@ public:
     // Never throws.
     [[nodiscard]] virtual std::string copy(VkDeviceSize offset,
                                            VkDeviceSize bytes) const noexcept = 0;
+    // A stream of these copies, each after the worker timeline reaches its value and signalling
+    // `gate` (exportable, on the primary) when done. This one: the host's (HostStagingStream);
+    // CUDA's copier queues them on CUDA streams. Throws Error when it cannot be made.
+    [[nodiscard]] virtual std::unique_ptr<StagingStream>
+    stream(const TimelineSemaphore& worker_timeline, TimelineSemaphore& gate) const;
+    // True when stream()'s gate signals come from the host (the host's stream): the hand-off
+    // names the gate for the validation layer's known false positive (k_host_signalled_only).
+    [[nodiscard]] virtual bool stream_signals_from_host() const noexcept { return true; }
 };
 
 // Makes the copier of a path from its two stagings (the worker's on `worker`, the primary's on

@@ -6,6 +6,7 @@
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
+#include "transfer/stream_hand_off.hpp"
 #include "transfer/zero_copy_path.hpp"
 
 namespace tandem::detail {
@@ -58,8 +59,16 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
     m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
 
     const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();
-    m_worker_timeline = std::make_unique<TimelineSemaphore>(worker, base + " worker timeline", 0,
-                                                            gpu_wait && !same);
+    // A path with a stream of its copies (cuda-peer) is ordered on the GPUs where both devices
+    // export timelines for it (StreamHandOff; a stream the host runs needs no export); else its
+    // bridge runs the copies as a host step.
+    const bool stream_exports = !m_backend->stream_signals_from_host();
+    const bool streamed =
+        !same && desc.stream_copies && m_backend->has_stream() &&
+        (!stream_exports || (worker.info().features.external_semaphore_fd_timeline &&
+                             primary.info().features.external_semaphore_fd_timeline));
+    m_worker_timeline = std::make_unique<TimelineSemaphore>(
+        worker, base + " worker timeline", 0, (gpu_wait || (streamed && stream_exports)) && !same);
     m_primary_timeline = std::make_unique<TimelineSemaphore>(primary, base + " primary timeline");
     m_failure = std::make_unique<LinkFailure>(std::string(tandem::to_string(m_path)) +
                                               " transfer " + m_worker_timeline->name());
@@ -83,7 +92,18 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         bridge.worker_progress = desc.worker_progress;
         bridge.spin = desc.bridge_spin.value_or(has_spare_cores() ? std::chrono::microseconds(1000)
                                                                   : std::chrono::microseconds(0));
-        m_hand_off = make_hand_off(context, gpu_wait, desc.hand_off, bridge);
+        if (streamed) {
+            try {
+                m_hand_off = std::make_unique<StreamHandOff>(context, base);
+            } catch (const Error& e) {
+                spdlog::info("{}: the {} path's copies run as the bridge's host step, not on a "
+                             "stream: {}",
+                             base, to_string(m_path), e.what());
+            }
+        }
+        if (!m_hand_off) {
+            m_hand_off = make_hand_off(context, gpu_wait, desc.hand_off, bridge);
+        }
     }
 
     m_slots.resize(desc.slots);

@@ -68,6 +68,10 @@ struct TransferDesc {
     // the bridge raises; lower latency, but the primary's copy queue is held meanwhile
     // (BridgeSignalHandOff): for a link that has that queue to itself.
     BandHandOff hand_off = BandHandOff::Submit;
+    // Paths with a stream of their copies (cuda-peer): true orders them on the GPUs by the
+    // link's timelines (StreamHandOff) where both devices export timelines; false runs them as
+    // the bridge's host step, handed on by `hand_off` (the benchmark compares the two).
+    bool stream_copies = true;
     // Host-bridged paths: the bridge thread of this (worker, primary) pair, shared with the
     // pair's other links (PairBridgeRegistry); null: a thread of the link's own.
     std::shared_ptr<PairBridge> bridge;

@@ -146,6 +146,17 @@ public:
     // A sentence for the last host_step that failed, when the path has more to say than its
     // VkResult (the CUDA error); empty otherwise.
     [[nodiscard]] virtual std::string host_step_error() const { return {}; }
+    // The copies between the stagings queued on a StagingStream ordered by `worker_timeline`
+    // (exportable, on the worker) and `gate` (exportable, on the primary), so that no host thread
+    // sits between the sides (StreamHandOff): the cuda-peer path's; null for the others (and
+    // has_stream() false). Throws Error when the path has one but cannot make it here.
+    [[nodiscard]] virtual bool has_stream() const noexcept { return false; }
+    [[nodiscard]] virtual std::unique_ptr<StagingStream>
+    make_stream(const TimelineSemaphore& /*worker_timeline*/, TimelineSemaphore& /*gate*/) const {
+        return nullptr;
+    }
+    // True when the stream signals its gate from the host (a test's stand-in for CUDA).
+    [[nodiscard]] virtual bool stream_signals_from_host() const noexcept { return false; }
     // Primary side (primary copy queue): copy `band` from `slot`'s staging into `image`
     // (TRANSFER_DST_OPTIMAL).
     virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,

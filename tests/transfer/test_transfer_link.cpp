@@ -1,6 +1,7 @@
 // TransferLink end to end on lavapipe opened as several devices: every path the pair allows,
 // with the timelines and (for separate devices) the bridge thread between the sides. Random
 // data, poisoned destinations, byte-exact comparison.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -104,7 +105,9 @@ TransferDesc make_desc(std::uint32_t w, std::uint32_t h, VkFormat format,
 }
 
 // Every path, with either way of handing bands to the primary (BandHandOff; it matters only
-// where a host bridge does the hand-off: other cases with Signal are skipped).
+// where a host bridge does the hand-off: other cases with Signal are skipped). The cuda-peer
+// path's copies go on its stream with Submit (StreamHandOff), and run as the bridge's host step
+// with Signal (TransferDesc::stream_copies false), so both of its ways are covered.
 class TransferLinks
     : public VulkanTest,
       public ::testing::WithParamInterface<std::tuple<TransferPath, detail::BandHandOff>> {
@@ -121,8 +124,10 @@ protected:
         // Without CUDA, the cuda-peer path runs with the host's copy between its stagings
         // (host_staging_copier): everything but CUDA's own copy, bridge and bands included.
         m_host_copier = path() == TransferPath::CudaPeer && detail::allow_cuda_stand_in(m_pair);
-        const bool usable = m_pair.allows(path()) && (hand_off() == detail::BandHandOff::Submit ||
-                                                      (!same() && !m_pair.gpu_side_sync));
+        const bool usable =
+            m_pair.allows(path()) &&
+            (hand_off() == detail::BandHandOff::Submit ||
+             (!same() && (!m_pair.gpu_side_sync || path() == TransferPath::CudaPeer)));
         if (!usable) {
             GTEST_SKIP() << to_string(path()) << " with this hand-off is not available here";
         }
@@ -136,6 +141,7 @@ protected:
         if (m_host_copier) {
             d.cuda_copier = host_staging_copier();
         }
+        d.stream_copies = hand_off() == detail::BandHandOff::Submit;
         return d;
     }
     bool m_host_copier = false;
@@ -165,6 +171,10 @@ TEST_P(TransferLinks, MoveRandomImagesExactlyWithGrowingValues) {
                      detail::format_name(c.format) + " band_rows " + std::to_string(c.band_rows));
         TransferLink link(worker, primary, pair, desc(c.w, c.h, c.format, c.band_rows));
         EXPECT_EQ(link.path(), path());
+        if (path() == TransferPath::CudaPeer) {
+            // On its stream, ordered GPU-side, unless asked for the bridge's host step.
+            EXPECT_EQ(link.gpu_side_sync(), hand_off() == detail::BandHandOff::Submit);
+        }
         if (!whole() && c.band_rows == 7) {
             EXPECT_EQ(link.layout().band_count, 14u);
         }
@@ -242,9 +252,6 @@ TEST_P(TransferLinks, OneSlotReusedAtOnceNeverStalls) {
 // The hand-off observer sees every band of every transfer once, in order, each after the worker
 // finished it (a diagnostic the transfer benchmark times the pipeline with).
 TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
-    if (same() || m_pair.gpu_side_sync) {
-        GTEST_SKIP() << "no host bridge: nothing is handed on the host";
-    }
     if (whole()) {
         GTEST_SKIP() << to_string(path()) << " has no bands";
     }
@@ -266,6 +273,9 @@ TEST_P(TransferLinks, ReportsEveryBandHandedOnceAfterTheWorkerFinishedIt) {
     };
     d.observer = observer;
     TransferLink link(*m_worker, *m_primary, m_pair, d);
+    if (link.gpu_side_sync()) {
+        GTEST_SKIP() << "no host bridge: nothing is handed on the host";
+    }
     link_ptr = &link;
     const std::uint32_t bands = link.layout().band_count;
     ASSERT_EQ(bands, 8u);
@@ -494,6 +504,80 @@ TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
     // Destroying the link releases the primary's copies that waited for the lost forward;
     // only then may the images go.
     owned.reset();
+}
+
+// The stand-in for CUDA's copy that fails once `good` copies went well.
+class FailingCopier final : public detail::StagingCopier {
+public:
+    FailingCopier(std::unique_ptr<detail::StagingCopier> inner, int good)
+        : m_inner(std::move(inner)), m_left(good) {}
+    [[nodiscard]] std::string copy(VkDeviceSize offset,
+                                   VkDeviceSize bytes) const noexcept override {
+        if (m_left.fetch_sub(1) <= 0) {
+            return "an injected copy failure";
+        }
+        return m_inner->copy(offset, bytes);
+    }
+
+private:
+    std::unique_ptr<detail::StagingCopier> m_inner;
+    mutable std::atomic<int> m_left;
+};
+
+// The cuda-peer path's copies on its stream (StreamHandOff), with the host's stream in place of
+// CUDA's: a copy that fails after two good transfers fails the link with the copy's words, the
+// next submit is refused, and the gate opens, so the primary's copies that waited for the failed
+// band drain and the link's teardown ends (the fixture's validation checks nothing is destroyed
+// in use).
+TEST_F(VulkanTest, AFailedStreamCopyFailsTheLinkWithItsWordsAndOpensTheGate) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    PairInfo pair = detail::query_pair_info(worker.info(), primary.info());
+    (void)detail::allow_cuda_stand_in(pair);
+    if (!pair.allows(TransferPath::CudaPeer)) {
+        GTEST_SKIP() << "no cuda-peer path, not even with a stand-in, here";
+    }
+    constexpr std::uint32_t k_bands = 4;
+    auto desc = make_desc(64, 64, VK_FORMAT_R8G8B8A8_UNORM, TransferPath::CudaPeer, 16);
+    desc.cuda_copier = [](const Device& w, const detail::ExportableBuffer& from, const Device& p,
+                          const detail::ExportableBuffer& to, VkDeviceSize bytes) {
+        return std::make_unique<FailingCopier>(
+            std::make_unique<MappedStagingCopier>(w, from, p, to, bytes), 2 * k_bands);
+    };
+    std::unique_ptr<TransferLink> owned;
+    try {
+        owned = std::make_unique<TransferLink>(worker, primary, pair, desc);
+    } catch (const Error& e) {
+        GTEST_SKIP() << "the host cannot copy between the stagings here: " << e.what();
+    }
+    TransferLink& link = *owned;
+    ASSERT_TRUE(link.gpu_side_sync());
+    ASSERT_EQ(link.layout().band_count, k_bands);
+    round_trip(link, 0, 41);
+    round_trip(link, 1, 42);
+    const LinkImages images = slot_images(link, "failing");
+    upload_image(worker, images.worker, random_bytes(link.layout().image_bytes(), 43),
+                 VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    TransferTicket ticket;
+    ASSERT_EQ(link.submit(2, images.worker.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {},
+                          images.primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+              VK_SUCCESS);
+    const auto until = std::chrono::steady_clock::now() + k_wait;
+    while (!link.failed() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(link.failed());
+    EXPECT_NE(link.error().find("the CUDA copy between the GPUs failed: an injected copy failure"),
+              std::string::npos)
+        << link.error();
+    TransferTicket refused;
+    EXPECT_NE(link.submit(0, images.worker.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {},
+                          images.primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, refused),
+              VK_SUCCESS);
+    EXPECT_NE(link.error().find("an injected copy failure"), std::string::npos) << link.error();
+    ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
+    ASSERT_EQ(vkDeviceWaitIdle(worker.handle()), VK_SUCCESS);
+    owned.reset(); // opens the gate for the failed transfer's waiting copies, then ends
 }
 
 // BandHandOff::Signal (the TransferLinks cases cover its data, values and slots): a bridge that
