@@ -12,6 +12,10 @@ Usage: bench/plot_results.py SUBCOMMAND JSON [JSON ...] -o OUT.png
       tandem-bench-transfer: one column per file, throughput (with the copy ceilings measured in
       the same run and 0.9 x min(worker d2h, primary h2d)) above latency (with raw and
       1.2 x raw + 50 us).
+  cuda TRANSFER.json [TRANSFER.json ...]
+      tandem-bench-transfer runs of the cuda-peer path (--cuda-copies stream or host-step):
+      latency and throughput against the path's own ceiling per size, whole and banded, one bar
+      per file.
   probe PROBE.json [PROBE.json ...]
       tandem probe: latency per stage (p50, p95, p99), one panel per run.
   runtime RUNTIME.json [RUNTIME.json ...] [--label TEXT ...]
@@ -233,6 +237,47 @@ def cmd_transfer(args, plt):
     machines = sorted({machine_name(d) for d in docs})
     fig.suptitle(f"Tandem transfer paths, {', '.join(machines)} (median; bars: min-max)")
     fig.tight_layout(rect=(0, 0.09, 1, 1))
+    save(fig, args.out)
+
+
+def cmd_cuda(args, plt):
+    docs = [load(p, "tandem-bench-transfer", is_transfer) for p in args.json]
+    cases = []  # (size, banded) in the order the first file has them
+    for row in docs[0]["rows"]:
+        if row["path"] == "cuda-peer" and (row["size"], row["banded"]) not in cases:
+            cases.append((row["size"], row["banded"]))
+    if not cases:
+        raise ResultError(f"{args.json[0]}: no cuda-peer rows")
+    fig, (left, right) = plt.subplots(1, 2, figsize=FIGSIZE)
+    width = 0.8 / len(docs)
+    for i, doc in enumerate(docs):
+        rows = {(r["size"], r["banded"]): r for r in doc["rows"] if r["path"] == "cuda-peer"}
+        label = "CUDA copies " + doc["config"].get("cuda_copies", "host-step")
+        xs = [c + (i - (len(docs) - 1) / 2) * width for c in range(len(cases))]
+        latency = [rows[c]["latency_us"]["median"] if c in rows else 0 for c in cases]
+        ratio = [rows[c]["throughput_vs_ceiling"] if c in rows else 0 for c in cases]
+        colour = PATH_COLOURS[i % len(PATH_COLOURS)]
+        left.bar(xs, latency, width, label=label, color=colour)
+        right.bar(xs, ratio, width, label=label, color=colour)
+        for x, y in zip(xs, latency):
+            left.annotate(f"{y:.0f}", (x, y), ha="center", va="bottom", fontsize="x-small")
+    names = [f"{size}\n{'banded' if banded else 'whole'}" for size, banded in cases]
+    for ax in (left, right):
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels(names, fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize="x-small", loc="upper left")
+    right.axhline(0.9, color="black", linestyle="--", label="goal: >= 0.9")
+    left.set_ylabel("latency, worker done -> primary ready (us, median)")
+    right.set_ylabel("throughput / the path's own ceiling")
+    ceiling = docs[0]["rows"][0].get("ceiling", "") if docs[0]["rows"] else ""
+    right.set_title(f"ceiling: {ceiling}" if ceiling else "throughput", fontsize="small")
+    left.set_title("latency", fontsize="small")
+    worker, primary = pair_names(docs[0])
+    fig.suptitle(f"Tandem cuda-peer path, {machine_name(docs[0])}: {short_device(worker)} -> "
+                 f"{short_device(primary)}, median of {docs[0]['config'].get('runs', '?')}",
+                 fontsize="medium")
+    fig.tight_layout()
     save(fig, args.out)
 
 
@@ -613,6 +658,7 @@ def cmd_placement(args, plt):
 COMMANDS = {
     "latency": (cmd_latency, "transfer latency per path and image size", False),
     "transfer": (cmd_transfer, "transfer throughput and latency, one column per file", True),
+    "cuda": (cmd_cuda, "cuda-peer path: latency and throughput per way of copying", True),
     "probe": (cmd_probe, "tandem probe latency per stage", True),
     "runtime": (cmd_runtime, "tandem-bench-runtime goals per result file", True),
     "offload": (cmd_offload, "offload benchmark primary frame times", True),
