@@ -280,7 +280,11 @@ PathAvailability cuda_path(const DeviceInfo& worker, const DeviceInfo& primary) 
         a.reason = "CUDA devices " + std::to_string(worker.cuda.ordinal) + " -> " +
                    std::to_string(primary.cuda.ordinal) +
                    " with peer access: each side's staging imported into CUDA on its GPU, a peer "
-                   "copy over NVLink/PCIe into CUDA memory, then into the primary's staging";
+                   "copy over NVLink/PCIe into CUDA memory, then into the primary's staging" +
+                   (worker.features.external_semaphore_fd_timeline &&
+                            primary.features.external_semaphore_fd_timeline
+                        ? ", ordered on the GPUs by CUDA waiting and signalling the timelines"
+                        : ", each copy run by the host bridge");
     } else if (one_gpu) {
         a.available = true;
         a.reason = "both adapters are CUDA device " + std::to_string(worker.cuda.ordinal) +
