@@ -281,8 +281,7 @@ PathAvailability cuda_path(const DeviceInfo& worker, const DeviceInfo& primary) 
                    std::to_string(primary.cuda.ordinal) +
                    " with peer access: each side's staging imported into CUDA on its GPU, a peer "
                    "copy over NVLink/PCIe into CUDA memory, then into the primary's staging" +
-                   (worker.features.external_semaphore_fd_timeline &&
-                            primary.features.external_semaphore_fd_timeline
+                   (both_export_timelines(worker, primary)
                         ? ", ordered on the GPUs by CUDA waiting and signalling the timelines"
                         : ", each copy run by the host bridge");
     } else if (one_gpu) {

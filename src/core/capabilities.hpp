@@ -34,6 +34,12 @@ inline constexpr NamedFormat k_reported_formats[] = {
 // (same index) only the same-device path applies.
 [[nodiscard]] PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary);
 
+// True when both devices export and import timeline semaphores as opaque fds (what CUDA's
+// ordering of the cuda-peer path's copies on the GPUs needs).
+[[nodiscard]] inline bool both_export_timelines(const DeviceInfo& a, const DeviceInfo& b) noexcept {
+    return a.features.external_semaphore_fd_timeline && b.features.external_semaphore_fd_timeline;
+}
+
 // True when the physical device reports `extension`.
 [[nodiscard]] bool has_extension(const DeviceInfo& info, std::string_view extension);
 

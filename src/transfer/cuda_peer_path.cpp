@@ -79,8 +79,12 @@ public:
     [[nodiscard]] std::string enqueue(VkDeviceSize offset, VkDeviceSize bytes, std::uint64_t after,
                                       std::uint64_t signal) noexcept override {
         try {
-            if (std::string why = poll(); !why.empty()) {
-                return why;
+            {
+                // The error a query saw (the hand-off polls once per transfer, not per band).
+                std::lock_guard lock(m_error_mutex);
+                if (!m_error.empty()) {
+                    return m_error;
+                }
             }
             return enqueue_or_describe(offset, bytes, after, signal);
         } catch (const std::exception& e) { // std::bad_alloc, from a message
@@ -343,22 +347,31 @@ void CudaPeerPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, c
                    VK_QUEUE_FAMILY_EXTERNAL);
 }
 
-VkResult CudaPeerPath::host_step(std::uint32_t slot, const Band& band) const noexcept {
-    std::string why;
-    // Fault injection (core/vk_check.hpp) stands for a failed copy here, for the tests.
-    if (const VkResult injected = vk_status(VK_SUCCESS, "CUDA copy cuda-peer");
-        injected != VK_SUCCESS) {
-        why = std::string("an injected fault (") + tandem::to_string(injected) +
-              ") in place of a CUDA error";
-    } else {
-        why = m_copier->copy(layout().slot_offset(slot) + band.offset, band.bytes);
-        if (why.empty()) {
-            return VK_SUCCESS;
-        }
+std::string injected_cuda_copy_fault(VkResult& result) {
+    result = vk_status(VK_SUCCESS, "CUDA copy cuda-peer");
+    if (result == VK_SUCCESS) {
+        return {};
     }
+    return std::string("an injected fault (") + tandem::to_string(result) +
+           ") in place of a CUDA error";
+}
+
+std::string cuda_copy_failure(const std::string& why) {
+    return "the CUDA copy between the GPUs failed: " + why;
+}
+
+VkResult CudaPeerPath::host_step(std::uint32_t slot, const Band& band) const noexcept {
     try {
+        VkResult injected = VK_SUCCESS;
+        std::string why = injected_cuda_copy_fault(injected);
+        if (why.empty()) {
+            why = m_copier->copy(layout().slot_offset(slot) + band.offset, band.bytes);
+            if (why.empty()) {
+                return VK_SUCCESS;
+            }
+        }
         std::lock_guard lock(m_error_mutex);
-        m_error = "the CUDA copy between the GPUs failed: " + why;
+        m_error = cuda_copy_failure(why);
     } catch (...) {
         // The result still says it failed.
     }

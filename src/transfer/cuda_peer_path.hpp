@@ -41,6 +41,13 @@
 
 namespace tandem::detail {
 
+// The fault-injection point (core/vk_check.hpp, context "CUDA copy cuda-peer") that stands for
+// a failed CUDA copy in the tests, for the host step and the stream alike: the sentence for an
+// injected fault (`result` set to it), or empty (`result` VK_SUCCESS).
+[[nodiscard]] std::string injected_cuda_copy_fault(VkResult& result);
+// How a failed CUDA copy is reported: "the CUDA copy between the GPUs failed: <why>".
+[[nodiscard]] std::string cuda_copy_failure(const std::string& why);
+
 class CudaPeerPath final : public TransferPathBackend {
 public:
     // With CUDA's copier. Throws Error when CUDA, the adapters or the imports refuse (the

@@ -1,8 +1,10 @@
 #include "transfer/stream_hand_off.hpp"
 
+#include <new>
+
 #include "core/instance.hpp"
-#include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/cuda_peer_path.hpp"
 
 namespace tandem::detail {
 
@@ -25,23 +27,18 @@ StreamHandOff::StreamHandOff(const HandOffContext& context, const std::string& n
       m_stream(context.path->make_stream(*context.worker_timeline, m_gate)) {
     if (!m_stream) {
         throw Error(std::string("The ") + tandem::to_string(context.path->kind()) +
-                    " path has no stream of its copies");
-    }
-}
-
-StreamHandOff::~StreamHandOff() {
-    // The link drained it; a hand-off destroyed without that still lets no copy wait forever.
-    if (!m_released && m_context.failure->failed()) {
-        release_waiters(k_failed_stream_wait);
+                    " path's copier has no stream of its copies");
     }
 }
 
 VkResult StreamHandOff::hand(const HandedTransfer& transfer) noexcept {
-    // Fault injection (core/vk_check.hpp) stands for a failed CUDA copy here, for the tests.
-    if (const VkResult injected = vk_status(VK_SUCCESS, "CUDA copy cuda-peer");
-        injected != VK_SUCCESS) {
-        return fail_copy(injected, std::string("an injected fault (") +
-                                       tandem::to_string(injected) + ") in place of a CUDA error");
+    try {
+        VkResult injected = VK_SUCCESS;
+        if (const std::string why = injected_cuda_copy_fault(injected); !why.empty()) {
+            return fail_copy(injected, why);
+        }
+    } catch (const std::bad_alloc&) {
+        return fail_copy(VK_ERROR_OUT_OF_HOST_MEMORY, {});
     }
     if (const std::string why = m_stream->poll(); !why.empty()) {
         const VkResult failed = fail_copy(VK_ERROR_UNKNOWN, why);
@@ -86,12 +83,12 @@ bool StreamHandOff::failed() const noexcept {
 
 std::string StreamHandOff::error() const {
     const std::string why = m_stream->poll();
-    return why.empty() ? why : "the CUDA copy between the GPUs failed: " + why;
+    return why.empty() ? why : cuda_copy_failure(why);
 }
 
 VkResult StreamHandOff::fail_copy(VkResult result, const std::string& why) noexcept {
     try {
-        fail(result, "the CUDA copy between the GPUs failed: " + why);
+        fail(result, cuda_copy_failure(why));
     } catch (...) {
         fail(result, std::string()); // out of memory for the words: the link still fails
     }
@@ -105,7 +102,6 @@ void StreamHandOff::release_waiters(std::chrono::milliseconds timeout) noexcept 
     if (m_gate.value(value) == VK_SUCCESS && value < m_gate_assigned) {
         (void)m_gate.signal(m_gate_assigned);
     }
-    m_released = true;
 }
 
 } // namespace tandem::detail

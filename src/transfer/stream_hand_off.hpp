@@ -30,7 +30,6 @@ public:
     // the host (the gate is exportable likewise). Throws Error when the gate or the stream cannot
     // be made (CUDA refuses an import).
     StreamHandOff(const HandOffContext& context, const std::string& name);
-    ~StreamHandOff() override;
 
     [[nodiscard]] bool host_bridged() const noexcept override { return false; }
     [[nodiscard]] VkResult hand(const HandedTransfer& transfer) noexcept override;
@@ -50,7 +49,6 @@ private:
     std::unique_ptr<StagingStream> m_stream; // after the gate: destroyed first
     std::uint64_t m_gate_next = 1;           // hand()'s thread
     std::uint64_t m_gate_assigned = 0;       // the highest value a copy waits on
-    bool m_released = false;
 };
 
 } // namespace tandem::detail

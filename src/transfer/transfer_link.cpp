@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/capabilities.hpp"
 #include "core/cpu.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
@@ -63,10 +64,8 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
     // export timelines for it (StreamHandOff; a stream the host runs needs no export); else its
     // bridge runs the copies as a host step.
     const bool stream_exports = !m_backend->stream_signals_from_host();
-    const bool streamed =
-        !same && desc.stream_copies && m_backend->has_stream() &&
-        (!stream_exports || (worker.info().features.external_semaphore_fd_timeline &&
-                             primary.info().features.external_semaphore_fd_timeline));
+    const bool streamed = !same && desc.stream_copies && m_backend->has_stream() &&
+                          (!stream_exports || both_export_timelines(worker.info(), primary.info()));
     m_worker_timeline = std::make_unique<TimelineSemaphore>(
         worker, base + " worker timeline", 0, (gpu_wait || (streamed && stream_exports)) && !same);
     m_primary_timeline = std::make_unique<TimelineSemaphore>(primary, base + " primary timeline");
