@@ -64,11 +64,6 @@ private:
         d.worker_progress = desc.worker_progress;
         d.bridge = desc.bridge;
         d.cuda_copier = desc.cuda_copier;
-        // A test's stand-in for CUDA copies as the bridge's host step here: with the host
-        // signalling the stream's gate while the runtime polls the primary timeline, Debian 12's
-        // synchronisation validation now and then stalls 10 s in its own state tracking
-        // ("UNASSIGNED-VkSemaphore-state-timeout"). The link tests run the stand-in's stream.
-        d.stream_copies = !desc.cuda_copier;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }

@@ -20,7 +20,8 @@ const char* to_string(HostBridge::State state) noexcept {
     return "?";
 }
 
-HostBridge::HostBridge(TimelineSemaphore& worker, Options options, std::shared_ptr<PairBridge> pair)
+HostBridge::HostBridge(const TimelineSemaphore& worker, Options options,
+                       std::shared_ptr<PairBridge> pair)
     : m_worker(worker), m_options(std::move(options)),
       m_pair(pair ? std::move(pair) : std::make_shared<PairBridge>(m_options.name)) {
     m_pair->attach(*this);

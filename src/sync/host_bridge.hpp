@@ -58,7 +58,7 @@ public:
     using Action = std::function<VkResult()>;
 
     // On `pair`'s thread; a thread of its own (a PairBridge named after it) when `pair` is null.
-    HostBridge(TimelineSemaphore& worker, Options options,
+    HostBridge(const TimelineSemaphore& worker, Options options,
                std::shared_ptr<PairBridge> pair = nullptr);
     ~HostBridge();
     HostBridge(const HostBridge&) = delete;
@@ -100,7 +100,7 @@ private:
     void fail(State state, std::string message) noexcept;
     void exit_once() noexcept;
 
-    TimelineSemaphore& m_worker;
+    const TimelineSemaphore& m_worker;
     Options m_options;
     std::shared_ptr<PairBridge> m_pair;
     mutable std::mutex m_mutex;

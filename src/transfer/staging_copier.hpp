@@ -33,7 +33,8 @@ public:
                                            VkDeviceSize bytes) const noexcept = 0;
     // A stream of these copies, each after the worker timeline reaches its value and signalling
     // `gate` (exportable, on the primary) when done. This one: the host's (HostStagingStream);
-    // CUDA's copier queues them on CUDA streams. Throws Error when it cannot be made.
+    // CUDA's copier queues them on CUDA streams. Null for a copier that has none: the link then
+    // runs its copies as the bridge's host step. Throws Error when it cannot be made.
     [[nodiscard]] virtual std::unique_ptr<StagingStream>
     stream(const TimelineSemaphore& worker_timeline, TimelineSemaphore& gate) const;
     // True when stream()'s gate signals come from the host (the host's stream): the hand-off

@@ -1,6 +1,7 @@
 #include "transfer/staging_stream.hpp"
 
 #include <exception>
+#include <thread>
 
 #include "tandem/error.hpp"
 #include "transfer/staging_copier.hpp"
@@ -9,8 +10,15 @@ namespace tandem::detail {
 
 namespace {
 
-// How long the host stream's thread waits on the worker timeline before it looks for a stop.
-constexpr auto k_wait_slice = std::chrono::milliseconds(2);
+HostBridge::Options stream_bridge_options() {
+    HostBridge::Options o;
+    o.name = "host stream";
+    o.timeout =
+        std::chrono::hours(24); // as CUDA's stream: it waits for the worker as long as it takes
+    o.capacity = std::size_t{1} << 20; // the link bounds what is in flight (its slots)
+    o.spin = std::chrono::microseconds(0);
+    return o;
+}
 
 } // namespace
 
@@ -22,103 +30,73 @@ std::unique_ptr<StagingStream> StagingCopier::stream(const TimelineSemaphore& wo
 HostStagingStream::HostStagingStream(const StagingCopier& copier,
                                      const TimelineSemaphore& worker_timeline,
                                      TimelineSemaphore& gate)
-    : m_copier(copier), m_worker_timeline(worker_timeline), m_gate(gate),
-      m_thread([this] { run(); }) {}
-
-HostStagingStream::~HostStagingStream() {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stop = true;
-    }
-    m_changed.notify_all();
-    m_thread.join();
-}
+    : m_copier(copier), m_gate(gate), m_bridge(worker_timeline, stream_bridge_options()) {}
 
 std::string HostStagingStream::enqueue(VkDeviceSize offset, VkDeviceSize bytes, std::uint64_t after,
                                        std::uint64_t signal) noexcept {
     try {
-        std::lock_guard lock(m_mutex);
-        if (!m_error.empty()) {
-            return m_error;
+        if (std::string why = poll(); !why.empty()) {
+            return why;
         }
-        m_queue.push_back({offset, bytes, after, signal});
+        if (!m_bridge.try_forward(
+                after, [this, offset, bytes, signal] { return run_one(offset, bytes, signal); })) {
+            return "the host stream refused the copy (" + std::string(to_string(m_bridge.state())) +
+                   ")";
+        }
     } catch (const std::exception& e) { // std::bad_alloc
         return e.what();
     }
-    m_changed.notify_all();
     return {};
 }
 
 std::string HostStagingStream::poll() noexcept {
     try {
-        std::lock_guard lock(m_mutex);
-        return m_error;
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_error.empty()) {
+                return m_error;
+            }
+        }
+        return m_bridge.state() == HostBridge::State::Running ? std::string() : m_bridge.error();
     } catch (...) {
         return "the host stream's error could not be read";
     }
 }
 
 bool HostStagingStream::finish(std::chrono::milliseconds timeout) noexcept {
-    std::unique_lock lock(m_mutex);
-    return m_changed.wait_for(
-        lock, timeout, [this] { return !m_error.empty() || (m_queue.empty() && !m_running_one); });
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (m_bridge.state() == HostBridge::State::Running && m_bridge.pending() > 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
 }
 
-void HostStagingStream::run() {
-    std::unique_lock lock(m_mutex);
-    while (true) {
-        m_changed.wait(lock, [this] { return m_stop || !m_queue.empty(); });
-        if (m_stop) {
-            return;
-        }
-        const Copy copy = m_queue.front();
-        m_queue.pop_front();
-        m_running_one = true;
-        lock.unlock();
-        std::string why;
-        try {
-            why = run_one(copy);
-        } catch (const std::exception& e) {
-            why = e.what();
-        }
-        lock.lock();
-        m_running_one = false;
-        if (!why.empty() && !m_stop) {
-            m_error = std::move(why);
-            m_queue.clear();
-        }
-        m_changed.notify_all();
-    }
-}
-
-std::string HostStagingStream::run_one(const Copy& copy) {
-    while (true) {
-        const VkResult r = m_worker_timeline.wait(copy.after, k_wait_slice);
-        if (r == VK_SUCCESS) {
-            break;
-        }
-        if (r != VK_TIMEOUT) {
-            return std::string("waiting for the worker's band failed (") + tandem::to_string(r) +
-                   ")";
-        }
-        std::lock_guard lock(m_mutex);
-        if (m_stop) {
-            return "stopped";
-        }
-    }
-    if (std::string why = m_copier.copy(copy.offset, copy.bytes); !why.empty()) {
-        return why;
-    }
+VkResult HostStagingStream::run_one(VkDeviceSize offset, VkDeviceSize bytes,
+                                    std::uint64_t signal) noexcept {
+    std::string why = m_copier.copy(offset, bytes);
+    VkResult r = why.empty() ? VK_SUCCESS : VK_ERROR_UNKNOWN;
     // The hand-off may have opened the gate past this value already (a drain that timed out):
     // a timeline's value never goes back.
-    if (std::uint64_t current = 0; m_gate.value(current) == VK_SUCCESS && current >= copy.signal) {
-        return {};
+    if (std::uint64_t current = 0;
+        r == VK_SUCCESS && (m_gate.value(current) != VK_SUCCESS || current < signal)) {
+        r = m_gate.signal(signal);
+        if (r != VK_SUCCESS) {
+            why = std::string("signalling the primary's band gate failed (") +
+                  tandem::to_string(r) + ")";
+        }
     }
-    if (const VkResult r = m_gate.signal(copy.signal); r != VK_SUCCESS) {
-        return std::string("signalling the primary's band gate failed (") + tandem::to_string(r) +
-               ")";
+    if (r != VK_SUCCESS) {
+        try {
+            std::lock_guard lock(m_mutex);
+            m_error = std::move(why);
+        } catch (...) {
+            // The bridge still reports the failure.
+        }
     }
-    return {};
+    return r;
 }
 
 } // namespace tandem::detail

@@ -13,15 +13,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include <vulkan/vulkan_core.h>
 
+#include "sync/host_bridge.hpp"
 #include "sync/timeline_semaphore.hpp"
 
 namespace tandem::detail {
@@ -49,13 +47,13 @@ public:
     [[nodiscard]] virtual bool finish(std::chrono::milliseconds timeout) noexcept = 0;
 };
 
-// The host's stream: one thread, which waits on the worker timeline from the host, copies with
-// `copier` and signals `gate` from the host. After a failure it runs nothing more.
+// The host's stream: a HostBridge of its own (a thread that polls the worker timeline and runs
+// each copy once its value is reached, in order), which copies with `copier` and signals `gate`
+// from the host. After a failure it runs nothing more. Like CUDA's, it has no timeout of its own.
 class HostStagingStream final : public StagingStream {
 public:
     HostStagingStream(const StagingCopier& copier, const TimelineSemaphore& worker_timeline,
                       TimelineSemaphore& gate);
-    ~HostStagingStream() override; // stops the thread: what is still queued never runs
 
     [[nodiscard]] std::string enqueue(VkDeviceSize offset, VkDeviceSize bytes, std::uint64_t after,
                                       std::uint64_t signal) noexcept override;
@@ -63,26 +61,15 @@ public:
     [[nodiscard]] bool finish(std::chrono::milliseconds timeout) noexcept override;
 
 private:
-    struct Copy {
-        VkDeviceSize offset = 0;
-        VkDeviceSize bytes = 0;
-        std::uint64_t after = 0;
-        std::uint64_t signal = 0;
-    };
-    void run();
-    // One copy, outside the lock: empty, or what failed.
-    [[nodiscard]] std::string run_one(const Copy& copy);
+    // One copy and its gate signal, on the bridge's thread; a failure's words go to m_error.
+    [[nodiscard]] VkResult run_one(VkDeviceSize offset, VkDeviceSize bytes,
+                                   std::uint64_t signal) noexcept;
 
     const StagingCopier& m_copier;
-    const TimelineSemaphore& m_worker_timeline;
     TimelineSemaphore& m_gate;
     std::mutex m_mutex;
-    std::condition_variable m_changed;
-    std::deque<Copy> m_queue; // guarded by m_mutex, as the three below
-    bool m_running_one = false;
-    bool m_stop = false;
-    std::string m_error;
-    std::thread m_thread; // last: started once the members above exist
+    std::string m_error; // what a copy said when it failed; guarded by m_mutex
+    HostBridge m_bridge; // last: stopped (its thread detached) before the members above go
 };
 
 } // namespace tandem::detail

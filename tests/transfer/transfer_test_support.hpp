@@ -133,13 +133,15 @@ inline long first_difference(const std::vector<std::uint8_t>& a,
 
 // The host copying through both devices' mappings of the two stagings, in place of CUDA: what
 // lets the cuda-peer path's Vulkan side (exports, ownership transfers to and from
-// VK_QUEUE_FAMILY_EXTERNAL, band offsets) run where there is no CUDA.
+// VK_QUEUE_FAMILY_EXTERNAL, band offsets, the stream's gate) run where there is no CUDA. With
+// `streams` false it has no stream, so its copies run as the bridge's host step.
 class MappedStagingCopier final : public detail::StagingCopier {
 public:
     MappedStagingCopier(const detail::Device& worker, const detail::ExportableBuffer& from,
                         const detail::Device& primary, const detail::ExportableBuffer& to,
-                        VkDeviceSize bytes)
-        : m_worker(worker), m_primary(primary), m_from(from.memory.get()), m_to(to.memory.get()) {
+                        VkDeviceSize bytes, bool streams = true)
+        : m_worker(worker), m_primary(primary), m_from(from.memory.get()), m_to(to.memory.get()),
+          m_streams(streams) {
         for (const auto& [device, buffer] : {std::pair{&worker, &from}, std::pair{&primary, &to}}) {
             const VkMemoryPropertyFlags want =
                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -160,6 +162,11 @@ public:
                     static_cast<const std::byte*>(m_source) + offset, bytes);
         return {};
     }
+    [[nodiscard]] std::unique_ptr<detail::StagingStream>
+    stream(const detail::TimelineSemaphore& worker_timeline,
+           detail::TimelineSemaphore& gate) const override {
+        return m_streams ? StagingCopier::stream(worker_timeline, gate) : nullptr;
+    }
 
 private:
     const detail::Device& m_worker;
@@ -168,15 +175,16 @@ private:
     VkDeviceMemory m_to;
     void* m_source = nullptr;
     void* m_target = nullptr;
+    bool m_streams;
 };
 
 // The factory of a MappedStagingCopier (TransferDesc::cuda_copier, CudaPeerPath).
-inline detail::StagingCopierFactory host_staging_copier() {
-    return
-        [](const detail::Device& worker, const detail::ExportableBuffer& from,
-           const detail::Device& primary, const detail::ExportableBuffer& to, VkDeviceSize bytes) {
-            return std::make_unique<MappedStagingCopier>(worker, from, primary, to, bytes);
-        };
+inline detail::StagingCopierFactory host_staging_copier(bool streams = true) {
+    return [streams](const detail::Device& worker, const detail::ExportableBuffer& from,
+                     const detail::Device& primary, const detail::ExportableBuffer& to,
+                     VkDeviceSize bytes) {
+        return std::make_unique<MappedStagingCopier>(worker, from, primary, to, bytes, streams);
+    };
 }
 
 } // namespace tandem::test
