@@ -558,10 +558,16 @@ TEST_F(VulkanTest, AFailedStreamCopyFailsTheLinkWithItsWordsAndOpensTheGate) {
     const LinkImages images = slot_images(link, "failing");
     upload_image(worker, images.worker, random_bytes(link.layout().image_bytes(), 43),
                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    // Its worker side waits for `done`, so the stream cannot fail before submit() has queued
+    // every band of it.
+    TimelineSemaphore done(worker, "worker work done");
     TransferTicket ticket;
-    ASSERT_EQ(link.submit(2, images.worker.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {},
+    ASSERT_EQ(link.submit(2, images.worker.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
                           images.primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
-              VK_SUCCESS);
+              VK_SUCCESS)
+        << link.error();
+    ASSERT_EQ(done.signal(1), VK_SUCCESS);
     const auto until = std::chrono::steady_clock::now() + k_wait;
     while (!link.failed() && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
