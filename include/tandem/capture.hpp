@@ -2,6 +2,7 @@
 // task is placed on, from a CaptureSnapshot the application submits with each update (a camera,
 // a light and the instances to draw: a mesh and its transform, with tags to filter by).
 //
+// clang-format off
 //     tandem::TaskDesc desc;
 //     desc.factory = tandem::capture_workload(scene); // uploads `scene` once per device
 //     const tandem::TaskId task = runtime.register_task(desc);
@@ -9,6 +10,7 @@
 //     shot.camera.view = tandem::look_at({0, 2, 6}, {0, 0, 0}, {0, 1, 0});
 //     shot.instances.push_back({mesh, tandem::translation(0, 1, 0), {"worker"}});
 //     (void)runtime.submit(task, tandem::encode_capture(shot));
+// clang-format on
 //
 // The output is a function of the snapshot, the scene, the task's size and the device type
 // only: the same snapshot drawn on the primary and on a worker of the same kind gives the same
@@ -82,8 +84,9 @@ struct CaptureSnapshot {
 // A sentence saying why `snapshot` cannot be drawn from `scene` (an instance naming a mesh the
 // scene does not have, a matrix or light value that is not finite, a view matrix that cannot be
 // inverted, a field of view or clip planes out of range, more than k_max_capture_instances
-// instances drawn); empty when it can be. A capture task checks every job's snapshot the same
-// way and stops with that sentence (TaskStats::workload_error) when one cannot be drawn.
+// instances drawn); empty when it can be. A capture task checks every submitted snapshot the
+// same way: one that cannot be drawn is refused by submit() (Failed, TaskError::BadBytes) with
+// that sentence, and nothing changes.
 [[nodiscard]] std::string check_capture(const CaptureSnapshot& snapshot, const Scene& scene);
 
 // The bytes to submit (Runtime::submit): the camera, the light, the clear colour and the

@@ -2,7 +2,9 @@
 // output, as the RGBA8 bytes packed little-endian (R in the low byte). Any delivered pattern
 // image can be checked against it exactly.
 //
+// clang-format off
 //     std::uint32_t expected = tandem::pattern_texel(lease.generation, 0, 0, lease.extent.width);
+// clang-format on
 #pragma once
 
 #include <cstdint>

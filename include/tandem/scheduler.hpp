@@ -59,7 +59,7 @@ struct DeviceCost {
 };
 
 struct TaskPlacement {
-    TaskId task = 0;
+    TaskId task;
     std::string name;
     std::uint32_t device = 0; // where the last decision put it
     bool automatic = false;   // placement "auto"

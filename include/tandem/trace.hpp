@@ -2,11 +2,13 @@
 // trace-event JSON, one track per device queue and per thread, microsecond timestamps. Open the
 // file in https://ui.perfetto.dev or chrome://tracing.
 //
+// clang-format off
 //     tandem::RuntimeOptions options;
 //     options.trace = true;
 //     tandem::Runtime runtime(options);
 //     ... run tasks ...
 //     tandem::write_trace(runtime, "tandem-trace.json");
+// clang-format on
 #pragma once
 
 #include <string>

@@ -13,6 +13,7 @@
 // (the destructor waits for idle). Object naming and labels are no-ops without debug utils.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -202,6 +203,26 @@ public:
                                            : std::unique_lock<std::mutex>();
     }
 
+    // The VkDeviceMemory allocations Tandem made on this device and holds now, and their bytes:
+    // every allocation goes through own_memory() (core/resources.hpp), which counts it here
+    // until it is freed. Any thread.
+    [[nodiscard]] std::uint64_t live_allocations() const noexcept {
+        return m_live_allocations.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t live_bytes() const noexcept {
+        return m_live_bytes.load(std::memory_order_relaxed);
+    }
+    // One allocation of `bytes` made (+1) or freed (-1).
+    void count_allocation(int sign, std::uint64_t bytes) const noexcept {
+        if (sign > 0) {
+            m_live_allocations.fetch_add(1, std::memory_order_relaxed);
+            m_live_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        } else {
+            m_live_allocations.fetch_sub(1, std::memory_order_relaxed);
+            m_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+        }
+    }
+
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
     [[nodiscard]] std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
@@ -239,6 +260,8 @@ private:
     mutable std::mutex m_unsettled_lock;
     mutable std::vector<VkFence> m_unsettled;
     bool m_serialize_host_semaphores = true;
+    mutable std::atomic<std::uint64_t> m_live_allocations{0};
+    mutable std::atomic<std::uint64_t> m_live_bytes{0};
     mutable std::once_flag m_copy_queue_once;
     mutable std::unique_ptr<CopyQueueChoice> m_copy_queue;
 };

@@ -59,9 +59,28 @@ void Worker::enqueue_transfer(const WorkerJob& job, std::function<void()> step) 
     m_transfer_cv.notify_one();
 }
 
-void Worker::hold(const Task* task, std::uint64_t generation) {
+void Worker::hold(const TaskInstance* instance, std::uint64_t generation) {
     std::lock_guard lock(m_mutex);
-    m_hold.emplace(task, generation);
+    m_hold.emplace(instance, generation);
+}
+
+std::chrono::milliseconds Worker::allowance(std::chrono::milliseconds timeout,
+                                            std::chrono::milliseconds first_job_timeout) const
+    noexcept {
+    using std::chrono::milliseconds;
+    const double longest_ms = m_longest_job_us.load(std::memory_order_relaxed) / 1000.0;
+    milliseconds out = std::max(timeout, milliseconds(static_cast<std::int64_t>(4.0 * longest_ms)));
+    if (unmeasured.load(std::memory_order_relaxed) > 0) {
+        out = std::max(out, first_job_timeout);
+    }
+    return out;
+}
+
+void Worker::note_job_time(double us) noexcept {
+    double longest = m_longest_job_us.load(std::memory_order_relaxed);
+    while (us > longest &&
+           !m_longest_job_us.compare_exchange_weak(longest, us, std::memory_order_relaxed)) {
+    }
 }
 
 void Worker::release_held() {
@@ -197,7 +216,7 @@ void Worker::run() {
             }
             job = m_queue.front();
             m_queue.pop_front();
-            if (m_hold.count({job.task, job.generation}) != 0) {
+            if (m_hold.count({job.instance, job.generation}) != 0) {
                 m_held.push_back(job);
                 continue;
             }

@@ -136,13 +136,14 @@ HostBridge::Poll HostBridge::poll() noexcept {
                 m_deadline = now + m_options.timeout;
                 m_progress = m_options.progress ? m_options.progress() : 0;
             }
-            if (now >= m_deadline && m_options.progress) {
+            const bool times_out = m_options.timeout.count() > 0;
+            if (times_out && now >= m_deadline && m_options.progress) {
                 if (const std::uint64_t p = m_options.progress(); p != m_progress) {
                     m_progress = p; // the device is busy with work queued ahead: not hung
                     m_deadline = now + m_options.timeout;
                 }
             }
-            if (now >= m_deadline) {
+            if (times_out && now >= m_deadline) {
                 fail(State::TimedOut, m_worker.name() + " did not reach " +
                                           std::to_string(front->wait_value) + " within " +
                                           std::to_string(m_options.timeout.count()) + " ms");

@@ -165,4 +165,15 @@ std::shared_ptr<PairBridge> PairBridgeRegistry::bridge_for(const Device& worker,
     return bridge;
 }
 
+std::size_t PairBridgeRegistry::live_threads() const {
+    std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (const auto& [pair, entry] : m_bridges) {
+        if (const auto bridge = entry.lock(); bridge && bridge->running()) {
+            ++n;
+        }
+    }
+    return n;
+}
+
 } // namespace tandem::detail

@@ -138,6 +138,9 @@ void TransferLink::drain() noexcept {
                       m_worker_timeline->name());
         return;
     }
+    if (!m_desc.settle_on_destroy) {
+        return;
+    }
     // The last values reached; the batches behind them may still be finishing in the driver
     // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
     const auto settle = [&](const Device& device) {
@@ -360,6 +363,19 @@ TransferLink::read_gpu_times(std::uint32_t slot_index) const {
         return std::nullopt;
     }
     return m_timer->read(slot_index);
+}
+
+std::vector<RetirePoint> TransferLink::quiesce() noexcept {
+    if (m_hand_off) {
+        m_hand_off->drain(std::chrono::milliseconds(0)); // stops it: nothing is handed on after
+    }
+    const std::uint64_t primary = m_hand_off ? m_hand_off->primary_submitted() : m_primary_value;
+    try {
+        return {{m_worker, m_worker_timeline->handle(), m_worker_value},
+                {m_primary, m_primary_timeline->handle(), primary}};
+    } catch (...) {
+        return {}; // out of memory: the caller cannot retire it through a list (it settles)
+    }
 }
 
 VkResult TransferLink::completed_primary_value(std::uint64_t& out) const noexcept {
