@@ -46,6 +46,7 @@
 
 #include "tandem/device_info.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/log.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 
@@ -76,6 +77,10 @@ struct RuntimeOptions {
     bool trace = false;
     // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
     SchedulerOptions scheduler;
+    // What the runtime logs (on its calls and its threads, validation messages included) at
+    // `log_level` or above goes to `log` (tandem/log.hpp); null: to stderr. Never to stdout.
+    LogLevel log_level = LogLevel::Warn;
+    LogCallback log;
 };
 
 // An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
