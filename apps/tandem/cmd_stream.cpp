@@ -6,7 +6,6 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "harness/frame_loop.hpp"

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "cli_common.hpp"
 #include "commands.hpp"

@@ -29,7 +29,6 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "harness/frame_loop.hpp"
 #include "harness/lease_reader.hpp"
@@ -37,6 +36,7 @@
 #include "harness/profile_file.hpp"
 #include "harness/rate.hpp"
 #include "harness/statistics.hpp"
+#include "harness/tool_log.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -403,9 +403,10 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
-    spdlog::set_level(spdlog::level::from_str(log_level));
 
     try {
+        options.log_level = tandem::harness::parse_log_level_option(log_level);
+        tandem::harness::apply_tool_log_level(options.log_level);
         const double rate = tandem::harness::parse_rate_hz(rate_text);
         tandem::Runtime runtime(options);
         tandem::TaskDesc big;

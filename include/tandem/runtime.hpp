@@ -61,6 +61,7 @@
 
 #include "tandem/device_info.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/log.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 
@@ -101,6 +102,10 @@ struct RuntimeOptions {
     bool trace = false;
     // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
     SchedulerOptions scheduler;
+    // What the runtime logs (on its calls and its threads, validation messages included) at
+    // `log_level` or above goes to `log` (tandem/log.hpp); null: to stderr. Never to stdout.
+    LogLevel log_level = LogLevel::Warn;
+    LogCallback log;
 };
 
 // Where one device's memory stands: the VkDeviceMemory allocations Tandem made on it and holds

@@ -1,5 +1,5 @@
 // Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
-// and capture), scene data, device information and errors.
+// and capture), scene data, device information, errors and logging.
 #pragma once
 
 #include "tandem/capture.hpp"
@@ -8,6 +8,7 @@
 #include "tandem/error.hpp"
 #include "tandem/gltf.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/log.hpp"
 #include "tandem/pattern.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/scene.hpp"

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "core/capabilities.hpp"
 #include "core/copy_queue.hpp"
 #include "core/instance.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -175,9 +174,10 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
         name(m_transfer.handle(), VK_OBJECT_TYPE_QUEUE, m_label + " transfer queue");
     }
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
-    spdlog::debug("{}: opened {} (adapter {}), main queue family {}, transfer queue family {}{}",
-                  m_label, m_info.name, m_info.index, m_main.family(), m_transfer.family(),
-                  m_dedicated_transfer ? " (dedicated)" : "");
+    log_debug("device",
+              "{}: opened {} (adapter {}), main queue family {}, transfer queue family {}{}",
+              m_label, m_info.name, m_info.index, m_main.family(), m_transfer.family(),
+              m_dedicated_transfer ? " (dedicated)" : "");
 }
 
 Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDevice& adopted,

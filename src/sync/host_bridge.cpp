@@ -1,7 +1,6 @@
 #include "sync/host_bridge.hpp"
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -83,7 +82,7 @@ std::size_t HostBridge::pending() const {
 
 void HostBridge::fail(State state, std::string message) noexcept {
     try {
-        spdlog::error("{}: {}", m_options.name, message);
+        log_error("sync", "{}: {}", m_options.name, message);
         std::lock_guard lock(m_mutex);
         m_error = std::move(message);
         m_queue.clear();

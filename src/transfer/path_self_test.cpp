@@ -13,8 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -358,13 +357,13 @@ TransferPath choose_tested_path(const Device& worker, const Device& primary, con
         SelfTestResult result =
             self_test_path(worker, primary, pair, path, format, cuda_copier, retire);
         if (result.ok) {
-            spdlog::debug("{}->{}: the {} path passed its self-test", worker.label(),
-                          primary.label(), to_string(path));
+            log_debug("transfer", "{}->{}: the {} path passed its self-test", worker.label(),
+                      primary.label(), to_string(path));
             health.mark_passed(pair.worker, pair.primary, path);
             return path;
         }
-        spdlog::warn("{}->{}: the {} path failed its self-test and is dropped: {}", worker.label(),
-                     primary.label(), to_string(path), result.reason);
+        log_warn("transfer", "{}->{}: the {} path failed its self-test and is dropped: {}",
+                 worker.label(), primary.label(), to_string(path), result.reason);
         (void)health.drop(pair.worker, pair.primary, path,
                           "its self-test failed: " + result.reason);
     }
