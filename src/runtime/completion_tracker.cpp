@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/vk_check.hpp"
 #include "runtime/task_preparer.hpp"
@@ -38,7 +38,7 @@ CompletionTracker::~CompletionTracker() {
 }
 
 void CompletionTracker::start() {
-    m_thread = std::thread([this] { run(); });
+    m_thread = start_logged_thread([this] { run(); });
 }
 
 void CompletionTracker::stop() noexcept {
@@ -213,11 +213,11 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                                            ? LinkFailures::failure(*task.active) + "; "
                                            : std::string()) +
                                       "no other transfer path could be prepared: " + why;
-                spdlog::error("task '{}': {}", task.desc.name, task.fallback_error);
+                log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
                 break;
             case PendingKind::Reconfigure:
                 task.reconfigure_error = why;
-                spdlog::error("task '{}' keeps its shape: its new one could not be prepared: {}",
+                log_error("runtime", "task '{}' keeps its shape: its new one could not be prepared: {}",
                               task.desc.name, why);
                 break;
             }

@@ -3,7 +3,7 @@
 #include <optional>
 #include <thread>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
@@ -88,7 +88,7 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why) 
         --instance.host_jobs;
     }
     if (stopped_now) {
-        spdlog::error("task stopped after {} failed jobs in a row: {}", m_max_failures, why);
+        log_error("runtime", "task stopped after {} failed jobs in a row: {}", m_max_failures, why);
     }
 }
 

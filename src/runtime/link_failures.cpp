@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "tandem/error.hpp"
 
@@ -54,7 +54,7 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
     try {
         drop_transfer_path(m_health.get(), path, worker.device().info().index,
                            m_primary.info().index, "it failed in use: " + error);
-        spdlog::warn("task '{}' on {}: the {} path failed and is dropped for this pair: {}",
+        log_warn("runtime", "task '{}' on {}: the {} path failed and is dropped for this pair: {}",
                      task.desc.name, worker.label(), path, error);
     } catch (...) {
         // Out of memory: the task's link is retired all the same; only the record lacks it.

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "runtime/runtime_impl.hpp"
 
@@ -18,7 +18,7 @@ void LinkFallback::step(const std::vector<std::shared_ptr<Task>>& tasks) {
             continue; // nothing failed, something replaces it already, or no path is left
         }
         const std::string why = LinkFailures::failure(*failed);
-        spdlog::warn("task '{}' on adapter {}: {}; preparing it again there with the next path",
+        log_warn("scheduler", "task '{}' on adapter {}: {}; preparing it again there with the next path",
                      task->desc.name, failed->device(), why);
         try {
             TaskInstance& next = m_runtime->add_instance(*task, failed->desc, failed->device());

@@ -57,46 +57,57 @@ Runtime::Runtime(const EmbedInfo& embed, const RuntimeOptions& options)
 Runtime::~Runtime() = default;
 
 TaskId Runtime::register_task(const TaskDesc& desc) {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->register_task(desc, true);
 }
 
 TaskId Runtime::register_task_async(const TaskDesc& desc) {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->register_task(desc, false);
 }
 
 TaskError Runtime::unregister_task(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->unregister_task(task);
 }
 
 TaskError Runtime::reconfigure(TaskId task, const TaskDesc& desc) {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->reconfigure(task, desc);
 }
 
 SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->submit(task, snapshot);
 }
 
 void Runtime::pump() noexcept {
+    const detail::LogScope scope(m_impl->logger());
     m_impl->pump();
 }
 
 AcquireResult Runtime::acquire(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->acquire(task);
 }
 
 TaskError Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->release(lease, primary_value);
 }
 
 VkSemaphore Runtime::primary_timeline() const noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->primary_timeline();
 }
 
 TaskStats Runtime::stats(TaskId task) const {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->stats(task);
 }
 
 PlacementReport Runtime::placement() const {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->placement();
 }
 
@@ -106,10 +117,12 @@ std::uint64_t Runtime::placement_decisions() const noexcept {
 
 CalibrationResult Runtime::calibrate(TaskId task, std::span<const std::byte> snapshot,
                                      std::uint32_t jobs) {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->calibrate(task, snapshot, jobs);
 }
 
 TaskError Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->observe_execute(task, device, ms);
 }
 
@@ -118,6 +131,7 @@ const DeviceInfo& Runtime::primary_device() const noexcept {
 }
 
 PrimaryVulkan Runtime::primary_vulkan() const {
+    const detail::LogScope scope(m_impl->logger());
     const detail::Device& primary = m_impl->primary();
     const detail::Queue& queue = primary.queue(detail::QueueRole::Main);
     PrimaryVulkan out;
@@ -133,6 +147,7 @@ PrimaryVulkan Runtime::primary_vulkan() const {
 }
 
 std::vector<DeviceInfo> Runtime::worker_devices() const {
+    const detail::LogScope scope(m_impl->logger());
     std::vector<DeviceInfo> out;
     for (const auto* w : m_impl->workers()) {
         out.push_back(w->device().info());
@@ -141,6 +156,7 @@ std::vector<DeviceInfo> Runtime::worker_devices() const {
 }
 
 RuntimeResources Runtime::resources() const {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->resources();
 }
 
@@ -149,6 +165,7 @@ std::uint64_t Runtime::validation_messages() const noexcept {
 }
 
 std::string Runtime::last_validation_message() const {
+    const detail::LogScope scope(m_impl->logger());
     return m_impl->instance().last_validation_message();
 }
 

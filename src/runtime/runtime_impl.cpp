@@ -1,6 +1,6 @@
 #include "runtime/runtime_impl.hpp"
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,9 @@ std::optional<TransferPath> forced_path(const RuntimeOptions& options) {
 } // namespace
 
 RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
-    : m_options(options), m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
+      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    const LogScope scope(*m_logger); // the threads started below inherit it
     InstanceOptions instance_options;
     instance_options.validation = pick_validation(options);
     m_instance = std::make_unique<Instance>(instance_options);
@@ -63,7 +65,9 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
 }
 
 RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
-    : m_options(options), m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
+      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    const LogScope scope(*m_logger); // the threads started below inherit it
     m_instance = std::make_unique<Instance>(embed.instance, embed.debug_utils);
     m_adapters = discover_adapters(*m_instance, pick_virtual_devices(options));
     std::optional<std::uint32_t> primary_index;
@@ -142,6 +146,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
 }
 
 RuntimeImpl::~RuntimeImpl() {
+    const LogScope scope(*m_logger);
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
     // A preparation in progress finishes first; queued ones fail.
@@ -164,7 +169,7 @@ RuntimeImpl::~RuntimeImpl() {
                                        deadline - std::chrono::steady_clock::now());
             if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
                 VK_TIMEOUT) {
-                spdlog::warn("{}: work still in flight at shutdown", device.label());
+                log_warn("runtime", "{}: work still in flight at shutdown", device.label());
             }
         };
         settle(*m_primary);
@@ -172,7 +177,7 @@ RuntimeImpl::~RuntimeImpl() {
             settle(*device);
         }
     } else {
-        spdlog::warn("work still in flight at shutdown: a device did not finish within {} ms",
+        log_warn("runtime", "work still in flight at shutdown: a device did not finish within {} ms",
                      worker_timeout().count());
     }
     m_all.clear();

@@ -43,6 +43,7 @@
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "core/log.hpp"
 #include "core/placement.hpp"
 #include "runtime/completion_tracker.hpp"
 #include "runtime/job_pipeline.hpp"
@@ -105,6 +106,8 @@ public:
     // The completion part of pump() alone (for the scheduler's calibration loop).
     void pump_completions() noexcept { m_completion->pump(); }
 
+    // Where the runtime's messages go: each public call and each of its threads logs under it.
+    [[nodiscard]] const Logger& logger() const noexcept { return *m_logger; }
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
     [[nodiscard]] const Instance& instance() const noexcept { return *m_instance; }
     [[nodiscard]] std::vector<const Worker*> workers() const;
@@ -158,8 +161,9 @@ private:
                                              WorkerJob& job) noexcept;
 
     // Declared in dependency order: destroyed (should a constructor throw) workers first, then
-    // the parts, then the timeline and the devices they use, the instance last. ~RuntimeImpl
-    // sequences the normal shutdown explicitly.
+    // the parts, then the timeline and the devices they use, the instance last, the logger after
+    // everything that may log. ~RuntimeImpl sequences the normal shutdown explicitly.
+    std::shared_ptr<Logger> m_logger; // RuntimeOptions::log and log_level
     RuntimeOptions m_options;
     bool m_poll = false; // Tandem's threads may poll before sleeping (core/cpu.hpp may_poll)
     std::unique_ptr<Instance> m_instance;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
@@ -203,7 +203,7 @@ std::uint32_t Scheduler::place_new(const TaskList& tasks, Task& task) {
 }
 
 void Scheduler::note_failure(std::string why, std::optional<std::uint32_t> device) {
-    spdlog::error("{}", why);
+    log_error("scheduler", "{}", why);
     m_failures.push_back(std::move(why));
     if (m_failures.size() > k_max_failures) {
         m_failures.erase(m_failures.begin());

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <exception>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "runtime/link_fallback.hpp"
 #include "runtime/runtime_impl.hpp"
@@ -324,7 +324,7 @@ void RuntimeImpl::pump() noexcept {
         m_fallback->step(m_all);
         m_scheduler->step(m_all, std::chrono::steady_clock::now());
     } catch (const std::exception& e) {
-        spdlog::error("the scheduler's decision failed: {}", e.what());
+        log_error("runtime", "the scheduler's decision failed: {}", e.what());
     }
 }
 

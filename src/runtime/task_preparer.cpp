@@ -4,7 +4,7 @@
 #include <chrono>
 #include <exception>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/capabilities.hpp"
 #include "tandem/error.hpp"
@@ -23,7 +23,7 @@ TaskPreparer::~TaskPreparer() {
 }
 
 void TaskPreparer::start() {
-    m_thread = std::thread([this] { run(); });
+    m_thread = start_logged_thread([this] { run(); });
 }
 
 void TaskPreparer::enqueue(TaskInstance& instance) {
@@ -95,7 +95,7 @@ void TaskPreparer::run() noexcept {
             phase = InstancePhase::Failed;
         }
         if (phase == InstancePhase::Failed) {
-            spdlog::debug("task '{}' could not be prepared on {}: {}", instance->desc.name,
+            log_debug("runtime", "task '{}' could not be prepared on {}: {}", instance->desc.name,
                           instance->worker->label(), instance->preparation_error);
         }
         {
@@ -216,7 +216,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     task->trace_worker_queue = m_trace.track(device.label() + " main queue");
     task->trace_transfer_queue =
         m_trace.track(m_primary.label() + (task->same_device ? " main queue" : " transfer queue"));
-    spdlog::debug("task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name, desc.width,
+    log_debug("runtime", "task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name, desc.width,
                   desc.height, desc.slots, desc.workload, device.label(),
                   task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace tandem::detail {
 
@@ -12,9 +12,9 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
       m_on_complete(std::move(on_complete)), m_spin(spin),
       m_work(device, device.label() + " work timeline") {
-    m_thread = std::thread([this] { run(); });
-    m_transfer_thread = std::thread([this] { run_transfers(); });
-    m_watch_thread = std::thread([this] { run_watch(); });
+    m_thread = start_logged_thread([this] { run(); });
+    m_transfer_thread = start_logged_thread([this] { run_transfers(); });
+    m_watch_thread = start_logged_thread([this] { run_watch(); });
 }
 
 Worker::~Worker() {
@@ -111,7 +111,7 @@ bool Worker::mark_lost(const std::string& reason) {
         // Release: a reader that sees lost() also sees the reason (it locks m_mutex anyway).
         m_lost.store(true, std::memory_order_release);
     }
-    spdlog::warn("{} is lost: {}", label(), reason);
+    log_warn("runtime", "{} is lost: {}", label(), reason);
     return true;
 }
 
