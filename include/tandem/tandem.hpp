@@ -1,10 +1,11 @@
 // Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
-// and capture), scene data, device information and errors.
+// and capture), scene data, device information, the embedding contract and errors.
 #pragma once
 
 #include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/device_info.hpp"
+#include "tandem/embedding.hpp"
 #include "tandem/error.hpp"
 #include "tandem/gltf.hpp"
 #include "tandem/lease.hpp"
