@@ -1,12 +1,13 @@
 // tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
-// way an engine would, hands them to Tandem, runs its own workload (EngineFill: the image
-// cleared to a colour the engine submits with each job) as a task on a worker, and each frame
-// acquires the newest output, reads it back in its own command buffer on its own queue
-// (examples/common/lease_readback.hpp), checks one texel against the colour it submitted for that
-// generation, and releases the lease with the value its frame signals on Tandem's primary
-// timeline.
+// way an engine would, from what tandem::embedding_requirements() asks for, hands them to Tandem,
+// runs its own workload (EngineFill: the image cleared to a colour the engine submits with each
+// job) as a task on a worker, and each frame acquires the newest output, reads it back in its own
+// command buffer on its own queue (examples/common/lease_readback.hpp), checks one texel against
+// the colour it submitted for that generation, and releases the lease with the value its frame
+// signals on Tandem's primary timeline.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -30,19 +31,6 @@ void check(VkResult r, const char* what) {
     if (r != VK_SUCCESS) {
         throw std::runtime_error(std::string(what) + " failed: " + tandem::to_string(r));
     }
-}
-
-bool has_extension(VkPhysicalDevice physical, const char* name) {
-    std::uint32_t count = 0;
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
-    std::vector<VkExtensionProperties> props(count);
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, props.data());
-    for (const auto& p : props) {
-        if (std::strcmp(p.extensionName, name) == 0) {
-            return true;
-        }
-    }
-    return false;
 }
 
 // The engine's own work for the task, through tandem/workload.hpp: Tandem makes one per device
@@ -82,21 +70,29 @@ public:
     }
 };
 
-// The engine's own objects.
+// The engine's own objects, created the way an engine takes on Tandem's requirements
+// (tandem/embedding.hpp): the instance's version and extensions, then the device's extensions and
+// features merged into the engine's own create info, and EmbedInfo told what that enabled.
 struct Engine {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical = VK_NULL_HANDLE;
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t family = 0;
     VkQueue queue = VK_NULL_HANDLE;
-    std::vector<std::string> extensions;
+    tandem::EmbedInfo embed; // what Tandem is handed
 
     Engine() {
+        const tandem::EmbeddingRequirements for_instance = tandem::embedding_requirements();
         VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
         app.pApplicationName = "tandem-embed";
-        app.apiVersion = VK_API_VERSION_1_3;
+        // The engine's own version, raised to Tandem's where that is higher.
+        app.apiVersion = std::max<std::uint32_t>(VK_API_VERSION_1_2, for_instance.api_version);
+        const std::vector<const char*> instance_extensions =
+            for_instance.instance_extension_names();
         VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
         ii.pApplicationInfo = &app;
+        ii.enabledExtensionCount = static_cast<std::uint32_t>(instance_extensions.size());
+        ii.ppEnabledExtensionNames = instance_extensions.data();
         check(vkCreateInstance(&ii, nullptr, &instance), "vkCreateInstance");
         std::uint32_t count = 0;
         vkEnumeratePhysicalDevices(instance, &count, nullptr);
@@ -106,6 +102,16 @@ struct Engine {
         std::vector<VkPhysicalDevice> devices(count);
         vkEnumeratePhysicalDevices(instance, &count, devices.data());
         physical = devices[0];
+
+        // What Tandem needs of this device, and what each optional item unlocks.
+        const tandem::EmbeddingRequirements need = tandem::embedding_requirements(physical);
+        if (!need.satisfied()) {
+            throw std::runtime_error("this device cannot embed Tandem: " + need.missing());
+        }
+        for (const tandem::Requirement& e : need.device_extensions) {
+            std::printf("tandem-embed: %s %s: %s\n", e.name.c_str(),
+                        e.supported ? "enabled" : "absent", e.unlocks.c_str());
+        }
 
         std::uint32_t qcount = 0;
         vkGetPhysicalDeviceQueueFamilyProperties(physical, &qcount, nullptr);
@@ -118,25 +124,12 @@ struct Engine {
                 break;
             }
         }
-        for (const char* e :
-             {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
-              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
-            if (has_extension(physical, e)) {
-                extensions.emplace_back(e);
-            }
-        }
-        std::vector<const char*> names;
-        for (const auto& e : extensions) {
-            names.push_back(e.c_str());
-        }
-        // What Tandem needs from the engine's device: Vulkan 1.3 with these features.
+        // The engine's own extensions and features (none here) with Tandem's merged in.
+        std::vector<const char*> extensions = need.device_extension_names();
         VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-        f13.synchronization2 = VK_TRUE;
-        f13.dynamicRendering = VK_TRUE;
-        f13.maintenance4 = VK_TRUE;
         VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-        f12.timelineSemaphore = VK_TRUE;
         f12.pNext = &f13;
+        need.merge_features(f12, f13);
         const float priority = 1.0f;
         VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
         qi.queueFamilyIndex = family;
@@ -146,16 +139,29 @@ struct Engine {
         di.pNext = &f12;
         di.queueCreateInfoCount = 1;
         di.pQueueCreateInfos = &qi;
-        di.enabledExtensionCount = static_cast<std::uint32_t>(names.size());
-        di.ppEnabledExtensionNames = names.data();
+        di.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+        di.ppEnabledExtensionNames = extensions.data();
         check(vkCreateDevice(physical, &di, nullptr, &device), "vkCreateDevice");
         vkGetDeviceQueue(device, family, 0, &queue);
+
+        embed.instance = instance;
+        embed.physical_device = physical;
+        embed.device = device;
+        embed.queue_family = family;
+        embed.queue_index = 0;
+        embed.set_enabled(di); // the extensions and features the device was created with
+        embed.debug_utils =
+            std::any_of(instance_extensions.begin(), instance_extensions.end(), [](const char* e) {
+                return std::strcmp(e, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+            });
     }
     ~Engine() {
         vkDeviceWaitIdle(device);
         vkDestroyDevice(device, nullptr);
         vkDestroyInstance(instance, nullptr);
     }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 };
 
 } // namespace
@@ -165,14 +171,8 @@ int main() try {
     // The engine shares its only queue with Tandem: both lock this around submits.
     auto queue_mutex = std::make_shared<std::mutex>();
 
-    tandem::EmbedInfo embed;
-    embed.instance = engine.instance;
-    embed.physical_device = engine.physical;
-    embed.device = engine.device;
-    embed.queue_family = engine.family;
-    embed.queue_index = 0;
+    tandem::EmbedInfo embed = engine.embed;
     embed.queue_mutex = queue_mutex;
-    embed.enabled_extensions = engine.extensions;
 
     int status = 0;
     {

@@ -85,6 +85,13 @@ struct CudaDeviceInfo {
     std::vector<Uuid> peers;
 };
 
+// An optional extension or feature the driver has that a device was created without: only on an
+// application's device (tandem/embedding.hpp), whose engine left it out. Tandem does without it.
+struct NotEnabled {
+    std::string name;      // "VK_KHR_external_semaphore_fd", or a feature: "hostQueryReset"
+    std::string rules_out; // what Tandem does without, one sentence
+};
+
 // One row of the capability matrix. `index` is the adapter index Tandem uses everywhere
 // (selectors, JSON, logs); `physical_index` and `virtual_index` say which physical device it
 // is and which of its logical openings (see TANDEM_VIRTUAL_DEVICES).
@@ -113,8 +120,10 @@ struct DeviceInfo {
     std::vector<MemoryTypeInfo> memory_types;
     std::vector<QueueFamilyInfo> queue_families;
     std::vector<FormatSupport> formats;
+    // What Tandem can use: on an application's device, only what its engine enabled.
     DeviceFeatures features;
     std::vector<std::string> extensions;  // every device extension the driver reports
+    std::vector<NotEnabled> not_enabled;  // empty on the devices Tandem opens itself
     std::uint64_t device_local_bytes = 0; // sum of device-local heaps
     CudaDeviceInfo cuda;
 };

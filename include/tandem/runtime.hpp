@@ -60,6 +60,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
+#include "tandem/embedding.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/log.hpp"
 #include "tandem/scheduler.hpp"
@@ -136,24 +137,6 @@ struct CalibrationResult {
     TaskError error = TaskError::None; // UnknownTask, or NotMeasured with `reason`
     std::string reason;
     std::vector<DeviceCost> costs; // what the scheduler knows of the task on each device now
-};
-
-// An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
-// timelineSemaphore, synchronization2, dynamicRendering and maintenance4 enabled, and should enable
-// VK_EXT_external_memory_host and VK_KHR_external_memory_fd where the driver has them (list them
-// in enabled_extensions). Tandem submits only to queue (queue_family, queue_index) of a
-// graphics+compute family; leases are readable by that family.
-struct EmbedInfo {
-    VkInstance instance = VK_NULL_HANDLE;
-    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-    VkDevice device = VK_NULL_HANDLE;
-    std::uint32_t queue_family = 0;
-    std::uint32_t queue_index = 0;
-    // When the application also submits to that queue, both sides lock this mutex around
-    // vkQueueSubmit*; null when the queue is Tandem's alone.
-    std::shared_ptr<std::mutex> queue_mutex;
-    std::vector<std::string> enabled_extensions;
-    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
 // The primary's Vulkan objects, for an application that let the Runtime open its devices and

@@ -88,6 +88,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     adopted.queue_index = embed.queue_index;
     adopted.queue_lock = embed.queue_mutex;
     adopted.enabled_extensions = embed.enabled_extensions;
+    adopted.enabled_features = embed.enabled_features;
     DeviceOptions primary_options;
     primary_options.label = "primary";
     m_primary =
