@@ -255,7 +255,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
         d.width = width;
         d.height = height;
         d.slots = slots;
-        d.placement = "auto";
+        d.placement = tandem::Placement::automatic();
         d.cost.kind = "pattern"; // the profile above prices the compute pass as the pattern
         if (g_compute) {
             d.factory = palette_factory();
@@ -269,7 +269,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
     std::vector<std::uint64_t> shown(tasks, 0);
     std::vector<std::vector<std::uint32_t>> prepared_on(tasks);
     for (std::uint32_t i = 0; i < tasks; ++i) {
-        prepared_on[i].push_back(runtime.task_device(ids[i]).index);
+        prepared_on[i].push_back(runtime.stats(ids[i]).device);
     }
     constexpr std::uint32_t k_none = ~0u;
     std::uint32_t moving = k_none; // the task being moved
@@ -293,7 +293,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
             const std::uint32_t t = next_task;
             next_task = (next_task + 1) % tasks;
             moving = t;
-            moving_from = runtime.task_device(ids[t]).index;
+            moving_from = runtime.stats(ids[t]).device;
             for (int k = 0; k < 9; ++k) {
                 runtime.observe_execute(ids[t], moving_from, 500.0);
             }
@@ -413,7 +413,9 @@ int main(int argc, char** argv) {
         big.name = "decoupling";
         big.width = width;
         big.height = height;
-        big.placement = placement;
+        // Any text that is not one of the placement forms selects a device.
+        big.placement = tandem::Placement::parse(placement).value_or(
+            tandem::Placement::on_device(placement));
         big.slots = slots;
         g_compute = workload == "compute";
         if (g_compute) {
@@ -426,16 +428,24 @@ int main(int argc, char** argv) {
         small.width = tiny;
         small.height = tiny;
         // Same device as the big task ("auto" spreads tasks over workers).
-        small.placement = placement;
+        small.placement = big.placement;
         if (runtime.worker_devices().empty()) {
-            small.placement = "primary";
+            small.placement = tandem::Placement::on_primary();
         }
         const tandem::TaskId tiny_task = runtime.register_task(small);
-        const auto worker = runtime.task_device(big_task);
+        const tandem::TaskStats placed = runtime.stats(big_task);
         const auto primary = runtime.primary_device();
+        const tandem::DeviceInfo worker = [&] {
+            for (const tandem::DeviceInfo& w : runtime.worker_devices()) {
+                if (w.index == placed.device) {
+                    return w;
+                }
+            }
+            return primary;
+        }();
         std::printf("primary: %s (adapter %u); worker: %s (adapter %u) via %s\n",
                     primary.name.c_str(), primary.index, worker.name.c_str(), worker.index,
-                    runtime.task_transfer_path(big_task).c_str());
+                    placed.transfer_path.c_str());
 
         // Warm-up: pipelines built, memory touched, first submits done.
         (void)pipelined_ready_hz(runtime, big_task, 0.3);
@@ -554,7 +564,7 @@ int main(int argc, char** argv) {
                              {"slots", slots},
                              {"runs", runs},
                              {"seconds_per_run", seconds},
-                             {"transfer_path", runtime.task_transfer_path(big_task)},
+                             {"transfer_path", runtime.stats(big_task).transfer_path},
                              {"validation", options.validation}};
             doc["ceilings"] = {{"ready_hz_fps_unlimited", su.median},
                                {"ready_hz_serial_submit_and_wait", ss.median}};

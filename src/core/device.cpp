@@ -184,7 +184,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
     // and the self-tests never reach for an extension the device was created without.
     m_info = enabled_view(adapter.info, m_enabled_extensions, m_enabled_features);
     for (const NotEnabled& n : m_info.not_enabled) {
-        spdlog::debug("{}: created without {}, which {}", m_label, n.name, n.rules_out);
+        log_debug("device", "{}: created without {}, which {}", m_label, n.name, n.rules_out);
     }
     if (adopted.queue_family >= m_info.queue_families.size() ||
         adopted.queue_index >= m_info.queue_families[adopted.queue_family].count) {

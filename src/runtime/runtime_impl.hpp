@@ -193,7 +193,8 @@ private:
     std::vector<std::shared_ptr<Task>> m_all;
 };
 
-// Tandem's own tests reach the runtime's parts through this (not installed).
+// Tandem's own parts outside src/runtime (the trace export) and its tests reach the runtime's
+// parts through this (not installed).
 struct RuntimeAccess {
     [[nodiscard]] static RuntimeImpl& impl(Runtime& runtime) noexcept { return *runtime.m_impl; }
     [[nodiscard]] static const RuntimeImpl& impl(const Runtime& runtime) noexcept {
