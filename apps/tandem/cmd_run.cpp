@@ -58,6 +58,7 @@ struct RunArgs {
     std::uint32_t timeout_ms = 5000;
     std::string profile;
     bool explain = false;
+    bool openings_are_separate = false;
     std::uint32_t demo_crowd = 0;
     std::string clock = "frames";
     bool json = false;
@@ -126,6 +127,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "wrote ($XDG_CACHE_HOME/tandem/profile.json)");
     sub->add_flag("--explain", args->explain,
                   "Print each placement decision that changed something, with its numbers");
+    sub->add_flag("--openings-are-separate", args->openings_are_separate,
+                  "Auto placement treats openings of one physical device (--virtual-devices) as "
+                  "separate devices, so that it moves tasks between them although that frees "
+                  "nothing: for tests and demos; the explanations say so");
     sub->add_option("--png-every", args->png_every,
                     "Write the main view every K-th frame (0: only the last)")
         ->check(whole_number(0, k_max_frames))
@@ -194,6 +199,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         options.scheduler.decision_interval = std::chrono::milliseconds(0);
         // Without a profile, the runtime measures a worker's cost of each auto capture with a few
         // trial jobs of its latest snapshot (never shown, never counted as the run's updates).
+        options.scheduler.openings_are_separate = args->openings_are_separate;
         Runtime runtime(options);
 
         harness::CaptureTasks captures(scene);

@@ -247,6 +247,10 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
     options.scheduler.profile = write_move_profile(devices);
     options.scheduler.decision_interval = std::chrono::milliseconds(0);
     options.scheduler.background_calibration = false;
+    // What is measured is the move itself, not what it frees: on one GPU opened twice (or
+    // lavapipe opened several times) the adapters are openings of one device, between which the
+    // scheduler moves nothing for a gain unless asked to treat them as separate.
+    options.scheduler.openings_are_separate = true;
     tandem::Runtime runtime(options);
     std::vector<tandem::TaskId> ids;
     for (std::uint32_t i = 0; i < tasks; ++i) {

@@ -159,6 +159,8 @@ DeviceSet Scheduler::device_set() {
     set.lost = m_lost;
     set.forced_path = m_forced_path;
     set.worker_paths = m_paths;
+    set.identify(runtime_devices(*m_runtime));
+    set.openings_are_separate = m_options.openings_are_separate;
     return set;
 }
 
