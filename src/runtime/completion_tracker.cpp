@@ -212,7 +212,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                 task.fallback_error = (task.active != nullptr
                                            ? LinkFailures::failure(*task.active) + "; "
                                            : std::string()) +
-                                      "no other transfer path could be prepared: " + why;
+                                      "no other path could be prepared: " + why;
                 log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
                 break;
             case PendingKind::Reconfigure:
@@ -294,6 +294,18 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
     }
     const auto allowance = worker.allowance(timeout(), m_first_job_timeout);
     std::lock_guard lock(instance.mutex);
+    // The job's work was seen complete at `at`: its latencies, and the worker's allowance learns
+    // how long a job takes there.
+    const auto worker_done = [&](SlotRecord& s, Clock::time_point at) {
+        s.worker_done_seen = true;
+        s.times.worker_done = at;
+        instance.worker_done_us.add(micros(s.times.request, at));
+        worker.note_job_time(micros(s.times.worker_submit, at));
+        if (instance.first_job == 1) {
+            instance.first_job = 2; // measured: the worker's allowance knows it now
+            worker.unmeasured.fetch_sub(1, std::memory_order_relaxed);
+        }
+    };
     std::uint32_t completed[16];
     std::uint32_t completed_count = 0;
     for (std::uint32_t i = 0; i < instance.ring.size(); ++i) {
@@ -301,16 +313,9 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
         if (lost_reason.empty() && !worker.lost() &&
             (s.state == SlotState::WorkerInFlight || s.state == SlotState::Transferring)) {
             if (!s.worker_done_seen && worked >= s.work_value) {
-                s.worker_done_seen = true;
                 // When the watcher saw the work complete (its newest progress, which is this
                 // job's or a later one's), not when this pump came by.
-                s.times.worker_done = std::clamp(worker.last_progress(), s.times.request, now);
-                instance.worker_done_us.add(micros(s.times.request, s.times.worker_done));
-                worker.note_job_time(micros(s.times.worker_submit, s.times.worker_done));
-                if (instance.first_job == 1) {
-                    instance.first_job = 2; // measured: the worker's allowance knows it now
-                    worker.unmeasured.fetch_sub(1, std::memory_order_relaxed);
-                }
+                worker_done(s, std::clamp(worker.last_progress(), s.times.request, now));
                 if (s.state == SlotState::WorkerInFlight) {
                     (void)instance.ring.apply(i, SlotEvent::WorkerDone);
                 }
@@ -321,9 +326,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
                 if (!s.worker_done_seen) {
                     // The copy waited for the work, so it is done too: the watcher had not
                     // reported it yet. Observed now, as far as anyone here knows.
-                    s.worker_done_seen = true;
-                    s.times.worker_done = now;
-                    instance.worker_done_us.add(micros(s.times.request, now));
+                    worker_done(s, now);
                 }
                 (void)instance.ring.apply(i, SlotEvent::CopyDone);
                 s.times.ready = now;

@@ -358,7 +358,13 @@ void Scheduler::run_trials(const TaskList& tasks) {
     if (!m_options.background_calibration) {
         return;
     }
-    const std::vector<std::uint32_t> devices = scan_devices().live;
+    // An opening of the primary's own device can never take an auto task (moving there frees
+    // nothing), so nothing is measured there.
+    const DeviceSet set = device_set();
+    std::vector<std::uint32_t> devices = scan_devices().live;
+    std::erase_if(devices, [&](std::uint32_t d) {
+        return d != primary() && set.share_capacity(d, primary());
+    });
     for (const auto& task : tasks) {
         bool wanted = false;
         for (const std::uint32_t d : devices) {

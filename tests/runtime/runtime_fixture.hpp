@@ -16,6 +16,7 @@
 #include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
+#include "task_id_print.hpp"
 #include "vk_fixture.hpp"
 #include "workloads/pattern.hpp"
 
@@ -49,7 +50,7 @@ protected:
         d.name = "pattern-" + placement;
         d.width = w;
         d.height = h;
-        d.placement = placement;
+        d.placement = Placement::parse(placement).value();
         return d;
     }
 

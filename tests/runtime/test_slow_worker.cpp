@@ -299,7 +299,7 @@ protected:
         std::vector<std::uint64_t> shown;
         for (TaskId t : tasks) {
             (void)runtime.stats(t);
-            (void)runtime.impl().pulse(t, 8);
+            (void)detail::RuntimeAccess::impl(runtime).pulse(t, 8);
             if (auto lease = runtime.acquire(t)) {
                 const std::uint64_t value = reader.read(*lease, false);
                 EXPECT_NE(value, 0u);
@@ -323,7 +323,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "gated-capture";
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<GatedCapture>(device, params, m_assets, times, gate);
         });
@@ -332,12 +332,12 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     desc.workload = workload;
     desc.width = k_w;
     desc.height = k_h;
-    desc.placement = "worker:0";
+    desc.placement = Placement::on_worker(0);
     const TaskId held = runtime->register_task(desc);
     TaskDesc primary_desc = pattern_task("primary", k_w, k_h);
     const TaskId own = runtime->register_task(primary_desc);
 
-    const detail::Device& primary = runtime->impl().primary();
+    const detail::Device& primary = detail::RuntimeAccess::impl(*runtime).primary();
     const auto cache = detail::shared_mesh_cache(primary, m_assets);
     const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
     detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
@@ -366,7 +366,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     runtime->release(*lease, 0);
     // The worker's GPU time arrived as numbers, read on its own thread (only "held" is timed
     // into `times`, on its worker).
-    const std::uint32_t held_device = runtime->task_device(held).index;
+    const std::uint32_t held_device = runtime->stats(held).device;
     ASSERT_TRUE(pump_until(*runtime, [&] {
         const auto busy = times->busy();
         const auto it = busy.find(held_device);
@@ -379,7 +379,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "slow-to-prepare";
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             preparation.wait(); // the pipeline build that takes its time
             return std::make_unique<detail::SceneCaptureWorkload>(device, params, m_assets, times);
@@ -390,13 +390,13 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
     desc.workload = workload;
     desc.width = k_w;
     desc.height = k_h;
-    desc.placement = "worker:0";
+    desc.placement = Placement::on_worker(0);
     const TaskId slow = runtime->register_task_async(desc);
     ASSERT_TRUE(preparation.wait_entered(30s));
     EXPECT_TRUE(runtime->stats(slow).preparing);
     EXPECT_EQ(runtime->submit(slow, m_snapshot).status, SubmitStatus::Preparing);
 
-    const detail::Device& primary = runtime->impl().primary();
+    const detail::Device& primary = detail::RuntimeAccess::impl(*runtime).primary();
     const auto cache = detail::shared_mesh_cache(primary, m_assets);
     const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
     detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
@@ -427,7 +427,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
 TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
     auto runtime = make_slow_runtime();
     const std::string workload = "fails-to-prepare";
-    runtime->impl().workloads().add(workload,
+    detail::RuntimeAccess::impl(*runtime).workloads().add(workload,
                                     [](const detail::Device&, const detail::WorkloadParams&)
                                         -> std::unique_ptr<detail::Workload> {
                                         throw Error("The test workload cannot be built here",
@@ -458,7 +458,7 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     RuntimeOptions options;
     options.worker_timeout = std::chrono::milliseconds(1000);
     auto runtime = make_runtime("1", options);
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         "ticked-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<TickedPattern>(device, params, ticker);
         });

@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/capabilities.hpp"
-#include "runtime/task_router.hpp"
 #include "runtime_fixture.hpp"
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
@@ -86,7 +85,7 @@ protected:
         d.name = name;
         d.width = k_w;
         d.height = k_h;
-        d.placement = placement;
+        d.placement = Placement::parse(placement).value();
         d.rate_hz = 30.0;
         return d;
     }
@@ -100,7 +99,7 @@ protected:
     }
 
     [[nodiscard]] std::uint32_t device_of(TaskId task) const {
-        return runtime->task_device(task).index;
+        return runtime->stats(task).device;
     }
     std::uint32_t primary() const { return devices[0].index; }
     std::uint32_t worker(std::size_t k) const { return devices[1 + k].index; }
@@ -279,7 +278,7 @@ TEST_F(SchedulerTest, MovesArePricedWithThePathLeftAfterADrop) {
         return std::string("(none)");
     };
     EXPECT_EQ(priced(), to_string(*first));
-    detail::PathHealth* health = runtime->impl().path_health();
+    detail::PathHealth* health = detail::RuntimeAccess::impl(*runtime).path_health();
     ASSERT_NE(health, nullptr);
     ASSERT_TRUE(health->drop(worker(0), primary(), *first, "dropped by the test"));
     const auto next = health->restrict(pair).best_path();
@@ -343,7 +342,7 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
     auto reader = make_reader(*runtime, k_w, k_h);
     const TaskId a = runtime->register_task(pattern("a"));
     const auto show = [&]() -> std::optional<Lease> {
-        auto lease = runtime->acquire(a);
+        const std::optional<Lease> lease = runtime->acquire(a).lease;
         if (lease) {
             std::uint64_t v = 0;
             expect_pattern(read_back(*reader, *lease, v), *lease);
@@ -361,7 +360,7 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
     ASSERT_EQ(before->device, worker(0));
 
     // The first registration's id is the task's: the fault hook reaches worker 0's queue.
-    runtime->impl().force_device_lost(a);
+    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
     // The worker discovers the loss at its next submit (slots may be busy at first); the pump
     // that sees it starts the move.
     ASSERT_TRUE(pump_until(*runtime, [&] {
@@ -430,7 +429,7 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         ~LetGoAtExit() { let_go(); }
     } at_exit{let_go};
     start(profile_of(devices, 200.0, 0.5, 1.0));
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         "pattern-slow-on-worker-1",
         [&](const detail::Device& device, const detail::WorkloadParams& p) {
             if (device.info().index == held_device) {
@@ -449,7 +448,7 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         frame({a});
         return runtime->stats(a).ready >= 2;
     }));
-    runtime->impl().force_device_lost(a);
+    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         (void)runtime->submit(a);
         runtime->pump();
@@ -557,7 +556,9 @@ TEST_F(SchedulerTest, CalibrateMeasuresEachDeviceBeforeTheFirstFrame) {
     options.background_calibration = false;
     start(std::nullopt, options);
     const TaskId a = runtime->register_task(pattern("a"));
-    const std::vector<DeviceCost> costs = runtime->calibrate(a, {}, 6);
+    const CalibrationResult calibrated = runtime->calibrate(a, {}, 6);
+    ASSERT_EQ(calibrated.error, TaskError::None) << calibrated.reason;
+    const std::vector<DeviceCost>& costs = calibrated.costs;
     ASSERT_EQ(costs.size(), 3u);
     for (const DeviceCost& c : costs) {
         ASSERT_TRUE(c.execute_ms) << "adapter " << c.device;
