@@ -1,5 +1,5 @@
 // Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
-// and capture), scene data, device information and errors.
+// and capture), scene data, device information, errors and the version.
 #pragma once
 
 #include "tandem/capture.hpp"
@@ -13,4 +13,5 @@
 #include "tandem/scene.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
+#include "tandem/version.hpp"
 #include "tandem/workload.hpp"
