@@ -11,7 +11,8 @@ set_target_properties(tandem_all PROPERTIES EXPORT_NAME tandem)
 add_library(tandem::tandem ALIAS tandem_all)
 
 set(tandem_installed_targets tandem_shaders tandem_all)
-foreach(layer core sync transfer sched scene render workloads compute capture runtime trace)
+foreach(layer core sync transfer sched scene render workloads compute capture runtime readback
+        trace)
     if(TARGET tandem_${layer})
         list(APPEND tandem_installed_targets tandem_${layer})
         target_link_libraries(tandem_all INTERFACE tandem_${layer})

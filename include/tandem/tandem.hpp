@@ -1,5 +1,5 @@
-// Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
-// and capture), scene data, device information, errors and the version.
+// Tandem's public API in one include: Runtime, tasks, leases and their readback, the scheduler,
+// workloads (compute and capture), scene data, device information, errors and the version.
 #pragma once
 
 #include "tandem/capture.hpp"
@@ -9,6 +9,7 @@
 #include "tandem/gltf.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/pattern.hpp"
+#include "tandem/readback.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/scene.hpp"
 #include "tandem/scheduler.hpp"
