@@ -3,8 +3,8 @@
 // 32-bit indices and computed normals, a pyramid without indices), freezes it into a
 // tandem::Scene, and registers two capture tasks of it: one on a worker, one on the primary.
 // Each frame it submits the same CaptureSnapshot (an orbiting camera, the crates turning) to
-// both, reads both outputs on the primary with its own commands (Runtime::primary_vulkan) and
-// compares them pixel for pixel: the worker's render must be the primary's. The worker is one of
+// both, reads both outputs on the primary (tandem::LeaseReadback) and compares them pixel for
+// pixel: the worker's render must be the primary's. The worker is one of
 // the primary's kind (vendor, device and driver) when there is one; on a worker of another kind
 // edges may be rasterised differently, and up to 1% of the pixels may differ.
 //
@@ -16,16 +16,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <tandem/tandem.hpp>
-#include <vulkan/vulkan.h>
-
-#include "lease_readback.hpp"
 
 namespace {
 
@@ -224,8 +220,7 @@ int main(int argc, char** argv) try {
 
     int status = 1;
     {
-        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), k_width, k_height);
-        std::uint64_t read_value = 0;
+        tandem::LeaseReadback readback(runtime);
         std::uint32_t mismatches = 0;
         std::uint32_t drawn = 0;
         for (int frame = 0; frame < k_frames; ++frame) {
@@ -245,7 +240,7 @@ int main(int argc, char** argv) try {
             }
             const std::vector<std::byte> bytes = tandem::encode_capture(shot);
 
-            std::vector<std::uint32_t> images[2];
+            tandem::ReadbackImage images[2];
             const tandem::TaskId tasks[2] = {on_worker, on_primary};
             for (int k = 0; k < 2; ++k) {
                 const std::uint64_t generation = produce(runtime, tasks[k], bytes);
@@ -253,15 +248,19 @@ int main(int argc, char** argv) try {
                 if (!lease || lease->generation != generation) {
                     throw std::runtime_error("the newest output is not the one just produced");
                 }
-                images[k] = readback.read(*lease, runtime.primary_timeline(), ++read_value);
-                runtime.release(*lease, read_value);
+                images[k] = readback.read(*lease); // waits for its copy: release with 0
+                runtime.release(*lease, 0);
             }
-            for (std::uint32_t i = 0; i < k_width * k_height; ++i) {
-                if (images[0][i] != images[1][i] && mismatches++ < 3 && exact) {
-                    std::fprintf(stderr, "frame %d pixel (%u, %u): worker %08x, primary %08x\n",
-                                 frame, i % k_width, i / k_width, images[0][i], images[1][i]);
+            for (std::uint32_t y = 0; y < k_height; ++y) {
+                for (std::uint32_t x = 0; x < k_width; ++x) {
+                    const std::uint32_t worker = images[0].texel(x, y);
+                    const std::uint32_t primary = images[1].texel(x, y);
+                    if (worker != primary && mismatches++ < 3 && exact) {
+                        std::fprintf(stderr, "frame %d pixel (%u, %u): worker %08x, primary %08x\n",
+                                     frame, x, y, worker, primary);
+                    }
+                    drawn += worker != images[0].texel(0, 0);
                 }
-                drawn += images[0][i] != images[0][0];
             }
         }
         std::printf("tandem-meshes: compared %d frames of %ux%u, %u pixels differ, %u drawn\n",
