@@ -45,6 +45,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
+#include "tandem/export.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
@@ -110,7 +111,7 @@ struct PrimaryVulkan {
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
-class Runtime {
+class TANDEM_API Runtime {
 public:
     // Opens the primary and worker devices itself. Throws tandem::Error.
     explicit Runtime(const RuntimeOptions& options = {});

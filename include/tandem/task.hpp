@@ -16,6 +16,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
@@ -66,7 +67,7 @@ enum class SubmitStatus {
     Preparing, // the task is still being prepared on its device: nothing changed, as for Busy
     Failed,    // the task cannot run (its worker was lost, a submit failed): see reason
 };
-[[nodiscard]] const char* to_string(SubmitStatus status) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(SubmitStatus status) noexcept;
 
 struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;
