@@ -9,6 +9,7 @@
 
 #include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
+#include "tandem/version.hpp"
 
 namespace tandem::cli {
 
@@ -132,6 +133,9 @@ bool validation_failed() {
 }
 
 void add_global_options(CLI::App& app, GlobalOptions& options) {
+    // The library's version (tandem/version.hpp), the one the package and the SONAME carry.
+    app.set_version_flag("--version", std::string("tandem ") + version(),
+                         "Print Tandem's version and exit");
     app.add_option("--validation", options.validation,
                    "Khronos validation: off, core or sync (core plus synchronisation); "
                    "default: $TANDEM_VALIDATION, else off");

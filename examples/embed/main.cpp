@@ -1,10 +1,9 @@
 // tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
 // way an engine would, from what tandem::embedding_requirements() asks for, hands them to Tandem,
 // runs its own workload (EngineFill: the image cleared to a colour the engine submits with each
-// job) as a task on a worker, and each frame acquires the newest output, reads it back in its own
-// command buffer on its own queue (examples/common/lease_readback.hpp), checks one texel against
-// the colour it submitted for that generation, and releases the lease with the value its frame
-// signals on Tandem's primary timeline.
+// job) as a task on a worker, and each frame acquires the newest output, reads it back on its
+// own queue (tandem::LeaseReadback, which shares the engine's queue lock), checks one texel
+// against the colour it submitted for that generation, and releases the lease.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
 #include <algorithm>
@@ -22,8 +21,6 @@
 
 #include <tandem/tandem.hpp>
 #include <vulkan/vulkan.h>
-
-#include "lease_readback.hpp"
 
 namespace {
 
@@ -182,26 +179,25 @@ int main() try {
         desc.width = 128;
         desc.height = 128;
         desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<EngineFill>(); };
-        desc.placement = runtime.worker_devices().empty() ? "primary" : "worker:0";
+        desc.placement = runtime.worker_devices().empty() ? tandem::Placement::on_primary()
+                                                          : tandem::Placement::on_worker(0);
         tandem::TaskId task = 0;
         try {
             task = runtime.register_task(desc);
         } catch (const tandem::Error& e) {
             // A build without a cross-device path for this pair: run on the engine's device.
             std::printf("tandem-embed: no worker placement (%s); using the primary\n", e.what());
-            desc.placement = "primary";
+            desc.placement = tandem::Placement::on_primary();
             task = runtime.register_task(desc);
         }
         std::printf("tandem-embed: engine-fill task on %s (adapter %u) via %s\n",
-                    runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
-                    runtime.task_transfer_path(task).c_str());
+                    runtime.stats(task).device_name.c_str(), runtime.stats(task).device,
+                    runtime.stats(task).transfer_path.c_str());
 
-        // The engine's frame readback (examples/common): one command buffer on the engine's
-        // queue that waits for a lease, copies its image to host memory and signals Tandem's
-        // primary timeline.
-        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), desc.width, desc.height);
-        const VkSemaphore frame_timeline = runtime.primary_timeline();
-        std::uint64_t frame_value = 0;
+        // The engine's check of each output: one batch on the engine's queue (under the queue
+        // lock it shares with Tandem) that waits for the lease and copies its image to host
+        // memory.
+        tandem::LeaseReadback readback(runtime);
         std::set<std::uint64_t> sampled;
         std::map<std::uint64_t, std::uint32_t> submitted; // generation -> packed RGBA8 colour
         std::uint32_t submits = 0;
@@ -226,15 +222,15 @@ int main() try {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            // The engine's frame: wait for the output, read it, restore the layout, and signal
-            // Tandem's primary timeline when the reads are done (this engine then checks its
-            // sample right away; a real one would not wait).
+            // Read the output back and check it. read() waits for its copy, so the lease goes
+            // back with 0 (nothing pending). A real engine samples leases in its frame instead,
+            // waiting on lease->wait_semaphore and releasing with the value at which its frame
+            // signals Tandem's primary timeline (tandem/lease.hpp).
             const std::uint32_t x = 17 % lease->extent.width;
             const std::uint32_t y = 5 % lease->extent.height;
-            const std::vector<std::uint32_t> texels =
-                readback.read(*lease, frame_timeline, ++frame_value);
-            runtime.release(*lease, frame_value);
-            const std::uint32_t texel = texels.at(std::size_t{y} * lease->extent.width + x);
+            const tandem::ReadbackImage image = readback.read(*lease);
+            runtime.release(*lease, 0);
+            const std::uint32_t texel = image.texel(x, y);
             const std::uint32_t expected = submitted.at(lease->generation);
             if (texel != expected) {
                 ++mismatches;

@@ -3,11 +3,11 @@
 // 32-bit indices and computed normals, a pyramid without indices), freezes it into a
 // tandem::Scene, and registers two capture tasks of it: one on a worker, one on the primary.
 // Each frame it submits the same CaptureSnapshot (an orbiting camera, the crates turning) to
-// both, reads both outputs on the primary with its own commands (Runtime::primary_vulkan) and
-// compares them channel by channel: the worker's render must be the primary's. The worker is one
-// of the primary's kind (vendor, device and driver) when there is one, and then every channel of
-// every pixel must be equal; on a worker of another kind each channel may differ by at most
-// k_cross_kind_tolerance (rounding, see below). It prints the largest difference it found.
+// both, reads both outputs on the primary (tandem::LeaseReadback) and compares them channel by
+// channel: the worker's render must be the primary's. The worker is one of the primary's kind
+// (vendor, device and driver) when there is one, and then every channel of every pixel must be
+// equal; on a worker of another kind each channel may differ by at most k_cross_kind_tolerance
+// (rounding, see below). It prints the largest difference it found.
 //
 //     tandem-meshes [--require-worker]
 // Without a worker (one GPU; TANDEM_VIRTUAL_DEVICES=2 opens it twice) both tasks run on the
@@ -19,16 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <tandem/tandem.hpp>
-#include <vulkan/vulkan.h>
-
-#include "lease_readback.hpp"
 
 namespace {
 
@@ -233,21 +229,20 @@ int main(int argc, char** argv) try {
     desc.height = k_height;
     desc.factory = tandem::capture_workload(scene);
     desc.name = "meshes on a worker";
-    desc.placement = chosen < workers.size() ? "worker:" + std::to_string(chosen) : "primary";
+    desc.placement = chosen < workers.size() ? tandem::Placement::on_worker(chosen)
+                                             : tandem::Placement::on_primary();
     const tandem::TaskId on_worker = runtime.register_task(desc);
     desc.name = "meshes on the primary";
-    desc.placement = "primary";
+    desc.placement = tandem::Placement::on_primary();
     const tandem::TaskId on_primary = runtime.register_task(desc);
     std::printf("tandem-meshes: %u meshes; one task on %s (adapter %u) via %s, one on the "
                 "primary\n",
-                scene->mesh_count(), runtime.task_device(on_worker).name.c_str(),
-                runtime.task_device(on_worker).index,
-                runtime.task_transfer_path(on_worker).c_str());
+                scene->mesh_count(), runtime.stats(on_worker).device_name.c_str(),
+                runtime.stats(on_worker).device, runtime.stats(on_worker).transfer_path.c_str());
 
     int status = 1;
     {
-        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), k_width, k_height);
-        std::uint64_t read_value = 0;
+        tandem::LeaseReadback readback(runtime);
         std::uint32_t differing = 0; // pixels with any channel different
         std::uint32_t largest = 0;   // the largest channel difference
         std::uint32_t reported = 0;
@@ -269,7 +264,7 @@ int main(int argc, char** argv) try {
             }
             const std::vector<std::byte> bytes = tandem::encode_capture(shot);
 
-            std::vector<std::uint32_t> images[2];
+            tandem::ReadbackImage images[2];
             const tandem::TaskId tasks[2] = {on_worker, on_primary};
             for (int k = 0; k < 2; ++k) {
                 const std::uint64_t generation = produce(runtime, tasks[k], bytes);
@@ -277,21 +272,24 @@ int main(int argc, char** argv) try {
                 if (!lease || lease->generation != generation) {
                     throw std::runtime_error("the newest output is not the one just produced");
                 }
-                images[k] = readback.read(*lease, runtime.primary_timeline(), ++read_value);
-                runtime.release(*lease, read_value);
+                images[k] = readback.read(*lease); // waits for its copy: release with 0
+                runtime.release(*lease, 0);
             }
-            for (std::uint32_t i = 0; i < k_width * k_height; ++i) {
-                const std::uint32_t difference = channel_difference(images[0][i], images[1][i]);
-                differing += difference > 0 ? 1 : 0;
-                largest = std::max(largest, difference);
-                if (difference > allowed && reported++ < 3) {
-                    std::fprintf(stderr,
-                                 "frame %d pixel (%u, %u): worker %08x, primary %08x, a channel "
-                                 "differs by %u\n",
-                                 frame, i % k_width, i / k_width, images[0][i], images[1][i],
-                                 difference);
+            for (std::uint32_t y = 0; y < k_height; ++y) {
+                for (std::uint32_t x = 0; x < k_width; ++x) {
+                    const std::uint32_t worker = images[0].texel(x, y);
+                    const std::uint32_t primary = images[1].texel(x, y);
+                    const std::uint32_t difference = channel_difference(worker, primary);
+                    differing += difference > 0 ? 1 : 0;
+                    largest = std::max(largest, difference);
+                    if (difference > allowed && reported++ < 3) {
+                        std::fprintf(stderr,
+                                     "frame %d pixel (%u, %u): worker %08x, primary %08x, a "
+                                     "channel differs by %u\n",
+                                     frame, x, y, worker, primary, difference);
+                    }
+                    drawn += worker != images[0].texel(0, 0);
                 }
-                drawn += images[0][i] != images[0][0];
             }
         }
         std::printf("tandem-meshes: compared %d frames of %ux%u: largest channel difference %u "

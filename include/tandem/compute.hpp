@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/export.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
@@ -50,6 +51,6 @@ struct ComputeTaskDesc {
 inline constexpr std::size_t k_max_compute_inputs = 8;
 
 // A workload factory for TaskDesc::factory running `desc`'s module. Throws tandem::Error.
-[[nodiscard]] WorkloadFactory compute_workload(const ComputeTaskDesc& desc);
+[[nodiscard]] TANDEM_API WorkloadFactory compute_workload(const ComputeTaskDesc& desc);
 
 } // namespace tandem

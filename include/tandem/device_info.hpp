@@ -11,10 +11,12 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 using Uuid = std::array<std::uint8_t, VK_UUID_SIZE>;
-[[nodiscard]] std::string to_string(const Uuid& uuid);
+[[nodiscard]] TANDEM_API std::string to_string(const Uuid& uuid);
 
 struct QueueFamilyInfo {
     std::uint32_t index = 0;
@@ -133,13 +135,14 @@ enum class TransferPath { SameDevice, ZeroCopy, SharedMemory, CudaPeer, HostImpo
 inline constexpr std::array<TransferPath, 6> k_all_transfer_paths = {
     TransferPath::SameDevice, TransferPath::ZeroCopy,     TransferPath::SharedMemory,
     TransferPath::CudaPeer,   TransferPath::HostImported, TransferPath::HostCopy};
-[[nodiscard]] const char* to_string(TransferPath path) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(TransferPath path) noexcept;
 // "same-device", "zero-copy", "shared-memory", "cuda-peer", "host-imported", "host-copy"; nullopt
 // for anything else.
-[[nodiscard]] std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept;
+[[nodiscard]] TANDEM_API std::optional<TransferPath>
+parse_transfer_path(std::string_view text) noexcept;
 // Every path's name, best first, for messages and help: "same-device, zero-copy, ..., host-copy"
 // with `last` (e.g. " or ") before the last one.
-[[nodiscard]] std::string transfer_path_names(std::string_view last = " or ");
+[[nodiscard]] TANDEM_API std::string transfer_path_names(std::string_view last = " or ");
 
 struct PathAvailability {
     TransferPath path = TransferPath::HostCopy;
@@ -154,7 +157,7 @@ struct InteropAvailability {
 };
 
 // One cell of the pair matrix: the worker's result moves worker -> primary.
-struct PairInfo {
+struct TANDEM_API PairInfo {
     std::uint32_t worker = 0;
     std::uint32_t primary = 0;
     std::vector<PathAvailability> paths; // in k_all_transfer_paths order

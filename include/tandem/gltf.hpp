@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tandem/capture.hpp"
+#include "tandem/export.hpp"
 #include "tandem/scene.hpp"
 
 namespace tandem {
@@ -41,6 +42,6 @@ struct GltfContents {
 
 // Adds the images, materials and meshes of the file at `path` to `builder` (ids continue after
 // what it holds) and returns where its nodes put them. Throws tandem::Error.
-[[nodiscard]] GltfContents load_gltf(const std::string& path, SceneBuilder& builder);
+[[nodiscard]] TANDEM_API GltfContents load_gltf(const std::string& path, SceneBuilder& builder);
 
 } // namespace tandem

@@ -9,9 +9,11 @@
 
 #include <cstdint>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
-[[nodiscard]] std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x,
-                                          std::uint32_t y, std::uint32_t width) noexcept;
+[[nodiscard]] TANDEM_API std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x,
+                                                     std::uint32_t y, std::uint32_t width) noexcept;
 
 } // namespace tandem

@@ -61,6 +61,7 @@
 
 #include "tandem/device_info.hpp"
 #include "tandem/embedding.hpp"
+#include "tandem/export.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/log.hpp"
 #include "tandem/scheduler.hpp"
@@ -153,7 +154,7 @@ struct PrimaryVulkan {
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
-class Runtime {
+class TANDEM_API Runtime {
 public:
     // Opens the primary and worker devices itself. Throws tandem::Error.
     explicit Runtime(const RuntimeOptions& options = {});

@@ -40,6 +40,8 @@
 #include <utility>
 #include <vector>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 namespace detail {
@@ -92,7 +94,7 @@ struct MeshBounds {
 inline constexpr std::uint32_t k_max_image_side = 8192;
 inline constexpr std::uint32_t k_max_primitive_vertices = 1u << 26; // and as many indices
 
-class Scene {
+class TANDEM_API Scene {
 public:
     [[nodiscard]] std::uint32_t mesh_count() const noexcept;
     [[nodiscard]] std::uint32_t material_count() const noexcept; // the default one included
@@ -109,7 +111,7 @@ private:
     std::shared_ptr<const detail::SceneAssets> m_assets;
 };
 
-class SceneBuilder {
+class TANDEM_API SceneBuilder {
 public:
     SceneBuilder();
     ~SceneBuilder();

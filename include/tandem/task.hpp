@@ -24,6 +24,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
 #include "tandem/placement.hpp"
 #include "tandem/workload.hpp"
 
@@ -103,7 +104,7 @@ enum class SubmitStatus {
     Preparing, // the task is still being prepared on its device: nothing changed, as for Busy
     Failed,    // nothing changed and the job will not run: see error and reason
 };
-[[nodiscard]] const char* to_string(SubmitStatus status) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(SubmitStatus status) noexcept;
 
 struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;

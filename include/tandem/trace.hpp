@@ -13,11 +13,12 @@
 
 #include <string>
 
+#include "tandem/export.hpp"
 #include "tandem/runtime.hpp"
 
 namespace tandem {
 
 // Throws tandem::Error when the file cannot be written.
-void write_trace(const Runtime& runtime, const std::string& path);
+TANDEM_API void write_trace(const Runtime& runtime, const std::string& path);
 
 } // namespace tandem

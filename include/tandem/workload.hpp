@@ -46,6 +46,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
+#include "tandem/export.hpp"
 
 namespace tandem {
 
@@ -94,7 +95,7 @@ struct WorkloadOutput {
     VkAccessFlags2 access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 };
 
-class Workload {
+class TANDEM_API Workload {
 public:
     Workload() = default;
     virtual ~Workload() = default;
