@@ -296,8 +296,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
                              specs[i].name.c_str(), specs[i].width, specs[i].height,
                              specs[i].rate_hz, s.device_name.c_str(), s.device,
-                             s.transfer_path.c_str(),
-                             specs[i].automatic ? " (auto)" : "");
+                             s.transfer_path.c_str(), specs[i].automatic ? " (auto)" : "");
             }
         }
 
@@ -543,7 +542,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"size", {spec.width, spec.height}},
                 {"rate_hz", spec.rate_hz},
                 {"placement", spec.placement.to_string()},
-                {"runtime_placement", automatic ? std::string("scheduler") : spec.placement.to_string()},
+                {"runtime_placement",
+                 automatic ? std::string("scheduler") : spec.placement.to_string()},
                 {"device", harness::device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
                 {"transfer_path", s.transfer_path},

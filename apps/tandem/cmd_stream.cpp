@@ -126,8 +126,8 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
         desc.height = height;
         desc.slots = args->slots;
         // Any text that is not one of the placement forms selects a device, as device:SEL does.
-        desc.placement = Placement::parse(args->placement)
-                             .value_or(Placement::on_device(args->placement));
+        desc.placement =
+            Placement::parse(args->placement).value_or(Placement::on_device(args->placement));
         const TaskId task = runtime.register_task(desc);
         const TaskStats placed = runtime.stats(task);
         const std::string& path = placed.transfer_path;

@@ -418,8 +418,8 @@ int main(int argc, char** argv) {
         big.width = width;
         big.height = height;
         // Any text that is not one of the placement forms selects a device.
-        big.placement = tandem::Placement::parse(placement).value_or(
-            tandem::Placement::on_device(placement));
+        big.placement =
+            tandem::Placement::parse(placement).value_or(tandem::Placement::on_device(placement));
         big.slots = slots;
         g_compute = workload == "compute";
         if (g_compute) {

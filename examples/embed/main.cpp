@@ -181,7 +181,7 @@ int main() try {
         desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<EngineFill>(); };
         desc.placement = runtime.worker_devices().empty() ? tandem::Placement::on_primary()
                                                           : tandem::Placement::on_worker(0);
-        tandem::TaskId task = 0;
+        tandem::TaskId task;
         try {
             task = runtime.register_task(desc);
         } catch (const tandem::Error& e) {

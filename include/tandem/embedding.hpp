@@ -36,6 +36,8 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 // One thing Tandem asks of the engine's instance or device: an extension, or a feature (a member
@@ -63,7 +65,7 @@ struct EmbeddingFeatures {
     bool maintenance4 = false;       // VkPhysicalDeviceVulkan13Features::maintenance4
 };
 
-struct EmbeddingRequirements {
+struct TANDEM_API EmbeddingRequirements {
     // The least Vulkan version: VkApplicationInfo::apiVersion of the engine's instance and the
     // physical device's apiVersion must both be at least this.
     std::uint32_t api_version = VK_API_VERSION_1_3;
@@ -98,14 +100,14 @@ struct EmbeddingRequirements {
 // Without a physical device (before the instance exists): the API version, the instance
 // extensions and the device items Tandem asks for, device items unsupported. With one: the same,
 // with what that device supports. Throws nothing.
-[[nodiscard]] EmbeddingRequirements
+[[nodiscard]] TANDEM_API EmbeddingRequirements
 embedding_requirements(VkPhysicalDevice physical_device = VK_NULL_HANDLE);
 
 // An application's Vulkan objects handed to Tandem (Runtime(EmbedInfo) in tandem/runtime.hpp).
 // Create the instance with at least Vulkan 1.3 and the device from embedding_requirements(),
 // and say here what the device was created with. Tandem submits only to queue (queue_family,
 // queue_index) of a graphics+compute family; leases are readable by that family.
-struct EmbedInfo {
+struct TANDEM_API EmbedInfo {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE; // the one `device` was created from
     VkDevice device = VK_NULL_HANDLE;

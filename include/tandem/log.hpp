@@ -27,6 +27,8 @@
 #include <optional>
 #include <string_view>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 // Ordered by severity: a level lets through itself and everything after it. Off lets nothing
@@ -39,14 +41,14 @@ using LogCallback =
     std::function<void(LogLevel level, std::string_view category, std::string_view message)>;
 
 // "trace", "debug", "info", "warn", "error", "off".
-[[nodiscard]] const char* to_string(LogLevel level) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(LogLevel level) noexcept;
 // The names to_string gives (and "warning"); nullopt for anything else.
-[[nodiscard]] std::optional<LogLevel> parse_log_level(std::string_view text) noexcept;
+[[nodiscard]] TANDEM_API std::optional<LogLevel> parse_log_level(std::string_view text) noexcept;
 
 // The process's default logger: messages logged outside every Runtime's calls and threads (glTF
 // loading, a tool's device discovery) go to `callback` at `level` or above; a null callback: to
 // stderr. Until it is called: warnings and errors to stderr. Thread-safe; takes effect for the
 // next message on every thread.
-void set_default_log(LogLevel level, LogCallback callback = {});
+TANDEM_API void set_default_log(LogLevel level, LogCallback callback = {});
 
 } // namespace tandem

@@ -17,11 +17,13 @@
 #include <string>
 #include <string_view>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 enum class PlacementKind { Auto, Primary, Worker, Device };
 
-struct Placement {
+struct TANDEM_API Placement {
     PlacementKind kind = PlacementKind::Auto;
     // Worker: the worker's position ("worker:N"); unset for the runtime's choice.
     std::optional<std::uint32_t> worker;

@@ -42,7 +42,7 @@ struct TaskId {
     [[nodiscard]] auto operator<=>(const TaskId&) const = default;
 };
 // "index:generation", for logs and messages.
-[[nodiscard]] std::string to_string(TaskId id);
+[[nodiscard]] TANDEM_API std::string to_string(TaskId id);
 
 // Why a call about a task did not do what it was asked. Every call that takes a TaskId answers
 // an id that names no live task (never registered, or unregistered) with UnknownTask: in
@@ -60,7 +60,7 @@ enum class TaskError {
     LeaseNotHeld,      // release: the lease was released already, or never handed out
     NotMeasured,       // calibrate: no device could run the task's jobs
 };
-[[nodiscard]] const char* to_string(TaskError error) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
 // Which entries of a calibration profile predict a task's cost before the runtime has measured
 // it: the reference workloads of `kind` ("pattern"; "capture" with `work` triangles) at the
@@ -108,9 +108,9 @@ enum class SubmitStatus {
 
 struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;
-    std::uint64_t generation = 0;     // Accepted: the generation this submit produces
+    std::uint64_t generation = 0;      // Accepted: the generation this submit produces
     TaskError error = TaskError::None; // Failed: why, as a value
-    std::string reason;               // Failed: a sentence saying why (Preparing: where)
+    std::string reason;                // Failed: a sentence saying why (Preparing: where)
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
 

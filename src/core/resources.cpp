@@ -55,8 +55,7 @@ std::optional<VkFormat> parse_color_format(std::string_view text) {
     return std::nullopt;
 }
 
-Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory,
-                                  VkDeviceSize bytes) {
+Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory, VkDeviceSize bytes) {
     const Device* owner = &device;
     Handle<VkDeviceMemory> out(memory, [owner, bytes](VkDeviceMemory m) {
         vkFreeMemory(owner->handle(), m, nullptr);

@@ -209,16 +209,17 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                                              std::to_string(pending->device()) + ": " + why);
                 break;
             case PendingKind::Fallback:
-                task.fallback_error = (task.active != nullptr
-                                           ? LinkFailures::failure(*task.active) + "; "
-                                           : std::string()) +
-                                      "no other path could be prepared: " + why;
+                task.fallback_error =
+                    (task.active != nullptr ? LinkFailures::failure(*task.active) + "; "
+                                            : std::string()) +
+                    "no other path could be prepared: " + why;
                 log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
                 break;
             case PendingKind::Reconfigure:
                 task.reconfigure_error = why;
-                log_error("runtime", "task '{}' keeps its shape: its new one could not be prepared: {}",
-                              task.desc.name, why);
+                log_error("runtime",
+                          "task '{}' keeps its shape: its new one could not be prepared: {}",
+                          task.desc.name, why);
                 break;
             }
             task.retire(pending);
@@ -236,9 +237,9 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
         case PendingKind::Move:
             ++task.moves;
             // The old device's instance stays for a quick move back, unless it cannot serve.
-            if (old != nullptr && (old->worker->lost() ||
-                                   old->link_failed.load(std::memory_order_acquire) ||
-                                   !old->prepared())) {
+            if (old != nullptr &&
+                (old->worker->lost() || old->link_failed.load(std::memory_order_acquire) ||
+                 !old->prepared())) {
                 task.retire(old);
             }
             break;
@@ -264,8 +265,8 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
     }
 }
 
-void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
-                                      std::uint64_t reads_value, Losses& losses) noexcept {
+void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::uint64_t reads_value,
+                                      Losses& losses) noexcept {
     if (!instance.prepared()) {
         return;
     }
@@ -319,8 +320,8 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
                 if (s.state == SlotState::WorkerInFlight) {
                     (void)instance.ring.apply(i, SlotEvent::WorkerDone);
                 }
-                m_trace.span(instance.trace_worker_queue, instance.desc.name,
-                             s.times.worker_submit, now, s.generation, instance.desc.name);
+                m_trace.span(instance.trace_worker_queue, instance.desc.name, s.times.worker_submit,
+                             now, s.generation, instance.desc.name);
             }
             if (copied >= s.primary_value) {
                 if (!s.worker_done_seen) {
@@ -344,10 +345,9 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance,
             now - std::max(s.times.request, worker.last_progress()) > allowance) {
             // Say where it stopped, so a report from a machine names the stage.
             lost_reason = "it made no progress for longer than its allowance of " +
-                          ms_text(allowance) + " while generation " +
-                          std::to_string(s.generation) + " of " + instance.desc.name +
-                          " waited (slot " + std::to_string(i) + " " + to_string(s.state) +
-                          "; worker work " + std::to_string(worked) + "/" +
+                          ms_text(allowance) + " while generation " + std::to_string(s.generation) +
+                          " of " + instance.desc.name + " waited (slot " + std::to_string(i) + " " +
+                          to_string(s.state) + "; worker work " + std::to_string(worked) + "/" +
                           std::to_string(s.work_value) + ", primary copy " +
                           std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
             lost_reason += "; " + worker.activity();

@@ -244,8 +244,8 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         worker.set_activity(Thread::Transfers, "retrying the transfer (not ready)", job.generation);
     }
     while (r == VK_NOT_READY && !worker.lost()) {
-        const auto allowance =
-            worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()), m_completion.first_job_timeout());
+        const auto allowance = worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
+                                                m_completion.first_job_timeout());
         if (Clock::now() > std::max(t_submit, worker.last_progress()) + allowance) {
             break;
         }

@@ -18,8 +18,9 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
     Worker& worker = *task.worker;
     const std::string error = task.transport->error();
     const auto now = Clock::now();
-    const auto timeout = worker.allowance(
-        std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed)), m_first_job_timeout);
+    const auto timeout =
+        worker.allowance(std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed)),
+                         m_first_job_timeout);
     // The device's fault, not the path's: it reported loss, its own work failed, or (seen by the
     // pump) a slot waited longer than the worker's allowance in which it completed nothing.
     bool device_failed = worker.lost() || worker.watch_result() != VK_SUCCESS ||
@@ -55,7 +56,7 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
         drop_transfer_path(m_health.get(), path, worker.device().info().index,
                            m_primary.info().index, "it failed in use: " + error);
         log_warn("runtime", "task '{}' on {}: the {} path failed and is dropped for this pair: {}",
-                     task.desc.name, worker.label(), path, error);
+                 task.desc.name, worker.label(), path, error);
     } catch (...) {
         // Out of memory: the task's link is retired all the same; only the record lacks it.
     }

@@ -18,8 +18,9 @@ void LinkFallback::step(const std::vector<std::shared_ptr<Task>>& tasks) {
             continue; // nothing failed, something replaces it already, or no path is left
         }
         const std::string why = LinkFailures::failure(*failed);
-        log_warn("scheduler", "task '{}' on adapter {}: {}; preparing it again there with the next path",
-                     task->desc.name, failed->device(), why);
+        log_warn("scheduler",
+                 "task '{}' on adapter {}: {}; preparing it again there with the next path",
+                 task->desc.name, failed->device(), why);
         try {
             TaskInstance& next = m_runtime->add_instance(*task, failed->desc, failed->device());
             task->pending = &next;

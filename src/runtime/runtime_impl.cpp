@@ -120,11 +120,11 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     m_links = std::make_unique<LinkFailures>(*m_primary, m_timeout_ms, m_options.first_job_timeout);
     m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,
                                                 m_links->health(), *m_retire, m_trace);
-    m_completion = std::make_unique<CompletionTracker>(
-        m_tasks, *m_leases, *m_links, *m_preparer, *m_retire, *m_primary, *m_reads, m_trace,
-        m_timeout_ms, m_options.first_job_timeout);
-    m_jobs = std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, m_trace,
-                                           m_timeout_ms, m_options.max_consecutive_failures);
+    m_completion = std::make_unique<CompletionTracker>(m_tasks, *m_leases, *m_links, *m_preparer,
+                                                       *m_retire, *m_primary, *m_reads, m_trace,
+                                                       m_timeout_ms, m_options.first_job_timeout);
+    m_jobs = std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, m_trace, m_timeout_ms,
+                                           m_options.max_consecutive_failures);
 
     JobPipeline* jobs = m_jobs.get();
     CompletionTracker* completion = m_completion.get();
@@ -178,8 +178,9 @@ RuntimeImpl::~RuntimeImpl() {
             settle(*device);
         }
     } else {
-        log_warn("runtime", "work still in flight at shutdown: a device did not finish within {} ms",
-                     worker_timeout().count());
+        log_warn("runtime",
+                 "work still in flight at shutdown: a device did not finish within {} ms",
+                 worker_timeout().count());
     }
     m_all.clear();
     m_fallback.reset();
@@ -314,8 +315,8 @@ RuntimeResources RuntimeImpl::resources() const {
     }
     // Each worker's job, transfer and watcher threads, the completion and preparation threads,
     // and the pair bridges running now.
-    out.threads = static_cast<std::uint32_t>(3 * m_workers.size() + 2 +
-                                             m_preparer->bridge_threads());
+    out.threads =
+        static_cast<std::uint32_t>(3 * m_workers.size() + 2 + m_preparer->bridge_threads());
     std::vector<std::shared_ptr<Task>> tasks;
     m_tasks.snapshot(tasks);
     for (const auto& task : tasks) {

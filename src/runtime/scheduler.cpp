@@ -266,8 +266,8 @@ void Scheduler::apply(Task& task, std::uint32_t chosen) {
             failure = "task \"" + task.desc.name + "\" could not be registered on adapter " +
                       std::to_string(chosen) + ": " + e.what();
         }
-        if (failure.empty() && instance->phase.load(std::memory_order_acquire) ==
-                                   InstancePhase::Failed) {
+        if (failure.empty() &&
+            instance->phase.load(std::memory_order_acquire) == InstancePhase::Failed) {
             task.refused.push_back(chosen);
             failure = "task \"" + task.desc.name + "\" could not run on adapter " +
                       std::to_string(chosen) + ": " + instance->preparation_error;
@@ -511,9 +511,8 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
         };
         bool failed = false;
         for (std::uint32_t j = 0; j < jobs && !failed; ++j) {
-            const std::uint64_t before = with([](TaskInstance* i) {
-                return i != nullptr ? instance_pulse(*i, 0).completed : 0;
-            });
+            const std::uint64_t before = with(
+                [](TaskInstance* i) { return i != nullptr ? instance_pulse(*i, 0).completed : 0; });
             const auto deadline = std::chrono::steady_clock::now() + timeout;
             for (;;) {
                 TaskInstance* instance = with([](TaskInstance* i) { return i; });
@@ -525,8 +524,11 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                     break;
                 }
                 if (std::chrono::steady_clock::now() > deadline) {
-                    note_failure("task \"" + task.desc.name + "\": its trial jobs did not start on "
-                                 "adapter " + std::to_string(d), d);
+                    note_failure("task \"" + task.desc.name +
+                                     "\": its trial jobs did not start on "
+                                     "adapter " +
+                                     std::to_string(d),
+                                 d);
                     failed = true;
                     break;
                 }
@@ -565,8 +567,8 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                     break;
                 }
                 if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
-                    failure = "a job did not complete within " + std::to_string(timeout.count()) +
-                              " ms";
+                    failure =
+                        "a job did not complete within " + std::to_string(timeout.count()) + " ms";
                 }
                 if (!failure.empty()) {
                     std::lock_guard lock(task.mutex);
@@ -616,7 +618,8 @@ std::vector<DeviceCost> Scheduler::costs(const Task& task) const {
             c.source = to_string(e->source);
         }
         if (!c.primary) {
-            if (const auto m = m_model->move(task.key, shape, d.index, primary(), path_of(d.index))) {
+            if (const auto m =
+                    m_model->move(task.key, shape, d.index, primary(), path_of(d.index))) {
                 c.move_ms = m->total_ms();
             }
         }

@@ -61,14 +61,14 @@ struct Task {
     bool live = true;    // false once unregistered: every call answers UnknownTask
 
     std::vector<std::unique_ptr<TaskInstance>> instances; // in use, being prepared, or idle
-    TaskInstance* active = nullptr;  // takes the application's submits
-    TaskInstance* pending = nullptr; // being prepared to replace it
+    TaskInstance* active = nullptr;                       // takes the application's submits
+    TaskInstance* pending = nullptr;                      // being prepared to replace it
     PendingKind pending_kind = PendingKind::Move;
     // A fallback that could not be prepared (no path left): submits answer Failed with it.
     std::string fallback_error;
     // A reconfiguration whose new shape could not be prepared (the old shape runs on).
     std::string reconfigure_error;
-    std::vector<std::uint32_t> refused; // devices a move or a trial could not use
+    std::vector<std::uint32_t> refused;     // devices a move or a trial could not use
     std::vector<std::string> move_failures; // why, for the scheduler's report (it takes them)
 
     std::uint64_t shown_serial = 0;     // the instance whose output was handed out last

@@ -24,8 +24,9 @@ SubmitResult failed(TaskError error, std::string reason) {
 }
 
 std::string unknown_task(TaskId id) {
-    return "Task " + to_string(id) + " names no task of this runtime (never registered, or "
-                                     "unregistered)";
+    return "Task " + to_string(id) +
+           " names no task of this runtime (never registered, or "
+           "unregistered)";
 }
 
 } // namespace
@@ -174,9 +175,10 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         }
         if (task.stopped) {
             ++task.failed;
-            return failed(TaskError::Stopped, "task '" + task.desc.name + "' stopped after " +
-                                                  std::to_string(m_options.max_consecutive_failures) +
-                                                  " failed jobs in a row: " + task.last_failure);
+            return failed(TaskError::Stopped,
+                          "task '" + task.desc.name + "' stopped after " +
+                              std::to_string(m_options.max_consecutive_failures) +
+                              " failed jobs in a row: " + task.last_failure);
         }
         TaskInstance* instance = task.active;
         SubmitResult preparing;
@@ -189,7 +191,8 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         Worker& worker = *instance->worker;
         // An auto task whose worker was lost moves (in the pump that sees the loss, or the one
         // after): it is being prepared elsewhere, not failed.
-        if ((task.automatic || (task.pending != nullptr && task.pending_kind == PendingKind::Move)) &&
+        if ((task.automatic ||
+             (task.pending != nullptr && task.pending_kind == PendingKind::Move)) &&
             worker.lost()) {
             ++task.busy;
             preparing.reason = "task '" + task.desc.name + "' is moving off " + worker.label() +

@@ -115,12 +115,12 @@ struct TaskInstance {
     mutable std::mutex mutex;
     SlotRing ring;
     OutputRegistry registry;
-    std::uint64_t accepted = 0;      // the application's jobs taken here
-    std::uint64_t ready = 0;         // generations published (became the newest output)
-    std::uint64_t superseded = 0;    // completed after a newer generation was published
-    std::uint64_t failed_jobs = 0;   // jobs whose workload failed
-    std::uint64_t trial_jobs = 0;    // trial jobs taken here
-    std::uint64_t trials_done = 0;   // trial jobs completed
+    std::uint64_t accepted = 0;    // the application's jobs taken here
+    std::uint64_t ready = 0;       // generations published (became the newest output)
+    std::uint64_t superseded = 0;  // completed after a newer generation was published
+    std::uint64_t failed_jobs = 0; // jobs whose workload failed
+    std::uint64_t trial_jobs = 0;  // trial jobs taken here
+    std::uint64_t trials_done = 0; // trial jobs completed
     // Jobs taken and not yet let go by the worker's job and transfer threads (each job's last
     // step on them ends it under `mutex`): an instance is not quiescent while one is held.
     std::uint32_t host_jobs = 0;

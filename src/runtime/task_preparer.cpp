@@ -96,7 +96,7 @@ void TaskPreparer::run() noexcept {
         }
         if (phase == InstancePhase::Failed) {
             log_debug("runtime", "task '{}' could not be prepared on {}: {}", instance->desc.name,
-                          instance->worker->label(), instance->preparation_error);
+                      instance->worker->label(), instance->preparation_error);
         }
         {
             std::lock_guard lock(m_mutex);
@@ -216,9 +216,9 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     task->trace_worker_queue = m_trace.track(device.label() + " main queue");
     task->trace_transfer_queue =
         m_trace.track(m_primary.label() + (task->same_device ? " main queue" : " transfer queue"));
-    log_debug("runtime", "task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name, desc.width,
-                  desc.height, desc.slots, desc.workload, device.label(),
-                  task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
+    log_debug("runtime", "task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name,
+              desc.width, desc.height, desc.slots, desc.workload, device.label(),
+              task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
 }
 
 } // namespace tandem::detail

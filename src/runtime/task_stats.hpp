@@ -47,7 +47,7 @@ struct InstanceStatsPart {
 
 // What a task's statistics are made of.
 struct TaskStatsParts {
-    TaskStats base; // the task-level fields, filled
+    TaskStats base;                           // the task-level fields, filled
     std::vector<InstanceStatsPart> instances; // the active one first
 };
 

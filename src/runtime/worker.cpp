@@ -64,9 +64,9 @@ void Worker::hold(const TaskInstance* instance, std::uint64_t generation) {
     m_hold.emplace(instance, generation);
 }
 
-std::chrono::milliseconds Worker::allowance(std::chrono::milliseconds timeout,
-                                            std::chrono::milliseconds first_job_timeout) const
-    noexcept {
+std::chrono::milliseconds
+Worker::allowance(std::chrono::milliseconds timeout,
+                  std::chrono::milliseconds first_job_timeout) const noexcept {
     using std::chrono::milliseconds;
     const double longest_ms = m_longest_job_us.load(std::memory_order_relaxed) / 1000.0;
     milliseconds out = std::max(timeout, milliseconds(static_cast<std::int64_t>(4.0 * longest_ms)));

@@ -120,8 +120,9 @@ public:
     // the larger of `timeout`, 4 times the longest job it was measured to need, and, while a
     // task's first job on it is unfinished (pipeline compilation, uploads: nothing measured
     // yet), `first_job_timeout`.
-    [[nodiscard]] std::chrono::milliseconds allowance(
-        std::chrono::milliseconds timeout, std::chrono::milliseconds first_job_timeout) const noexcept;
+    [[nodiscard]] std::chrono::milliseconds
+    allowance(std::chrono::milliseconds timeout,
+              std::chrono::milliseconds first_job_timeout) const noexcept;
     // A job of `us` microseconds from its submission to its completion being seen.
     void note_job_time(double us) noexcept;
     // Instances whose first job on this worker is accepted and not completed yet.

@@ -100,7 +100,7 @@ private:
         std::unique_ptr<Retired> object;
         std::vector<RetirePoint> points;
         std::vector<const Device*> devices;
-        bool marked = false;          // points reached; waits for `markers`
+        bool marked = false;              // points reached; waits for `markers`
         std::vector<RetirePoint> markers; // one per queue of `devices`
     };
 

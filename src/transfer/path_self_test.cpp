@@ -7,8 +7,8 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <new>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -193,9 +193,9 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     }
     TransferLink* link = objects.link.get();
     try {
-        objects.images = link->create_images(worker.label() + " " + name,
-                                             VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-                                             VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        objects.images =
+            link->create_images(worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
     } catch (const std::exception& e) {
         return failure(std::string("creating its images failed: ") + e.what());
     }

@@ -12,8 +12,9 @@
 // Threads: blocking (waits for its own batches on both devices, bounded): the runtime calls it on
 // its preparation thread, never on the application's. What a self-test made goes to the
 // `retire` list when one is given (the runtime's: freed once the GPU passed it, nothing settled),
-// else both devices are settled before it is destroyed. Every Vulkan result it checks goes through vk_status with
-// the context "path self-test <path>: <step>", so tests can fail one path's self-test by name.
+// else both devices are settled before it is destroyed. Every Vulkan result it checks goes through
+// vk_status with the context "path self-test <path>: <step>", so tests can fail one path's
+// self-test by name.
 #pragma once
 
 #include <cstdint>
@@ -64,12 +65,10 @@ struct SelfTestResult {
 // cannot export `format`, as TransferLink does), self-tested first when untested. A path that
 // fails its self-test is dropped in `health` and the next one tried. Throws Error when no path is
 // left (quoting why each was dropped), or when `forced` is unavailable or dropped (its reason).
-[[nodiscard]] TransferPath choose_tested_path(const Device& worker, const Device& primary,
-                                              const PairInfo& pair,
-                                              std::optional<TransferPath> forced, VkFormat format,
-                                              PathHealth& health,
-                                              const StagingCopierFactory& cuda_copier = {},
-                                              RetireList* retire = nullptr);
+[[nodiscard]] TransferPath
+choose_tested_path(const Device& worker, const Device& primary, const PairInfo& pair,
+                   std::optional<TransferPath> forced, VkFormat format, PathHealth& health,
+                   const StagingCopierFactory& cuda_copier = {}, RetireList* retire = nullptr);
 
 // Test hook: the next `count` self-tests of `path` send the known image with one byte altered
 // (byte 0 of texel (5, 3) inverted), as a path that corrupts what it moves would deliver it.

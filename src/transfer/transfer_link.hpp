@@ -55,8 +55,8 @@ struct TransferDesc {
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3;
-    std::uint32_t band_rows = 0;             // 0: the path chooses (whole image when small)
-    std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
+    std::uint32_t band_rows = 0;        // 0: the path chooses (whole image when small)
+    std::optional<TransferPath> forced; // else negotiated from the PairInfo, best first
     // The bridge's wait limit (0: never; the owner watches the worker for hangs), and how long
     // the destructor lets work in flight finish.
     std::chrono::milliseconds timeout{5000};

@@ -40,7 +40,7 @@ TaskDesc pattern_task(const std::string& placement, std::uint32_t width, std::ui
     desc.name = "readback " + placement + " " + std::to_string(width);
     desc.width = width;
     desc.height = height;
-    desc.placement = placement;
+    desc.placement = Placement::parse(placement).value();
     return desc;
 }
 
@@ -53,7 +53,7 @@ std::optional<Lease> next_output(Runtime& runtime, TaskId task, std::uint64_t af
         runtime.pump();
         if (auto lease = runtime.acquire(task)) {
             if (lease->generation > after) {
-                return lease;
+                return lease.lease;
             }
             runtime.release(*lease, 0);
         }
@@ -98,9 +98,9 @@ TEST_P(LeaseReadbackPlacement, ReadsThePatternExactly) {
     const TaskId large = runtime.register_task(pattern_task(placement, 67, 45));
     for (const TaskId task : {small, large}) {
         if (placement == "primary") {
-            EXPECT_EQ(runtime.task_device(task).index, runtime.primary_device().index);
+            EXPECT_EQ(runtime.stats(task).device, runtime.primary_device().index);
         } else {
-            EXPECT_NE(runtime.task_device(task).index, runtime.primary_device().index);
+            EXPECT_NE(runtime.stats(task).device, runtime.primary_device().index);
         }
     }
     {

@@ -212,7 +212,9 @@ TEST_F(ApplicationWorkloadTest, AStandaloneRuntimeHandsOutThePrimarysVulkanObjec
     EXPECT_NE(s.device, VK_NULL_HANDLE);
     EXPECT_NE(s.queue, VK_NULL_HANDLE);
     EXPECT_TRUE(s.queue_mutex);
-    EXPECT_EQ(s.queue_family, detail::RuntimeAccess::impl(standalone).primary().queue(detail::QueueRole::Main).family());
+    EXPECT_EQ(
+        s.queue_family,
+        detail::RuntimeAccess::impl(standalone).primary().queue(detail::QueueRole::Main).family());
 }
 
 } // namespace

@@ -158,7 +158,8 @@ TEST_F(Runtime_, ShutdownWithWorkInFlightIsClean) {
         auto runtime = make_runtime();
         const TaskId a = runtime->register_task(pattern_task());
         const TaskId b = runtime->register_task(pattern_task("primary", 128, 128));
-        detail::RuntimeAccess::impl(*runtime).hold_generation(a, 2); // one job still queued on the worker thread
+        detail::RuntimeAccess::impl(*runtime).hold_generation(
+            a, 2); // one job still queued on the worker thread
         for (int i = 0; i < 3; ++i) {
             (void)runtime->submit(a);
             (void)runtime->submit(b);

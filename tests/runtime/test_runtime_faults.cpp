@@ -66,8 +66,9 @@ TEST_F(RuntimeFaults, WorkThatDoesNotCompleteInTimeMarksTheWorkerLost) {
     impl.hold_generation(task, 2); // never reaches the GPU until released
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
-    EXPECT_NE(runtime->stats(task).worker_lost_reason.find("no progress for longer than its allowance"),
-              std::string::npos)
+    EXPECT_NE(
+        runtime->stats(task).worker_lost_reason.find("no progress for longer than its allowance"),
+        std::string::npos)
         << runtime->stats(task).worker_lost_reason;
     EXPECT_EQ(runtime->submit(task).status, SubmitStatus::Failed);
     expect_retired_except_published(impl, task);

@@ -427,12 +427,13 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
 TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
     auto runtime = make_slow_runtime();
     const std::string workload = "fails-to-prepare";
-    detail::RuntimeAccess::impl(*runtime).workloads().add(workload,
-                                    [](const detail::Device&, const detail::WorkloadParams&)
-                                        -> std::unique_ptr<detail::Workload> {
-                                        throw Error("The test workload cannot be built here",
-                                                    "Nothing to do: the test wants this");
-                                    });
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
+        workload,
+        [](const detail::Device&,
+           const detail::WorkloadParams&) -> std::unique_ptr<detail::Workload> {
+            throw Error("The test workload cannot be built here",
+                        "Nothing to do: the test wants this");
+        });
     TaskDesc desc = pattern_task("worker:0", k_w, k_h);
     desc.workload = workload;
     const TaskId id = runtime->register_task_async(desc);

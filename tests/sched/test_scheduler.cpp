@@ -98,9 +98,7 @@ protected:
         runtime->pump();
     }
 
-    [[nodiscard]] std::uint32_t device_of(TaskId task) const {
-        return runtime->stats(task).device;
-    }
+    [[nodiscard]] std::uint32_t device_of(TaskId task) const { return runtime->stats(task).device; }
     std::uint32_t primary() const { return devices[0].index; }
     std::uint32_t worker(std::size_t k) const { return devices[1 + k].index; }
 
