@@ -356,10 +356,15 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
         }
         return out.lease.has_value();
     };
-    // The active instance once it has an output newer than what was shown (and than what it had
-    // when it became active), else the shown one's: never blank, never back in time.
+    // The active instance's newest output once it is at least what was shown (and newer than
+    // what it had when it last became active, unless it made what was shown), else the shown
+    // instance's: never blank, never back in time.
     if (TaskInstance* active = task->active) {
-        if (hand_out(*active, std::max(active->activated_after + 1, task->shown_generation))) {
+        const std::uint64_t at_least =
+            task->shown_serial == active->serial
+                ? task->shown_generation
+                : std::max(active->activated_after + 1, task->shown_generation);
+        if (hand_out(*active, at_least)) {
             return out;
         }
     }

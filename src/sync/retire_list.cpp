@@ -46,6 +46,7 @@ void RetireList::retire(std::unique_ptr<Retired> object, std::vector<RetirePoint
     e.devices = std::move(devices);
     std::lock_guard lock(m_mutex);
     m_entries.push_back(std::move(e));
+    ++m_held;
 }
 
 bool RetireList::reached(const RetirePoint& point) noexcept {
@@ -143,12 +144,15 @@ void RetireList::collect() noexcept {
             }
         }
     }
+    const std::size_t destroyed = done.size();
     done.clear(); // destroyed outside the lock
+    std::lock_guard lock(m_mutex);
+    m_held -= destroyed;
 }
 
 std::size_t RetireList::pending() const {
     std::lock_guard lock(m_mutex);
-    return m_entries.size();
+    return m_held;
 }
 
 bool RetireList::drain(std::chrono::steady_clock::time_point deadline) noexcept {
@@ -172,6 +176,8 @@ bool RetireList::drain(std::chrono::steady_clock::time_point deadline) noexcept 
         }
     }
     all.clear();
+    std::lock_guard lock(m_mutex);
+    m_held = m_entries.size();
     return reached;
 }
 
@@ -182,6 +188,8 @@ void RetireList::clear() noexcept {
         all.swap(m_entries);
     }
     all.clear();
+    std::lock_guard lock(m_mutex);
+    m_held = m_entries.size();
 }
 
 } // namespace tandem::detail

@@ -75,7 +75,7 @@ public:
     // Polls, marks and destroys what the GPU is done with. Never blocks (a concurrent caller
     // returns at once) and never throws.
     void collect() noexcept;
-    // Entries waiting (for points or markers).
+    // Entries not destroyed yet (waiting for points or markers, or being destroyed now).
     [[nodiscard]] std::size_t pending() const;
     // Shutdown: waits until `deadline` at the latest for every entry's points (blocking waits),
     // then destroys every entry. False when some point was not reached in time.
@@ -112,8 +112,10 @@ private:
     [[nodiscard]] bool mark(const Device& device, std::vector<RetirePoint>& out) noexcept;
 
     std::vector<Marker> m_markers; // fixed after construction
-    mutable std::mutex m_mutex;    // guards m_entries
+    mutable std::mutex m_mutex;    // guards m_entries and m_held
     std::vector<Entry> m_entries;
+    // Entries taken and not yet destroyed, those collect() has out of m_entries included.
+    std::size_t m_held = 0;
     std::mutex m_collecting; // one collect() at a time
 };
 

@@ -73,6 +73,14 @@ public:
         std::lock_guard lock(m_mutex);
         return m_open;
     }
+    // Shuts the gate again: work recorded from now on waits (the events are reset).
+    void close() {
+        std::lock_guard lock(m_mutex);
+        m_open = false;
+        for (const auto& [device, event] : m_events) {
+            detail::vk_check(vkResetEvent(device, event), "vkResetEvent");
+        }
+    }
 
 private:
     mutable std::mutex m_mutex;
@@ -479,6 +487,102 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     const TaskStats s = runtime->stats(task);
     EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
     EXPECT_EQ(s.newest_generation, 5u);
+}
+
+// The pattern workload behind a GpuGate: every job's commands first wait for the gate's event,
+// so a job takes on the GPU as long as the test keeps the gate shut.
+class GatedPattern final : public detail::Workload {
+public:
+    GatedPattern(const detail::Device& device, const detail::WorkloadParams& params, GpuGate& gate)
+        : m_gate(gate), m_event(gate.add(device)),
+          m_inner(std::make_unique<detail::PatternWorkload>(device, params)) {}
+    ~GatedPattern() override { m_gate.remove(m_event); }
+    VkImageUsageFlags target_usage() const noexcept override { return m_inner->target_usage(); }
+    detail::WorkloadOutput output() const noexcept override { return m_inner->output(); }
+    VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
+                    std::uint64_t generation,
+                    std::span<const std::byte> snapshot) noexcept override {
+        vkCmdWaitEvents(cmd, 1, &m_event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
+        return m_inner->record(cmd, slot, target, generation, snapshot);
+    }
+
+private:
+    GpuGate& m_gate;
+    VkEvent m_event;
+    std::unique_ptr<detail::Workload> m_inner;
+};
+
+// Slow is not lost: a worker whose first job takes many times the worker timeout (nothing is
+// measured yet: it may be compiling pipelines, uploading, or simply be a CPU device given a
+// heavy scene) is not lost, and the job's output arrives.
+TEST_F(SlowWorkerTest, AFirstJobFarLongerThanTheTimeoutIsNotLost) {
+    GpuGate gate;
+    RuntimeOptions options;
+    options.worker_timeout = 200ms; // the first job below takes ten times that
+    auto runtime = make_runtime("1", options);
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
+        "gated-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
+            return std::make_unique<GatedPattern>(device, params, gate);
+        });
+    TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+    desc.workload = "gated-pattern";
+    const TaskId task = runtime->register_task(desc);
+    Watchdog watchdog([&] { gate.open(); });
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < until) {
+        runtime->pump();
+        ASSERT_FALSE(runtime->stats(task).worker_lost) << runtime->stats(task).worker_lost_reason;
+        std::this_thread::sleep_for(5ms);
+    }
+    gate.open();
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+    EXPECT_FALSE(runtime->stats(task).worker_lost);
+    auto reader = make_reader(*runtime, k_w, k_h);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    expect_pattern(read_back(*reader, *lease, v), *lease);
+    (void)runtime->release(*lease, v);
+}
+
+// A real hang is still caught: a worker whose job never finishes is lost within the documented
+// bound (first_job_timeout before anything was measured there), with a sentence saying where it
+// stopped; and once a job was measured, within max(worker_timeout, 4 x the longest job).
+TEST_F(SlowWorkerTest, AJobThatNeverFinishesLosesTheWorkerWithinTheBound) {
+    for (const bool measured_first : {false, true}) {
+        GpuGate gate;
+        RuntimeOptions options;
+        options.worker_timeout = 200ms;
+        options.first_job_timeout = 1000ms;
+        auto runtime = make_runtime("1", options);
+        detail::RuntimeAccess::impl(*runtime).workloads().add(
+            "gated-pattern",
+            [&](const detail::Device& device, const detail::WorkloadParams& params) {
+                return std::make_unique<GatedPattern>(device, params, gate);
+            });
+        TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+        desc.workload = "gated-pattern";
+        const TaskId task = runtime->register_task(desc);
+        if (measured_first) {
+            gate.open(); // one quick job: the worker's allowance knows how long a job takes
+            ASSERT_TRUE(runtime->submit(task).accepted());
+            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+            gate.close();
+        }
+        Watchdog watchdog([&] { gate.open(); });
+        const auto start = std::chrono::steady_clock::now();
+        ASSERT_TRUE(runtime->submit(task).accepted());
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
+        const auto took = std::chrono::steady_clock::now() - start;
+        const auto bound = measured_first ? 200ms : 1000ms;
+        EXPECT_GE(took, bound) << "lost before its allowance";
+        EXPECT_LT(took, bound + 2s) << "lost long after its allowance";
+        EXPECT_NE(runtime->stats(task).worker_lost_reason.find("allowance of"), std::string::npos)
+            << runtime->stats(task).worker_lost_reason;
+        gate.open(); // the GPU finishes the job before the runtime goes
+    }
 }
 
 } // namespace
