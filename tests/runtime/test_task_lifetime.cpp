@@ -431,12 +431,15 @@ TEST_F(TaskLifetime, TheLogCallbackGetsTheRuntimesMessagesAndStdoutNothing) {
             return runtime->stats(task).worker_lost;
         }));
     }
-    std::lock_guard lock(mutex);
     bool lost = false;
     bool debug = false;
-    for (const auto& [level, text] : got) {
-        lost = lost || (level == LogLevel::Warn && text.rfind("runtime: worker1 is lost", 0) == 0);
-        debug = debug || level == LogLevel::Debug;
+    {
+        std::lock_guard lock(mutex);
+        for (const auto& [level, text] : got) {
+            lost =
+                lost || (level == LogLevel::Warn && text.rfind("runtime: worker1 is lost", 0) == 0);
+            debug = debug || level == LogLevel::Debug;
+        }
     }
     EXPECT_TRUE(lost) << "the lost worker's warning did not reach the callback";
     EXPECT_TRUE(debug) << "the level asked for debug messages";
