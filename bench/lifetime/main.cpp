@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -78,7 +79,17 @@ struct Holdings {
     std::uint64_t tandem_bytes = 0; // Runtime::resources(): Tandem's own allocations
     std::uint32_t tandem_allocations = 0;
     std::uint32_t threads = 0;
+    std::uint32_t fds = 0; // open file descriptors (/proc/self/fd): exported memory and semaphores
 };
+
+std::uint32_t open_fds() {
+    std::uint32_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)entry;
+        ++n;
+    }
+    return n;
+}
 
 std::uint64_t rss_bytes() {
     std::ifstream statm("/proc/self/statm");
@@ -161,6 +172,7 @@ Holdings holdings(tandem::Runtime& runtime) {
         h.tandem_allocations += static_cast<std::uint32_t>(d.allocations);
     }
     h.threads = r.threads;
+    h.fds = open_fds();
     return h;
 }
 
@@ -170,7 +182,8 @@ nlohmann::json to_json(const Holdings& h) {
             {"heap_bytes", h.heap_bytes},
             {"tandem_bytes", h.tandem_bytes},
             {"tandem_allocations", h.tandem_allocations},
-            {"threads", h.threads}};
+            {"threads", h.threads},
+            {"fds", h.fds}};
 }
 
 double ratio(std::uint64_t after, std::uint64_t before) {
@@ -223,7 +236,11 @@ struct Progress {
     const char* what;
     std::uint64_t total;
     Clock::time_point last = Clock::now();
+    bool terminal = ::isatty(STDERR_FILENO) != 0;
     void tick(std::uint64_t done) {
+        if (!terminal && done != total) {
+            return; // a log file gets the last line only
+        }
         if (Clock::now() - last > std::chrono::seconds(1) || done == total) {
             last = Clock::now();
             std::fprintf(stderr, "\r%s %llu/%llu", what, static_cast<unsigned long long>(done),
@@ -460,11 +477,11 @@ int main(int argc, char** argv) {
                     "register_task_async median %.2f us\n",
                     static_cast<unsigned long long>(cycles), su.median, su.p99, sr.median);
         std::printf("       device memory %.4f of before%s, RSS %.4f, heap %.4f, Tandem's own "
-                    "%llu -> %llu bytes, threads %u -> %u\n",
+                    "%llu -> %llu bytes, threads %u -> %u, fds %u -> %u\n",
                     churn_device, churn_before.device_measured ? "" : " (not measured)", churn_rss,
                     churn_heap, static_cast<unsigned long long>(churn_before.tandem_bytes),
                     static_cast<unsigned long long>(churn_after.tandem_bytes), churn_before.threads,
-                    churn_after.threads);
+                    churn_after.threads, churn_before.fds, churn_after.fds);
         std::printf("moves: %llu of %llu; device memory %.4f, RSS %.4f, heap %.4f; %llu blank, "
                     "%llu older\n",
                     static_cast<unsigned long long>(moved), static_cast<unsigned long long>(moves),

@@ -22,7 +22,9 @@
 // Embedded (an engine hands over its own instance, physical device, device and a queue):
 //
 // clang-format off
+//     // The device created with what tandem::embedding_requirements() asks (embedding.hpp).
 //     tandem::EmbedInfo embed{instance, physical, device, family, queue_index};
+//     embed.set_enabled(device_create_info);           // the extensions and features it has
 //     embed.queue_mutex = shared_lock;                 // when the engine submits to that queue too
 //     tandem::Runtime runtime(embed);                  // workers: every other adapter of `instance`
 // clang-format on

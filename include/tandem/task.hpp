@@ -114,7 +114,8 @@ struct SubmitResult {
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
 
-// Latency of one pipeline stage, measured from the request (submit) in microseconds.
+// Latency of one pipeline stage, measured from the request (submit) in microseconds. The
+// percentiles cover the newest 4,096 jobs of the task's active device; count covers every job.
 struct LatencyStats {
     std::uint64_t count = 0;
     double p50_us = 0;
@@ -124,7 +125,7 @@ struct LatencyStats {
 };
 
 // GPU time of a task's jobs on one device, in microseconds (TaskStats::gpu_us). The
-// percentiles cover the newest 65,536 jobs; count, total and first cover every timed job.
+// percentiles cover the newest 4,096 jobs; count, total and first cover every timed job.
 struct GpuTimeStats {
     std::uint64_t count = 0; // jobs timed
     double p50_us = 0;
