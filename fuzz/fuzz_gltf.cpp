@@ -4,13 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <spdlog/spdlog.h>
-
 #include "scene/gltf_loader.hpp"
 #include "tandem/error.hpp"
+#include "tandem/log.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    spdlog::set_level(spdlog::level::off);
+    tandem::set_default_log(tandem::LogLevel::Off); // the loader's warnings are not findings
     return 0;
 }
 

@@ -35,13 +35,14 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
             -DTANDEM_WERROR=ON -DTANDEM_SANITIZE=thread -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
     cmake --build "$tsan" --target test_runtime test_slot_ring test_sync test_slow_worker \
-        test_scheduler test_harness_stream
+        test_scheduler test_harness_stream test_task_lifetime
     # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
     tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
     # Validation layers are not instrumented and slow TSan down; the run above had them on.
     # The executables run directly: only they are built in build-tsan.
     for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/runtime/test_slow_worker \
-        tests/harness/test_harness_stream tests/sched/test_scheduler tests/sync/test_sync; do
+        tests/runtime/test_task_lifetime tests/harness/test_harness_stream tests/sched/test_scheduler \
+        tests/sync/test_sync; do
         TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" \
             timeout 900 "$tsan/$t" --gtest_brief=1
     done

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <system_error>
 
-#include <spdlog/spdlog.h>
-
+#include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
+#include "tandem/version.hpp"
 
 namespace tandem::cli {
 
@@ -49,6 +49,7 @@ RuntimeOptions runtime_options(const GlobalOptions& global,
         options.virtual_devices = harness::parse_virtual_devices(global.virtual_devices);
     }
     options.worker_timeout = worker_timeout;
+    options.log_level = log_level(global);
     return options;
 }
 
@@ -132,6 +133,9 @@ bool validation_failed() {
 }
 
 void add_global_options(CLI::App& app, GlobalOptions& options) {
+    // The library's version (tandem/version.hpp), the one the package and the SONAME carry.
+    app.set_version_flag("--version", std::string("tandem ") + version(),
+                         "Print Tandem's version and exit");
     app.add_option("--validation", options.validation,
                    "Khronos validation: off, core or sync (core plus synchronisation); "
                    "default: $TANDEM_VALIDATION, else off");
@@ -147,18 +151,16 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                    "selectors")
         ->capture_default_str();
     app.add_option("--log-level", options.log_level,
-                   "Log level: trace, debug, info, warn, error, off")
+                   "Level of Tandem's messages, on stderr: trace, debug, info, warn, error, off")
         ->capture_default_str();
 }
 
+LogLevel log_level(const GlobalOptions& options) {
+    return harness::parse_log_level_option(options.log_level);
+}
+
 void apply_log_level(const GlobalOptions& options) {
-    const auto level = spdlog::level::from_str(options.log_level);
-    if (level == spdlog::level::off && options.log_level != "off") {
-        throw Error("Log level '" + options.log_level + "' is not known",
-                    "Use trace, debug, info, warn, error or off");
-    }
-    spdlog::set_level(level);
-    spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    harness::apply_tool_log_level(log_level(options));
 }
 
 Session open_session(const GlobalOptions& options) {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/device_session.hpp"
+#include "tandem/log.hpp"
 #include "tandem/runtime.hpp"
 
 namespace tandem::cli {
@@ -41,7 +42,10 @@ inline constexpr std::uint64_t k_max_timeout_ms = 3'600'000;
 // printing the reason on stderr (an unknown command is named as one).
 [[nodiscard]] int report_parse_error(CLI::App& app, const CLI::ParseError& error);
 
-// Applies the log level; throws tandem::Error on a bad value.
+// The --log-level value; throws tandem::Error on a bad value.
+[[nodiscard]] LogLevel log_level(const GlobalOptions& options);
+// Makes it the level of what Tandem logs outside a Runtime (set_default_log: to stderr); a
+// Runtime's options take it from runtime_options(). Throws tandem::Error on a bad value.
 void apply_log_level(const GlobalOptions& options);
 
 // The instance and adapters a command works with. When it dies it reports any validation
@@ -64,8 +68,8 @@ void report_validation(const Runtime& runtime);
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);
 
-// Runtime options from the global options (adapter selection, validation, virtual devices)
-// and a worker timeout. Throws tandem::Error on a bad virtual device count.
+// Runtime options from the global options (adapter selection, validation, virtual devices, log
+// level) and a worker timeout. Throws tandem::Error on a bad virtual device count.
 [[nodiscard]] RuntimeOptions runtime_options(const GlobalOptions& global,
                                              std::chrono::milliseconds worker_timeout);
 

@@ -18,6 +18,7 @@
 #include "harness/profile_file.hpp"
 #include "harness/run_scene.hpp"
 #include "tandem/error.hpp"
+#include "tandem/version.hpp"
 
 namespace tandem::cli {
 namespace {
@@ -83,7 +84,7 @@ Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
         request.quick = args->quick;
         request.timeout = std::chrono::milliseconds(args->timeout_ms);
         request.scene = scene ? &*scene : nullptr;
-        request.tandem_version = TANDEM_VERSION_STRING;
+        request.tandem_version = tandem::version();
         const bool progress = !args->quiet && ::isatty(STDERR_FILENO) != 0;
         if (progress) {
             request.on_progress = [](std::size_t step, std::size_t total, const std::string& what) {

@@ -58,6 +58,7 @@ struct RunArgs {
     std::uint32_t timeout_ms = 5000;
     std::string profile;
     bool explain = false;
+    bool openings_are_separate = false;
     std::uint32_t demo_crowd = 0;
     std::string clock = "frames";
     bool json = false;
@@ -85,7 +86,7 @@ double parse_run_fps(const std::string& text) {
 struct TaskRun {
     double period_s = 0;
     double next_submit_s = 0;
-    TaskId id = 0;
+    TaskId id;
     // Accepted generation -> scene time (one generation space per task, wherever it runs).
     std::map<std::uint64_t, double> generation_time;
     std::optional<Lease> lease; // this frame's
@@ -126,6 +127,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "wrote ($XDG_CACHE_HOME/tandem/profile.json)");
     sub->add_flag("--explain", args->explain,
                   "Print each placement decision that changed something, with its numbers");
+    sub->add_flag("--openings-are-separate", args->openings_are_separate,
+                  "Auto placement treats openings of one physical device (--virtual-devices) as "
+                  "separate devices, so that it moves tasks between them although that frees "
+                  "nothing: for tests and demos; the explanations say so");
     sub->add_option("--png-every", args->png_every,
                     "Write the main view every K-th frame (0: only the last)")
         ->check(whole_number(0, k_max_frames))
@@ -192,9 +197,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         options.scheduler.primary_frame_rate_hz = fps > 0 ? fps : k_unlimited_scene_fps;
         // Decide every frame, as the demo always did (a run is short; --explain shows each).
         options.scheduler.decision_interval = std::chrono::milliseconds(0);
-        // The captures' costs come from the profile or the frames themselves: no trial jobs
-        // compete with the demo's own work.
-        options.scheduler.background_calibration = false;
+        // Without a profile, the runtime measures a worker's cost of each auto capture with a few
+        // trial jobs of its latest snapshot (never shown, never counted as the run's updates).
+        options.scheduler.openings_are_separate = args->openings_are_separate;
         Runtime runtime(options);
 
         harness::CaptureTasks captures(scene);
@@ -202,6 +207,15 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         for (const DeviceInfo& w : runtime.worker_devices()) {
             all_devices.push_back(w);
         }
+        // The adapter a task runs on (TaskStats::device).
+        const auto device_of = [&](std::uint32_t index) -> const DeviceInfo& {
+            for (const DeviceInfo& d : all_devices) {
+                if (d.index == index) {
+                    return d;
+                }
+            }
+            return all_devices.front();
+        };
         nlohmann::json scheduler_json;
         if (!options.scheduler.profile.empty()) {
             scheduler_json["profile_path"] = options.scheduler.profile;
@@ -278,12 +292,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                          fps > 0 ? (harness::fixed(fps, 0) + " FPS").c_str() : "unlimited FPS",
                          scene.width(), scene.height(), runtime.primary_device().name.c_str());
             for (std::size_t i = 0; i < tasks.size(); ++i) {
-                const DeviceInfo d = runtime.task_device(tasks[i].id);
+                const TaskStats s = runtime.stats(tasks[i].id);
                 std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
                              specs[i].name.c_str(), specs[i].width, specs[i].height,
-                             specs[i].rate_hz, d.name.c_str(), d.index,
-                             runtime.task_transfer_path(tasks[i].id).c_str(),
-                             specs[i].automatic ? " (auto)" : "");
+                             specs[i].rate_hz, s.device_name.c_str(), s.device,
+                             s.transfer_path.c_str(), specs[i].automatic ? " (auto)" : "");
             }
         }
 
@@ -362,7 +375,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 std::vector<Lease> leases;
                 std::vector<std::optional<std::uint32_t>> shown(tasks.size());
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    tasks[i].lease = runtime.acquire(tasks[i].id);
+                    tasks[i].lease = runtime.acquire(tasks[i].id).lease;
                     if (tasks[i].lease) {
                         shown[i] = static_cast<std::uint32_t>(leases.size());
                         leases.push_back(*tasks[i].lease);
@@ -518,9 +531,9 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 }
             }
             const bool automatic = spec.automatic;
-            const DeviceInfo device = runtime.task_device(tasks[i].id);
+            const DeviceInfo& device = device_of(s.device);
             final_placement[spec.name] = {{"adapter", device.index},
-                                          {"placement", spec.placement},
+                                          {"placement", spec.placement.to_string()},
                                           {"decided_by", automatic ? "scheduler" : "manual"},
                                           {"moves", s.moves}};
             nlohmann::json t = {
@@ -528,11 +541,12 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"camera", spec.camera},
                 {"size", {spec.width, spec.height}},
                 {"rate_hz", spec.rate_hz},
-                {"placement", spec.placement},
-                {"runtime_placement", automatic ? std::string("scheduler") : spec.placement},
+                {"placement", spec.placement.to_string()},
+                {"runtime_placement",
+                 automatic ? std::string("scheduler") : spec.placement.to_string()},
                 {"device", harness::device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
-                {"transfer_path", runtime.task_transfer_path(tasks[i].id)},
+                {"transfer_path", s.transfer_path},
                 {"registrations", registrations},
                 {"accepted", s.accepted},
                 {"busy", s.busy},
@@ -582,7 +596,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             for (std::size_t d = 0; d < all.size(); ++d) {
                 nlohmann::json names = nlohmann::json::array();
                 for (std::size_t i = 0; i < tasks.size(); ++i) {
-                    if (runtime.task_device(tasks[i].id).index == all[d].index) {
+                    if (runtime.stats(tasks[i].id).device == all[d].index) {
                         names.push_back(specs[i].name);
                     }
                 }

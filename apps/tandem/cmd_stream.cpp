@@ -6,7 +6,6 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "harness/frame_loop.hpp"
@@ -126,10 +125,12 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
         desc.width = width;
         desc.height = height;
         desc.slots = args->slots;
-        desc.placement = args->placement;
+        // Any text that is not one of the placement forms selects a device, as device:SEL does.
+        desc.placement =
+            Placement::parse(args->placement).value_or(Placement::on_device(args->placement));
         const TaskId task = runtime.register_task(desc);
-        const DeviceInfo worker = runtime.task_device(task);
-        const std::string path = runtime.task_transfer_path(task);
+        const TaskStats placed = runtime.stats(task);
+        const std::string& path = placed.transfer_path;
 
         harness::StreamOptions stream_options;
         stream_options.rate_hz = rate;
@@ -146,7 +147,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             std::fprintf(stderr,
                          "stream: %s on %s (adapter %u) -> %s (adapter %u) via %s, %.3g Hz, "
                          "frame loop %s\n",
-                         args->size.c_str(), worker.name.c_str(), worker.index,
+                         args->size.c_str(), placed.device_name.c_str(), placed.device,
                          runtime.primary_device().name.c_str(), runtime.primary_device().index,
                          path.c_str(), rate,
                          fps > 0 ? (harness::fixed(fps, 0) + " FPS").c_str() : "unlimited");
@@ -172,7 +173,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             j["task"] = {{"size", {width, height}},
                          {"slots", desc.slots},
                          {"workload", desc.workload},
-                         {"worker", {{"index", worker.index}, {"name", worker.name}}},
+                         {"worker", {{"index", placed.device}, {"name", placed.device_name}}},
                          {"primary",
                           {{"index", runtime.primary_device().index},
                            {"name", runtime.primary_device().name}}},

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -16,7 +15,6 @@ int main(int argc, char** argv) {
     CLI::App app{"tandem: heterogeneous multi-GPU offload on Vulkan.\n"
                  "The primary GPU renders as usual; worker GPUs render or compute bounded tasks "
                  "and hand the results back as textures on the primary."};
-    app.set_version_flag("--version", "tandem 0.1.0");
     app.require_subcommand(1);
     app.footer("Exit status: 0 success; 1 an error (what was wrong and what to do, on stderr), a "
                "text value the command cannot use included (a rate, size, mode, placement, file); "

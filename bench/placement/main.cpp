@@ -46,6 +46,7 @@ struct Options {
     std::string workers;
     std::string virtual_devices;
     std::string validation = "off";
+    bool openings_are_separate = false;
     std::size_t limit = 729; // assignments at most (3 tasks on 9 adapters)
 };
 
@@ -105,6 +106,9 @@ int main(int argc, char** argv) {
     app.add_option("--workers", o.workers, "Passed to tandem");
     app.add_option("--virtual-devices", o.virtual_devices, "Passed to tandem");
     app.add_option("--validation", o.validation, "Passed to tandem")->capture_default_str();
+    app.add_flag("--openings-are-separate", o.openings_are_separate,
+                 "Passed to tandem run for the auto run: openings of one physical device are "
+                 "treated as separate devices (else auto moves nothing between them)");
     CLI11_PARSE(app, argc, argv);
     if (o.runs == 0 || o.frames == 0) {
         std::fprintf(stderr, "tandem-bench-placement: --runs and --frames must be positive\n");
@@ -163,7 +167,9 @@ int main(int argc, char** argv) {
 
     // Auto first: its report names the adapters (and their types).
     std::fprintf(stderr, "placement bench: auto...\n");
-    RunResult automatic = run("auto", "--placement auto");
+    RunResult automatic =
+        run("auto", std::string("--placement auto") +
+                        (o.openings_are_separate ? " --openings-are-separate" : ""));
     if (!automatic.error.empty()) {
         std::fprintf(stderr, "tandem-bench-placement: the auto run failed: %s\n",
                      automatic.error.c_str());
@@ -377,6 +383,7 @@ int main(int argc, char** argv) {
                          {"tasks", names},
                          {"validation", o.validation},
                          {"profile", o.profile.empty() ? json("(cache)") : json(o.profile)},
+                         {"openings_are_separate", o.openings_are_separate},
                          {"assignments", fixed.size()}};
         doc["ceilings"] = {{"best_frame_ms", best->median_ms()},
                            {"best_assignment", best->assignment},

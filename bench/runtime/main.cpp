@@ -29,7 +29,6 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "harness/frame_loop.hpp"
 #include "harness/lease_reader.hpp"
@@ -37,6 +36,7 @@
 #include "harness/profile_file.hpp"
 #include "harness/rate.hpp"
 #include "harness/statistics.hpp"
+#include "harness/tool_log.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -247,6 +247,10 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
     options.scheduler.profile = write_move_profile(devices);
     options.scheduler.decision_interval = std::chrono::milliseconds(0);
     options.scheduler.background_calibration = false;
+    // What is measured is the move itself, not what it frees: on one GPU opened twice (or
+    // lavapipe opened several times) the adapters are openings of one device, between which the
+    // scheduler moves nothing for a gain unless asked to treat them as separate.
+    options.scheduler.openings_are_separate = true;
     tandem::Runtime runtime(options);
     std::vector<tandem::TaskId> ids;
     for (std::uint32_t i = 0; i < tasks; ++i) {
@@ -255,7 +259,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
         d.width = width;
         d.height = height;
         d.slots = slots;
-        d.placement = "auto";
+        d.placement = tandem::Placement::automatic();
         d.cost.kind = "pattern"; // the profile above prices the compute pass as the pattern
         if (g_compute) {
             d.factory = palette_factory();
@@ -269,7 +273,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
     std::vector<std::uint64_t> shown(tasks, 0);
     std::vector<std::vector<std::uint32_t>> prepared_on(tasks);
     for (std::uint32_t i = 0; i < tasks; ++i) {
-        prepared_on[i].push_back(runtime.task_device(ids[i]).index);
+        prepared_on[i].push_back(runtime.stats(ids[i]).device);
     }
     constexpr std::uint32_t k_none = ~0u;
     std::uint32_t moving = k_none; // the task being moved
@@ -293,7 +297,7 @@ MoveResult measure_moves(const tandem::RuntimeOptions& base,
             const std::uint32_t t = next_task;
             next_task = (next_task + 1) % tasks;
             moving = t;
-            moving_from = runtime.task_device(ids[t]).index;
+            moving_from = runtime.stats(ids[t]).device;
             for (int k = 0; k < 9; ++k) {
                 runtime.observe_execute(ids[t], moving_from, 500.0);
             }
@@ -403,16 +407,19 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
-    spdlog::set_level(spdlog::level::from_str(log_level));
 
     try {
+        options.log_level = tandem::harness::parse_log_level_option(log_level);
+        tandem::harness::apply_tool_log_level(options.log_level);
         const double rate = tandem::harness::parse_rate_hz(rate_text);
         tandem::Runtime runtime(options);
         tandem::TaskDesc big;
         big.name = "decoupling";
         big.width = width;
         big.height = height;
-        big.placement = placement;
+        // Any text that is not one of the placement forms selects a device.
+        big.placement =
+            tandem::Placement::parse(placement).value_or(tandem::Placement::on_device(placement));
         big.slots = slots;
         g_compute = workload == "compute";
         if (g_compute) {
@@ -425,16 +432,24 @@ int main(int argc, char** argv) {
         small.width = tiny;
         small.height = tiny;
         // Same device as the big task ("auto" spreads tasks over workers).
-        small.placement = placement;
+        small.placement = big.placement;
         if (runtime.worker_devices().empty()) {
-            small.placement = "primary";
+            small.placement = tandem::Placement::on_primary();
         }
         const tandem::TaskId tiny_task = runtime.register_task(small);
-        const auto worker = runtime.task_device(big_task);
+        const tandem::TaskStats placed = runtime.stats(big_task);
         const auto primary = runtime.primary_device();
+        const tandem::DeviceInfo worker = [&] {
+            for (const tandem::DeviceInfo& w : runtime.worker_devices()) {
+                if (w.index == placed.device) {
+                    return w;
+                }
+            }
+            return primary;
+        }();
         std::printf("primary: %s (adapter %u); worker: %s (adapter %u) via %s\n",
                     primary.name.c_str(), primary.index, worker.name.c_str(), worker.index,
-                    runtime.task_transfer_path(big_task).c_str());
+                    placed.transfer_path.c_str());
 
         // Warm-up: pipelines built, memory touched, first submits done.
         (void)pipelined_ready_hz(runtime, big_task, 0.3);
@@ -553,7 +568,7 @@ int main(int argc, char** argv) {
                              {"slots", slots},
                              {"runs", runs},
                              {"seconds_per_run", seconds},
-                             {"transfer_path", runtime.task_transfer_path(big_task)},
+                             {"transfer_path", runtime.stats(big_task).transfer_path},
                              {"validation", options.validation}};
             doc["ceilings"] = {{"ready_hz_fps_unlimited", su.median},
                                {"ready_hz_serial_submit_and_wait", ss.median}};

@@ -15,7 +15,6 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "ceiling.hpp"
 #include "core/capabilities.hpp"
@@ -28,6 +27,7 @@
 #include "on_device_ceiling.hpp"
 #include "path_bench.hpp"
 #include "tandem/error.hpp"
+#include "tandem/log.hpp"
 #include "transfer/cuda_peer_check.hpp"
 
 namespace tb = tandem::bench;
@@ -271,7 +271,12 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        spdlog::set_level(spdlog::level::from_str(log_level));
+        const auto level = tandem::parse_log_level(log_level);
+        if (!level) {
+            throw tandem::Error("Log level '" + log_level + "' is not known",
+                                "Use trace, debug, info, warn, error or off");
+        }
+        tandem::set_default_log(*level);
         const auto sizes = parse_sizes(sizes_text);
         if (batch != 0 && batch <= slots) {
             throw tandem::Error("--batch " + std::to_string(batch) + " is not more than --slots " +

@@ -2,8 +2,8 @@
 // (the primary, and every other adapter as a worker); the engine hands it the SPIR-V of its
 // procedural texture (ripples.comp) as a compute task placed "auto" (measured on every device by
 // Runtime::calibrate, then placed by the runtime's scheduler), submits each frame's push
-// constants and palette as plain bytes, and reads every new output on the primary with its own
-// commands (Runtime::primary_vulkan), checking each texel against the same maths on the CPU.
+// constants and palette as plain bytes, and reads every new output on the primary
+// (tandem::LeaseReadback), checking each texel against the same maths on the CPU.
 //
 // Exit code 0 when at least 8 distinct generations were read and every texel matched.
 #include <chrono>
@@ -12,7 +12,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,9 +19,6 @@
 #include <vector>
 
 #include <tandem/tandem.hpp>
-#include <vulkan/vulkan.h>
-
-#include "lease_readback.hpp"
 
 namespace {
 
@@ -81,31 +77,35 @@ int main() try {
     desc.name = "ripples";
     desc.width = k_width;
     desc.height = k_height;
-    desc.placement = "auto";
+    desc.placement = tandem::Placement::automatic();
     desc.factory = tandem::compute_workload(compute); // checks the module: throws Error
     const tandem::TaskId task = runtime.register_task(desc);
     // No calibration profile: the runtime measures the pass on every device first (set-up
     // code; without this call, trial jobs in the background measure it while frames run), and
     // its scheduler places the task in the next pump.
     const Job first = job_for(0);
-    for (const tandem::DeviceCost& c : runtime.calibrate(
-             task, std::span(reinterpret_cast<const std::byte*>(&first), sizeof first), 6)) {
+    const tandem::CalibrationResult calibrated = runtime.calibrate(
+        task, std::span(reinterpret_cast<const std::byte*>(&first), sizeof first), 6);
+    if (calibrated.error != tandem::TaskError::None) {
+        std::fprintf(stderr, "tandem-compute: %s\n", calibrated.reason.c_str());
+        return 1;
+    }
+    for (const tandem::DeviceCost& c : calibrated.costs) {
         std::printf("tandem-compute: adapter %u: %.3f ms per update%s\n", c.device,
                     c.execute_ms.value_or(-1.0),
                     c.move_ms ? (", " + std::to_string(*c.move_ms) + " ms to move").c_str()
                               : " (primary)");
     }
     runtime.pump();
+    const tandem::TaskStats placed = runtime.stats(task);
     std::printf("tandem-compute: ripples on %s (adapter %u) via %s: %s\n",
-                runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
-                runtime.task_transfer_path(task).c_str(),
+                placed.device_name.c_str(), placed.device, placed.transfer_path.c_str(),
                 runtime.placement().tasks.at(0).reason.c_str());
 
     int status = 1;
     {
-        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), k_width, k_height);
+        tandem::LeaseReadback readback(runtime);
         std::map<std::uint64_t, Job> jobs; // generation -> what was submitted for it
-        std::uint64_t read_value = 0;
         std::uint64_t last_read = 0;
         std::uint32_t generations = 0;
         std::uint32_t mismatches = 0;
@@ -130,17 +130,17 @@ int main() try {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            const std::vector<std::uint32_t> px =
-                readback.read(*lease, runtime.primary_timeline(), ++read_value);
-            runtime.release(*lease, read_value);
+            // read() waits for its copy: nothing of it is pending when the lease goes back.
+            const tandem::ReadbackImage image = readback.read(*lease);
+            runtime.release(*lease, 0);
             const Job& sent = jobs.at(lease->generation);
             for (std::uint32_t y = 0; y < k_height; ++y) {
                 for (std::uint32_t x = 0; x < k_width; ++x) {
-                    if (px[y * k_width + x] != reference(sent, x, y) && mismatches++ < 3) {
+                    if (image.texel(x, y) != reference(sent, x, y) && mismatches++ < 3) {
                         std::fprintf(stderr,
                                      "generation %llu texel (%u, %u): %08x, expected %08x\n",
                                      static_cast<unsigned long long>(lease->generation), x, y,
-                                     px[y * k_width + x], reference(sent, x, y));
+                                     image.texel(x, y), reference(sent, x, y));
                     }
                 }
             }

@@ -1,12 +1,12 @@
 // tandem-embed: how an engine embeds Tandem. It creates its own Vulkan instance and device the
-// way an engine would, hands them to Tandem, runs its own workload (EngineFill: the image
-// cleared to a colour the engine submits with each job) as a task on a worker, and each frame
-// acquires the newest output, reads it back in its own command buffer on its own queue
-// (examples/common/lease_readback.hpp), checks one texel against the colour it submitted for that
-// generation, and releases the lease with the value its frame signals on Tandem's primary
-// timeline.
+// way an engine would, from what tandem::embedding_requirements() asks for, hands them to Tandem,
+// runs its own workload (EngineFill: the image cleared to a colour the engine submits with each
+// job) as a task on a worker, and each frame acquires the newest output, reads it back on its
+// own queue (tandem::LeaseReadback, which shares the engine's queue lock), checks one texel
+// against the colour it submitted for that generation, and releases the lease.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -22,27 +22,12 @@
 #include <tandem/tandem.hpp>
 #include <vulkan/vulkan.h>
 
-#include "lease_readback.hpp"
-
 namespace {
 
 void check(VkResult r, const char* what) {
     if (r != VK_SUCCESS) {
         throw std::runtime_error(std::string(what) + " failed: " + tandem::to_string(r));
     }
-}
-
-bool has_extension(VkPhysicalDevice physical, const char* name) {
-    std::uint32_t count = 0;
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
-    std::vector<VkExtensionProperties> props(count);
-    vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, props.data());
-    for (const auto& p : props) {
-        if (std::strcmp(p.extensionName, name) == 0) {
-            return true;
-        }
-    }
-    return false;
 }
 
 // The engine's own work for the task, through tandem/workload.hpp: Tandem makes one per device
@@ -82,21 +67,29 @@ public:
     }
 };
 
-// The engine's own objects.
+// The engine's own objects, created the way an engine takes on Tandem's requirements
+// (tandem/embedding.hpp): the instance's version and extensions, then the device's extensions and
+// features merged into the engine's own create info, and EmbedInfo told what that enabled.
 struct Engine {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical = VK_NULL_HANDLE;
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t family = 0;
     VkQueue queue = VK_NULL_HANDLE;
-    std::vector<std::string> extensions;
+    tandem::EmbedInfo embed; // what Tandem is handed
 
     Engine() {
+        const tandem::EmbeddingRequirements for_instance = tandem::embedding_requirements();
         VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
         app.pApplicationName = "tandem-embed";
-        app.apiVersion = VK_API_VERSION_1_3;
+        // The engine's own version, raised to Tandem's where that is higher.
+        app.apiVersion = std::max<std::uint32_t>(VK_API_VERSION_1_2, for_instance.api_version);
+        const std::vector<const char*> instance_extensions =
+            for_instance.instance_extension_names();
         VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
         ii.pApplicationInfo = &app;
+        ii.enabledExtensionCount = static_cast<std::uint32_t>(instance_extensions.size());
+        ii.ppEnabledExtensionNames = instance_extensions.data();
         check(vkCreateInstance(&ii, nullptr, &instance), "vkCreateInstance");
         std::uint32_t count = 0;
         vkEnumeratePhysicalDevices(instance, &count, nullptr);
@@ -106,6 +99,16 @@ struct Engine {
         std::vector<VkPhysicalDevice> devices(count);
         vkEnumeratePhysicalDevices(instance, &count, devices.data());
         physical = devices[0];
+
+        // What Tandem needs of this device, and what each optional item unlocks.
+        const tandem::EmbeddingRequirements need = tandem::embedding_requirements(physical);
+        if (!need.satisfied()) {
+            throw std::runtime_error("this device cannot embed Tandem: " + need.missing());
+        }
+        for (const tandem::Requirement& e : need.device_extensions) {
+            std::printf("tandem-embed: %s %s: %s\n", e.name.c_str(),
+                        e.supported ? "enabled" : "absent", e.unlocks.c_str());
+        }
 
         std::uint32_t qcount = 0;
         vkGetPhysicalDeviceQueueFamilyProperties(physical, &qcount, nullptr);
@@ -118,25 +121,12 @@ struct Engine {
                 break;
             }
         }
-        for (const char* e :
-             {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
-              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
-            if (has_extension(physical, e)) {
-                extensions.emplace_back(e);
-            }
-        }
-        std::vector<const char*> names;
-        for (const auto& e : extensions) {
-            names.push_back(e.c_str());
-        }
-        // What Tandem needs from the engine's device: Vulkan 1.3 with these features.
+        // The engine's own extensions and features (none here) with Tandem's merged in.
+        std::vector<const char*> extensions = need.device_extension_names();
         VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-        f13.synchronization2 = VK_TRUE;
-        f13.dynamicRendering = VK_TRUE;
-        f13.maintenance4 = VK_TRUE;
         VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-        f12.timelineSemaphore = VK_TRUE;
         f12.pNext = &f13;
+        need.merge_features(f12, f13);
         const float priority = 1.0f;
         VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
         qi.queueFamilyIndex = family;
@@ -146,16 +136,29 @@ struct Engine {
         di.pNext = &f12;
         di.queueCreateInfoCount = 1;
         di.pQueueCreateInfos = &qi;
-        di.enabledExtensionCount = static_cast<std::uint32_t>(names.size());
-        di.ppEnabledExtensionNames = names.data();
+        di.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+        di.ppEnabledExtensionNames = extensions.data();
         check(vkCreateDevice(physical, &di, nullptr, &device), "vkCreateDevice");
         vkGetDeviceQueue(device, family, 0, &queue);
+
+        embed.instance = instance;
+        embed.physical_device = physical;
+        embed.device = device;
+        embed.queue_family = family;
+        embed.queue_index = 0;
+        embed.set_enabled(di); // the extensions and features the device was created with
+        embed.debug_utils =
+            std::any_of(instance_extensions.begin(), instance_extensions.end(), [](const char* e) {
+                return std::strcmp(e, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+            });
     }
     ~Engine() {
         vkDeviceWaitIdle(device);
         vkDestroyDevice(device, nullptr);
         vkDestroyInstance(instance, nullptr);
     }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 };
 
 } // namespace
@@ -165,14 +168,8 @@ int main() try {
     // The engine shares its only queue with Tandem: both lock this around submits.
     auto queue_mutex = std::make_shared<std::mutex>();
 
-    tandem::EmbedInfo embed;
-    embed.instance = engine.instance;
-    embed.physical_device = engine.physical;
-    embed.device = engine.device;
-    embed.queue_family = engine.family;
-    embed.queue_index = 0;
+    tandem::EmbedInfo embed = engine.embed;
     embed.queue_mutex = queue_mutex;
-    embed.enabled_extensions = engine.extensions;
 
     int status = 0;
     {
@@ -182,26 +179,25 @@ int main() try {
         desc.width = 128;
         desc.height = 128;
         desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<EngineFill>(); };
-        desc.placement = runtime.worker_devices().empty() ? "primary" : "worker:0";
-        tandem::TaskId task = 0;
+        desc.placement = runtime.worker_devices().empty() ? tandem::Placement::on_primary()
+                                                          : tandem::Placement::on_worker(0);
+        tandem::TaskId task;
         try {
             task = runtime.register_task(desc);
         } catch (const tandem::Error& e) {
             // A build without a cross-device path for this pair: run on the engine's device.
             std::printf("tandem-embed: no worker placement (%s); using the primary\n", e.what());
-            desc.placement = "primary";
+            desc.placement = tandem::Placement::on_primary();
             task = runtime.register_task(desc);
         }
         std::printf("tandem-embed: engine-fill task on %s (adapter %u) via %s\n",
-                    runtime.task_device(task).name.c_str(), runtime.task_device(task).index,
-                    runtime.task_transfer_path(task).c_str());
+                    runtime.stats(task).device_name.c_str(), runtime.stats(task).device,
+                    runtime.stats(task).transfer_path.c_str());
 
-        // The engine's frame readback (examples/common): one command buffer on the engine's
-        // queue that waits for a lease, copies its image to host memory and signals Tandem's
-        // primary timeline.
-        tandem_examples::LeaseReadback readback(runtime.primary_vulkan(), desc.width, desc.height);
-        const VkSemaphore frame_timeline = runtime.primary_timeline();
-        std::uint64_t frame_value = 0;
+        // The engine's check of each output: one batch on the engine's queue (under the queue
+        // lock it shares with Tandem) that waits for the lease and copies its image to host
+        // memory.
+        tandem::LeaseReadback readback(runtime);
         std::set<std::uint64_t> sampled;
         std::map<std::uint64_t, std::uint32_t> submitted; // generation -> packed RGBA8 colour
         std::uint32_t submits = 0;
@@ -226,15 +222,15 @@ int main() try {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            // The engine's frame: wait for the output, read it, restore the layout, and signal
-            // Tandem's primary timeline when the reads are done (this engine then checks its
-            // sample right away; a real one would not wait).
+            // Read the output back and check it. read() waits for its copy, so the lease goes
+            // back with 0 (nothing pending). A real engine samples leases in its frame instead,
+            // waiting on lease->wait_semaphore and releasing with the value at which its frame
+            // signals Tandem's primary timeline (tandem/lease.hpp).
             const std::uint32_t x = 17 % lease->extent.width;
             const std::uint32_t y = 5 % lease->extent.height;
-            const std::vector<std::uint32_t> texels =
-                readback.read(*lease, frame_timeline, ++frame_value);
-            runtime.release(*lease, frame_value);
-            const std::uint32_t texel = texels.at(std::size_t{y} * lease->extent.width + x);
+            const tandem::ReadbackImage image = readback.read(*lease);
+            runtime.release(*lease, 0);
+            const std::uint32_t texel = image.texel(x, y);
             const std::uint32_t expected = submitted.at(lease->generation);
             if (texel != expected) {
                 ++mismatches;

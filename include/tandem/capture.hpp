@@ -2,6 +2,7 @@
 // task is placed on, from a CaptureSnapshot the application submits with each update (a camera,
 // a light and the instances to draw: a mesh and its transform, with tags to filter by).
 //
+// clang-format off
 //     tandem::TaskDesc desc;
 //     desc.factory = tandem::capture_workload(scene); // uploads `scene` once per device
 //     const tandem::TaskId task = runtime.register_task(desc);
@@ -9,6 +10,7 @@
 //     shot.camera.view = tandem::look_at({0, 2, 6}, {0, 0, 0}, {0, 1, 0});
 //     shot.instances.push_back({mesh, tandem::translation(0, 1, 0), {"worker"}});
 //     (void)runtime.submit(task, tandem::encode_capture(shot));
+// clang-format on
 //
 // The output is a function of the snapshot, the scene, the task's size and the device type
 // only: the same snapshot drawn on the primary and on a worker of the same kind gives the same
@@ -26,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/export.hpp"
 #include "tandem/scene.hpp"
 #include "tandem/workload.hpp"
 
@@ -74,27 +77,29 @@ struct CaptureSnapshot {
 };
 
 // The view matrix of a camera at `eye` looking at `target`, `up` giving the image's up.
-[[nodiscard]] Matrix4 look_at(const Vec3& eye, const Vec3& target, const Vec3& up);
-[[nodiscard]] Matrix4 translation(float x, float y, float z);
+[[nodiscard]] TANDEM_API Matrix4 look_at(const Vec3& eye, const Vec3& target, const Vec3& up);
+[[nodiscard]] TANDEM_API Matrix4 translation(float x, float y, float z);
 // Column-major product a * b (b applied first).
-[[nodiscard]] Matrix4 multiply(const Matrix4& a, const Matrix4& b);
+[[nodiscard]] TANDEM_API Matrix4 multiply(const Matrix4& a, const Matrix4& b);
 
 // A sentence saying why `snapshot` cannot be drawn from `scene` (an instance naming a mesh the
 // scene does not have, a matrix or light value that is not finite, a view matrix that cannot be
 // inverted, a field of view or clip planes out of range, more than k_max_capture_instances
-// instances drawn); empty when it can be. A capture task checks every job's snapshot the same
-// way and stops with that sentence (TaskStats::workload_error) when one cannot be drawn.
-[[nodiscard]] std::string check_capture(const CaptureSnapshot& snapshot, const Scene& scene);
+// instances drawn); empty when it can be. A capture task checks every submitted snapshot the
+// same way: one that cannot be drawn is refused by submit() (Failed, TaskError::BadBytes) with
+// that sentence, and nothing changes.
+[[nodiscard]] TANDEM_API std::string check_capture(const CaptureSnapshot& snapshot,
+                                                   const Scene& scene);
 
 // The bytes to submit (Runtime::submit): the camera, the light, the clear colour and the
 // instances the tag filter keeps (tags themselves are not sent). A host-local encoding: it never
 // leaves the process. Per-frame: throws nothing but std::bad_alloc.
-[[nodiscard]] std::vector<std::byte> encode_capture(const CaptureSnapshot& snapshot);
+[[nodiscard]] TANDEM_API std::vector<std::byte> encode_capture(const CaptureSnapshot& snapshot);
 
 // A factory for TaskDesc::factory drawing `scene`: on each device a task is prepared on, the
 // scene is uploaded once (and shared by every capture task of the same Scene there) and a
 // pipeline is made for the task's format; each job draws its decoded snapshot into the slot's
 // image. Throws tandem::Error for a null scene.
-[[nodiscard]] WorkloadFactory capture_workload(std::shared_ptr<const Scene> scene);
+[[nodiscard]] TANDEM_API WorkloadFactory capture_workload(std::shared_ptr<const Scene> scene);
 
 } // namespace tandem

@@ -1,22 +1,24 @@
 // Compute tasks from the application's SPIR-V: an engine's own compute pass (a procedural
 // texture, particles, a simulation step) run on whichever device Tandem places the task.
 //
+// clang-format off
 //     tandem::ComputeTaskDesc compute;
-//     compute.spirv = my_shader_words;          // GLCompute, entry point "main"
-//     compute.push_constant_bytes = 8;          // the first 8 submitted bytes
-//     compute.input_bytes = {1024};             // one storage buffer: the next 1024 bytes
+//     compute.spirv = my_shader_words;                  // GLCompute, entry point "main"
+//     compute.push_constant_bytes = 8;                  // the first 8 submitted bytes
+//     compute.input_bytes = {1024};                     // one storage buffer: the next 1024 bytes
 //     tandem::TaskDesc desc;
-//     desc.factory = tandem::compute_workload(compute); // throws Error for a module that does not
-//     fit
+//     desc.factory = tandem::compute_workload(compute); // throws Error for a module that does not fit
 //     ...
-//     runtime.submit(task, bytes);              // 8 + 1024 bytes per job
+//     runtime.submit(task, bytes);                      // 8 + 1024 bytes per job
+// clang-format on
 //
 // The shader's interface, in descriptor set 0: binding 0 the output, a storage image of the
 // task's format and size (written by imageStore; Tandem dispatches ceil(width / local_size_x) x
 // ceil(height / local_size_y) workgroups); bindings 1..N the inputs, storage buffers holding what
 // each job submitted; one push-constant block of push_constant_bytes. Each job's bytes are the
 // push constants followed by every input in order, copied and uploaded with the job; a job whose
-// bytes do not add up stops the task with a sentence (TaskStats::workload_error).
+// bytes do not add up is refused by submit() (Failed, TaskError::BadBytes) with a sentence, and
+// nothing changes.
 //
 // compute_workload() validates the module with SPIRV-Tools and reflects it with SPIRV-Cross
 // before any device is touched: invalid SPIR-V, a missing entry point, a workgroup size, push-
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/export.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
@@ -48,6 +51,6 @@ struct ComputeTaskDesc {
 inline constexpr std::size_t k_max_compute_inputs = 8;
 
 // A workload factory for TaskDesc::factory running `desc`'s module. Throws tandem::Error.
-[[nodiscard]] WorkloadFactory compute_workload(const ComputeTaskDesc& desc);
+[[nodiscard]] TANDEM_API WorkloadFactory compute_workload(const ComputeTaskDesc& desc);
 
 } // namespace tandem

@@ -11,10 +11,12 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
 using Uuid = std::array<std::uint8_t, VK_UUID_SIZE>;
-[[nodiscard]] std::string to_string(const Uuid& uuid);
+[[nodiscard]] TANDEM_API std::string to_string(const Uuid& uuid);
 
 struct QueueFamilyInfo {
     std::uint32_t index = 0;
@@ -85,6 +87,13 @@ struct CudaDeviceInfo {
     std::vector<Uuid> peers;
 };
 
+// An optional extension or feature the driver has that a device was created without: only on an
+// application's device (tandem/embedding.hpp), whose engine left it out. Tandem does without it.
+struct NotEnabled {
+    std::string name;      // "VK_KHR_external_semaphore_fd", or a feature: "hostQueryReset"
+    std::string rules_out; // what Tandem does without, one sentence
+};
+
 // One row of the capability matrix. `index` is the adapter index Tandem uses everywhere
 // (selectors, JSON, logs); `physical_index` and `virtual_index` say which physical device it
 // is and which of its logical openings (see TANDEM_VIRTUAL_DEVICES).
@@ -113,8 +122,10 @@ struct DeviceInfo {
     std::vector<MemoryTypeInfo> memory_types;
     std::vector<QueueFamilyInfo> queue_families;
     std::vector<FormatSupport> formats;
+    // What Tandem can use: on an application's device, only what its engine enabled.
     DeviceFeatures features;
     std::vector<std::string> extensions;  // every device extension the driver reports
+    std::vector<NotEnabled> not_enabled;  // empty on the devices Tandem opens itself
     std::uint64_t device_local_bytes = 0; // sum of device-local heaps
     CudaDeviceInfo cuda;
 };
@@ -124,13 +135,14 @@ enum class TransferPath { SameDevice, ZeroCopy, SharedMemory, CudaPeer, HostImpo
 inline constexpr std::array<TransferPath, 6> k_all_transfer_paths = {
     TransferPath::SameDevice, TransferPath::ZeroCopy,     TransferPath::SharedMemory,
     TransferPath::CudaPeer,   TransferPath::HostImported, TransferPath::HostCopy};
-[[nodiscard]] const char* to_string(TransferPath path) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(TransferPath path) noexcept;
 // "same-device", "zero-copy", "shared-memory", "cuda-peer", "host-imported", "host-copy"; nullopt
 // for anything else.
-[[nodiscard]] std::optional<TransferPath> parse_transfer_path(std::string_view text) noexcept;
+[[nodiscard]] TANDEM_API std::optional<TransferPath>
+parse_transfer_path(std::string_view text) noexcept;
 // Every path's name, best first, for messages and help: "same-device, zero-copy, ..., host-copy"
 // with `last` (e.g. " or ") before the last one.
-[[nodiscard]] std::string transfer_path_names(std::string_view last = " or ");
+[[nodiscard]] TANDEM_API std::string transfer_path_names(std::string_view last = " or ");
 
 struct PathAvailability {
     TransferPath path = TransferPath::HostCopy;
@@ -145,7 +157,7 @@ struct InteropAvailability {
 };
 
 // One cell of the pair matrix: the worker's result moves worker -> primary.
-struct PairInfo {
+struct TANDEM_API PairInfo {
     std::uint32_t worker = 0;
     std::uint32_t primary = 0;
     std::vector<PathAvailability> paths; // in k_all_transfer_paths order

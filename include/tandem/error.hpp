@@ -9,9 +9,11 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
+
 namespace tandem {
 
-class Error : public std::runtime_error {
+class TANDEM_API Error : public std::runtime_error {
 public:
     Error(VkResult result, std::string what_was_done, std::string what_to_do = {});
     explicit Error(std::string message, std::string what_to_do = {})
@@ -28,6 +30,6 @@ private:
 };
 
 // Readable name of a VkResult ("VK_ERROR_DEVICE_LOST").
-[[nodiscard]] const char* to_string(VkResult result) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(VkResult result) noexcept;
 
 } // namespace tandem

@@ -1,12 +1,14 @@
 // glTF 2.0 into a SceneBuilder (tandem/scene.hpp): the convenience for a scene made in a content
 // tool, filling the same builder an engine fills from its own arrays.
 //
+// clang-format off
 //     tandem::SceneBuilder builder;
 //     const tandem::GltfContents file = tandem::load_gltf("room.glb", builder);
 //     const auto scene = builder.build();
 //     tandem::CaptureSnapshot shot;
 //     shot.camera = file.cameras.at(0).camera;
 //     shot.instances = file.instances;
+// clang-format on
 //
 // What is read is what `tandem run --scene` reads (.gltf with external or embedded buffers and
 // .glb; triangles, strips and fans; POSITION, NORMAL, TEXCOORD_0; base colour factors and
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "tandem/capture.hpp"
+#include "tandem/export.hpp"
 #include "tandem/scene.hpp"
 
 namespace tandem {
@@ -39,6 +42,6 @@ struct GltfContents {
 
 // Adds the images, materials and meshes of the file at `path` to `builder` (ids continue after
 // what it holds) and returns where its nodes put them. Throws tandem::Error.
-[[nodiscard]] GltfContents load_gltf(const std::string& path, SceneBuilder& builder);
+[[nodiscard]] TANDEM_API GltfContents load_gltf(const std::string& path, SceneBuilder& builder);
 
 } // namespace tandem

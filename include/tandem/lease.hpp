@@ -1,18 +1,22 @@
 // Lease: read access to the newest ready output of a task, on the primary device.
 //
+// clang-format off
 //     if (auto lease = runtime.acquire(task)) {
 //         // In the frame's submission: wait on lease->wait_semaphore >= lease->wait_value,
 //         // sample lease->view (layout lease->layout), and signal the runtime's primary
 //         // timeline (Runtime::primary_timeline()) to `frame_value` when the reads are done.
 //         runtime.release(*lease, frame_value);
 //     }
+// clang-format on
 //
 // The slot behind a lease is never rewritten until it is released and the primary timeline
-// has reached the release value. The image must be back in `layout` by then (a reader that
-// copies from it transitions to TRANSFER_SRC_OPTIMAL and back).
+// has reached the release value, and its image, view and semaphore stay valid until then even
+// when the task moves, is reconfigured or is unregistered meanwhile. The image must be back in
+// `layout` by then (a reader that copies from it transitions to TRANSFER_SRC_OPTIMAL and back).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <vulkan/vulkan_core.h>
 
@@ -21,7 +25,10 @@
 namespace tandem {
 
 struct Lease {
-    TaskId task = 0;
+    TaskId task;
+    // The task's instance on `device` that made it: release() hands the lease straight back
+    // there. Opaque; unique within the runtime.
+    std::uint64_t instance = 0;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0; // strictly newer on each newer output of the task
     std::uint32_t device = 0;     // the adapter whose work produced it
@@ -36,6 +43,17 @@ struct Lease {
     std::uint64_t wait_value = 0;
     // Queue family that may read the image (the primary's main family).
     std::uint32_t queue_family = 0;
+};
+
+// What acquire() answered: a lease on the newest output, or none (before the first output, or
+// with an error). Reads like std::optional<Lease>: `if (auto lease = runtime.acquire(task))`.
+struct AcquireResult {
+    std::optional<Lease> lease;
+    TaskError error = TaskError::None; // UnknownTask: the id names no live task
+
+    [[nodiscard]] explicit operator bool() const noexcept { return lease.has_value(); }
+    [[nodiscard]] const Lease& operator*() const noexcept { return *lease; }
+    [[nodiscard]] const Lease* operator->() const noexcept { return &*lease; }
 };
 
 } // namespace tandem

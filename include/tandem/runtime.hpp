@@ -1,35 +1,52 @@
 // Runtime: Tandem's entry point. It owns (or adopts) the primary device, opens worker devices,
 // and runs tasks on them: submit a snapshot, pump completions, acquire the newest output as a
-// texture on the primary, release it when the primary's reads are done.
+// texture on the primary, release it when the primary's reads are done; add, change and remove
+// tasks for as long as the application runs.
 //
 // Standalone (Tandem opens every device itself):
 //
-//     tandem::Runtime runtime;                       // primary "auto", every other adapter a
-//     worker auto task = runtime.register_task(desc);       // see task.hpp for (;;) { // the
-//     application's frame loop
-//         (void)runtime.submit(task, snapshot_bytes); // Accepted, Busy or Failed; never blocks
-//         runtime.pump();                            // publishes completed outputs
-//         if (auto lease = runtime.acquire(task)) { /* read it, then */ runtime.release(*lease, v);
+// clang-format off
+//     tandem::Runtime runtime;                         // primary "auto", every other adapter a worker
+//     tandem::TaskId task = runtime.register_task(desc); // see task.hpp
+//     for (;;) {                                       // the application's frame loop
+//         (void)runtime.submit(task, snapshot_bytes);  // Accepted, Busy, Preparing or Failed
+//         runtime.pump();                              // publishes completed outputs
+//         if (auto lease = runtime.acquire(task)) {
+//             /* read it in this frame, then */
+//             runtime.release(*lease, frame_value);
 //         }
 //     }
+//     runtime.unregister_task(task);                   // never blocks
+// clang-format on
 //
 // Embedded (an engine hands over its own instance, physical device, device and a queue):
 //
+// clang-format off
+//     // The device created with what tandem::embedding_requirements() asks (embedding.hpp).
 //     tandem::EmbedInfo embed{instance, physical, device, family, queue_index};
-//     embed.queue_mutex = shared_lock;               // when the engine submits to that queue too
-//     tandem::Runtime runtime(embed);                // workers: every other adapter of `instance`
+//     embed.set_enabled(device_create_info);           // the extensions and features it has
+//     embed.queue_mutex = shared_lock;                 // when the engine submits to that queue too
+//     tandem::Runtime runtime(embed);                  // workers: every other adapter of `instance`
+// clang-format on
 //
 // Threads: every method is thread-safe (a stream's timer thread may submit while the frame
-// loop pumps and acquires). submit/pump/acquire/release never block on a GPU and never throw.
+// loop pumps and acquires). submit/pump/acquire/release/unregister_task never block on a GPU and
+// never throw.
 //
 // A slow worker never slows the application: submit, pump, acquire, release, stats and the
 // per-frame reads touch host memory and the primary device only. No call on the application's
 // thread reads, waits on or locks against a worker device (worker progress and its GPU timings
 // are read on Tandem's own threads and handed over as plain numbers), and a task's preparation
 // on its device (pipelines, shader compilation, uploads) runs on a Tandem thread:
-// register_task_async returns at once and the task answers Preparing until it is ready.
-// Lifetime: destroy the runtime before the application's device and instance; destruction
-// waits (bounded by the worker timeout) for work in flight and stops Tandem's threads.
+// register_task_async and reconfigure return at once and the task answers Preparing until it is
+// ready.
+//
+// Lifetime: a task lives from register_task to unregister_task. Everything Tandem made for it
+// on every device (slot images, staging, pipelines, transfer objects) is freed on a Tandem thread
+// once the GPU has passed the last timeline value that used it and every lease on it was
+// released; nothing ever waits on the application's queue for that, and nothing a runtime holds
+// has a fixed capacity. Destroy the runtime before the application's device and instance; its
+// destructor is the one place that waits for devices (bounded by the worker timeout).
 #pragma once
 
 #include <chrono>
@@ -45,7 +62,10 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
+#include "tandem/embedding.hpp"
+#include "tandem/export.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/log.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
 
@@ -53,7 +73,7 @@ namespace tandem {
 
 namespace detail {
 class RuntimeImpl;
-class TaskRouter;
+struct RuntimeAccess;
 } // namespace detail
 
 struct RuntimeOptions {
@@ -65,8 +85,18 @@ struct RuntimeOptions {
     std::uint32_t virtual_devices = 0;
     // "off", "core" or "sync" (standalone only); empty: $TANDEM_VALIDATION, else off.
     std::string validation;
-    // A worker whose accepted work is not ready within this time is marked lost.
+    // When a worker is lost: Vulkan reports its device lost or a submission to it fails, or it
+    // makes no progress (none of its work completes) for longer than its allowance while work
+    // waits on it. The allowance is the larger of worker_timeout and 4 times the longest job it
+    // was measured to need for the task waiting; before any job of that task completed there,
+    // the larger of worker_timeout and first_job_timeout (pipeline compilation, uploads, a CPU
+    // device given a heavy scene). A worker that is slow but working is never lost: a task whose
+    // device cannot keep up with its rate is the scheduler's business.
     std::chrono::milliseconds worker_timeout{5000};
+    std::chrono::milliseconds first_job_timeout{120000};
+    // A task stops after this many of its jobs failed in a row in its workload (record() threw);
+    // each failure before that fails its job alone. At least 1.
+    std::uint32_t max_consecutive_failures = 8;
     // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one. Every
     // path is self-tested on its first use for a pair; one that fails then or later is dropped
     // for the pair and the next one taken (TaskStats::transfer_path, dropped_paths). A forced
@@ -76,24 +106,40 @@ struct RuntimeOptions {
     bool trace = false;
     // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
     SchedulerOptions scheduler;
+    // What the runtime logs (on its calls and its threads, validation messages included) at
+    // `log_level` or above goes to `log` (tandem/log.hpp); null: to stderr. Never to stdout.
+    LogLevel log_level = LogLevel::Warn;
+    LogCallback log;
 };
 
-// An application's Vulkan objects handed to Tandem. The device must have Vulkan 1.3
-// timelineSemaphore, synchronization2, dynamicRendering and maintenance4 enabled, and should enable
-// VK_EXT_external_memory_host and VK_KHR_external_memory_fd where the driver has them (list them
-// in enabled_extensions). Tandem submits only to queue (queue_family, queue_index) of a
-// graphics+compute family; leases are readable by that family.
-struct EmbedInfo {
-    VkInstance instance = VK_NULL_HANDLE;
-    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-    VkDevice device = VK_NULL_HANDLE;
-    std::uint32_t queue_family = 0;
-    std::uint32_t queue_index = 0;
-    // When the application also submits to that queue, both sides lock this mutex around
-    // vkQueueSubmit*; null when the queue is Tandem's alone.
-    std::shared_ptr<std::mutex> queue_mutex;
-    std::vector<std::string> enabled_extensions;
-    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
+// Where one device's memory stands: the VkDeviceMemory allocations Tandem made on it and holds
+// now (slot images, staging, the built-in workloads' buffers; not the application's own).
+struct DeviceResources {
+    std::uint32_t device = 0; // adapter index
+    std::uint64_t allocations = 0;
+    std::uint64_t bytes = 0;
+};
+
+// What a runtime holds now (Runtime::resources): for an application's monitoring and for tests
+// that a long run frees what it no longer uses.
+struct RuntimeResources {
+    std::vector<DeviceResources> devices; // the primary first, then each worker
+    std::uint32_t threads = 0;            // Tandem's threads running for this runtime
+    std::uint32_t tasks = 0;              // live tasks (registered, not unregistered)
+    // Task instances (a task's objects on one device) that are live: each task's active one,
+    // one being prepared for a move or a reconfiguration, and idle ones on devices the task ran
+    // or was measured on (at most one per device and task).
+    std::uint32_t instances = 0;
+    // Instances and transfer objects that left use and wait for the GPU (and for their leases)
+    // before they are freed.
+    std::uint32_t retiring = 0;
+};
+
+// What calibrate() answered.
+struct CalibrationResult {
+    TaskError error = TaskError::None; // UnknownTask, or NotMeasured with `reason`
+    std::string reason;
+    std::vector<DeviceCost> costs; // what the scheduler knows of the task on each device now
 };
 
 // The primary's Vulkan objects, for an application that let the Runtime open its devices and
@@ -110,7 +156,7 @@ struct PrimaryVulkan {
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
 };
 
-class Runtime {
+class TANDEM_API Runtime {
 public:
     // Opens the primary and worker devices itself. Throws tandem::Error.
     explicit Runtime(const RuntimeOptions& options = {});
@@ -120,36 +166,52 @@ public:
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
-    // Places the task (placement "auto": where the scheduler puts it now, the primary until a
-    // cost is known) and prepares it on its device (workload, slot images, transfer) on a
-    // Tandem thread, and waits for that: for set-up code. Throws tandem::Error. The id names
-    // the task for its whole life, wherever the scheduler moves it.
+    // Places the task (placement auto: where the scheduler puts it now, the primary until a cost
+    // is known) and prepares it on its device (workload, slot images, transfer) on a Tandem
+    // thread, and waits for that: for set-up code. Throws tandem::Error. The id names the task
+    // for its whole life, wherever the scheduler moves it, and is never reused.
     [[nodiscard]] TaskId register_task(const TaskDesc& desc);
     // The same without waiting, for registering while frames run: the id is valid at once,
     // submit() answers Preparing until the task is ready, and stats() says when it is
     // (preparing) or why it could not be (preparation_error). Throws tandem::Error only for
-    // what is wrong with `desc` itself (size, slots, an unknown workload or placement).
+    // what is wrong with `desc` itself (size, slots, rate, an unknown workload or placement).
     [[nodiscard]] TaskId register_task_async(const TaskDesc& desc);
+    // Ends the task at once: it refuses submits from now on and its id names no task any more
+    // (every call answers TaskError::UnknownTask); leases the application holds stay valid until
+    // released; everything it owns on every device is freed once the GPU has passed it. Never
+    // blocks, never throws. UnknownTask for an id that names no live task (twice, say).
+    TaskError unregister_task(TaskId task) noexcept;
+    // Changes a live task's size, format, slots, rate or placement (and its workload) to `desc`'s:
+    // the new shape is prepared off the frame, as a move is, and acquire() hands out the old
+    // output until the new shape has one, so the task never goes blank or back in time; its
+    // generations go on. Submits go to the new shape once it is prepared (Preparing never
+    // answers meanwhile: the old shape takes them). UnknownTask for an id that names no live
+    // task; throws tandem::Error for what is wrong with `desc` itself, changing nothing.
+    TaskError reconfigure(TaskId task, const TaskDesc& desc);
 
     // Starts a new generation of `task` from `snapshot` (plain data the workload understands;
-    // the pattern workload ignores it). The bytes are copied. Never blocks, never throws.
+    // the pattern workload ignores it). The bytes are copied. A job whose bytes the workload
+    // refuses (Workload::check) answers Failed with TaskError::BadBytes and changes nothing.
+    // Never blocks, never throws.
     [[nodiscard]] SubmitResult submit(TaskId task,
                                       std::span<const std::byte> snapshot = {}) noexcept;
 
     // Observes completions without blocking: publishes outputs newer than the published one,
-    // recycles slots whose reads passed, detects timeouts and lost devices; and takes the
-    // scheduler's decisions (tandem/scheduler.hpp): a lost worker's auto tasks start moving in
-    // the pump that sees the loss.
+    // recycles slots whose reads passed, detects lost devices; and takes the scheduler's
+    // decisions (tandem/scheduler.hpp): a lost worker's auto tasks start moving in the pump that
+    // sees the loss.
     void pump() noexcept;
 
-    // A lease on the newest ready output of `task`, or nothing before the first one. While a
-    // task moves, the output shown before until the new device has a newer one: generations
-    // handed out never go back.
-    [[nodiscard]] std::optional<Lease> acquire(TaskId task) noexcept;
+    // A lease on the newest ready output of `task`; none before the first one. While a task
+    // moves or is reconfigured, the output shown before until the new instance has a newer
+    // one: generations handed out never go back.
+    [[nodiscard]] AcquireResult acquire(TaskId task) noexcept;
 
     // Hands `lease` back: the application's reads finish when primary_timeline() reaches
-    // `primary_value` (0: no GPU reads pending).
-    void release(const Lease& lease, std::uint64_t primary_value) noexcept;
+    // `primary_value` (0: no GPU reads pending). Works after the task was unregistered too.
+    // LeaseNotHeld when the lease was released already; UnknownTask when its task and every
+    // object behind it are gone.
+    TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
 
     // A timeline semaphore on the primary device that the application signals when its reads
     // of leased images finish (values must grow). Owned by the runtime.
@@ -157,48 +219,44 @@ public:
 
     // Counters, latencies and the GPU time of each job's workload commands (TaskStats::gpu_us,
     // timed by the runtime for every workload where the device has timestamps). Host memory
-    // only: it never waits for a worker.
+    // only: it never waits for a worker. TaskStats::error is UnknownTask (and all else empty)
+    // for an id that names no live task. Throws only std::bad_alloc.
     [[nodiscard]] TaskStats stats(TaskId task) const;
 
     // The scheduler's last decision with its reasons (text and JSON).
     [[nodiscard]] PlacementReport placement() const;
     // How many decisions the scheduler took: cheap, for polling before asking placement().
     [[nodiscard]] std::uint64_t placement_decisions() const noexcept;
-    // Measures `task` on every device it could run on: registers it there (waiting for each),
+    // Measures `task` on every device it could run on: prepares it there (waiting for each),
     // runs `jobs` jobs of `snapshot` one after another and feeds the timings to the scheduler,
-    // whose next decision uses them (their outputs are never handed out). For set-up code:
-    // blocks for as long as the jobs take.
-    // Throws tandem::Error (an unknown task, jobs < 3, a job that fails everywhere).
-    std::vector<DeviceCost> calibrate(TaskId task, std::span<const std::byte> snapshot = {},
-                                      std::uint32_t jobs = 8);
+    // whose next decision uses them. They are trial jobs: never handed out, never counted as the
+    // application's, no generation of the task's. For set-up code: blocks for as long as the
+    // jobs take. Throws tandem::Error for jobs < 3; NotMeasured with the reason when no device
+    // could run them.
+    [[nodiscard]] CalibrationResult calibrate(TaskId task, std::span<const std::byte> snapshot = {},
+                                              std::uint32_t jobs = 8);
     // A time of one job of `task` on adapter `device` that the application measured itself:
     // the scheduler then prices the task's execution by these instead of the runtime's own
     // timings (the GPU time of the job's commands where the device has timestamps, else its
     // submit-to-done time). Non-finite or negative values are ignored.
-    void observe_execute(TaskId task, std::uint32_t device, double ms) noexcept;
+    TaskError observe_execute(TaskId task, std::uint32_t device, double ms) noexcept;
+
     [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
     // The primary's instance, physical device, device and main queue with its lock (embedded:
     // the application's own).
     [[nodiscard]] PrimaryVulkan primary_vulkan() const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
+    // What the runtime holds now: memory per device, threads, tasks, instances, retiring objects.
+    [[nodiscard]] RuntimeResources resources() const;
     // Messages of the Khronos validation layer (warning or worse) since the runtime opened its
     // instance, and the last one (standalone runtimes with validation on; an embedding
     // application's own messenger sees them otherwise).
     [[nodiscard]] std::uint64_t validation_messages() const noexcept;
     [[nodiscard]] std::string last_validation_message() const;
-    // The adapter a task's submits go to now, and its transfer path name ("same-device", ...).
-    [[nodiscard]] DeviceInfo task_device(TaskId task) const;
-    [[nodiscard]] std::string task_transfer_path(TaskId task) const;
-
-    // Internal access for Tandem's own tests (no tool or example uses it; the types behind it are
-    // not installed).
-    [[nodiscard]] detail::RuntimeImpl& impl() noexcept { return *m_impl; }
-    [[nodiscard]] const detail::RuntimeImpl& impl() const noexcept { return *m_impl; }
-    [[nodiscard]] detail::TaskRouter& tasks() noexcept { return *m_tasks; }
 
 private:
+    friend struct detail::RuntimeAccess; // Tandem's own tests; not installed
     std::unique_ptr<detail::RuntimeImpl> m_impl;
-    std::unique_ptr<detail::TaskRouter> m_tasks; // logical tasks over m_impl's registrations
 };
 
 } // namespace tandem

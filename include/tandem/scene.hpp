@@ -4,6 +4,7 @@
 // capture task (tandem/capture.hpp) uploads a Scene once per device it runs on and draws it from
 // each job's CaptureSnapshot; tandem/gltf.hpp fills a builder from a glTF file instead.
 //
+// clang-format off
 //     tandem::SceneBuilder builder;
 //     const tandem::ImageId checker = builder.add_image(8, 8, texels);   // 8 * 8 * 4 bytes
 //     const tandem::MaterialId paint = builder.add_material({{1, 1, 1, 1}, checker});
@@ -14,6 +15,7 @@
 //     floor.material = paint;
 //     const tandem::MeshId mesh = builder.add_mesh("floor", {floor});
 //     const std::shared_ptr<const tandem::Scene> scene = builder.build();
+// clang-format on
 //
 // Coordinates are glTF's: right-handed, +Y up; both faces of a triangle are drawn. UV (0, 0) is
 // the first texel of the image's first row; images repeat outside 0..1 and are sampled linearly.
@@ -37,6 +39,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "tandem/export.hpp"
 
 namespace tandem {
 
@@ -90,7 +94,7 @@ struct MeshBounds {
 inline constexpr std::uint32_t k_max_image_side = 8192;
 inline constexpr std::uint32_t k_max_primitive_vertices = 1u << 26; // and as many indices
 
-class Scene {
+class TANDEM_API Scene {
 public:
     [[nodiscard]] std::uint32_t mesh_count() const noexcept;
     [[nodiscard]] std::uint32_t material_count() const noexcept; // the default one included
@@ -107,7 +111,7 @@ private:
     std::shared_ptr<const detail::SceneAssets> m_assets;
 };
 
-class SceneBuilder {
+class TANDEM_API SceneBuilder {
 public:
     SceneBuilder();
     ~SceneBuilder();

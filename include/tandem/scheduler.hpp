@@ -46,6 +46,11 @@ struct SchedulerOptions {
     // trial_jobs per device and task). Off: only the profile and the device the task runs on.
     bool background_calibration = true;
     std::uint32_t trial_jobs = 8;
+    // Treat openings of one physical device (adapters with equal device UUIDs, as
+    // TANDEM_VIRTUAL_DEVICES makes) as separate devices: for tests and demos that need moves
+    // between them. Off, they share one capacity and no task moves between them for a gain;
+    // on, the explanations say that they are treated as separate.
+    bool openings_are_separate = false;
 };
 
 // What the scheduler knows of one task on one device (Runtime::calibrate's answer, and part of
@@ -59,7 +64,7 @@ struct DeviceCost {
 };
 
 struct TaskPlacement {
-    TaskId task = 0;
+    TaskId task;
     std::string name;
     std::uint32_t device = 0; // where the last decision put it
     bool automatic = false;   // placement "auto"

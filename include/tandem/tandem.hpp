@@ -1,16 +1,22 @@
-// Tandem's public API in one include: Runtime, tasks, leases, the scheduler, workloads (compute
-// and capture), scene data, device information and errors.
+// Tandem's public API in one include: Runtime, tasks, leases and their readback, the scheduler,
+// workloads (compute and capture), scene data, device information, the embedding contract,
+// errors, logging and the version.
 #pragma once
 
 #include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/device_info.hpp"
+#include "tandem/embedding.hpp"
 #include "tandem/error.hpp"
 #include "tandem/gltf.hpp"
 #include "tandem/lease.hpp"
+#include "tandem/log.hpp"
 #include "tandem/pattern.hpp"
+#include "tandem/placement.hpp"
+#include "tandem/readback.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/scene.hpp"
 #include "tandem/scheduler.hpp"
 #include "tandem/task.hpp"
+#include "tandem/version.hpp"
 #include "tandem/workload.hpp"

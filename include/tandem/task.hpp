@@ -1,26 +1,66 @@
 // Tasks: a bounded piece of work a worker GPU produces for the primary, one output image per
-// generation. Register a task once (Runtime::register_task), then submit snapshots to it.
+// generation. Register a task once (Runtime::register_task), submit snapshots to it, change it
+// while it runs (Runtime::reconfigure) and end it (Runtime::unregister_task).
 //
+// clang-format off
 //     tandem::TaskDesc desc;
 //     desc.name = "minimap";
-//     desc.workload = "pattern";          // built-in compute workload
-//     desc.width = 256; desc.height = 256;
-//     desc.slots = 3;                      // one written, one ready, one read
-//     desc.placement = "auto";             // the scheduler decides (tandem/scheduler.hpp)
+//     desc.workload = "pattern";                         // built-in compute workload
+//     desc.width = 256;
+//     desc.height = 256;
+//     desc.slots = 3;                                    // one written, one ready, one read
+//     desc.placement = tandem::Placement::automatic();   // the scheduler decides
 //     tandem::TaskId id = runtime.register_task(desc);
+//     ...
+//     runtime.unregister_task(id);                       // never blocks
+// clang-format on
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/export.hpp"
+#include "tandem/placement.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
 
-using TaskId = std::uint32_t;
+// A task for its whole life, wherever the scheduler moves it. Ids are never reused for another
+// task: an index into the runtime's table and the generation of that entry. A default TaskId
+// names no task.
+struct TaskId {
+    std::uint32_t index = 0;
+    std::uint32_t generation = 0; // 0: no task
+
+    [[nodiscard]] explicit operator bool() const noexcept { return generation != 0; }
+    [[nodiscard]] bool operator==(const TaskId&) const = default;
+    [[nodiscard]] auto operator<=>(const TaskId&) const = default;
+};
+// "index:generation", for logs and messages.
+[[nodiscard]] TANDEM_API std::string to_string(TaskId id);
+
+// Why a call about a task did not do what it was asked. Every call that takes a TaskId answers
+// an id that names no live task (never registered, or unregistered) with UnknownTask: in
+// SubmitResult::error, AcquireResult::error, TaskStats::error, and as the result of release,
+// unregister_task, reconfigure, calibrate and observe_execute. None of them throws for it.
+enum class TaskError {
+    None,
+    UnknownTask,       // the id names no live task
+    BadBytes,          // the task's workload refused the job's bytes (Workload::check)
+    Stopped,           // the task stopped: RuntimeOptions::max_consecutive_failures jobs failed
+    PreparationFailed, // it could not be prepared on its device (TaskStats::preparation_error)
+    DeviceLost,        // its device was lost and it cannot move (a manual placement)
+    NoTransferPath,    // every transfer path between its device and the primary was dropped
+    OutOfMemory,       // host memory ran out copying the job's bytes
+    LeaseNotHeld,      // release: the lease was released already, or never handed out
+    NotMeasured,       // calibrate: no device could run the task's jobs
+};
+[[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
 // Which entries of a calibration profile predict a task's cost before the runtime has measured
 // it: the reference workloads of `kind` ("pattern"; "capture" with `work` triangles) at the
@@ -47,12 +87,10 @@ struct TaskDesc {
     // Slots in the task's ring, 2 to 16. Each holds a worker image, a staging region and a
     // primary image; with 3, one can be written while one is ready and one is read.
     std::uint32_t slots = 3;
-    // Where the task runs: "auto" (the scheduler decides, and may move it while it runs:
-    // tandem/scheduler.hpp), "primary", "worker" (the worker with the fewest tasks now, then
-    // fixed), "worker:N" (N-th worker, from 0), or an adapter
-    // selector (index, UUID prefix or part of a device name) naming one of the runtime's
-    // devices. A manual placement is never changed.
-    std::string placement = "auto";
+    // Where the task runs (tandem/placement.hpp): auto (the scheduler decides, and may move it
+    // while it runs: tandem/scheduler.hpp), the primary, a worker, or one adapter. A manual
+    // placement is never changed by the scheduler.
+    Placement placement;
     // Updates per second the application will ask for: the scheduler's load on each device.
     double rate_hz = 30.0;
     // What predicts its cost from a profile (the pattern workload: kind "pattern" by default).
@@ -64,18 +102,20 @@ enum class SubmitStatus {
     Accepted,  // a slot was taken and a new generation will be produced
     Busy,      // every slot is in use: nothing changed (no GPU work, no generation)
     Preparing, // the task is still being prepared on its device: nothing changed, as for Busy
-    Failed,    // the task cannot run (its worker was lost, a submit failed): see reason
+    Failed,    // nothing changed and the job will not run: see error and reason
 };
-[[nodiscard]] const char* to_string(SubmitStatus status) noexcept;
+[[nodiscard]] TANDEM_API const char* to_string(SubmitStatus status) noexcept;
 
 struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;
-    std::uint64_t generation = 0; // Accepted: the generation this submit produces
-    std::string reason;           // Failed: a sentence saying why (Preparing: where)
+    std::uint64_t generation = 0;      // Accepted: the generation this submit produces
+    TaskError error = TaskError::None; // Failed: why, as a value
+    std::string reason;                // Failed: a sentence saying why (Preparing: where)
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
 
-// Latency of one pipeline stage, measured from the request (submit) in microseconds.
+// Latency of one pipeline stage, measured from the request (submit) in microseconds. The
+// percentiles cover the newest 4,096 jobs of the task's active device; count covers every job.
 struct LatencyStats {
     std::uint64_t count = 0;
     double p50_us = 0;
@@ -85,7 +125,7 @@ struct LatencyStats {
 };
 
 // GPU time of a task's jobs on one device, in microseconds (TaskStats::gpu_us). The
-// percentiles cover the newest 65,536 jobs; count, total and first cover every timed job.
+// percentiles cover the newest 4,096 jobs; count, total and first cover every timed job.
 struct GpuTimeStats {
     std::uint64_t count = 0; // jobs timed
     double p50_us = 0;
@@ -105,6 +145,7 @@ struct TaskDeviceStats {
     bool trial = false;       // only trial jobs ran here (the scheduler measuring it)
     std::uint64_t accepted = 0;
     std::uint64_t ready = 0;
+    std::uint64_t trial_jobs = 0; // jobs Tandem ran here to measure the task
     std::uint64_t newest_generation = 0;
     std::uint32_t in_flight = 0;
     bool preparing = false;
@@ -123,11 +164,14 @@ struct DroppedTransferPath {
     std::string reason; // a sentence: the step that failed and its VkResult, or the wrong byte
 };
 
-// Counters of one task since registration, summed over the devices it ran on. Stages: request
+// Counters of one task since registration, summed over the devices it ran on: the
+// application's own submits only (the jobs Tandem runs to measure a task are trial_jobs). Stages:
+// request
 // (submit accepted), worker submit (worker GPU work queued), transfer queued (copy to the primary
 // queued), worker done (worker GPU work observed complete), ready observed (primary copy observed
 // complete by pump()).
 struct TaskStats {
+    TaskError error = TaskError::None; // UnknownTask: the id names no live task (all else empty)
     std::uint64_t accepted = 0;
     std::uint64_t busy = 0; // Busy and Preparing answers
     std::uint64_t failed = 0;
@@ -146,9 +190,19 @@ struct TaskStats {
     bool preparing = false;
     // Set when the preparation failed: why, as a sentence (submits answer Failed with it).
     std::string preparation_error;
-    // Set when the application's workload threw in record(): its message. The task stopped
-    // (submits answer Failed with it); its worker and other tasks carry on.
+    // Jobs that were accepted and then failed in the task's workload (its record() threw): each
+    // fails alone, its slot is reused, and the next job runs as usual. workload_error is the
+    // newest failure's sentence. After RuntimeOptions::max_consecutive_failures in a row the
+    // task stops: `stopped`, and submits answer Failed (TaskError::Stopped) with that sentence.
+    std::uint64_t failed_jobs = 0;
     std::string workload_error;
+    bool stopped = false;
+    // Jobs Tandem ran to measure the task on other devices (the scheduler's trial jobs,
+    // Runtime::calibrate): never handed out, and never counted in accepted/ready or in the
+    // generations submit returns.
+    std::uint64_t trial_jobs = 0;
+    // Runtime::reconfigure calls that took effect (the task's shape now is the newest one).
+    std::uint64_t reconfigurations = 0;
     // GPU time of each job's own commands: from a timestamp the runtime writes on the worker's
     // main queue just before the commands the task's workload records for the job (built-in or
     // TaskDesc::factory's) to one just after them. It leaves out Tandem's transfer to the
@@ -164,6 +218,7 @@ struct TaskStats {
     // part (the active one first). The counters above cover every device; the latencies, the
     // GPU time, preparation and loss are the active device's.
     std::uint32_t device = 0;
+    std::string device_name;
     std::uint64_t moves = 0;
     std::vector<TaskDeviceStats> devices;
     // The path its outputs take to the primary now ("same-device" on the primary; "(preparing)"
@@ -176,3 +231,10 @@ struct TaskStats {
 };
 
 } // namespace tandem
+
+template <>
+struct std::hash<tandem::TaskId> {
+    std::size_t operator()(const tandem::TaskId& id) const noexcept {
+        return std::hash<std::uint64_t>{}((std::uint64_t{id.generation} << 32) | id.index);
+    }
+};

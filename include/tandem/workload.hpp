@@ -3,26 +3,36 @@
 // Tandem thread, never the application's frame) with that device's Vulkan objects, so the
 // workload can build its pipelines there, and then records each job into the slot's image.
 //
+// clang-format off
 //     struct Fill final : tandem::Workload {
-//         VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-//         } tandem::WorkloadOutput output() const override {
+//         VkImageUsageFlags target_usage() const override {
+//             return VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+//         }
+//         tandem::WorkloadOutput output() const override {
 //             return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
 //                     VK_ACCESS_2_TRANSFER_WRITE_BIT};
+//         }
+//         std::string check(std::span<const std::byte> bytes) const override {
+//             return bytes.size() == 16 ? "" : "a fill job takes 16 bytes (an RGBA float colour)";
 //         }
 //         void record(const tandem::RecordContext& job) override { /* barrier, clear */ }
 //     };
 //     desc.factory = [](const tandem::WorkerContext&) { return std::make_unique<Fill>(); };
+// clang-format on
 //
-// Threads: the factory runs on Tandem's preparation thread; record() on the worker's submission
-// thread, one call at a time per object; completed() on the worker's completion watcher. None of
-// them on the application's thread. Errors: a factory that throws fails the task's preparation
-// (TaskStats::preparation_error; register_task rethrows); a record() that throws stops the task:
-// its job produces nothing, later submits answer Failed with the exception's message
-// (TaskStats::workload_error), and the worker and its other tasks carry on.
+// Threads: the factory runs on Tandem's preparation thread; check() on the application's thread
+// that submits (concurrently with record() of other jobs); record() on the worker's submission
+// thread, one call at a time per object; completed() on the worker's completion watcher.
+// Errors: a factory that throws fails the task's preparation (TaskStats::preparation_error;
+// register_task rethrows). A job whose bytes check() refuses is never accepted: submit answers
+// Failed (TaskError::BadBytes) with the sentence and nothing changes. A record() that throws
+// fails its job alone: the job produces nothing, its slot is reused, TaskStats::failed_jobs and
+// workload_error say so, and the next job runs; only RuntimeOptions::max_consecutive_failures
+// failures in a row stop the task.
 // GPU time: Tandem writes a timestamp just before and just after the commands record() writes
 // and reports each job's time (TaskStats::gpu_us); a workload need not time itself.
-// Lifetime: a workload is destroyed only after every command buffer it recorded has completed
-// (or its device was lost), before the device it was made for.
+// Lifetime: a workload is destroyed on a Tandem thread once every command buffer it recorded
+// has completed (or its device was lost), before the device it was made for.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +46,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
+#include "tandem/export.hpp"
 
 namespace tandem {
 
@@ -84,7 +95,7 @@ struct WorkloadOutput {
     VkAccessFlags2 access = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 };
 
-class Workload {
+class TANDEM_API Workload {
 public:
     Workload() = default;
     virtual ~Workload() = default;
@@ -94,7 +105,14 @@ public:
     // Image usage the slot images need for record() (STORAGE, COLOR_ATTACHMENT, TRANSFER_DST...).
     [[nodiscard]] virtual VkImageUsageFlags target_usage() const = 0;
     [[nodiscard]] virtual WorkloadOutput output() const = 0;
-    // Records the job's commands into job.cmd. Throw to report a failure (see above).
+    // A sentence saying why a job with these bytes cannot run (a wrong size, an id the workload
+    // does not know: anything it can tell without the GPU); empty when it can. Called by submit()
+    // on the application's thread before anything changes, so it must be cheap, must not block
+    // and must be safe beside record(). The default accepts every job.
+    [[nodiscard]] virtual std::string check(std::span<const std::byte> /*bytes*/) const {
+        return {};
+    }
+    // Records the job's commands into job.cmd. Throw to fail the job (see above).
     virtual void record(const RecordContext& job) = 0;
     // The job of `generation` in `slot` was seen complete on the device: the place to read what
     // it measured, without waiting. Once per recorded generation, in order; must not block.

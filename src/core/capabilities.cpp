@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cuda_driver.hpp"
+#include "core/embedding.hpp"
 #include "core/vk_check.hpp"
 
 namespace tandem {
@@ -264,6 +265,17 @@ InteropAvailability cuda_peer(const DeviceInfo& worker, const DeviceInfo& primar
     return a;
 }
 
+// Why one side of a pair lacks what `extension` gives: the application created that device
+// without it (only an application's device lists what it left out), or `driver_reason`.
+std::string lack_reason(const DeviceInfo& device, const char* side, const char* extension,
+                        std::string driver_reason) {
+    if (find_not_enabled(device, extension) != nullptr) {
+        return std::string(extension) + " is not enabled on the " + side +
+               " (the application's device was created without it)";
+    }
+    return driver_reason;
+}
+
 // The cuda-peer path: a peer copy between two GPUs, or a copy within one GPU opened twice.
 PathAvailability cuda_path(const DeviceInfo& worker, const DeviceInfo& primary) {
     PathAvailability a;
@@ -273,8 +285,11 @@ PathAvailability cuda_path(const DeviceInfo& worker, const DeviceInfo& primary) 
                          primary.cuda.present && worker.cuda.ordinal == primary.cuda.ordinal;
     if (worker.index != primary.index &&
         (!worker.features.external_memory_fd || !primary.features.external_memory_fd)) {
-        a.reason = std::string("opaque-fd memory export (for CUDA's import) is missing on the ") +
-                   (!worker.features.external_memory_fd ? "worker" : "primary");
+        const bool on_worker = !worker.features.external_memory_fd;
+        const char* side = on_worker ? "worker" : "primary";
+        a.reason = lack_reason(
+            on_worker ? worker : primary, side, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+            std::string("opaque-fd memory export (for CUDA's import) is missing on the ") + side);
     } else if (peer.present) {
         a.available = true;
         a.reason = "CUDA devices " + std::to_string(worker.cuda.ordinal) + " -> " +
@@ -498,8 +513,11 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
                 a.reason = "not needed: worker and primary share one VkDevice";
             } else if (!worker.features.external_memory_fd_image ||
                        !primary.features.external_memory_fd_image) {
-                a.reason = std::string("opaque-fd image export/import is missing on the ") +
-                           (!worker.features.external_memory_fd_image ? "worker" : "primary");
+                const bool on_worker = !worker.features.external_memory_fd_image;
+                const char* side = on_worker ? "worker" : "primary";
+                a.reason = lack_reason(
+                    on_worker ? worker : primary, side, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                    std::string("opaque-fd image export/import is missing on the ") + side);
             } else if (!same_uuids) {
                 a.reason = "opaque fd needs equal device and driver UUIDs, and these differ";
             } else {
@@ -513,8 +531,11 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
                 a.reason = "not needed: worker and primary share one VkDevice";
             } else if (!worker.features.external_memory_fd ||
                        !primary.features.external_memory_fd) {
-                a.reason = std::string("opaque-fd memory export/import is missing on the ") +
-                           (!worker.features.external_memory_fd ? "worker" : "primary");
+                const bool on_worker = !worker.features.external_memory_fd;
+                const char* side = on_worker ? "worker" : "primary";
+                a.reason = lack_reason(
+                    on_worker ? worker : primary, side, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                    std::string("opaque-fd memory export/import is missing on the ") + side);
             } else if (!same_uuids) {
                 a.reason = "opaque fd needs equal device and driver UUIDs, and these differ";
             } else {
@@ -531,8 +552,11 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
                 a.reason = "not needed: worker and primary share one VkDevice";
             } else if (!worker.features.external_memory_host ||
                        !primary.features.external_memory_host) {
-                a.reason = std::string("VK_EXT_external_memory_host is missing on the ") +
-                           (!worker.features.external_memory_host ? "worker" : "primary");
+                const bool on_worker = !worker.features.external_memory_host;
+                const char* side = on_worker ? "worker" : "primary";
+                a.reason = lack_reason(
+                    on_worker ? worker : primary, side, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+                    std::string("VK_EXT_external_memory_host is missing on the ") + side);
             } else {
                 a.available = true;
                 a.reason =
@@ -561,9 +585,13 @@ PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary) {
         pair.sync_reason = "one VkDevice: the primary waits on the worker's semaphore directly";
     } else if (!worker.features.external_semaphore_fd_timeline ||
                !primary.features.external_semaphore_fd_timeline) {
+        const bool on_worker = !worker.features.external_semaphore_fd_timeline;
+        const char* side = on_worker ? "worker" : "primary";
         pair.sync_reason =
-            std::string("opaque-fd timeline semaphore export/import is missing on the ") +
-            (!worker.features.external_semaphore_fd_timeline ? "worker" : "primary") +
+            lack_reason(
+                on_worker ? worker : primary, side, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+                std::string("opaque-fd timeline semaphore export/import is missing on the ") +
+                    side) +
             ": a host bridge thread forwards the worker's timeline to the primary";
     } else if (!same_uuids) {
         pair.sync_reason = "opaque-fd semaphores need equal device and driver UUIDs, and these "

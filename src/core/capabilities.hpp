@@ -31,7 +31,9 @@ inline constexpr NamedFormat k_reported_formats[] = {
                                            std::uint32_t virtual_index);
 
 // The pair cell for moving results from `worker` to `primary`. When both are the same adapter
-// (same index) only the same-device path applies.
+// (same index) only the same-device path applies. An application's device answers for what it
+// enabled (core/embedding.hpp's enabled_view): a reason names an extension it was created
+// without.
 [[nodiscard]] PairInfo query_pair_info(const DeviceInfo& worker, const DeviceInfo& primary);
 
 // True when both devices export and import timeline semaphores as opaque fds (what CUDA's

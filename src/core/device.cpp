@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "core/capabilities.hpp"
 #include "core/copy_queue.hpp"
+#include "core/embedding.hpp"
 #include "core/instance.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -98,30 +98,14 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
         queue_infos.push_back(qi);
     }
 
-    // Extensions: enable what exists of what Tandem can use.
-    const char* wanted[] = {
-        VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,    VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
-        VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME,
-        VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME,
-    };
-    std::vector<const char*> extensions;
-    for (const char* name : wanted) {
-        if (has_extension(m_info, name)) {
-            extensions.push_back(name);
-            m_enabled_extensions.emplace_back(name);
-        }
-    }
-
+    // Extensions and features: what exists of what Tandem can use (core/embedding.hpp says what
+    // each is for), the same list an application's device is checked against.
+    const std::vector<const char*> extensions = extensions_to_enable(m_info);
+    m_enabled_extensions.assign(extensions.begin(), extensions.end());
+    m_enabled_features = features_to_enable(m_info);
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    f13.synchronization2 = VK_TRUE;
-    f13.dynamicRendering = VK_TRUE;
-    // Required by Vulkan 1.3; glslc's vulkan1.3 SPIR-V declares workgroup sizes with LocalSizeId.
-    f13.maintenance4 = VK_TRUE;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    f12.timelineSemaphore = VK_TRUE;
-    // For timing transfers on the GPU (TransferObserver::times_bands_on_gpus): queries reset from
-    // the host.
-    f12.hostQueryReset = f.host_query_reset ? VK_TRUE : VK_FALSE;
+    set_feature_structs(m_enabled_features, f12, f13);
     f12.pNext = &f13;
     VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     features2.pNext = &f12;
@@ -136,7 +120,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
              "vkCreateDevice on " + m_info.name);
 
     load_functions(instance);
-    m_host_timed_queries = f.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
+    m_host_timed_queries =
+        m_enabled_features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
 
     VkQueue main_queue = VK_NULL_HANDLE;
     vkGetDeviceQueue(m_device, main_family, 0, &main_queue);
@@ -175,20 +160,31 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
         name(m_transfer.handle(), VK_OBJECT_TYPE_QUEUE, m_label + " transfer queue");
     }
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
-    spdlog::debug("{}: opened {} (adapter {}), main queue family {}, transfer queue family {}{}",
-                  m_label, m_info.name, m_info.index, m_main.family(), m_transfer.family(),
-                  m_dedicated_transfer ? " (dedicated)" : "");
+    log_debug("device",
+              "{}: opened {} (adapter {}), main queue family {}, transfer queue family {}{}",
+              m_label, m_info.name, m_info.index, m_main.family(), m_transfer.family(),
+              m_dedicated_transfer ? " (dedicated)" : "");
 }
 
 Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDevice& adopted,
                const DeviceOptions& options)
-    : m_device(adopted.device), m_owned(false), m_physical(adapter.physical), m_info(adapter.info),
+    : m_device(adopted.device), m_owned(false), m_physical(adapter.physical),
       m_label(options.label.empty() ? "application device" : options.label),
       m_enabled_extensions(adopted.enabled_extensions),
+      m_enabled_features(adopted.enabled_features),
       m_serialize_host_semaphores(instance.validation() != Validation::Off) {
     if (m_device == VK_NULL_HANDLE) {
         throw Error("The application's VkDevice is null",
                     "Create the device before handing it to Tandem");
+    }
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(m_physical, &props);
+    check_embedded_device(adapter.info, props.apiVersion, m_enabled_extensions, m_enabled_features);
+    // From here on Tandem sees only what the application enabled: the pair matrix, negotiation
+    // and the self-tests never reach for an extension the device was created without.
+    m_info = enabled_view(adapter.info, m_enabled_extensions, m_enabled_features);
+    for (const NotEnabled& n : m_info.not_enabled) {
+        log_debug("device", "{}: created without {}, which {}", m_label, n.name, n.rules_out);
     }
     if (adopted.queue_family >= m_info.queue_families.size() ||
         adopted.queue_index >= m_info.queue_families[adopted.queue_family].count) {
@@ -205,6 +201,8 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
                     "Hand Tandem a queue of a graphics+compute family");
     }
     load_functions(instance);
+    m_host_timed_queries =
+        m_info.features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
     VkQueue queue = VK_NULL_HANDLE;
     vkGetDeviceQueue(m_device, adopted.queue_family, adopted.queue_index, &queue);
     auto lock = adopted.queue_lock ? adopted.queue_lock : std::make_shared<std::mutex>();

@@ -1,7 +1,9 @@
 // Device: one logical VkDevice opened on an adapter, with its queues and the extension entry
-// points Tandem uses. It enables what the transfer paths need where the driver has it
-// (external memory fd and host, external semaphore fd, memory budget, calibrated timestamps) and
-// requires Vulkan 1.3 with timeline semaphores, synchronization2 and dynamic rendering.
+// points Tandem uses. It enables the features and extensions of core/embedding.hpp's list where
+// the driver has them (external memory fd and host, external semaphore fd, memory budget,
+// calibrated timestamps, host query reset) and requires Vulkan 1.3 with timeline semaphores,
+// synchronization2, dynamic rendering and maintenance4. An application's device (AdoptedDevice)
+// is checked against the same list.
 //
 // Queues: `main` (graphics+compute) always; `transfer` is a queue of a transfer-only family (the
 // copy engines) when the device has one, else a second queue of the main family, else the main
@@ -13,6 +15,7 @@
 // (the destructor waits for idle). Object naming and labels are no-ops without debug utils.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -25,6 +28,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "core/discovery.hpp"
+#include "tandem/embedding.hpp"
 
 namespace tandem::detail {
 
@@ -113,21 +117,25 @@ struct TimestampCalibration {
 
 // An application's own VkDevice handed to Tandem (embedding). Tandem submits only to the one
 // queue named here (both roles use it); when the application submits to that queue too, both
-// sides hold `queue_lock` around their submits. The device must have been created with Vulkan
-// 1.3 timelineSemaphore, synchronization2, dynamicRendering and maintenance4 enabled.
+// sides hold `queue_lock` around their submits. The device must have been created with what
+// tandem/embedding.hpp lists as required (Device refuses it otherwise), and Tandem uses only the
+// extensions and features named here.
 struct AdoptedDevice {
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t queue_family = 0;
     std::uint32_t queue_index = 0;
     std::shared_ptr<std::mutex> queue_lock; // null: Tandem creates its own
     std::vector<std::string> enabled_extensions;
+    EmbeddingFeatures enabled_features;
 };
 
 class Device {
 public:
     Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options = {});
     // Wraps an application's device without owning it: the destructor neither waits for idle
-    // nor destroys it (the application does both, after destroying Tandem's objects).
+    // nor destroys it (the application does both, after destroying Tandem's objects). Throws
+    // Error naming what the device lacks of Tandem's requirements (check_embedded_device);
+    // info() is then what the application enabled (enabled_view), not what the driver has.
     Device(const Instance& instance, const Adapter& adapter, const AdoptedDevice& adopted,
            const DeviceOptions& options = {});
     ~Device();
@@ -165,6 +173,13 @@ public:
         return m_dedicated_transfer;
     }
     [[nodiscard]] bool enabled(std::string_view extension) const;
+    // The device extensions and Tandem's features the device was created with.
+    [[nodiscard]] const std::vector<std::string>& enabled_extensions() const noexcept {
+        return m_enabled_extensions;
+    }
+    [[nodiscard]] const EmbeddingFeatures& enabled_features() const noexcept {
+        return m_enabled_features;
+    }
     // True when this device's timestamps can be placed on the host's timeline: host query reset
     // enabled, and calibrated timestamps with the device and CLOCK_MONOTONIC domains.
     [[nodiscard]] bool has_host_timed_queries() const noexcept { return m_host_timed_queries; }
@@ -202,6 +217,26 @@ public:
                                            : std::unique_lock<std::mutex>();
     }
 
+    // The VkDeviceMemory allocations Tandem made on this device and holds now, and their bytes:
+    // every allocation goes through own_memory() (core/resources.hpp), which counts it here
+    // until it is freed. Any thread.
+    [[nodiscard]] std::uint64_t live_allocations() const noexcept {
+        return m_live_allocations.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t live_bytes() const noexcept {
+        return m_live_bytes.load(std::memory_order_relaxed);
+    }
+    // One allocation of `bytes` made (+1) or freed (-1).
+    void count_allocation(int sign, std::uint64_t bytes) const noexcept {
+        if (sign > 0) {
+            m_live_allocations.fetch_add(1, std::memory_order_relaxed);
+            m_live_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        } else {
+            m_live_allocations.fetch_sub(1, std::memory_order_relaxed);
+            m_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+        }
+    }
+
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
     [[nodiscard]] std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
@@ -233,12 +268,15 @@ private:
     bool m_dedicated_transfer = false;
     bool m_host_timed_queries = false;
     std::vector<std::string> m_enabled_extensions;
+    EmbeddingFeatures m_enabled_features;
     VkPhysicalDeviceMemoryProperties m_memory{};
     mutable std::mutex m_host_semaphore_lock;
     // settle()'s fences that were still pending when it gave up.
     mutable std::mutex m_unsettled_lock;
     mutable std::vector<VkFence> m_unsettled;
     bool m_serialize_host_semaphores = true;
+    mutable std::atomic<std::uint64_t> m_live_allocations{0};
+    mutable std::atomic<std::uint64_t> m_live_bytes{0};
     mutable std::once_flag m_copy_queue_once;
     mutable std::unique_ptr<CopyQueueChoice> m_copy_queue;
 };

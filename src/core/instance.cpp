@@ -4,9 +4,8 @@
 #include <cstring>
 #include <mutex>
 
-#include <spdlog/spdlog.h>
-
 #include "core/cpu.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -104,9 +103,10 @@ Validation validation_from_env(Validation fallback) {
 Instance::Instance(const InstanceOptions& options)
     : m_validation(options.validation), m_fail_severity(options.fail_severity) {
     if (const auto threads = keep_cores_from_cpu_devices()) {
-        spdlog::debug("CPU Vulkan devices render with {} threads (LP_NUM_THREADS), keeping {} "
-                      "for the application",
-                      *threads, k_cores_kept_from_cpu_devices);
+        log_debug("device",
+                  "CPU Vulkan devices render with {} threads (LP_NUM_THREADS), keeping {} for the "
+                  "application",
+                  *threads, k_cores_kept_from_cpu_devices);
     }
     std::uint32_t loader_version = 0;
     if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
@@ -187,7 +187,7 @@ Instance::Instance(const InstanceOptions& options)
                      "vkCreateDebugUtilsMessengerEXT");
         }
     }
-    spdlog::debug("Vulkan instance created (validation: {})", to_string(m_validation));
+    log_debug("device", "Vulkan instance created (validation: {})", to_string(m_validation));
 }
 
 Instance::Instance(VkInstance external, bool debug_utils)
@@ -240,8 +240,15 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
     auto* self = static_cast<Instance*>(user);
     const char* text = data != nullptr && data->pMessage != nullptr ? data->pMessage : "";
+    // A log message has no trailing newline (the loader's messages end with one).
+    std::string_view line = text;
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
+        line.remove_suffix(1);
+    }
+    // The thread that made the Vulkan call runs this, so its logger (a Runtime's, on the
+    // Runtime's calls and threads) receives the message.
     if (known_false_positive(data)) {
-        spdlog::debug("vulkan (known false positive, not counted): {}", text);
+        log_debug("validation", "known false positive, not counted: {}", line);
         return VK_FALSE;
     }
     const bool counted = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) == 0 &&
@@ -251,12 +258,21 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
         std::lock_guard lock(g_last_message_mutex);
         self->m_last_message = text;
     }
+    // General messages come from the loader and drivers; validation and performance ones from
+    // the validation layer.
+    const bool general = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) != 0 &&
+                         (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)) == 0;
+    LogLevel level = LogLevel::Debug;
     if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
-        spdlog::error("vulkan: {}", text);
+        level = LogLevel::Error;
     } else if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
-        spdlog::warn("vulkan: {}", text);
+        level = LogLevel::Warn;
+    }
+    if (general) {
+        log_at(level, "device", "vulkan: {}", line);
     } else {
-        spdlog::debug("vulkan: {}", text);
+        log_at(level, "validation", "{}", line);
     }
     return VK_FALSE;
 }

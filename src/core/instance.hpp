@@ -1,7 +1,9 @@
 // Instance: the VkInstance Tandem works in, with the Khronos validation layer (and optionally
-// synchronisation validation) and a debug-utils messenger that logs through spdlog and counts
-// every validation message. Create one per process and keep it alive longer than every Device
-// made from it. Thread-safe after construction; the counters are atomics.
+// synchronisation validation) and a debug-utils messenger that logs each message to the calling
+// thread's logger (core/log.hpp: category "validation", or "device" for the loader's and
+// drivers' general messages) and counts every validation message. Create one per process and
+// keep it alive longer than every Device made from it. Thread-safe after construction; the
+// counters are atomics.
 #pragma once
 
 #include <atomic>

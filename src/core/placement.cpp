@@ -1,9 +1,10 @@
-#include "core/placement.hpp"
+#include "tandem/placement.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
-namespace tandem::detail {
+namespace tandem {
 
 namespace {
 
@@ -19,7 +20,13 @@ std::optional<std::uint32_t> whole_number(std::string_view text) {
 
 } // namespace
 
-std::optional<Placement> parse_placement(std::string_view text) {
+Placement Placement::on_device(std::string selector) {
+    Placement p{PlacementKind::Device, {}, std::move(selector), {}};
+    p.adapter = whole_number(p.device);
+    return p;
+}
+
+std::optional<Placement> Placement::parse(std::string_view text) {
     if (text == "auto") {
         return Placement{};
     }
@@ -42,27 +49,23 @@ std::optional<Placement> parse_placement(std::string_view text) {
     constexpr std::string_view device_prefix = "device:";
     if (text.substr(0, device_prefix.size()) == device_prefix &&
         text.size() > device_prefix.size()) {
-        Placement p{PlacementKind::Device, {}, std::string(text.substr(device_prefix.size())), {}};
-        p.adapter = whole_number(p.device);
-        return p;
+        return on_device(std::string(text.substr(device_prefix.size())));
     }
     return std::nullopt;
 }
 
-std::string to_string(const Placement& placement) {
-    switch (placement.kind) {
+std::string Placement::to_string() const {
+    switch (kind) {
     case PlacementKind::Auto:
         return "auto";
     case PlacementKind::Primary:
         return "primary";
     case PlacementKind::Worker:
-        return placement.worker ? "worker:" + std::to_string(*placement.worker) : "worker";
+        return worker ? "worker:" + std::to_string(*worker) : "worker";
     case PlacementKind::Device:
-        return placement.adapter && placement.device == std::to_string(*placement.adapter)
-                   ? placement.device
-                   : "device:" + placement.device;
+        return adapter && device == std::to_string(*adapter) ? device : "device:" + device;
     }
     return "auto";
 }
 
-} // namespace tandem::detail
+} // namespace tandem

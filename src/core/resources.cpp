@@ -55,6 +55,16 @@ std::optional<VkFormat> parse_color_format(std::string_view text) {
     return std::nullopt;
 }
 
+Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory, VkDeviceSize bytes) {
+    const Device* owner = &device;
+    Handle<VkDeviceMemory> out(memory, [owner, bytes](VkDeviceMemory m) {
+        vkFreeMemory(owner->handle(), m, nullptr);
+        owner->count_allocation(-1, bytes);
+    });
+    device.count_allocation(+1, bytes);
+    return out;
+}
+
 Buffer create_buffer(const Device& device, const BufferDesc& desc) {
     const VkDevice dev = device.handle();
     Buffer out;
@@ -80,8 +90,7 @@ Buffer create_buffer(const Device& device, const BufferDesc& desc) {
     alloc.memoryTypeIndex = out.memory_type;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
-    out.memory =
-        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    out.memory = own_memory(device, memory, req.size);
     vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + desc.name);
     if ((out.memory_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
         vk_check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &out.mapped),
@@ -169,8 +178,7 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     }
     VkDeviceMemory memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
-    out.memory =
-        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    out.memory = own_memory(device, memory, req.size);
     vk_check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory " + desc.name);
 
     VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};

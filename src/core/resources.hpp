@@ -25,6 +25,12 @@ namespace tandem::detail {
 // Parses "RGBA8", "BGRA8", "RGBA16F", "R32F" (case-insensitive); nullopt otherwise.
 [[nodiscard]] std::optional<VkFormat> parse_color_format(std::string_view text);
 
+// Owns `memory`, `bytes` bytes allocated on `device`, and counts it in
+// Device::live_allocations() until it is freed. Every vkAllocateMemory of Tandem's goes through
+// it.
+[[nodiscard]] Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory,
+                                                VkDeviceSize bytes);
+
 struct Buffer {
     Handle<VkBuffer> buffer;
     Handle<VkDeviceMemory> memory;

@@ -1,5 +1,6 @@
 #include "harness/adopted_primary.hpp"
 
+#include "core/embedding.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::harness {
@@ -15,6 +16,9 @@ std::unique_ptr<detail::Device> adopt(const detail::Instance& instance,
             adopted.queue_family = primary.queue_family;
             adopted.queue_index = primary.queue_index;
             adopted.queue_lock = primary.queue_mutex;
+            // A runtime's primary has every required feature (the runtime enabled or checked
+            // them); no optional extension is claimed, as none is needed to read leases.
+            adopted.enabled_features = detail::required_features();
             detail::DeviceOptions options;
             options.label = label;
             return std::make_unique<detail::Device>(instance, a, adopted, options);

@@ -6,6 +6,7 @@
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "harness/adopted_primary.hpp"
+#include "readback/lease_copy.hpp"
 #include "sync/timeline_semaphore.hpp"
 
 namespace tandem::harness {
@@ -80,31 +81,12 @@ std::uint64_t LeaseReader::read(const Lease& lease, bool whole_image) {
     if (vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer reader") != VK_SUCCESS) {
         return 0;
     }
-    // The lease's semaphore wait orders the producer's writes before these commands; the
-    // image goes back to the lease's layout before the signal, as the lease contract asks.
-    image_barrier(cmd, lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
-                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent =
-        whole_image ? VkExtent3D{lease.extent.width, lease.extent.height, 1} : VkExtent3D{1, 1, 1};
-    vkCmdCopyImageToBuffer(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, f.buffer.get(),
-                           1, &region);
-    image_barrier(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, lease.layout,
-                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
-                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-    buffer_barrier(cmd, f.buffer.get(), 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                   VK_ACCESS_2_HOST_READ_BIT);
+    record_lease_copy(cmd, lease, f.buffer.get(), whole_image ? lease.extent : VkExtent2D{1, 1});
     if (vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer reader") != VK_SUCCESS) {
         return 0;
     }
     const std::uint64_t value = s.value + 1;
-    VkSemaphoreSubmitInfo wait_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    wait_info.semaphore = lease.wait_semaphore;
-    wait_info.value = lease.wait_value;
-    wait_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    const VkSemaphoreSubmitInfo wait_info = lease_copy_wait(lease);
     VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
     signal.semaphore = s.timeline;
     signal.value = value;

@@ -1,8 +1,10 @@
 // LeaseReader: reads leased outputs on the primary the way an application's frame does: one
 // submission on the primary's main queue that waits on the lease's semaphore, copies the image
-// (one texel, or all of it for verification) into a host-visible buffer, and signals the
-// runtime's primary timeline, whose value is then the lease's release value. Built from the
-// public API alone (Runtime::primary_vulkan, primary_timeline). Used by `tandem stream`'s
+// (one texel, or all of it for verification) into a host-visible buffer with the commands every
+// lease reader shares (readback/lease_copy.hpp), and signals the runtime's primary timeline,
+// whose value is then the lease's release value; it does not wait for its reads, as a frame
+// would not (tandem::LeaseReadback, which waits, is the public API's readback for checks).
+// Built on the public Runtime (primary_vulkan, primary_timeline). Used by `tandem stream`'s
 // simulated frame loop, the benchmarks and the tests.
 //
 // Threads: one thread at a time (the frame loop). While it lives it is the only signaller of

@@ -34,7 +34,7 @@ RunScene::RunScene(const RunSceneRequest& request) {
         t.width = spec.width;
         t.height = spec.height;
         t.rate_hz = spec.rate_hz;
-        t.placement = detail::to_string(spec.placement);
+        t.placement = spec.placement;
         t.automatic = spec.placement.kind == detail::PlacementKind::Auto;
         t.surface = spec.surface;
         t.content_key = detail::task_content_key(inputs, i);

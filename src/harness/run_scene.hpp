@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tandem/capture.hpp"
+#include "tandem/placement.hpp"
 #include "tandem/scene.hpp"
 
 namespace tandem::harness {
@@ -39,7 +40,7 @@ struct RunTaskInfo {
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     double rate_hz = 0;
-    std::string placement;              // as a TaskDesc takes it ("auto", "worker", ...)
+    Placement placement;                // as a TaskDesc takes it
     bool automatic = false;             // placement "auto": the scheduler decides
     std::optional<std::string> surface; // node of the main view that shows the output
     // What the task draws, as a calibration profile names it: equal keys mean the same work.

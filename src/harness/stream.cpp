@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::harness {
@@ -31,7 +30,7 @@ void Stream::start() {
     m_start = std::chrono::steady_clock::now();
     m_stop = false;
     m_running.store(true, std::memory_order_release);
-    m_thread = std::thread([this] { run(); });
+    m_thread = detail::start_logged_thread([this] { run(); });
 }
 
 void Stream::stop() {
@@ -85,7 +84,7 @@ void Stream::run() {
         case SubmitStatus::Failed:
             m_failed.fetch_add(1, std::memory_order_relaxed);
             if (!m_options.quiet && !warned) {
-                spdlog::warn("stream: submit failed: {}", r.reason);
+                detail::log_warn("cli", "stream: submit failed: {}", r.reason);
                 warned = true;
             }
             break;

@@ -14,6 +14,8 @@ std::shared_ptr<MeshCache> shared_mesh_cache(const Device& device,
     static std::mutex lock;
     static std::map<std::pair<const Device*, const SceneAssets*>, std::weak_ptr<MeshCache>> caches;
     const std::lock_guard guard(lock);
+    // Entries whose caches went with their last task go too, so the map holds live caches only.
+    std::erase_if(caches, [](const auto& entry) { return entry.second.expired(); });
     auto& slot = caches[{&device, assets.get()}];
     if (auto cache = slot.lock()) {
         return cache;

@@ -5,26 +5,40 @@
 #include <utility>
 #include <vector>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/vk_check.hpp"
+#include "runtime/task_preparer.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
-CompletionTracker::CompletionTracker(const TaskRegistry& tasks, LeaseTable& leases,
-                                     LinkFailures& links, const Device& primary,
-                                     const TimelineSemaphore& reads, TraceLog& trace,
-                                     const std::atomic<std::int64_t>& timeout_ms)
-    : m_tasks(tasks), m_leases(leases), m_links(links), m_primary(primary), m_reads(reads),
-      m_trace(trace), m_trace_app(trace.track("app thread")), m_timeout_ms(timeout_ms) {}
+namespace {
+
+// The tasks one pass looks at: each thread that pumps keeps its own list (its capacity reused).
+thread_local std::vector<std::shared_ptr<Task>> t_tasks;
+
+std::string ms_text(std::chrono::milliseconds ms) {
+    return std::to_string(ms.count()) + " ms";
+}
+
+} // namespace
+
+CompletionTracker::CompletionTracker(TaskTable& tasks, LeaseTable& leases, LinkFailures& links,
+                                     TaskPreparer& preparer, RetireList& retire,
+                                     const Device& primary, const TimelineSemaphore& reads,
+                                     TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
+                                     std::chrono::milliseconds first_job_timeout)
+    : m_tasks(tasks), m_leases(leases), m_links(links), m_preparer(preparer), m_retire(retire),
+      m_primary(primary), m_reads(reads), m_trace(trace), m_trace_app(trace.track("app thread")),
+      m_timeout_ms(timeout_ms), m_first_job_timeout(first_job_timeout) {}
 
 CompletionTracker::~CompletionTracker() {
     stop();
 }
 
 void CompletionTracker::start() {
-    m_thread = std::thread([this] { run(); });
+    m_thread = start_logged_thread([this] { run(); });
 }
 
 void CompletionTracker::stop() noexcept {
@@ -43,15 +57,15 @@ void CompletionTracker::pump() noexcept {
 }
 
 void CompletionTracker::job_completed(const WorkerJob& job) noexcept {
-    Task& task = *job.task;
-    if (task.timer) {
-        // Read under the timer's own lock (host memory), counted under the task's.
-        if (const auto time = task.timer->completed(job.slot, job.generation)) {
-            std::lock_guard lock(task.mutex);
-            task.gpu.add(*time);
+    TaskInstance& instance = *job.instance;
+    if (instance.timer) {
+        // Read under the timer's own lock (host memory), counted under the instance's.
+        if (const auto time = instance.timer->completed(job.slot, job.generation)) {
+            std::lock_guard lock(instance.mutex);
+            instance.gpu.add(*time);
         }
     }
-    task.workload->completed(job.slot, job.generation);
+    instance.workload->completed(job.slot, job.generation);
 }
 
 void CompletionTracker::run() noexcept {
@@ -64,40 +78,50 @@ void CompletionTracker::run() noexcept {
     constexpr auto k_max_sleep = std::chrono::microseconds(200);
     auto sleep = k_min_sleep;
     std::vector<std::pair<VkSemaphore, std::uint64_t>> expected;
+    std::vector<std::shared_ptr<Task>> tasks;
     while (!m_stop.load(std::memory_order_relaxed)) {
         pump_all();
-        // What completes next: every transport's primary timeline (each task's earliest value
-        // in flight) and the application's primary timeline (the earliest release value).
+        // Retired objects are destroyed here only, on this thread, never the application's: so
+        // no semaphore polled below goes while it is polled.
+        m_retire.collect();
+        // What completes next: every transport's primary timeline (each instance's earliest
+        // value in flight) and the application's primary timeline (the earliest release value).
         expected.clear();
         std::uint64_t reads_needed = UINT64_MAX;
-        const std::size_t count = m_tasks.count();
-        for (std::size_t t = 0; t < count; ++t) {
-            Task& task = m_tasks[t];
-            if (!task.prepared() || task.worker->lost()) {
-                continue;
-            }
-            std::uint64_t next = UINT64_MAX;
-            {
-                std::lock_guard lock(task.mutex);
-                for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-                    const SlotRecord& slot = task.ring[i];
-                    if (slot.state == SlotState::WorkerInFlight ||
-                        slot.state == SlotState::Transferring) {
-                        next = std::min(next, slot.primary_value);
+        m_tasks.snapshot(tasks);
+        for (const auto& task : tasks) {
+            std::lock_guard task_lock(task->mutex);
+            for (const auto* list : {&task->instances, &task->retiring}) {
+                for (const auto& instance : *list) {
+                    if (!instance->prepared() || instance->worker->lost()) {
+                        continue;
                     }
-                    if (const auto reads = LeaseTable::awaited_reads(slot)) {
-                        reads_needed = std::min(reads_needed, *reads);
+                    std::uint64_t next = UINT64_MAX;
+                    {
+                        std::lock_guard lock(instance->mutex);
+                        for (std::uint32_t i = 0; i < instance->ring.size(); ++i) {
+                            const SlotRecord& slot = instance->ring[i];
+                            if (slot.state == SlotState::WorkerInFlight ||
+                                slot.state == SlotState::Transferring) {
+                                next = std::min(next, slot.primary_value);
+                            }
+                            if (const auto reads = LeaseTable::awaited_reads(slot)) {
+                                reads_needed = std::min(reads_needed, *reads);
+                            }
+                        }
+                    }
+                    if (next != UINT64_MAX) {
+                        expected.emplace_back(instance->transport->primary_semaphore(), next);
                     }
                 }
             }
-            if (next != UINT64_MAX) {
-                expected.emplace_back(task.transport->primary_semaphore(), next);
-            }
         }
+        tasks.clear();
         if (reads_needed != UINT64_MAX) {
             expected.emplace_back(m_reads.handle(), reads_needed);
         }
         // Poll until one of them is reached (or new work may have arrived: at most k_max_sleep).
+        // The semaphores stay valid meanwhile: only this thread destroys retired objects.
         bool reached = false;
         const auto give_up = Clock::now() + k_max_sleep;
         while (!reached && !expected.empty() && Clock::now() < give_up &&
@@ -134,30 +158,132 @@ void CompletionTracker::pump_all() noexcept {
     if (m_reads.value(reads) == VK_SUCCESS) {
         m_leases.observe_reads(reads);
     }
-    const std::size_t count = m_tasks.count();
-    for (std::size_t t = 0; t < count; ++t) {
-        pump_task(m_tasks[t], reads);
+    try {
+        m_tasks.snapshot(t_tasks);
+    } catch (...) {
+        return; // out of memory: the next pump tries again
+    }
+    for (const auto& task : t_tasks) {
+        Losses losses;
+        bool removable = false;
+        {
+            std::lock_guard lock(task->mutex);
+            pump_task(*task, reads, losses, removable);
+        }
+        for (auto& [worker, reason] : losses.workers) {
+            lose_worker(*worker, reason);
+        }
+        if (removable) {
+            m_tasks.remove(task->id); // its id never names a task again
+        }
+    }
+    t_tasks.clear();
+}
+
+void CompletionTracker::pump_task(Task& task, std::uint64_t reads_value, Losses& losses,
+                                  bool& removable) noexcept {
+    settle_pending(task);
+    for (const auto* list : {&task.instances, &task.retiring}) {
+        for (const auto& instance : *list) {
+            pump_instance(task, *instance, reads_value, losses);
+        }
+    }
+    retire_quiescent(task);
+    removable = !task.live && task.instances.empty() && task.retiring.empty();
+}
+
+void CompletionTracker::settle_pending(Task& task) noexcept {
+    TaskInstance* pending = task.pending;
+    if (pending == nullptr || pending->preparing()) {
+        return;
+    }
+    task.pending = nullptr;
+    try {
+        if (!pending->prepared()) {
+            const std::string why = pending->preparation_error;
+            switch (task.pending_kind) {
+            case PendingKind::Move:
+                task.refused.push_back(pending->device());
+                task.move_failures.push_back("task \"" + task.desc.name +
+                                             "\" could not run on adapter " +
+                                             std::to_string(pending->device()) + ": " + why);
+                break;
+            case PendingKind::Fallback:
+                task.fallback_error =
+                    (task.active != nullptr ? LinkFailures::failure(*task.active) + "; "
+                                            : std::string()) +
+                    "no other path could be prepared: " + why;
+                log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
+                break;
+            case PendingKind::Reconfigure:
+                task.reconfigure_error = why;
+                log_error("runtime",
+                          "task '{}' keeps its shape: its new one could not be prepared: {}",
+                          task.desc.name, why);
+                break;
+            }
+            task.retire(pending);
+            return;
+        }
+        TaskInstance* old = task.active;
+        {
+            std::lock_guard lock(pending->mutex);
+            const auto current = pending->registry.current();
+            pending->activated_after = current ? current->generation : 0;
+        }
+        pending->trial = false;
+        task.active = pending;
+        switch (task.pending_kind) {
+        case PendingKind::Move:
+            ++task.moves;
+            // The old device's instance stays for a quick move back, unless it cannot serve.
+            if (old != nullptr &&
+                (old->worker->lost() || old->link_failed.load(std::memory_order_acquire) ||
+                 !old->prepared())) {
+                task.retire(old);
+            }
+            break;
+        case PendingKind::Fallback:
+            if (old != nullptr) {
+                task.retire(old);
+            }
+            break;
+        case PendingKind::Reconfigure:
+            ++task.reconfigurations;
+            task.adopt_shape(pending->desc);
+            task.reconfigure_error.clear();
+            // Every other instance has the old shape.
+            for (std::size_t i = task.instances.size(); i-- > 0;) {
+                if (task.instances[i].get() != pending) {
+                    task.retire(task.instances[i].get());
+                }
+            }
+            break;
+        }
+    } catch (...) {
+        // Out of memory describing a failure: the instance is settled all the same.
     }
 }
 
-void CompletionTracker::pump_task(Task& task, std::uint64_t reads_value) noexcept {
-    if (!task.prepared()) {
+void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::uint64_t reads_value,
+                                      Losses& losses) noexcept {
+    if (!instance.prepared()) {
         return;
     }
-    Worker& worker = *task.worker;
+    Worker& worker = *instance.worker;
     const auto now = Clock::now();
     std::string lost_reason;
     std::uint64_t copied = 0;
     std::uint64_t worked = 0;
-    if (!worker.lost()) {
-        if (task.transport->failed()) {
-            if (!m_links.retire(task, true)) {
-                lost_reason = "its transfer failed: " + task.transport->error();
+    if (!worker.lost() && !instance.link_failed.load(std::memory_order_acquire)) {
+        if (instance.transport->failed()) {
+            if (!m_links.retire(instance, true)) {
+                lost_reason = "its transfer failed: " + instance.transport->error();
             }
         } else {
             // The primary's counter, and the worker's as its watcher last saw it (host memory:
             // nothing here touches the worker's device).
-            VkResult r = task.transport->primary_value(copied);
+            VkResult r = instance.transport->primary_value(copied);
             worked = worker.completed_work();
             if (r == VK_SUCCESS) {
                 r = worker.watch_result();
@@ -167,90 +293,145 @@ void CompletionTracker::pump_task(Task& task, std::uint64_t reads_value) noexcep
             }
         }
     }
-    const auto timeout = this->timeout();
-    {
-        std::lock_guard lock(task.mutex);
-        std::uint32_t completed[16];
-        std::uint32_t completed_count = 0;
-        for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-            SlotRecord& s = task.ring[i];
-            if (lost_reason.empty() && !worker.lost() &&
-                (s.state == SlotState::WorkerInFlight || s.state == SlotState::Transferring)) {
-                if (!s.worker_done_seen && worked >= s.work_value) {
-                    s.worker_done_seen = true;
-                    // When the watcher saw the work complete (its newest progress, which is this
-                    // job's or a later one's), not when this pump came by.
-                    s.times.worker_done = std::clamp(worker.last_progress(), s.times.request, now);
-                    task.worker_done_us.add(micros(s.times.request, s.times.worker_done));
-                    if (s.state == SlotState::WorkerInFlight) {
-                        (void)task.ring.apply(i, SlotEvent::WorkerDone);
-                    }
-                    m_trace.span(task.trace_worker_queue, task.desc.name, s.times.worker_submit,
-                                 now, s.generation, task.desc.name);
+    const auto allowance = worker.allowance(timeout(), m_first_job_timeout);
+    std::lock_guard lock(instance.mutex);
+    // The job's work was seen complete at `at`: its latencies, and the worker's allowance learns
+    // how long a job takes there.
+    const auto worker_done = [&](SlotRecord& s, Clock::time_point at) {
+        s.worker_done_seen = true;
+        s.times.worker_done = at;
+        instance.worker_done_us.add(micros(s.times.request, at));
+        worker.note_job_time(micros(s.times.worker_submit, at));
+        if (instance.first_job == 1) {
+            instance.first_job = 2; // measured: the worker's allowance knows it now
+            worker.unmeasured.fetch_sub(1, std::memory_order_relaxed);
+        }
+    };
+    std::uint32_t completed[16];
+    std::uint32_t completed_count = 0;
+    for (std::uint32_t i = 0; i < instance.ring.size(); ++i) {
+        SlotRecord& s = instance.ring[i];
+        if (lost_reason.empty() && !worker.lost() &&
+            (s.state == SlotState::WorkerInFlight || s.state == SlotState::Transferring)) {
+            if (!s.worker_done_seen && worked >= s.work_value) {
+                // When the watcher saw the work complete (its newest progress, which is this
+                // job's or a later one's), not when this pump came by.
+                worker_done(s, std::clamp(worker.last_progress(), s.times.request, now));
+                if (s.state == SlotState::WorkerInFlight) {
+                    (void)instance.ring.apply(i, SlotEvent::WorkerDone);
                 }
-                if (copied >= s.primary_value) {
-                    if (!s.worker_done_seen) {
-                        // The copy waited for the work, so it is done too: the watcher had not
-                        // reported it yet. Observed now, as far as anyone here knows.
-                        s.worker_done_seen = true;
-                        s.times.worker_done = now;
-                        task.worker_done_us.add(micros(s.times.request, now));
-                    }
-                    (void)task.ring.apply(i, SlotEvent::CopyDone);
-                    s.times.ready = now;
-                    task.ready_us.add(micros(s.times.request, now));
-                    m_trace.span(task.trace_transfer_queue, "to primary " + task.desc.name,
-                                 std::max(s.times.transfer_queued, s.times.worker_done), now,
-                                 s.generation, task.desc.name);
-                    completed[completed_count++] = i;
-                }
+                m_trace.span(instance.trace_worker_queue, instance.desc.name, s.times.worker_submit,
+                             now, s.generation, instance.desc.name);
             }
-            LeaseTable::finish_reads(task, i, reads_value);
-            // Overdue: in flight for longer than the timeout during which the worker completed
-            // nothing (a slow worker with a long queue is busy, not lost).
-            if (lost_reason.empty() && in_flight(s.state) &&
-                now - std::max(s.times.request, worker.last_progress()) > timeout) {
-                // Say where it stopped, so a report from a machine names the stage.
-                lost_reason =
-                    "generation " + std::to_string(s.generation) + " of " + task.desc.name +
-                    " did not complete within " + std::to_string(timeout.count()) +
-                    " ms in which its worker completed nothing (slot " + std::to_string(i) + " " +
-                    to_string(s.state) + "; worker work " + std::to_string(worked) + "/" +
-                    std::to_string(s.work_value) + ", primary copy " + std::to_string(copied) +
-                    "/" + std::to_string(s.primary_value) + ")";
-                lost_reason += "; " + worker.activity();
-                if (const auto why = task.transport->not_ready_reason(); !why.empty()) {
-                    lost_reason += "; the transfer last refused a submit because " + why;
+            if (copied >= s.primary_value) {
+                if (!s.worker_done_seen) {
+                    // The copy waited for the work, so it is done too: the watcher had not
+                    // reported it yet. Observed now, as far as anyone here knows.
+                    worker_done(s, now);
                 }
+                (void)instance.ring.apply(i, SlotEvent::CopyDone);
+                s.times.ready = now;
+                instance.ready_us.add(micros(s.times.request, now));
+                m_trace.span(instance.trace_transfer_queue, "to primary " + instance.desc.name,
+                             std::max(s.times.transfer_queued, s.times.worker_done), now,
+                             s.generation, instance.desc.name);
+                completed[completed_count++] = i;
             }
         }
-        // Offer what completed in generation order, so outputs seen complete in one pass are
-        // published oldest first (the older ones count as ready, not superseded).
-        std::sort(completed, completed + completed_count, [&](std::uint32_t a, std::uint32_t b) {
-            return task.ring[a].generation < task.ring[b].generation;
-        });
-        for (std::uint32_t k = 0; k < completed_count; ++k) {
-            const std::uint32_t i = completed[k];
-            SlotRecord& s = task.ring[i];
-            const auto offer = task.registry.offer(s.generation, i);
-            if (offer.published) {
-                s.published = true;
-                ++task.ready;
-                if (offer.replaced) {
-                    SlotRecord& old = task.ring[*offer.replaced];
-                    old.published = false;
-                    if (old.state == SlotState::Ready) {
-                        recycle(task, *offer.replaced);
-                    }
-                }
-            } else {
-                ++task.superseded;
-                recycle(task, i);
+        LeaseTable::finish_reads(instance, i, reads_value);
+        // Overdue: in flight for longer than the worker's allowance during which it completed
+        // nothing (a slow worker, or a long queue ahead of the job, is busy, not lost).
+        if (lost_reason.empty() && !worker.lost() && in_flight(s.state) &&
+            now - std::max(s.times.request, worker.last_progress()) > allowance) {
+            // Say where it stopped, so a report from a machine names the stage.
+            lost_reason = "it made no progress for longer than its allowance of " +
+                          ms_text(allowance) + " while generation " + std::to_string(s.generation) +
+                          " of " + instance.desc.name + " waited (slot " + std::to_string(i) + " " +
+                          to_string(s.state) + "; worker work " + std::to_string(worked) + "/" +
+                          std::to_string(s.work_value) + ", primary copy " +
+                          std::to_string(copied) + "/" + std::to_string(s.primary_value) + ")";
+            lost_reason += "; " + worker.activity();
+            if (const auto why = instance.transport->not_ready_reason(); !why.empty()) {
+                lost_reason += "; the transfer last refused a submit because " + why;
             }
         }
     }
+    // Offer what completed in generation order, so outputs seen complete in one pass are
+    // published oldest first (the older ones count as ready, not superseded). Trial jobs are
+    // measurements: counted and recycled, never published.
+    std::sort(completed, completed + completed_count, [&](std::uint32_t a, std::uint32_t b) {
+        return instance.ring[a].generation < instance.ring[b].generation;
+    });
+    for (std::uint32_t k = 0; k < completed_count; ++k) {
+        const std::uint32_t i = completed[k];
+        SlotRecord& s = instance.ring[i];
+        if (s.trial) {
+            ++instance.trials_done;
+            recycle(instance, i);
+            continue;
+        }
+        task.consecutive_failures = 0;
+        const auto offer = instance.registry.offer(s.generation, i);
+        if (offer.published) {
+            s.published = true;
+            ++instance.ready;
+            if (offer.replaced) {
+                SlotRecord& old = instance.ring[*offer.replaced];
+                old.published = false;
+                if (old.state == SlotState::Ready) {
+                    recycle(instance, *offer.replaced);
+                }
+            }
+        } else {
+            ++instance.superseded;
+            recycle(instance, i);
+        }
+    }
     if (!lost_reason.empty()) {
-        lose_worker(worker, lost_reason);
+        try {
+            losses.workers.emplace_back(&worker, std::move(lost_reason));
+        } catch (...) {
+            // Out of memory: the next pump finds it again.
+        }
+    }
+}
+
+void CompletionTracker::retire_quiescent(Task& task) noexcept {
+    for (std::size_t i = task.retiring.size(); i-- > 0;) {
+        TaskInstance& instance = *task.retiring[i];
+        // A live task's last shown output stays until another instance's replaces it.
+        if (task.live && instance.serial == task.shown_serial) {
+            continue;
+        }
+        if (instance.preparing()) {
+            (void)m_preparer.cancel(instance); // still queued: it fails now, unprepared
+            continue;
+        }
+        try {
+            std::vector<RetirePoint> points;
+            std::vector<const Device*> devices;
+            {
+                std::lock_guard lock(instance.mutex);
+                if (!instance.quiescent()) {
+                    continue;
+                }
+                points = instance.retire_points(m_reads);
+                devices = instance.retire_devices(m_primary);
+                task.retired.ready += instance.ready;
+                task.retired.superseded += instance.superseded;
+                task.retired.failed_jobs += instance.failed_jobs;
+                task.retired.trial_jobs += instance.trial_jobs;
+                if (instance.first_job == 1) {
+                    instance.first_job = 0;
+                    instance.worker->unmeasured.fetch_sub(1, std::memory_order_relaxed);
+                }
+            }
+            std::unique_ptr<TaskInstance> owned = std::move(task.retiring[i]);
+            task.retiring.erase(task.retiring.begin() + static_cast<std::ptrdiff_t>(i));
+            m_retire.retire(std::move(owned), std::move(points), std::move(devices));
+        } catch (...) {
+            // Out of memory: it stays retiring; the next pass tries again.
+        }
     }
 }
 
@@ -258,70 +439,69 @@ void CompletionTracker::lose_worker(Worker& worker, const std::string& reason) n
     if (!worker.mark_lost(reason)) {
         return;
     }
-    const std::size_t count = m_tasks.count();
-    for (std::size_t t = 0; t < count; ++t) {
-        Task& task = m_tasks[t];
-        if (task.worker != &worker) {
-            continue;
-        }
-        std::lock_guard lock(task.mutex);
-        for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-            const SlotState s = task.ring[i].state;
-            // Ready and Leased slots hold finished outputs on the primary: they stay readable.
-            if (s == SlotState::Free || in_flight(s)) {
-                (void)task.ring.apply(i, SlotEvent::Fail);
+    std::vector<std::shared_ptr<Task>> tasks;
+    try {
+        m_tasks.snapshot(tasks);
+    } catch (...) {
+        // Out of memory: its slots stay as they are; nothing new is submitted to a lost worker.
+    }
+    for (const auto& task : tasks) {
+        std::lock_guard task_lock(task->mutex);
+        for (const auto* list : {&task->instances, &task->retiring}) {
+            for (const auto& instance : *list) {
+                if (instance->worker != &worker) {
+                    continue;
+                }
+                std::lock_guard lock(instance->mutex);
+                for (std::uint32_t i = 0; i < instance->ring.size(); ++i) {
+                    const SlotState s = instance->ring[i].state;
+                    // Ready and Leased slots hold finished outputs on the primary: readable.
+                    if (s == SlotState::Free || in_flight(s)) {
+                        (void)instance->ring.apply(i, SlotEvent::Fail);
+                    }
+                }
             }
         }
     }
     worker.mark_retired();
 }
 
-bool CompletionTracker::drain() noexcept {
+bool CompletionTracker::drain(std::chrono::steady_clock::time_point deadline) noexcept {
     bool reached = true;
-    const auto timeout = this->timeout();
-    const std::size_t count = m_tasks.count();
-    for (std::size_t t = 0; t < count; ++t) {
-        Task& task = m_tasks[t];
-        if (!task.prepared()) {
-            continue; // never ran a job
-        }
-        std::uint64_t primary_value = 0;
-        std::uint64_t work_value = 0;
-        std::uint64_t release_value = 0;
-        {
-            std::lock_guard lock(task.mutex);
-            for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-                const SlotRecord& s = task.ring[i];
-                primary_value = std::max(primary_value, s.primary_value);
-                work_value = std::max(work_value, s.work_value);
-                release_value = std::max(release_value, s.release_value);
+    std::vector<std::shared_ptr<Task>> tasks;
+    std::vector<RetirePoint> points;
+    try {
+        m_tasks.snapshot(tasks);
+        for (const auto& task : tasks) {
+            std::lock_guard task_lock(task->mutex);
+            for (const auto* list : {&task->instances, &task->retiring}) {
+                for (const auto& instance : *list) {
+                    if (instance->preparing()) {
+                        continue; // the preparation thread stopped: it never ran a job
+                    }
+                    std::lock_guard lock(instance->mutex);
+                    const auto more = instance->retire_points(m_reads);
+                    points.insert(points.end(), more.begin(), more.end());
+                }
             }
         }
-        auto wait = [&](VkDevice device, VkSemaphore semaphore, std::uint64_t value) {
-            if (value == 0 || semaphore == VK_NULL_HANDLE) {
-                return;
-            }
-            VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            info.semaphoreCount = 1;
-            info.pSemaphores = &semaphore;
-            info.pValues = &value;
-            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
-            const VkResult r =
-                vkWaitSemaphores(device, &info, static_cast<std::uint64_t>(ns.count()));
-            if (r != VK_SUCCESS) {
-                reached = false;
-                spdlog::warn("task {}: shutdown wait ended with {}", task.desc.name,
-                             tandem::to_string(r));
-            }
-        };
-        // Lost workers too: a submit reported as failed may still have reached the GPU; on a
-        // really lost device the wait returns VK_ERROR_DEVICE_LOST at once.
-        wait(task.worker->device().handle(), task.worker->work_timeline().handle(),
-             std::max(work_value, task.worker->last_work_value()));
-        if (task.transport && !task.transport->failed()) {
-            wait(m_primary.handle(), task.transport->primary_semaphore(), primary_value);
+    } catch (...) {
+        reached = false;
+    }
+    // Lost workers too: a submit reported as failed may still have reached the GPU; on a really
+    // lost device the wait returns VK_ERROR_DEVICE_LOST at once.
+    for (const RetirePoint& p : points) {
+        const auto left = std::max(std::chrono::steady_clock::duration::zero(),
+                                   deadline - std::chrono::steady_clock::now());
+        const VkResult r = wait_timeline(*p.device, p.semaphore, p.value,
+                                         std::chrono::duration_cast<std::chrono::nanoseconds>(left),
+                                         "shutdown wait");
+        if (r != VK_SUCCESS) {
+            reached = false;
         }
-        wait(m_primary.handle(), m_reads.handle(), release_value);
+    }
+    if (!m_retire.drain(deadline)) {
+        reached = false;
     }
     return reached;
 }

@@ -3,121 +3,120 @@
 #include <optional>
 #include <thread>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
-SubmitResult JobPipeline::submit(TaskId id, std::span<const std::byte> snapshot) noexcept {
-    SubmitResult out;
-    Task* task = m_tasks.find(id);
-    if (task == nullptr) {
-        out.reason = "Task " + std::to_string(id) + " is not registered";
-        return out;
-    }
+JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
+                                    std::span<const std::byte> bytes, bool trial,
+                                    WorkerJob& job) noexcept {
     const auto now = Clock::now();
-    WorkerJob job;
-    {
-        std::lock_guard lock(task->mutex);
-        switch (task->phase.load(std::memory_order_acquire)) {
-        case TaskPhase::Preparing:
-            ++task->busy;
-            out.status = SubmitStatus::Preparing;
-            out.reason = "task '" + task->desc.name + "' is still being prepared on " +
-                         task->worker->label();
-            return out;
-        case TaskPhase::Failed:
-            ++task->failed;
-            out.reason = task->preparation_error;
-            return out;
-        case TaskPhase::Ready:
-            break;
-        }
-        if (task->stopped) {
-            ++task->failed;
-            out.reason = "task '" + task->desc.name + "' stopped: " + task->workload_error;
-            return out;
-        }
-        if (task->worker->lost()) {
-            ++task->failed;
-            out.reason = task->worker->label() + " is lost: " + task->worker->lost_reason();
-            return out;
-        }
-        if (task->link_failed.load(std::memory_order_relaxed)) { // mutex held: link_error set
-            ++task->failed;
-            out.reason = task->link_error;
-            return out;
-        }
-        auto slot = task->ring.try_take_free();
-        if (!slot) {
-            ++task->busy;
-            out.status = SubmitStatus::Busy;
-            return out;
-        }
-        SlotRecord& s = task->ring[*slot];
-        s.generation = task->generations->fetch_add(1, std::memory_order_relaxed) + 1;
-        s.worker_done_seen = false;
-        s.published = false;
-        s.times = SlotTimes{};
-        s.times.request = now;
-        try {
-            task->slots[*slot].snapshot.assign(snapshot.begin(), snapshot.end());
-        } catch (...) {
-            (void)task->ring.apply(*slot, SlotEvent::Fail);
-            ++task->failed;
-            out.reason = "Out of memory copying the snapshot";
-            return out;
-        }
-        ++task->accepted;
-        out.status = SubmitStatus::Accepted;
-        out.generation = s.generation;
-        job = WorkerJob{task, *slot, s.generation};
+    std::lock_guard lock(instance.mutex);
+    auto slot = instance.ring.try_take_free();
+    if (!slot) {
+        return Take::Busy;
     }
-    task->worker->enqueue(job);
-    return out;
+    try {
+        instance.slots[*slot].snapshot.assign(bytes.begin(), bytes.end());
+    } catch (...) {
+        (void)instance.ring.apply(*slot, SlotEvent::Abort);
+        return Take::OutOfMemory;
+    }
+    SlotRecord& s = instance.ring[*slot];
+    s.generation = trial ? ++task.trial_generations : ++task.generations;
+    s.trial = trial;
+    s.worker_done_seen = false;
+    s.published = false;
+    s.times = SlotTimes{};
+    s.times.request = now;
+    if (trial) {
+        ++instance.trial_jobs;
+    } else {
+        ++instance.accepted;
+    }
+    ++instance.host_jobs; // the worker's threads let it go (JobPipeline) under this mutex
+    if (instance.first_job == 0) {
+        instance.first_job = 1; // until a job completes, the worker's allowance is a first job's
+        instance.worker->unmeasured.fetch_add(1, std::memory_order_relaxed);
+    }
+    job = WorkerJob{&instance, *slot, s.generation};
+    return Take::Accepted;
 }
 
 void JobPipeline::drop_job(const WorkerJob& job) noexcept {
-    std::lock_guard lock(job.task->mutex);
-    SlotRecord& s = job.task->ring[job.slot];
+    std::lock_guard lock(job.instance->mutex);
+    SlotRecord& s = job.instance->ring[job.slot];
     if (s.state == SlotState::Recording && s.generation == job.generation) {
-        (void)job.task->ring.apply(job.slot, SlotEvent::Fail);
+        (void)job.instance->ring.apply(job.slot, SlotEvent::Fail);
     }
+    --job.instance->host_jobs;
 }
 
 void JobPipeline::fail_job(Worker& worker, const WorkerJob& job,
                            const std::string& reason) noexcept {
     m_completion.lose_worker(worker, reason);
-    std::lock_guard lock(job.task->mutex);
-    (void)job.task->ring.apply(job.slot, SlotEvent::Fail);
+    std::lock_guard lock(job.instance->mutex);
+    (void)job.instance->ring.apply(job.slot, SlotEvent::Fail);
+    --job.instance->host_jobs;
+}
+
+void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why) noexcept {
+    TaskInstance& instance = *job.instance;
+    // The task's mutex first (the lock order), while the slot is still Recording: the task and
+    // the instance stay alive until the slot leaves it.
+    Task& task = *instance.owner;
+    bool stopped_now = false;
+    try {
+        std::lock_guard task_lock(task.mutex);
+        std::lock_guard lock(instance.mutex);
+        ++instance.failed_jobs;
+        task.last_failure = why;
+        if (!job.instance->ring[job.slot].trial && ++task.consecutive_failures >= m_max_failures &&
+            !task.stopped) {
+            task.stopped = true;
+            stopped_now = true;
+        }
+        (void)instance.ring.apply(job.slot, SlotEvent::Abort);
+        --instance.host_jobs;
+    } catch (...) {
+        // Out of memory for the sentence: the slot is freed all the same below.
+        std::lock_guard lock(instance.mutex);
+        (void)instance.ring.apply(job.slot, SlotEvent::Abort);
+        --instance.host_jobs;
+    }
+    if (stopped_now) {
+        log_error("runtime", "task stopped after {} failed jobs in a row: {}", m_max_failures, why);
+    }
 }
 
 void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
-    Task& task = *job.task;
+    TaskInstance& instance = *job.instance;
     const auto t0 = Clock::now();
     worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
     // The slot's previous job completed before its slot was taken again: its GPU time, unless
-    // the watcher counted it already. Read before the task's mutex (the timer's lock is never
+    // the watcher counted it already. Read before the instance's mutex (the timer's lock is never
     // held under it).
     const std::optional<JobTime> previous =
-        task.timer ? task.timer->reuse(job.slot) : std::optional<JobTime>();
+        instance.timer ? instance.timer->reuse(job.slot) : std::optional<JobTime>();
     std::uint64_t wait_worker = 0;
     std::uint64_t wait_reads = 0;
     {
-        std::lock_guard lock(task.mutex);
+        std::lock_guard lock(instance.mutex);
         if (previous) {
-            task.gpu.add(*previous);
+            instance.gpu.add(*previous);
         }
-        const SlotRecord& s = task.ring[job.slot];
+        const SlotRecord& s = instance.ring[job.slot];
         if (s.state != SlotState::Recording || s.generation != job.generation) {
+            --instance.host_jobs;
             return; // retired meanwhile
         }
         wait_worker = s.worker_value;
         wait_reads = s.release_value;
     }
-    SlotResources& res = task.slots[job.slot];
+    SlotResources& res = instance.slots[job.slot];
     auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
     if (worker.lost()) {
         fail(worker.lost_reason());
@@ -140,19 +139,19 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.width = target_image.extent.width;
         target.height = target_image.extent.height;
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
-        worker.device().begin_label(cmd, task.desc.name.c_str());
+        worker.device().begin_label(cmd, instance.desc.name.c_str());
         // The job's GPU time brackets the workload's own commands only.
-        if (task.timer) {
-            task.timer->begin(cmd, job.slot);
+        if (instance.timer) {
+            instance.timer->begin(cmd, job.slot);
         }
-        r = task.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
-        if (r == VK_SUCCESS && task.timer) {
-            task.timer->end(cmd, job.slot);
+        r = instance.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
+        if (r == VK_SUCCESS && instance.timer) {
+            instance.timer->end(cmd, job.slot);
         }
-        if (r == VK_SUCCESS && !task.transport->shares_images()) {
+        if (r == VK_SUCCESS && !instance.transport->shares_images()) {
             // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want.
             // The signal below makes the writes available to the transfer's wait.
-            const WorkloadOutput out = task.workload->output();
+            const WorkloadOutput out = instance.workload->output();
             image_barrier(cmd, target.image, out.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                           out.stage, out.access, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                           VK_ACCESS_2_NONE);
@@ -163,18 +162,17 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer worker");
     }
     if (r != VK_SUCCESS) {
-        if (std::string why = task.workload->failure(); !why.empty()) {
-            // The application's code failed, not the device: the task stops, the worker goes on.
-            spdlog::error("task '{}' stopped: {}", task.desc.name, why);
-            std::lock_guard lock(task.mutex);
-            if (!task.stopped) {
-                task.stopped = true;
-                task.workload_error = std::move(why);
+        if (std::string why = instance.workload->failure(); !why.empty()) {
+            // The application's code failed, not the device: this job fails, the task goes on.
+            // The command buffer is reset before its next use; nothing was submitted.
+            if (vkResetCommandBuffer(cmd, 0) != VK_SUCCESS) {
+                fail("resetting the command buffer of a failed job failed");
+                return;
             }
-            (void)task.ring.apply(job.slot, SlotEvent::Fail);
+            workload_failed(job, why);
             return;
         }
-        fail("recording " + task.desc.name + " failed (" + tandem::to_string(r) + ")");
+        fail("recording " + instance.desc.name + " failed (" + tandem::to_string(r) + ")");
         return;
     }
 
@@ -185,12 +183,12 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     std::uint32_t wait_count = 0;
     if (wait_worker > 0) {
         waits[wait_count] = VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        waits[wait_count].semaphore = task.transport->worker_semaphore();
+        waits[wait_count].semaphore = instance.transport->worker_semaphore();
         waits[wait_count].value = wait_worker;
         waits[wait_count].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
         ++wait_count;
     }
-    if (task.same_device && wait_reads > 0) {
+    if (instance.same_device && wait_reads > 0) {
         waits[wait_count] = m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         ++wait_count;
     }
@@ -205,9 +203,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         fail("its submit failed (" + std::string(tandem::to_string(r)) + ")");
         return;
     }
+    // Read once the instance is quiescent, through its mutex (the slot leaves Recording under it).
+    instance.last_work_value = work_value;
     const auto t_submit = Clock::now();
-    if (task.timer) {
-        task.timer->submitted(job.slot, job.generation); // before the watcher can report it
+    if (instance.timer) {
+        instance.timer->submitted(job.slot, job.generation); // before the watcher can report it
     }
     worker.note_submitted(job, work_value);
 
@@ -223,8 +223,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
 void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                   Clock::time_point t_submit, std::uint64_t work_value,
                                   VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept {
-    Task& task = *job.task;
-    SlotResources& res = task.slots[job.slot];
+    TaskInstance& instance = *job.instance;
+    SlotResources& res = instance.slots[job.slot];
     auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
     if (worker.lost()) {
         fail(worker.lost_reason());
@@ -233,50 +233,60 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
     using Thread = Worker::Thread;
     worker.set_activity(Thread::Transfers, "submitting the transfer", job.generation);
     SlotTicket ticket;
-    const VkImageLayout written_layout = task.transport->shares_images()
-                                             ? task.workload->output().layout
+    const VkImageLayout written_layout = instance.transport->shares_images()
+                                             ? instance.workload->output().layout
                                              : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    VkResult r = task.transport->submit(job.slot, worker_image, written_layout, signal,
-                                        res.primary_image.get(), res.primary_layout, ticket);
+    VkResult r = instance.transport->submit(job.slot, worker_image, written_layout, signal,
+                                            res.primary_image.get(), res.primary_layout, ticket);
     // VK_NOT_READY: the transfer's queue to the primary is full for now; the worker work is
-    // already submitted, so retry until it takes it (bounded by the worker timeout).
-    const auto give_up = t_submit + std::chrono::milliseconds(m_timeout_ms.load());
+    // already submitted, so retry until it takes it (bounded by the worker's allowance).
     if (r == VK_NOT_READY) {
         worker.set_activity(Thread::Transfers, "retrying the transfer (not ready)", job.generation);
     }
-    while (r == VK_NOT_READY && Clock::now() < give_up && !worker.lost()) {
+    while (r == VK_NOT_READY && !worker.lost()) {
+        const auto allowance = worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
+                                                m_completion.first_job_timeout());
+        if (Clock::now() > std::max(t_submit, worker.last_progress()) + allowance) {
+            break;
+        }
         std::this_thread::sleep_for(std::chrono::microseconds(100));
-        r = task.transport->submit(job.slot, worker_image, written_layout, signal,
-                                   res.primary_image.get(), res.primary_layout, ticket);
+        r = instance.transport->submit(job.slot, worker_image, written_layout, signal,
+                                       res.primary_image.get(), res.primary_layout, ticket);
     }
     const auto t_queued = Clock::now();
-    if (r != VK_SUCCESS && task.transport->failed() && m_links.retire(task, false)) {
-        return; // the path failed, not the device: the slot retired with the task's link
+    if (r != VK_SUCCESS && instance.transport->failed() && m_links.retire(instance, false)) {
+        // The path failed, not the device: the slot retired with the instance's link.
+        std::lock_guard lock(instance.mutex);
+        --instance.host_jobs;
+        return;
     }
     if (r != VK_SUCCESS) {
-        const std::string why =
-            task.transport->failed() ? task.transport->error() : std::string(tandem::to_string(r));
-        fail("the transfer of " + task.desc.name + " failed (" + why + ")");
+        const std::string why = instance.transport->failed() ? instance.transport->error()
+                                                             : std::string(tandem::to_string(r));
+        fail("the transfer of " + instance.desc.name + " failed (" + why + ")");
         return;
     }
     res.primary_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     worker.set_activity(Thread::Transfers, "publishing the submit", job.generation);
+    // Taken before the slot leaves Recording: the instance may be retired once it did.
+    const std::uint32_t track =
+        m_trace.enabled() ? m_trace.track(worker.label() + " submit thread") : 0;
+    const std::string name = m_trace.enabled() ? instance.desc.name : std::string();
     {
-        std::lock_guard lock(task.mutex);
-        SlotRecord& s = task.ring[job.slot];
+        std::lock_guard lock(instance.mutex);
+        SlotRecord& s = instance.ring[job.slot];
         s.work_value = work_value;
         s.worker_value = ticket.worker_value;
         s.primary_value = ticket.primary_value;
         s.times.worker_submit = t_submit;
         s.times.transfer_queued = t_queued;
-        task.worker_submit_us.add(micros(s.times.request, t_submit));
-        task.transfer_queued_us.add(micros(s.times.request, t_queued));
-        (void)task.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost meanwhile
+        instance.worker_submit_us.add(micros(s.times.request, t_submit));
+        instance.transfer_queued_us.add(micros(s.times.request, t_queued));
+        (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
+        --instance.host_jobs;
     }
     if (m_trace.enabled()) {
-        m_trace.span(m_trace.track(worker.label() + " submit thread"),
-                     "record+submit " + task.desc.name, t0, t_queued, job.generation,
-                     task.desc.name);
+        m_trace.span(track, "record+submit " + name, t0, t_queued, job.generation, name);
     }
 }
 

@@ -1,20 +1,23 @@
-// JobPipeline: a job's way from submit() to the transport. submit() (the application's thread)
-// takes a Free slot, assigns the next generation, copies the snapshot and queues the job on the
-// registration's worker: a lock and a push, never a GPU call. On the worker's job thread,
-// process_job() records the job (the job timer's first timestamp, the workload's commands, the
-// second timestamp, the layout the transfer wants) and submits it, signalling the worker's work
-// timeline; it then queues submit_transfer() on the worker's transfer thread, which hands the
-// written image to the slot's transport and publishes the slot as WorkerInFlight. A job the
-// worker drops at shutdown retires its slot (drop_job); a transfer whose path failed retires the
-// task's link (LinkFailures); a job whose submit or transfer fails otherwise loses the worker
-// (fail_job, through the CompletionTracker); a workload whose own code failed stops its task
-// only. It owns no state: the slots and samples belong to their Tasks.
+// JobPipeline: a job's way from submit() to the transport. take() (the application's thread,
+// under the task's mutex) takes a Free slot of the task's instance, assigns the job's generation
+// and copies its bytes: a lock and a copy, never a GPU call; the caller then queues the job on
+// the instance's worker. On the worker's job thread, process_job() records the job (the job
+// timer's first timestamp, the workload's commands, the second timestamp, the layout the
+// transfer wants) and submits it, signalling the worker's work timeline; it then queues
+// submit_transfer() on the worker's transfer thread, which hands the written image to the slot's
+// transport and publishes the slot as WorkerInFlight. A job the worker drops at shutdown retires
+// its slot (drop_job); a transfer whose path failed retires the instance's link (LinkFailures); a
+// job whose submit or transfer fails otherwise loses the worker (fail_job, through the
+// CompletionTracker). A job whose workload failed (its record() threw) fails alone: its slot goes
+// back to Free, the task counts the failure, and only max_consecutive_failures in a row stop the
+// task. It owns no state: the slots and samples belong to their instances.
 //
-// Threads: submit on any thread (never blocks on a GPU, never throws); process_job on the
-// worker's job thread; submit_transfer on its transfer thread; drop_job where Worker calls it.
-// Lock order: a task's mutex is taken with nothing else held (on the worker's threads) and
-// released before the worker's queue lock (enqueue); the job timer's lock is released before
-// the task's mutex is taken.
+// Threads: take on the application's threads (and the scheduler's, for trial jobs); process_job
+// on the worker's job thread; submit_transfer on its transfer thread; drop_job where Worker calls
+// it. Lock order: the worker's threads take an instance's mutex with nothing else held, or the
+// task's mutex and then the instance's (a failed job); they touch an instance only while one of
+// its slots is in flight and leave it under its mutex (task_instance.hpp); the job timer's lock
+// is released before the instance's mutex is taken.
 #pragma once
 
 #include <atomic>
@@ -24,7 +27,7 @@
 
 #include "runtime/completion_tracker.hpp"
 #include "runtime/link_failures.hpp"
-#include "runtime/task_registry.hpp"
+#include "runtime/task.hpp"
 #include "runtime/trace_log.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/task.hpp"
@@ -33,17 +36,25 @@ namespace tandem::detail {
 
 class JobPipeline {
 public:
+    enum class Take { Accepted, Busy, OutOfMemory };
+
     // `reads`: the primary timeline the application signals (a job on the primary's own device
-    // waits GPU-side for the reads of its image); `timeout_ms`: the runtime's worker timeout.
-    JobPipeline(const TaskRegistry& tasks, CompletionTracker& completion, LinkFailures& links,
-                const TimelineSemaphore& reads, TraceLog& trace,
-                const std::atomic<std::int64_t>& timeout_ms)
-        : m_tasks(tasks), m_completion(completion), m_links(links), m_reads(reads), m_trace(trace),
-          m_timeout_ms(timeout_ms) {}
+    // waits GPU-side for the reads of its image); `timeout_ms`: the runtime's worker timeout;
+    // `max_failures`: RuntimeOptions::max_consecutive_failures.
+    JobPipeline(CompletionTracker& completion, LinkFailures& links, const TimelineSemaphore& reads,
+                TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
+                std::uint32_t max_failures)
+        : m_completion(completion), m_links(links), m_reads(reads), m_trace(trace),
+          m_timeout_ms(timeout_ms), m_max_failures(max_failures) {}
     JobPipeline(const JobPipeline&) = delete;
     JobPipeline& operator=(const JobPipeline&) = delete;
 
-    [[nodiscard]] SubmitResult submit(TaskId id, std::span<const std::byte> snapshot) noexcept;
+    // Takes a Free slot of the prepared `instance` for a job of `bytes`: an application job
+    // gets generation ++task.generations (returned in `job`), a trial job ++trial_generations.
+    // Busy (no slot free) and OutOfMemory change nothing. Caller holds the instance's task's
+    // mutex; on Accepted it queues `job` on instance.worker once it released it.
+    [[nodiscard]] Take take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes,
+                            bool trial, WorkerJob& job) noexcept;
     // The job thread's part: records and submits the job's work, then queues submit_transfer
     // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;
@@ -56,13 +67,15 @@ private:
                          VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept;
     // The worker is lost for `reason` and the job's slot retires.
     void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
+    // The job's workload failed (`why`): its slot goes back to Free and the task counts it.
+    void workload_failed(const WorkerJob& job, const std::string& why) noexcept;
 
-    const TaskRegistry& m_tasks;
     CompletionTracker& m_completion;
     LinkFailures& m_links;
     const TimelineSemaphore& m_reads;
     TraceLog& m_trace;
     const std::atomic<std::int64_t>& m_timeout_ms;
+    std::uint32_t m_max_failures;
 };
 
 } // namespace tandem::detail

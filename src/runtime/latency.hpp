@@ -1,5 +1,7 @@
 // LatencySamples: microsecond samples of one pipeline stage and their percentiles. Bounded: once
-// full, new samples replace old ones round-robin, so memory stays fixed on long streams.
+// full, new samples replace old ones round-robin, so memory stays fixed on long streams (16 KiB
+// per stage and task instance: a runtime with hundreds of tasks, each on a few devices, keeps
+// them all).
 // Not thread-safe; the owner (a task, under its mutex) serialises access. Percentiles sort, so
 // an owner that holds a lock others need takes a snapshot() under it and summarises outside:
 // sorting under a task's mutex starved its worker thread when a caller asked for statistics in
@@ -18,7 +20,7 @@ namespace tandem::detail {
 
 class LatencySamples {
 public:
-    static constexpr std::size_t k_capacity = 1u << 16;
+    static constexpr std::size_t k_capacity = 1u << 12;
 
     struct Snapshot {
         std::vector<float> samples;

@@ -4,51 +4,52 @@
 
 namespace tandem::detail {
 
-std::optional<Lease> LeaseTable::acquire(TaskId id, std::uint64_t at_least) noexcept {
-    Task* task = m_tasks.find(id);
-    if (task == nullptr) {
+std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
+                                       std::uint64_t at_least) const noexcept {
+    if (!instance.prepared()) {
         return std::nullopt;
     }
-    std::lock_guard lock(task->mutex);
-    const auto current = task->registry.current();
+    std::lock_guard lock(instance.mutex);
+    const auto current = instance.registry.current();
     if (!current || current->generation < at_least) {
         return std::nullopt;
     }
-    SlotRecord& s = task->ring[current->slot];
-    if (!task->ring.apply(current->slot, SlotEvent::Lease)) {
+    SlotRecord& s = instance.ring[current->slot];
+    if (!instance.ring.apply(current->slot, SlotEvent::Lease)) {
         return std::nullopt;
     }
     ++s.leases;
-    const Image& image = task->slots[current->slot].primary_image;
+    const Image& image = instance.slots[current->slot].primary_image;
     Lease lease;
-    lease.task = id;
+    lease.task = task;
+    lease.instance = instance.serial;
     lease.slot = current->slot;
     lease.generation = s.generation;
-    lease.device = task->worker->device().info().index;
+    lease.device = instance.device();
     lease.image = image.get();
     lease.view = image.view.get();
     lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     lease.format = image.format;
     lease.extent = image.extent;
-    lease.wait_semaphore = task->transport->primary_semaphore();
+    lease.wait_semaphore = instance.transport->primary_semaphore();
     lease.wait_value = s.primary_value;
     lease.queue_family = m_primary_family;
     return lease;
 }
 
-bool LeaseTable::release(const Lease& lease, std::uint64_t primary_value) noexcept {
-    Task* task = m_tasks.find(lease.task);
-    if (task == nullptr || lease.slot >= task->ring.size()) {
+bool LeaseTable::release(TaskInstance& instance, const Lease& lease,
+                         std::uint64_t primary_value) const noexcept {
+    if (lease.slot >= instance.ring.size()) {
         return false;
     }
-    std::lock_guard lock(task->mutex);
-    SlotRecord& s = task->ring[lease.slot];
-    if (s.generation != lease.generation || s.leases == 0) {
+    std::lock_guard lock(instance.mutex);
+    SlotRecord& s = instance.ring[lease.slot];
+    if (s.generation != lease.generation || s.leases == 0 || s.trial) {
         return false;
     }
     --s.leases;
     s.release_value = std::max(s.release_value, primary_value);
-    finish_reads(*task, lease.slot, m_reads_seen.load(std::memory_order_relaxed));
+    finish_reads(instance, lease.slot, m_reads_seen.load(std::memory_order_relaxed));
     return true;
 }
 
@@ -61,12 +62,13 @@ void LeaseTable::observe_reads(std::uint64_t reads) noexcept {
     }
 }
 
-void LeaseTable::finish_reads(Task& task, std::uint32_t slot, std::uint64_t reads) noexcept {
-    SlotRecord& s = task.ring[slot];
+void LeaseTable::finish_reads(TaskInstance& instance, std::uint32_t slot,
+                              std::uint64_t reads) noexcept {
+    SlotRecord& s = instance.ring[slot];
     if (s.state == SlotState::Leased && s.leases == 0 && reads >= s.release_value) {
-        (void)task.ring.apply(slot, SlotEvent::ReadsDone);
+        (void)instance.ring.apply(slot, SlotEvent::ReadsDone);
         if (!s.published) {
-            recycle(task, slot);
+            recycle(instance, slot);
         }
     }
 }

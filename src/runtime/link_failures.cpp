@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
-bool LinkFailures::retire(Task& task, bool from_pump) noexcept {
+bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
     if (task.same_device) {
         return false; // no link: a local transport fails only with its device
     }
@@ -18,10 +18,11 @@ bool LinkFailures::retire(Task& task, bool from_pump) noexcept {
     Worker& worker = *task.worker;
     const std::string error = task.transport->error();
     const auto now = Clock::now();
-    const auto timeout = std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
+    const auto timeout =
+        worker.allowance(std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed)),
+                         m_first_job_timeout);
     // The device's fault, not the path's: it reported loss, its own work failed, or (seen by the
-    // pump) a slot waited longer than the timeout in which the worker completed nothing, which is
-    // what a bridge that timed out waited for.
+    // pump) a slot waited longer than the worker's allowance in which it completed nothing.
     bool device_failed = worker.lost() || worker.watch_result() != VK_SUCCESS ||
                          error.find(tandem::to_string(VK_ERROR_DEVICE_LOST)) != std::string::npos;
     const std::string path = task.transport->path_name();
@@ -51,40 +52,31 @@ bool LinkFailures::retire(Task& task, bool from_pump) noexcept {
     } catch (...) {
         return false; // out of memory describing it: as before, the worker goes
     }
-    worker.task_count.fetch_sub(1, std::memory_order_relaxed);
     try {
         drop_transfer_path(m_health.get(), path, worker.device().info().index,
                            m_primary.info().index, "it failed in use: " + error);
-        spdlog::warn("task {} '{}' on {}: the {} path failed and is dropped for this pair: {}",
-                     task.id, task.desc.name, worker.label(), path, error);
+        log_warn("runtime", "task '{}' on {}: the {} path failed and is dropped for this pair: {}",
+                 task.desc.name, worker.label(), path, error);
     } catch (...) {
         // Out of memory: the task's link is retired all the same; only the record lacks it.
     }
     return true;
 }
 
-bool LinkFailures::failed(TaskId id) const noexcept {
-    const Task* task = m_tasks.find(id);
+std::string LinkFailures::failure(const TaskInstance& instance) {
     // Acquire: pairs with retire()'s release.
-    return task != nullptr && task->link_failed.load(std::memory_order_acquire);
-}
-
-std::string LinkFailures::failure(TaskId id) const {
-    const Task* task = m_tasks.find(id);
-    if (task == nullptr || !task->link_failed.load(std::memory_order_acquire)) {
+    if (!instance.link_failed.load(std::memory_order_acquire)) {
         return {};
     }
-    std::lock_guard lock(task->mutex);
-    return task->link_error;
+    std::lock_guard lock(instance.mutex);
+    return instance.link_error;
 }
 
-std::vector<DroppedTransferPath> LinkFailures::dropped_paths(TaskId id) const {
-    const Task* task = m_tasks.find(id);
-    if (task == nullptr || &task->worker->device() == &m_primary) {
+std::vector<DroppedTransferPath> LinkFailures::dropped_paths(std::uint32_t device) const {
+    if (device == m_primary.info().index) {
         return {};
     }
-    return dropped_transfer_paths(m_health.get(), task->worker->device().info().index,
-                                  m_primary.info().index);
+    return dropped_transfer_paths(m_health.get(), device, m_primary.info().index);
 }
 
 } // namespace tandem::detail

@@ -51,6 +51,7 @@ public:
     bool failed() const noexcept override { return m_link.failed(); }
     std::string error() const override { return m_link.error(); }
     std::string not_ready_reason() const override { return m_link.not_ready_reason(); }
+    std::vector<RetirePoint> quiesce() noexcept override { return m_link.quiesce(); }
 
 private:
     static TransferDesc to_transfer_desc(const TransportDesc& desc) {
@@ -64,6 +65,7 @@ private:
         d.worker_progress = desc.worker_progress;
         d.bridge = desc.bridge;
         d.cuda_copier = desc.cuda_copier;
+        d.settle_on_destroy = desc.retire == nullptr;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }
@@ -83,8 +85,9 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
     // Each round returns or drops a path, so it ends once the pair has none left (then
     // choose_tested_path throws the reason).
     for (;;) {
-        const TransferPath path = choose_tested_path(worker, primary, pair, desc.forced,
-                                                     desc.format, *health, desc.cuda_copier);
+        const TransferPath path =
+            choose_tested_path(worker, primary, pair, desc.forced, desc.format, *health,
+                               desc.cuda_copier, desc.retire);
         TransportDesc tested = desc;
         tested.forced = path;
         try {

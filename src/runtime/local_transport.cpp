@@ -84,6 +84,13 @@ public:
         return m_timeline.value(out);
     }
     bool failed() const noexcept override { return m_failed.load(std::memory_order_acquire); }
+    std::vector<RetirePoint> quiesce() noexcept override {
+        try {
+            return {{&m_device, m_timeline.handle(), m_next_value}};
+        } catch (...) {
+            return {};
+        }
+    }
     std::string error() const override {
         return failed()
                    ? "same-device submit failed (" +

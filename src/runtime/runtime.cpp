@@ -1,7 +1,6 @@
 #include "tandem/runtime.hpp"
 
 #include "runtime/runtime_impl.hpp"
-#include "runtime/task_router.hpp"
 
 namespace tandem {
 
@@ -19,24 +18,120 @@ const char* to_string(SubmitStatus status) noexcept {
     return "?";
 }
 
-Runtime::Runtime(const RuntimeOptions& options)
-    : m_impl(std::make_unique<detail::RuntimeImpl>(options)),
-      m_tasks(std::make_unique<detail::TaskRouter>(*m_impl, options)) {}
-
-Runtime::Runtime(const EmbedInfo& embed, const RuntimeOptions& options)
-    : m_impl(std::make_unique<detail::RuntimeImpl>(embed, options)),
-      m_tasks(std::make_unique<detail::TaskRouter>(*m_impl, options)) {}
-
-Runtime::~Runtime() {
-    // The registrations (and their GPU work) go first; the logical tasks only point at them.
-    m_impl.reset();
+const char* to_string(TaskError error) noexcept {
+    switch (error) {
+    case TaskError::None:
+        return "none";
+    case TaskError::UnknownTask:
+        return "unknown task";
+    case TaskError::BadBytes:
+        return "bad bytes";
+    case TaskError::Stopped:
+        return "stopped";
+    case TaskError::PreparationFailed:
+        return "preparation failed";
+    case TaskError::DeviceLost:
+        return "device lost";
+    case TaskError::NoTransferPath:
+        return "no transfer path";
+    case TaskError::OutOfMemory:
+        return "out of memory";
+    case TaskError::LeaseNotHeld:
+        return "lease not held";
+    case TaskError::NotMeasured:
+        return "not measured";
+    }
+    return "?";
 }
 
+std::string to_string(TaskId id) {
+    return std::to_string(id.index) + ":" + std::to_string(id.generation);
+}
+
+Runtime::Runtime(const RuntimeOptions& options)
+    : m_impl(std::make_unique<detail::RuntimeImpl>(options)) {}
+
+Runtime::Runtime(const EmbedInfo& embed, const RuntimeOptions& options)
+    : m_impl(std::make_unique<detail::RuntimeImpl>(embed, options)) {}
+
+Runtime::~Runtime() = default;
+
 TaskId Runtime::register_task(const TaskDesc& desc) {
-    return m_tasks->register_task(desc, true);
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->register_task(desc, true);
+}
+
+TaskId Runtime::register_task_async(const TaskDesc& desc) {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->register_task(desc, false);
+}
+
+TaskError Runtime::unregister_task(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->unregister_task(task);
+}
+
+TaskError Runtime::reconfigure(TaskId task, const TaskDesc& desc) {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->reconfigure(task, desc);
+}
+
+SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->submit(task, snapshot);
+}
+
+void Runtime::pump() noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    m_impl->pump();
+}
+
+AcquireResult Runtime::acquire(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->acquire(task);
+}
+
+TaskError Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->release(lease, primary_value);
+}
+
+VkSemaphore Runtime::primary_timeline() const noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->primary_timeline();
+}
+
+TaskStats Runtime::stats(TaskId task) const {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->stats(task);
+}
+
+PlacementReport Runtime::placement() const {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->placement();
+}
+
+std::uint64_t Runtime::placement_decisions() const noexcept {
+    return m_impl->placement_decisions();
+}
+
+CalibrationResult Runtime::calibrate(TaskId task, std::span<const std::byte> snapshot,
+                                     std::uint32_t jobs) {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->calibrate(task, snapshot, jobs);
+}
+
+TaskError Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->observe_execute(task, device, ms);
+}
+
+const DeviceInfo& Runtime::primary_device() const noexcept {
+    return m_impl->primary().info();
 }
 
 PrimaryVulkan Runtime::primary_vulkan() const {
+    const detail::LogScope scope(m_impl->logger());
     const detail::Device& primary = m_impl->primary();
     const detail::Queue& queue = primary.queue(detail::QueueRole::Main);
     PrimaryVulkan out;
@@ -51,64 +146,8 @@ PrimaryVulkan Runtime::primary_vulkan() const {
     return out;
 }
 
-TaskId Runtime::register_task_async(const TaskDesc& desc) {
-    return m_tasks->register_task(desc, false);
-}
-
-SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
-    return m_tasks->submit(task, snapshot);
-}
-
-void Runtime::pump() noexcept {
-    m_tasks->pump();
-}
-
-std::optional<Lease> Runtime::acquire(TaskId task) noexcept {
-    return m_tasks->acquire(task);
-}
-
-void Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
-    m_tasks->release(lease, primary_value);
-}
-
-VkSemaphore Runtime::primary_timeline() const noexcept {
-    return m_impl->primary_timeline();
-}
-
-TaskStats Runtime::stats(TaskId task) const {
-    return m_tasks->stats(task);
-}
-
-PlacementReport Runtime::placement() const {
-    return m_tasks->placement();
-}
-
-std::uint64_t Runtime::placement_decisions() const noexcept {
-    return m_tasks->placement_decisions();
-}
-
-std::vector<DeviceCost> Runtime::calibrate(TaskId task, std::span<const std::byte> snapshot,
-                                           std::uint32_t jobs) {
-    return m_tasks->calibrate(task, snapshot, jobs);
-}
-
-void Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
-    m_tasks->observe_execute(task, device, ms);
-}
-
-const DeviceInfo& Runtime::primary_device() const noexcept {
-    return m_impl->primary().info();
-}
-
-std::uint64_t Runtime::validation_messages() const noexcept {
-    return m_impl->instance().validation_messages();
-}
-
-std::string Runtime::last_validation_message() const {
-    return m_impl->instance().last_validation_message();
-}
-
 std::vector<DeviceInfo> Runtime::worker_devices() const {
+    const detail::LogScope scope(m_impl->logger());
     std::vector<DeviceInfo> out;
     for (const auto* w : m_impl->workers()) {
         out.push_back(w->device().info());
@@ -116,12 +155,18 @@ std::vector<DeviceInfo> Runtime::worker_devices() const {
     return out;
 }
 
-DeviceInfo Runtime::task_device(TaskId task) const {
-    return m_impl->task_worker(m_tasks->active_registration(task)).device().info();
+RuntimeResources Runtime::resources() const {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->resources();
 }
 
-std::string Runtime::task_transfer_path(TaskId task) const {
-    return m_impl->task_transfer_path(m_tasks->active_registration(task));
+std::uint64_t Runtime::validation_messages() const noexcept {
+    return m_impl->instance().validation_messages();
+}
+
+std::string Runtime::last_validation_message() const {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->instance().last_validation_message();
 }
 
 } // namespace tandem

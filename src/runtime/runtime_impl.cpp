@@ -1,12 +1,20 @@
 #include "runtime/runtime_impl.hpp"
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 #include "core/capabilities.hpp"
 #include "core/cpu.hpp"
 #include "core/vk_check.hpp"
+#include "runtime/link_fallback.hpp"
+#include "runtime/scheduler.hpp"
 #include "tandem/error.hpp"
 #include "workloads/workload.hpp"
+#if TANDEM_HAVE_TRANSFER
+#include "transfer/transfer_path.hpp"
+#endif
 
 namespace tandem::detail {
 namespace {
@@ -27,21 +35,23 @@ std::uint32_t pick_virtual_devices(const RuntimeOptions& options) {
     return options.virtual_devices != 0 ? options.virtual_devices : virtual_devices_from_env(1);
 }
 
-} // namespace
-
-Placement task_placement(const TaskDesc& desc) {
-    if (desc.placement.empty()) {
-        return Placement{};
+std::optional<TransferPath> forced_path(const RuntimeOptions& options) {
+#if TANDEM_HAVE_TRANSFER
+    if (!options.transfer_path.empty()) {
+        return parse_transfer_path(options.transfer_path);
     }
-    if (auto p = parse_placement(desc.placement)) {
-        return *p;
-    }
-    // Any other text selects a device (a UUID prefix or part of a name), as "device:" does.
-    return Placement{PlacementKind::Device, {}, desc.placement, {}};
+#else
+    (void)options;
+#endif
+    return std::nullopt;
 }
 
+} // namespace
+
 RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
-    : m_options(options), m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
+      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    const LogScope scope(*m_logger); // the threads started below inherit it
     InstanceOptions instance_options;
     instance_options.validation = pick_validation(options);
     m_instance = std::make_unique<Instance>(instance_options);
@@ -55,7 +65,9 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
 }
 
 RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
-    : m_options(options), m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
+      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+    const LogScope scope(*m_logger); // the threads started below inherit it
     m_instance = std::make_unique<Instance>(embed.instance, embed.debug_utils);
     m_adapters = discover_adapters(*m_instance, pick_virtual_devices(options));
     std::optional<std::uint32_t> primary_index;
@@ -76,6 +88,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     adopted.queue_index = embed.queue_index;
     adopted.queue_lock = embed.queue_mutex;
     adopted.enabled_extensions = embed.enabled_extensions;
+    adopted.enabled_features = embed.enabled_features;
     DeviceOptions primary_options;
     primary_options.label = "primary";
     m_primary =
@@ -84,6 +97,10 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
 }
 
 void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters) {
+    if (m_options.max_consecutive_failures == 0) {
+        throw Error("RuntimeOptions::max_consecutive_failures is 0",
+                    "Use 1 or more: how many jobs of a task may fail in a row before it stops");
+    }
     for (std::uint32_t index : worker_adapters) {
         DeviceOptions o;
         o.label = "worker" + std::to_string(m_worker_devices.size() + 1);
@@ -91,19 +108,23 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
     bool cpu_device = m_primary->info().type == "cpu";
+    std::vector<const Device*> devices{m_primary.get()};
     for (const auto& device : m_worker_devices) {
         cpu_device = cpu_device || device->info().type == "cpu";
+        devices.push_back(device.get());
     }
     m_poll = may_poll(cpu_device);
 
-    m_leases = std::make_unique<LeaseTable>(m_tasks, m_primary->queue(QueueRole::Main).family());
-    m_links = std::make_unique<LinkFailures>(m_tasks, *m_primary, m_timeout_ms);
-    m_completion = std::make_unique<CompletionTracker>(m_tasks, *m_leases, *m_links, *m_primary,
-                                                       *m_reads, m_trace, m_timeout_ms);
-    m_jobs = std::make_unique<JobPipeline>(m_tasks, *m_completion, *m_links, *m_reads, m_trace,
-                                           m_timeout_ms);
+    m_retire = std::make_unique<RetireList>(devices);
+    m_leases = std::make_unique<LeaseTable>(m_primary->queue(QueueRole::Main).family());
+    m_links = std::make_unique<LinkFailures>(*m_primary, m_timeout_ms, m_options.first_job_timeout);
     m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,
-                                                m_links->health(), m_trace);
+                                                m_links->health(), *m_retire, m_trace);
+    m_completion = std::make_unique<CompletionTracker>(m_tasks, *m_leases, *m_links, *m_preparer,
+                                                       *m_retire, *m_primary, *m_reads, m_trace,
+                                                       m_timeout_ms, m_options.first_job_timeout);
+    m_jobs = std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, m_trace, m_timeout_ms,
+                                           m_options.max_consecutive_failures);
 
     JobPipeline* jobs = m_jobs.get();
     CompletionTracker* completion = m_completion.get();
@@ -119,11 +140,14 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
                                                      static_cast<std::uint32_t>(i + 1), on_job,
                                                      on_drop, on_complete, m_poll));
     }
+    m_scheduler = std::make_unique<Scheduler>(*this, m_options.scheduler, forced_path(m_options));
+    m_fallback = std::make_unique<LinkFallback>(*this);
     m_completion->start();
     m_preparer->start();
 }
 
 RuntimeImpl::~RuntimeImpl() {
+    const LogScope scope(*m_logger);
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
     // A preparation in progress finishes first; queued ones fail.
@@ -132,49 +156,61 @@ RuntimeImpl::~RuntimeImpl() {
     for (auto& w : m_workers) {
         w->stop();
     }
-    const bool drained = m_completion->drain();
     for (auto& w : m_workers) {
         w->observe_completions(); // what completed after the watchers stopped
     }
+    // One bound for the whole shutdown, however many tasks there are.
+    const auto deadline = std::chrono::steady_clock::now() + worker_timeout();
+    const bool drained = m_completion->drain(deadline);
     if (drained) {
         // The last values reached; the batches behind them may still be finishing in the driver
         // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
-        const auto timeout = worker_timeout();
         auto settle = [&](const Device& device) {
-            if (device.settle(timeout) == VK_TIMEOUT) {
-                spdlog::warn("{}: work still in flight at shutdown", device.label());
+            const auto left = std::max(std::chrono::steady_clock::duration::zero(),
+                                       deadline - std::chrono::steady_clock::now());
+            if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
+                VK_TIMEOUT) {
+                log_warn("runtime", "{}: work still in flight at shutdown", device.label());
             }
         };
         settle(*m_primary);
         for (const auto& device : m_worker_devices) {
             settle(*device);
         }
+    } else {
+        log_warn("runtime",
+                 "work still in flight at shutdown: a device did not finish within {} ms",
+                 worker_timeout().count());
     }
+    m_all.clear();
+    m_fallback.reset();
+    m_scheduler.reset();
     m_tasks.clear();
+    m_retire->clear();
     m_workers.clear();
-    m_preparer.reset();
     m_jobs.reset();
     m_completion.reset();
+    m_preparer.reset();
     m_links.reset();
     m_leases.reset();
+    m_retire.reset();
     m_reads.reset();
     m_worker_devices.clear();
     m_primary.reset();
     m_instance.reset();
 }
 
-Worker& RuntimeImpl::place(const TaskDesc& desc) {
-    const Placement p = task_placement(desc);
+Worker& RuntimeImpl::place(const TaskDesc& desc) const {
+    const Placement& p = desc.placement;
     switch (p.kind) {
     case PlacementKind::Primary:
         return *m_workers[0];
     case PlacementKind::Auto:
-        // Reached only through RuntimeImpl's own callers (the TaskRouter places auto tasks
-        // itself): as "worker".
+        // Reached only for an instance the scheduler did not place: as "worker".
     case PlacementKind::Worker: {
         if (p.worker) {
             if (*p.worker + 1 >= m_workers.size()) {
-                throw Error("Placement '" + desc.placement + "' names no worker",
+                throw Error("Placement '" + p.to_string() + "' names no worker",
                             "This runtime has " + std::to_string(m_workers.size() - 1) +
                                 " worker(s): use worker:0 to worker:" +
                                 std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
@@ -203,7 +239,7 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) {
             return *w;
         }
     }
-    throw Error("Placement '" + desc.placement + "' matches no device of this runtime",
+    throw Error("Placement '" + p.to_string() + "' matches no device of this runtime",
                 "Use auto, primary, worker, worker:N or a selector of one of its devices");
 }
 
@@ -226,57 +262,38 @@ WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
                         std::to_string(desc.height),
                     "Use a width and height from 1 to 16384");
     }
+    if (!std::isfinite(desc.rate_hz) || desc.rate_hz <= 0.0) {
+        throw Error("Task '" + desc.name + "' has an update rate of " +
+                        std::to_string(desc.rate_hz) + " Hz",
+                    "Give rate_hz as a positive number of updates per second (30 by default)");
+    }
     if (!m_options.transfer_path.empty() && !parse_transfer_path(m_options.transfer_path)) {
         throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
                     "Use " + transfer_path_names());
+    }
+    if (desc.placement.kind != PlacementKind::Auto) {
+        (void)place(desc); // a manual placement that names no device is refused now
     }
     // An unknown name is refused now, not when the task is prepared.
     return desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
 }
 
-TaskId RuntimeImpl::register_instance(const TaskDesc& desc, std::optional<std::uint32_t> adapter,
-                                      std::shared_ptr<GenerationCounter> generations) {
-    WorkloadFactory named = check_description(desc);
-    // Placed under the registration lock, so concurrent registrations see each other's counts.
-    Task& task = m_tasks.add(
-        desc,
-        [&]() -> Worker& {
-            Worker* worker = adapter ? worker_of(*adapter) : &place(desc);
-            if (worker == nullptr) {
-                throw Error("Adapter " + std::to_string(*adapter) +
-                                " is not a device of this runtime",
-                            "Place the task on the primary or one of the runtime's workers");
-            }
-            return *worker;
-        },
-        std::move(generations));
-    task.named_workload = std::move(named);
-    m_preparer->enqueue(task);
-    return task.id;
-}
-
-Task& RuntimeImpl::get(TaskId id) const {
-    Task* task = m_tasks.find(id);
-    if (task == nullptr) {
-        throw Error("Task " + std::to_string(id) + " is not registered", "Register it first");
+TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
+                                        std::optional<std::uint32_t> device) {
+    WorkloadFactory named = desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
+    Worker* worker = device ? worker_of(*device) : &place(desc);
+    if (worker == nullptr) {
+        throw Error("Adapter " + std::to_string(*device) + " is not a device of this runtime",
+                    "Place the task on the primary or one of the runtime's workers");
     }
-    return *task;
-}
-
-void RuntimeImpl::wait_prepared(TaskId id) {
-    m_preparer->wait_prepared(*m_tasks.find(id));
-}
-
-TaskStats RuntimeImpl::stats(TaskId id) const {
-    return task_stats(get(id));
-}
-
-TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
-    return task_pulse(get(id), recent);
-}
-
-TaskGpuTime RuntimeImpl::gpu_time(TaskId id) const {
-    return task_gpu_time(get(id));
+    const std::uint64_t serial = m_serials.fetch_add(1, std::memory_order_relaxed) + 1;
+    auto owned = std::make_unique<TaskInstance>(serial, task, desc, *worker);
+    owned->named_workload = std::move(named);
+    TaskInstance& instance = *owned;
+    task.instances.push_back(std::move(owned));
+    worker->task_count.fetch_add(1, std::memory_order_relaxed);
+    m_preparer->enqueue(instance);
+    return instance;
 }
 
 std::vector<const Worker*> RuntimeImpl::workers() const {
@@ -287,54 +304,80 @@ std::vector<const Worker*> RuntimeImpl::workers() const {
     return out;
 }
 
-const Worker& RuntimeImpl::task_worker(TaskId id) const {
-    return *get(id).worker;
-}
-
-std::string RuntimeImpl::task_transfer_path(TaskId id) const {
-    const Task& task = get(id);
-    switch (task.phase.load(std::memory_order_acquire)) {
-    case TaskPhase::Preparing:
-        return "(preparing)";
-    case TaskPhase::Failed:
-        return "(not prepared)";
-    case TaskPhase::Ready:
-        break;
+RuntimeResources RuntimeImpl::resources() const {
+    RuntimeResources out;
+    auto device = [&](const Device& d) {
+        out.devices.push_back({d.info().index, d.live_allocations(), d.live_bytes()});
+    };
+    device(*m_primary);
+    for (const auto& d : m_worker_devices) {
+        device(*d);
     }
-    return task.transport->path_name();
+    // Each worker's job, transfer and watcher threads, the completion and preparation threads,
+    // and the pair bridges running now.
+    out.threads =
+        static_cast<std::uint32_t>(3 * m_workers.size() + 2 + m_preparer->bridge_threads());
+    std::vector<std::shared_ptr<Task>> tasks;
+    m_tasks.snapshot(tasks);
+    for (const auto& task : tasks) {
+        std::lock_guard lock(task->mutex);
+        out.tasks += task->live ? 1u : 0u;
+        out.instances += static_cast<std::uint32_t>(task->instances.size());
+        out.retiring += static_cast<std::uint32_t>(task->retiring.size());
+    }
+    out.retiring += static_cast<std::uint32_t>(m_retire->pending());
+    return out;
 }
 
 void RuntimeImpl::hold_generation(TaskId id, std::uint64_t generation) {
-    Task* task = m_tasks.find(id);
-    if (task != nullptr) {
-        task->worker->hold(task, generation);
+    if (const auto task = live(id)) {
+        std::lock_guard lock(task->mutex);
+        if (task->active != nullptr) {
+            task->active->worker->hold(task->active, generation);
+        }
     }
 }
 
 void RuntimeImpl::release_held(TaskId id) {
-    Task* task = m_tasks.find(id);
-    if (task != nullptr) {
-        task->worker->release_held();
+    if (const auto task = live(id)) {
+        std::lock_guard lock(task->mutex);
+        if (task->active != nullptr) {
+            task->active->worker->release_held();
+        }
     }
 }
 
 void RuntimeImpl::force_device_lost(TaskId id) {
-    Task* task = m_tasks.find(id);
-    if (task != nullptr) {
-        inject_vk_fault(worker_submit_context(*task->worker), VK_ERROR_DEVICE_LOST);
+    if (const auto task = live(id)) {
+        std::lock_guard lock(task->mutex);
+        if (task->active != nullptr) {
+            inject_vk_fault(worker_submit_context(*task->active->worker), VK_ERROR_DEVICE_LOST);
+        }
     }
 }
 
 std::vector<SlotState> RuntimeImpl::slot_states(TaskId id) const {
     std::vector<SlotState> out;
-    Task* task = m_tasks.find(id);
-    if (task != nullptr) {
-        std::lock_guard lock(task->mutex);
-        for (std::uint32_t i = 0; i < task->ring.size(); ++i) {
-            out.push_back(task->ring[i].state);
+    if (const auto task = live(id)) {
+        std::lock_guard task_lock(task->mutex);
+        if (task->active != nullptr) {
+            std::lock_guard lock(task->active->mutex);
+            for (std::uint32_t i = 0; i < task->active->ring.size(); ++i) {
+                out.push_back(task->active->ring[i].state);
+            }
         }
     }
     return out;
+}
+
+TaskPulse RuntimeImpl::pulse(TaskId id, std::size_t recent) const {
+    if (const auto task = live(id)) {
+        std::lock_guard lock(task->mutex);
+        if (task->active != nullptr) {
+            return instance_pulse(*task->active, recent);
+        }
+    }
+    return {};
 }
 
 } // namespace tandem::detail

@@ -4,10 +4,11 @@
 #include <cmath>
 #include <thread>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "runtime/task_stats.hpp"
 #include "tandem/error.hpp"
 #if TANDEM_HAVE_TRANSFER
 #include "transfer/path_health.hpp"
@@ -18,10 +19,12 @@ namespace tandem::detail {
 
 namespace {
 
-// Outputs of a registration whose timings are not observed (uploads, pipeline warm-up).
+// Outputs of an instance whose timings are not observed (uploads, pipeline warm-up).
 constexpr std::uint64_t k_warm_up_outputs = 2;
+// Failures the report keeps (the newest).
+constexpr std::size_t k_max_failures = 64;
 
-// What one job of a registration costs its device, in ms: the GPU time of the commands its
+// What one job of an instance costs its device, in ms: the GPU time of the commands its
 // workload recorded where its jobs are timed (as a calibration profile measures it), once the
 // first jobs (pipeline creation, first-use shader compilation) are behind; else the time from
 // the job's submission to its completion being seen, which also holds the queue's wait.
@@ -33,7 +36,7 @@ double execute_of(const TaskPulse& pulse) {
     return (pulse.worker_done_us - pulse.worker_submit_us) / 1000.0;
 }
 
-// Samples per stage whose median is one observation of an active registration.
+// Samples per stage whose median is one observation of an active instance.
 constexpr std::size_t k_recent_samples = 8;
 
 void check_options(const SchedulerOptions& o) {
@@ -156,147 +159,140 @@ DeviceSet Scheduler::device_set() {
     set.lost = m_lost;
     set.forced_path = m_forced_path;
     set.worker_paths = m_paths;
+    set.identify(runtime_devices(*m_runtime));
+    set.openings_are_separate = m_options.openings_are_separate;
     return set;
 }
 
-std::vector<PlacementTask> Scheduler::placement_tasks(const std::vector<LogicalTask*>& tasks,
-                                                      const LogicalTask* extra) const {
+std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
+                                                      const Task* extra) const {
     std::vector<PlacementTask> out;
-    auto add = [&](const LogicalTask& task) {
+    auto add = [&](const Task& task) {
         PlacementTask t;
         t.name = task.key;
         t.shape = task.shape;
         t.rate_hz = task.desc.rate_hz;
-        if (!task.automatic && !task.regs.empty()) {
-            const std::uint32_t d = task.regs[task.active].device;
+        if (!task.automatic && task.active != nullptr) {
+            const std::uint32_t d = task.active->device();
             t.request = d == primary() ? Placement::on_primary() : Placement::on_adapter(d);
         }
         out.push_back(std::move(t));
     };
-    for (const LogicalTask* task : tasks) {
-        add(*task);
+    for (const auto& task : tasks) {
+        std::lock_guard lock(task->mutex);
+        if (task->live) {
+            add(*task);
+        }
     }
     if (extra != nullptr) {
+        std::lock_guard lock(extra->mutex);
         add(*extra);
     }
     return out;
 }
 
-std::uint32_t Scheduler::place_new(std::vector<LogicalTask*> tasks, LogicalTask& task) {
+std::uint32_t Scheduler::place_new(const TaskList& tasks, Task& task) {
     refresh_paths();
     m_plan = m_placer->decide(placement_tasks(tasks, &task), device_set());
     m_decisions.store(m_plan.decision, std::memory_order_relaxed);
     m_last_decision = std::chrono::steady_clock::now();
-    for (LogicalTask* t : tasks) {
-        if (t->automatic) {
-            if (const auto chosen = m_plan.device_of(t->key)) {
-                apply(*t, *chosen);
-            }
+    for (const auto& t : tasks) {
+        if (const auto chosen = m_plan.device_of(t->key)) {
+            apply(*t, *chosen);
         }
     }
     return m_plan.device_of(task.key).value_or(primary());
 }
 
-std::size_t Scheduler::ensure_registered(LogicalTask& task, std::uint32_t device) {
-    if (const auto existing = task.on(device)) {
-        return *existing;
+void Scheduler::note_failure(std::string why, std::optional<std::uint32_t> device) {
+    log_error("scheduler", "{}", why);
+    m_failures.push_back(std::move(why));
+    if (m_failures.size() > k_max_failures) {
+        m_failures.erase(m_failures.begin());
     }
-    const TaskId id = m_runtime->register_instance(task.desc, device, task.generations);
-    std::lock_guard lock(task.mutex);
-    Registration reg;
-    reg.device = device;
-    reg.id = id;
-    task.regs.push_back(reg);
-    return task.regs.size() - 1;
-}
-
-void Scheduler::refuse(LogicalTask& task, std::size_t reg, const std::string& reason) {
-    Registration& r = task.regs[reg];
-    if (r.unusable) {
-        return;
-    }
-    r.unusable = true;
-    const std::string why = "task \"" + task.desc.name + "\" could not run on adapter " +
-                            std::to_string(r.device) + ": " + reason;
-    spdlog::error("{}", why);
-    m_failures.push_back(why);
-    if (r.device != primary() &&
-        std::find(m_lost.begin(), m_lost.end(), r.device) == m_lost.end()) {
-        m_lost.push_back(r.device); // not chosen again
+    if (device && *device != primary() &&
+        std::find(m_lost.begin(), m_lost.end(), *device) == m_lost.end()) {
+        m_lost.push_back(*device); // not chosen again
     }
 }
 
-void Scheduler::settle(LogicalTask& task) {
-    if (!task.pending) {
-        return;
-    }
-    const std::size_t reg = *task.pending;
-    const TaskPulse p = m_runtime->pulse(task.regs[reg].id, 0);
-    if (p.counters.preparing) {
-        return;
-    }
-    const std::string& error = !p.counters.preparation_error.empty() ? p.counters.preparation_error
-                                                                     : p.counters.workload_error;
-    if (!error.empty()) {
-        refuse(task, reg, error);
-        std::lock_guard lock(task.mutex);
-        task.pending.reset();
-        return;
-    }
-    std::lock_guard lock(task.mutex);
-    Registration& r = task.regs[reg];
-    r.activated_after = p.counters.newest_generation;
-    r.trial = false;
-    task.active = reg;
-    task.pending.reset();
-    ++task.moves;
-}
-
-void Scheduler::apply(LogicalTask& task, std::uint32_t chosen) {
-    if (task.regs.empty()) {
-        return; // being registered: place_new's caller registers it
-    }
-    if (task.regs[task.active].device == chosen) {
-        std::lock_guard lock(task.mutex);
-        task.pending.reset(); // staying (or back) where it runs
-        return;
-    }
-    if (task.pending && task.regs[*task.pending].device == chosen) {
-        settle(task);
-        return;
-    }
-    std::size_t reg = 0;
-    try {
-        reg = ensure_registered(task, chosen);
-    } catch (const Error& e) {
-        const std::string why = "task \"" + task.desc.name +
-                                "\" could not be registered on adapter " + std::to_string(chosen) +
-                                ": " + e.what();
-        spdlog::error("{}", why);
-        m_failures.push_back(why);
-        if (chosen != primary()) {
-            m_lost.push_back(chosen);
+void Scheduler::collect_failures(const TaskList& tasks) {
+    for (const auto& task : tasks) {
+        std::vector<std::string> failures;
+        std::vector<std::uint32_t> refused;
+        {
+            std::lock_guard lock(task->mutex);
+            failures.swap(task->move_failures);
+            refused = task->refused;
         }
-        return;
+        for (std::size_t i = 0; i < failures.size(); ++i) {
+            note_failure(std::move(failures[i]), std::nullopt);
+        }
+        for (const std::uint32_t d : refused) {
+            if (d != primary() && std::find(m_lost.begin(), m_lost.end(), d) == m_lost.end()) {
+                m_lost.push_back(d);
+            }
+        }
     }
+}
+
+void Scheduler::apply(Task& task, std::uint32_t chosen) {
+    std::string failure;
     {
         std::lock_guard lock(task.mutex);
-        task.pending = reg;
+        if (!task.live || !task.automatic || task.active == nullptr) {
+            return; // gone, manual, or being registered (place_new's caller makes its instance)
+        }
+        if (task.pending != nullptr && task.pending_kind != PendingKind::Move) {
+            return; // a fallback or a reconfiguration goes first
+        }
+        if (task.active->device() == chosen) {
+            task.pending = nullptr; // staying (or back) where it runs: the other stays idle
+            return;
+        }
+        if (task.pending != nullptr && task.pending->device() == chosen) {
+            return; // on its way there
+        }
+        if (std::find(task.refused.begin(), task.refused.end(), chosen) != task.refused.end()) {
+            return;
+        }
+        TaskInstance* instance = task.on(chosen);
+        try {
+            if (instance == nullptr) {
+                instance = &m_runtime->add_instance(task, task.desc, chosen);
+            }
+        } catch (const Error& e) {
+            task.refused.push_back(chosen);
+            failure = "task \"" + task.desc.name + "\" could not be registered on adapter " +
+                      std::to_string(chosen) + ": " + e.what();
+        }
+        if (failure.empty() &&
+            instance->phase.load(std::memory_order_acquire) == InstancePhase::Failed) {
+            task.refused.push_back(chosen);
+            failure = "task \"" + task.desc.name + "\" could not run on adapter " +
+                      std::to_string(chosen) + ": " + instance->preparation_error;
+            task.retire(instance);
+        }
+        if (failure.empty()) {
+            task.pending = instance;
+            task.pending_kind = PendingKind::Move;
+            return;
+        }
     }
-    settle(task);
+    note_failure(std::move(failure), chosen);
 }
 
-void Scheduler::step(const std::vector<LogicalTask*>& tasks,
-                     std::chrono::steady_clock::time_point now) {
+void Scheduler::step(const TaskList& tasks, std::chrono::steady_clock::time_point now) {
+    collect_failures(tasks);
     bool any_auto = false;
     bool lost_now = false;
-    for (LogicalTask* task : tasks) {
-        if (!task->automatic || task->regs.empty()) {
+    for (const auto& task : tasks) {
+        std::lock_guard lock(task->mutex);
+        if (!task->live || !task->automatic || task->active == nullptr) {
             continue;
         }
         any_auto = true;
-        settle(*task);
-        if (!task->pending && m_runtime->task_worker(task->regs[task->active].id).lost()) {
+        if (task->pending == nullptr && task->active->worker->lost()) {
             lost_now = true; // moved in this very pump
         }
     }
@@ -310,40 +306,47 @@ void Scheduler::step(const std::vector<LogicalTask*>& tasks,
     decide(tasks);
 }
 
-void Scheduler::refresh(const std::vector<LogicalTask*>& tasks) {
+void Scheduler::refresh(const TaskList& tasks) {
     m_last_decision = std::chrono::steady_clock::now();
     refresh_paths();
     decide(tasks);
 }
 
-void Scheduler::observe(const std::vector<LogicalTask*>& tasks) {
+void Scheduler::forget(const std::string& key) {
+    m_model->forget(key);
+}
+
+void Scheduler::observe(const TaskList& tasks) {
     const std::uint32_t p = primary();
-    for (LogicalTask* task : tasks) {
-        for (Registration& reg : task->regs) {
-            const TaskPulse pulse = m_runtime->pulse(reg.id, reg.trial ? 1 : k_recent_samples);
-            const TaskStats& s = pulse.counters;
-            if (s.ready == reg.ready_seen) {
+    for (const auto& task : tasks) {
+        std::lock_guard lock(task->mutex);
+        for (const auto& instance : task->instances) {
+            const TaskPulse pulse =
+                instance_pulse(*instance, instance->trial ? 1 : k_recent_samples);
+            if (pulse.completed == instance->completed_seen) {
                 continue;
             }
-            reg.ready_seen = s.ready;
-            if (s.ready <= k_warm_up_outputs) {
+            instance->completed_seen = pulse.completed;
+            if (pulse.completed <= k_warm_up_outputs) {
                 continue;
             }
-            // One observation per decision in which new outputs arrived: the medians of each
+            // One observation per decision in which new jobs completed: the medians of each
             // stage's newest samples (a trial's: its newest job), all timed from the request.
+            const TaskStats& s = pulse.counters;
             const double execute_ms = execute_of(pulse);
             const double delivery_ms = (pulse.ready_us - pulse.worker_done_us) / 1000.0;
+            const std::uint32_t device = instance->device();
             if (!task->external_execute && execute_ms >= 0.0 && s.worker_done.count > 0) {
-                (void)m_model->observe(task->key, reg.device, Stage::Execute, execute_ms);
+                (void)m_model->observe(task->key, device, Stage::Execute, execute_ms);
             }
-            if (reg.device != p && delivery_ms >= 0.0 && s.ready_observed.count > 0) {
-                (void)m_model->observe(task->key, reg.device, Stage::Delivery, delivery_ms);
+            if (device != p && delivery_ms >= 0.0 && s.ready_observed.count > 0) {
+                (void)m_model->observe(task->key, device, Stage::Delivery, delivery_ms);
             }
         }
     }
 }
 
-bool Scheduler::needs_measuring(const LogicalTask& task, std::uint32_t device) const {
+bool Scheduler::needs_measuring(const Task& task, std::uint32_t device) const {
     if (!m_model->execute(task.key, task.shape, device)) {
         return true;
     }
@@ -351,141 +354,228 @@ bool Scheduler::needs_measuring(const LogicalTask& task, std::uint32_t device) c
            !m_model->move(task.key, task.shape, device, primary(), path_of(device));
 }
 
-void Scheduler::run_trials(const std::vector<LogicalTask*>& tasks) {
+void Scheduler::run_trials(const TaskList& tasks) {
     if (!m_options.background_calibration) {
         return;
     }
-    const std::vector<std::uint32_t> devices = scan_devices().live;
-    for (LogicalTask* task : tasks) {
-        if (!task->automatic || task->regs.empty()) {
-            continue;
-        }
+    // An opening of the primary's own device can never take an auto task (moving there frees
+    // nothing), so nothing is measured there.
+    const DeviceSet set = device_set();
+    std::vector<std::uint32_t> devices = scan_devices().live;
+    std::erase_if(devices, [&](std::uint32_t d) {
+        return d != primary() && set.share_capacity(d, primary());
+    });
+    for (const auto& task : tasks) {
         bool wanted = false;
         for (const std::uint32_t d : devices) {
-            if (d == task->regs[task->active].device || !needs_measuring(*task, d)) {
-                continue; // the application's own submits measure the active device
-            }
-            const auto existing = task->on(d);
-            if (existing && (task->regs[*existing].unusable ||
-                             task->regs[*existing].trial_jobs >= m_options.trial_jobs)) {
-                continue;
-            }
-            wanted = true;
             std::vector<std::byte> snapshot;
+            TaskInstance* instance = nullptr;
+            std::string failure;
             {
                 std::lock_guard lock(task->mutex);
+                if (!task->live || !task->automatic || task->active == nullptr ||
+                    (task->pending != nullptr && task->pending_kind != PendingKind::Move)) {
+                    break;
+                }
+                if (d == task->active->device() || !needs_measuring(*task, d) ||
+                    std::find(task->refused.begin(), task->refused.end(), d) !=
+                        task->refused.end()) {
+                    continue; // the application's own submits measure the active device
+                }
+                instance = task->on(d);
+                if (instance != nullptr && instance->trials_submitted >= m_options.trial_jobs) {
+                    continue;
+                }
+                wanted = true;
                 if (!task->has_snapshot) {
                     continue; // trial jobs run the application's own latest snapshot
                 }
-                snapshot = task->snapshot;
-            }
-            std::size_t reg = 0;
-            try {
-                reg = ensure_registered(*task, d);
-            } catch (const Error& e) {
-                if (d != primary()) {
-                    m_lost.push_back(d);
+                try {
+                    if (instance == nullptr) {
+                        (void)m_runtime->add_instance(*task, task->desc, d);
+                        continue; // prepared off the thread; measured in a later step
+                    }
+                } catch (const Error& e) {
+                    task->refused.push_back(d);
+                    failure = e.what();
                 }
-                m_failures.push_back(e.what());
+                if (failure.empty()) {
+                    if (instance->preparing()) {
+                        continue;
+                    }
+                    if (!instance->prepared()) {
+                        task->refused.push_back(d);
+                        failure = "task \"" + task->desc.name + "\" could not run on adapter " +
+                                  std::to_string(d) + ": " + instance->preparation_error;
+                        task->retire(instance);
+                    } else if (instance_pulse(*instance, 0).counters.in_flight > 0) {
+                        continue; // one trial at a time, so each is timed alone
+                    } else {
+                        snapshot = task->snapshot;
+                    }
+                }
+            }
+            if (!failure.empty()) {
+                note_failure(std::move(failure), d);
                 continue;
             }
-            const TaskPulse p = m_runtime->pulse(task->regs[reg].id, 0);
-            if (p.counters.preparing) {
-                continue;
-            }
-            if (!p.counters.preparation_error.empty() || !p.counters.workload_error.empty()) {
-                refuse(*task, reg, p.counters.preparation_error + p.counters.workload_error);
-                continue;
-            }
-            if (p.counters.in_flight > 0) {
-                continue; // one trial at a time, so each is timed alone
-            }
-            const SubmitResult r = m_runtime->submit(task->regs[reg].id, snapshot);
-            if (r.accepted()) {
-                ++task->regs[reg].trial_jobs;
-            } else if (r.status == SubmitStatus::Failed) {
-                refuse(*task, reg, r.reason);
+            if (m_runtime->submit_trial(*task, *instance, snapshot)) {
+                std::lock_guard lock(task->mutex);
+                if (task->find(instance->serial) == instance) {
+                    ++instance->trials_submitted;
+                }
             }
         }
         task->keep_snapshot.store(wanted, std::memory_order_relaxed);
     }
 }
 
-void Scheduler::decide(const std::vector<LogicalTask*>& tasks) {
+void Scheduler::decide(const TaskList& tasks) {
     m_plan = m_placer->decide(placement_tasks(tasks, nullptr), device_set());
     m_decisions.store(m_plan.decision, std::memory_order_relaxed);
-    for (LogicalTask* task : tasks) {
-        if (!task->automatic) {
-            continue;
-        }
+    for (const auto& task : tasks) {
         if (const auto chosen = m_plan.device_of(task->key)) {
             apply(*task, *chosen);
         }
     }
 }
 
-std::vector<DeviceCost> Scheduler::calibrate(const std::vector<LogicalTask*>& tasks,
-                                             LogicalTask& task, std::span<const std::byte> snapshot,
-                                             std::uint32_t jobs) {
+bool Scheduler::wait_prepared(Task& task, std::uint64_t serial) {
+    const auto deadline = std::chrono::steady_clock::now() + 2 * m_runtime->worker_timeout() +
+                          m_runtime->first_job_timeout();
+    for (;;) {
+        {
+            std::lock_guard lock(task.mutex);
+            TaskInstance* instance = task.find(serial);
+            if (instance == nullptr || !task.live) {
+                return false;
+            }
+            if (!instance->preparing()) {
+                return instance->prepared();
+            }
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        m_runtime->pump_completions();
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+}
+
+CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> bytes,
+                                       std::uint32_t jobs) {
     if (jobs < k_warm_up_outputs + RobustEstimate::k_min_samples) {
         throw Error(
             "Calibrating task '" + task.desc.name + "' with " + std::to_string(jobs) + " jobs",
             "Use at least " + std::to_string(k_warm_up_outputs + RobustEstimate::k_min_samples) +
                 " jobs: the first two warm up, the cost is the median of the rest");
     }
+    CalibrationResult out;
     const std::vector<std::uint32_t> devices = scan_devices().live;
-    const auto timeout = 2 * m_runtime->worker_timeout();
+    const auto timeout = 2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout();
     std::size_t measured = 0;
     for (const std::uint32_t d : devices) {
-        std::size_t reg = 0;
-        try {
-            reg = ensure_registered(task, d);
-            m_runtime->wait_prepared(task.regs[reg].id);
-        } catch (const Error& e) {
-            if (const auto r = task.on(d)) {
-                refuse(task, *r, e.what());
+        std::uint64_t serial = 0;
+        {
+            std::lock_guard lock(task.mutex);
+            if (!task.live) {
+                break;
+            }
+            try {
+                TaskInstance* instance = task.on(d);
+                if (instance == nullptr) {
+                    instance = &m_runtime->add_instance(task, task.desc, d);
+                }
+                serial = instance->serial;
+            } catch (const Error& e) {
+                task.refused.push_back(d);
+                note_failure(e.what(), d);
+                continue;
+            }
+        }
+        if (!wait_prepared(task, serial)) {
+            std::lock_guard lock(task.mutex);
+            if (TaskInstance* instance = task.find(serial); instance != nullptr) {
+                task.refused.push_back(d);
+                note_failure("task \"" + task.desc.name + "\" could not run on adapter " +
+                                 std::to_string(d) + ": " + instance->preparation_error,
+                             d);
             }
             continue;
         }
-        const TaskId id = task.regs[reg].id;
+        // The instance while the task holds it (checked under the task's mutex each time).
+        auto with = [&](auto&& f) {
+            std::lock_guard lock(task.mutex);
+            TaskInstance* instance = task.live ? task.find(serial) : nullptr;
+            return f(instance);
+        };
         bool failed = false;
         for (std::uint32_t j = 0; j < jobs && !failed; ++j) {
-            const std::uint64_t ready_before = m_runtime->pulse(id, 0).counters.ready;
+            const std::uint64_t before = with(
+                [](TaskInstance* i) { return i != nullptr ? instance_pulse(*i, 0).completed : 0; });
             const auto deadline = std::chrono::steady_clock::now() + timeout;
-            SubmitResult r;
-            while (!(r = m_runtime->submit(id, snapshot)).accepted()) {
-                if (r.status == SubmitStatus::Failed ||
-                    std::chrono::steady_clock::now() > deadline) {
-                    refuse(task, reg, r.reason.empty() ? "its jobs did not start" : r.reason);
+            for (;;) {
+                TaskInstance* instance = with([](TaskInstance* i) { return i; });
+                if (instance == nullptr) {
+                    failed = true; // the task was unregistered meanwhile
+                    break;
+                }
+                if (m_runtime->submit_trial(task, *instance, bytes)) {
+                    break;
+                }
+                if (std::chrono::steady_clock::now() > deadline) {
+                    note_failure("task \"" + task.desc.name +
+                                     "\": its trial jobs did not start on "
+                                     "adapter " +
+                                     std::to_string(d),
+                                 d);
                     failed = true;
                     break;
                 }
-                m_runtime->pump();
+                m_runtime->pump_completions();
                 std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
             while (!failed) {
-                m_runtime->pump();
-                const TaskPulse p = m_runtime->pulse(id, 1);
-                if (p.counters.ready + p.counters.superseded > ready_before) {
-                    if (j >= k_warm_up_outputs) {
-                        const double execute = execute_of(p);
-                        const double delivery = (p.ready_us - p.worker_done_us) / 1000.0;
-                        (void)m_model->observe(task.key, d, Stage::Execute, execute);
-                        if (d != primary()) {
-                            (void)m_model->observe(task.key, d, Stage::Delivery, delivery);
-                        }
+                m_runtime->pump_completions();
+                std::string failure;
+                const bool done = with([&](TaskInstance* i) {
+                    if (i == nullptr) {
+                        failure = "the task was unregistered";
+                        return false;
                     }
-                    task.regs[reg].ready_seen = p.counters.ready;
+                    const TaskPulse p = instance_pulse(*i, 1);
+                    if (p.completed > before) {
+                        if (j >= k_warm_up_outputs) {
+                            (void)m_model->observe(task.key, d, Stage::Execute, execute_of(p));
+                            if (d != primary()) {
+                                (void)m_model->observe(task.key, d, Stage::Delivery,
+                                                       (p.ready_us - p.worker_done_us) / 1000.0);
+                            }
+                        }
+                        i->completed_seen = p.completed;
+                        return true;
+                    }
+                    if (p.counters.worker_lost) {
+                        failure = p.counters.worker_lost_reason;
+                    } else if (p.counters.failed_jobs > 0 && task.consecutive_failures > 0 &&
+                               !task.last_failure.empty()) {
+                        failure = task.last_failure;
+                    }
+                    return false;
+                });
+                if (done) {
                     break;
                 }
-                if (p.counters.worker_lost || !p.counters.workload_error.empty() ||
-                    std::chrono::steady_clock::now() > deadline) {
-                    refuse(task, reg,
-                           p.counters.worker_lost ? p.counters.worker_lost_reason
-                           : !p.counters.workload_error.empty()
-                               ? p.counters.workload_error
-                               : "a job did not complete within " +
-                                     std::to_string(timeout.count()) + " ms");
+                if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
+                    failure =
+                        "a job did not complete within " + std::to_string(timeout.count()) + " ms";
+                }
+                if (!failure.empty()) {
+                    std::lock_guard lock(task.mutex);
+                    task.refused.push_back(d);
+                    note_failure("task \"" + task.desc.name + "\" could not run on adapter " +
+                                     std::to_string(d) + ": " + failure,
+                                 d);
                     failed = true;
                     break;
                 }
@@ -494,39 +584,42 @@ std::vector<DeviceCost> Scheduler::calibrate(const std::vector<LogicalTask*>& ta
         }
         measured += failed ? 0 : 1;
     }
+    out.costs = costs(task);
     if (measured == 0) {
-        throw Error("Task '" + task.desc.name + "' could not be measured on any device",
-                    "See the runtime's log and placement().failures for why");
-    }
-    // Calibration's outputs are measurements, not the application's frames: never shown.
-    for (Registration& r : task.regs) {
-        const std::uint64_t newest = m_runtime->pulse(r.id, 0).counters.newest_generation;
-        std::lock_guard lock(task.mutex);
-        r.activated_after = std::max(r.activated_after, newest);
+        out.error = TaskError::NotMeasured;
+        out.reason = "Task '" + task.desc.name + "' could not be measured on any device; see " +
+                     "placement().failures for why";
     }
     m_last_decision = {}; // the next pump decides with what was measured
-    (void)tasks;
-    return costs(task);
+    return out;
 }
 
-void Scheduler::observe_execute(LogicalTask& task, std::uint32_t device, double ms) {
-    task.external_execute = true;
+void Scheduler::observe_execute(Task& task, std::uint32_t device, double ms) {
+    {
+        std::lock_guard lock(task.mutex);
+        task.external_execute = true;
+    }
     (void)m_model->observe(task.key, device, Stage::Execute, ms);
 }
 
-std::vector<DeviceCost> Scheduler::costs(const LogicalTask& task) const {
+std::vector<DeviceCost> Scheduler::costs(const Task& task) const {
+    WorkloadShape shape;
+    {
+        std::lock_guard lock(task.mutex);
+        shape = task.shape;
+    }
     std::vector<DeviceCost> out;
     for (const DeviceInfo& d : runtime_devices(*m_runtime)) {
         DeviceCost c;
         c.device = d.index;
         c.primary = d.index == primary();
-        if (const auto e = m_model->execute(task.key, task.shape, d.index)) {
+        if (const auto e = m_model->execute(task.key, shape, d.index)) {
             c.execute_ms = e->ms;
             c.source = to_string(e->source);
         }
         if (!c.primary) {
             if (const auto m =
-                    m_model->move(task.key, task.shape, d.index, primary(), path_of(d.index))) {
+                    m_model->move(task.key, shape, d.index, primary(), path_of(d.index))) {
                 c.move_ms = m->total_ms();
             }
         }
@@ -535,7 +628,7 @@ std::vector<DeviceCost> Scheduler::costs(const LogicalTask& task) const {
     return out;
 }
 
-PlacementReport Scheduler::report(const std::vector<LogicalTask*>& tasks) const {
+PlacementReport Scheduler::report(const TaskList& tasks) const {
     PlacementReport out;
     out.decision = m_plan.decision;
     out.failures = m_failures;
@@ -549,8 +642,9 @@ PlacementReport Scheduler::report(const std::vector<LogicalTask*>& tasks) const 
     for (const Explanation& e : m_plan.tasks) {
         TaskPlacement t;
         t.name = e.task;
-        for (const LogicalTask* task : tasks) {
+        for (const auto& task : tasks) {
             if (task->key == e.task) {
+                std::lock_guard lock(task->mutex);
                 t.task = task->id;
                 t.name = task->desc.name;
                 t.automatic = task->automatic;

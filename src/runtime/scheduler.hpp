@@ -1,13 +1,15 @@
-// Scheduler: the runtime's placement of "auto" tasks (tandem/scheduler.hpp has the contract).
-// It owns the cost model (a profile when SchedulerOptions::profile names one, refined by the
+// Scheduler: the runtime's placement of auto tasks (tandem/scheduler.hpp has the contract). It
+// owns the cost model (a profile when SchedulerOptions::profile names one, refined by the
 // timings the runtime measures) and the Placer (sched/placement.hpp: the rule, the margin, the
-// hysteresis, capacity), and acts on the logical tasks: observes each registration's recent
-// timings, runs trial jobs where a cost is unknown, decides, and registers a moving task on its
-// new device (RuntimeImpl::register_instance: prepared on the preparation thread) before
-// switching its submits there once that registration is prepared.
+// hysteresis, capacity), and acts on the tasks: observes each instance's recent timings, runs
+// trial jobs where a cost is unknown (on an instance of the task on that device, never counted
+// as the application's jobs), decides, and moves a task by making (or reusing) its instance on
+// the new device the task's pending one: the completion pass makes it active once it is
+// prepared (CompletionTracker::settle_pending).
 //
-// Threads: every method runs under the caller's schedule lock (TaskRouter::m_schedule), so one
-// at a time; step() is called from pump() and never blocks on a GPU.
+// Threads: every method runs under the runtime's schedule lock, so one at a time; step() is
+// called from pump() and never blocks on a GPU. It touches a task's instances only under the
+// task's mutex (an instance may leave use at any time: unregister_task needs no schedule lock).
 #pragma once
 
 #include <atomic>
@@ -20,13 +22,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/logical_task.hpp"
+#include "runtime/task.hpp"
 #include "sched/placement.hpp"
+#include "tandem/runtime.hpp"
 #include "tandem/scheduler.hpp"
 
 namespace tandem::detail {
 
 class RuntimeImpl;
+
+using TaskList = std::vector<std::shared_ptr<Task>>;
 
 class Scheduler {
 public:
@@ -34,36 +39,36 @@ public:
     Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
               std::optional<TransferPath> forced_path);
 
-    // Where a new auto task starts: one decision over the known tasks and `task` (whose
-    // registrations are still empty); the other tasks' moves in it are applied too.
-    [[nodiscard]] std::uint32_t place_new(std::vector<LogicalTask*> tasks, LogicalTask& task);
-
+    // Where a new auto task starts: one decision over the known tasks and `task` (which has no
+    // instance yet); the other tasks' moves in it are applied too.
+    [[nodiscard]] std::uint32_t place_new(const TaskList& tasks, Task& task);
     // A decision now (a manual task was registered: the loads and explanations include it).
-    void refresh(const std::vector<LogicalTask*>& tasks);
-    // One pump's part: settles moves whose registration is prepared, and when a decision is due
-    // (the interval passed, or an active worker was lost) observes, runs trials and decides.
-    void step(const std::vector<LogicalTask*>& tasks, std::chrono::steady_clock::time_point now);
+    void refresh(const TaskList& tasks);
+    // One pump's part: when a decision is due (the interval passed, or an active worker was
+    // lost) observes, runs trials and decides.
+    void step(const TaskList& tasks, std::chrono::steady_clock::time_point now);
+    // A task left (unregistered): its measurements go.
+    void forget(const std::string& key);
 
-    // Runtime::calibrate: blocks while `jobs` jobs run on each candidate device of `task`.
-    [[nodiscard]] std::vector<DeviceCost> calibrate(const std::vector<LogicalTask*>& tasks,
-                                                    LogicalTask& task,
-                                                    std::span<const std::byte> snapshot,
-                                                    std::uint32_t jobs);
-    void observe_execute(LogicalTask& task, std::uint32_t device, double ms);
+    // Runtime::calibrate: blocks while `jobs` trial jobs run on each candidate device of
+    // `task`. Throws Error for jobs below the minimum; NotMeasured when no device ran them.
+    [[nodiscard]] CalibrationResult calibrate(Task& task, std::span<const std::byte> bytes,
+                                              std::uint32_t jobs);
+    void observe_execute(Task& task, std::uint32_t device, double ms);
 
     // Trial jobs may run (they need the tasks' latest snapshots).
     [[nodiscard]] bool measures() const noexcept { return m_options.background_calibration; }
-    [[nodiscard]] PlacementReport report(const std::vector<LogicalTask*>& tasks) const;
+    [[nodiscard]] PlacementReport report(const TaskList& tasks) const;
     // Decisions taken so far; any thread, without the schedule lock.
     [[nodiscard]] std::uint64_t decisions() const noexcept {
         return m_decisions.load(std::memory_order_relaxed);
     }
     // What the scheduler knows of `task` on each device now.
-    [[nodiscard]] std::vector<DeviceCost> costs(const LogicalTask& task) const;
+    [[nodiscard]] std::vector<DeviceCost> costs(const Task& task) const;
 
 private:
-    [[nodiscard]] std::vector<PlacementTask> placement_tasks(const std::vector<LogicalTask*>& tasks,
-                                                             const LogicalTask* extra) const;
+    [[nodiscard]] std::vector<PlacementTask> placement_tasks(const TaskList& tasks,
+                                                             const Task* extra) const;
     // The one walk over the runtime's workers: every worker's adapter index, and the devices
     // that may run a task (the primary, then each worker neither lost nor refused). Notes in
     // m_lost the workers lost since the last walk.
@@ -73,21 +78,21 @@ private:
     };
     [[nodiscard]] Devices scan_devices();
     [[nodiscard]] DeviceSet device_set();
-    void observe(const std::vector<LogicalTask*>& tasks);
-    void run_trials(const std::vector<LogicalTask*>& tasks);
-    void decide(const std::vector<LogicalTask*>& tasks);
-    void apply(LogicalTask& task, std::uint32_t chosen);
-    // Makes a prepared pending registration active; drops a failed one.
-    void settle(LogicalTask& task);
-    // The registration of `task` on `device`, registered now (prepared off the thread) if
-    // there is none. Throws Error.
-    std::size_t ensure_registered(LogicalTask& task, std::uint32_t device);
-    void refuse(LogicalTask& task, std::size_t reg, const std::string& reason);
-    [[nodiscard]] bool needs_measuring(const LogicalTask& task, std::uint32_t device) const;
+    // Takes each task's move failures into the report, and the devices they refused.
+    void collect_failures(const TaskList& tasks);
+    void observe(const TaskList& tasks);
+    void run_trials(const TaskList& tasks);
+    void decide(const TaskList& tasks);
+    void apply(Task& task, std::uint32_t chosen);
+    void note_failure(std::string why, std::optional<std::uint32_t> device);
+    [[nodiscard]] bool needs_measuring(const Task& task, std::uint32_t device) const;
     [[nodiscard]] std::optional<TransferPath> path_of(std::uint32_t worker) const;
     // Negotiates each pair's path again when a path was dropped since the last time.
     void refresh_paths();
     [[nodiscard]] std::uint32_t primary() const;
+    // Waits (pumping) until the instance `serial` of `task` is prepared; false when it failed or
+    // left the task.
+    bool wait_prepared(Task& task, std::uint64_t serial);
 
     RuntimeImpl* m_runtime;
     SchedulerOptions m_options;
@@ -100,10 +105,10 @@ private:
     std::unique_ptr<CostModel> m_model;
     std::unique_ptr<Placer> m_placer;
     PlacementPlan m_plan;
-    std::vector<std::string> m_failures;
+    std::vector<std::string> m_failures; // the newest k_max_failures
     std::string m_model_note;
     std::atomic<std::uint64_t> m_decisions{0};
-    std::vector<std::uint32_t> m_lost; // lost workers seen so far
+    std::vector<std::uint32_t> m_lost; // lost or refused workers seen so far
     std::chrono::steady_clock::time_point m_last_decision{};
 };
 

@@ -38,6 +38,8 @@ const char* to_string(SlotEvent event) noexcept {
         return "reads-done";
     case SlotEvent::Recycle:
         return "recycle";
+    case SlotEvent::Abort:
+        return "abort";
     case SlotEvent::Fail:
         return "fail";
     }
@@ -59,6 +61,9 @@ std::optional<SlotState> slot_transition(SlotState from, SlotEvent event) noexce
     case S::Recording:
         if (event == E::Submitted) {
             return S::WorkerInFlight;
+        }
+        if (event == E::Abort) {
+            return S::Free;
         }
         break;
     case S::WorkerInFlight:

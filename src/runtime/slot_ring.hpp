@@ -3,7 +3,8 @@
 // its mutex.
 //
 //     Free -> Recording -> WorkerInFlight -> Transferring -> Ready <-> Leased
-//       ^                                                     |
+//       ^  \                                                 |
+//       |   +-- Abort (the job failed before any GPU work)   |
 //       +------------------------ Recycle --------------------+
 //     any state -- Fail --> Retired (never reused)
 //
@@ -23,7 +24,17 @@
 namespace tandem::detail {
 
 enum class SlotState { Free, Recording, WorkerInFlight, Transferring, Ready, Leased, Retired };
-enum class SlotEvent { Accept, Submitted, WorkerDone, CopyDone, Lease, ReadsDone, Recycle, Fail };
+enum class SlotEvent {
+    Accept,
+    Submitted,
+    WorkerDone,
+    CopyDone,
+    Lease,
+    ReadsDone,
+    Recycle,
+    Abort, // Recording -> Free: the job failed in its workload before anything was submitted
+    Fail,
+};
 
 [[nodiscard]] const char* to_string(SlotState state) noexcept;
 [[nodiscard]] const char* to_string(SlotEvent event) noexcept;
@@ -58,6 +69,7 @@ struct SlotRecord {
     std::uint64_t release_value = 0; // primary timeline value the reads finish at
     bool published = false;          // this slot holds the task's published output
     bool worker_done_seen = false;
+    bool trial = false; // a job Tandem runs to measure the task: never published
     SlotTimes times;
 };
 

@@ -20,6 +20,7 @@
 #include "core/device.hpp"
 #include "core/resources.hpp"
 #include "sync/pair_bridge.hpp"
+#include "sync/retire_list.hpp"
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
 #include "transfer/staging_copier.hpp"
@@ -46,6 +47,7 @@ struct TransportDesc {
     std::uint32_t height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3;
+    // The bridge's wait limit (0: never; the runtime's watchdog decides when a worker is lost).
     std::chrono::milliseconds timeout{5000};
     std::optional<TransferPath> forced;
     // Whether a host bridge may poll before sleeping (false: it sleeps at once, leaving the
@@ -59,6 +61,9 @@ struct TransportDesc {
     // What the cuda-peer path copies with (TransferDesc::cuda_copier); empty: CUDA. A test's
     // stand-in for CUDA (RuntimeImpl::stand_in_for_cuda).
     StagingCopierFactory cuda_copier;
+    // Where the transport's self-tests leave what they made (the runtime's RetireList); with it
+    // links are retired through the list too, so nothing settles a device.
+    RetireList* retire = nullptr;
 };
 
 class SlotTransport {
@@ -98,6 +103,10 @@ public:
     [[nodiscard]] virtual std::string error() const = 0;
     // Why the last submit() answered VK_NOT_READY (empty when it never did); any thread.
     [[nodiscard]] virtual std::string not_ready_reason() const { return {}; }
+    // Leaving use: stops whatever hands work on by itself and returns the timeline values after
+    // which the GPU no longer uses the transport (TransferLink::quiesce). Once submit() is no
+    // longer called. Empty only when out of memory.
+    [[nodiscard]] virtual std::vector<RetirePoint> quiesce() noexcept = 0;
 };
 
 // Same device: zero copy.

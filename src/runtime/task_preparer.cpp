@@ -1,8 +1,10 @@
 #include "runtime/task_preparer.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 #include "core/capabilities.hpp"
 #include "tandem/error.hpp"
@@ -12,68 +14,93 @@ namespace tandem::detail {
 
 TaskPreparer::TaskPreparer(const Instance& instance, const Device& primary,
                            const RuntimeOptions& options, bool poll, PathHealth* health,
-                           TraceLog& trace)
+                           RetireList& retire, TraceLog& trace)
     : m_instance(instance), m_primary(primary), m_options(options), m_poll(poll), m_health(health),
-      m_trace(trace) {}
+      m_retire(retire), m_trace(trace) {}
 
 TaskPreparer::~TaskPreparer() {
     stop();
 }
 
 void TaskPreparer::start() {
-    m_thread = std::thread([this] { run(); });
+    m_thread = start_logged_thread([this] { run(); });
 }
 
-void TaskPreparer::enqueue(Task& task) {
+void TaskPreparer::enqueue(TaskInstance& instance) {
     {
         std::lock_guard lock(m_mutex);
-        m_queue.push_back(&task);
+        m_queue.push_back(&instance);
     }
     m_cv.notify_one();
 }
 
-void TaskPreparer::wait_prepared(const Task& task) {
+bool TaskPreparer::cancel(TaskInstance& instance) noexcept {
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = std::find(m_queue.begin(), m_queue.end(), &instance);
+        if (it == m_queue.end()) {
+            return false;
+        }
+        m_queue.erase(it);
+        try {
+            instance.preparation_error = "task '" + instance.desc.name +
+                                         "' was no longer needed on " + instance.worker->label() +
+                                         " before it was prepared there";
+            instance.preparation_exception = std::make_exception_ptr(
+                Error(instance.preparation_error, "Keep the task until it is prepared"));
+        } catch (...) {
+            // Out of memory for the words: it fails without them.
+        }
+        finish(instance, InstancePhase::Failed);
+    }
+    m_prepared_cv.notify_all();
+    return true;
+}
+
+void TaskPreparer::finish(TaskInstance& instance, InstancePhase phase) noexcept {
+    // Release: whoever sees the phase sees everything prepare() built.
+    instance.phase.store(phase, std::memory_order_release);
+}
+
+void TaskPreparer::wait_prepared(const TaskInstance& instance) {
     std::unique_lock lock(m_mutex);
-    m_prepared_cv.wait(
-        lock, [&] { return task.phase.load(std::memory_order_acquire) != TaskPhase::Preparing; });
-    if (task.phase.load(std::memory_order_acquire) == TaskPhase::Failed) {
-        std::rethrow_exception(task.preparation_exception);
+    m_prepared_cv.wait(lock, [&] { return !instance.preparing(); });
+    if (instance.phase.load(std::memory_order_acquire) == InstancePhase::Failed) {
+        std::rethrow_exception(instance.preparation_exception);
     }
 }
 
 void TaskPreparer::run() noexcept {
     for (;;) {
-        Task* task = nullptr;
+        TaskInstance* instance = nullptr;
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) {
                 return; // stop() fails what is left
             }
-            task = m_queue.front();
+            instance = m_queue.front();
             m_queue.pop_front();
         }
-        TaskPhase phase = TaskPhase::Ready;
+        InstancePhase phase = InstancePhase::Ready;
         try {
-            prepare(*task);
+            prepare(*instance);
         } catch (const std::exception& e) {
-            task->preparation_error = e.what();
-            task->preparation_exception = std::current_exception();
-            phase = TaskPhase::Failed;
+            instance->preparation_error = e.what();
+            instance->preparation_exception = std::current_exception();
+            phase = InstancePhase::Failed;
         } catch (...) {
-            task->preparation_error = "preparing task '" + task->desc.name + "' failed";
-            task->preparation_exception = std::current_exception();
-            phase = TaskPhase::Failed;
+            instance->preparation_error = "preparing task '" + instance->desc.name + "' failed";
+            instance->preparation_exception = std::current_exception();
+            phase = InstancePhase::Failed;
         }
-        if (phase == TaskPhase::Failed) {
-            task->worker->task_count.fetch_sub(1, std::memory_order_relaxed);
-            spdlog::debug("task {} '{}' could not be prepared: {}", task->id, task->desc.name,
-                          task->preparation_error);
+        if (phase == InstancePhase::Failed) {
+            log_debug("runtime", "task '{}' could not be prepared on {}: {}", instance->desc.name,
+                      instance->worker->label(), instance->preparation_error);
         }
         {
             std::lock_guard lock(m_mutex);
-            // Release: whoever sees the phase sees everything prepare() built.
-            task->phase.store(phase, std::memory_order_release);
+            finish(*instance, phase);
         }
         m_prepared_cv.notify_all();
     }
@@ -89,18 +116,19 @@ void TaskPreparer::stop() noexcept {
         m_thread.join();
     }
     std::lock_guard lock(m_mutex);
-    for (Task* task : m_queue) {
-        task->preparation_error =
-            "the runtime stopped before task '" + task->desc.name + "' was prepared";
-        task->preparation_exception = std::make_exception_ptr(
-            Error(task->preparation_error, "Keep the runtime until its tasks are prepared"));
-        task->phase.store(TaskPhase::Failed, std::memory_order_release);
+    for (TaskInstance* instance : m_queue) {
+        instance->preparation_error =
+            "the runtime stopped before task '" + instance->desc.name + "' was prepared";
+        instance->preparation_exception = std::make_exception_ptr(
+            Error(instance->preparation_error, "Keep the runtime until its tasks are prepared"));
+        finish(*instance, InstancePhase::Failed);
     }
     m_queue.clear();
     m_prepared_cv.notify_all();
 }
 
-std::vector<SlotImages> TaskPreparer::make_transport_and_images(Task& task, TransportDesc& td) {
+std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& task,
+                                                                TransportDesc& td) {
     const Device& device = task.worker->device();
     const VkImageUsageFlags usage = task.workload->target_usage();
     const auto slot_images = [&] {
@@ -138,10 +166,9 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(Task& task, Tran
     }
 }
 
-void TaskPreparer::prepare(Task& task_ref) {
-    Task* task = &task_ref;
+void TaskPreparer::prepare(TaskInstance& instance) {
+    TaskInstance* task = &instance;
     const TaskDesc& desc = task->desc;
-    const TaskId id = task->id;
     const Device& device = task->worker->device();
     task->same_device = &device == &m_primary;
 
@@ -164,8 +191,11 @@ void TaskPreparer::prepare(Task& task_ref) {
     td.height = desc.height;
     td.format = desc.format;
     td.slots = desc.slots;
-    td.timeout = m_options.worker_timeout;
+    // The bridge never gives up on its own: the runtime's watchdog decides when a worker is lost
+    // (Worker::allowance), so a slow worker's long job does not fail its link.
+    td.timeout = std::chrono::milliseconds(0);
     td.spin = m_poll;
+    td.retire = &m_retire;
     Worker* worker = task->worker;
     td.worker_progress = [worker] { return worker->completed_work(); };
     if (!m_options.transfer_path.empty()) {
@@ -186,9 +216,9 @@ void TaskPreparer::prepare(Task& task_ref) {
     task->trace_worker_queue = m_trace.track(device.label() + " main queue");
     task->trace_transfer_queue =
         m_trace.track(m_primary.label() + (task->same_device ? " main queue" : " transfer queue"));
-    spdlog::debug("task {} '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", id, desc.name,
-                  desc.width, desc.height, desc.slots, desc.workload, device.label(),
-                  task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
+    log_debug("runtime", "task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name,
+              desc.width, desc.height, desc.slots, desc.workload, device.label(),
+              task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
 }
 
 } // namespace tandem::detail

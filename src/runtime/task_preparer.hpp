@@ -1,15 +1,17 @@
-// TaskPreparer: the runtime's preparation thread. It builds each registration's device objects
+// TaskPreparer: the runtime's preparation thread. It builds each instance's device objects
 // (the workload, with its pipelines, shader compilation and uploads; the transport to the
 // primary; the command pool; the job timer; the slot images and command buffers) off the
-// registering thread, FIFO, and then publishes the Task's phase (Ready or Failed, with the
-// sentence and the exception a blocking registration rethrows). It owns the queue of tasks
-// waiting to be prepared and the thread; the Tasks belong to the TaskRegistry.
+// application's thread, FIFO, and then publishes the instance's phase (Ready or Failed, with the
+// sentence and the exception a blocking registration rethrows). It owns the queue of instances
+// waiting to be prepared and the thread; the instances belong to their tasks.
 //
-// Threads: enqueue() and wait_prepared() on any thread; prepare() on the preparation thread
-// only; stop() at shutdown (a preparation in progress finishes, queued ones fail). Lock order:
-// m_mutex is taken with nothing else held and never held while preparing; the phase is stored
+// Threads: enqueue(), cancel() and wait_prepared() on any thread (cancel() and enqueue() with
+// the instance's task's mutex held is fine); prepare() on the preparation thread only; stop() at
+// shutdown (a preparation in progress finishes, queued ones fail). Lock order: m_mutex is taken
+// after a task's mutex or with nothing held, and never held while preparing; the phase is stored
 // under it so that a waiter cannot miss the notification. Memory order: the phase is stored
-// with release after everything prepare() built, and read with acquire (Task::prepared()).
+// with release after everything prepare() built, and read with acquire
+// (TaskInstance::prepared()).
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +24,7 @@
 #include "core/device.hpp"
 #include "core/instance.hpp"
 #include "runtime/slot_transport.hpp"
-#include "runtime/task_state.hpp"
+#include "runtime/task_instance.hpp"
 #include "runtime/trace_log.hpp"
 #include "sync/pair_bridge.hpp"
 #include "tandem/runtime.hpp"
@@ -33,18 +35,24 @@ class TaskPreparer {
 public:
     // `poll`: the transports' threads may poll before sleeping (core/cpu.hpp may_poll).
     // `health`: the paths each pair may use (LinkFailures; null without src/transfer).
+    // `retire`: where self-tests and links leave what they made.
     TaskPreparer(const Instance& instance, const Device& primary, const RuntimeOptions& options,
-                 bool poll, PathHealth* health, TraceLog& trace);
+                 bool poll, PathHealth* health, RetireList& retire, TraceLog& trace);
     ~TaskPreparer();
     TaskPreparer(const TaskPreparer&) = delete;
     TaskPreparer& operator=(const TaskPreparer&) = delete;
 
     // Starts the preparation thread.
     void start();
-    // Queues a registered task; it answers Preparing until its preparation ended.
-    void enqueue(Task& task);
-    // Waits until `task` is prepared; rethrows what its preparation threw.
-    void wait_prepared(const Task& task);
+    // Queues an instance; it answers Preparing until its preparation ended.
+    void enqueue(TaskInstance& instance);
+    // An instance still queued leaves the queue and fails ("no longer needed"); true then. One
+    // being prepared finishes its preparation (false).
+    bool cancel(TaskInstance& instance) noexcept;
+    // Waits until `instance` is prepared; rethrows what its preparation threw.
+    void wait_prepared(const TaskInstance& instance);
+    // Pair bridge threads running now (Tandem's threads besides the runtime's own).
+    [[nodiscard]] std::size_t bridge_threads() const { return m_bridges.live_threads(); }
     // Stops the thread (joins it); tasks still queued fail. Idempotent.
     void stop() noexcept;
     // Test hook: the cuda-peer path copies with `copier` instead of CUDA, and pairs that allow
@@ -53,19 +61,23 @@ public:
 
 private:
     void run() noexcept;
-    // Builds the task's workload, transport, timer and slot resources. Throws.
-    void prepare(Task& task);
-    // The task's transport and the images of each of its slots. A path whose slot images are
-    // its own shared memory (zero-copy) and cannot be made (an import that failed, not a lost
+    // Builds the instance's workload, transport, timer and slot resources. Throws.
+    void prepare(TaskInstance& instance);
+    // The instance's transport and the images of each of its slots. A path whose slot images
+    // are its own shared memory (zero-copy) and cannot be made (an import that failed, not a lost
     // device) is dropped for the pair, as a link that cannot be set up is, and the next path
     // tried. Throws.
-    [[nodiscard]] std::vector<SlotImages> make_transport_and_images(Task& task, TransportDesc& td);
+    [[nodiscard]] std::vector<SlotImages> make_transport_and_images(TaskInstance& instance,
+                                                                    TransportDesc& td);
+    // Publishes the end of a preparation (Ready or Failed). Caller holds m_mutex.
+    void finish(TaskInstance& instance, InstancePhase phase) noexcept;
 
     const Instance& m_instance;
     const Device& m_primary;
     RuntimeOptions m_options;
     bool m_poll;
     PathHealth* m_health;
+    RetireList& m_retire;
     // One host bridge thread per worker -> primary pair, shared by the links of its tasks (the
     // registry holds them weakly: a pair's bridge ends with its last link).
     PairBridgeRegistry m_bridges;
@@ -77,7 +89,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::condition_variable m_prepared_cv;
-    std::deque<Task*> m_queue;
+    std::deque<TaskInstance*> m_queue;
     bool m_stop = false;
     std::thread m_thread;
 };

@@ -1,97 +1,180 @@
 #include "runtime/task_stats.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace tandem::detail {
 namespace {
 
-// The task's counters into `out`; the caller holds task.mutex.
-void copy_counters(const Task& task, TaskStats& out) {
-    out.accepted = task.accepted;
-    out.busy = task.busy;
-    out.failed = task.failed;
-    out.ready = task.ready;
-    out.superseded = task.superseded;
-    out.in_flight = task.ring.in_flight_count();
-    if (auto c = task.registry.current()) {
-        out.newest_generation = c->generation;
-    }
-    // Acquire: the error is written before the phase.
-    const TaskPhase phase = task.phase.load(std::memory_order_acquire);
-    out.preparing = phase == TaskPhase::Preparing;
-    if (phase == TaskPhase::Failed) {
-        out.preparation_error = task.preparation_error;
-    }
-    out.workload_error = task.workload_error;
+// Whether the instance's jobs are timed: once prepared, with a timer.
+bool timed(const TaskInstance& instance) {
+    return instance.prepared() && instance.timer != nullptr;
 }
 
-// Whether the task's worker is lost, and why. Reported once the slots are retired, so a caller
-// that sees it also sees them retired. Without task.mutex (the worker locks its own).
-void copy_loss(const Task& task, TaskStats& out) {
-    out.worker_lost = task.worker->retired();
-    if (out.worker_lost) {
-        out.worker_lost_reason = task.worker->lost_reason();
+// One instance's part; `active`: with its samples. Takes the instance's mutex.
+InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
+    InstanceStatsPart p;
+    TaskDeviceStats& d = p.device;
+    d.device = instance.device();
+    d.active = active;
+    d.trial = instance.trial;
+    const InstancePhase phase = instance.phase.load(std::memory_order_acquire);
+    d.preparing = phase == InstancePhase::Preparing;
+    if (phase == InstancePhase::Failed) {
+        d.preparation_error = instance.preparation_error; // written before the phase
     }
-}
-
-// Whether the task's jobs are timed: once prepared (acquire, as Task::prepared()), with a timer.
-bool timed(const Task& task) {
-    return task.prepared() && task.timer != nullptr;
+    {
+        std::lock_guard lock(instance.mutex);
+        d.accepted = instance.accepted;
+        d.ready = instance.ready;
+        d.trial_jobs = instance.trial_jobs;
+        d.in_flight = instance.ring.in_flight_count();
+        if (const auto c = instance.registry.current()) {
+            d.newest_generation = c->generation;
+        }
+        p.superseded = instance.superseded;
+        p.failed_jobs = instance.failed_jobs;
+        p.gpu = instance.gpu.snapshot();
+        if (active) {
+            p.samples[0] = instance.worker_submit_us.snapshot();
+            p.samples[1] = instance.transfer_queued_us.snapshot();
+            p.samples[2] = instance.worker_done_us.snapshot();
+            p.samples[3] = instance.ready_us.snapshot();
+        }
+    }
+    d.gpu_timed = timed(instance);
+    // Reported once the slots are retired, so a caller that sees it also sees them retired.
+    p.worker_lost = instance.worker->retired();
+    if (p.worker_lost) {
+        p.worker_lost_reason = instance.worker->lost_reason();
+    }
+    d.worker_lost = p.worker_lost;
+    switch (phase) {
+    case InstancePhase::Preparing:
+        p.transfer_path = "(preparing)";
+        break;
+    case InstancePhase::Failed:
+        p.transfer_path = "(not prepared)";
+        break;
+    case InstancePhase::Ready:
+        p.transfer_path = instance.transport->path_name();
+        break;
+    }
+    return p;
 }
 
 } // namespace
 
-TaskStats task_stats(const Task& task) {
-    TaskStats out;
-    LatencySamples::Snapshot samples[4];
-    GpuTimes::Snapshot gpu;
-    {
-        std::lock_guard lock(task.mutex);
-        copy_counters(task, out);
-        samples[0] = task.worker_submit_us.snapshot();
-        samples[1] = task.transfer_queued_us.snapshot();
-        samples[2] = task.worker_done_us.snapshot();
-        samples[3] = task.ready_us.snapshot();
-        gpu = task.gpu.snapshot();
+TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
+    TaskStatsParts out;
+    TaskStats& s = out.base;
+    s.accepted = task.accepted;
+    s.busy = task.busy;
+    s.failed = task.failed;
+    s.ready = task.retired.ready;
+    s.superseded = task.retired.superseded;
+    s.failed_jobs = task.retired.failed_jobs;
+    s.trial_jobs = task.retired.trial_jobs;
+    s.workload_error = task.last_failure;
+    s.stopped = task.stopped;
+    s.moves = task.moves;
+    s.reconfigurations = task.reconfigurations;
+    if (!task.fallback_error.empty()) {
+        s.preparation_error = task.fallback_error;
+    } else if (!task.reconfigure_error.empty()) {
+        s.preparation_error = task.reconfigure_error;
     }
-    // Sorted outside the lock: the worker's threads and pump() need it meanwhile.
-    out.worker_submit = LatencySamples::summarise(std::move(samples[0]));
-    out.transfer_queued = LatencySamples::summarise(std::move(samples[1]));
-    out.worker_done = LatencySamples::summarise(std::move(samples[2]));
-    out.ready_observed = LatencySamples::summarise(std::move(samples[3]));
-    out.gpu_timed = timed(task);
-    out.gpu_us = GpuTimes::summarise(std::move(gpu));
-    copy_loss(task, out);
+    const TaskInstance* active = task.active;
+    if (active != nullptr) {
+        out.instances.push_back(part_of(*active, true));
+        s.dropped_paths = links.dropped_paths(active->device());
+    }
+    for (const auto& instance : task.instances) {
+        if (instance.get() != active) {
+            out.instances.push_back(part_of(*instance, false));
+        }
+    }
+    // Those leaving use still hold counts (and may still complete jobs).
+    for (const auto& instance : task.retiring) {
+        const InstanceStatsPart p = part_of(*instance, false);
+        s.ready += p.device.ready;
+        s.superseded += p.superseded;
+        s.failed_jobs += p.failed_jobs;
+        s.trial_jobs += p.device.trial_jobs;
+        s.in_flight += p.device.in_flight;
+        s.newest_generation = std::max(s.newest_generation, p.device.newest_generation);
+    }
     return out;
 }
 
-TaskPulse task_pulse(const Task& task, std::size_t recent) {
+TaskStats summarise(TaskStatsParts parts) {
+    TaskStats out = std::move(parts.base);
+    for (std::size_t i = 0; i < parts.instances.size(); ++i) {
+        InstanceStatsPart& p = parts.instances[i];
+        TaskDeviceStats& d = p.device;
+        out.ready += d.ready;
+        out.superseded += p.superseded;
+        out.failed_jobs += p.failed_jobs;
+        out.trial_jobs += d.trial_jobs;
+        out.in_flight += d.in_flight;
+        out.newest_generation = std::max(out.newest_generation, d.newest_generation);
+        d.gpu_us = GpuTimes::summarise(std::move(p.gpu));
+        if (i == 0 && d.active) {
+            out.device = d.device;
+            out.worker_submit = LatencySamples::summarise(std::move(p.samples[0]));
+            out.transfer_queued = LatencySamples::summarise(std::move(p.samples[1]));
+            out.worker_done = LatencySamples::summarise(std::move(p.samples[2]));
+            out.ready_observed = LatencySamples::summarise(std::move(p.samples[3]));
+            out.gpu_timed = d.gpu_timed;
+            out.gpu_us = d.gpu_us;
+            out.preparing = d.preparing;
+            if (out.preparation_error.empty()) {
+                out.preparation_error = d.preparation_error;
+            }
+            out.worker_lost = p.worker_lost;
+            out.worker_lost_reason = p.worker_lost_reason;
+            out.transfer_path = p.transfer_path;
+        }
+        out.devices.push_back(std::move(d));
+    }
+    return out;
+}
+
+TaskPulse instance_pulse(const TaskInstance& instance, std::size_t recent) {
     TaskPulse out;
     TaskStats& c = out.counters;
-    {
-        std::lock_guard lock(task.mutex);
-        copy_counters(task, c);
-        c.worker_submit.count = task.worker_submit_us.count();
-        c.worker_done.count = task.worker_done_us.count();
-        c.ready_observed.count = task.ready_us.count();
-        c.gpu_us.count = task.gpu.samples.count();
-        out.worker_submit_us = task.worker_submit_us.recent_median_us(recent);
-        out.worker_done_us = task.worker_done_us.recent_median_us(recent);
-        out.ready_us = task.ready_us.recent_median_us(recent);
-        out.gpu_us = task.gpu.samples.recent_median_us(recent);
+    const InstancePhase phase = instance.phase.load(std::memory_order_acquire);
+    c.preparing = phase == InstancePhase::Preparing;
+    if (phase == InstancePhase::Failed) {
+        c.preparation_error = instance.preparation_error;
     }
-    c.gpu_timed = timed(task);
-    copy_loss(task, c);
+    {
+        std::lock_guard lock(instance.mutex);
+        c.accepted = instance.accepted;
+        c.ready = instance.ready;
+        c.superseded = instance.superseded;
+        c.failed_jobs = instance.failed_jobs;
+        c.trial_jobs = instance.trial_jobs;
+        c.in_flight = instance.ring.in_flight_count();
+        if (const auto current = instance.registry.current()) {
+            c.newest_generation = current->generation;
+        }
+        c.worker_submit.count = instance.worker_submit_us.count();
+        c.worker_done.count = instance.worker_done_us.count();
+        c.ready_observed.count = instance.ready_us.count();
+        c.gpu_us.count = instance.gpu.samples.count();
+        out.worker_submit_us = instance.worker_submit_us.recent_median_us(recent);
+        out.worker_done_us = instance.worker_done_us.recent_median_us(recent);
+        out.ready_us = instance.ready_us.recent_median_us(recent);
+        out.gpu_us = instance.gpu.samples.recent_median_us(recent);
+        out.completed = instance.ready + instance.superseded + instance.trials_done;
+    }
+    c.gpu_timed = timed(instance);
+    c.worker_lost = instance.worker->retired();
+    if (c.worker_lost) {
+        c.worker_lost_reason = instance.worker->lost_reason();
+    }
     return out;
-}
-
-TaskGpuTime task_gpu_time(const Task& task) {
-    GpuTimes::Snapshot gpu;
-    {
-        std::lock_guard lock(task.mutex);
-        gpu = task.gpu.snapshot();
-    }
-    return TaskGpuTime{timed(task), GpuTimes::summarise(std::move(gpu))};
 }
 
 } // namespace tandem::detail

@@ -1,15 +1,20 @@
-// Statistics of one registration (Task): what RuntimeImpl::stats, pulse and gpu_time return.
-// Counters and samples are copied under the task's mutex and sorted outside it, so a caller
-// that polls in a loop never keeps the worker's threads from the task (sorting under the lock
-// once starved a worker into a timeout).
+// Statistics of a task (TaskStats) and of one instance (TaskPulse, what the scheduler polls).
+// A task's counters are the application's own (its submits' answers, its outputs), summed over
+// its instances and those that left; its latencies, GPU time, preparation and loss are the
+// active instance's; each device's part is listed. Samples are copied under the locks and
+// sorted outside them: sorting under a lock once starved a worker into a timeout.
 //
-// Threads: any; each call takes the task's mutex once, with nothing else held, and reads the
-// worker's loss through Worker's own lock afterwards. Never touches a device.
+// Threads: any. collect_stats() with the task's mutex held (it takes each instance's mutex in
+// turn); summarise() with nothing held. Never touches a device.
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
-#include "runtime/task_state.hpp"
+#include "runtime/latency.hpp"
+#include "runtime/link_failures.hpp"
+#include "runtime/task.hpp"
 #include "tandem/task.hpp"
 
 namespace tandem::detail {
@@ -22,20 +27,37 @@ struct TaskPulse {
     // The median of the newest GPU times of its jobs (counters.gpu_us.count of them so far);
     // 0 when there are none.
     double gpu_us = 0;
+    // Jobs completed here, the application's and trial ones: ready + superseded + trials done.
+    std::uint64_t completed = 0;
 };
 
-// A registration's GPU time (TaskStats::gpu_timed and gpu_us).
-struct TaskGpuTime {
-    bool timed = false;
-    GpuTimeStats us;
+// What one instance's statistics are made of, copied under its mutex.
+struct InstanceStatsPart {
+    TaskDeviceStats device;
+    std::uint64_t superseded = 0;
+    std::uint64_t failed_jobs = 0;
+    std::uint32_t in_flight = 0;
+    bool worker_lost = false;
+    std::string worker_lost_reason;
+    std::string transfer_path;
+    GpuTimes::Snapshot gpu;
+    // The active instance's only: every stage's samples.
+    LatencySamples::Snapshot samples[4];
 };
 
-// Counters, every stage's percentiles, the GPU time, preparation and loss.
-[[nodiscard]] TaskStats task_stats(const Task& task);
-// What a scheduler polls every frame: the counters, newest generation and loss, with each
-// stage's latency as the median of its newest `recent` samples instead of percentiles over
-// every sample. Cheap: copies at most `recent` values per stage.
-[[nodiscard]] TaskPulse task_pulse(const Task& task, std::size_t recent);
-[[nodiscard]] TaskGpuTime task_gpu_time(const Task& task);
+// What a task's statistics are made of.
+struct TaskStatsParts {
+    TaskStats base;                           // the task-level fields, filled
+    std::vector<InstanceStatsPart> instances; // the active one first
+};
+
+// Copies what stats() needs. Caller holds task.mutex.
+[[nodiscard]] TaskStatsParts collect_stats(const Task& task, const LinkFailures& links);
+// The statistics, sorted and summed outside every lock.
+[[nodiscard]] TaskStats summarise(TaskStatsParts parts);
+// What a scheduler polls: the instance's counters, newest generation and loss, with each
+// stage's latency as the median of its newest `recent` samples instead of percentiles over every
+// sample. Cheap: copies at most `recent` values per stage. Takes the instance's mutex.
+[[nodiscard]] TaskPulse instance_pulse(const TaskInstance& instance, std::size_t recent);
 
 } // namespace tandem::detail

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace tandem::detail {
 
@@ -12,9 +12,9 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
       m_on_complete(std::move(on_complete)), m_spin(spin),
       m_work(device, device.label() + " work timeline") {
-    m_thread = std::thread([this] { run(); });
-    m_transfer_thread = std::thread([this] { run_transfers(); });
-    m_watch_thread = std::thread([this] { run_watch(); });
+    m_thread = start_logged_thread([this] { run(); });
+    m_transfer_thread = start_logged_thread([this] { run_transfers(); });
+    m_watch_thread = start_logged_thread([this] { run_watch(); });
 }
 
 Worker::~Worker() {
@@ -59,9 +59,28 @@ void Worker::enqueue_transfer(const WorkerJob& job, std::function<void()> step) 
     m_transfer_cv.notify_one();
 }
 
-void Worker::hold(const Task* task, std::uint64_t generation) {
+void Worker::hold(const TaskInstance* instance, std::uint64_t generation) {
     std::lock_guard lock(m_mutex);
-    m_hold.emplace(task, generation);
+    m_hold.emplace(instance, generation);
+}
+
+std::chrono::milliseconds
+Worker::allowance(std::chrono::milliseconds timeout,
+                  std::chrono::milliseconds first_job_timeout) const noexcept {
+    using std::chrono::milliseconds;
+    const double longest_ms = m_longest_job_us.load(std::memory_order_relaxed) / 1000.0;
+    milliseconds out = std::max(timeout, milliseconds(static_cast<std::int64_t>(4.0 * longest_ms)));
+    if (unmeasured.load(std::memory_order_relaxed) > 0) {
+        out = std::max(out, first_job_timeout);
+    }
+    return out;
+}
+
+void Worker::note_job_time(double us) noexcept {
+    double longest = m_longest_job_us.load(std::memory_order_relaxed);
+    while (us > longest &&
+           !m_longest_job_us.compare_exchange_weak(longest, us, std::memory_order_relaxed)) {
+    }
 }
 
 void Worker::release_held() {
@@ -92,7 +111,7 @@ bool Worker::mark_lost(const std::string& reason) {
         // Release: a reader that sees lost() also sees the reason (it locks m_mutex anyway).
         m_lost.store(true, std::memory_order_release);
     }
-    spdlog::warn("{} is lost: {}", label(), reason);
+    log_warn("runtime", "{} is lost: {}", label(), reason);
     return true;
 }
 
@@ -197,7 +216,7 @@ void Worker::run() {
             }
             job = m_queue.front();
             m_queue.pop_front();
-            if (m_hold.count({job.task, job.generation}) != 0) {
+            if (m_hold.count({job.instance, job.generation}) != 0) {
                 m_held.push_back(job);
                 continue;
             }

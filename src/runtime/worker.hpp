@@ -14,8 +14,8 @@
 // against the worker's device, however slow it is.
 //
 // A worker is *lost* once its device reported VK_ERROR_DEVICE_LOST, a submit failed, its
-// transfer failed, or its work did not complete in time; lost is final. Test hooks hold a
-// job back (to force out-of-order completion) and release it.
+// transfer failed, or it made no progress for longer than its allowance (allowance()); lost is
+// final. Test hooks hold a job back (to force out-of-order completion) and release it.
 //
 // Threads: enqueue/hold/release_held/mark_lost from any thread; the job callback runs on the
 // job thread, enqueue_transfer and note_submitted from it, transfer steps on the transfer
@@ -42,10 +42,10 @@
 
 namespace tandem::detail {
 
-struct Task;
+struct TaskInstance;
 
 struct WorkerJob {
-    Task* task = nullptr;
+    TaskInstance* instance = nullptr;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0;
 };
@@ -100,8 +100,8 @@ public:
     void observe_completions() noexcept;
     // The second half of a job: runs on the transfer thread, in the order enqueued.
     void enqueue_transfer(const WorkerJob& job, std::function<void()> step);
-    // Test hooks: jobs of (task, generation) wait in a side list until release_held().
-    void hold(const Task* task, std::uint64_t generation);
+    // Test hooks: jobs of (instance, generation) wait in a side list until release_held().
+    void hold(const TaskInstance* instance, std::uint64_t generation);
     void release_held();
 
     [[nodiscard]] bool lost() const noexcept { return m_lost.load(std::memory_order_acquire); }
@@ -115,6 +115,18 @@ public:
     }
 
     std::atomic<std::uint32_t> task_count{0};
+
+    // Slow is not lost. How long the worker may go without progress while work waits on it:
+    // the larger of `timeout`, 4 times the longest job it was measured to need, and, while a
+    // task's first job on it is unfinished (pipeline compilation, uploads: nothing measured
+    // yet), `first_job_timeout`.
+    [[nodiscard]] std::chrono::milliseconds
+    allowance(std::chrono::milliseconds timeout,
+              std::chrono::milliseconds first_job_timeout) const noexcept;
+    // A job of `us` microseconds from its submission to its completion being seen.
+    void note_job_time(double us) noexcept;
+    // Instances whose first job on this worker is accepted and not completed yet.
+    std::atomic<std::int32_t> unmeasured{0};
 
     // What each of the worker's threads is doing (a static string such as "submitting the
     // transfer"), for which generation, since when; set by that thread, read by any thread.
@@ -164,7 +176,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
     std::deque<WorkerJob> m_queue;
-    std::set<std::pair<const Task*, std::uint64_t>> m_hold;
+    std::set<std::pair<const TaskInstance*, std::uint64_t>> m_hold;
     std::vector<WorkerJob> m_held;
     bool m_stop = false;
     std::string m_lost_reason;
@@ -184,6 +196,7 @@ private:
     std::atomic<std::uint64_t> m_completed_work{0};
     std::atomic<std::chrono::steady_clock::rep> m_progress_at{0};
     std::atomic<VkResult> m_watch_result{VK_SUCCESS};
+    std::atomic<double> m_longest_job_us{0.0};
     std::thread m_thread;
     std::thread m_transfer_thread;
     std::thread m_watch_thread;

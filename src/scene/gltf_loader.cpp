@@ -11,10 +11,10 @@
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/quaternion.hpp>
 #include <glm/gtc/type_ptr.hpp>
-#include <spdlog/spdlog.h>
 #include <stb_image.h>
 #include <tiny_gltf.h>
 
+#include "core/log.hpp"
 #include "scene/primitives.hpp"
 #include "tandem/error.hpp"
 
@@ -445,8 +445,8 @@ private:
             }
             if (mode != TINYGLTF_MODE_TRIANGLES && mode != TINYGLTF_MODE_TRIANGLE_STRIP &&
                 mode != TINYGLTF_MODE_TRIANGLE_FAN) {
-                spdlog::warn("{}: {} is made of {}, not triangles; it is not drawn", m_origin, what,
-                             mode == TINYGLTF_MODE_POINTS ? "points" : "lines");
+                log_warn("scene", "{}: {} is made of {}, not triangles; it is not drawn", m_origin,
+                         what, mode == TINYGLTF_MODE_POINTS ? "points" : "lines");
                 ++m_skipped_primitives;
                 continue;
             }
@@ -494,11 +494,11 @@ private:
             }
             if (mode != TINYGLTF_MODE_TRIANGLES) {
                 if (outp.indices.size() < 3) {
-                    spdlog::warn("{}: {} is a triangle {} of {} vertices, no triangle; it is not "
-                                 "drawn",
-                                 m_origin, what,
-                                 mode == TINYGLTF_MODE_TRIANGLE_STRIP ? "strip" : "fan",
-                                 outp.indices.size());
+                    log_warn("scene",
+                             "{}: {} is a triangle {} of {} vertices, no triangle; it is not "
+                             "drawn",
+                             m_origin, what, mode == TINYGLTF_MODE_TRIANGLE_STRIP ? "strip" : "fan",
+                             outp.indices.size());
                     ++m_skipped_primitives;
                     continue;
                 }
@@ -674,10 +674,9 @@ private:
             // No "scene" property: glTF leaves the choice to the application.
             m_shown = index_name("scene", 0, m_model.scenes[0].name);
             roots = m_model.scenes[0].nodes;
-            const auto level =
-                m_model.scenes.size() > 1 ? spdlog::level::warn : spdlog::level::info;
-            spdlog::log(level, "{}: no \"scene\" property; showing {} (of {} scene(s))", m_origin,
-                        m_shown, m_model.scenes.size());
+            const LogLevel level = m_model.scenes.size() > 1 ? LogLevel::Warn : LogLevel::Info;
+            log_at(level, "scene", "{}: no \"scene\" property; showing {} (of {} scene(s))",
+                   m_origin, m_shown, m_model.scenes.size());
         } else {
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 if (parent[i] == -1) {
@@ -685,7 +684,7 @@ private:
                 }
             }
             m_shown = "its root nodes";
-            spdlog::info("{}: no scenes; showing its {} root node(s)", m_origin, roots.size());
+            log_info("scene", "{}: no scenes; showing its {} root node(s)", m_origin, roots.size());
         }
         std::vector<char> seen(nodes.size(), 0);
         std::vector<std::uint32_t> scene_index(nodes.size(), 0);
@@ -855,7 +854,7 @@ Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::stri
         }
     }
     if (!warn.empty()) {
-        spdlog::debug("{}: {}", origin, trim(warn));
+        log_debug("scene", "{}: {}", origin, trim(warn));
     }
     Scene scene = Converter(model, origin).convert();
     scene.set_name(fs::path(origin).filename().string());

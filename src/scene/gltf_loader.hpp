@@ -9,9 +9,9 @@
 // orthographic cameras, node TRS or matrix transforms, and tags from node extras
 // {"tandem": {"tags": ["worker", ...]}} (inherited by children). Refused: glTF 1.0 (and any
 // asset.version other than 2.x), and a scene with no triangle to draw. The scene shown is the
-// file's "scene", else scene 0, else its root nodes; the fallback is logged (spdlog info, or warn
-// when there are several scenes to choose from). Points and lines are skipped with a warning.
-// Pure CPU work; any thread; no Vulkan.
+// file's "scene", else scene 0, else its root nodes; the fallback is logged (core/log.hpp,
+// category "scene": info, or warn when there are several scenes to choose from). Points and
+// lines are skipped with a warning. Pure CPU work; any thread; no Vulkan.
 #pragma once
 
 #include <cstdint>

@@ -128,6 +128,19 @@ const char* to_string(CostSource source) noexcept {
     return source == CostSource::Measured ? "measured" : "profile";
 }
 
+double MoveCost::total_ms() const noexcept {
+    const double rest = delivery ? delivery->ms : (parts ? parts->total_ms() : 0.0);
+    return (prepare ? prepare->ms : 0.0) + rest;
+}
+
+double MoveCost::path_ms() const noexcept {
+    return parts ? parts->transfer.ms : (delivery ? delivery->ms : 0.0);
+}
+
+double MoveCost::primary_ms() const noexcept {
+    return parts ? parts->reintegrate.ms : 0.0;
+}
+
 void RobustEstimate::add(double ms) noexcept {
     m_samples[m_next] = ms;
     m_next = (m_next + 1) % k_window;
@@ -200,6 +213,18 @@ std::optional<Prediction> CostModel::execute(const std::string& task, const Work
     return Prediction{*reference, CostSource::Profile, false, reference};
 }
 
+std::optional<Prediction> CostModel::prepare(const std::string& task, std::uint32_t worker) const {
+    if (const auto ms = measured(task, worker, Stage::Prepare)) {
+        return Prediction{*ms, CostSource::Measured};
+    }
+    const auto* w = device_profile(worker);
+    // A profile that never timed preparation (a skeleton of the adapters) leaves it at 0.
+    if (w == nullptr || w->prepare_us <= 0.0) {
+        return std::nullopt;
+    }
+    return Prediction{w->prepare_us / 1000.0, CostSource::Profile};
+}
+
 std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadShape& shape,
                                         std::uint32_t worker, std::uint32_t primary,
                                         std::optional<TransferPath> forced) const {
@@ -228,23 +253,21 @@ std::optional<MoveCost> CostModel::move(const std::string& task, const WorkloadS
     }
     MoveCost cost;
     cost.path = chosen->path;
-    cost.gpu_side_sync = pair->gpu_side_sync;
-    cost.prepare = refine(task, worker, Stage::Prepare, w->prepare_us / 1000.0);
-    cost.transfer = refine(task, worker, Stage::Transfer, chosen->link.ms_for(bytes));
-    cost.sync = refine(task, worker, Stage::Sync, pair->sync_us / 1000.0);
-    cost.reintegrate = refine(task, worker, Stage::Reintegrate, p->reintegrate.ms_for(bytes));
+    cost.prepare = prepare(task, worker);
+    DeliveryParts parts;
+    parts.transfer = refine(task, worker, Stage::Transfer, chosen->link.ms_for(bytes));
+    parts.sync = refine(task, worker, Stage::Sync, pair->sync_us / 1000.0);
+    parts.reintegrate = refine(task, worker, Stage::Reintegrate, p->reintegrate.ms_for(bytes));
+    const bool any_apart = parts.transfer.source == CostSource::Measured ||
+                           parts.sync.source == CostSource::Measured ||
+                           parts.reintegrate.source == CostSource::Measured;
     const auto delivery = measured(task, worker, Stage::Delivery);
-    const bool any_apart = cost.transfer.source == CostSource::Measured ||
-                           cost.sync.source == CostSource::Measured ||
-                           cost.reintegrate.source == CostSource::Measured;
     if (delivery && !any_apart) {
-        const double predicted = cost.transfer.ms + cost.sync.ms + cost.reintegrate.ms;
-        // Split in the profile's proportions (evenly when the profile predicts nothing).
-        const double share = predicted > 0.0 ? *delivery / predicted : 0.0;
-        for (auto* part : {&cost.transfer, &cost.sync, &cost.reintegrate}) {
-            part->ms = predicted > 0.0 ? part->ms * share : *delivery / 3.0;
-            part->source = CostSource::Measured;
-        }
+        // Measured as a whole: the one figure replaces the profile's parts.
+        cost.delivery = Prediction{*delivery, CostSource::Measured};
+    } else {
+        cost.parts = parts;
+        cost.gpu_side_sync = pair->gpu_side_sync;
     }
     return cost;
 }
@@ -256,13 +279,9 @@ std::optional<MoveCost> CostModel::measured_move(const std::string& task, std::u
         return std::nullopt;
     }
     MoveCost cost;
-    cost.path = path.value_or(TransferPath::HostCopy);
-    const auto prepare = measured(task, worker, Stage::Prepare);
-    cost.prepare = {prepare.value_or(0.0), CostSource::Measured};
-    // No proportions to split by: evenly.
-    for (auto* part : {&cost.transfer, &cost.sync, &cost.reintegrate}) {
-        *part = {*delivery / 3.0, CostSource::Measured};
-    }
+    cost.path = path;
+    cost.prepare = prepare(task, worker);
+    cost.delivery = Prediction{*delivery, CostSource::Measured};
     return cost;
 }
 

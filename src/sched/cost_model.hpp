@@ -51,7 +51,7 @@ struct WorkloadShape {
 
 // The stages of one job that the runtime can time, and the cost model predicts. Delivery is
 // transfer + sync + reintegrate together (worker done -> ready on the primary), for a runtime
-// that cannot time them apart.
+// that cannot time them apart: it stays one figure, never split into parts it was not timed as.
 enum class Stage { Execute, Prepare, Transfer, Sync, Reintegrate, Delivery };
 [[nodiscard]] const char* to_string(Stage stage) noexcept;
 
@@ -75,7 +75,8 @@ private:
     std::size_t m_count = 0; // samples ever added
 };
 
-// Where a number came from, for explanations.
+// Where a number came from, for explanations: the calibration profile (Prediction says whether
+// it measured this very task) or the runtime's own timings.
 enum class CostSource { Profile, Measured };
 [[nodiscard]] const char* to_string(CostSource source) noexcept;
 
@@ -89,17 +90,37 @@ struct Prediction {
     std::optional<double> reference_ms;
 };
 
-// What moving one update's result from `worker` to the primary costs, split by stage.
-struct MoveCost {
-    Prediction prepare;     // recording and submitting on the worker
-    Prediction transfer;    // worker image -> primary memory over `path`
+// The three parts of getting a result onto the primary, each timed apart (by calibration, or by
+// a runtime that times them apart), each with its source.
+struct DeliveryParts {
+    Prediction transfer;    // worker image -> primary memory over MoveCost::path
     Prediction sync;        // worker completion -> primary may start (GPU-side or host bridge)
     Prediction reintegrate; // primary-side copy into the image the application samples
-    TransferPath path = TransferPath::HostCopy;
-    bool gpu_side_sync = false;
     [[nodiscard]] double total_ms() const noexcept {
-        return prepare.ms + transfer.ms + sync.ms + reintegrate.ms;
+        return transfer.ms + sync.ms + reintegrate.ms;
     }
+};
+
+// What moving one update's result from `worker` to the primary costs. After the worker's
+// preparation, the result's way to the primary is known either in parts (`parts`) or only as a
+// whole (`delivery`: worker done -> ready on the primary, as the runtime measures it), exactly
+// one of the two: a whole is reported as the one figure it was measured as.
+struct MoveCost {
+    // Recording and submitting on the worker; unknown where neither the profile nor the runtime
+    // timed it (then not counted).
+    std::optional<Prediction> prepare;
+    std::optional<DeliveryParts> parts;
+    std::optional<Prediction> delivery;
+    // The path the result takes; unknown for a delivery measured without one being named.
+    std::optional<TransferPath> path;
+    bool gpu_side_sync = false; // with parts: the sync is GPU-side (else the host bridge)
+    [[nodiscard]] double total_ms() const noexcept;
+    // How long one result occupies the transfer path: the transfer part, else the whole
+    // delivery (an upper bound: it also holds the sync and the primary's copy).
+    [[nodiscard]] double path_ms() const noexcept;
+    // The primary's own share of one delivery: the reintegrate part; 0 for a delivery known only
+    // as a whole, whose share was not measured.
+    [[nodiscard]] double primary_ms() const noexcept;
 };
 
 class CostModel {
@@ -117,11 +138,11 @@ public:
 
     // Moving one update's result from adapter `worker` to adapter `primary`. The transfer path
     // is `forced` when given, else the measured path with the lowest predicted time for the
-    // shape's bytes. Each part is measured when timed apart; when only Delivery was timed, the
-    // measured delivery is split over transfer, sync and reintegrate in the profile's
-    // proportions. Without the pair in the profile, a measured delivery alone prices the move
-    // (split evenly, over `forced` or else host-copy). nullopt when neither knows the pair (or
-    // the profile lacks the forced path).
+    // shape's bytes. In parts (the profile's, each replaced by the runtime's timing where it
+    // timed that part apart) unless the runtime measured the delivery as a whole and no part
+    // apart: then the measured delivery, one figure. Without the pair in the profile a measured
+    // delivery alone prices the move (over `forced`, the path the runtime uses, when given).
+    // nullopt when neither knows the pair (or the profile lacks the forced path).
     [[nodiscard]] std::optional<MoveCost> move(const std::string& task, const WorkloadShape& shape,
                                                std::uint32_t worker, std::uint32_t primary,
                                                std::optional<TransferPath> forced = {}) const;
@@ -148,6 +169,9 @@ private:
                                                         std::optional<TransferPath> path) const;
     [[nodiscard]] Prediction refine(const std::string& task, std::uint32_t device, Stage stage,
                                     double profile_ms) const;
+    // The worker's preparation: measured, else the profile's where calibration timed it.
+    [[nodiscard]] std::optional<Prediction> prepare(const std::string& task,
+                                                    std::uint32_t worker) const;
 
     Profile m_profile;
     std::vector<std::uint32_t> m_binding; // adapter index -> profile device index

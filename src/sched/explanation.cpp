@@ -17,7 +17,9 @@ json prediction_json(const std::optional<Prediction>& p) {
         return nullptr;
     }
     json out = {{"ms", p->ms}, {"source", to_string(p->source)}};
-    if (p->source == CostSource::Profile) {
+    // An execute cost from the profile: its sample of this very task, or the reference
+    // workloads' prediction.
+    if (p->source == CostSource::Profile && (p->task_calibrated || p->reference_ms)) {
         out["calibrated"] = p->task_calibrated ? "task" : "reference";
     }
     if (p->reference_ms) {
@@ -26,14 +28,16 @@ json prediction_json(const std::optional<Prediction>& p) {
     return out;
 }
 
-// "0.035 measured", "0.035 profile" (from the reference workloads) or "0.035 task" (the profile
-// measured this very task).
-std::string prediction_text(const Prediction& p) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.3f %s", p.ms,
-                  p.source == CostSource::Profile && p.task_calibrated ? "task"
-                                                                       : to_string(p.source));
+std::string ms(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", value);
     return buffer;
+}
+
+// "0.035 ms (measured)", "0.035 ms (profile)" (from the reference workloads) or "0.035 ms
+// (task)" (the profile measured this very task).
+std::string prediction_text(const Prediction& p) {
+    return ms(p.ms) + " (" + source_of(p) + ")";
 }
 
 std::string format(const char* pattern, double value) {
@@ -67,16 +71,44 @@ std::size_t PlacementPlan::moves() const noexcept {
         std::count_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.moved; }));
 }
 
+const char* source_of(const Prediction& p) noexcept {
+    return p.source == CostSource::Profile && p.task_calibrated ? "task" : to_string(p.source);
+}
+
+std::string describe_move(const MoveCost& m) {
+    std::string text;
+    if (m.prepare) {
+        text = "prepare " + prediction_text(*m.prepare) + " + ";
+    }
+    const std::string over = m.path ? std::string(" over ") + to_string(*m.path) : "";
+    if (m.delivery) {
+        return text + "delivery " + ms(m.delivery->ms) + over + " (" + source_of(*m.delivery) +
+               ", as a whole)";
+    }
+    if (!m.parts) {
+        return text + "no delivery cost";
+    }
+    const auto& p = *m.parts;
+    return text + "transfer " + ms(p.transfer.ms) + over + " (" + source_of(p.transfer) +
+           ") + sync " + ms(p.sync.ms) + (m.gpu_side_sync ? " GPU-side" : " via the host bridge") +
+           " (" + source_of(p.sync) + ") + reintegrate " + prediction_text(p.reintegrate);
+}
+
 json to_json(const DeviceEstimate& d) {
     json move = nullptr;
     if (d.move) {
-        move = {{"prepare", prediction_json(d.move->prepare)},
-                {"transfer", prediction_json(d.move->transfer)},
-                {"path", to_string(d.move->path)},
-                {"sync", prediction_json(d.move->sync)},
-                {"sync_mode", d.move->gpu_side_sync ? "gpu" : "bridge"},
-                {"reintegrate", prediction_json(d.move->reintegrate)},
-                {"total_ms", d.move->total_ms()}};
+        const auto& m = *d.move;
+        const auto part = [&](const Prediction DeliveryParts::*member) {
+            return m.parts ? prediction_json((*m.parts).*member) : json(nullptr);
+        };
+        move = {{"prepare", prediction_json(m.prepare)},
+                {"path", m.path ? json(to_string(*m.path)) : json(nullptr)},
+                {"transfer", part(&DeliveryParts::transfer)},
+                {"sync", part(&DeliveryParts::sync)},
+                {"sync_mode", m.parts ? json(m.gpu_side_sync ? "gpu" : "bridge") : json(nullptr)},
+                {"reintegrate", part(&DeliveryParts::reintegrate)},
+                {"delivery", prediction_json(m.delivery)},
+                {"total_ms", m.total_ms()}};
     }
     json out = {{"device", d.device},
                 {"role", d.primary ? "primary" : "worker"},
@@ -88,6 +120,8 @@ json to_json(const DeviceEstimate& d) {
     if (!d.primary) {
         out["gain_ms"] = d.gain_ms;
         out["net_gain_ms"] = d.gain_ms - d.charge_ms;
+        out["opening_of"] = d.opening_of ? json(*d.opening_of) : json(nullptr);
+        out["treated_as_separate"] = d.treated_as_separate;
     }
     out["excluded"] = d.excluded.empty() ? json(nullptr) : json(d.excluded);
     return out;
@@ -127,15 +161,19 @@ json to_json(const PlacementPlan& plan) {
                       {"role", d.primary ? "primary" : "worker"},
                       {"lost", d.lost},
                       {"load_fraction", d.load_fraction},
+                      {"shares_with", d.shares_with},
+                      {"device_load_fraction", d.device_load_fraction},
                       {"over_capacity", d.over_capacity},
                       {"tasks", d.tasks}};
-        entry["capacity"] = d.primary ? json(nullptr) : json(d.capacity);
+        entry["capacity"] = d.primary || d.capacity <= 0.0 ? json(nullptr) : json(d.capacity);
         devices.push_back(entry);
     }
     return {{"decision", plan.decision},
             {"method", plan.method},
             {"predicted_primary_frame_ms", plan.predicted_primary_frame_ms},
             {"moves", plan.moves()},
+            {"openings", plan.openings},
+            {"openings_are_separate", plan.openings_are_separate},
             {"devices", devices},
             {"tasks", tasks}};
 }
@@ -150,33 +188,26 @@ std::string to_text(const Explanation& e) {
         text += " (new)";
     }
     text += "\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-7s %-7s %-18s %-9s %-24s %-16s %-11s %-9s %-9s %s\n",
-                  "adapter", "role", "execute", "prepare", "transfer", "sync", "reintegrate",
-                  "move", "gain", "load");
-    text += line;
     for (const auto& d : e.devices) {
-        const std::string execute = d.execute ? prediction_text(*d.execute) : "-";
-        if (d.primary) {
-            std::snprintf(line, sizeof line, "  %-7u %-7s %-18s\n", d.device, "primary",
-                          execute.c_str());
-        } else if (!d.move) {
-            std::snprintf(line, sizeof line, "  %-7u %-7s %-18s (%s)\n", d.device, "worker",
-                          execute.c_str(), d.excluded.c_str());
-        } else {
-            const auto& m = *d.move;
-            const auto transfer = format("%.3f ", m.transfer.ms) + to_string(m.path);
-            const auto sync = format("%.3f ", m.sync.ms) + (m.gpu_side_sync ? "gpu" : "bridge");
-            std::snprintf(line, sizeof line,
-                          "  %-7u %-7s %-18s %-9.3f %-24s %-16s %-11.3f %-9.3f %-9.3f %.0f%%%s\n",
-                          d.device, "worker", execute.c_str(), m.prepare.ms, transfer.c_str(),
-                          sync.c_str(), m.reintegrate.ms, m.total_ms(), d.gain_ms,
-                          d.load_fraction * 100.0,
-                          d.candidate ? "" : (" (" + d.excluded + ")").c_str());
+        text += "  adapter " + std::to_string(d.device) + (d.primary ? " primary" : " worker") +
+                ": execute " + (d.execute ? prediction_text(*d.execute) : std::string("unknown"));
+        if (!d.primary) {
+            text += ", load " + format("%.0f%%", d.load_fraction * 100.0) + ", frees " +
+                    format("%.3f ms", d.gain_ms);
         }
-        text += line;
+        text += "\n";
+        if (d.move) {
+            text += "    move " + format("%.3f ms", d.move->total_ms()) + ": " +
+                    describe_move(*d.move) + "\n";
+        }
+        if (!d.primary && !d.candidate) {
+            text += "    not a candidate: " + d.excluded + "\n";
+        } else if (d.treated_as_separate && d.opening_of) {
+            text += "    an opening of the same device as adapter " +
+                    std::to_string(*d.opening_of) + ", treated as a separate device as asked\n";
+        }
     }
-    text += "  (ms per update; margin " + format("%.3f ms", e.margin_ms) + ")\n";
+    text += "  (per update; margin " + format("%.3f ms", e.margin_ms) + ")\n";
     text += "  why: " + e.reason + "\n";
     return text;
 }
@@ -186,6 +217,9 @@ std::string to_text(const PlacementPlan& plan) {
                        "): predicted primary frame " +
                        format("%.3f ms", plan.predicted_primary_frame_ms) + ", " +
                        std::to_string(plan.moves()) + " move(s)\n";
+    for (const auto& sentence : plan.openings) {
+        text += "  " + sentence + "\n";
+    }
     for (const auto& d : plan.devices) {
         text += "  adapter " + std::to_string(d.device) + (d.primary ? " primary" : " worker");
         if (d.lost) {
@@ -193,7 +227,16 @@ std::string to_text(const PlacementPlan& plan) {
             continue;
         }
         text += ": load " + format("%.0f%%", d.load_fraction * 100.0);
-        if (!d.primary) {
+        if (!d.shares_with.empty()) {
+            std::string others;
+            for (const auto o : d.shares_with) {
+                others += (others.empty() ? "" : ", ") + std::to_string(o);
+            }
+            text += " (with adapter" + std::string(d.shares_with.size() > 1 ? "s " : " ") + others +
+                    " of the same device: " + format("%.0f%%", d.device_load_fraction * 100.0) +
+                    ")";
+        }
+        if (!d.primary && d.capacity > 0.0) {
             text += " of " + format("%.0f%%", d.capacity * 100.0);
         }
         std::string names;

@@ -57,7 +57,8 @@ struct Loads {
     std::vector<bool> holds_capacity_task;
 };
 
-// Worker slot of each adapter index in DeviceSet::workers (npos for the primary or others).
+// Capacity slot of each adapter index in DeviceSet::workers: one per physical device, shared by
+// its openings (npos for the primary, openings of its device, and others).
 constexpr std::size_t k_no_slot = static_cast<std::size_t>(-1);
 
 class Search {
@@ -237,11 +238,51 @@ private:
     std::size_t m_best_moves = 0;
 };
 
-std::string describe_move(const MoveCost& m) {
-    return "prepare " + ms(m.prepare.ms) + " + transfer " + ms(m.transfer.ms) + " over " +
-           to_string(m.path) + " + sync " + ms(m.sync.ms) +
-           (m.gpu_side_sync ? " GPU-side" : " via the host bridge") + " + reintegrate " +
-           ms(m.reintegrate.ms);
+// Whether reason() lists every worker's exclusion (the task is on the primary and no worker
+// could take it), openings included.
+bool best_listed_all(const Item& item, const Option& option) {
+    const auto& e = item.explanation;
+    if (!e.devices[option.estimate].primary) {
+        return false;
+    }
+    return std::none_of(e.devices.begin(), e.devices.end(),
+                        [](const DeviceEstimate& d) { return d.candidate && !d.primary; });
+}
+
+std::string capitalised(std::string text) {
+    if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') {
+        text[0] = static_cast<char>(text[0] - 'a' + 'A');
+    }
+    return text;
+}
+
+// What the decision knew of openings of one physical device: each adapter that frees nothing
+// because it shares a device with the primary or with the task's device (unless already listed),
+// and, where openings are treated as separate, that the chosen worker's move frees nothing real.
+std::string openings_sentences(const Item& item, const Option& option, bool listed) {
+    const auto& e = item.explanation;
+    const auto& chosen = e.devices[option.estimate];
+    std::string text;
+    for (const auto& d : e.devices) {
+        if (!listed && !d.primary && d.device != option.device && d.opening_of &&
+            !d.treated_as_separate) {
+            text += " " + capitalised(adapter(d.device)) + " is " + d.excluded + ".";
+        }
+    }
+    if (!chosen.primary && chosen.opening_of && !chosen.treated_as_separate) {
+        // Only a request for a worker puts a task there.
+        text += " " + capitalised(adapter(chosen.device)) + " is " + chosen.excluded +
+                ", but a worker was asked for.";
+    }
+    if (!chosen.primary && chosen.opening_of && chosen.treated_as_separate) {
+        const auto of = *chosen.opening_of == e.devices[0].device ? std::string("the primary")
+                                                                  : adapter(*chosen.opening_of);
+        text += " " + capitalised(adapter(chosen.device)) +
+                " is an opening of the same device as " + of +
+                ", treated as a separate device as asked (openings_are_separate): on one "
+                "device this move frees nothing.";
+    }
+    return text;
 }
 
 // One or two sentences saying why `item` went to `option`'s device, with the numbers.
@@ -250,10 +291,11 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
     const auto& e = item.explanation;
     const auto& chosen = e.devices[option.estimate];
     const bool stayed = e.previous && *e.previous == option.device;
+    // The load of the device's physical device: every opening of it counts.
     auto load_on = [&](std::uint32_t device) {
         for (const auto& l : loads) {
             if (l.device == device) {
-                return l.load_fraction;
+                return l.device_load_fraction;
             }
         }
         return 0.0;
@@ -287,8 +329,9 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
             std::string reasons;
             for (const auto& d : e.devices) {
                 if (!d.primary) {
-                    reasons +=
-                        (reasons.empty() ? "" : "; ") + adapter(d.device) + ": " + d.excluded;
+                    reasons += (reasons.empty() ? "" : "; ") + adapter(d.device) +
+                               (d.opening_of && !d.treated_as_separate ? " is " : ": ") +
+                               d.excluded;
                 }
             }
             why += reasons.empty() ? " (there are no workers)." : " (" + reasons + ").";
@@ -347,7 +390,45 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
                    percent(options.capacity) + ").";
         }
     }
+    if (!manual) {
+        why += openings_sentences(item, option, best_listed_all(item, option));
+    }
     return why;
+}
+
+// One sentence per physical device opened more than once among `loads`' adapters.
+std::vector<std::string> describe_openings(const std::vector<DeviceLoad>& loads,
+                                           const DeviceSet& devices) {
+    std::vector<std::string> out;
+    std::vector<bool> told(loads.size(), false);
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+        if (told[i]) {
+            continue;
+        }
+        std::vector<std::string> names{loads[i].primary
+                                           ? "the primary (" + adapter(loads[i].device) + ")"
+                                           : adapter(loads[i].device)};
+        for (std::size_t j = i + 1; j < loads.size(); ++j) {
+            if (devices.one_device(loads[i].device, loads[j].device)) {
+                told[j] = true;
+                names.push_back(adapter(loads[j].device));
+            }
+        }
+        if (names.size() < 2) {
+            continue;
+        }
+        std::string list;
+        for (std::size_t k = 0; k < names.size(); ++k) {
+            list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+        }
+        out.push_back(capitalised(list) + " are openings of one physical device" +
+                      (devices.openings_are_separate
+                           ? ", treated as separate devices as asked (openings_are_separate): "
+                             "moves between them are made, but free nothing real."
+                           : " and share its capacity: moving a task between them frees "
+                             "nothing."));
+    }
+    return out;
 }
 
 } // namespace
@@ -380,6 +461,23 @@ bool DeviceSet::is_worker(std::uint32_t device) const noexcept {
     return device != primary && std::find(workers.begin(), workers.end(), device) != workers.end();
 }
 
+void DeviceSet::identify(const std::vector<DeviceInfo>& adapters) {
+    for (const auto& a : adapters) {
+        device_uuids[a.index] = a.device_uuid;
+    }
+}
+
+bool DeviceSet::one_device(std::uint32_t a, std::uint32_t b) const {
+    const auto ia = device_uuids.find(a);
+    const auto ib = device_uuids.find(b);
+    return a != b && ia != device_uuids.end() && ib != device_uuids.end() &&
+           ia->second == ib->second;
+}
+
+bool DeviceSet::share_capacity(std::uint32_t a, std::uint32_t b) const {
+    return !openings_are_separate && one_device(a, b);
+}
+
 Placer::Placer(const CostModel& model, PlacementOptions options)
     : m_model(&model), m_options(options) {}
 
@@ -393,12 +491,27 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             workers.push_back(w);
         }
     }
+    // Capacity slots: one per physical device of the workers, its openings sharing it; openings
+    // of the primary's device have none (their load is the primary's, which no capacity bounds).
     std::vector<std::size_t> slot_of;
-    for (std::size_t s = 0; s < workers.size(); ++s) {
-        if (workers[s] >= slot_of.size()) {
-            slot_of.resize(workers[s] + 1, k_no_slot);
+    std::vector<std::uint32_t> slot_owner;            // the first worker of each slot
+    std::map<std::uint32_t, std::size_t> position_of; // worker -> index in `workers`
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+        const auto w = workers[i];
+        position_of[w] = i;
+        if (w >= slot_of.size()) {
+            slot_of.resize(w + 1, k_no_slot);
         }
-        slot_of[workers[s]] = s;
+        if (devices.share_capacity(w, primary)) {
+            continue;
+        }
+        const auto shared = std::find_if(slot_owner.begin(), slot_owner.end(), [&](auto owner) {
+            return devices.share_capacity(w, owner);
+        });
+        slot_of[w] = static_cast<std::size_t>(shared - slot_owner.begin());
+        if (shared == slot_owner.end()) {
+            slot_owner.push_back(w);
+        }
     }
 
     std::vector<Item> items;
@@ -428,6 +541,12 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         e.devices.push_back(p);
         const bool gain_known = p.execute.has_value();
         e.margin_ms = std::max(m_options.margin_ms, m_options.margin_fraction * p.charge_ms);
+        auto live = [&](std::uint32_t device) {
+            return device == primary || (devices.is_worker(device) && !devices.is_lost(device));
+        };
+        // The worker the task runs on now, if any: its device's other openings free nothing more.
+        const std::optional<std::uint32_t> here =
+            e.previous && *e.previous != primary && live(*e.previous) ? e.previous : std::nullopt;
         for (const auto w : workers) {
             DeviceEstimate d;
             d.device = w;
@@ -436,17 +555,31 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
                 e.devices.push_back(d);
                 continue;
             }
+            if (devices.one_device(w, primary)) {
+                d.opening_of = primary;
+            } else if (here && devices.one_device(w, *here)) {
+                d.opening_of = here;
+            }
+            d.treated_as_separate = d.opening_of.has_value() && devices.openings_are_separate;
+            const bool shares_primary = d.opening_of == primary && !d.treated_as_separate;
             d.execute = m_model->execute(spec.name, spec.shape, w);
             const auto path = devices.path_of(w);
             d.move = m_model->move(spec.name, spec.shape, w, primary, path);
-            d.gain_ms = p.charge_ms;
+            // On an opening of the primary's device the work stays on the primary's device.
+            d.gain_ms = shares_primary ? 0.0 : p.charge_ms;
             if (d.move) {
                 d.charge_ms = d.move->total_ms();
             }
             if (d.execute) {
                 d.load_fraction = d.execute->ms * item.rate / 1000.0;
             }
-            if (!d.execute) {
+            const double path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
+            if (d.opening_of && !d.treated_as_separate) {
+                d.excluded = "an opening of the same device as " +
+                             (shares_primary ? std::string("the primary")
+                                             : adapter(*d.opening_of) + ", where the task runs") +
+                             ": moving there frees nothing";
+            } else if (!d.execute) {
                 d.excluded = "no cost is known for \"" + spec.shape.kind +
                              "\" on this device yet (the runtime measures it with trial jobs; "
                              "a profile from `tandem calibrate` predicts it)";
@@ -454,15 +587,13 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
                 d.excluded = path ? std::string("the transfer path ") + to_string(*path) +
                                         " the pair uses was not measured for it"
                                   : "no transfer path to the primary was measured";
-            } else if (d.load_fraction > m_options.capacity ||
-                       d.move->transfer.ms * item.rate / 1000.0 > m_options.capacity) {
+            } else if (d.load_fraction > m_options.capacity || path_load > m_options.capacity) {
                 char rate[32];
                 std::snprintf(rate, sizeof rate, "%g", item.rate);
-                d.excluded =
-                    std::string("at ") + rate + " Hz it alone would need " +
-                    percent(std::max(d.load_fraction, d.move->transfer.ms * item.rate / 1000.0)) +
-                    " of the device or its transfer path, more than its capacity of " +
-                    percent(m_options.capacity);
+                d.excluded = std::string("at ") + rate + " Hz it alone would need " +
+                             percent(std::max(d.load_fraction, path_load)) +
+                             " of the device or its transfer path, more than its capacity of " +
+                             percent(m_options.capacity);
             } else if (!gain_known) {
                 d.excluded = "the primary's cost of \"" + spec.shape.kind +
                              "\" is unknown, so no gain can be predicted";
@@ -478,12 +609,9 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             o.estimate = estimate;
             o.charge = d.charge_ms;
             o.worker_load = d.primary ? 0.0 : d.load_fraction;
-            o.path_load = d.move ? d.move->transfer.ms * item.rate / 1000.0 : 0.0;
+            o.path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
             o.counts_capacity = counts_capacity && !d.primary;
             return o;
-        };
-        auto live = [&](std::uint32_t device) {
-            return device == primary || (devices.is_worker(device) && !devices.is_lost(device));
         };
 
         using Kind = PlacementKind;
@@ -515,7 +643,10 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             break;
         case Kind::Worker:
             for (std::size_t i = 1; i < e.devices.size(); ++i) {
-                if (e.devices[i].execute && e.devices[i].move && live(e.devices[i].device)) {
+                const auto& d = e.devices[i];
+                // Any worker may be asked for, but not a hop between openings of one device.
+                const bool hop = here && devices.share_capacity(d.device, *here);
+                if (d.execute && d.move && live(d.device) && !hop) {
                     item.options.push_back(option_for(i, true));
                 }
             }
@@ -560,7 +691,7 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
     }
 
     std::vector<std::size_t> choice;
-    plan.method = Search(items, slot_of, workers.size(), m_options).run(choice);
+    plan.method = Search(items, slot_of, slot_owner.size(), m_options).run(choice);
 
     // Loads and the primary's frame time under the chosen assignment.
     DeviceLoad primary_load;
@@ -571,7 +702,7 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         DeviceLoad load;
         load.device = w;
         load.lost = devices.is_lost(w);
-        load.capacity = m_options.capacity;
+        load.capacity = devices.share_capacity(w, primary) ? 0.0 : m_options.capacity;
         plan.devices.push_back(load);
     }
     double frame_ms = m_options.primary_base_frame_ms;
@@ -580,8 +711,8 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
     for (std::size_t i = 0; i < items.size(); ++i) {
         const auto& option = items[i].options[choice[i]];
         const auto& estimate = items[i].explanation.devices[option.estimate];
-        auto& load =
-            option.device == primary ? plan.devices[0] : plan.devices[1 + slot_of[option.device]];
+        auto& load = option.device == primary ? plan.devices[0]
+                                              : plan.devices[1 + position_of[option.device]];
         load.tasks.push_back(items[i].spec->name);
         if (estimate.execute) {
             load.load_fraction += estimate.execute->ms * items[i].rate / 1000.0;
@@ -589,17 +720,28 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         if (option.device == primary) {
             frame_ms += estimate.charge_ms * items[i].rate * per_frame;
         } else if (estimate.move) {
-            frame_ms += estimate.move->reintegrate.ms * items[i].rate * per_frame;
+            frame_ms += estimate.move->primary_ms() * items[i].rate * per_frame;
         }
     }
     plan.predicted_primary_frame_ms = frame_ms;
+    // Openings of one device count together: against the primary's second where they share
+    // its device, else against one worker capacity.
+    const double base_load =
+        m_options.primary_base_frame_ms * m_options.primary_frame_rate_hz / 1000.0;
     for (auto& d : plan.devices) {
-        d.over_capacity = d.primary
-                              ? d.load_fraction + m_options.primary_base_frame_ms *
-                                                      m_options.primary_frame_rate_hz / 1000.0 >
-                                    1.0
-                              : d.load_fraction > m_options.capacity + 1e-9;
+        d.device_load_fraction = d.load_fraction;
+        for (const auto& other : plan.devices) {
+            if (devices.share_capacity(d.device, other.device)) {
+                d.shares_with.push_back(other.device);
+                d.device_load_fraction += other.load_fraction;
+            }
+        }
+        const bool primary_device = d.primary || devices.share_capacity(d.device, primary);
+        d.over_capacity = primary_device ? d.device_load_fraction + base_load > 1.0
+                                         : d.device_load_fraction > m_options.capacity + 1e-9;
     }
+    plan.openings_are_separate = devices.openings_are_separate;
+    plan.openings = describe_openings(plan.devices, devices);
 
     // Explanations.
     std::map<std::string, std::uint32_t> next;

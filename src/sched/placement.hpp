@@ -3,7 +3,10 @@
 // what moving costs (preparation + transfer + synchronisation + reintegration) by a margin;
 // a task already placed stays unless another device is better by that margin (hysteresis), so
 // placements do not flap. Every worker's load (sum of cost x rate) stays below its capacity;
-// manual placements are kept; a lost worker's tasks move in the very next decision.
+// manual placements are kept; a lost worker's tasks move in the very next decision. Adapters that
+// are openings of one physical device (equal device UUIDs) share one capacity: moving a task
+// between them frees nothing, so no task moves between them for a gain (unless the DeviceSet
+// asks to treat them as separate, and the explanation then says so).
 // Every decision carries an Explanation with the numbers behind it (JSON and text).
 // Placer keeps the current placement between decisions and reads a CostModel it does not own
 // (which must outlive it). Not thread-safe: the thread that owns the CostModel calls decide().
@@ -43,9 +46,24 @@ struct DeviceSet {
     // The path each worker's results take when the runtime has already chosen it (its
     // negotiated path); takes precedence over forced_path for that worker.
     std::map<std::uint32_t, TransferPath> worker_paths;
+    // Each adapter's DeviceInfo::device_uuid (identify() fills it): adapters with equal UUIDs are
+    // openings of one physical device. An adapter without an entry is a device of its own.
+    std::map<std::uint32_t, Uuid> device_uuids;
+    // Treat openings of one physical device as separate devices, each with a capacity of its
+    // own (SchedulerOptions::openings_are_separate): for tests and demos that need moves between
+    // them. The explanations say that they are treated so.
+    bool openings_are_separate = false;
+
+    // Fills device_uuids from the adapters' identities.
+    void identify(const std::vector<DeviceInfo>& adapters);
     [[nodiscard]] std::optional<TransferPath> path_of(std::uint32_t worker) const;
     [[nodiscard]] bool is_lost(std::uint32_t device) const noexcept;
     [[nodiscard]] bool is_worker(std::uint32_t device) const noexcept;
+    // Two different adapters that are openings of one physical device, however they are treated.
+    [[nodiscard]] bool one_device(std::uint32_t a, std::uint32_t b) const;
+    // one_device, and not treated as separate: one capacity, and a move between them frees
+    // nothing.
+    [[nodiscard]] bool share_capacity(std::uint32_t a, std::uint32_t b) const;
 };
 
 struct PlacementOptions {

@@ -1,7 +1,6 @@
 #include "sync/host_bridge.hpp"
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -83,7 +82,7 @@ std::size_t HostBridge::pending() const {
 
 void HostBridge::fail(State state, std::string message) noexcept {
     try {
-        spdlog::error("{}: {}", m_options.name, message);
+        log_error("sync", "{}: {}", m_options.name, message);
         std::lock_guard lock(m_mutex);
         m_error = std::move(message);
         m_queue.clear();
@@ -136,13 +135,14 @@ HostBridge::Poll HostBridge::poll() noexcept {
                 m_deadline = now + m_options.timeout;
                 m_progress = m_options.progress ? m_options.progress() : 0;
             }
-            if (now >= m_deadline && m_options.progress) {
+            const bool times_out = m_options.timeout.count() > 0;
+            if (times_out && now >= m_deadline && m_options.progress) {
                 if (const std::uint64_t p = m_options.progress(); p != m_progress) {
                     m_progress = p; // the device is busy with work queued ahead: not hung
                     m_deadline = now + m_options.timeout;
                 }
             }
-            if (now >= m_deadline) {
+            if (times_out && now >= m_deadline) {
                 fail(State::TimedOut, m_worker.name() + " did not reach " +
                                           std::to_string(front->wait_value) + " within " +
                                           std::to_string(m_options.timeout.count()) + " ms");

@@ -9,7 +9,8 @@
 // best-tested path.
 //
 // Contract: try_forward() never blocks (bounded queue; false when full). Wait values must grow.
-// A wait longer than `timeout` puts the bridge in TimedOut and stops it: reported, never a hang.
+// A wait longer than `timeout` puts the bridge in TimedOut and stops it: reported, never a hang
+// (a timeout of 0 never times out: for an owner that watches the worker for hangs itself).
 // An action that returns an error or throws puts it in Failed; so does the pair's device failing
 // (PairBridge's failure rule). stop() and the destructor detach it even with forwards pending
 // (they are dropped; their actions never run): once they return, no action of it runs. Other
@@ -36,7 +37,7 @@ public:
 
     struct Options {
         std::string name = "bridge";
-        std::chrono::milliseconds timeout{5000};
+        std::chrono::milliseconds timeout{5000}; // 0: never
         std::size_t capacity = 64; // pending forwards before try_forward answers false
         // How long a wait polls without sleeping before it backs off to sleeps growing up to
         // `max_sleep`. Spinning keeps the hand-off within microseconds of the worker finishing;

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "sync/host_bridge.hpp"
 
 namespace tandem::detail {
@@ -51,8 +50,9 @@ void PairBridge::attach(HostBridge& channel) {
         ++m_kicks; // a bridge attached to a failed pair fails on the thread's next pass
     }
     if (!m_thread.joinable()) {
-        m_thread = std::thread([this] { run(); });
-        spdlog::debug("{}: bridge thread started", m_name);
+        // Its messages go where the first attach's do (a Runtime's logger, on its threads).
+        m_thread = start_logged_thread([this] { run(); });
+        log_debug("sync", "{}: bridge thread started", m_name);
     } else {
         m_cv.notify_one();
     }
@@ -78,7 +78,7 @@ void PairBridge::detach(HostBridge& channel) {
         }
         std::lock_guard lock(m_mutex);
         m_stop = false;
-        spdlog::debug("{}: bridge thread ended", m_name);
+        log_debug("sync", "{}: bridge thread ended", m_name);
     }
 }
 
@@ -163,6 +163,17 @@ std::shared_ptr<PairBridge> PairBridgeRegistry::bridge_for(const Device& worker,
         entry = bridge;
     }
     return bridge;
+}
+
+std::size_t PairBridgeRegistry::live_threads() const {
+    std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (const auto& [pair, entry] : m_bridges) {
+        if (const auto bridge = entry.lock(); bridge && bridge->running()) {
+            ++n;
+        }
+    }
+    return n;
 }
 
 } // namespace tandem::detail

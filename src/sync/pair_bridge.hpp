@@ -87,9 +87,11 @@ public:
     // The bridge of `worker` -> `primary`: the one some holder still keeps, else a new one.
     [[nodiscard]] std::shared_ptr<PairBridge> bridge_for(const Device& worker,
                                                          const Device& primary);
+    // Pair threads running now (pairs with an attached HostBridge).
+    [[nodiscard]] std::size_t live_threads() const;
 
 private:
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::map<std::pair<const Device*, const Device*>, std::weak_ptr<PairBridge>> m_bridges;
 };
 

@@ -50,7 +50,7 @@ nlohmann::json chrome_trace_json(const TraceLog::Snapshot& log) {
 namespace tandem {
 
 void write_trace(const Runtime& runtime, const std::string& path) {
-    const auto& log = runtime.impl().trace();
+    const auto& log = detail::RuntimeAccess::impl(runtime).trace();
     if (!log.enabled()) {
         throw Error("This runtime did not record a trace",
                     "Create it with RuntimeOptions::trace = true");

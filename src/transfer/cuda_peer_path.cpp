@@ -5,8 +5,7 @@
 #include <exception>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
@@ -69,8 +68,8 @@ public:
         if (!finish(std::chrono::milliseconds(0))) {
             // A wait on the worker that never came: CUDA still holds the imported timelines, so
             // they are left to the process rather than destroyed under pending work.
-            spdlog::error("CUDA's copies are still waiting for the worker at the link's end; "
-                          "their timeline imports are left alive");
+            log_error("transfer", "CUDA's copies are still waiting for the worker at the link's "
+                                  "end; their timeline imports are left alive");
             (void)m_worker_wait.release();
             (void)m_gate.release();
         }

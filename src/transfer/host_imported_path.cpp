@@ -62,8 +62,7 @@ void import_host_buffer(const Device& device, void* host, VkDeviceSize size,
     VkDeviceMemory memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory import " + name,
              hint);
-    memory_out =
-        Handle<VkDeviceMemory>(memory, [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
+    memory_out = own_memory(device, memory, size);
     device.name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, name);
     vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + name);
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "transfer/transfer_path.hpp"
 
@@ -11,11 +12,6 @@ namespace {
 
 constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-
-Handle<VkDeviceMemory> own(VkDevice dev, VkDeviceMemory memory) {
-    return Handle<VkDeviceMemory>(memory,
-                                  [dev](VkDeviceMemory m) { vkFreeMemory(dev, m, nullptr); });
-}
 
 VkMemoryDedicatedAllocateInfo dedicated_info(DedicatedTo dedicated) {
     VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
@@ -51,7 +47,7 @@ Handle<VkDeviceMemory> allocate_exportable_memory(const Device& device, VkDevice
     const VkResult r = allocate(device, size, type, &exp, memory);
     // Owned before the check, so that an injected fault (core/vk_check.hpp) frees it.
     Handle<VkDeviceMemory> owned =
-        r == VK_SUCCESS ? own(device.handle(), memory) : Handle<VkDeviceMemory>{};
+        r == VK_SUCCESS ? own_memory(device, memory, size) : Handle<VkDeviceMemory>{};
     vk_check(r, "vkAllocateMemory exportable " + name, hint);
     return owned;
 }
@@ -83,7 +79,7 @@ Handle<VkDeviceMemory> import_memory_fd(const Device& device, int fd, VkDeviceSi
     // Owned before the check, so that an injected fault (core/vk_check.hpp) frees it, and the fd
     // with it.
     Handle<VkDeviceMemory> owned =
-        r == VK_SUCCESS ? own(device.handle(), memory) : Handle<VkDeviceMemory>{};
+        r == VK_SUCCESS ? own_memory(device, memory, size) : Handle<VkDeviceMemory>{};
     vk_check(r, "vkAllocateMemory import " + name, hint);
     return owned;
 }

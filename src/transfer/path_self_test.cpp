@@ -8,13 +8,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <thread>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
+#include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 #include "transfer/transfer_link.hpp"
 #include "transfer/transfer_path.hpp"
@@ -59,16 +61,73 @@ std::string step_failure(const std::string& step, VkResult result) {
     return step + " failed (" + tandem::to_string(result) + ")";
 }
 
-// Records with `record`, submits to `device`'s main queue and waits for it, every result checked
-// under `context`; its objects are named `name` (never containing the context, so an injected
-// fault fails a step, not the creation of an object it then could not destroy). VK_SUCCESS or
-// the first failing result.
+// What a self-test makes. With a RetireList (the runtime's) it is retired there when the test
+// ends, so it goes once the GPU passed the test's batches and nobody waits for that; without one
+// (a test of the path alone) both devices are settled first. Members go in reverse: the link
+// (which drains) before the images and buffers it moved between.
+struct SelfTestObjects {
+    std::vector<CommandPool> pools;
+    std::vector<std::unique_ptr<TimelineSemaphore>> done; // each main-queue step signals one
+    std::vector<RetirePoint> points;                      // ... at 1, once submitted
+    std::optional<Buffer> upload;
+    std::optional<Buffer> readback;
+    std::optional<LinkImages> images;
+    std::unique_ptr<TransferLink> link;
+};
+
+// Hands the objects over (retire list) or settles both devices when the self-test ends, however
+// it ends: a failed step may leave the link's work or a submit in flight.
+class SelfTestEnd {
+public:
+    SelfTestEnd(const Device& worker, const Device& primary, RetireList* retire)
+        : m_worker(worker), m_primary(primary), m_retire(retire) {}
+    ~SelfTestEnd() {
+        if (m_retire != nullptr) {
+            try {
+                std::vector<RetirePoint> points = objects.points;
+                if (objects.link) {
+                    const auto link = objects.link->quiesce();
+                    if (link.empty()) {
+                        throw std::bad_alloc();
+                    }
+                    points.insert(points.end(), link.begin(), link.end());
+                }
+                std::vector<const Device*> devices{&m_worker};
+                if (&m_primary != &m_worker) {
+                    devices.push_back(&m_primary);
+                }
+                m_retire->retire(std::move(objects), std::move(points), std::move(devices));
+                return;
+            } catch (...) {
+                // Out of memory: settled and destroyed here instead.
+            }
+        }
+        (void)m_worker.settle(k_step_timeout);
+        if (&m_primary != &m_worker) {
+            (void)m_primary.settle(k_step_timeout);
+        }
+    }
+    SelfTestEnd(const SelfTestEnd&) = delete;
+    SelfTestEnd& operator=(const SelfTestEnd&) = delete;
+
+    SelfTestObjects objects;
+
+private:
+    const Device& m_worker;
+    const Device& m_primary;
+    RetireList* m_retire;
+};
+
+// Records with `record`, submits to `device`'s main queue and waits for that batch (polling
+// its own timeline), every result checked under `context`; its objects are named `name` (never
+// containing the context, so an injected fault fails a step, not the creation of an object it
+// then could not destroy) and kept in `objects`. VK_SUCCESS or the first failing result.
 VkResult run_on_main_queue(const Device& device, const std::string& context,
-                           const std::string& name,
+                           const std::string& name, SelfTestObjects& objects,
                            const std::function<void(VkCommandBuffer)>& record) {
     const Queue& queue = device.queue(QueueRole::Main);
-    CommandPool pool(device, queue.family(), name + " pool");
-    VkCommandBuffer cmd = pool.allocate(name);
+    objects.pools.emplace_back(device, queue.family(), name + " pool");
+    VkCommandBuffer cmd = objects.pools.back().allocate(name);
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VkResult r = vk_status(vkBeginCommandBuffer(cmd, &begin), context + " begin");
@@ -80,40 +139,21 @@ VkResult run_on_main_queue(const Device& device, const std::string& context,
     if (r != VK_SUCCESS) {
         return r;
     }
-    Handle<VkFence> fence = create_fence(device, name + " fence");
-    r = vk_status(queue.submit_one(cmd, {}, {}, fence.get()), context + " submit");
+    objects.done.push_back(std::make_unique<TimelineSemaphore>(device, name + " done"));
+    const TimelineSemaphore& done = *objects.done.back();
+    const VkSemaphoreSubmitInfo signal = done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    r = vk_status(queue.submit_one(cmd, {}, {&signal, 1}), context + " submit");
+    // An injected fault may stand for a submit that happened: retired as if it had.
+    objects.points.push_back({&device, done.handle(), 1});
     if (r != VK_SUCCESS) {
-        // An injected fault may stand for a submit that happened: nothing is destroyed in use.
-        (void)device.settle(k_step_timeout);
         return r;
     }
-    VkFence f = fence.get();
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(k_step_timeout);
-    r = vk_status(
-        vkWaitForFences(device.handle(), 1, &f, VK_TRUE, static_cast<std::uint64_t>(ns.count())),
-        context + " wait");
-    if (r != VK_SUCCESS) {
-        (void)device.settle(k_step_timeout);
-    }
-    return r;
+    return vk_status(done.wait(1, k_step_timeout), context + " wait");
 }
-
-// Settles both devices when it goes, before the link and the images declared ahead of it: a
-// failed step may leave the link's work or a submit in flight.
-struct SettleOnExit {
-    const Device& worker;
-    const Device& primary;
-    ~SettleOnExit() {
-        (void)worker.settle(k_step_timeout);
-        if (&primary != &worker) {
-            (void)primary.settle(k_step_timeout);
-        }
-    }
-};
 
 SelfTestResult run_self_test(const Device& worker, const Device& primary, const PairInfo& pair,
                              TransferPath path, VkFormat format,
-                             const StagingCopierFactory& cuda_copier) {
+                             const StagingCopierFactory& cuda_copier, RetireList* retire) {
     const std::string context = self_test_context(path);
     const std::string name = std::string("self-test ") + to_string(path); // see run_on_main_queue
     const std::uint32_t w = k_self_test_width;
@@ -142,37 +182,39 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     desc.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(k_step_timeout);
     desc.bridge_spin = std::chrono::microseconds(0);
     desc.cuda_copier = cuda_copier;
+    desc.settle_on_destroy = retire == nullptr;
 
-    // Destroyed in reverse: the settling first, then the link (which drains), then the images.
-    std::optional<LinkImages> images;
-    std::unique_ptr<TransferLink> link;
+    SelfTestEnd end(worker, primary, retire);
+    SelfTestObjects& objects = end.objects;
     try {
-        link = std::make_unique<TransferLink>(worker, primary, pair, desc);
+        objects.link = std::make_unique<TransferLink>(worker, primary, pair, desc);
     } catch (const std::exception& e) {
         return failure(std::string("setting up the path failed: ") + e.what());
     }
-    SettleOnExit settle{worker, primary};
+    TransferLink* link = objects.link.get();
     try {
-        images = link->create_images(worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        objects.images =
+            link->create_images(worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
     } catch (const std::exception& e) {
         return failure(std::string("creating its images failed: ") + e.what());
     }
+    const LinkImages& images = *objects.images;
 
     BufferDesc upload_desc;
     upload_desc.size = bytes;
     upload_desc.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
     upload_desc.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
     upload_desc.name = name + " upload";
-    const Buffer upload = create_buffer(worker, upload_desc);
+    const Buffer& upload = objects.upload.emplace(create_buffer(worker, upload_desc));
     std::memcpy(upload.mapped, sent.data(), bytes);
     flush_buffer(worker, upload);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {w, h, 1};
-    const VkImage worker_image = images->worker.get();
-    VkResult r =
-        run_on_main_queue(worker, context + ": upload", name + " upload", [&](VkCommandBuffer cmd) {
+    const VkImage worker_image = images.worker.get();
+    VkResult r = run_on_main_queue(
+        worker, context + ": upload", name + " upload", objects, [&](VkCommandBuffer cmd) {
             image_barrier(cmd, worker_image, VK_IMAGE_LAYOUT_UNDEFINED,
                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
@@ -193,7 +235,7 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     TransferTicket ticket;
     VkSemaphoreSubmitInfo no_wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
     r = vk_status(link->submit(0, worker_image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, no_wait,
-                               images->primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
+                               images.primary.get(), VK_IMAGE_LAYOUT_UNDEFINED, ticket),
                   context + ": move submit");
     if (r != VK_SUCCESS) {
         return failure(step_failure("submitting the move", r) +
@@ -230,10 +272,10 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     readback_desc.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
     readback_desc.preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
     readback_desc.name = name + " readback";
-    const Buffer readback = create_buffer(primary, readback_desc);
-    const VkImage primary_image = images->primary.get();
+    const Buffer& readback = objects.readback.emplace(create_buffer(primary, readback_desc));
+    const VkImage primary_image = images.primary.get();
     r = run_on_main_queue(
-        primary, context + ": readback", name + " readback", [&](VkCommandBuffer cmd) {
+        primary, context + ": readback", name + " readback", objects, [&](VkCommandBuffer cmd) {
             image_barrier(cmd, primary_image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                           VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
@@ -272,9 +314,10 @@ std::string self_test_context(TransferPath path) {
 
 SelfTestResult self_test_path(const Device& worker, const Device& primary, const PairInfo& pair,
                               TransferPath path, VkFormat format,
-                              const StagingCopierFactory& cuda_copier) noexcept {
+                              const StagingCopierFactory& cuda_copier,
+                              RetireList* retire) noexcept {
     try {
-        return run_self_test(worker, primary, pair, path, format, cuda_copier);
+        return run_self_test(worker, primary, pair, path, format, cuda_copier, retire);
     } catch (const std::exception& e) {
         return failure(std::string("the self-test could not run: ") + e.what());
     } catch (...) {
@@ -284,7 +327,8 @@ SelfTestResult self_test_path(const Device& worker, const Device& primary, const
 
 TransferPath choose_tested_path(const Device& worker, const Device& primary, const PairInfo& pair,
                                 std::optional<TransferPath> forced, VkFormat format,
-                                PathHealth& health, const StagingCopierFactory& cuda_copier) {
+                                PathHealth& health, const StagingCopierFactory& cuda_copier,
+                                RetireList* retire) {
     // Each round returns or drops one path, so it ends within k_all_transfer_paths rounds.
     for (;;) {
         PairInfo allowed = health.restrict(pair);
@@ -310,15 +354,16 @@ TransferPath choose_tested_path(const Device& worker, const Device& primary, con
         if (health.passed(pair.worker, pair.primary, path)) {
             return path;
         }
-        SelfTestResult result = self_test_path(worker, primary, pair, path, format, cuda_copier);
+        SelfTestResult result =
+            self_test_path(worker, primary, pair, path, format, cuda_copier, retire);
         if (result.ok) {
-            spdlog::debug("{}->{}: the {} path passed its self-test", worker.label(),
-                          primary.label(), to_string(path));
+            log_debug("transfer", "{}->{}: the {} path passed its self-test", worker.label(),
+                      primary.label(), to_string(path));
             health.mark_passed(pair.worker, pair.primary, path);
             return path;
         }
-        spdlog::warn("{}->{}: the {} path failed its self-test and is dropped: {}", worker.label(),
-                     primary.label(), to_string(path), result.reason);
+        log_warn("transfer", "{}->{}: the {} path failed its self-test and is dropped: {}",
+                 worker.label(), primary.label(), to_string(path), result.reason);
         (void)health.drop(pair.worker, pair.primary, path,
                           "its self-test failed: " + result.reason);
     }

@@ -9,9 +9,12 @@
 // column and byte within the texel apart: a shifted row, a transposed band or swapped channels
 // fail the check as surely as garbage.
 //
-// Threads: blocking (waits for both devices, bounded): the runtime calls it on its preparation
-// thread, never on the application's. Every Vulkan result it checks goes through vk_status with
-// the context "path self-test <path>: <step>", so tests can fail one path's self-test by name.
+// Threads: blocking (waits for its own batches on both devices, bounded): the runtime calls it on
+// its preparation thread, never on the application's. What a self-test made goes to the
+// `retire` list when one is given (the runtime's: freed once the GPU passed it, nothing settled),
+// else both devices are settled before it is destroyed. Every Vulkan result it checks goes through
+// vk_status with the context "path self-test <path>: <step>", so tests can fail one path's
+// self-test by name.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "core/device.hpp"
+#include "sync/retire_list.hpp"
 #include "tandem/device_info.hpp"
 #include "transfer/path_health.hpp"
 #include "transfer/staging_copier.hpp"
@@ -47,23 +51,24 @@ struct SelfTestResult {
 
 // Moves the known image in `format` from `worker` to `primary` (one Device for SameDevice)
 // through a TransferLink forced to `path`, reads it back on the primary and compares every byte.
-// Never throws: a failed set-up is a failed self-test. Leaves no work of its own in flight.
+// Never throws: a failed set-up is a failed self-test. Leaves no work of its own in flight, or
+// hands what may still be in flight to `retire`.
 // `cuda_copier`: what the cuda-peer path copies with (TransferDesc::cuda_copier; empty: CUDA).
 [[nodiscard]] SelfTestResult self_test_path(const Device& worker, const Device& primary,
                                             const PairInfo& pair, TransferPath path,
                                             VkFormat format,
-                                            const StagingCopierFactory& cuda_copier = {}) noexcept;
+                                            const StagingCopierFactory& cuda_copier = {},
+                                            RetireList* retire = nullptr) noexcept;
 
 // The path a link of `format` between `worker` and `primary` should take: `forced` when given,
 // else the best of health.restrict(pair) (zero copy passed over, not dropped, when the worker
 // cannot export `format`, as TransferLink does), self-tested first when untested. A path that
 // fails its self-test is dropped in `health` and the next one tried. Throws Error when no path is
 // left (quoting why each was dropped), or when `forced` is unavailable or dropped (its reason).
-[[nodiscard]] TransferPath choose_tested_path(const Device& worker, const Device& primary,
-                                              const PairInfo& pair,
-                                              std::optional<TransferPath> forced, VkFormat format,
-                                              PathHealth& health,
-                                              const StagingCopierFactory& cuda_copier = {});
+[[nodiscard]] TransferPath
+choose_tested_path(const Device& worker, const Device& primary, const PairInfo& pair,
+                   std::optional<TransferPath> forced, VkFormat format, PathHealth& health,
+                   const StagingCopierFactory& cuda_copier = {}, RetireList* retire = nullptr);
 
 // Test hook: the next `count` self-tests of `path` send the known image with one byte altered
 // (byte 0 of texel (5, 3) inverted), as a path that corrupts what it moves would deliver it.

@@ -1,9 +1,8 @@
 #include "transfer/transfer_link.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "core/capabilities.hpp"
 #include "core/cpu.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
@@ -39,8 +38,8 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             a.available = a.available && a.path != TransferPath::ZeroCopy;
         }
         m_path = negotiate_path(without, std::nullopt);
-        spdlog::debug("{}: zero-copy cannot export {} images; {} instead", base,
-                      format_name(desc.format), to_string(m_path));
+        log_debug("transfer", "{}: zero-copy cannot export {} images; {} instead", base,
+                  format_name(desc.format), to_string(m_path));
     }
     // Same device and zero copy: no staging and no bands (one copy, or none). Shared memory is
     // whole unless bands are asked for: both of its copies run on one GPU, so bands overlap
@@ -95,9 +94,10 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             try {
                 m_hand_off = std::make_unique<StreamHandOff>(context, base);
             } catch (const Error& e) {
-                spdlog::info("{}: the {} path's copies run as the bridge's host step, not on a "
-                             "stream: {}",
-                             base, to_string(m_path), e.what());
+                log_info("transfer",
+                         "{}: the {} path's copies run as the bridge's host step, not on a "
+                         "stream: {}",
+                         base, to_string(m_path), e.what());
             }
         }
         if (!m_hand_off) {
@@ -110,10 +110,11 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         m_slots[s].worker_fence =
             create_fence(worker, base + " slot " + std::to_string(s) + " worker fence");
     }
-    spdlog::debug("{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}",
-                  base, to_string(m_path), gpu_side_sync() ? "GPU-side" : "host-bridged",
-                  desc.slots, m_recorder->bands(), layout.band_rows, layout.row_pitch,
-                  gpu_times() ? ", bands timed on the GPUs" : "");
+    log_debug("transfer",
+              "{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}", base,
+              to_string(m_path), gpu_side_sync() ? "GPU-side" : "host-bridged", desc.slots,
+              m_recorder->bands(), layout.band_rows, layout.row_pitch,
+              gpu_times() ? ", bands timed on the GPUs" : "");
 }
 
 TransferLink::~TransferLink() {
@@ -133,16 +134,21 @@ void TransferLink::drain() noexcept {
     const std::uint64_t submitted = m_hand_off ? m_hand_off->primary_submitted() : m_primary_value;
     if (m_primary_timeline->wait(submitted, timeout) != VK_SUCCESS ||
         m_worker_timeline->wait(m_worker_value, timeout) != VK_SUCCESS) {
-        spdlog::error("{}: transfers still in flight at destruction (the worker's wait was never "
-                      "signalled?)",
-                      m_worker_timeline->name());
+        log_error("transfer",
+                  "{}: transfers still in flight at destruction (the worker's wait was never "
+                  "signalled?)",
+                  m_worker_timeline->name());
+        return;
+    }
+    if (!m_desc.settle_on_destroy) {
         return;
     }
     // The last values reached; the batches behind them may still be finishing in the driver
     // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
     const auto settle = [&](const Device& device) {
         if (device.settle(timeout) == VK_TIMEOUT) {
-            spdlog::error("{}: transfer work still in flight at destruction", device.label());
+            log_error("transfer", "{}: transfer work still in flight at destruction",
+                      device.label());
         }
     };
     settle(*m_worker);
@@ -360,6 +366,19 @@ TransferLink::read_gpu_times(std::uint32_t slot_index) const {
         return std::nullopt;
     }
     return m_timer->read(slot_index);
+}
+
+std::vector<RetirePoint> TransferLink::quiesce() noexcept {
+    if (m_hand_off) {
+        m_hand_off->drain(std::chrono::milliseconds(0)); // stops it: nothing is handed on after
+    }
+    const std::uint64_t primary = m_hand_off ? m_hand_off->primary_submitted() : m_primary_value;
+    try {
+        return {{m_worker, m_worker_timeline->handle(), m_worker_value},
+                {m_primary, m_primary_timeline->handle(), primary}};
+    } catch (...) {
+        return {}; // out of memory: the caller cannot retire it through a list (it settles)
+    }
 }
 
 VkResult TransferLink::completed_primary_value(std::uint64_t& out) const noexcept {

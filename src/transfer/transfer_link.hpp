@@ -40,6 +40,7 @@
 #include "core/device.hpp"
 #include "core/resources.hpp"
 #include "sync/pair_bridge.hpp"
+#include "sync/retire_list.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/device_info.hpp"
 #include "transfer/band_gpu_timer.hpp"
@@ -54,9 +55,16 @@ struct TransferDesc {
     std::uint32_t width = 0, height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3;
-    std::uint32_t band_rows = 0;             // 0: the path chooses (whole image when small)
-    std::optional<TransferPath> forced;      // else negotiated from the PairInfo, best first
-    std::chrono::milliseconds timeout{5000}; // bridge wait limit
+    std::uint32_t band_rows = 0;        // 0: the path chooses (whole image when small)
+    std::optional<TransferPath> forced; // else negotiated from the PairInfo, best first
+    // The bridge's wait limit (0: never; the owner watches the worker for hangs), and how long
+    // the destructor lets work in flight finish.
+    std::chrono::milliseconds timeout{5000};
+    // Whether the destructor settles both devices (Device::settle) once the link's last values
+    // are reached. An owner that retires the link through a RetireList (the runtime) does not
+    // need it: the list destroys it only once the GPU passed its retire_points() and a later
+    // batch on each queue completed.
+    bool settle_on_destroy = true;
     // Optional: grows while the worker device makes progress (HostBridge::Options::progress);
     // the bridge then gives up only after `timeout` without progress.
     std::function<std::uint64_t()> worker_progress;
@@ -165,6 +173,11 @@ public:
                                   TransferTicket& out);
     // Current value of the primary timeline (non-blocking).
     [[nodiscard]] VkResult completed_primary_value(std::uint64_t& out) const noexcept;
+    // The link is leaving use: stops handing bands on (a bridge detaches; once this returns no
+    // band is handed on any more) and returns the values after which the GPU no longer uses it:
+    // the worker timeline at the last value submitted to it, the primary timeline at the last
+    // one whose batch was queued. Once submit() is no longer called (synchronised with it).
+    [[nodiscard]] std::vector<RetirePoint> quiesce() noexcept;
     // Bridge timeout, host-step failure, failed submission (e.g. device lost): the link moves
     // nothing more; error() says why in a sentence. Another link's failure on the same bridge
     // thread fails this one only when it was the pair's device that failed (PairBridge).

@@ -75,7 +75,7 @@ struct StagingLayout {
 // Band height a path picks when the caller leaves it to the path: the whole image up to
 // 2 MiB, else bands of at least `min_band_bytes` and at most `max_bands` bands, so a download
 // of one band overlaps the upload of the last. What a band costs decides the two. On the
-// H200s (docs/performance.md), at 1920x1080: with a submission per band on the primary
+// H200s (docs/performance-history.md), at 1920x1080: with a submission per band on the primary
 // (BandHandOff::Submit, about 10 us of copy-engine time a band), 4 bands of 2 MiB gave the
 // lowest latency (0.78-0.80x the raw copies, against 0.95 with 2 bands and 0.85 with 8); with
 // the primary's copies submitted ahead and released by a host signal (BandHandOff::Signal), 5

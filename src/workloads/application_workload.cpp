@@ -69,6 +69,16 @@ ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
     m_usage = m_workload->target_usage();
 }
 
+std::string ApplicationWorkload::check(std::span<const std::byte> snapshot) const {
+    try {
+        return m_workload->check(snapshot);
+    } catch (const std::exception& e) {
+        return std::string("its workload's check failed: ") + e.what();
+    } catch (...) {
+        return "its workload's check threw an exception that is not a std::exception";
+    }
+}
+
 VkResult ApplicationWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
                                      const WorkloadTarget& target, std::uint64_t generation,
                                      std::span<const std::byte> snapshot) noexcept {

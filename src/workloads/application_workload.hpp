@@ -32,6 +32,7 @@ public:
 
     [[nodiscard]] VkImageUsageFlags target_usage() const noexcept override { return m_usage; }
     [[nodiscard]] WorkloadOutput output() const noexcept override { return m_output; }
+    [[nodiscard]] std::string check(std::span<const std::byte> snapshot) const override;
     [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t slot,
                                   const WorkloadTarget& target, std::uint64_t generation,
                                   std::span<const std::byte> snapshot) noexcept override;

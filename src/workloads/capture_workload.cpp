@@ -2,9 +2,12 @@
 // that `tandem run` uses. Per device, SceneCapture over shared_mesh_cache (the scene uploaded
 // once per device, shared by every capture task of the same Scene there); per job, the
 // submitted bytes decoded (scene/capture_codec.hpp), checked against the scene and drawn for the
-// task's aspect. What cannot be drawn is thrown as a sentence: the runtime stops the task with it.
+// task's aspect. submit() refuses bytes that cannot be drawn with check()'s sentence (decoding
+// is all it needs: no GPU); record() checks again and throws the same sentence, failing the job.
 #include "tandem/capture.hpp"
 
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -35,20 +38,17 @@ public:
                 detail::SceneCapture::k_output_access};
     }
 
+    [[nodiscard]] std::string check(std::span<const std::byte> bytes) const override {
+        std::string why;
+        (void)decode(bytes, why);
+        return why;
+    }
+
     void record(const RecordContext& job) override {
-        detail::SnapshotRefusal refusal;
-        const std::optional<detail::CaptureFrame> frame =
-            detail::decode_capture_frame(job.bytes, &refusal);
+        std::string why;
+        const std::optional<detail::CaptureFrame> frame = decode(job.bytes, why);
         if (!frame) {
-            throw Error("Capture task '" + m_task + "' was submitted " +
-                            std::to_string(job.bytes.size()) + " bytes that are not a snapshot (" +
-                            refusal.reason + ", at byte " + std::to_string(refusal.byte) + ")",
-                        "Submit the bytes tandem::encode_capture returns");
-        }
-        if (std::string why =
-                detail::check_capture_frame(*frame, m_mesh_count, frame->instances.size());
-            !why.empty()) {
-            throw Error("Capture task '" + m_task + "' cannot draw its snapshot: " + why);
+            throw Error(why, "Submit the bytes tandem::encode_capture returns for this scene");
         }
         const VkResult r = m_capture.record(job.cmd, job.slot, job.image, job.view,
                                             detail::frame_snapshot(*frame, m_aspect));
@@ -59,6 +59,27 @@ public:
     }
 
 private:
+    // The snapshot in `bytes` when it can be drawn from the scene; else nothing, and `why` says
+    // why in a sentence.
+    [[nodiscard]] std::optional<detail::CaptureFrame> decode(std::span<const std::byte> bytes,
+                                                             std::string& why) const {
+        detail::SnapshotRefusal refusal;
+        std::optional<detail::CaptureFrame> frame = detail::decode_capture_frame(bytes, &refusal);
+        if (!frame) {
+            why = "Capture task '" + m_task + "' was submitted " + std::to_string(bytes.size()) +
+                  " bytes that are not a snapshot (" + refusal.reason + ", at byte " +
+                  std::to_string(refusal.byte) + ")";
+            return std::nullopt;
+        }
+        if (std::string problem =
+                detail::check_capture_frame(*frame, m_mesh_count, frame->instances.size());
+            !problem.empty()) {
+            why = "Capture task '" + m_task + "' cannot draw its snapshot: " + problem;
+            return std::nullopt;
+        }
+        return frame;
+    }
+
     detail::SceneCapture m_capture;
     std::size_t m_mesh_count;
     float m_aspect;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 
 #include "core/resources.hpp"
 #include "tandem/error.hpp"
+#include "workloads/application_workload.hpp"
 
 namespace tandem {
 namespace {
@@ -202,8 +204,8 @@ class ComputeWorkload final : public Workload {
 public:
     ComputeWorkload(const WorkerContext& context, const ComputeTaskDesc& desc,
                     const Reflection& reflection)
-        : m_device(context.device), m_desc(desc), m_local(reflection.local_size),
-          m_slots(context.slots) {
+        : m_device(context.device), m_counted(detail::application_device(context.device)),
+          m_desc(desc), m_local(reflection.local_size), m_slots(context.slots) {
         try {
             build(context);
         } catch (...) {
@@ -219,16 +221,23 @@ public:
                 VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
     }
 
-    void record(const RecordContext& job) override {
+    std::string check(std::span<const std::byte> bytes) const override {
         std::size_t expected = m_desc.push_constant_bytes;
         for (std::uint32_t b : m_desc.input_bytes) {
             expected += b;
         }
-        if (job.bytes.size() != expected) {
-            throw std::invalid_argument(
-                "a job of the compute task submitted " + std::to_string(job.bytes.size()) +
-                " bytes; it takes " + std::to_string(m_desc.push_constant_bytes) +
-                " push-constant bytes and its inputs, " + std::to_string(expected) + " in all");
+        if (bytes.size() == expected) {
+            return {};
+        }
+        return "a job of the compute task submitted " + std::to_string(bytes.size()) +
+               " bytes; it takes " + std::to_string(m_desc.push_constant_bytes) +
+               " push-constant bytes and its inputs, " + std::to_string(expected) + " in all";
+    }
+
+    void record(const RecordContext& job) override {
+        // submit() checked the bytes already; a trial job replays checked bytes too.
+        if (std::string why = check(job.bytes); !why.empty()) {
+            throw std::invalid_argument(why);
         }
         // The slot's previous job completed (Tandem records a slot again only then), so its
         // buffers and descriptor set are free. Host writes before the submit are visible to it.
@@ -351,6 +360,10 @@ private:
         VkDeviceMemory memory = VK_NULL_HANDLE;
         check_vk(vkAllocateMemory(m_device, &mai, nullptr, &memory), "vkAllocateMemory");
         m_memory.push_back(memory);
+        m_memory_bytes.push_back(req.size);
+        if (m_counted != nullptr) {
+            m_counted->count_allocation(+1, req.size);
+        }
         check_vk(vkBindBufferMemory(m_device, buffer, memory, 0), "vkBindBufferMemory");
         check_vk(vkMapMemory(m_device, memory, 0, VK_WHOLE_SIZE, 0, &m_mapped[slot][input]),
                  "vkMapMemory");
@@ -368,11 +381,15 @@ private:
         for (VkBuffer b : m_buffers) {
             vkDestroyBuffer(m_device, b, nullptr);
         }
-        for (VkDeviceMemory m : m_memory) {
-            vkFreeMemory(m_device, m, nullptr); // unmaps
+        for (std::size_t i = 0; i < m_memory.size(); ++i) {
+            vkFreeMemory(m_device, m_memory[i], nullptr); // unmaps
+            if (m_counted != nullptr) {
+                m_counted->count_allocation(-1, m_memory_bytes[i]);
+            }
         }
         m_buffers.clear();
         m_memory.clear();
+        m_memory_bytes.clear();
         vkDestroyDescriptorPool(m_device, m_pool, nullptr);
         vkDestroyPipeline(m_device, m_pipeline, nullptr);
         vkDestroyPipelineLayout(m_device, m_layout, nullptr);
@@ -386,6 +403,9 @@ private:
     }
 
     VkDevice m_device;
+    // The runtime's Device behind m_device (Device::live_allocations counts the input buffers);
+    // null when the factory is called outside a runtime.
+    const detail::Device* m_counted;
     ComputeTaskDesc m_desc;
     std::array<std::uint32_t, 3> m_local;
     std::uint32_t m_slots;
@@ -397,6 +417,7 @@ private:
     std::vector<VkDescriptorSet> m_sets;
     std::vector<VkBuffer> m_buffers;
     std::vector<VkDeviceMemory> m_memory;
+    std::vector<VkDeviceSize> m_memory_bytes;
     std::vector<std::vector<void*>> m_mapped; // [slot][input]
 };
 

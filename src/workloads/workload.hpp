@@ -66,6 +66,12 @@ public:
     [[nodiscard]] virtual VkImageUsageFlags target_usage() const noexcept = 0;
     [[nodiscard]] virtual WorkloadOutput output() const noexcept = 0;
 
+    // A sentence saying why a job of `snapshot` cannot run (tandem::Workload::check); empty when
+    // it can. Called by submit() on the application's thread; cheap, never blocks, never throws.
+    [[nodiscard]] virtual std::string check(std::span<const std::byte> /*snapshot*/) const {
+        return {};
+    }
+
     // Records the commands that write `generation` of the task into `target` (slot `slot`).
     // `snapshot` is the plain data the application passed to submit(); its bytes are valid
     // only during the call. Returns VK_SUCCESS or the failure; never throws.

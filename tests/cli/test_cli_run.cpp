@@ -62,7 +62,8 @@ struct DemoRun {
 
 // "auto-profile": auto placement with a profile in the cache that makes the primary far slower
 // than the workers, so the scheduler puts the tasks on workers (and may move them between the
-// two as measurements come in).
+// two as measurements come in). The three adapters are openings of lavapipe, between which
+// moving frees nothing: that run asks for them to be treated as separate devices.
 std::string placement_of(const std::string& param) {
     return param == "auto-profile" ? "auto" : param;
 }
@@ -90,11 +91,12 @@ const DemoRun& demo_run(const std::string& param, const std::vector<DeviceInfo>&
         }
         detail::save_profile(profile, cache / "tandem" / "profile.json");
     }
-    run.result =
-        run_command("XDG_CACHE_HOME=" + cache.string() + " TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
-                    " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
-                    " --placement " +
-                    placement_of(param) + " --out " + run.out.string());
+    run.result = run_command(
+        "XDG_CACHE_HOME=" + cache.string() + " TANDEM_VIRTUAL_DEVICES=3 " + k_tandem +
+        " run --size 320x180 --frames 8 --fps 0 --png-every 4 --json"
+        " --placement " +
+        placement_of(param) + (param == "auto-profile" ? " --openings-are-separate" : "") +
+        " --out " + run.out.string());
     if (run.result.exit_code == 0) {
         run.report = nlohmann::json::parse(run.result.out);
     }
@@ -187,6 +189,11 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
         const auto& f = sched["final"][t["name"].get<std::string>()];
         EXPECT_EQ(f["adapter"], t["device"]["index"]);
         EXPECT_EQ(f["decided_by"], placement_of(GetParam()) == "auto" ? "scheduler" : "manual");
+    }
+    for (const auto& d : sched["decisions"]) {
+        // The three adapters are one device, and every decision says how it treated them.
+        ASSERT_EQ(d["openings"].size(), 1u) << d.dump();
+        EXPECT_EQ(d["openings_are_separate"], std::string(GetParam()) == "auto-profile");
     }
     if (std::string(GetParam()) == "auto") {
         EXPECT_NE(sched["profile_note"].get<std::string>().find("no calibration profile"),

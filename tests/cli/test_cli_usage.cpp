@@ -2,6 +2,7 @@
 // commands see no Vulkan driver at all): an unknown command is named as one, and every unsigned
 // or seconds option of every command refuses a negative number, a non-number and a number out
 // of its range, naming the option and what it allows (never a negative read as a huge number).
+// `tandem --version` prints the library's version, also without a GPU.
 #include <cctype>
 #include <filesystem>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "run_command.hpp"
+#include "tandem/version.hpp"
 
 namespace tandem::test {
 namespace {
@@ -47,6 +49,17 @@ TEST(CliUsage, HelpDocumentsTheExitStatuses) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("2 bad usage: an unknown command or option"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("3 Vulkan validation messages"), std::string::npos) << r.out;
+}
+
+TEST(CliUsage, VersionPrintsTheLibrarysVersion) {
+    const std::string expected = "tandem " + std::to_string(TANDEM_VERSION_MAJOR) + "." +
+                                 std::to_string(TANDEM_VERSION_MINOR) + "." +
+                                 std::to_string(TANDEM_VERSION_PATCH) + "\n";
+    EXPECT_EQ(expected, std::string("tandem ") + version() + "\n");
+    const CommandResult r = run_without_gpu("--version");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
+    EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
 TEST(CliUsage, UnknownOptionsAndMissingValuesAreBadUsage) {

@@ -1,8 +1,14 @@
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -30,6 +36,46 @@ TEST(Validation, CountsARealValidationError) {
     }
     EXPECT_GE(instance.validation_messages(), 1u);
     EXPECT_NE(instance.last_validation_message().find("size"), std::string::npos);
+}
+
+// A validation message goes to the logger of the thread whose Vulkan call caused it (a Runtime's,
+// on its calls and threads), category "validation", and is still counted.
+TEST(Validation, MessagesReachTheCallingThreadsLogger) {
+    if (detail::validation_from_env(detail::Validation::Sync) == detail::Validation::Off) {
+        GTEST_SKIP() << "validation is off (TANDEM_VALIDATION=0)";
+    }
+    detail::InstanceOptions options;
+    options.validation = detail::Validation::Core;
+    detail::Instance instance(options);
+    auto adapters = detail::discover_adapters(instance, 1);
+    detail::Device device(instance, adapters.front());
+
+    std::mutex mutex;
+    std::vector<std::pair<LogLevel, std::string>> validation;
+    const auto logger = detail::Logger::create(
+        LogLevel::Warn, [&](LogLevel level, std::string_view category, std::string_view text) {
+            std::lock_guard lock(mutex);
+            if (category == "validation") {
+                validation.emplace_back(level, std::string(text));
+            }
+        });
+    {
+        const detail::LogScope scope(*logger);
+        VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        info.size = 0; // VUID-VkBufferCreateInfo-size-00912
+        info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+        VkBuffer buffer = VK_NULL_HANDLE;
+        if (vkCreateBuffer(device.handle(), &info, nullptr, &buffer) == VK_SUCCESS) {
+            vkDestroyBuffer(device.handle(), buffer, nullptr);
+        }
+    }
+    std::lock_guard lock(mutex);
+    ASSERT_FALSE(validation.empty());
+    EXPECT_EQ(validation.front().first, LogLevel::Error);
+    EXPECT_NE(validation.front().second.find("VUID-VkBufferCreateInfo-size-00912"),
+              std::string::npos)
+        << validation.front().second;
+    EXPECT_GE(instance.validation_messages(), 1u);
 }
 
 TEST(Validation, EnvironmentValueIsParsed) {

@@ -38,7 +38,7 @@ TEST(RunScene, APlacementOverrideReachesEveryTask) {
     request.placement = "auto";
     const harness::RunScene scene(request);
     for (const harness::RunTaskInfo& t : scene.tasks()) {
-        EXPECT_EQ(t.placement, "auto");
+        EXPECT_EQ(t.placement, Placement::automatic());
         EXPECT_TRUE(t.automatic);
     }
 }

@@ -11,7 +11,7 @@ class Streams : public RuntimeTest {};
 
 TEST_F(Streams, LimitCountsOnlyAcceptedSubmits) {
     auto runtime = make_runtime();
-    auto& impl = runtime->impl();
+    auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
     for (std::uint64_t g = 1; g <= 3; ++g) {
         impl.hold_generation(task, g); // fill every slot: later ticks answer Busy

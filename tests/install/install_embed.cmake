@@ -1,4 +1,8 @@
-# cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -P install_embed.cmake
+# cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DSHARED=ON|OFF
+#       -DCXX=<c++ compiler> -DREADELF=<readelf> -P install_embed.cmake
+# SHARED (a TANDEM_SHARED build): the shared package, with the examples configured where
+# Tandem's own dependencies cannot be found, and a program built with pkg-config; then the static
+# package from the same build (component static-package). Otherwise the static package alone.
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
     execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
@@ -6,31 +10,101 @@ function(run)
         message(FATAL_ERROR "failed (${rc}): ${ARGN}")
     endif()
 endfunction()
-run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+
 # The installed headers are the public API alone: each includes only the standard library,
 # Vulkan's core header and other tandem/ headers (no glm, nothing from src/).
-file(GLOB installed_headers ${WORK_DIR}/prefix/include/tandem/*.hpp)
-foreach(header ${installed_headers})
-    file(STRINGS ${header} includes REGEX "^#include")
-    foreach(line ${includes})
-        if(NOT line MATCHES "^#include (<[a-z_]+>|<vulkan/vulkan_core\\.h>|\"tandem/[a-z_]+\\.hpp\")$")
-            message(FATAL_ERROR "${header}: '${line}' is not a public include")
+function(check_headers prefix)
+    file(GLOB installed_headers ${prefix}/include/tandem/*.hpp)
+    foreach(header ${installed_headers})
+        file(STRINGS ${header} includes REGEX "^#include")
+        foreach(line ${includes})
+            if(NOT line MATCHES "^#include (<[a-z_]+>|<vulkan/vulkan_core\\.h>|\"tandem/[a-z_]+\\.hpp\")$")
+                message(FATAL_ERROR "${header}: '${line}' is not a public include")
+            endif()
+        endforeach()
+    endforeach()
+endfunction()
+
+# The shared libraries `binary` names (readelf's NEEDED entries), in `out`.
+function(needed_libraries binary out)
+    execute_process(COMMAND ${READELF} -d ${binary} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${READELF} -d ${binary} failed (${rc})")
+    endif()
+    string(REGEX MATCHALL "Shared library: \\[[^]]*\\]" needed "${dynamic}")
+    set(${out} "${needed}" PARENT_SCOPE)
+endfunction()
+
+# Builds and runs the three examples against the package in `prefix`; ARGN: more configure
+# arguments. The shared package's examples name libtandem.so and none of Tandem's dependencies
+# (those are libtandem.so's own); the static package's name no libtandem.
+function(build_examples prefix kind)
+    foreach(example embed compute meshes)
+        set(build ${WORK_DIR}/${kind}-${example})
+        run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${example} -B ${build} -G ${GENERATOR}
+            -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release ${ARGN})
+        run(${CMAKE_COMMAND} --build ${build} -j 2)
+        needed_libraries(${build}/tandem-${example} needed)
+        if(kind STREQUAL "shared")
+            if(NOT needed MATCHES "libtandem\\.so\\.")
+                message(FATAL_ERROR "tandem-${example} does not link libtandem.so: ${needed}")
+            elseif(needed MATCHES "spdlog|fmt|SPIRV|spirv")
+                message(FATAL_ERROR "tandem-${example} links a dependency of Tandem's: ${needed}")
+            endif()
+        elseif(needed MATCHES "libtandem")
+            message(FATAL_ERROR "tandem-${example} links a shared libtandem: ${needed}")
         endif()
     endforeach()
-endforeach()
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2)
-run(${WORK_DIR}/build/tandem-embed)
-# The engine's own compute pass (examples/compute) against the same installed package.
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/compute -B ${WORK_DIR}/build-compute -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build-compute -j 2)
-run(${WORK_DIR}/build-compute/tandem-compute)
-# An engine's own meshes (examples/meshes), captured on a worker (the one adapter opened twice)
-# and checked pixel for pixel against the primary's capture of the same snapshots.
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/meshes -B ${WORK_DIR}/build-meshes -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build-meshes -j 2)
-run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/build-meshes/tandem-meshes
-    --require-worker)
+    run(${WORK_DIR}/${kind}-embed/tandem-embed)
+    # The engine's own compute pass (examples/compute).
+    run(${WORK_DIR}/${kind}-compute/tandem-compute)
+    # An engine's own meshes (examples/meshes), captured on a worker (the one adapter opened
+    # twice) and checked pixel for pixel against the primary's capture of the same snapshots.
+    run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/${kind}-meshes/tandem-meshes
+        --require-worker)
+endfunction()
+
+if(SHARED)
+    set(prefix ${WORK_DIR}/shared)
+    run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+    check_headers(${prefix})
+    file(GLOB_RECURSE archives ${prefix}/*.a)
+    if(archives)
+        message(FATAL_ERROR "The shared package installed static libraries: ${archives}")
+    endif()
+    # The engine's configure finds Tandem and Vulkan, and nothing of what Tandem is built from:
+    # find_package of any of these fails there (the static package's find_dependency would).
+    set(hidden --no-warn-unused-cli)
+    foreach(package spdlog fmt glm nlohmann_json SPIRV-Tools SPIRV-Tools-opt
+            spirv_cross_c_shared spirv_cross_core spirv_cross_c)
+        list(APPEND hidden -DCMAKE_DISABLE_FIND_PACKAGE_${package}=ON)
+    endforeach()
+    build_examples(${prefix} shared ${hidden})
+
+    # pkg-config: a program compiled and linked with what tandem.pc gives, nothing else.
+    file(GLOB_RECURSE pc_file ${prefix}/*/pkgconfig/tandem.pc)
+    if(NOT pc_file)
+        message(FATAL_ERROR "The shared package installed no pkgconfig/tandem.pc")
+    endif()
+    get_filename_component(pc_dir ${pc_file} DIRECTORY)
+    set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+    execute_process(COMMAND pkg-config --cflags --libs tandem OUTPUT_VARIABLE flags
+        RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "pkg-config --cflags --libs tandem failed (${rc})")
+    endif()
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    set(client ${WORK_DIR}/pkg-config-client)
+    run(${CXX} -std=c++20 ${CMAKE_CURRENT_LIST_DIR}/pkg_config_client.cpp ${flags} -o ${client})
+    get_filename_component(lib_dir ${pc_dir} DIRECTORY)
+    run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${lib_dir} ${client})
+    unset(ENV{PKG_CONFIG_PATH})
+
+    set(prefix ${WORK_DIR}/static)
+    run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component static-package)
+else()
+    set(prefix ${WORK_DIR}/static)
+    run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+endif()
+check_headers(${prefix})
+build_examples(${prefix} static)

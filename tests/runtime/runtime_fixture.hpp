@@ -16,6 +16,7 @@
 #include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
+#include "task_id_print.hpp"
 #include "vk_fixture.hpp"
 #include "workloads/pattern.hpp"
 
@@ -35,13 +36,8 @@ protected:
         embed.queue_family = device.queue(detail::QueueRole::Main).family();
         embed.queue_index = device.queue(detail::QueueRole::Main).index();
         embed.queue_mutex = std::make_shared<std::mutex>();
-        for (const char* ext :
-             {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
-              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}) {
-            if (device.enabled(ext)) {
-                embed.enabled_extensions.emplace_back(ext);
-            }
-        }
+        embed.enabled_extensions = device.enabled_extensions();
+        embed.enabled_features = device.enabled_features();
         embed.debug_utils = instance().has_debug_utils();
         options.workers = workers;
         options.virtual_devices = virtual_devices();
@@ -54,7 +50,7 @@ protected:
         d.name = "pattern-" + placement;
         d.width = w;
         d.height = h;
-        d.placement = placement;
+        d.placement = Placement::parse(placement).value();
         return d;
     }
 

@@ -1,8 +1,10 @@
 // The application's own workload through the public API (tandem/workload.hpp): made on each
 // device the task is prepared on with that device's Vulkan objects, its output delivered exact
-// to the byte on the primary and on a worker; a record() that throws stops only its task, with
-// the message; a factory that throws fails the preparation with it.
+// to the byte on the primary and on a worker; a record() that throws fails only its job, until
+// too many in a row stop its task with the message; a factory that throws fails the preparation
+// with it.
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -80,7 +82,7 @@ TEST_F(ApplicationWorkloadTest, ItsOutputArrivesExactOnThePrimaryAndOnAWorker) {
         std::vector<DeviceInfo> made_on;
         const TaskId task = runtime->register_task(clear_task(placement, &made_on));
         ASSERT_EQ(made_on.size(), 1u);
-        EXPECT_EQ(made_on[0].index, runtime->task_device(task).index);
+        EXPECT_EQ(made_on[0].index, runtime->stats(task).device);
         for (std::uint8_t g = 1; g <= 4; ++g) {
             const std::byte colour[4] = {std::byte{static_cast<std::uint8_t>(10 * g)},
                                          std::byte{static_cast<std::uint8_t>(255 - g)},
@@ -103,21 +105,71 @@ TEST_F(ApplicationWorkloadTest, ItsOutputArrivesExactOnThePrimaryAndOnAWorker) {
     }
 }
 
-TEST_F(ApplicationWorkloadTest, ARecordThatThrowsStopsItsTaskWithTheMessage) {
-    auto runtime = make_runtime("1");
+// A record() that throws fails its job alone: the slot is reused, the next job runs and its
+// output is exact, the worker and its other task carry on. Only max_consecutive_failures
+// failures in a row stop the task, with the last sentence; a success in between starts the
+// count again.
+TEST_F(ApplicationWorkloadTest, ARecordThatThrowsFailsItsJobAloneUntilTooManyInARow) {
+    RuntimeOptions options;
+    options.max_consecutive_failures = 3;
+    auto runtime = make_runtime("1", options);
+    auto reader = make_reader(*runtime, 40, 30);
     const TaskId bad = runtime->register_task(clear_task("worker:0", nullptr));
     const TaskId good = runtime->register_task(pattern_task("worker:0"));
     const std::byte fail[1] = {std::byte{0xEE}};
-    ASSERT_TRUE(runtime->submit(bad, fail).accepted());
-    ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(bad).workload_error.empty(); }));
-    const TaskStats s = runtime->stats(bad);
+    const std::byte colour[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+    const auto run = [&](std::span<const std::byte> bytes) {
+        SubmitResult r;
+        EXPECT_TRUE(pump_until(*runtime, [&] {
+            r = runtime->submit(bad, bytes);
+            return r.status != SubmitStatus::Busy;
+        }));
+        return r;
+    };
+    const auto jobs_done = [&] {
+        const TaskStats s = runtime->stats(bad);
+        return s.ready + s.superseded + s.failed_jobs;
+    };
+    // Two failures, then a success: not stopped, and the output is the good job's.
+    for (int round = 0; round < 2; ++round) {
+        const std::uint64_t before = jobs_done();
+        ASSERT_TRUE(run(fail).accepted());
+        ASSERT_TRUE(pump_until(*runtime, [&] { return jobs_done() > before; }));
+    }
+    TaskStats s = runtime->stats(bad);
+    EXPECT_EQ(s.failed_jobs, 2u);
     EXPECT_NE(s.workload_error.find("the test asked this job to fail"), std::string::npos)
         << s.workload_error;
+    EXPECT_FALSE(s.stopped);
     EXPECT_FALSE(s.worker_lost);
-    const SubmitResult r = runtime->submit(bad, fail);
+    const SubmitResult ok = run(colour);
+    ASSERT_TRUE(ok.accepted()) << ok.reason;
+    EXPECT_EQ(ok.generation, 3u);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(bad).ready == 1; }));
+    auto lease = runtime->acquire(bad);
+    ASSERT_TRUE(lease);
+    EXPECT_EQ(lease->generation, 3u);
+    std::uint64_t v = 0;
+    const auto px = read_back(*reader, *lease, v);
+    runtime->release(*lease, v);
+    for (std::size_t i = 0; i < px.size(); i += 4) {
+        ASSERT_EQ(std::memcmp(px.data() + i, colour, 4), 0) << "texel " << i / 4;
+    }
+    // Three in a row stop it.
+    for (int round = 0; round < 3; ++round) {
+        const std::uint64_t before = jobs_done();
+        ASSERT_TRUE(run(fail).accepted());
+        ASSERT_TRUE(pump_until(*runtime, [&] { return jobs_done() > before; }));
+    }
+    s = runtime->stats(bad);
+    EXPECT_TRUE(s.stopped);
+    EXPECT_EQ(s.failed_jobs, 5u);
+    const SubmitResult r = runtime->submit(bad, colour);
     EXPECT_EQ(r.status, SubmitStatus::Failed);
+    EXPECT_EQ(r.error, TaskError::Stopped);
     EXPECT_NE(r.reason.find("the test asked this job to fail"), std::string::npos) << r.reason;
-    // The worker and its other task carry on.
+    // Its last output stays, and the worker and its other task carry on.
+    EXPECT_TRUE(runtime->acquire(bad));
     ASSERT_TRUE(runtime->submit(good).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(good).ready >= 1; }));
     EXPECT_FALSE(runtime->stats(good).worker_lost);
@@ -147,7 +199,7 @@ TEST_F(ApplicationWorkloadTest, AFactoryThatThrowsFailsThePreparationWithTheMess
 TEST_F(ApplicationWorkloadTest, AStandaloneRuntimeHandsOutThePrimarysVulkanObjects) {
     auto runtime = make_runtime("none");
     const PrimaryVulkan p = runtime->primary_vulkan();
-    EXPECT_EQ(p.device, runtime->impl().primary().handle());
+    EXPECT_EQ(p.device, detail::RuntimeAccess::impl(*runtime).primary().handle());
     EXPECT_NE(p.instance, VK_NULL_HANDLE);
     EXPECT_NE(p.physical_device, VK_NULL_HANDLE);
     EXPECT_NE(p.queue, VK_NULL_HANDLE);
@@ -160,7 +212,9 @@ TEST_F(ApplicationWorkloadTest, AStandaloneRuntimeHandsOutThePrimarysVulkanObjec
     EXPECT_NE(s.device, VK_NULL_HANDLE);
     EXPECT_NE(s.queue, VK_NULL_HANDLE);
     EXPECT_TRUE(s.queue_mutex);
-    EXPECT_EQ(s.queue_family, standalone.impl().primary().queue(detail::QueueRole::Main).family());
+    EXPECT_EQ(
+        s.queue_family,
+        detail::RuntimeAccess::impl(standalone).primary().queue(detail::QueueRole::Main).family());
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 // tests/runtime/shaders/palette.comp, with push constants and two input buffers from each job's
 // bytes, gives the CPU reference's bytes exactly on the primary and on a worker; every module
 // or description that does not fit is refused at registration with its sentence; a job whose
-// bytes do not add up stops the task with one.
+// bytes do not add up is refused by submit() with one, and the next good job runs.
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -137,18 +137,47 @@ TEST_F(ComputeTaskTest, ModulesThatDoNotFitAreRefusedWithTheirSentence) {
     EXPECT_EQ(refusal(palette_desc()), "(accepted)");
 }
 
-TEST_F(ComputeTaskTest, AJobWhoseBytesDoNotAddUpStopsTheTaskWithASentence) {
+// A job of the wrong size is refused by submit() with the sentence, and nothing changes: the
+// next good job gets the next generation and its exact output.
+TEST_F(ComputeTaskTest, AJobWhoseBytesDoNotAddUpIsRefusedAndTheNextOneRuns) {
     auto runtime = make_runtime("1");
+    auto reader = make_reader(*runtime, k_w, k_h);
+    const std::uint32_t palette[k_count] = {0x11223344u, 0x55667788u, 0x99aabbccu, 0xddeeff00u,
+                                            0x01020304u};
     TaskDesc desc = pattern_task("worker:0", k_w, k_h);
     desc.factory = compute_workload(palette_desc());
     const TaskId task = runtime->register_task(desc);
     const std::byte short_job[8] = {};
-    ASSERT_TRUE(runtime->submit(task, short_job).accepted());
-    ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(task).workload_error.empty(); }));
-    EXPECT_NE(runtime->stats(task).workload_error.find(
+    const SubmitResult refused = runtime->submit(task, short_job);
+    EXPECT_EQ(refused.status, SubmitStatus::Failed);
+    EXPECT_EQ(refused.error, TaskError::BadBytes);
+    EXPECT_NE(refused.reason.find(
                   "submitted 8 bytes; it takes 8 push-constant bytes and its inputs, 32 in all"),
               std::string::npos)
-        << runtime->stats(task).workload_error;
+        << refused.reason;
+    const TaskStats after = runtime->stats(task);
+    EXPECT_EQ(after.accepted, 0u);
+    EXPECT_EQ(after.failed, 1u);
+    EXPECT_EQ(after.failed_jobs, 0u) << "a refused job never ran";
+    EXPECT_FALSE(after.stopped);
+    const auto bytes = job_bytes(1, palette, 3);
+    const SubmitResult good = runtime->submit(task, bytes);
+    ASSERT_TRUE(good.accepted()) << good.reason;
+    EXPECT_EQ(good.generation, 1u) << "the refused job took no generation";
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    const auto px = read_back(*reader, *lease, v);
+    runtime->release(*lease, v);
+    ASSERT_EQ(px.size(), std::size_t{k_w} * k_h * 4);
+    for (std::uint32_t y = 0; y < k_h; ++y) {
+        for (std::uint32_t x = 0; x < k_w; ++x) {
+            std::uint32_t texel = 0;
+            std::memcpy(&texel, px.data() + (std::size_t{y} * k_w + x) * 4, 4);
+            ASSERT_EQ(texel, palette[(x + y + 1 + 3) % k_count]) << x << "," << y;
+        }
+    }
     EXPECT_FALSE(runtime->stats(task).worker_lost);
 }
 

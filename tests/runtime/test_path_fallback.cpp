@@ -46,7 +46,7 @@ protected:
     [[nodiscard]] std::unique_ptr<Runtime> path_runtime() {
         auto runtime = make_runtime("auto");
         if (m_stand_in) {
-            runtime->impl().stand_in_for_cuda(host_staging_copier(false));
+            detail::RuntimeAccess::impl(*runtime).stand_in_for_cuda(host_staging_copier(false));
         }
         return runtime;
     }
@@ -133,7 +133,7 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
         }
         auto reader = make_reader(*runtime);
         const TaskId task = runtime->register_task(pattern_task("worker:0"));
-        EXPECT_EQ(runtime->task_transfer_path(task), to_string(*next));
+        EXPECT_EQ(runtime->stats(task).transfer_path, to_string(*next));
         const TaskStats stats = runtime->stats(task);
         EXPECT_EQ(stats.transfer_path, to_string(*next));
         const std::string reason = dropped_reason(stats, path());
@@ -144,7 +144,7 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
         (void)deliver_exact(*runtime, *reader, task, 3, 0);
         // A second task of the pair is not self-tested again, and never gets the dropped path.
         const TaskId other = runtime->register_task(pattern_task("worker:0", 33, 17));
-        EXPECT_EQ(runtime->task_transfer_path(other), to_string(*next));
+        EXPECT_EQ(runtime->stats(other).transfer_path, to_string(*next));
         detail::clear_vk_faults();
     }
 }
@@ -154,7 +154,7 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
-    ASSERT_EQ(runtime->task_transfer_path(task), to_string(path()));
+    ASSERT_EQ(runtime->stats(task).transfer_path, to_string(path()));
     const std::uint64_t shown = deliver_exact(*runtime, *reader, task, 2, 0);
     ASSERT_GT(shown, 0u);
 
@@ -206,7 +206,7 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
               std::string::npos)
         << reason;
     if (next) {
-        EXPECT_EQ(runtime->task_transfer_path(task), to_string(*next));
+        EXPECT_EQ(runtime->stats(task).transfer_path, to_string(*next));
         const std::uint64_t newest = deliver_exact(*runtime, *reader, task, 3, previous);
         EXPECT_GT(newest, shown);
         EXPECT_FALSE(runtime->stats(task).worker_lost);
@@ -230,19 +230,19 @@ TEST_P(PathFallback, AFailedImportOfSlotImagesDropsThePathForTheNextTask) {
     auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId first = runtime->register_task(pattern_task("worker:0"));
-    ASSERT_EQ(runtime->task_transfer_path(first), "zero-copy");
+    ASSERT_EQ(runtime->stats(first).transfer_path, "zero-copy");
     const std::uint64_t shown = deliver_exact(*runtime, *reader, first, 2, 0);
 
     detail::inject_vk_fault("vkAllocateMemory import", VK_ERROR_OUT_OF_DEVICE_MEMORY);
     const TaskId second = runtime->register_task(pattern_task("worker:0"));
     const auto next = next_path();
     ASSERT_TRUE(next);
-    EXPECT_EQ(runtime->task_transfer_path(second), to_string(*next));
+    EXPECT_EQ(runtime->stats(second).transfer_path, to_string(*next));
     const std::string reason = dropped_reason(runtime->stats(second), TransferPath::ZeroCopy);
     EXPECT_NE(reason.find("slot images"), std::string::npos) << reason;
     EXPECT_NE(reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << reason;
     (void)deliver_exact(*runtime, *reader, second, 2, 0);
-    EXPECT_EQ(runtime->task_transfer_path(first), "zero-copy");
+    EXPECT_EQ(runtime->stats(first).transfer_path, "zero-copy");
     EXPECT_GT(deliver_exact(*runtime, *reader, first, 2, shown), shown);
     EXPECT_FALSE(runtime->stats(first).worker_lost);
 }

@@ -27,12 +27,12 @@ TEST_F(Runtime_, DeliversTheExactPatternOnThePrimary) {
     std::uint64_t value = 0;
     expect_pattern(read_back(*reader, *lease, value), *lease);
     runtime->release(*lease, value);
-    EXPECT_EQ(runtime->task_transfer_path(task), "same-device");
+    EXPECT_EQ(runtime->stats(task).transfer_path, "same-device");
 }
 
 TEST_F(Runtime_, BusyLeavesPhaseGenerationAndCountersUntouched) {
     auto runtime = make_runtime();
-    auto& impl = runtime->impl();
+    auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
     for (std::uint64_t g = 1; g <= 3; ++g) {
         impl.hold_generation(task, g);
@@ -66,7 +66,7 @@ TEST_F(Runtime_, BusyLeavesPhaseGenerationAndCountersUntouched) {
 TEST_F(Runtime_, OutOfOrderCompletionNeverRollsBack) {
     auto runtime = make_runtime();
     auto reader = make_reader(*runtime);
-    auto& impl = runtime->impl();
+    auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
     impl.hold_generation(task, 1); // generation 1 completes after generation 2
     ASSERT_TRUE(runtime->submit(task).accepted());
@@ -158,7 +158,8 @@ TEST_F(Runtime_, ShutdownWithWorkInFlightIsClean) {
         auto runtime = make_runtime();
         const TaskId a = runtime->register_task(pattern_task());
         const TaskId b = runtime->register_task(pattern_task("primary", 128, 128));
-        runtime->impl().hold_generation(a, 2); // one job still queued on the worker thread
+        detail::RuntimeAccess::impl(*runtime).hold_generation(
+            a, 2); // one job still queued on the worker thread
         for (int i = 0; i < 3; ++i) {
             (void)runtime->submit(a);
             (void)runtime->submit(b);
@@ -180,15 +181,15 @@ TEST_F(Runtime_, TwoWorkersRunConcurrently) {
     auto runtime = make_runtime("auto");
     ASSERT_EQ(runtime->worker_devices().size(), 2u);
     auto reader = make_reader(*runtime);
-    TaskId a = 0;
-    TaskId b = 0;
+    TaskId a;
+    TaskId b;
     try {
         a = runtime->register_task(pattern_task("worker:0"));
         b = runtime->register_task(pattern_task("worker:1"));
     } catch (const Error& e) {
         GTEST_SKIP() << e.what();
     }
-    EXPECT_NE(runtime->task_device(a).index, runtime->task_device(b).index);
+    EXPECT_NE(runtime->stats(a).device, runtime->stats(b).device);
     feed_until_ready(*runtime, *reader, {a, b}, 20, 20);
 }
 
@@ -204,7 +205,7 @@ namespace {
 // unable to publish its submit, was declared lost.
 TEST_F(Runtime_, PollingStatsInALoopNeverStarvesTheWorker) {
     auto runtime = make_runtime("auto");
-    TaskId task = 0;
+    TaskId task;
     try {
         task = runtime->register_task(pattern_task("worker:0", 16, 16));
     } catch (const Error& e) {

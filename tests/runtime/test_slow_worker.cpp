@@ -73,6 +73,14 @@ public:
         std::lock_guard lock(m_mutex);
         return m_open;
     }
+    // Shuts the gate again: work recorded from now on waits (the events are reset).
+    void close() {
+        std::lock_guard lock(m_mutex);
+        m_open = false;
+        for (const auto& [device, event] : m_events) {
+            detail::vk_check(vkResetEvent(device, event), "vkResetEvent");
+        }
+    }
 
 private:
     mutable std::mutex m_mutex;
@@ -299,7 +307,7 @@ protected:
         std::vector<std::uint64_t> shown;
         for (TaskId t : tasks) {
             (void)runtime.stats(t);
-            (void)runtime.impl().pulse(t, 8);
+            (void)detail::RuntimeAccess::impl(runtime).pulse(t, 8);
             if (auto lease = runtime.acquire(t)) {
                 const std::uint64_t value = reader.read(*lease, false);
                 EXPECT_NE(value, 0u);
@@ -323,7 +331,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "gated-capture";
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<GatedCapture>(device, params, m_assets, times, gate);
         });
@@ -332,12 +340,12 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     desc.workload = workload;
     desc.width = k_w;
     desc.height = k_h;
-    desc.placement = "worker:0";
+    desc.placement = Placement::on_worker(0);
     const TaskId held = runtime->register_task(desc);
     TaskDesc primary_desc = pattern_task("primary", k_w, k_h);
     const TaskId own = runtime->register_task(primary_desc);
 
-    const detail::Device& primary = runtime->impl().primary();
+    const detail::Device& primary = detail::RuntimeAccess::impl(*runtime).primary();
     const auto cache = detail::shared_mesh_cache(primary, m_assets);
     const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
     detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
@@ -366,7 +374,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileTheWorkersGpuWorkIsHeld) {
     runtime->release(*lease, 0);
     // The worker's GPU time arrived as numbers, read on its own thread (only "held" is timed
     // into `times`, on its worker).
-    const std::uint32_t held_device = runtime->task_device(held).index;
+    const std::uint32_t held_device = runtime->stats(held).device;
     ASSERT_TRUE(pump_until(*runtime, [&] {
         const auto busy = times->busy();
         const auto it = busy.find(held_device);
@@ -379,7 +387,7 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
     auto times = std::make_shared<detail::SceneCaptureTimes>();
     auto runtime = make_slow_runtime();
     const std::string workload = "slow-to-prepare";
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         workload, [&](const detail::Device& device, const detail::WorkloadParams& params) {
             preparation.wait(); // the pipeline build that takes its time
             return std::make_unique<detail::SceneCaptureWorkload>(device, params, m_assets, times);
@@ -390,13 +398,13 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
     desc.workload = workload;
     desc.width = k_w;
     desc.height = k_h;
-    desc.placement = "worker:0";
+    desc.placement = Placement::on_worker(0);
     const TaskId slow = runtime->register_task_async(desc);
     ASSERT_TRUE(preparation.wait_entered(30s));
     EXPECT_TRUE(runtime->stats(slow).preparing);
     EXPECT_EQ(runtime->submit(slow, m_snapshot).status, SubmitStatus::Preparing);
 
-    const detail::Device& primary = runtime->impl().primary();
+    const detail::Device& primary = detail::RuntimeAccess::impl(*runtime).primary();
     const auto cache = detail::shared_mesh_cache(primary, m_assets);
     const detail::Renderer renderer(*cache, VK_FORMAT_R8G8B8A8_UNORM);
     detail::HeadlessView view(renderer, {k_w, k_h}, "main view");
@@ -427,12 +435,13 @@ TEST_F(SlowWorkerTest, FramesRunWhileATaskIsPrepared) {
 TEST_F(SlowWorkerTest, AFailedPreparationAnswersFailedWithItsReason) {
     auto runtime = make_slow_runtime();
     const std::string workload = "fails-to-prepare";
-    runtime->impl().workloads().add(workload,
-                                    [](const detail::Device&, const detail::WorkloadParams&)
-                                        -> std::unique_ptr<detail::Workload> {
-                                        throw Error("The test workload cannot be built here",
-                                                    "Nothing to do: the test wants this");
-                                    });
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
+        workload,
+        [](const detail::Device&,
+           const detail::WorkloadParams&) -> std::unique_ptr<detail::Workload> {
+            throw Error("The test workload cannot be built here",
+                        "Nothing to do: the test wants this");
+        });
     TaskDesc desc = pattern_task("worker:0", k_w, k_h);
     desc.workload = workload;
     const TaskId id = runtime->register_task_async(desc);
@@ -458,7 +467,7 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     RuntimeOptions options;
     options.worker_timeout = std::chrono::milliseconds(1000);
     auto runtime = make_runtime("1", options);
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         "ticked-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
             return std::make_unique<TickedPattern>(device, params, ticker);
         });
@@ -478,6 +487,102 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     const TaskStats s = runtime->stats(task);
     EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
     EXPECT_EQ(s.newest_generation, 5u);
+}
+
+// The pattern workload behind a GpuGate: every job's commands first wait for the gate's event,
+// so a job takes on the GPU as long as the test keeps the gate shut.
+class GatedPattern final : public detail::Workload {
+public:
+    GatedPattern(const detail::Device& device, const detail::WorkloadParams& params, GpuGate& gate)
+        : m_gate(gate), m_event(gate.add(device)),
+          m_inner(std::make_unique<detail::PatternWorkload>(device, params)) {}
+    ~GatedPattern() override { m_gate.remove(m_event); }
+    VkImageUsageFlags target_usage() const noexcept override { return m_inner->target_usage(); }
+    detail::WorkloadOutput output() const noexcept override { return m_inner->output(); }
+    VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
+                    std::uint64_t generation,
+                    std::span<const std::byte> snapshot) noexcept override {
+        vkCmdWaitEvents(cmd, 1, &m_event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
+        return m_inner->record(cmd, slot, target, generation, snapshot);
+    }
+
+private:
+    GpuGate& m_gate;
+    VkEvent m_event;
+    std::unique_ptr<detail::Workload> m_inner;
+};
+
+// Slow is not lost: a worker whose first job takes many times the worker timeout (nothing is
+// measured yet: it may be compiling pipelines, uploading, or simply be a CPU device given a
+// heavy scene) is not lost, and the job's output arrives.
+TEST_F(SlowWorkerTest, AFirstJobFarLongerThanTheTimeoutIsNotLost) {
+    GpuGate gate;
+    RuntimeOptions options;
+    options.worker_timeout = 200ms; // the first job below takes ten times that
+    auto runtime = make_runtime("1", options);
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
+        "gated-pattern", [&](const detail::Device& device, const detail::WorkloadParams& params) {
+            return std::make_unique<GatedPattern>(device, params, gate);
+        });
+    TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+    desc.workload = "gated-pattern";
+    const TaskId task = runtime->register_task(desc);
+    Watchdog watchdog([&] { gate.open(); });
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < until) {
+        runtime->pump();
+        ASSERT_FALSE(runtime->stats(task).worker_lost) << runtime->stats(task).worker_lost_reason;
+        std::this_thread::sleep_for(5ms);
+    }
+    gate.open();
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+    EXPECT_FALSE(runtime->stats(task).worker_lost);
+    auto reader = make_reader(*runtime, k_w, k_h);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    expect_pattern(read_back(*reader, *lease, v), *lease);
+    (void)runtime->release(*lease, v);
+}
+
+// A real hang is still caught: a worker whose job never finishes is lost within the documented
+// bound (first_job_timeout before anything was measured there), with a sentence saying where it
+// stopped; and once a job was measured, within max(worker_timeout, 4 x the longest job).
+TEST_F(SlowWorkerTest, AJobThatNeverFinishesLosesTheWorkerWithinTheBound) {
+    for (const bool measured_first : {false, true}) {
+        GpuGate gate;
+        RuntimeOptions options;
+        options.worker_timeout = 200ms;
+        options.first_job_timeout = 1000ms;
+        auto runtime = make_runtime("1", options);
+        detail::RuntimeAccess::impl(*runtime).workloads().add(
+            "gated-pattern",
+            [&](const detail::Device& device, const detail::WorkloadParams& params) {
+                return std::make_unique<GatedPattern>(device, params, gate);
+            });
+        TaskDesc desc = pattern_task("worker:0", k_w, k_h);
+        desc.workload = "gated-pattern";
+        const TaskId task = runtime->register_task(desc);
+        if (measured_first) {
+            gate.open(); // one quick job: the worker's allowance knows how long a job takes
+            ASSERT_TRUE(runtime->submit(task).accepted());
+            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
+            gate.close();
+        }
+        Watchdog watchdog([&] { gate.open(); });
+        const auto start = std::chrono::steady_clock::now();
+        ASSERT_TRUE(runtime->submit(task).accepted());
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
+        const auto took = std::chrono::steady_clock::now() - start;
+        const auto bound = measured_first ? 200ms : 1000ms;
+        EXPECT_GE(took, bound) << "lost before its allowance";
+        EXPECT_LT(took, bound + 2s) << "lost long after its allowance";
+        EXPECT_NE(runtime->stats(task).worker_lost_reason.find("allowance of"), std::string::npos)
+            << runtime->stats(task).worker_lost_reason;
+        gate.open(); // the GPU finishes the job before the runtime goes
+    }
 }
 
 } // namespace

@@ -6,9 +6,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
+#include "core/log.hpp"
 #include "gltf_writer.hpp"
 #include "scene/gltf_loader.hpp"
 #include "tandem/error.hpp"
@@ -43,28 +42,25 @@ std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
 
 const std::filesystem::path k_corpus = TANDEM_FUZZ_CORPUS;
 
-// What the loader logs (spdlog's default logger) while it lives.
+// What the loader logs on this thread while it lives, at info and above, one line per message:
+// "warn scene: text".
 class CapturedLog {
 public:
     CapturedLog()
-        : m_sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(m_text)),
-          m_level(spdlog::default_logger()->level()) {
-        spdlog::default_logger()->sinks().push_back(m_sink);
-        spdlog::set_level(spdlog::level::info);
-    }
-    ~CapturedLog() {
-        auto& sinks = spdlog::default_logger()->sinks();
-        sinks.erase(std::find(sinks.begin(), sinks.end(), m_sink));
-        spdlog::set_level(m_level);
-    }
+        : m_logger(detail::Logger::create(
+              LogLevel::Info,
+              [this](LogLevel level, std::string_view category, std::string_view message) {
+                  m_text << to_string(level) << ' ' << category << ": " << message << '\n';
+              })),
+          m_scope(*m_logger) {}
     CapturedLog(const CapturedLog&) = delete;
     CapturedLog& operator=(const CapturedLog&) = delete;
     std::string text() const { return m_text.str(); }
 
 private:
-    std::ostringstream m_text;
-    std::shared_ptr<spdlog::sinks::ostream_sink_mt> m_sink;
-    spdlog::level::level_enum m_level;
+    std::ostringstream m_text; // the loader logs on this thread only
+    std::shared_ptr<detail::Logger> m_logger;
+    detail::LogScope m_scope;
 };
 
 std::vector<std::uint32_t> indices_of(const detail::Primitive& p) {
@@ -223,6 +219,7 @@ TEST(GltfLoader, SkipsPointsAndLinesAndRefusesUnknownModes) {
     const detail::Scene scene =
         load_gltf(write_test_gltf(dir / "lines", GltfForm::EmbeddedBuffer, g).string());
     EXPECT_EQ(scene.assets().meshes[0].primitives.size(), 1u);
+    EXPECT_NE(log.text().find("warn scene: "), std::string::npos) << log.text();
     EXPECT_NE(log.text().find("primitive 1 is made of lines, not triangles; it is not drawn"),
               std::string::npos)
         << log.text();
@@ -280,6 +277,8 @@ TEST(GltfLoader, WithoutASceneShowsSceneZeroOrTheRootNodesAndSaysSo) {
             load_gltf(write_test_gltf(dir / "one", GltfForm::EmbeddedBuffer, g).string());
         EXPECT_TRUE(scene.find_node("panels").has_value());
         EXPECT_EQ(scene.cameras().size(), 1u);
+        // One scene to choose from: information, not a warning.
+        EXPECT_NE(log.text().find("info scene: "), std::string::npos) << log.text();
         EXPECT_NE(log.text().find("no \"scene\" property; showing scene 0 (of 1 scene(s))"),
                   std::string::npos)
             << log.text();
@@ -292,7 +291,7 @@ TEST(GltfLoader, WithoutASceneShowsSceneZeroOrTheRootNodesAndSaysSo) {
             load_gltf(write_test_gltf(dir / "two", GltfForm::EmbeddedBuffer, g).string());
         EXPECT_TRUE(scene.find_node("panels").has_value());
         EXPECT_TRUE(scene.cameras().empty());
-        EXPECT_NE(log.text().find("[warning]"), std::string::npos) << log.text();
+        EXPECT_NE(log.text().find("warn scene: "), std::string::npos) << log.text();
         EXPECT_NE(log.text().find("showing scene 0 (of 2 scene(s))"), std::string::npos)
             << log.text();
     }

@@ -1,8 +1,11 @@
-// SchedTest: three logical openings of each physical device (lavapipe: one primary, two
-// workers) with their real DeviceInfo, and synthetic calibration profiles for them whose numbers
-// each test chooses. Scheduling itself never touches Vulkan; the devices' identities do.
+// Adapters and calibration profiles for the scheduler's tests. SyntheticSchedTest: adapters
+// whose identities are made up (no Vulkan; which of them are openings of one physical device is
+// the test's choice). SchedTest: three logical openings of each physical device (lavapipe: one
+// primary, two workers) with their real DeviceInfo. Both make synthetic calibration profiles
+// whose numbers each test chooses; scheduling itself never touches Vulkan.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sched/profile.hpp"
@@ -63,6 +66,42 @@ struct SyntheticLink {
     }
     return profile;
 }
+
+// Adapter i is an opening of physical device physical[i]: adapters of one physical device share
+// its device UUID and count their openings in virtual_index. Identities only, no Vulkan.
+[[nodiscard]] inline std::vector<DeviceInfo>
+synthetic_adapters(const std::vector<std::uint32_t>& physical) {
+    std::vector<DeviceInfo> out;
+    for (std::size_t i = 0; i < physical.size(); ++i) {
+        DeviceInfo d;
+        d.index = static_cast<std::uint32_t>(i);
+        d.physical_index = physical[i];
+        for (std::size_t k = 0; k < i; ++k) {
+            d.virtual_index += physical[k] == physical[i] ? 1 : 0;
+        }
+        d.name = "Synthetic GPU " + std::to_string(physical[i]);
+        d.type = "discrete";
+        d.device_uuid.fill(0x5a);
+        d.device_uuid[0] = static_cast<std::uint8_t>(physical[i]);
+        d.driver_uuid.fill(0xd7);
+        d.driver_version = "1.0.0";
+        out.push_back(d);
+    }
+    return out;
+}
+
+// Three adapters, each a device of its own unless a test says otherwise (set `physical`).
+class SyntheticSchedTest : public ::testing::Test {
+protected:
+    std::vector<std::uint32_t> physical = {0, 1, 2};
+
+    [[nodiscard]] std::vector<DeviceInfo> infos() const { return synthetic_adapters(physical); }
+
+    [[nodiscard]] detail::Profile synthetic(const std::vector<SyntheticDevice>& devices,
+                                            const SyntheticLink& link = {}) const {
+        return synthetic_profile(infos(), devices, link);
+    }
+};
 
 class SchedTest : public VulkanTest {
 protected:

@@ -3,12 +3,13 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/explanation.hpp"
 #include "sched_fixture.hpp"
 
 namespace tandem::test {
 namespace {
 
-using CostModels = SchedTest;
+using CostModels = SyntheticSchedTest;
 
 detail::WorkloadShape pattern(std::uint32_t size) {
     return {"pattern", size, size, 0, 0};
@@ -165,43 +166,102 @@ TEST_F(CostModels, MovingAResultCostsPreparationTransferSyncAndReintegration) {
     ASSERT_TRUE(move.has_value());
     EXPECT_EQ(move->path, TransferPath::HostImported); // the cheaper of the two measured
     EXPECT_FALSE(move->gpu_side_sync);
-    EXPECT_DOUBLE_EQ(move->prepare.ms, 0.030);                    // the worker's prepare_us
-    EXPECT_DOUBLE_EQ(move->transfer.ms, 0.050 + 4194304.0 / 4e6); // latency + bytes / bandwidth
-    EXPECT_DOUBLE_EQ(move->sync.ms, 0.040);
-    EXPECT_DOUBLE_EQ(move->reintegrate.ms, 0.010 + 4194304.0 / 20e6); // the primary's copy
+    // Calibration timed each part apart: they stay apart, each from the profile.
+    ASSERT_TRUE(move->prepare && move->parts);
+    EXPECT_FALSE(move->delivery);
+    const auto& parts = *move->parts;
+    EXPECT_DOUBLE_EQ(move->prepare->ms, 0.030);                   // the worker's prepare_us
+    EXPECT_DOUBLE_EQ(parts.transfer.ms, 0.050 + 4194304.0 / 4e6); // latency + bytes / bandwidth
+    EXPECT_DOUBLE_EQ(parts.sync.ms, 0.040);
+    EXPECT_DOUBLE_EQ(parts.reintegrate.ms, 0.010 + 4194304.0 / 20e6); // the primary's copy
+    for (const auto* p : {&*move->prepare, &parts.transfer, &parts.sync, &parts.reintegrate}) {
+        EXPECT_EQ(p->source, detail::CostSource::Profile);
+    }
     EXPECT_DOUBLE_EQ(move->total_ms(),
-                     move->prepare.ms + move->transfer.ms + move->sync.ms + move->reintegrate.ms);
+                     move->prepare->ms + parts.transfer.ms + parts.sync.ms + parts.reintegrate.ms);
+    EXPECT_DOUBLE_EQ(move->path_ms(), parts.transfer.ms);
+    EXPECT_DOUBLE_EQ(move->primary_ms(), parts.reintegrate.ms);
 
     const auto forced = model.move("mirror", shape, 1, 0, TransferPath::HostCopy);
     ASSERT_TRUE(forced.has_value());
     EXPECT_EQ(forced->path, TransferPath::HostCopy);
-    EXPECT_DOUBLE_EQ(forced->transfer.ms, 0.100 + 4194304.0 / 2e6);
+    EXPECT_DOUBLE_EQ(forced->parts->transfer.ms, 0.100 + 4194304.0 / 2e6);
     EXPECT_FALSE(model.move("mirror", shape, 1, 0, TransferPath::SharedMemory).has_value());
 
-    // Measured transfers replace the profile's once there are enough of them.
+    // A part the runtime timed apart replaces the profile's once there are enough of them; the
+    // others keep the profile's, each saying so.
     for (int i = 0; i < 3; ++i) {
         ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Transfer, 0.5));
     }
-    EXPECT_DOUBLE_EQ(model.move("mirror", shape, 1, 0)->transfer.ms, 0.5);
-    EXPECT_EQ(model.move("mirror", shape, 1, 0)->transfer.source, detail::CostSource::Measured);
+    const auto timed = model.move("mirror", shape, 1, 0);
+    EXPECT_DOUBLE_EQ(timed->parts->transfer.ms, 0.5);
+    EXPECT_EQ(timed->parts->transfer.source, detail::CostSource::Measured);
+    EXPECT_EQ(timed->parts->sync.source, detail::CostSource::Profile);
 }
 
-TEST_F(CostModels, AMeasuredDeliveryIsSplitInTheProfilesProportions) {
+TEST_F(CostModels, AMeasuredDeliveryIsOneFigureNeverSplit) {
     detail::CostModel model(synthetic({}), infos());
     const auto shape = pattern(512);
     const auto before = *model.move("mirror", shape, 1, 0);
-    const double predicted = before.transfer.ms + before.sync.ms + before.reintegrate.ms;
+    ASSERT_TRUE(before.parts);
+    const double predicted = before.parts->total_ms();
     for (int i = 0; i < 3; ++i) {
         ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Delivery, 3.0 * predicted));
     }
     ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Delivery, 500.0)); // a stall
     const auto after = *model.move("mirror", shape, 1, 0);
-    EXPECT_NEAR(after.transfer.ms, 3.0 * before.transfer.ms, 1e-12);
-    EXPECT_NEAR(after.sync.ms, 3.0 * before.sync.ms, 1e-12);
-    EXPECT_NEAR(after.reintegrate.ms, 3.0 * before.reintegrate.ms, 1e-12);
-    EXPECT_EQ(after.transfer.source, detail::CostSource::Measured);
-    EXPECT_DOUBLE_EQ(after.prepare.ms, before.prepare.ms); // not part of delivery
-    EXPECT_EQ(after.prepare.source, detail::CostSource::Profile);
+    // The runtime timed worker done -> ready as a whole: that is what the move reports.
+    EXPECT_FALSE(after.parts) << "a delivery measured as a whole was split into parts";
+    ASSERT_TRUE(after.delivery);
+    EXPECT_DOUBLE_EQ(after.delivery->ms, 3.0 * predicted);
+    EXPECT_EQ(after.delivery->source, detail::CostSource::Measured);
+    EXPECT_EQ(after.path, before.path);
+    ASSERT_TRUE(after.prepare);
+    EXPECT_DOUBLE_EQ(after.prepare->ms, before.prepare->ms); // not part of delivery
+    EXPECT_EQ(after.prepare->source, detail::CostSource::Profile);
+    EXPECT_DOUBLE_EQ(after.total_ms(), before.prepare->ms + 3.0 * predicted);
+    // The path carries the result for at most the whole delivery; the primary's share of it
+    // was not measured apart.
+    EXPECT_DOUBLE_EQ(after.path_ms(), 3.0 * predicted);
+    EXPECT_DOUBLE_EQ(after.primary_ms(), 0.0);
+    // The explanation says it as one measured figure.
+    const auto text = detail::describe_move(after);
+    EXPECT_NE(text.find("delivery"), std::string::npos) << text;
+    EXPECT_NE(text.find("(measured, as a whole)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("transfer"), std::string::npos) << text;
+    EXPECT_EQ(text.find("reintegrate"), std::string::npos) << text;
+    detail::DeviceEstimate estimate;
+    estimate.device = 1;
+    estimate.move = after;
+    const auto json = detail::to_json(estimate)["move"];
+    EXPECT_EQ(json["delivery"]["source"], "measured");
+    EXPECT_DOUBLE_EQ(json["delivery"]["ms"].get<double>(), 3.0 * predicted);
+    EXPECT_TRUE(json["transfer"].is_null());
+    EXPECT_TRUE(json["sync"].is_null());
+    EXPECT_TRUE(json["reintegrate"].is_null());
+    EXPECT_EQ(json["prepare"]["source"], "profile");
+}
+
+TEST_F(CostModels, WithoutThePairInTheProfileAMeasuredDeliveryAlonePricesTheMove) {
+    // What the runtime has without a profile: the adapters' identities and its own timings.
+    detail::CostModel model(detail::profile_skeleton(infos()), infos());
+    const auto shape = pattern(256);
+    EXPECT_FALSE(model.move("mirror", shape, 1, 0).has_value()) << "nothing known yet";
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("mirror", 1, detail::Stage::Delivery, 2.5));
+    }
+    const auto move = model.move("mirror", shape, 1, 0, TransferPath::SharedMemory);
+    ASSERT_TRUE(move.has_value());
+    ASSERT_TRUE(move->delivery);
+    EXPECT_DOUBLE_EQ(move->delivery->ms, 2.5);
+    EXPECT_EQ(move->delivery->source, detail::CostSource::Measured);
+    EXPECT_FALSE(move->parts);
+    EXPECT_EQ(move->path, TransferPath::SharedMemory); // the path the runtime uses
+    // Preparation was timed by nobody: unknown, not a made-up zero.
+    EXPECT_FALSE(move->prepare.has_value());
+    EXPECT_DOUBLE_EQ(move->total_ms(), 2.5);
+    // Without a path named, none is claimed.
+    EXPECT_FALSE(model.move("mirror", shape, 1, 0)->path.has_value());
 }
 
 TEST_F(CostModels, APairWithoutMeasuredPathsCannotMove) {

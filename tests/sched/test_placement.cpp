@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,10 +17,17 @@ using detail::PlacementKind;
 using PlacementRequest = detail::Placement;
 using detail::Stage;
 
-class Placement : public SchedTest {
+class Placement : public SyntheticSchedTest {
 protected:
-    // Adapter 0 is the primary, 1 and 2 the workers (three openings of the first device).
-    [[nodiscard]] detail::DeviceSet devices() const { return {0, {1, 2}, {}, {}}; }
+    // Adapter 0 is the primary, 1 and 2 the workers: three devices unless `physical` says that
+    // some are openings of one device.
+    [[nodiscard]] detail::DeviceSet devices() const {
+        detail::DeviceSet set;
+        set.primary = 0;
+        set.workers = {1, 2};
+        set.identify(infos());
+        return set;
+    }
 
     static detail::PlacementTask task(std::string name, std::uint32_t size, double rate_hz = 30.0,
                                       PlacementRequest request = {}) {
@@ -91,7 +99,8 @@ TEST_F(Placement, DearTransferKeepsSmallGainTasksOnThePrimary) {
     EXPECT_NE(large.chosen, 0u) << to_text(large);
     EXPECT_TRUE(contains(small.reason, "on the primary")) << small.reason;
     ASSERT_TRUE(small.devices[1].move.has_value());
-    EXPECT_GT(small.devices[1].move->transfer.ms, 3.0);
+    ASSERT_TRUE(small.devices[1].move->parts.has_value());
+    EXPECT_GT(small.devices[1].move->parts->transfer.ms, 3.0);
     EXPECT_LT(small.devices[1].gain_ms, small.devices[1].charge_ms);
 
     // With cheap transfers the same small task is worth moving.
@@ -304,24 +313,65 @@ TEST_F(Placement, ExplanationsCarryTheNumbers) {
     EXPECT_DOUBLE_EQ(t["devices"][0]["execute"]["ms"].get<double>(), 16.0);
     EXPECT_EQ(t["devices"][0]["execute"]["source"], "profile");
     const auto move = model.move("mirror", e.shape, 1, 0);
+    ASSERT_TRUE(move && move->parts && move->prepare);
+    const auto& parts = *move->parts;
     const auto& w = t["devices"][1];
-    EXPECT_DOUBLE_EQ(w["move"]["transfer"]["ms"].get<double>(), move->transfer.ms);
-    EXPECT_DOUBLE_EQ(w["move"]["sync"]["ms"].get<double>(), move->sync.ms);
-    EXPECT_DOUBLE_EQ(w["move"]["reintegrate"]["ms"].get<double>(), move->reintegrate.ms);
-    EXPECT_DOUBLE_EQ(w["move"]["prepare"]["ms"].get<double>(), move->prepare.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["transfer"]["ms"].get<double>(), parts.transfer.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["sync"]["ms"].get<double>(), parts.sync.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["reintegrate"]["ms"].get<double>(), parts.reintegrate.ms);
+    EXPECT_DOUBLE_EQ(w["move"]["prepare"]["ms"].get<double>(), move->prepare->ms);
+    // Every figure names its source; the profile's parts were timed apart.
+    for (const char* part : {"prepare", "transfer", "sync", "reintegrate"}) {
+        EXPECT_EQ(w["move"][part]["source"], "profile") << part;
+    }
+    EXPECT_TRUE(w["move"]["delivery"].is_null());
     EXPECT_EQ(w["move"]["path"], "host-imported");
     EXPECT_EQ(w["move"]["sync_mode"], "bridge");
+    EXPECT_TRUE(w["opening_of"].is_null());
+    EXPECT_TRUE(json["openings"].empty()) << "three devices, none opened twice";
     EXPECT_DOUBLE_EQ(w["gain_ms"].get<double>(), 16.0);
     EXPECT_DOUBLE_EQ(w["net_gain_ms"].get<double>(), 16.0 - move->total_ms());
     EXPECT_FALSE(t["reason"].get<std::string>().empty());
     // The primary keeps its base frame and reintegrates one 4 MiB result 30 times a second.
     EXPECT_NEAR(json["predicted_primary_frame_ms"].get<double>(),
-                5.0 + move->reintegrate.ms * 30.0 / 60.0, 1e-9);
+                5.0 + parts.reintegrate.ms * 30.0 / 60.0, 1e-9);
     const auto text = to_text(plan);
     EXPECT_TRUE(contains(text, "task \"mirror\"")) << text;
     EXPECT_TRUE(contains(text, "host-imported")) << text;
     EXPECT_TRUE(contains(text, "why: ")) << text;
     EXPECT_TRUE(contains(text, "frees 16.000 ms")) << text;
+    EXPECT_TRUE(contains(text, "over host-imported (profile)")) << text;
+    EXPECT_TRUE(contains(text, "(profile)")) << text;
+}
+
+TEST_F(Placement, AMeasuredDeliveryIsExplainedAsOneMeasuredFigure) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::PlacementTask> tasks = {task("mirror", 1024)};
+    const auto worker = placer.decide(tasks, devices()).tasks[0].chosen;
+    ASSERT_NE(worker, 0u);
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(model.observe("mirror", worker, Stage::Delivery, 1.25));
+        ASSERT_TRUE(model.observe("mirror", worker, Stage::Execute, 16.0));
+    }
+    const auto plan = placer.decide(tasks, devices());
+    const auto& e = plan.tasks[0];
+    ASSERT_EQ(e.chosen, worker) << to_text(plan);
+    const auto& d = e.devices[worker];
+    ASSERT_TRUE(d.move && d.move->delivery);
+    EXPECT_FALSE(d.move->parts);
+    EXPECT_DOUBLE_EQ(d.charge_ms, d.move->prepare->ms + 1.25);
+    const auto json = to_json(plan)["tasks"][0]["devices"][worker]["move"];
+    EXPECT_EQ(json["delivery"]["source"], "measured");
+    EXPECT_DOUBLE_EQ(json["delivery"]["ms"].get<double>(), 1.25);
+    for (const char* part : {"transfer", "sync", "reintegrate"}) {
+        EXPECT_TRUE(json[part].is_null()) << part << " was made up from a whole";
+    }
+    EXPECT_TRUE(contains(e.reason, "delivery 1.250 ms")) << e.reason;
+    EXPECT_TRUE(contains(e.reason, "(measured, as a whole)")) << e.reason;
+    EXPECT_FALSE(contains(e.reason, "reintegrate")) << e.reason;
+    const auto text = to_text(plan);
+    EXPECT_TRUE(contains(text, "execute 16.000 ms (measured)")) << text;
 }
 
 TEST_F(Placement, AForcedPathIsTheOnlyPathUsed) {
@@ -367,6 +417,208 @@ TEST_F(Placement, ReasonsCanBeLeftOutButNumbersStay) {
     EXPECT_TRUE(plan.tasks[0].reason.empty());
     EXPECT_NE(plan.tasks[0].chosen, 0u);
     EXPECT_TRUE(plan.tasks[0].devices[1].move.has_value());
+}
+
+// Openings of one physical device (equal device UUIDs, as lavapipe or one GPU opened several
+// times) share one capacity: a move between them frees nothing, so none is made for a gain.
+
+// The primary and both workers are one device: however cheap the workers look, every automatic
+// task stays on the primary, and the explanation says why.
+TEST_F(Placement, OpeningsOfThePrimarysDeviceNeverTakeATaskForAGain) {
+    physical = {0, 0, 0};
+    std::mt19937 random(29);
+    auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(random);
+    };
+    for (int scenario = 0; scenario < 50; ++scenario) {
+        SCOPED_TRACE("scenario " + std::to_string(scenario));
+        SyntheticLink link;
+        link.gbps = uniform(1.0, 1000.0);
+        link.latency_us = uniform(0.0, 50.0);
+        link.sync_us = uniform(0.0, 50.0);
+        // The workers look up to 100 times cheaper than the primary.
+        detail::CostModel model(
+            synthetic({{uniform(1.0, 20.0)}, {uniform(0.2, 1.0)}, {uniform(0.2, 1.0)}}, link),
+            infos());
+        detail::Placer placer(model);
+        const std::vector<detail::PlacementTask> tasks = {task("a", 1024, 5.0), task("b", 512),
+                                                          task("c", 256, 60.0)};
+        for (int round = 0; round < 4; ++round) {
+            // Measurements that make the primary ever dearer change nothing.
+            for (const auto& t : tasks) {
+                (void)model.observe(t.name, 0, Stage::Execute, uniform(50.0, 150.0));
+                (void)model.observe(t.name, 1, Stage::Execute, uniform(0.01, 0.1));
+                (void)model.observe(t.name, 1, Stage::Delivery, uniform(0.01, 0.1));
+            }
+            const auto plan = placer.decide(tasks, devices());
+            for (const auto& t : plan.tasks) {
+                ASSERT_EQ(t.chosen, 0u) << to_text(t);
+                for (std::size_t w = 1; w < 3; ++w) {
+                    const auto& d = t.devices[w];
+                    EXPECT_FALSE(d.candidate);
+                    EXPECT_EQ(d.opening_of, 0u);
+                    EXPECT_DOUBLE_EQ(d.gain_ms, 0.0) << "the same device does the work";
+                }
+                EXPECT_TRUE(contains(t.reason, "adapter 1 is an opening of the same device as the "
+                                               "primary: moving there frees nothing"))
+                    << t.reason;
+            }
+            ASSERT_EQ(plan.openings.size(), 1u);
+            EXPECT_TRUE(contains(plan.openings[0], "share its capacity")) << plan.openings[0];
+            EXPECT_EQ(plan.devices[1].shares_with, (std::vector<std::uint32_t>{0, 2}));
+        }
+    }
+}
+
+// Asked for explicitly (a test or a demo that needs moves between openings), the openings are
+// separate devices, and every explanation says that they are treated so.
+TEST_F(Placement, OpeningsTreatedAsSeparateMoveAndSaySo) {
+    physical = {0, 0, 0};
+    detail::CostModel model(synthetic({{20.0}, {1.0}, {1.0}}), infos());
+    detail::Placer placer(model);
+    auto set = devices();
+    set.openings_are_separate = true;
+    const auto plan = placer.decide({task("mirror", 512)}, set);
+    const auto& e = plan.tasks[0];
+    ASSERT_NE(e.chosen, 0u) << to_text(plan);
+    const auto& chosen = e.devices[e.chosen];
+    EXPECT_TRUE(chosen.candidate);
+    EXPECT_EQ(chosen.opening_of, 0u);
+    EXPECT_TRUE(chosen.treated_as_separate);
+    EXPECT_GT(chosen.gain_ms, 0.0);
+    EXPECT_TRUE(contains(e.reason, "treated as a separate device as asked")) << e.reason;
+    ASSERT_EQ(plan.openings.size(), 1u);
+    EXPECT_TRUE(contains(plan.openings[0], "treated as separate devices as asked"))
+        << plan.openings[0];
+    EXPECT_TRUE(plan.openings_are_separate);
+    const auto json = to_json(plan);
+    EXPECT_TRUE(json["openings_are_separate"].get<bool>());
+    EXPECT_TRUE(json["tasks"][0]["devices"][e.chosen]["treated_as_separate"].get<bool>());
+    EXPECT_TRUE(contains(to_text(plan), "treated as separate devices as asked"));
+}
+
+// Two workers that are openings of one device (not the primary's): they share one capacity, and
+// a task on one never moves to the other for a gain, however the costs change.
+TEST_F(Placement, TwoOpeningsOfAWorkersDeviceShareItsCapacityAndNeverTradeATask) {
+    physical = {0, 1, 1};
+    // Each 1024x1024 pattern at 25 Hz needs 40% of a worker: two fit in the one device, not
+    // the four that two separate workers would take.
+    for (const std::size_t limit : {std::size_t{4096}, std::size_t{1}}) {
+        detail::CostModel model(synthetic({}), infos());
+        detail::PlacementOptions options;
+        options.exhaustive_limit = limit;
+        detail::Placer placer(model, options);
+        std::vector<detail::PlacementTask> tasks;
+        for (int i = 0; i < 5; ++i) {
+            tasks.push_back(task("t" + std::to_string(i), 1024, 25.0));
+        }
+        const auto plan = placer.decide(tasks, devices());
+        EXPECT_EQ(plan.devices[0].tasks.size(), 3u) << to_text(plan);
+        EXPECT_EQ(plan.devices[1].tasks.size() + plan.devices[2].tasks.size(), 2u) << to_text(plan);
+        for (const auto& d : plan.devices) {
+            if (!d.primary) {
+                EXPECT_LE(d.device_load_fraction, options.capacity + 1e-9) << to_text(plan);
+                EXPECT_FALSE(d.over_capacity);
+            }
+        }
+        EXPECT_EQ(plan.devices[1].shares_with, std::vector<std::uint32_t>{2});
+        EXPECT_DOUBLE_EQ(plan.devices[1].device_load_fraction,
+                         plan.devices[1].load_fraction + plan.devices[2].load_fraction);
+    }
+
+    detail::CostModel model(synthetic({{20.0}, {1.0}, {1.0}}), infos());
+    detail::Placer placer(model);
+    const std::vector<detail::PlacementTask> tasks = {task("mirror", 512)};
+    const auto first = placer.decide(tasks, devices());
+    const auto on = first.tasks[0].chosen;
+    ASSERT_NE(on, 0u) << to_text(first);
+    const std::uint32_t other = on == 1 ? 2 : 1;
+    std::mt19937 random(7);
+    auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(random);
+    };
+    for (int round = 0; round < 40; ++round) {
+        // The other opening looks far cheaper to run and to deliver from (by more than the
+        // margin, 8 ms).
+        (void)model.observe("mirror", on, Stage::Execute, uniform(3.0, 8.0));
+        (void)model.observe("mirror", on, Stage::Delivery, uniform(12.0, 20.0));
+        (void)model.observe("mirror", other, Stage::Execute, uniform(0.01, 0.1));
+        (void)model.observe("mirror", other, Stage::Delivery, uniform(0.001, 0.01));
+        const auto plan = placer.decide(tasks, devices());
+        const auto& e = plan.tasks[0];
+        ASSERT_EQ(e.chosen, on) << to_text(plan);
+        const auto& d = e.devices[other];
+        EXPECT_FALSE(d.candidate);
+        EXPECT_EQ(d.opening_of, on);
+        EXPECT_TRUE(contains(e.reason, "dapter " + std::to_string(other) +
+                                           " is an opening of the same device as adapter " +
+                                           std::to_string(on) +
+                                           ", where the task runs: moving there frees nothing"))
+            << e.reason;
+    }
+    // A request for any worker does not hop between the openings either.
+    detail::Placer requested(model);
+    const std::vector<detail::PlacementTask> any = {task("mirror", 512, 30.0, parse("worker"))};
+    const auto start = requested.decide(any, devices()).tasks[0].chosen;
+    for (int round = 0; round < 5; ++round) {
+        EXPECT_EQ(requested.decide(any, devices()).tasks[0].chosen, start);
+    }
+
+    // Treated as separate (asked for), the cheaper opening takes it.
+    auto set = devices();
+    set.openings_are_separate = true;
+    const auto plan = placer.decide(tasks, set);
+    EXPECT_EQ(plan.tasks[0].chosen, other) << to_text(plan);
+    EXPECT_TRUE(contains(plan.tasks[0].reason, "treated as a separate device as asked"))
+        << plan.tasks[0].reason;
+}
+
+// Whatever the costs, requests and losses, no decision moves a task between two openings of one
+// device for a gain (only a lost device's tasks move without one).
+TEST_F(Placement, RandomScenariosNeverMoveATaskBetweenOpeningsForAGain) {
+    std::mt19937 random(20261201);
+    auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(random);
+    };
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(random); };
+    const std::vector<std::vector<std::uint32_t>> layouts = {{0, 0, 0}, {0, 1, 1}, {0, 0, 1}};
+    const std::uint32_t sizes[] = {128, 256, 512, 1024};
+    for (int scenario = 0; scenario < 60; ++scenario) {
+        SCOPED_TRACE("scenario " + std::to_string(scenario));
+        physical = layouts[static_cast<std::size_t>(scenario) % layouts.size()];
+        SyntheticLink link;
+        link.gbps = uniform(0.5, 50.0);
+        link.latency_us = uniform(1.0, 500.0);
+        detail::CostModel model(
+            synthetic({{uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}, {uniform(0.2, 5.0)}}, link),
+            infos());
+        detail::Placer placer(model);
+        std::vector<detail::PlacementTask> tasks;
+        for (int i = 0; i < 1 + pick(4); ++i) {
+            tasks.push_back(task("t" + std::to_string(i), sizes[pick(4)], uniform(5.0, 60.0),
+                                 pick(5) == 0 ? parse("worker") : PlacementRequest{}));
+        }
+        const auto set = devices();
+        std::map<std::string, std::uint32_t> where;
+        for (int round = 0; round < 12; ++round) {
+            for (const auto& t : tasks) {
+                const auto device = static_cast<std::uint32_t>(pick(3));
+                (void)model.observe(t.name, device, Stage::Execute, uniform(0.05, 20.0));
+                (void)model.observe(t.name, device, Stage::Delivery, uniform(0.01, 10.0));
+            }
+            const auto plan = placer.decide(tasks, set);
+            for (const auto& t : plan.tasks) {
+                if (t.request.kind == PlacementKind::Auto) {
+                    EXPECT_FALSE(set.share_capacity(t.chosen, 0)) << to_text(t);
+                }
+                if (const auto it = where.find(t.task); it != where.end()) {
+                    EXPECT_FALSE(t.moved && set.share_capacity(it->second, t.chosen))
+                        << "moved between openings of one device: " << to_text(t);
+                }
+                where[t.task] = t.chosen;
+            }
+        }
+    }
 }
 
 TEST(PlacementRequests, ParseWhatTheTasksFileTheRuntimeAndTheCliAccept) {

@@ -1,5 +1,7 @@
 // The scheduler inside the Runtime (placement "auto") on three logical devices (lavapipe: the
-// primary and two workers), with synthetic profiles whose numbers each test chooses: auto tasks
+// primary and two workers, openings of one device that the tests ask to be treated as separate,
+// except the one that shows they free nothing), with synthetic profiles whose numbers each test
+// chooses; a measured delivery is reported as one figure; auto tasks
 // avoid a slow worker; tasks whose transfer is dear stay on the primary; a stalled measurement
 // moves nothing; a move keeps the TaskId and never shows a blank or an older frame (exact
 // pixels, generations per frame); a lost worker's tasks start moving in the pump that sees the
@@ -19,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/capabilities.hpp"
-#include "runtime/task_router.hpp"
 #include "runtime_fixture.hpp"
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
@@ -61,8 +62,12 @@ protected:
     }
 
     // A runtime whose scheduler starts from `profile` (none: measured timings only), deciding
-    // in every pump.
-    void start(const std::optional<detail::Profile>& profile, SchedulerOptions options = {}) {
+    // in every pump. Its three adapters are openings of one device, which these tests move
+    // tasks between: they ask for the openings to be treated as separate devices unless
+    // `options` says otherwise (`separate` false).
+    void start(const std::optional<detail::Profile>& profile, SchedulerOptions options = {},
+               bool separate = true) {
+        options.openings_are_separate = separate;
         RuntimeOptions o;
         if (profile) {
             const auto path = temp_folder("scheduler-profile") / "profile.json";
@@ -80,7 +85,7 @@ protected:
         d.name = name;
         d.width = k_w;
         d.height = k_h;
-        d.placement = placement;
+        d.placement = Placement::parse(placement).value();
         d.rate_hz = 30.0;
         return d;
     }
@@ -93,9 +98,7 @@ protected:
         runtime->pump();
     }
 
-    [[nodiscard]] std::uint32_t device_of(TaskId task) const {
-        return runtime->task_device(task).index;
-    }
+    [[nodiscard]] std::uint32_t device_of(TaskId task) const { return runtime->stats(task).device; }
     std::uint32_t primary() const { return devices[0].index; }
     std::uint32_t worker(std::size_t k) const { return devices[1 + k].index; }
 
@@ -145,6 +148,72 @@ TEST_F(SchedulerTest, AutoTasksAvoidASlowWorker) {
     EXPECT_FALSE(report.tasks[0].reason.empty());
     EXPECT_NE(report.model.find("profile"), std::string::npos) << report.model;
     EXPECT_TRUE(nlohmann::json::accept(report.json));
+}
+
+// Lavapipe's three openings are one device: moving a task from the primary to another opening
+// frees nothing, so the scheduler never does it, however much faster the profile says the
+// workers are, and says why.
+TEST_F(SchedulerTest, OpeningsOfOneDeviceNeverTakeATaskForAGain) {
+    ASSERT_EQ(devices[0].device_uuid, devices[1].device_uuid);
+    start(profile_of(devices, 200.0, 0.5, 0.5), {}, false);
+    const TaskId a = runtime->register_task(pattern("a"));
+    for (int f = 0; f < 20; ++f) {
+        frame({a});
+        ASSERT_EQ(device_of(a), primary()) << "frame " << f;
+    }
+    const PlacementReport report = runtime->placement();
+    ASSERT_EQ(report.tasks.size(), 1u);
+    EXPECT_NE(report.tasks[0].reason.find("adapter " + std::to_string(worker(0)) +
+                                          " is an opening of the same device as the primary: "
+                                          "moving there frees nothing"),
+              std::string::npos)
+        << report.tasks[0].reason;
+    const auto doc = nlohmann::json::parse(report.json);
+    ASSERT_EQ(doc["openings"].size(), 1u) << report.text;
+    EXPECT_FALSE(doc["openings_are_separate"].get<bool>());
+    for (const auto& d : doc["tasks"][0]["devices"]) {
+        if (d["role"] == "worker") {
+            EXPECT_EQ(d["opening_of"], primary());
+            EXPECT_FALSE(d["candidate"].get<bool>());
+            EXPECT_EQ(d["gain_ms"].get<double>(), 0.0);
+        }
+    }
+    EXPECT_EQ(runtime->stats(a).devices.size(), 1u) << "registered on the primary only";
+    EXPECT_EQ(runtime->stats(a).moves, 0u);
+}
+
+// The runtime times a result's way to the primary as a whole (worker done -> ready): the
+// explanation reports that as one measured delivery, not as parts it was never timed in.
+TEST_F(SchedulerTest, AMeasuredDeliveryIsReportedAsOneFigure) {
+    start(profile_of(devices, 200.0, 1.0, 2.0));
+    const TaskId a = runtime->register_task(pattern("a"));
+    ASSERT_EQ(device_of(a), worker(0));
+    nlohmann::json move;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        frame({a});
+        if (auto lease = runtime->acquire(a)) {
+            runtime->release(*lease, 0);
+        }
+        const auto doc = nlohmann::json::parse(runtime->placement().json);
+        for (const auto& d : doc.at("tasks").at(0).at("devices")) {
+            if (d.at("device") == worker(0)) {
+                move = d.at("move");
+            }
+        }
+        return move.is_object() && !move.at("delivery").is_null();
+    })) << runtime->placement().text;
+    EXPECT_EQ(move["delivery"]["source"], "measured");
+    EXPECT_GE(move["delivery"]["ms"].get<double>(), 0.0);
+    for (const char* part : {"transfer", "sync", "reintegrate"}) {
+        EXPECT_TRUE(move[part].is_null()) << part << ": " << move.dump();
+    }
+    EXPECT_EQ(move["prepare"]["source"], "profile");
+    EXPECT_NE(runtime->placement().text.find("(measured, as a whole)"), std::string::npos)
+        << runtime->placement().text;
+    // Openings treated as separate, as this test asked, and the explanation says so.
+    EXPECT_NE(runtime->placement().text.find("treated as separate devices as asked"),
+              std::string::npos)
+        << runtime->placement().text;
 }
 
 TEST_F(SchedulerTest, TasksWithSmallGainStayOnThePrimaryWhenTransferIsDear) {
@@ -207,7 +276,7 @@ TEST_F(SchedulerTest, MovesArePricedWithThePathLeftAfterADrop) {
         return std::string("(none)");
     };
     EXPECT_EQ(priced(), to_string(*first));
-    detail::PathHealth* health = runtime->impl().path_health();
+    detail::PathHealth* health = detail::RuntimeAccess::impl(*runtime).path_health();
     ASSERT_NE(health, nullptr);
     ASSERT_TRUE(health->drop(worker(0), primary(), *first, "dropped by the test"));
     const auto next = health->restrict(pair).best_path();
@@ -271,7 +340,7 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
     auto reader = make_reader(*runtime, k_w, k_h);
     const TaskId a = runtime->register_task(pattern("a"));
     const auto show = [&]() -> std::optional<Lease> {
-        auto lease = runtime->acquire(a);
+        const std::optional<Lease> lease = runtime->acquire(a).lease;
         if (lease) {
             std::uint64_t v = 0;
             expect_pattern(read_back(*reader, *lease, v), *lease);
@@ -289,7 +358,7 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
     ASSERT_EQ(before->device, worker(0));
 
     // The first registration's id is the task's: the fault hook reaches worker 0's queue.
-    runtime->impl().force_device_lost(a);
+    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
     // The worker discovers the loss at its next submit (slots may be busy at first); the pump
     // that sees it starts the move.
     ASSERT_TRUE(pump_until(*runtime, [&] {
@@ -358,7 +427,7 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         ~LetGoAtExit() { let_go(); }
     } at_exit{let_go};
     start(profile_of(devices, 200.0, 0.5, 1.0));
-    runtime->impl().workloads().add(
+    detail::RuntimeAccess::impl(*runtime).workloads().add(
         "pattern-slow-on-worker-1",
         [&](const detail::Device& device, const detail::WorkloadParams& p) {
             if (device.info().index == held_device) {
@@ -377,7 +446,7 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         frame({a});
         return runtime->stats(a).ready >= 2;
     }));
-    runtime->impl().force_device_lost(a);
+    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         (void)runtime->submit(a);
         runtime->pump();
@@ -485,7 +554,9 @@ TEST_F(SchedulerTest, CalibrateMeasuresEachDeviceBeforeTheFirstFrame) {
     options.background_calibration = false;
     start(std::nullopt, options);
     const TaskId a = runtime->register_task(pattern("a"));
-    const std::vector<DeviceCost> costs = runtime->calibrate(a, {}, 6);
+    const CalibrationResult calibrated = runtime->calibrate(a, {}, 6);
+    ASSERT_EQ(calibrated.error, TaskError::None) << calibrated.reason;
+    const std::vector<DeviceCost>& costs = calibrated.costs;
     ASSERT_EQ(costs.size(), 3u);
     for (const DeviceCost& c : costs) {
         ASSERT_TRUE(c.execute_ms) << "adapter " << c.device;

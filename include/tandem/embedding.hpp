@@ -1,0 +1,133 @@
+// The embedding contract: what an engine that creates its own Vulkan instance and device gives
+// Tandem, stated the way OpenXR states its graphics requirements (xrGetVulkanDeviceExtensionsKHR,
+// xrGetVulkanGraphicsRequirements2KHR). embedding_requirements() lists the Vulkan version, the
+// instance and device extensions and the features Tandem uses, each required or optional, with
+// whether this physical device has it and what it unlocks; its feature structs merge into the
+// engine's VkDeviceCreateInfo. EmbedInfo then says what the engine enabled: Runtime(EmbedInfo)
+// refuses a device without a required item with a tandem::Error naming it, and an optional one
+// left out is reported once, in DeviceInfo::not_enabled and the pair reasons (never as a path
+// that failed), and Tandem does without what it unlocks.
+//
+// clang-format off
+//
+//     // Before the instance: its API version and extensions.
+//     tandem::EmbeddingRequirements need = tandem::embedding_requirements();
+//     app_info.apiVersion = std::max(app_info.apiVersion, need.api_version);
+//     for (const char* e : need.instance_extension_names()) instance_extensions.push_back(e);
+//     // ... vkCreateInstance, pick `physical` ...
+//     need = tandem::embedding_requirements(physical);      // throws nothing; need.missing()
+//     for (const char* e : need.device_extension_names()) device_extensions.push_back(e);
+//     need.merge_features(engine_vulkan12, engine_vulkan13); // the engine's own feature structs
+//     // ... vkCreateDevice(physical, &create_info, ...) ...
+//     tandem::EmbedInfo embed{instance, physical, device, family, queue_index};
+//     embed.set_enabled(create_info);                       // extensions and features it enabled
+//     tandem::Runtime runtime(embed);
+//
+// clang-format on
+//
+// Threads: any; the functions only query the physical device. Plain data otherwise.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "tandem/export.hpp"
+
+namespace tandem {
+
+// One thing Tandem asks of the engine's instance or device: an extension, or a feature (a member
+// of a Vulkan 1.2 or 1.3 feature struct).
+struct Requirement {
+    std::string name;      // "VK_KHR_external_semaphore_fd", or a member: "synchronization2"
+    std::string structure; // for a feature, its struct: "VkPhysicalDeviceVulkan13Features"
+    // Required: Tandem refuses a device without it. Optional: Tandem does without what it
+    // unlocks, and says so once in the device and pair information.
+    bool required = false;
+    // The physical device has it (the Vulkan loader, for an instance extension); false for a
+    // device item when no physical device was given.
+    bool supported = false;
+    std::string unlocks; // what it gives, one sentence
+};
+
+// The features Tandem uses, as booleans: what the engine enabled (EmbedInfo::enabled_features).
+// Required: timeline_semaphore, synchronization2, dynamic_rendering, maintenance4.
+// Optional: host_query_reset.
+struct EmbeddingFeatures {
+    bool timeline_semaphore = false; // VkPhysicalDeviceVulkan12Features::timelineSemaphore
+    bool host_query_reset = false;   // VkPhysicalDeviceVulkan12Features::hostQueryReset
+    bool synchronization2 = false;   // VkPhysicalDeviceVulkan13Features::synchronization2
+    bool dynamic_rendering = false;  // VkPhysicalDeviceVulkan13Features::dynamicRendering
+    bool maintenance4 = false;       // VkPhysicalDeviceVulkan13Features::maintenance4
+};
+
+struct TANDEM_API EmbeddingRequirements {
+    // The least Vulkan version: VkApplicationInfo::apiVersion of the engine's instance and the
+    // physical device's apiVersion must both be at least this.
+    std::uint32_t api_version = VK_API_VERSION_1_3;
+    std::uint32_t loader_api_version = 0; // vkEnumerateInstanceVersion
+    std::uint32_t device_api_version = 0; // the physical device's; 0 when none was given
+    std::vector<Requirement> instance_extensions;
+    std::vector<Requirement> device_extensions;
+    std::vector<Requirement> features;
+    // The feature structs with every required member set, and each optional one the physical
+    // device supports; pNext null. Chain them into VkDeviceCreateInfo::pNext, or merge_features()
+    // into the engine's own.
+    VkPhysicalDeviceVulkan12Features vulkan12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan13Features vulkan13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+
+    // True when the loader, the physical device and its driver have every required item (the
+    // loader's alone when no physical device was given).
+    [[nodiscard]] bool satisfied() const { return missing().empty(); }
+    // What they lack of the required items, one sentence; empty when satisfied().
+    [[nodiscard]] std::string missing() const;
+    // The names to add to VkInstanceCreateInfo / VkDeviceCreateInfo::ppEnabledExtensionNames:
+    // every required extension and each supported optional one. They point into this object.
+    [[nodiscard]] std::vector<const char*> instance_extension_names() const;
+    [[nodiscard]] std::vector<const char*> device_extension_names() const;
+    // ORs vulkan12's and vulkan13's members into the engine's own structs (their sType, pNext
+    // and every other member untouched).
+    void merge_features(VkPhysicalDeviceVulkan12Features& engine_vulkan12,
+                        VkPhysicalDeviceVulkan13Features& engine_vulkan13) const;
+};
+
+// Without a physical device (before the instance exists): the API version, the instance
+// extensions and the device items Tandem asks for, device items unsupported. With one: the same,
+// with what that device supports. Throws nothing.
+[[nodiscard]] TANDEM_API EmbeddingRequirements
+embedding_requirements(VkPhysicalDevice physical_device = VK_NULL_HANDLE);
+
+// An application's Vulkan objects handed to Tandem (Runtime(EmbedInfo) in tandem/runtime.hpp).
+// Create the instance with at least Vulkan 1.3 and the device from embedding_requirements(),
+// and say here what the device was created with. Tandem submits only to queue (queue_family,
+// queue_index) of a graphics+compute family; leases are readable by that family.
+struct TANDEM_API EmbedInfo {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE; // the one `device` was created from
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    std::uint32_t queue_index = 0;
+    // When the application also submits to that queue, both sides lock this mutex around
+    // vkQueueSubmit*; null when the queue is Tandem's alone.
+    std::shared_ptr<std::mutex> queue_mutex;
+    // The device extensions `device` was created with (ppEnabledExtensionNames). Tandem uses
+    // only these: an optional one missing here is reported in DeviceInfo::not_enabled.
+    std::vector<std::string> enabled_extensions;
+    // The features `device` was created with. A required one missing here is refused.
+    EmbeddingFeatures enabled_features;
+    bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
+
+    // Sets enabled_extensions and enabled_features from the create info `device` was made with:
+    // its extension names, and in its pNext chain VkPhysicalDeviceVulkan12Features and
+    // VkPhysicalDeviceVulkan13Features or the per-feature structs (timeline semaphore, host query
+    // reset, synchronization2, dynamic rendering, maintenance4).
+    void set_enabled(const VkDeviceCreateInfo& created_with);
+};
+
+} // namespace tandem

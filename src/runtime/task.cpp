@@ -1,0 +1,64 @@
+#include "runtime/task.hpp"
+
+#include <algorithm>
+
+namespace tandem::detail {
+
+TaskInstance* Task::on(std::uint32_t device) const noexcept {
+    for (const auto& instance : instances) {
+        if (instance->device() == device &&
+            !instance->link_failed.load(std::memory_order_acquire)) {
+            return instance.get();
+        }
+    }
+    return nullptr;
+}
+
+TaskInstance* Task::find(std::uint64_t serial) const noexcept {
+    for (const auto* list : {&instances, &retiring}) {
+        for (const auto& instance : *list) {
+            if (instance->serial == serial) {
+                return instance.get();
+            }
+        }
+    }
+    return nullptr;
+}
+
+void Task::retire(TaskInstance* instance) {
+    const auto it = std::find_if(instances.begin(), instances.end(),
+                                 [&](const auto& i) { return i.get() == instance; });
+    if (it == instances.end()) {
+        return;
+    }
+    retiring.push_back(std::move(*it)); // may throw: then nothing moved
+    instances.erase(it);
+    if (active == instance) {
+        active = nullptr;
+    }
+    if (pending == instance) {
+        pending = nullptr;
+    }
+    instance->worker->task_count.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Task::adopt_shape(const TaskDesc& shape_desc) {
+    desc = shape_desc;
+    shape = workload_shape(shape_desc);
+    automatic = shape_desc.placement.kind == PlacementKind::Auto;
+}
+
+WorkloadShape workload_shape(const TaskDesc& desc) {
+    WorkloadShape shape;
+    shape.kind = desc.cost.kind;
+    if (shape.kind.empty()) {
+        shape.kind = !desc.factory && desc.workload == "pattern" ? "pattern" : "application";
+    }
+    shape.width = desc.width;
+    shape.height = desc.height;
+    shape.work = desc.cost.work;
+    shape.content = desc.cost.content;
+    return shape;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,51 @@
+#include "runtime/task_instance.hpp"
+
+#include <algorithm>
+
+namespace tandem::detail {
+
+TaskInstance::~TaskInstance() = default;
+
+bool TaskInstance::quiescent() const noexcept {
+    if (preparing() || host_jobs != 0) {
+        return false;
+    }
+    for (std::uint32_t i = 0; i < ring.size(); ++i) {
+        const SlotRecord& s = ring[i];
+        if (in_flight(s.state) || s.leases != 0) {
+            return false;
+        }
+    }
+    // The watcher still holds the jobs it has not reported; on a lost worker it may never
+    // report them, and the instance waits for the runtime's destruction, which stops it first.
+    return worker->completed_work() >= last_work_value;
+}
+
+std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& reads) {
+    std::vector<RetirePoint> points;
+    if (last_work_value > 0) {
+        points.push_back({&worker->device(), worker->work_timeline().handle(), last_work_value});
+    }
+    if (transport) {
+        const auto more = transport->quiesce();
+        points.insert(points.end(), more.begin(), more.end());
+    }
+    std::uint64_t release = 0;
+    for (std::uint32_t i = 0; i < ring.size(); ++i) {
+        release = std::max(release, ring[i].release_value);
+    }
+    if (release > 0) {
+        points.push_back({&reads.device(), reads.handle(), release});
+    }
+    return points;
+}
+
+std::vector<const Device*> TaskInstance::retire_devices(const Device& primary) const {
+    std::vector<const Device*> devices{&worker->device()};
+    if (&primary != &worker->device()) {
+        devices.push_back(&primary);
+    }
+    return devices;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,174 @@
+// TaskInstance: one task's objects on one device: the description it was prepared with, the
+// worker it runs on, its workload and transport, the GPU resources of each slot, the slot ring,
+// the output registry and its statistics. A task (runtime/task.hpp) owns one instance per device
+// it runs or ran on; a lease names the instance it came from.
+//
+// Preparation: the workload, transport, command pool, job timer and slot resources are made on
+// the runtime's preparation thread (TaskPreparer) after the instance was created; `phase` says
+// when they exist. Only after an acquire load of Ready may another thread touch them; until then
+// the instance answers submits with Preparing and the pump passes it over.
+//
+// Threads and lifetime: `mutex` guards ring, registry, counters and samples; a slot's GPU
+// resources are touched only by whoever owns the slot's state (the worker's threads while a job
+// is in flight, nobody after). The worker's threads touch an instance only while one of its
+// jobs is held by them (host_jobs), and their last touch is under `mutex`: so once they hold no
+// job, no slot is in flight, no lease is held, the worker's watcher has reported its last job
+// and the preparation is over, nothing on the host refers to it any more (quiescent()), and the
+// runtime hands it to the RetireList, which destroys it once the GPU passed its retire points.
+//
+// Lock order: the owning task's mutex, then an instance's mutex, then a worker's queue lock;
+// never the other way round.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/job_timer.hpp"
+#include "core/resources.hpp"
+#include "runtime/gpu_times.hpp"
+#include "runtime/latency.hpp"
+#include "runtime/output_registry.hpp"
+#include "runtime/slot_ring.hpp"
+#include "runtime/slot_transport.hpp"
+#include "runtime/worker.hpp"
+#include "sync/retire_list.hpp"
+#include "tandem/task.hpp"
+#include "workloads/workload.hpp"
+
+namespace tandem::detail {
+
+struct Task;
+
+struct SlotResources {
+    Image worker_image;  // empty when the transport shares images
+    Image primary_image; // what leases point at
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkImageLayout primary_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::vector<std::byte> snapshot;
+    [[nodiscard]] const Image& written() const noexcept {
+        return worker_image.image ? worker_image : primary_image;
+    }
+};
+
+enum class InstancePhase { Preparing, Ready, Failed };
+
+struct TaskInstance {
+    TaskInstance(std::uint64_t instance_serial, Task& task, const TaskDesc& instance_desc,
+                 Worker& instance_worker)
+        : serial(instance_serial), owner(&task), desc(instance_desc), worker(&instance_worker),
+          ring(instance_desc.slots) {}
+    ~TaskInstance();
+    TaskInstance(const TaskInstance&) = delete;
+    TaskInstance& operator=(const TaskInstance&) = delete;
+
+    const std::uint64_t serial; // Lease::instance: unique within the runtime
+    Task* const owner;          // outlives every use of it by the runtime's threads
+    const TaskDesc desc;        // the shape it was prepared with
+    Worker* const worker;
+    [[nodiscard]] std::uint32_t device() const noexcept { return worker->device().info().index; }
+
+    // Set once by the preparation thread (release), after everything below it wrote.
+    std::atomic<InstancePhase> phase{InstancePhase::Preparing};
+    // Failed: why, as a sentence, and the exception a blocking register_task rethrows. Written
+    // before phase becomes Failed.
+    std::string preparation_error;
+    std::exception_ptr preparation_exception;
+    [[nodiscard]] bool prepared() const noexcept {
+        // Acquire: pairs with the preparation thread's release of Ready.
+        return phase.load(std::memory_order_acquire) == InstancePhase::Ready;
+    }
+    [[nodiscard]] bool preparing() const noexcept {
+        return phase.load(std::memory_order_acquire) == InstancePhase::Preparing;
+    }
+
+    // The transport failed for its path, not for the worker's device (LinkFailures): its slots
+    // retired but for its published output, which stays readable. Guarded by mutex, written
+    // before the flag's release. Its task is prepared again on the same device with the next
+    // path (LinkFallback).
+    std::atomic<bool> link_failed{false};
+    std::string link_error;
+
+    bool same_device = false;
+    // TaskDesc::workload's factory, found in the runtime's WorkloadTable when the instance was
+    // made (empty with a TaskDesc::factory); the preparation makes `workload` from one or the
+    // other.
+    WorkloadFactory named_workload;
+    std::unique_ptr<Workload> workload;
+    std::unique_ptr<SlotTransport> transport;
+    // Times each job's workload commands; null where the worker's main queue has no timestamps.
+    std::unique_ptr<JobTimer> timer;
+    CommandPool pool; // on the worker's main family; worker thread only
+    std::vector<SlotResources> slots;
+    std::uint32_t trace_worker_queue = 0;
+    std::uint32_t trace_transfer_queue = 0;
+    // The newest value of the worker's work timeline its jobs signal (the job thread writes it
+    // before the job's slot leaves Recording; read once quiescent).
+    std::uint64_t last_work_value = 0;
+
+    mutable std::mutex mutex;
+    SlotRing ring;
+    OutputRegistry registry;
+    std::uint64_t accepted = 0;    // the application's jobs taken here
+    std::uint64_t ready = 0;       // generations published (became the newest output)
+    std::uint64_t superseded = 0;  // completed after a newer generation was published
+    std::uint64_t failed_jobs = 0; // jobs whose workload failed
+    std::uint64_t trial_jobs = 0;  // trial jobs taken here
+    std::uint64_t trials_done = 0; // trial jobs completed
+    // Jobs taken and not yet let go by the worker's job and transfer threads (each job's last
+    // step on them ends it under `mutex`): an instance is not quiescent while one is held.
+    std::uint32_t host_jobs = 0;
+    // The first job: 0 none accepted, 1 accepted and not completed (counted in the worker's
+    // Worker::unmeasured), 2 one completed (the worker's allowance knows its length).
+    int first_job = 0;
+    LatencySamples worker_submit_us;
+    LatencySamples transfer_queued_us;
+    LatencySamples worker_done_us;
+    LatencySamples ready_us;
+    GpuTimes gpu; // from `timer`
+
+    // The scheduler's view (its schedule lock only).
+    bool trial = true;                 // never was active: only trial jobs ran here
+    std::uint64_t activated_after = 0; // newest generation when it became active: older ones
+                                       // (none: trial jobs publish nothing) are not shown
+    std::uint64_t completed_seen = 0;  // ready + superseded + trials_done at the last observation
+    std::uint32_t trials_submitted = 0;
+
+    // Nothing on the host refers to it: preparation over, no slot in flight, no lease held, and
+    // the worker's watcher reported its last job (or the worker is lost: then it waits for the
+    // runtime's destruction). Caller holds mutex.
+    [[nodiscard]] bool quiescent() const noexcept;
+    // Leaving use: quiesces the transport (SlotTransport::quiesce) and returns the timeline
+    // values after which the GPU no longer uses it (its work, its transport, the application's
+    // reads of its leases: `reads` is the primary timeline they signal). Once quiescent() (or at
+    // shutdown); caller holds mutex.
+    [[nodiscard]] std::vector<RetirePoint> retire_points(const TimelineSemaphore& reads);
+    // The devices whose queues its batches ran on.
+    [[nodiscard]] std::vector<const Device*> retire_devices(const Device& primary) const;
+};
+
+// Microseconds from `from` to `to`.
+[[nodiscard]] inline double micros(Clock::time_point from, Clock::time_point to) noexcept {
+    return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+// The fault-injection context of a worker's job submissions (force_device_lost).
+[[nodiscard]] inline std::string worker_submit_context(const Worker& worker) {
+    return "worker submit " + worker.label();
+}
+
+// Ready -> Free, or Retired when the worker is lost or the instance's link failed. Caller holds
+// instance.mutex.
+inline void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
+    const bool retired =
+        instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
+    (void)instance.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
+}
+
+} // namespace tandem::detail
