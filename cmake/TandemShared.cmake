@@ -6,6 +6,10 @@
 # Vulkan alone. The layers themselves stay static libraries for Tandem's tests, CLI and
 # benchmarks, which use internals.
 #
+# GNUInstallDirs first: the installed interface below names CMAKE_INSTALL_INCLUDEDIR, which is
+# empty in a fresh build folder until GNUInstallDirs sets it.
+include(GNUInstallDirs)
+
 # The layers the package holds, bottom-up (the static package installs the same ones).
 set(tandem_package_layers core sync transfer sched scene render workloads compute capture runtime
     readback trace)
