@@ -112,12 +112,20 @@ struct RuntimeOptions {
     LogCallback log;
 };
 
-// Where one device's memory stands: the VkDeviceMemory allocations Tandem made on it and holds
-// now (slot images, staging, the built-in workloads' buffers; not the application's own).
+// Where one device's memory stands: the memory Tandem's objects on it hold now (slot images,
+// staging, the built-in workloads' buffers; not the application's own), counted per object.
+// Most are ranges of a few large blocks Tandem keeps per memory type, so that tasks added and
+// removed for hours do not allocate and free device memory each time; a block that empties is
+// kept while it is its kind's only empty one. The pipelines of built-in and compute workloads
+// are shared by every task that runs the same code on the device, and up to 16 nobody uses are
+// kept for the next task.
 struct DeviceResources {
-    std::uint32_t device = 0; // adapter index
-    std::uint64_t allocations = 0;
+    std::uint32_t device = 0;      // adapter index
+    std::uint64_t allocations = 0; // Tandem's objects' memory: ranges of blocks and whole ones
     std::uint64_t bytes = 0;
+    std::uint64_t pool_blocks = 0; // the blocks held (in use or kept empty) and their bytes
+    std::uint64_t pool_bytes = 0;
+    std::uint32_t pipelines = 0; // shared pipelines held (in use or kept)
 };
 
 // What a runtime holds now (Runtime::resources): for an application's monitoring and for tests

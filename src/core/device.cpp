@@ -7,6 +7,8 @@
 #include "core/embedding.hpp"
 #include "core/instance.hpp"
 #include "core/log.hpp"
+#include "core/memory_pool.hpp"
+#include "core/pipeline_shelf.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -268,6 +270,8 @@ Device::~Device() {
     if (m_owned) {
         vkDeviceWaitIdle(m_device);
     }
+    m_pipelines.reset();
+    m_memory_pool.reset();
     // An application's device is not waited for: of settle()'s leftover fences, only the
     // signalled ones may go (a pending one stays with a GPU that never finished).
     for (VkFence fence : m_unsettled) {
@@ -278,6 +282,17 @@ Device::~Device() {
     if (m_owned) {
         vkDestroyDevice(m_device, nullptr);
     }
+}
+
+MemoryPool& Device::memory_pool() const {
+    std::call_once(m_memory_pool_once,
+                   [this] { m_memory_pool = std::make_unique<MemoryPool>(*this); });
+    return *m_memory_pool;
+}
+
+PipelineShelf& Device::pipelines() const {
+    std::call_once(m_pipelines_once, [this] { m_pipelines = std::make_unique<PipelineShelf>(); });
+    return *m_pipelines;
 }
 
 VkResult Device::settle(std::chrono::nanoseconds timeout) const noexcept {

@@ -35,6 +35,8 @@ namespace tandem::detail {
 struct CopyQueueChoice; // core/copy_queue.hpp
 
 class Instance;
+class MemoryPool;    // core/memory_pool.hpp
+class PipelineShelf; // core/pipeline_shelf.hpp
 
 // Main: graphics+compute. Transfer, SecondTransfer: see above. Compute: a queue of a compute-only
 // family (async compute) when the device has one, else the main queue.
@@ -237,6 +239,12 @@ public:
         }
     }
 
+    // Where create_buffer and create_image get their memory (core/memory_pool.hpp), and the
+    // pipelines task instances share (core/pipeline_shelf.hpp); made on first use, freed with the
+    // device. Any thread.
+    [[nodiscard]] MemoryPool& memory_pool() const;
+    [[nodiscard]] PipelineShelf& pipelines() const;
+
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
     // `preferred` flags. Throws Error when none has the required flags.
     [[nodiscard]] std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
@@ -277,6 +285,10 @@ private:
     bool m_serialize_host_semaphores = true;
     mutable std::atomic<std::uint64_t> m_live_allocations{0};
     mutable std::atomic<std::uint64_t> m_live_bytes{0};
+    mutable std::once_flag m_memory_pool_once;
+    mutable std::unique_ptr<MemoryPool> m_memory_pool;
+    mutable std::once_flag m_pipelines_once;
+    mutable std::unique_ptr<PipelineShelf> m_pipelines;
     mutable std::once_flag m_copy_queue_once;
     mutable std::unique_ptr<CopyQueueChoice> m_copy_queue;
 };

@@ -65,6 +65,46 @@ Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory, V
     return out;
 }
 
+namespace {
+
+// True when memory of `flags` for an object with these dedicated requirements may be a range of
+// a pooled block (core/memory_pool.hpp says when not).
+bool pooled(VkMemoryPropertyFlags flags, const VkMemoryDedicatedRequirements& dedicated) {
+    if (dedicated.requiresDedicatedAllocation == VK_TRUE ||
+        (flags & VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT) != 0) {
+        return false;
+    }
+    const VkMemoryPropertyFlags visible =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    return (flags & visible) == 0 || (flags & visible) == visible;
+}
+
+// An allocation of its own for `buffer` or `image`, mapped when host-visible.
+MemoryRange dedicated_memory(const Device& device, const VkMemoryRequirements& req,
+                             std::uint32_t type, VkBuffer buffer, VkImage image,
+                             const std::string& name) {
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.buffer = buffer;
+    dedicated.image = image;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = &dedicated;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = type;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(vkAllocateMemory(device.handle(), &alloc, nullptr, &memory),
+             "vkAllocateMemory " + name);
+    MemoryRange out;
+    out.memory = own_memory(device, memory, req.size);
+    out.size = req.size;
+    if ((device.memory_flags(type) & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
+        vk_check(vkMapMemory(device.handle(), memory, 0, VK_WHOLE_SIZE, 0, &out.mapped),
+                 "vkMapMemory " + name);
+    }
+    return out;
+}
+
+} // namespace
+
 Buffer create_buffer(const Device& device, const BufferDesc& desc) {
     const VkDevice dev = device.handle();
     Buffer out;
@@ -78,24 +118,25 @@ Buffer create_buffer(const Device& device, const BufferDesc& desc) {
     out.buffer = Handle<VkBuffer>(buffer, [dev](VkBuffer b) { vkDestroyBuffer(dev, b, nullptr); });
     device.name(buffer, VK_OBJECT_TYPE_BUFFER, desc.name);
 
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev, buffer, &req);
-    out.memory_type = device.memory_type(req.memoryTypeBits, desc.required, desc.preferred);
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    VkMemoryDedicatedRequirements dedicated_req{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    req.pNext = &dedicated_req;
+    VkBufferMemoryRequirementsInfo2 req_info{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
+    req_info.buffer = buffer;
+    vkGetBufferMemoryRequirements2(dev, &req_info, &req);
+    out.memory_type =
+        device.memory_type(req.memoryRequirements.memoryTypeBits, desc.required, desc.preferred);
     out.memory_flags = device.memory_flags(out.memory_type);
-    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.buffer = buffer;
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.pNext = &dedicated;
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex = out.memory_type;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
-    out.memory = own_memory(device, memory, req.size);
-    vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + desc.name);
-    if ((out.memory_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
-        vk_check(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &out.mapped),
-                 "vkMapMemory " + desc.name);
-    }
+    MemoryRange range = pooled(out.memory_flags, dedicated_req)
+                            ? device.memory_pool().allocate(req.memoryRequirements, out.memory_type,
+                                                            true, desc.name)
+                            : dedicated_memory(device, req.memoryRequirements, out.memory_type,
+                                               buffer, VK_NULL_HANDLE, desc.name);
+    vk_check(vkBindBufferMemory(dev, buffer, range.memory.get(), range.offset),
+             "vkBindBufferMemory " + desc.name);
+    out.memory = std::move(range.memory);
+    out.memory_offset = range.offset;
+    out.mapped = range.mapped;
     return out;
 }
 
@@ -159,27 +200,31 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     out.image = Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
     device.name(image, VK_OBJECT_TYPE_IMAGE, desc.name);
 
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(dev, image, &req);
-    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    dedicated.image = image;
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.pNext = &dedicated;
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex =
-        device.memory_type(req.memoryTypeBits, 0,
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    VkMemoryDedicatedRequirements dedicated_req{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    req.pNext = &dedicated_req;
+    VkImageMemoryRequirementsInfo2 req_info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    req_info.image = image;
+    vkGetImageMemoryRequirements2(dev, &req_info, &req);
+    const std::uint32_t bits = req.memoryRequirements.memoryTypeBits;
+    std::uint32_t type =
+        device.memory_type(bits, 0,
                            desc.transient ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                                 VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT
                                           : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (desc.transient &&
-        (device.memory_flags(alloc.memoryTypeIndex) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) {
-        alloc.memoryTypeIndex =
-            device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (desc.transient && (device.memory_flags(type) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) {
+        type = device.memory_type(bits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     }
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory " + desc.name);
-    out.memory = own_memory(device, memory, req.size);
-    vk_check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory " + desc.name);
+    const VkMemoryPropertyFlags flags = device.memory_flags(type);
+    MemoryRange range =
+        pooled(flags, dedicated_req)
+            ? device.memory_pool().allocate(req.memoryRequirements, type, false, desc.name)
+            : dedicated_memory(device, req.memoryRequirements, type, VK_NULL_HANDLE, image,
+                               desc.name);
+    vk_check(vkBindImageMemory(dev, image, range.memory.get(), range.offset),
+             "vkBindImageMemory " + desc.name);
+    out.memory = std::move(range.memory);
+    out.memory_offset = range.offset;
 
     VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
     view.image = image;

@@ -15,6 +15,7 @@
 
 #include "core/device.hpp"
 #include "core/handle.hpp"
+#include "core/memory_pool.hpp"
 
 namespace tandem::detail {
 
@@ -33,7 +34,10 @@ namespace tandem::detail {
 
 struct Buffer {
     Handle<VkBuffer> buffer;
+    // The memory the buffer is bound to, at memory_offset: a range of a pooled block, or an
+    // allocation of its own (offset 0) where core/memory_pool.hpp says so.
     Handle<VkDeviceMemory> memory;
+    VkDeviceSize memory_offset = 0;
     VkDeviceSize size = 0;
     std::uint32_t memory_type = 0;
     VkMemoryPropertyFlags memory_flags = 0;
@@ -53,7 +57,8 @@ struct BufferDesc {
     std::string name;
 };
 
-// Creates, allocates (dedicated) and, when host-visible, persistently maps a buffer.
+// Creates a buffer, binds it to memory (core/memory_pool.hpp) and, when host-visible, maps it
+// persistently.
 [[nodiscard]] Buffer create_buffer(const Device& device, const BufferDesc& desc);
 
 // Host-side cache maintenance for non-coherent memory (no-ops on coherent memory).
@@ -62,7 +67,8 @@ void invalidate_buffer(const Device& device, const Buffer& buffer);
 
 struct Image {
     Handle<VkImage> image;
-    Handle<VkDeviceMemory> memory;
+    Handle<VkDeviceMemory> memory; // as Buffer::memory
+    VkDeviceSize memory_offset = 0;
     Handle<VkImageView> view;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};

@@ -14,6 +14,23 @@ VkDeviceSize align16(VkDeviceSize v) {
 
 } // namespace
 
+Handle<VkDescriptorSetLayout> create_material_layout(const Device& device) {
+    const VkDevice dev = device.handle();
+    VkDescriptorSetLayoutBinding binding{};
+    binding.binding = 0;
+    binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    binding.descriptorCount = 1;
+    binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkDescriptorSetLayoutCreateInfo layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    layout.bindingCount = 1;
+    layout.pBindings = &binding;
+    VkDescriptorSetLayout l = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorSetLayout(dev, &layout, nullptr, &l),
+             "vkCreateDescriptorSetLayout material");
+    return Handle<VkDescriptorSetLayout>(
+        l, [dev](VkDescriptorSetLayout x) { vkDestroyDescriptorSetLayout(dev, x, nullptr); });
+}
+
 MeshCache::MeshCache(const Device& device) : m_device(device) {
     const VkDevice dev = device.handle();
     VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
@@ -29,19 +46,7 @@ MeshCache::MeshCache(const Device& device) : m_device(device) {
     m_sampler = Handle<VkSampler>(s, [dev](VkSampler x) { vkDestroySampler(dev, x, nullptr); });
     device.name(s, VK_OBJECT_TYPE_SAMPLER, device.label() + " material sampler");
 
-    VkDescriptorSetLayoutBinding binding{};
-    binding.binding = 0;
-    binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    binding.descriptorCount = 1;
-    binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
-    VkDescriptorSetLayoutCreateInfo layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    layout.bindingCount = 1;
-    layout.pBindings = &binding;
-    VkDescriptorSetLayout l = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorSetLayout(dev, &layout, nullptr, &l),
-             "vkCreateDescriptorSetLayout material");
-    m_set_layout = Handle<VkDescriptorSetLayout>(
-        l, [dev](VkDescriptorSetLayout x) { vkDestroyDescriptorSetLayout(dev, x, nullptr); });
+    m_set_layout = create_material_layout(device);
 }
 
 VkDescriptorSet MeshCache::texture_set(VkImageView view) {

@@ -40,6 +40,10 @@ struct GpuMaterial {
     VkDescriptorSet texture_set = VK_NULL_HANDLE; // the base colour texture, or white
 };
 
+// The material set layout (one combined image sampler, fragment stage): the cache's sets use
+// it, and the mesh pipeline is made with one defined the same.
+[[nodiscard]] Handle<VkDescriptorSetLayout> create_material_layout(const Device& device);
+
 class MeshCache {
 public:
     explicit MeshCache(const Device& device);

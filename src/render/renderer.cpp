@@ -93,13 +93,17 @@ RenderTarget::RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uin
     device.name(p, VK_OBJECT_TYPE_DESCRIPTOR_POOL, name + " surfaces");
 }
 
-Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
-    : m_cache(cache), m_color(color), m_depth(depth) {
-    const Device& device = cache.device();
+namespace {
+
+// The mesh pipeline for `color` and `depth` attachments, with its layouts.
+PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkFormat depth) {
     const VkDevice dev = device.handle();
     VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                              sizeof(Push)};
-    VkDescriptorSetLayout set_layout = cache.texture_layout();
+    PipelineObjects out;
+    // Its own material layout, defined as the cache's: sets of any cache bind to it.
+    out.set_layout = create_material_layout(device);
+    VkDescriptorSetLayout set_layout = out.set_layout.get();
     VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout.setLayoutCount = 1;
     layout.pSetLayouts = &set_layout;
@@ -107,7 +111,7 @@ Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
     layout.pPushConstantRanges = &push;
     VkPipelineLayout l = VK_NULL_HANDLE;
     vk_check(vkCreatePipelineLayout(dev, &layout, nullptr, &l), "vkCreatePipelineLayout mesh");
-    m_layout = Handle<VkPipelineLayout>(
+    out.layout = Handle<VkPipelineLayout>(
         l, [dev](VkPipelineLayout x) { vkDestroyPipelineLayout(dev, x, nullptr); });
 
     auto vert = shader(device, shaders::mesh_vert(), "mesh.vert");
@@ -172,8 +176,8 @@ Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
     dynamic.pDynamicStates = dynamic_states;
     VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
     rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachmentFormats = &m_color;
-    rendering.depthAttachmentFormat = m_depth;
+    rendering.pColorAttachmentFormats = &color;
+    rendering.depthAttachmentFormat = depth;
 
     VkGraphicsPipelineCreateInfo info{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
     info.pNext = &rendering;
@@ -187,13 +191,25 @@ Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
     info.pDepthStencilState = &depth_state;
     info.pColorBlendState = &blend;
     info.pDynamicState = &dynamic;
-    info.layout = m_layout.get();
+    info.layout = out.layout.get();
     VkPipeline pipeline = VK_NULL_HANDLE;
     vk_check(vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline),
              "vkCreateGraphicsPipelines mesh");
-    m_pipeline =
+    out.pipeline =
         Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
     device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, device.label() + " mesh pipeline");
+    return out;
+}
+
+} // namespace
+
+Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
+    : m_cache(cache), m_color(color), m_depth(depth) {
+    const Device& device = cache.device();
+    // One pipeline per device and formats for every capture (core/pipeline_shelf.hpp).
+    m_pipeline = device.pipelines().get(
+        "mesh " + std::to_string(color) + " " + std::to_string(depth),
+        [&device, color, depth] { return build_mesh_pipeline(device, color, depth); });
 }
 
 RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const ColorTarget& color,
@@ -364,14 +380,14 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
     const VkRect2D scissor{{0, 0}, color.extent};
     vkCmdSetViewport(cmd, 0, 1, &viewport);
     vkCmdSetScissor(cmd, 0, 1, &scissor);
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.get());
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.pipeline());
     Push push{};
     push.view_proj = view_proj;
     push.light_dir = glm::vec4(snapshot.light.direction, 0.0f);
     push.light_color = glm::vec4(snapshot.light.color, 1.0f);
     push.ambient = glm::vec4(snapshot.light.ambient, 1.0f);
     const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
-    vkCmdPushConstants(cmd, m_layout.get(), stages, 0, sizeof(Push), &push);
+    vkCmdPushConstants(cmd, m_pipeline.layout(), stages, 0, sizeof(Push), &push);
 
     VkBuffer instance_buffer = target.m_instances.get();
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -386,11 +402,11 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
             VkDescriptorSet set = g.surface ? surface_sets[*g.surface] : material.texture_set;
             const glm::vec4 base = g.surface ? glm::vec4(1.0f) : material.base_color;
             const glm::vec4 light_dir(snapshot.light.direction, g.surface ? 1.0f : 0.0f);
-            vkCmdPushConstants(cmd, m_layout.get(), stages, offsetof(Push, light_dir),
+            vkCmdPushConstants(cmd, m_pipeline.layout(), stages, offsetof(Push, light_dir),
                                sizeof(glm::vec4), &light_dir);
-            vkCmdPushConstants(cmd, m_layout.get(), stages, offsetof(Push, base_color),
+            vkCmdPushConstants(cmd, m_pipeline.layout(), stages, offsetof(Push, base_color),
                                sizeof(glm::vec4), &base);
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_layout.get(), 0, 1,
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.layout(), 0, 1,
                                     &set, 0, nullptr);
             vkCmdDrawIndexed(cmd, prim.index_count, static_cast<std::uint32_t>(g.instances.size()),
                              prim.first_index, prim.vertex_offset, first_instance[gi]);

@@ -24,6 +24,7 @@
 
 #include "core/device.hpp"
 #include "core/handle.hpp"
+#include "core/pipeline_shelf.hpp"
 #include "core/resources.hpp"
 #include "render/mesh_cache.hpp"
 #include "scene/snapshot.hpp"
@@ -109,8 +110,7 @@ private:
     const MeshCache& m_cache;
     VkFormat m_color;
     VkFormat m_depth;
-    Handle<VkPipelineLayout> m_layout;
-    Handle<VkPipeline> m_pipeline;
+    PipelineShelf::Shared m_pipeline; // shared by the device's captures of these formats
 };
 
 } // namespace tandem::detail

@@ -7,6 +7,8 @@
 
 #include "core/capabilities.hpp"
 #include "core/cpu.hpp"
+#include "core/memory_pool.hpp"
+#include "core/pipeline_shelf.hpp"
 #include "core/vk_check.hpp"
 #include "runtime/link_fallback.hpp"
 #include "runtime/scheduler.hpp"
@@ -307,7 +309,9 @@ std::vector<const Worker*> RuntimeImpl::workers() const {
 RuntimeResources RuntimeImpl::resources() const {
     RuntimeResources out;
     auto device = [&](const Device& d) {
-        out.devices.push_back({d.info().index, d.live_allocations(), d.live_bytes()});
+        out.devices.push_back({d.info().index, d.live_allocations(), d.live_bytes(),
+                               d.memory_pool().blocks(), d.memory_pool().block_bytes(),
+                               static_cast<std::uint32_t>(d.pipelines().size())});
     };
     device(*m_primary);
     for (const auto& d : m_worker_devices) {

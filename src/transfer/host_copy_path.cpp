@@ -14,9 +14,10 @@ VkMappedMemoryRange atom_range(const Device& device, const Buffer& buffer, VkDev
     const VkDeviceSize atom = std::max<VkDeviceSize>(1, device.info().non_coherent_atom_size);
     VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
     range.memory = buffer.memory.get();
-    range.offset = offset / atom * atom;
-    const VkDeviceSize end = align_up(offset + size, atom);
-    range.size = end >= buffer.size ? VK_WHOLE_SIZE : end - range.offset;
+    const VkDeviceSize start = buffer.memory_offset + offset;
+    range.offset = start / atom * atom;
+    const VkDeviceSize end = align_up(start + size, atom);
+    range.size = end >= buffer.memory_offset + buffer.size ? VK_WHOLE_SIZE : end - range.offset;
     return range;
 }
 

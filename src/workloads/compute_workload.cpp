@@ -15,6 +15,7 @@
 #include <spirv-tools/libspirv.h>
 #include <spirv_cross/spirv_cross_c.h>
 
+#include "core/pipeline_shelf.hpp"
 #include "core/resources.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"
@@ -204,7 +205,7 @@ class ComputeWorkload final : public Workload {
 public:
     ComputeWorkload(const WorkerContext& context, const ComputeTaskDesc& desc,
                     const Reflection& reflection)
-        : m_device(context.device), m_counted(detail::application_device(context.device)),
+        : m_device(context.device), m_runtime_device(detail::application_device(context.device)),
           m_desc(desc), m_local(reflection.local_size), m_slots(context.slots) {
         try {
             build(context);
@@ -272,11 +273,18 @@ public:
     }
 
 private:
-    void build(const WorkerContext& context) {
+    // The module, layouts and pipeline: made here, or (inside a runtime) shared with every task
+    // instance on the device that runs the same code (core/pipeline_shelf.hpp).
+    detail::PipelineObjects build_pipeline(const std::string& name) const {
+        const VkDevice dev = m_device;
+        detail::PipelineObjects out;
         VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
         mi.codeSize = m_desc.spirv.size() * sizeof(std::uint32_t);
         mi.pCode = m_desc.spirv.data();
-        check_vk(vkCreateShaderModule(m_device, &mi, nullptr, &m_module), "vkCreateShaderModule");
+        VkShaderModule module = VK_NULL_HANDLE;
+        check_vk(vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
+        const detail::Handle<VkShaderModule> module_owner(
+            module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
 
         std::vector<VkDescriptorSetLayoutBinding> bindings;
         bindings.push_back(
@@ -288,26 +296,64 @@ private:
         VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
         li.bindingCount = static_cast<std::uint32_t>(bindings.size());
         li.pBindings = bindings.data();
-        check_vk(vkCreateDescriptorSetLayout(m_device, &li, nullptr, &m_set_layout),
+        VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+        check_vk(vkCreateDescriptorSetLayout(dev, &li, nullptr, &set_layout),
                  "vkCreateDescriptorSetLayout");
+        out.set_layout =
+            detail::Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
+                vkDestroyDescriptorSetLayout(dev, l, nullptr);
+            });
         VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, m_desc.push_constant_bytes};
         VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
         pli.setLayoutCount = 1;
-        pli.pSetLayouts = &m_set_layout;
+        pli.pSetLayouts = &set_layout;
         pli.pushConstantRangeCount = m_desc.push_constant_bytes > 0 ? 1 : 0;
         pli.pPushConstantRanges = &range;
-        check_vk(vkCreatePipelineLayout(m_device, &pli, nullptr, &m_layout),
-                 "vkCreatePipelineLayout");
+        VkPipelineLayout layout = VK_NULL_HANDLE;
+        check_vk(vkCreatePipelineLayout(dev, &pli, nullptr, &layout), "vkCreatePipelineLayout");
+        out.layout = detail::Handle<VkPipelineLayout>(
+            layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
         VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
         ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
         ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        ci.stage.module = m_module;
+        ci.stage.module = module;
         ci.stage.pName = m_desc.entry_point.c_str();
-        ci.layout = m_layout;
-        check_vk(vkCreateComputePipelines(m_device, VK_NULL_HANDLE, 1, &ci, nullptr, &m_pipeline),
+        ci.layout = layout;
+        VkPipeline pipeline = VK_NULL_HANDLE;
+        check_vk(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
                  "vkCreateComputePipelines");
-        context.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(m_pipeline),
-                         context.task_name + " compute pipeline");
+        out.pipeline = detail::Handle<VkPipeline>(
+            pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+        if (m_runtime_device != nullptr) {
+            m_runtime_device->name(pipeline, VK_OBJECT_TYPE_PIPELINE, name);
+        }
+        return out;
+    }
+
+    // What makes two of these pipelines different: the code, its entry point and its layout.
+    [[nodiscard]] std::string pipeline_key() const {
+        std::string key = "compute " + m_desc.entry_point + " " +
+                          std::to_string(m_desc.push_constant_bytes) + " " +
+                          std::to_string(m_desc.input_bytes.size()) + " ";
+        const auto* code = reinterpret_cast<const char*>(m_desc.spirv.data());
+        key.append(code, m_desc.spirv.size() * sizeof(std::uint32_t));
+        return key;
+    }
+
+    void build(const WorkerContext& context) {
+        const std::string name = context.task_name + " compute pipeline";
+        if (m_runtime_device != nullptr) {
+            m_shared = m_runtime_device->pipelines().get(
+                pipeline_key(), [this, &name] { return build_pipeline(name); });
+            m_set_layout = m_shared.set_layout();
+            m_layout = m_shared.layout();
+            m_pipeline = m_shared.pipeline();
+        } else {
+            m_own = build_pipeline(name);
+            m_set_layout = m_own.set_layout.get();
+            m_layout = m_own.layout.get();
+            m_pipeline = m_own.pipeline.get();
+        }
 
         const std::uint32_t inputs = static_cast<std::uint32_t>(m_desc.input_bytes.size());
         std::vector<VkDescriptorPoolSize> sizes{{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, m_slots}};
@@ -337,36 +383,49 @@ private:
         }
     }
 
+    // The slot's input buffer: host-visible and coherent, device-local where the device has
+    // such memory. Inside a runtime, a range of the device's memory pool.
     void add_input(const WorkerContext& context, std::uint32_t slot, std::uint32_t input) {
-        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bi.size = std::max<VkDeviceSize>(m_desc.input_bytes[input], 4);
-        bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+        const VkDeviceSize size = std::max<VkDeviceSize>(m_desc.input_bytes[input], 4);
+        const VkMemoryPropertyFlags required =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        const char* no_memory = "The device has no host-visible coherent memory for compute inputs";
         VkBuffer buffer = VK_NULL_HANDLE;
-        check_vk(vkCreateBuffer(m_device, &bi, nullptr, &buffer), "vkCreateBuffer");
-        m_buffers.push_back(buffer);
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(m_device, buffer, &req);
-        const auto type = context.find_memory_type(req.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-        if (!type) {
-            throw Error("The device has no host-visible coherent memory for compute inputs",
-                        "Place the task on another device");
+        if (m_runtime_device != nullptr) {
+            try {
+                m_pooled.push_back(detail::create_buffer(
+                    *m_runtime_device,
+                    {size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, required,
+                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, context.task_name + " compute input"}));
+            } catch (const Error& e) {
+                throw Error(std::string(no_memory) + ": " + e.what(),
+                            "Place the task on another device");
+            }
+            buffer = m_pooled.back().get();
+            m_mapped[slot][input] = m_pooled.back().mapped;
+        } else {
+            VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+            bi.size = size;
+            bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+            check_vk(vkCreateBuffer(m_device, &bi, nullptr, &buffer), "vkCreateBuffer");
+            m_buffers.push_back(buffer);
+            VkMemoryRequirements req;
+            vkGetBufferMemoryRequirements(m_device, buffer, &req);
+            const auto type = context.find_memory_type(req.memoryTypeBits, required,
+                                                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+            if (!type) {
+                throw Error(no_memory, "Place the task on another device");
+            }
+            VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+            mai.allocationSize = req.size;
+            mai.memoryTypeIndex = *type;
+            VkDeviceMemory memory = VK_NULL_HANDLE;
+            check_vk(vkAllocateMemory(m_device, &mai, nullptr, &memory), "vkAllocateMemory");
+            m_memory.push_back(memory);
+            check_vk(vkBindBufferMemory(m_device, buffer, memory, 0), "vkBindBufferMemory");
+            check_vk(vkMapMemory(m_device, memory, 0, VK_WHOLE_SIZE, 0, &m_mapped[slot][input]),
+                     "vkMapMemory");
         }
-        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        mai.allocationSize = req.size;
-        mai.memoryTypeIndex = *type;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        check_vk(vkAllocateMemory(m_device, &mai, nullptr, &memory), "vkAllocateMemory");
-        m_memory.push_back(memory);
-        m_memory_bytes.push_back(req.size);
-        if (m_counted != nullptr) {
-            m_counted->count_allocation(+1, req.size);
-        }
-        check_vk(vkBindBufferMemory(m_device, buffer, memory, 0), "vkBindBufferMemory");
-        check_vk(vkMapMemory(m_device, memory, 0, VK_WHOLE_SIZE, 0, &m_mapped[slot][input]),
-                 "vkMapMemory");
         VkDescriptorBufferInfo info{buffer, 0, VK_WHOLE_SIZE};
         VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         write.dstSet = m_sets[slot];
@@ -378,46 +437,41 @@ private:
     }
 
     void destroy() noexcept {
+        m_pooled.clear();
         for (VkBuffer b : m_buffers) {
             vkDestroyBuffer(m_device, b, nullptr);
         }
-        for (std::size_t i = 0; i < m_memory.size(); ++i) {
-            vkFreeMemory(m_device, m_memory[i], nullptr); // unmaps
-            if (m_counted != nullptr) {
-                m_counted->count_allocation(-1, m_memory_bytes[i]);
-            }
+        for (VkDeviceMemory m : m_memory) {
+            vkFreeMemory(m_device, m, nullptr); // unmaps
         }
         m_buffers.clear();
         m_memory.clear();
-        m_memory_bytes.clear();
         vkDestroyDescriptorPool(m_device, m_pool, nullptr);
-        vkDestroyPipeline(m_device, m_pipeline, nullptr);
-        vkDestroyPipelineLayout(m_device, m_layout, nullptr);
-        vkDestroyDescriptorSetLayout(m_device, m_set_layout, nullptr);
-        vkDestroyShaderModule(m_device, m_module, nullptr);
         m_pool = VK_NULL_HANDLE;
+        m_shared.reset();
+        m_own = {};
         m_pipeline = VK_NULL_HANDLE;
         m_layout = VK_NULL_HANDLE;
         m_set_layout = VK_NULL_HANDLE;
-        m_module = VK_NULL_HANDLE;
     }
 
     VkDevice m_device;
-    // The runtime's Device behind m_device (Device::live_allocations counts the input buffers);
-    // null when the factory is called outside a runtime.
-    const detail::Device* m_counted;
+    // The runtime's Device behind m_device (its memory pool and pipeline shelf); null when the
+    // factory is called outside a runtime.
+    const detail::Device* m_runtime_device;
     ComputeTaskDesc m_desc;
     std::array<std::uint32_t, 3> m_local;
     std::uint32_t m_slots;
-    VkShaderModule m_module = VK_NULL_HANDLE;
+    detail::PipelineShelf::Shared m_shared; // inside a runtime
+    detail::PipelineObjects m_own;          // outside one
     VkDescriptorSetLayout m_set_layout = VK_NULL_HANDLE;
     VkPipelineLayout m_layout = VK_NULL_HANDLE;
     VkPipeline m_pipeline = VK_NULL_HANDLE;
     VkDescriptorPool m_pool = VK_NULL_HANDLE;
     std::vector<VkDescriptorSet> m_sets;
-    std::vector<VkBuffer> m_buffers;
+    std::vector<detail::Buffer> m_pooled; // inside a runtime
+    std::vector<VkBuffer> m_buffers;      // outside one, with their memory
     std::vector<VkDeviceMemory> m_memory;
-    std::vector<VkDeviceSize> m_memory_bytes;
     std::vector<std::vector<void*>> m_mapped; // [slot][input]
 };
 

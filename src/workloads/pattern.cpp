@@ -80,55 +80,64 @@ PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& par
     const VkDevice dev = device.handle();
     const std::string label = device.label() + " pattern " + params.task_name;
 
-    VkDescriptorSetLayoutBinding binding{};
-    binding.binding = 0;
-    binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-    binding.descriptorCount = 1;
-    binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 1;
-    set_info.pBindings = &binding;
-    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
-             "vkCreateDescriptorSetLayout " + label);
-    m_set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
-        vkDestroyDescriptorSetLayout(dev, l, nullptr);
+    // One pipeline per device for every pattern task (core/pipeline_shelf.hpp).
+    m_pipeline = device.pipelines().get("pattern.comp", [&device, dev] {
+        PipelineObjects out;
+        VkDescriptorSetLayoutBinding binding{};
+        binding.binding = 0;
+        binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        binding.descriptorCount = 1;
+        binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+        VkDescriptorSetLayoutCreateInfo set_info{
+            VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+        set_info.bindingCount = 1;
+        set_info.pBindings = &binding;
+        VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+        vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
+                 "vkCreateDescriptorSetLayout pattern");
+        out.set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
+            vkDestroyDescriptorSetLayout(dev, l, nullptr);
+        });
+
+        VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PatternPush)};
+        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+        layout_info.setLayoutCount = 1;
+        layout_info.pSetLayouts = &set_layout;
+        layout_info.pushConstantRangeCount = 1;
+        layout_info.pPushConstantRanges = &push;
+        VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+        vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
+                 "vkCreatePipelineLayout pattern");
+        out.layout = Handle<VkPipelineLayout>(pipeline_layout, [dev](VkPipelineLayout l) {
+            vkDestroyPipelineLayout(dev, l, nullptr);
+        });
+
+        const auto code = shaders::pattern_comp();
+        VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        module_info.codeSize = code.size_bytes();
+        module_info.pCode = code.data();
+        VkShaderModule module = VK_NULL_HANDLE;
+        vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
+                 "vkCreateShaderModule pattern.comp");
+        const Handle<VkShaderModule> module_owner(
+            module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+
+        VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        pipeline_info.stage.module = module;
+        pipeline_info.stage.pName = "main";
+        pipeline_info.layout = pipeline_layout;
+        VkPipeline pipeline = VK_NULL_HANDLE;
+        vk_check(
+            vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
+            "vkCreateComputePipelines pattern");
+        out.pipeline = Handle<VkPipeline>(
+            pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+        device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, device.label() + " pattern pipeline");
+        return out;
     });
-
-    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PatternPush)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
-    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
-             "vkCreatePipelineLayout " + label);
-    m_pipeline_layout = Handle<VkPipelineLayout>(
-        pipeline_layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
-
-    const auto code = shaders::pattern_comp();
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = code.size_bytes();
-    module_info.pCode = code.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
-             "vkCreateShaderModule pattern.comp");
-    Handle<VkShaderModule> module_owner(
-        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
-
-    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pipeline_info.stage.module = module;
-    pipeline_info.stage.pName = "main";
-    pipeline_info.layout = pipeline_layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
-             "vkCreateComputePipelines " + label);
-    m_pipeline =
-        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
-    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, label);
+    const VkDescriptorSetLayout set_layout = m_pipeline.set_layout();
 
     const std::uint32_t slots = params.slots == 0 ? 1 : params.slots;
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, slots};
@@ -175,12 +184,12 @@ VkResult PatternWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
     image_barrier(cmd, target.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                   VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.get());
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.pipeline());
     VkDescriptorSet set = m_sets[slot];
-    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline_layout.get(), 0, 1,
-                            &set, 0, nullptr);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.layout(), 0, 1, &set, 0,
+                            nullptr);
     const PatternPush push{pattern_generation(generation), target.width, target.height};
-    vkCmdPushConstants(cmd, m_pipeline_layout.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
+    vkCmdPushConstants(cmd, m_pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
                        &push);
     vkCmdDispatch(cmd, (target.width + 7) / 8, (target.height + 7) / 8, 1);
     return VK_SUCCESS;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/handle.hpp"
+#include "core/pipeline_shelf.hpp"
 #include "workloads/workload.hpp"
 
 namespace tandem::detail {
@@ -49,9 +50,7 @@ public:
 
 private:
     const Device& m_device;
-    Handle<VkDescriptorSetLayout> m_set_layout;
-    Handle<VkPipelineLayout> m_pipeline_layout;
-    Handle<VkPipeline> m_pipeline;
+    PipelineShelf::Shared m_pipeline; // shared by the device's pattern tasks
     Handle<VkDescriptorPool> m_pool;
     std::vector<VkDescriptorSet> m_sets;
     std::vector<VkImageView> m_bound_views;
