@@ -199,12 +199,15 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     r = vk_status(
         worker.device().queue(QueueRole::Main).submit_one(cmd, {waits, wait_count}, {&signal, 1}),
         worker_submit_context(worker));
+    // Read once the instance is quiescent, through its mutex (the slot leaves Recording under it).
+    // Set for a failed submit too: a submit reported as failed may still have reached the GPU
+    // (a device reported lost may still be running it), so the instance's objects wait for this
+    // value, or for the runtime's end, before they are freed.
+    instance.last_work_value = work_value;
     if (r != VK_SUCCESS) {
         fail("its submit failed (" + std::string(tandem::to_string(r)) + ")");
         return;
     }
-    // Read once the instance is quiescent, through its mutex (the slot leaves Recording under it).
-    instance.last_work_value = work_value;
     const auto t_submit = Clock::now();
     if (instance.timer) {
         instance.timer->submitted(job.slot, job.generation); // before the watcher can report it

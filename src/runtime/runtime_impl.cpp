@@ -163,26 +163,26 @@ RuntimeImpl::~RuntimeImpl() {
     }
     // One bound for the whole shutdown, however many tasks there are.
     const auto deadline = std::chrono::steady_clock::now() + worker_timeout();
-    const bool drained = m_completion->drain(deadline);
-    if (drained) {
-        // The last values reached; the batches behind them may still be finishing in the driver
-        // (lavapipe releases a batch's wait semaphores after signalling). Destroy nothing before.
-        auto settle = [&](const Device& device) {
-            const auto left = std::max(std::chrono::steady_clock::duration::zero(),
-                                       deadline - std::chrono::steady_clock::now());
-            if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
-                VK_TIMEOUT) {
-                log_warn("runtime", "{}: work still in flight at shutdown", device.label());
-            }
-        };
-        settle(*m_primary);
-        for (const auto& device : m_worker_devices) {
-            settle(*device);
-        }
-    } else {
+    if (!m_completion->drain(deadline)) {
         log_warn("runtime",
                  "work still in flight at shutdown: a device did not finish within {} ms",
                  worker_timeout().count());
+    }
+    // The last values reached (or some never will: a lost worker's failed submit); the batches
+    // before them may still be finishing in the driver (lavapipe releases a batch's wait
+    // semaphores after signalling, and a worker reported lost may still be running what it was
+    // given). Destroy nothing before every queue is past them, within what is left of the bound.
+    auto settle = [&](const Device& device) {
+        const auto left = std::max(std::chrono::steady_clock::duration::zero(),
+                                   deadline - std::chrono::steady_clock::now());
+        if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
+            VK_TIMEOUT) {
+            log_warn("runtime", "{}: work still in flight at shutdown", device.label());
+        }
+    };
+    settle(*m_primary);
+    for (const auto& device : m_worker_devices) {
+        settle(*device);
     }
     m_all.clear();
     m_fallback.reset();
