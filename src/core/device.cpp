@@ -5,6 +5,7 @@
 #include "core/capabilities.hpp"
 #include "core/copy_queue.hpp"
 #include "core/embedding.hpp"
+#include "core/image_cache.hpp"
 #include "core/instance.hpp"
 #include "core/log.hpp"
 #include "core/memory_pool.hpp"
@@ -270,6 +271,7 @@ Device::~Device() {
     if (m_owned) {
         vkDeviceWaitIdle(m_device);
     }
+    m_image_cache.reset(); // its images hold ranges of the pool
     m_pipelines.reset();
     m_memory_pool.reset();
     // An application's device is not waited for: of settle()'s leftover fences, only the
@@ -288,6 +290,12 @@ MemoryPool& Device::memory_pool() const {
     std::call_once(m_memory_pool_once,
                    [this] { m_memory_pool = std::make_unique<MemoryPool>(*this); });
     return *m_memory_pool;
+}
+
+ImageCache& Device::image_cache() const {
+    std::call_once(m_image_cache_once,
+                   [this] { m_image_cache = std::make_unique<ImageCache>(*this); });
+    return *m_image_cache;
 }
 
 PipelineShelf& Device::pipelines() const {

@@ -35,6 +35,7 @@ namespace tandem::detail {
 struct CopyQueueChoice; // core/copy_queue.hpp
 
 class Instance;
+class ImageCache;    // core/image_cache.hpp
 class MemoryPool;    // core/memory_pool.hpp
 class PipelineShelf; // core/pipeline_shelf.hpp
 
@@ -239,10 +240,11 @@ public:
         }
     }
 
-    // Where create_buffer and create_image get their memory (core/memory_pool.hpp), and the
-    // pipelines task instances share (core/pipeline_shelf.hpp); made on first use, freed with the
-    // device. Any thread.
+    // Where create_buffer and create_image get their memory (core/memory_pool.hpp), the images
+    // create_image reuses (core/image_cache.hpp), and the pipelines task instances share
+    // (core/pipeline_shelf.hpp); made on first use, freed with the device. Any thread.
     [[nodiscard]] MemoryPool& memory_pool() const;
+    [[nodiscard]] ImageCache& image_cache() const;
     [[nodiscard]] PipelineShelf& pipelines() const;
 
     // Index of a memory type in `type_bits` with all `required` and, if possible, all
@@ -285,6 +287,8 @@ private:
     bool m_serialize_host_semaphores = true;
     mutable std::atomic<std::uint64_t> m_live_allocations{0};
     mutable std::atomic<std::uint64_t> m_live_bytes{0};
+    mutable std::once_flag m_image_cache_once;
+    mutable std::unique_ptr<ImageCache> m_image_cache;
     mutable std::once_flag m_memory_pool_once;
     mutable std::unique_ptr<MemoryPool> m_memory_pool;
     mutable std::once_flag m_pipelines_once;

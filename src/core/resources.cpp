@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/image_cache.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -188,6 +189,9 @@ Image create_image(const Device& device, const ImageDesc& desc) {
                         " is not valid",
                     "Use a width and height from 1 to 16384");
     }
+    if (std::optional<Image> reused = device.image_cache().take(desc)) {
+        return std::move(*reused);
+    }
     const VkDevice dev = device.handle();
     Image out;
     out.format = desc.format;
@@ -238,7 +242,7 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     out.view = Handle<VkImageView>(image_view,
                                    [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
     device.name(image_view, VK_OBJECT_TYPE_IMAGE_VIEW, desc.name + " view");
-    return out;
+    return device.image_cache().lend(desc, std::move(out), req.memoryRequirements.size);
 }
 
 CommandPool::CommandPool(const Device& device, std::uint32_t family, const std::string& name)

@@ -103,7 +103,9 @@ struct ImageCreateInfo {
     VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
 };
 
-// Optimal-tiling, device-local 2D image with one mip level and a view over it.
+// Optimal-tiling, device-local 2D image with one mip level and a view over it: an image made
+// before for the same kind of description when the device keeps one (core/image_cache.hpp),
+// whose contents are undefined as a new one's; destroying it gives it back for reuse.
 [[nodiscard]] Image create_image(const Device& device, const ImageDesc& desc);
 
 class CommandPool {

@@ -7,6 +7,7 @@
 
 #include "core/capabilities.hpp"
 #include "core/cpu.hpp"
+#include "core/image_cache.hpp"
 #include "core/memory_pool.hpp"
 #include "core/pipeline_shelf.hpp"
 #include "core/vk_check.hpp"
@@ -309,9 +310,19 @@ std::vector<const Worker*> RuntimeImpl::workers() const {
 RuntimeResources RuntimeImpl::resources() const {
     RuntimeResources out;
     auto device = [&](const Device& d) {
-        out.devices.push_back({d.info().index, d.live_allocations(), d.live_bytes(),
-                               d.memory_pool().blocks(), d.memory_pool().block_bytes(),
-                               static_cast<std::uint32_t>(d.pipelines().size())});
+        // Read the cache first: an image taken from it meanwhile is then counted in use.
+        const auto idle = d.image_cache().idle();
+        DeviceResources r;
+        r.device = d.info().index;
+        r.idle_images = static_cast<std::uint32_t>(idle.first);
+        r.idle_image_bytes = idle.second;
+        r.allocations =
+            d.live_allocations() - std::min<std::uint64_t>(idle.first, d.live_allocations());
+        r.bytes = d.live_bytes() - std::min(idle.second, d.live_bytes());
+        r.pool_blocks = d.memory_pool().blocks();
+        r.pool_bytes = d.memory_pool().block_bytes();
+        r.pipelines = static_cast<std::uint32_t>(d.pipelines().size());
+        out.devices.push_back(r);
     };
     device(*m_primary);
     for (const auto& d : m_worker_devices) {

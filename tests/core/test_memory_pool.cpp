@@ -1,13 +1,15 @@
 // The device's memory pool and pipeline shelf, on a real device: buffers and images are ranges of
 // shared blocks that never overlap and hold what was written to them; a block that empties is
 // kept only while it is its kind's only empty one, so thousands of objects created and destroyed
-// leave the pool as it was; a pipeline is built once per key and shared, and at most
-// k_idle_kept unused ones stay.
+// leave the pool as it was; an image destroyed is reused for the next one of its kind, never for
+// another kind, and at most k_idle_kept wait; a pipeline is built once per key and shared, and
+// at most k_idle_kept unused ones stay.
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/image_cache.hpp"
 #include "core/memory_pool.hpp"
 #include "core/pipeline_shelf.hpp"
 #include "core/resources.hpp"
@@ -34,7 +36,8 @@ protected:
         ImageDesc desc;
         desc.width = width;
         desc.height = height;
-        desc.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+        desc.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                     VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         desc.name = "pool test image";
         return desc;
     }
@@ -87,7 +90,8 @@ TEST_F(MemoryPoolTest, ThousandsOfObjectsCreatedAndDestroyedLeaveThePoolAsItWas)
     }
     EXPECT_EQ(device.memory_pool().blocks(), blocks);
     EXPECT_EQ(device.memory_pool().block_bytes(), bytes);
-    EXPECT_EQ(device.live_allocations(), 0u);
+    EXPECT_EQ(device.live_allocations(), device.image_cache().idle().first)
+        << "only the images kept for reuse hold memory";
 }
 
 TEST_F(MemoryPoolTest, ABlockThatEmptiesIsFreedWhenAnotherEmptyOneIsKept) {
@@ -109,6 +113,79 @@ TEST_F(MemoryPoolTest, ABlockThatEmptiesIsFreedWhenAnotherEmptyOneIsKept) {
         EXPECT_EQ(device.memory_pool().blocks(), 2u);
     }
     EXPECT_EQ(device.memory_pool().blocks(), 1u);
+}
+
+TEST_F(MemoryPoolTest, AnImageDestroyedIsReusedForTheNextOfItsKindOnly) {
+    detail::Device& device = open(0);
+    detail::ImageCache& cache = device.image_cache();
+    VkImage first = VK_NULL_HANDLE;
+    {
+        const Image a = detail::create_image(device, image(64, 48));
+        first = a.get();
+    }
+    EXPECT_EQ(cache.idle().first, 1u);
+    for (int cycle = 0; cycle < 1000; ++cycle) {
+        const Image again = detail::create_image(device, image(64, 48));
+        ASSERT_EQ(again.get(), first) << "cycle " << cycle;
+        EXPECT_EQ(again.extent.width, 64u);
+        EXPECT_NE(again.view.get(), VK_NULL_HANDLE);
+    }
+    EXPECT_EQ(cache.reused(), 1000u);
+    { // Another size, format or usage is another kind.
+        const Image other_size = detail::create_image(device, image(48, 64));
+        ImageDesc format = image(64, 48);
+        format.format = VK_FORMAT_B8G8R8A8_UNORM;
+        format.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+        const Image other_format = detail::create_image(device, format);
+        EXPECT_NE(other_size.get(), first);
+        EXPECT_NE(other_format.get(), first);
+        EXPECT_EQ(other_format.format, VK_FORMAT_B8G8R8A8_UNORM);
+        // Both alive at once: the second of a kind is a new image.
+        const Image a = detail::create_image(device, image(64, 48));
+        const Image b = detail::create_image(device, image(64, 48));
+        EXPECT_NE(a.get(), b.get());
+    }
+    // A reused image works as a new one: written and read back exactly.
+    {
+        const Image target = detail::create_image(device, image(64, 48));
+        const Buffer readback = detail::create_buffer(device, host_buffer(64 * 48 * 4));
+        detail::submit_and_wait(device, detail::QueueRole::Main, [&](VkCommandBuffer cmd) {
+            detail::image_barrier(cmd, target.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            const VkClearColorValue red{{1.0f, 0.0f, 0.0f, 1.0f}};
+            const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            vkCmdClearColorImage(cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &red, 1,
+                                 &range);
+            detail::image_barrier(cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            VkBufferImageCopy copy{};
+            copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            copy.imageExtent = {64, 48, 1};
+            vkCmdCopyImageToBuffer(cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                   readback.get(), 1, &copy);
+            detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                   VK_ACCESS_2_HOST_READ_BIT);
+        });
+        const auto* texels = static_cast<const std::uint32_t*>(readback.mapped);
+        for (std::uint32_t i = 0; i < 64 * 48; ++i) {
+            ASSERT_EQ(texels[i], 0xff0000ffu) << "texel " << i;
+        }
+    }
+    // At most k_idle_kept wait for reuse.
+    {
+        std::vector<Image> many;
+        for (std::size_t i = 0; i < detail::ImageCache::k_idle_kept + 10; ++i) {
+            many.push_back(detail::create_image(device, image(16, 16)));
+        }
+    }
+    EXPECT_EQ(cache.idle().first, detail::ImageCache::k_idle_kept);
+    EXPECT_EQ(device.live_allocations(), detail::ImageCache::k_idle_kept)
+        << "only the images kept hold memory";
 }
 
 TEST_F(MemoryPoolTest, APipelineIsBuiltOncePerKeyAndAtMostSomeIdleOnesStay) {

@@ -157,11 +157,15 @@ TEST_F(TaskLifetime, ThousandsOfTasksComeAndGoAndLeaveNothingBehind) {
     ASSERT_TRUE(settled(*runtime));
     const RuntimeResources now = runtime->resources();
     expect_same_holdings(now, base);
-    // What is kept for the next task is bounded: per device, one empty block for images and one
-    // for buffers (lavapipe has one memory type) beyond the runtime's own, and the pattern,
-    // compute and mesh pipelines.
+    // What is kept for the next task is bounded: per device, images up to the cache's bound, one
+    // empty block for images and one for buffers (lavapipe has one memory type) beyond what the
+    // kept images use, and the pattern, compute and mesh pipelines.
     for (std::size_t d = 0; d < now.devices.size(); ++d) {
-        EXPECT_LE(now.devices[d].pool_blocks, base.devices[d].pool_blocks + 2)
+        EXPECT_LE(now.devices[d].idle_images, 64u) << "adapter " << now.devices[d].device;
+        EXPECT_LE(now.devices[d].idle_image_bytes, std::uint64_t{256} << 20);
+        const std::uint64_t block = std::uint64_t{32} << 20;
+        EXPECT_LE(now.devices[d].pool_blocks,
+                  base.devices[d].pool_blocks + 2 + now.devices[d].idle_image_bytes / block + 1)
             << "adapter " << now.devices[d].device;
         EXPECT_LE(now.devices[d].pipelines, base.devices[d].pipelines + 3)
             << "adapter " << now.devices[d].device;
