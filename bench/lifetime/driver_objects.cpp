@@ -4,10 +4,13 @@
 // memory (VK_EXT_memory_budget's heap usage, summed over heaps), host RSS (after malloc_trim)
 // and the heap in use, after over before, as bytes per cycle; an empty batch is submitted and
 // waited for before each measurement. The kinds are the objects a task instance holds: its slot
-// images (dedicated allocations, as Tandem makes them, and images bound into one long-lived
-// block, as a suballocator would), staging buffers, timeline semaphores (local, and exported to
-// a second opening), command pools, timestamp pools, a compute pipeline, a descriptor pool, the
-// whole pattern workload and an empty batch signalling a timeline (a retirement marker). A kind
+// images (a dedicated allocation each, as Tandem made them before its memory pool; from the
+// pool, as create_image makes them now; bound into one long-lived block), staging buffers (from
+// the pool), memory exported to a second opening and imported there (alone, and as the zero-copy
+// path's slot images: an image on each side), timeline semaphores (local, and exported to a second
+// opening), command pools, fences, a one-shot submission waited for (set-up work), timestamp pools,
+// a compute pipeline, a descriptor pool, the whole pattern workload (whose pipeline the device's
+// pipeline shelf keeps) and an empty batch signalling a timeline (a retirement marker). A kind
 // whose growth per cycle is zero gives everything back.
 #include <malloc.h>
 #include <unistd.h>
@@ -31,6 +34,7 @@
 #include "shaders/embedded.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
+#include "transfer/opaque_fd_memory.hpp"
 #include "workloads/pattern.hpp"
 
 namespace {
@@ -108,6 +112,94 @@ void suballocated_image(const Device& device, VkDeviceMemory block) {
     vk_check(vkCreateImageView(dev, &view_info, nullptr, &view), "vkCreateImageView suballocated");
     vkDestroyImageView(dev, view, nullptr);
     vkDestroyImage(dev, image, nullptr);
+}
+
+// A slot image with a dedicated allocation of its own (what create_image did before the memory
+// pool), with its view.
+void dedicated_image(const Device& device) {
+    const VkDevice dev = device.handle();
+    const VkImageCreateInfo info = slot_image_info();
+    VkImage image = VK_NULL_HANDLE;
+    vk_check(vkCreateImage(dev, &info, nullptr, &image), "vkCreateImage dedicated");
+    VkMemoryRequirements req{};
+    vkGetImageMemoryRequirements(dev, image, &req);
+    VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dedicated.image = image;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.pNext = &dedicated;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex =
+        device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory dedicated");
+    vk_check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory dedicated");
+    VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = info.format;
+    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView view = VK_NULL_HANDLE;
+    vk_check(vkCreateImageView(dev, &view_info, nullptr, &view), "vkCreateImageView dedicated");
+    vkDestroyImageView(dev, view, nullptr);
+    vkDestroyImage(dev, image, nullptr);
+    vkFreeMemory(dev, memory, nullptr);
+}
+
+// A slot's worth of memory exported as an opaque fd and imported on `second` (the zero-copy
+// path's slot images between two openings of one GPU), both freed.
+void exported_memory(const Device& device, const Device& second) {
+    constexpr VkDeviceSize bytes = VkDeviceSize{k_width} * k_height * 4;
+    const std::uint32_t type = device.memory_type(~0u, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const Handle<VkDeviceMemory> exported =
+        allocate_exportable_memory(device, bytes, type, {}, "exported");
+    const int fd = export_memory_fd(device, exported.get(), "exported");
+    const Handle<VkDeviceMemory> imported =
+        import_memory_fd(second, fd, bytes, type, {}, "imported");
+}
+
+// An external-memory slot image on each opening, sharing one dedicated allocation exported
+// from `device` and imported on `second` (as the zero-copy path makes a task's slot images),
+// with their views.
+void exported_image_pair(const Device& device, const Device& second) {
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkImageCreateInfo info = slot_image_info();
+    info.pNext = &external;
+    VkImage images[2] = {};
+    const Device* sides[2] = {&device, &second};
+    for (int i = 0; i < 2; ++i) {
+        vk_check(vkCreateImage(sides[i]->handle(), &info, nullptr, &images[i]),
+                 "vkCreateImage exported");
+    }
+    VkMemoryRequirements req{};
+    vkGetImageMemoryRequirements(device.handle(), images[0], &req);
+    const std::uint32_t type =
+        device.memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    {
+        const Handle<VkDeviceMemory> exported =
+            allocate_exportable_memory(device, req.size, type, {images[0]}, "exported image");
+        const int fd = export_memory_fd(device, exported.get(), "exported image");
+        const Handle<VkDeviceMemory> imported =
+            import_memory_fd(second, fd, req.size, type, {images[1]}, "imported image");
+        vk_check(vkBindImageMemory(device.handle(), images[0], exported.get(), 0),
+                 "vkBindImageMemory exported");
+        vk_check(vkBindImageMemory(second.handle(), images[1], imported.get(), 0),
+                 "vkBindImageMemory imported");
+        for (int i = 0; i < 2; ++i) {
+            VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+            view_info.image = images[i];
+            view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+            view_info.format = info.format;
+            view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            VkImageView view = VK_NULL_HANDLE;
+            vk_check(vkCreateImageView(sides[i]->handle(), &view_info, nullptr, &view),
+                     "vkCreateImageView exported");
+            vkDestroyImageView(sides[i]->handle(), view, nullptr);
+        }
+        for (int i = 0; i < 2; ++i) {
+            vkDestroyImage(sides[i]->handle(), images[i], nullptr);
+        }
+    }
 }
 
 // One long-lived block large enough for a slot image, device-local.
@@ -211,7 +303,8 @@ std::vector<Kind> kinds(const Device& device, const Device* second, VkDeviceMemo
                         VkDescriptorSetLayout set_layout, TimelineSemaphore& marker,
                         std::uint64_t& marker_value) {
     std::vector<Kind> out;
-    out.push_back({"slot_image_dedicated", [&device] {
+    out.push_back({"slot_image_dedicated", [&device] { dedicated_image(device); }});
+    out.push_back({"slot_image_pooled", [&device] {
                        ImageDesc desc;
                        desc.width = k_width;
                        desc.height = k_height;
@@ -222,7 +315,7 @@ std::vector<Kind> kinds(const Device& device, const Device* second, VkDeviceMemo
                    }});
     out.push_back(
         {"slot_image_suballocated", [&device, block] { suballocated_image(device, block); }});
-    out.push_back({"staging_buffer_dedicated", [&device] {
+    out.push_back({"staging_buffer_pooled", [&device] {
                        BufferDesc desc;
                        desc.size = std::uint64_t{k_width} * k_height * 4;
                        desc.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -230,6 +323,12 @@ std::vector<Kind> kinds(const Device& device, const Device* second, VkDeviceMemo
                        desc.name = "staging";
                        (void)create_buffer(device, desc);
                    }});
+    if (second != nullptr && device.enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+        second->enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+        out.push_back({"exported_memory", [&device, second] { exported_memory(device, *second); }});
+        out.push_back(
+            {"exported_image_pair", [&device, second] { exported_image_pair(device, *second); }});
+    }
     out.push_back({"timeline_semaphore", [&device] { TimelineSemaphore t(device, "timeline"); }});
     bool exports_timelines = second != nullptr;
     if (exports_timelines) {
@@ -250,6 +349,10 @@ std::vector<Kind> kinds(const Device& device, const Device* second, VkDeviceMemo
     out.push_back({"command_pool", [&device] {
                        CommandPool pool(device, device.queue(QueueRole::Main).family(), "pool");
                        (void)pool.allocate("cmd");
+                   }});
+    out.push_back({"fence", [&device] { (void)create_fence(device, "fence"); }});
+    out.push_back({"one_shot_submit", [&device] {
+                       submit_and_wait(device, QueueRole::Main, [](VkCommandBuffer) {});
                    }});
     out.push_back({"timestamp_pool",
                    [&device] { (void)create_timestamp_pool(device, QueueRole::Main, 8, "ts"); }});

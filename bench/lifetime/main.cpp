@@ -5,7 +5,8 @@
 //            physical device, summed over its heaps), host RSS (after malloc_trim) and the heap
 //            in use, and the runtime's own holdings, after over before (goal: within 1%); the
 //            application thread's cost of unregister_task (median, goal < 20 us). A hundredth
-//            as many cycles (at least 200) warm up before the baseline.
+//            as many cycles (at least 200) warm up before the baseline; --churn-seconds ends it
+//            early, reporting the cycles done.
 //   moves    --moves moves of an auto task between two workers, after 20 that warm up: device
 //            memory, RSS and heap after, over before (goal: within 1%)
 //   frames   --tasks tasks in a 60 FPS frame loop for --seconds, one of them unregistered and
@@ -78,6 +79,8 @@ struct Holdings {
     std::uint64_t heap_bytes = 0;   // the heap in use (mallinfo2): what is allocated and held
     std::uint64_t tandem_bytes = 0; // Runtime::resources(): Tandem's own allocations
     std::uint32_t tandem_allocations = 0;
+    std::uint64_t pool_bytes = 0; // the memory pools' blocks (in use or kept for reuse)
+    std::uint32_t pipelines = 0;  // the pipeline shelves' pipelines
     std::uint32_t threads = 0;
     std::uint32_t fds = 0; // open file descriptors (/proc/self/fd): exported memory and semaphores
 };
@@ -170,6 +173,8 @@ Holdings holdings(tandem::Runtime& runtime) {
     for (const auto& d : r.devices) {
         h.tandem_bytes += d.bytes;
         h.tandem_allocations += static_cast<std::uint32_t>(d.allocations);
+        h.pool_bytes += d.pool_bytes;
+        h.pipelines += d.pipelines;
     }
     h.threads = r.threads;
     h.fds = open_fds();
@@ -182,6 +187,8 @@ nlohmann::json to_json(const Holdings& h) {
             {"heap_bytes", h.heap_bytes},
             {"tandem_bytes", h.tandem_bytes},
             {"tandem_allocations", h.tandem_allocations},
+            {"pool_bytes", h.pool_bytes},
+            {"pipelines", h.pipelines},
             {"threads", h.threads},
             {"fds", h.fds}};
 }
@@ -260,6 +267,7 @@ int main(int argc, char** argv) {
     std::uint64_t job_every = 100;
     std::uint64_t moves = 10000;
     double seconds = 20;
+    double churn_limit = 0;
     std::uint32_t tasks = 8;
     std::string placement_text = "worker:0";
     std::string machine;
@@ -268,6 +276,9 @@ int main(int argc, char** argv) {
     tandem::RuntimeOptions options;
     options.validation = "off";
     app.add_option("--cycles", cycles, "register/unregister cycles")->capture_default_str();
+    app.add_option("--churn-seconds", churn_limit,
+                   "stop the churn after this many seconds, at the cycles done (0: no limit)")
+        ->capture_default_str();
     app.add_option("--job-every", job_every, "every Nth cycle runs a job before it goes")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
@@ -327,7 +338,13 @@ int main(int argc, char** argv) {
         register_async_us.reserve(cycles);
         const Holdings churn_before = holdings(runtime);
         Progress churn_progress{"churn", cycles};
+        const auto churn_start = Clock::now();
         for (std::uint64_t i = 0; i < cycles; ++i) {
+            if (churn_limit > 0 &&
+                std::chrono::duration<double>(Clock::now() - churn_start).count() > churn_limit) {
+                cycles = i; // what is reported is what ran
+                break;
+            }
             const tandem::TaskDesc d =
                 task_desc("churn", *placement, k_w - static_cast<std::uint32_t>(i % 5), k_h);
             auto t0 = Clock::now();
@@ -516,10 +533,15 @@ int main(int argc, char** argv) {
                               {"description", machine},
                               {"cpus", std::thread::hardware_concurrency()},
                               {"devices", devices}};
-            doc["config"] = {{"cycles", cycles},   {"job_every", job_every},
-                             {"moves", moves},     {"seconds", seconds},
-                             {"tasks", tasks},     {"placement", placement->to_string()},
-                             {"size", {k_w, k_h}}, {"validation", options.validation}};
+            doc["config"] = {{"cycles", cycles},
+                             {"churn_seconds", churn_limit},
+                             {"job_every", job_every},
+                             {"moves", moves},
+                             {"seconds", seconds},
+                             {"tasks", tasks},
+                             {"placement", placement->to_string()},
+                             {"size", {k_w, k_h}},
+                             {"validation", options.validation}};
             doc["ceilings"] = {{"churn_before", to_json(churn_before)},
                                {"moves_before", to_json(moves_before)},
                                {"frame_ms_median", sf.median}};
