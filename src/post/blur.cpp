@@ -33,7 +33,8 @@ Image create_blur_intermediate(const Device& device, VkExtent2D extent) {
 } // namespace
 
 BlurPass::BlurPass(const Device& device, VkExtent2D max_extent, std::uint32_t slots)
-    : m_max_extent(max_extent), m_sampler(create_point_sampler(device, "blur sampler")),
+    : m_device(device), m_max_extent(max_extent),
+      m_sampler(create_point_sampler(device, "blur sampler")),
       m_intermediate(create_blur_intermediate(device, max_extent)),
       m_horizontal(device, shaders::post_blur_h_comp(), k_blur_bindings, sizeof(BlurPush), slots,
                    m_sampler.get(), device.label() + " blur horizontal"),
@@ -65,12 +66,14 @@ VkResult BlurPass::record(VkCommandBuffer cmd, std::uint32_t slot, SampledInput 
                   sigma};
     const std::uint32_t gx = post_groups(extent.width);
     const std::uint32_t gy = post_groups(extent.height);
+    m_device.begin_label(cmd, "post blur");
     begin_intermediate(cmd, m_intermediate.get());
     m_horizontal.dispatch(cmd, slot, &push, sizeof(push), gx, gy);
     intermediate_written(cmd, m_intermediate.get());
     push.axis_x = 0;
     push.axis_y = 1;
     m_vertical.dispatch(cmd, slot, &push, sizeof(push), gx, gy);
+    m_device.end_label(cmd);
     return VK_SUCCESS;
 }
 

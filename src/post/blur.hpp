@@ -42,6 +42,7 @@ public:
                                   const BlurParams& params) noexcept;
 
 private:
+    const Device& m_device;
     VkExtent2D m_max_extent;
     Handle<VkSampler> m_sampler;
     Image m_intermediate;

@@ -72,7 +72,8 @@ void compute_to_compute(VkCommandBuffer cmd) noexcept {
 } // namespace
 
 InterpolatePass::InterpolatePass(const Device& device, VkExtent2D max_extent, std::uint32_t slots)
-    : m_max_extent(max_extent), m_sampler(create_point_sampler(device, "interpolate sampler")),
+    : m_device(device), m_max_extent(max_extent),
+      m_sampler(create_point_sampler(device, "interpolate sampler")),
       m_depths(create_texel_buffer(device, max_extent, 2, "interpolate depths")),
       m_sources(create_texel_buffer(device, max_extent, 2, "interpolate sources")),
       m_resolved_depth(create_texel_buffer(device, max_extent, 1, "interpolate resolved depth")),
@@ -120,6 +121,7 @@ VkResult InterpolatePass::record(VkCommandBuffer cmd, std::uint32_t slot, const 
     const std::uint32_t gy = post_groups(extent.height);
     const VkDeviceSize splat_bytes = VkDeviceSize{extent.width} * extent.height * 2 * 4;
 
+    m_device.begin_label(cmd, "post interpolate");
     // The previous record's dispatches are done with the buffers before they are cleared or
     // written again (write-after-read needs the execution dependency, after-write the access).
     memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
@@ -147,6 +149,7 @@ VkResult InterpolatePass::record(VkCommandBuffer cmd, std::uint32_t slot, const 
     const FillPush fill_push{w, h, params.t, params.depth_tolerance,
                              static_cast<std::int32_t>(params.fill_radius)};
     m_fill.dispatch(cmd, slot, &fill_push, sizeof(fill_push), gx, gy);
+    m_device.end_label(cmd);
     return VK_SUCCESS;
 }
 

@@ -63,6 +63,7 @@ public:
                                   const InterpolateParams& params) noexcept;
 
 private:
+    const Device& m_device;
     VkExtent2D m_max_extent;
     Handle<VkSampler> m_sampler;
     Buffer m_depths;         // nearest depth bits per target texel, A's then B's

@@ -48,7 +48,7 @@ bool valid(const UpscaleParams& p) noexcept {
 
 UpscalePass::UpscalePass(const Device& device, VkExtent2D max_input, VkExtent2D max_output,
                          std::uint32_t slots)
-    : m_max_input(max_input), m_max_output(max_output),
+    : m_device(device), m_max_input(max_input), m_max_output(max_output),
       m_sampler(create_point_sampler(device, "upscale sampler")),
       m_interpolated(create_interpolated(device, max_output)),
       m_interpolate(device, shaders::post_upscale_comp(), k_bindings, sizeof(InterpolatePush),
@@ -84,10 +84,12 @@ VkResult UpscalePass::record(VkCommandBuffer cmd, std::uint32_t slot, SampledInp
     const SharpenPush sharpen_push{ow, oh, params.sharpness, params.adapt};
     const std::uint32_t gx = post_groups(output_extent.width);
     const std::uint32_t gy = post_groups(output_extent.height);
+    m_device.begin_label(cmd, "post upscale");
     begin_intermediate(cmd, m_interpolated.get());
     m_interpolate.dispatch(cmd, slot, &interpolate_push, sizeof(interpolate_push), gx, gy);
     intermediate_written(cmd, m_interpolated.get());
     m_sharpen.dispatch(cmd, slot, &sharpen_push, sizeof(sharpen_push), gx, gy);
+    m_device.end_label(cmd);
     return VK_SUCCESS;
 }
 

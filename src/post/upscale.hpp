@@ -49,6 +49,7 @@ public:
                                   VkExtent2D output_extent, const UpscaleParams& params) noexcept;
 
 private:
+    const Device& m_device;
     VkExtent2D m_max_input;
     VkExtent2D m_max_output;
     Handle<VkSampler> m_sampler;
