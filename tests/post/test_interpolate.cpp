@@ -190,6 +190,38 @@ TEST_F(InterpolateDevice, ReversedDepthGivesTheSameFrame) {
     EXPECT_EQ(plain.pixels, flipped.pixels);
 }
 
+// Two records in one command buffer (two slots, other inputs first): the second one's result is
+// untouched by the first's use of the pass's buffers, and synchronisation validation (on in
+// this suite) sees the pass's own barriers order them.
+TEST_F(InterpolateDevice, BackToBackRecordsShareTheIntermediatesSafely) {
+    detail::Device& device = open(0);
+    const DeviceFrame da = upload(device, render(24));
+    const DeviceFrame db = upload(device, render(24 + k_speed));
+    const DeviceFrame other_a = upload(device, render(40));
+    const DeviceFrame other_b = upload(device, render(40 - k_speed));
+    const auto output = create_output(device, k_width, k_height);
+    const auto scratch = create_output(device, k_width, k_height);
+    detail::InterpolatePass pass(device, {k_width, k_height}, 2);
+    const auto alone = run_pass(device, output, [&](VkCommandBuffer cmd) {
+        ASSERT_EQ(pass.record(cmd, 0, da.inputs(), db.inputs(), output.view.get(),
+                              {k_width, k_height}, {}),
+                  VK_SUCCESS);
+    });
+    const auto second = run_pass(device, output, [&](VkCommandBuffer cmd) {
+        detail::image_barrier(cmd, scratch.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                              VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+        ASSERT_EQ(pass.record(cmd, 1, other_a.inputs(), other_b.inputs(), scratch.view.get(),
+                              {k_width, k_height}, {}),
+                  VK_SUCCESS);
+        ASSERT_EQ(pass.record(cmd, 0, da.inputs(), db.inputs(), output.view.get(),
+                              {k_width, k_height}, {}),
+                  VK_SUCCESS);
+    });
+    EXPECT_EQ(second.pixels, alone.pixels);
+}
+
 // Half-float motion vectors (R16G16_SFLOAT). A strip of background whose vectors point off the
 // screen in both frames is reached by neither warp: the hole beside a near square is filled from
 // the far side, never with the square's colour.
