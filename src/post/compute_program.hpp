@@ -8,6 +8,7 @@
 // time; destroy only once no command buffer that uses it is pending.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>

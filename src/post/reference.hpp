@@ -3,6 +3,7 @@
 // gives). Images are tightly packed RGBA8 rows. Pure functions, any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
