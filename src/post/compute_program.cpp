@@ -1,0 +1,171 @@
+#include "post/compute_program.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+Handle<VkSampler> create_point_sampler(const Device& device, const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+    info.magFilter = VK_FILTER_NEAREST;
+    info.minFilter = VK_FILTER_NEAREST;
+    info.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+    info.addressModeU = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    info.addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    info.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    info.maxLod = 0.0f;
+    VkSampler sampler = VK_NULL_HANDLE;
+    vk_check(vkCreateSampler(dev, &info, nullptr, &sampler), "vkCreateSampler " + name);
+    device.name(sampler, VK_OBJECT_TYPE_SAMPLER, name);
+    return Handle<VkSampler>(sampler, [dev](VkSampler s) { vkDestroySampler(dev, s, nullptr); });
+}
+
+ComputeProgram::ComputeProgram(const Device& device, std::span<const std::uint32_t> spirv,
+                               std::span<const VkDescriptorType> bindings, std::uint32_t push_bytes,
+                               std::uint32_t slots, VkSampler sampler, const std::string& name)
+    : m_device(device), m_types(bindings.begin(), bindings.end()) {
+    const VkDevice dev = device.handle();
+    slots = std::max(slots, 1u);
+    if (bindings.size() > k_max_program_bindings) {
+        throw Error(name + " has " + std::to_string(bindings.size()) + " bindings",
+                    "A post-processing program has at most 8");
+    }
+
+    std::vector<VkDescriptorSetLayoutBinding> layout_bindings(bindings.size());
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+        VkDescriptorSetLayoutBinding& b = layout_bindings[i];
+        b.binding = static_cast<std::uint32_t>(i);
+        b.descriptorType = bindings[i];
+        b.descriptorCount = 1;
+        b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+        if (bindings[i] == VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER) {
+            b.pImmutableSamplers = &sampler;
+        }
+    }
+    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = static_cast<std::uint32_t>(layout_bindings.size());
+    set_info.pBindings = layout_bindings.data();
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
+             "vkCreateDescriptorSetLayout " + name);
+    m_set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
+        vkDestroyDescriptorSetLayout(dev, l, nullptr);
+    });
+
+    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
+             "vkCreatePipelineLayout " + name);
+    m_pipeline_layout = Handle<VkPipelineLayout>(
+        pipeline_layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
+
+    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_info.codeSize = spirv.size_bytes();
+    module_info.pCode = spirv.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
+             "vkCreateShaderModule " + name);
+    const Handle<VkShaderModule> module_owner(
+        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+
+    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = "main";
+    pipeline_info.layout = pipeline_layout;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
+             "vkCreateComputePipelines " + name);
+    m_pipeline =
+        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, name);
+
+    std::vector<VkDescriptorPoolSize> sizes;
+    for (const VkDescriptorType type : m_types) {
+        auto it = std::find_if(sizes.begin(), sizes.end(),
+                               [type](const VkDescriptorPoolSize& s) { return s.type == type; });
+        if (it == sizes.end()) {
+            sizes.push_back({type, 0});
+            it = sizes.end() - 1;
+        }
+        it->descriptorCount += slots;
+    }
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = slots;
+    pool_info.poolSizeCount = static_cast<std::uint32_t>(sizes.size());
+    pool_info.pPoolSizes = sizes.data();
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool),
+             "vkCreateDescriptorPool " + name);
+    m_pool = Handle<VkDescriptorPool>(
+        pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
+    const std::vector<VkDescriptorSetLayout> layouts(slots, set_layout);
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool;
+    alloc.descriptorSetCount = slots;
+    alloc.pSetLayouts = layouts.data();
+    m_sets.resize(slots);
+    vk_check(vkAllocateDescriptorSets(dev, &alloc, m_sets.data()),
+             "vkAllocateDescriptorSets " + name);
+    // Nothing bound yet: no view or buffer is null in a real binding.
+    m_bound.assign(slots, std::vector<ProgramResource>(m_types.size()));
+}
+
+bool ComputeProgram::bind(std::uint32_t slot, std::span<const ProgramResource> resources) noexcept {
+    if (slot >= m_sets.size() || resources.size() != m_types.size()) {
+        return false;
+    }
+    std::vector<ProgramResource>& bound = m_bound[slot];
+    if (std::equal(bound.begin(), bound.end(), resources.begin(), resources.end())) {
+        return true;
+    }
+    // Fixed arrays: the per-frame path allocates nothing.
+    std::array<VkDescriptorImageInfo, k_max_program_bindings> images{};
+    std::array<VkDescriptorBufferInfo, k_max_program_bindings> buffers{};
+    std::array<VkWriteDescriptorSet, k_max_program_bindings> writes{};
+    for (std::size_t i = 0; i < m_types.size(); ++i) {
+        VkWriteDescriptorSet& w = writes[i];
+        w = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        w.dstSet = m_sets[slot];
+        w.dstBinding = static_cast<std::uint32_t>(i);
+        w.descriptorCount = 1;
+        w.descriptorType = m_types[i];
+        if (m_types[i] == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER) {
+            buffers[i] = {resources[i].buffer, 0, VK_WHOLE_SIZE};
+            w.pBufferInfo = &buffers[i];
+        } else {
+            images[i] = {VK_NULL_HANDLE, resources[i].view, resources[i].layout};
+            w.pImageInfo = &images[i];
+        }
+    }
+    vkUpdateDescriptorSets(m_device.handle(), static_cast<std::uint32_t>(m_types.size()),
+                           writes.data(), 0, nullptr);
+    std::copy(resources.begin(), resources.end(), bound.begin());
+    return true;
+}
+
+void ComputeProgram::dispatch(VkCommandBuffer cmd, std::uint32_t slot, const void* push,
+                              std::uint32_t push_bytes, std::uint32_t groups_x,
+                              std::uint32_t groups_y, std::uint32_t groups_z) const noexcept {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.get());
+    const VkDescriptorSet set = m_sets[slot];
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline_layout.get(), 0, 1,
+                            &set, 0, nullptr);
+    if (push_bytes > 0) {
+        vkCmdPushConstants(cmd, m_pipeline_layout.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
+                           push);
+    }
+    vkCmdDispatch(cmd, groups_x, groups_y, groups_z);
+}
+
+} // namespace tandem::detail
