@@ -117,7 +117,8 @@ struct RuntimeOptions {
 // Most are ranges of a few large blocks Tandem keeps per memory type, so that tasks added and
 // removed for hours do not allocate and free device memory each time; a block that empties is
 // kept while it is its kind's only empty one. Images of a task that went are kept (up to 64, and
-// 256 MiB) for the next one of the same size and format. The pipelines of built-in and compute
+// 256 MiB, per device; the zero-copy path's slot pairs by the worker that exports them) for the
+// next one of the same size and format. The pipelines of built-in and compute
 // workloads are shared by every task that runs the same code on the device, and up to 16 nobody
 // uses are kept for the next task.
 struct DeviceResources {
@@ -127,7 +128,7 @@ struct DeviceResources {
     std::uint64_t bytes = 0;
     std::uint64_t pool_blocks = 0; // the blocks held (in use or kept empty) and their bytes
     std::uint64_t pool_bytes = 0;
-    std::uint32_t idle_images = 0; // images kept for reuse, and their memory's bytes
+    std::uint32_t idle_images = 0; // this device's memory held by images kept for reuse
     std::uint64_t idle_image_bytes = 0;
     std::uint32_t pipelines = 0; // shared pipelines held (in use or kept)
 };

@@ -271,7 +271,8 @@ Device::~Device() {
     if (m_owned) {
         vkDeviceWaitIdle(m_device);
     }
-    m_image_cache.reset(); // its images hold ranges of the pool
+    ImageCache::forget_partner(*this); // other devices' idle pairs with an image here
+    m_image_cache.reset();             // its images hold ranges of the pool
     m_pipelines.reset();
     m_memory_pool.reset();
     // An application's device is not waited for: of settle()'s leftover fences, only the

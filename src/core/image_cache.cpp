@@ -4,8 +4,35 @@
 #include <utility>
 
 namespace tandem::detail {
+namespace {
 
-ImageCache::~ImageCache() = default;
+// Every live cache, for forget_partner().
+std::mutex& registry_lock() {
+    static std::mutex lock;
+    return lock;
+}
+std::vector<ImageCache*>& registry() {
+    static std::vector<ImageCache*> caches;
+    return caches;
+}
+
+// Renames a reused image and its view.
+void rename(const Device& device, const Image& image, const std::string& name) {
+    device.name(image.get(), VK_OBJECT_TYPE_IMAGE, name);
+    device.name(image.view.get(), VK_OBJECT_TYPE_IMAGE_VIEW, name + " view");
+}
+
+} // namespace
+
+ImageCache::ImageCache(const Device& device) : m_device(device) {
+    std::lock_guard lock(registry_lock());
+    registry().push_back(this);
+}
+
+ImageCache::~ImageCache() {
+    std::lock_guard lock(registry_lock());
+    std::erase(registry(), this);
+}
 
 std::string ImageCache::key_of(const ImageDesc& desc) {
     std::vector<std::uint32_t> families = desc.queue_families;
@@ -20,47 +47,83 @@ std::string ImageCache::key_of(const ImageDesc& desc) {
     return key;
 }
 
-std::optional<Image> ImageCache::take(const ImageDesc& desc) {
-    const std::string key = key_of(desc);
-    std::shared_ptr<Entry> entry;
-    {
-        std::lock_guard lock(m_lock);
-        const auto it = std::find_if(m_idle.begin(), m_idle.end(),
-                                     [&key](const auto& e) { return e->key == key; });
-        if (it == m_idle.end()) {
-            return std::nullopt;
-        }
-        entry = *it;
-        m_idle.erase(it);
-        m_idle_bytes -= entry->bytes;
-        ++m_reused;
+std::shared_ptr<ImageCache::Entry> ImageCache::find(const std::string& key) {
+    std::lock_guard lock(m_lock);
+    const auto it =
+        std::find_if(m_idle.begin(), m_idle.end(), [&key](const auto& e) { return e->key == key; });
+    if (it == m_idle.end()) {
+        return nullptr;
     }
-    m_device.name(entry->image.get(), VK_OBJECT_TYPE_IMAGE, desc.name);
-    m_device.name(entry->image.view.get(), VK_OBJECT_TYPE_IMAGE_VIEW, desc.name + " view");
-    return hand_out(std::move(entry));
+    std::shared_ptr<Entry> entry = *it;
+    m_idle.erase(it);
+    m_idle_bytes -= entry->bytes;
+    ++m_reused;
+    return entry;
+}
+
+std::optional<Image> ImageCache::take(const ImageDesc& desc) {
+    std::shared_ptr<Entry> entry = find(key_of(desc));
+    if (!entry) {
+        return std::nullopt;
+    }
+    rename(m_device, entry->images[0], desc.name);
+    return std::move(hand_out(std::move(entry))[0]);
 }
 
 Image ImageCache::lend(const ImageDesc& desc, Image made, VkDeviceSize bytes) {
     auto entry = std::make_shared<Entry>();
     entry->key = key_of(desc);
-    entry->image = std::move(made);
+    entry->images.push_back(std::move(made));
     entry->bytes = bytes;
-    return hand_out(std::move(entry));
+    return std::move(hand_out(std::move(entry))[0]);
 }
 
-Image ImageCache::hand_out(std::shared_ptr<Entry> entry) {
-    // The entry owns the Vulkan objects; what is handed out names them, and destroying it gives
-    // the entry back (the image's deleter; the view and memory have none of their own).
-    const Image& real = entry->image;
-    Image out;
-    out.format = real.format;
-    out.extent = real.extent;
-    out.memory_offset = real.memory_offset;
-    out.view = Handle<VkImageView>(real.view.get(), {});
-    out.memory = Handle<VkDeviceMemory>(real.memory.get(), {});
-    const VkImage image = real.get();
-    out.image = Handle<VkImage>(
-        image, [this, entry = std::move(entry)](VkImage) mutable { give_back(std::move(entry)); });
+std::optional<std::pair<Image, Image>>
+ImageCache::take_pair(const Device& partner, const std::string& kind, const ImageDesc& desc) {
+    std::shared_ptr<Entry> entry =
+        find(kind + " " + std::to_string(reinterpret_cast<std::uintptr_t>(&partner)) + " " +
+             key_of(desc));
+    if (!entry) {
+        return std::nullopt;
+    }
+    rename(m_device, entry->images[0], desc.name + " (worker)");
+    rename(partner, entry->images[1], desc.name + " (primary)");
+    std::vector<Image> out = hand_out(std::move(entry));
+    return std::pair<Image, Image>(std::move(out[0]), std::move(out[1]));
+}
+
+std::pair<Image, Image> ImageCache::lend_pair(const Device& partner, const std::string& kind,
+                                              const ImageDesc& desc, std::pair<Image, Image> made,
+                                              VkDeviceSize bytes) {
+    auto entry = std::make_shared<Entry>();
+    entry->key = kind + " " + std::to_string(reinterpret_cast<std::uintptr_t>(&partner)) + " " +
+                 key_of(desc);
+    entry->images.push_back(std::move(made.first));
+    entry->images.push_back(std::move(made.second));
+    entry->partner = &partner;
+    entry->bytes = bytes;
+    std::vector<Image> out = hand_out(std::move(entry));
+    return {std::move(out[0]), std::move(out[1])};
+}
+
+std::vector<Image> ImageCache::hand_out(std::shared_ptr<Entry> entry) {
+    // The entry owns the Vulkan objects; what is handed out names them. `lent` is shared by the
+    // handed-out images' deleters: when the last of them is destroyed, the entry comes back (the
+    // views and memory handed out have no deleters of their own).
+    Entry* raw = entry.get();
+    std::shared_ptr<Entry> lent(
+        raw, [this, owner = std::move(entry)](Entry*) mutable { give_back(std::move(owner)); });
+    std::vector<Image> out;
+    for (const Image& real : raw->images) {
+        Image image;
+        image.format = real.format;
+        image.extent = real.extent;
+        image.memory_offset = real.memory_offset;
+        image.view = Handle<VkImageView>(real.view.get(), {});
+        image.memory = Handle<VkDeviceMemory>(real.memory.get(), {});
+        image.image = Handle<VkImage>(real.get(), [lent](VkImage) mutable { lent.reset(); });
+        out.push_back(std::move(image));
+    }
     return out;
 }
 
@@ -80,9 +143,59 @@ void ImageCache::give_back(std::shared_ptr<Entry> entry) noexcept {
     }
 }
 
-std::pair<std::size_t, VkDeviceSize> ImageCache::idle() const {
+void ImageCache::forget(const Device& partner) noexcept {
+    std::vector<std::shared_ptr<Entry>> evicted;
     std::lock_guard lock(m_lock);
-    return {m_idle.size(), m_idle_bytes};
+    for (auto it = m_idle.begin(); it != m_idle.end();) {
+        if ((*it)->partner == &partner) {
+            m_idle_bytes -= (*it)->bytes;
+            evicted.push_back(std::move(*it));
+            it = m_idle.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void ImageCache::forget_partner(const Device& device) noexcept {
+    std::lock_guard lock(registry_lock());
+    for (ImageCache* cache : registry()) {
+        cache->forget(device);
+    }
+}
+
+std::pair<std::size_t, VkDeviceSize> ImageCache::held_on(const Device& partner) const {
+    std::lock_guard lock(m_lock);
+    std::pair<std::size_t, VkDeviceSize> out{0, 0};
+    for (const auto& e : m_idle) {
+        if (e->partner == &partner) {
+            ++out.first;
+            out.second += e->bytes;
+        }
+    }
+    return out;
+}
+
+std::pair<std::size_t, VkDeviceSize> ImageCache::idle() const {
+    std::pair<std::size_t, VkDeviceSize> out;
+    {
+        std::lock_guard lock(m_lock);
+        out = {m_idle.size(), m_idle_bytes};
+    }
+    std::lock_guard lock(registry_lock());
+    for (const ImageCache* cache : registry()) {
+        if (cache != this) {
+            const auto held = cache->held_on(m_device);
+            out.first += held.first;
+            out.second += held.second;
+        }
+    }
+    return out;
+}
+
+std::size_t ImageCache::idle_entries() const {
+    std::lock_guard lock(m_lock);
+    return m_idle.size();
 }
 
 std::uint64_t ImageCache::reused() const {

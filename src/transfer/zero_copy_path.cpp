@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/image_cache.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
@@ -132,6 +133,11 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
     }
     ImageDesc shared = desc;
     shared.queue_families = m_families;
+    // A pair an earlier slot of this pair of devices gave back (core/image_cache.hpp).
+    if (auto reused = worker().image_cache().take_pair(primary(), "zero-copy", shared)) {
+        hand_over_layout(reused->second);
+        return std::move(*reused);
+    }
     const ImageCreate create(shared);
     const VkExternalMemoryFeatureFlags features =
         external_features(worker(), create.base.info.format, create.base.info.usage);
@@ -174,14 +180,18 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
              "vkBindImageMemory " + desc.name);
     w.view = make_view(worker(), w.get(), desc.format, desc.name + " (worker)");
     p.view = make_view(primary(), p.get(), desc.format, desc.name + " (primary)");
+    hand_over_layout(p);
+    return worker().image_cache().lend_pair(primary(), "zero-copy", shared, std::move(out), size);
+}
+
+void ZeroCopyPath::hand_over_layout(const Image& primary_image) const {
     // The primary's image starts in the layout every hand-over leaves it in, so the acquires
     // (which change no layout) and the primary's readers find it there from the first one.
     submit_and_wait(primary(), QueueRole::Main, [&](VkCommandBuffer cmd) {
-        image_barrier(cmd, p.get(), VK_IMAGE_LAYOUT_UNDEFINED, k_handed_layout,
+        image_barrier(cmd, primary_image.get(), VK_IMAGE_LAYOUT_UNDEFINED, k_handed_layout,
                       VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
     });
-    return out;
 }
 
 void ZeroCopyPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t /*slot*/,

@@ -46,6 +46,8 @@ public:
     // The worker image and the primary image of one slot, over one allocation, both created from
     // `desc` (its usage must serve both sides) with queue_families() for their sharing. Throws
     // Error when the driver cannot export and import such an image.
+    // A pair whose images were destroyed is reused for the next slot of the same description
+    // (core/image_cache.hpp: the driver keeps memory of every exported pair destroyed).
     [[nodiscard]] std::pair<Image, Image> create_images(const ImageDesc& desc) const;
     // True when `device`'s driver exports and imports optimal 2D images of `format` and `usage`
     // as opaque fds (the pair matrix checks RGBA8 only).
@@ -59,6 +61,9 @@ public:
     }
 
 private:
+    // Brings the primary's image of a pair to the layout hand-overs leave (discarding contents).
+    void hand_over_layout(const Image& primary_image) const;
+
     std::vector<std::uint32_t> m_families;
     std::uint32_t m_worker_family = VK_QUEUE_FAMILY_IGNORED;
     std::uint32_t m_primary_family = VK_QUEUE_FAMILY_IGNORED;

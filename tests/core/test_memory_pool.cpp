@@ -123,7 +123,7 @@ TEST_F(MemoryPoolTest, AnImageDestroyedIsReusedForTheNextOfItsKindOnly) {
         const Image a = detail::create_image(device, image(64, 48));
         first = a.get();
     }
-    EXPECT_EQ(cache.idle().first, 1u);
+    EXPECT_EQ(cache.idle_entries(), 1u);
     for (int cycle = 0; cycle < 1000; ++cycle) {
         const Image again = detail::create_image(device, image(64, 48));
         ASSERT_EQ(again.get(), first) << "cycle " << cycle;
@@ -183,7 +183,7 @@ TEST_F(MemoryPoolTest, AnImageDestroyedIsReusedForTheNextOfItsKindOnly) {
             many.push_back(detail::create_image(device, image(16, 16)));
         }
     }
-    EXPECT_EQ(cache.idle().first, detail::ImageCache::k_idle_kept);
+    EXPECT_EQ(cache.idle_entries(), detail::ImageCache::k_idle_kept);
     EXPECT_EQ(device.live_allocations(), detail::ImageCache::k_idle_kept)
         << "only the images kept hold memory";
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/capabilities.hpp"
+#include "core/image_cache.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/cuda_peer_path.hpp"
@@ -149,6 +150,51 @@ TEST_P(TransferPaths, RoundTripsRandomImagesExactly) {
             ASSERT_EQ(first_difference(out, bytes), -1);
         }
     }
+}
+
+// The zero-copy path's slot pairs come back for reuse (the driver keeps memory of every exported
+// pair destroyed): a pair given back is the next one of its description, moves data exactly
+// again, and the pair's memory on either device is counted as kept, not in use.
+TEST_F(VulkanTest, TheZeroCopyPathReusesThePairsItsSlotsGaveBack) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(TransferPath::ZeroCopy)) {
+        GTEST_SKIP() << "zero-copy is not available here";
+    }
+    const auto layout = detail::staging_layout_for(worker.info(), primary.info(), 64, 48,
+                                                   VK_FORMAT_R8G8B8A8_UNORM, 2, 0);
+    auto path = detail::make_transfer_path(TransferPath::ZeroCopy, worker, primary, layout);
+    const auto& zero_copy = static_cast<const detail::ZeroCopyPath&>(*path);
+    detail::ImageDesc desc;
+    desc.width = 64;
+    desc.height = 48;
+    desc.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                 VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    desc.name = "reused pair";
+    VkImage first_worker = VK_NULL_HANDLE;
+    VkImage first_primary = VK_NULL_HANDLE;
+    {
+        const auto images = zero_copy.create_images(desc);
+        first_worker = images.first.get();
+        first_primary = images.second.get();
+    }
+    EXPECT_EQ(worker.image_cache().idle().first, 1u);
+    EXPECT_EQ(primary.image_cache().idle().first, 1u) << "the primary's side is kept too";
+    std::uint32_t seed = 900;
+    for (int round = 0; round < 20; ++round) {
+        auto images = zero_copy.create_images(desc);
+        ASSERT_EQ(images.first.get(), first_worker);
+        ASSERT_EQ(images.second.get(), first_primary);
+        const auto bytes = random_bytes(layout.image_bytes(), seed++);
+        poison_image(primary, images.second, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        upload_image(worker, images.first, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        run_blocking(*path, static_cast<std::uint32_t>(round % 2), images.first, images.second);
+        const auto out =
+            read_image(primary, images.second, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+        ASSERT_EQ(first_difference(out, bytes), -1) << "round " << round;
+    }
+    EXPECT_EQ(worker.image_cache().reused(), 20u);
 }
 
 TEST_F(VulkanTest, TheCudaPathsVulkanSideMovesBandsExactly) {
