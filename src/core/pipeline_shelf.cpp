@@ -2,7 +2,62 @@
 
 #include <utility>
 
+#include "core/device.hpp"
+#include "core/vk_check.hpp"
+
 namespace tandem::detail {
+
+PipelineObjects build_compute_pipeline(const Device& device, std::span<const std::uint32_t> spirv,
+                                       std::span<const VkDescriptorSetLayoutBinding> bindings,
+                                       std::uint32_t push_bytes, const std::string& name,
+                                       const char* entry) {
+    const VkDevice dev = device.handle();
+    PipelineObjects out;
+    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = static_cast<std::uint32_t>(bindings.size());
+    set_info.pBindings = bindings.data();
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
+             "vkCreateDescriptorSetLayout " + name);
+    out.set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
+        vkDestroyDescriptorSetLayout(dev, l, nullptr);
+    });
+
+    const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout;
+    layout_info.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
+             "vkCreatePipelineLayout " + name);
+    out.layout = Handle<VkPipelineLayout>(
+        pipeline_layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
+
+    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    module_info.codeSize = spirv.size_bytes();
+    module_info.pCode = spirv.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
+             "vkCreateShaderModule " + name);
+    const Handle<VkShaderModule> module_owner(
+        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
+
+    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipeline_info.stage.module = module;
+    pipeline_info.stage.pName = entry;
+    pipeline_info.layout = pipeline_layout;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
+             "vkCreateComputePipelines " + name);
+    out.pipeline =
+        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
+    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, name);
+    return out;
+}
 
 struct PipelineShelf::Shared::Entry {
     PipelineObjects objects;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -26,12 +27,23 @@
 
 namespace tandem::detail {
 
+class Device;
+
 // What a builder makes: the pipeline and the layouts it was made with (the shelf owns them).
 struct PipelineObjects {
     Handle<VkDescriptorSetLayout> set_layout; // may be empty (a layout owned elsewhere)
     Handle<VkPipelineLayout> layout;
     Handle<VkPipeline> pipeline;
 };
+
+// A compute pipeline of `spirv` (entry point `entry`) with one descriptor set of `bindings`
+// (compute stage) and `push_bytes` of push constants, and its layouts; named `name`. Throws
+// Error. What builders of compute pipelines call (the pattern, the post-processing passes).
+[[nodiscard]] PipelineObjects
+build_compute_pipeline(const Device& device, std::span<const std::uint32_t> spirv,
+                       std::span<const VkDescriptorSetLayoutBinding> bindings,
+                       std::uint32_t push_bytes, const std::string& name,
+                       const char* entry = "main");
 
 class PipelineShelf {
 public:

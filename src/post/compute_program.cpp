@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/pipeline_shelf.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -46,49 +47,12 @@ ComputeProgram::ComputeProgram(const Device& device, std::span<const std::uint32
             b.pImmutableSamplers = &sampler;
         }
     }
-    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = static_cast<std::uint32_t>(layout_bindings.size());
-    set_info.pBindings = layout_bindings.data();
-    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
-             "vkCreateDescriptorSetLayout " + name);
-    m_set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
-        vkDestroyDescriptorSetLayout(dev, l, nullptr);
-    });
-
-    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
-    layout_info.pPushConstantRanges = &push;
-    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
-             "vkCreatePipelineLayout " + name);
-    m_pipeline_layout = Handle<VkPipelineLayout>(
-        pipeline_layout, [dev](VkPipelineLayout l) { vkDestroyPipelineLayout(dev, l, nullptr); });
-
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = spirv.size_bytes();
-    module_info.pCode = spirv.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
-             "vkCreateShaderModule " + name);
-    const Handle<VkShaderModule> module_owner(
-        module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
-
-    VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pipeline_info.stage.module = module;
-    pipeline_info.stage.pName = "main";
-    pipeline_info.layout = pipeline_layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
-             "vkCreateComputePipelines " + name);
-    m_pipeline =
-        Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
-    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, name);
+    PipelineObjects objects =
+        build_compute_pipeline(device, spirv, layout_bindings, push_bytes, name);
+    const VkDescriptorSetLayout set_layout = objects.set_layout.get();
+    m_set_layout = std::move(objects.set_layout);
+    m_pipeline_layout = std::move(objects.layout);
+    m_pipeline = std::move(objects.pipeline);
 
     std::vector<VkDescriptorPoolSize> sizes;
     for (const VkDescriptorType type : m_types) {

@@ -81,61 +81,11 @@ PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& par
     const std::string label = device.label() + " pattern " + params.task_name;
 
     // One pipeline per device for every pattern task (core/pipeline_shelf.hpp).
-    m_pipeline = device.pipelines().get("pattern.comp", [&device, dev] {
-        PipelineObjects out;
-        VkDescriptorSetLayoutBinding binding{};
-        binding.binding = 0;
-        binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-        binding.descriptorCount = 1;
-        binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-        VkDescriptorSetLayoutCreateInfo set_info{
-            VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-        set_info.bindingCount = 1;
-        set_info.pBindings = &binding;
-        VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-        vk_check(vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout),
-                 "vkCreateDescriptorSetLayout pattern");
-        out.set_layout = Handle<VkDescriptorSetLayout>(set_layout, [dev](VkDescriptorSetLayout l) {
-            vkDestroyDescriptorSetLayout(dev, l, nullptr);
-        });
-
-        VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PatternPush)};
-        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        layout_info.setLayoutCount = 1;
-        layout_info.pSetLayouts = &set_layout;
-        layout_info.pushConstantRangeCount = 1;
-        layout_info.pPushConstantRanges = &push;
-        VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
-        vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &pipeline_layout),
-                 "vkCreatePipelineLayout pattern");
-        out.layout = Handle<VkPipelineLayout>(pipeline_layout, [dev](VkPipelineLayout l) {
-            vkDestroyPipelineLayout(dev, l, nullptr);
-        });
-
-        const auto code = shaders::pattern_comp();
-        VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-        module_info.codeSize = code.size_bytes();
-        module_info.pCode = code.data();
-        VkShaderModule module = VK_NULL_HANDLE;
-        vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module),
-                 "vkCreateShaderModule pattern.comp");
-        const Handle<VkShaderModule> module_owner(
-            module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
-
-        VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-        pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-        pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        pipeline_info.stage.module = module;
-        pipeline_info.stage.pName = "main";
-        pipeline_info.layout = pipeline_layout;
-        VkPipeline pipeline = VK_NULL_HANDLE;
-        vk_check(
-            vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline),
-            "vkCreateComputePipelines pattern");
-        out.pipeline = Handle<VkPipeline>(
-            pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
-        device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, device.label() + " pattern pipeline");
-        return out;
+    m_pipeline = device.pipelines().get("pattern.comp", [&device] {
+        const VkDescriptorSetLayoutBinding target{0, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1,
+                                                  VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+        return build_compute_pipeline(device, shaders::pattern_comp(), {&target, 1},
+                                      sizeof(PatternPush), device.label() + " pattern pipeline");
     });
     const VkDescriptorSetLayout set_layout = m_pipeline.set_layout();
 
