@@ -29,6 +29,7 @@
 #include "core/device.hpp"
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
+#include "core/pipeline_shelf.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "shaders/embedded.hpp"
@@ -96,6 +97,18 @@ VkImageCreateInfo slot_image_info() {
     return info;
 }
 
+// A view of `image` created and destroyed, as each slot image has one.
+void view_cycle(const Device& device, VkImage image, VkFormat format) {
+    VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view_info.image = image;
+    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view_info.format = format;
+    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView view = VK_NULL_HANDLE;
+    vk_check(vkCreateImageView(device.handle(), &view_info, nullptr, &view), "vkCreateImageView");
+    vkDestroyImageView(device.handle(), view, nullptr);
+}
+
 // An image and its view bound into `block` at offset 0: no allocation of its own.
 void suballocated_image(const Device& device, VkDeviceMemory block) {
     const VkDevice dev = device.handle();
@@ -103,14 +116,7 @@ void suballocated_image(const Device& device, VkDeviceMemory block) {
     VkImage image = VK_NULL_HANDLE;
     vk_check(vkCreateImage(dev, &info, nullptr, &image), "vkCreateImage suballocated");
     vk_check(vkBindImageMemory(dev, image, block, 0), "vkBindImageMemory suballocated");
-    VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = info.format;
-    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView view = VK_NULL_HANDLE;
-    vk_check(vkCreateImageView(dev, &view_info, nullptr, &view), "vkCreateImageView suballocated");
-    vkDestroyImageView(dev, view, nullptr);
+    view_cycle(device, image, info.format);
     vkDestroyImage(dev, image, nullptr);
 }
 
@@ -133,14 +139,7 @@ void dedicated_image(const Device& device) {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory dedicated");
     vk_check(vkBindImageMemory(dev, image, memory, 0), "vkBindImageMemory dedicated");
-    VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view_info.image = image;
-    view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = info.format;
-    view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView view = VK_NULL_HANDLE;
-    vk_check(vkCreateImageView(dev, &view_info, nullptr, &view), "vkCreateImageView dedicated");
-    vkDestroyImageView(dev, view, nullptr);
+    view_cycle(device, image, info.format);
     vkDestroyImage(dev, image, nullptr);
     vkFreeMemory(dev, memory, nullptr);
 }
@@ -186,17 +185,7 @@ void exported_image_pair(const Device& device, const Device& second) {
         vk_check(vkBindImageMemory(second.handle(), images[1], imported.get(), 0),
                  "vkBindImageMemory imported");
         for (int i = 0; i < 2; ++i) {
-            VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-            view_info.image = images[i];
-            view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-            view_info.format = info.format;
-            view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            VkImageView view = VK_NULL_HANDLE;
-            vk_check(vkCreateImageView(sides[i]->handle(), &view_info, nullptr, &view),
-                     "vkCreateImageView exported");
-            vkDestroyImageView(sides[i]->handle(), view, nullptr);
-        }
-        for (int i = 0; i < 2; ++i) {
+            view_cycle(*sides[i], images[i], info.format);
             vkDestroyImage(sides[i]->handle(), images[i], nullptr);
         }
     }
@@ -238,34 +227,13 @@ Handle<VkDescriptorSetLayout> storage_image_layout(VkDevice dev) {
         layout, [dev](VkDescriptorSetLayout l) { vkDestroyDescriptorSetLayout(dev, l, nullptr); });
 }
 
-// The pattern shader's module, layout and compute pipeline alone, created and destroyed.
-void compute_pipeline(VkDevice dev, VkDescriptorSetLayout set_layout) {
-    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, 3 * sizeof(std::uint32_t)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout;
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &push;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    vk_check(vkCreatePipelineLayout(dev, &layout_info, nullptr, &layout), "vkCreatePipelineLayout");
-    const auto code = shaders::pattern_comp();
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = code.size_bytes();
-    module_info.pCode = code.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    vk_check(vkCreateShaderModule(dev, &module_info, nullptr, &module), "vkCreateShaderModule");
-    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    info.stage.module = module;
-    info.stage.pName = "main";
-    info.layout = layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline),
-             "vkCreateComputePipelines");
-    vkDestroyPipeline(dev, pipeline, nullptr);
-    vkDestroyShaderModule(dev, module, nullptr);
-    vkDestroyPipelineLayout(dev, layout, nullptr);
+// The pattern shader's set layout, pipeline layout and compute pipeline alone, created and
+// destroyed (what each task made before the device's pipeline shelf).
+void compute_pipeline(const Device& device) {
+    const VkDescriptorSetLayoutBinding target{0, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1,
+                                              VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    (void)build_compute_pipeline(device, shaders::pattern_comp(), {&target, 1},
+                                 3 * sizeof(std::uint32_t), "pattern pipeline");
 }
 
 // A descriptor pool of three storage-image sets (one per slot), allocated and destroyed.
@@ -356,8 +324,7 @@ std::vector<Kind> kinds(const Device& device, const Device* second, VkDeviceMemo
                    }});
     out.push_back({"timestamp_pool",
                    [&device] { (void)create_timestamp_pool(device, QueueRole::Main, 8, "ts"); }});
-    out.push_back({"compute_pipeline",
-                   [&device, set_layout] { compute_pipeline(device.handle(), set_layout); }});
+    out.push_back({"compute_pipeline", [&device] { compute_pipeline(device); }});
     out.push_back({"descriptor_pool",
                    [&device, set_layout] { descriptor_pool(device.handle(), set_layout); }});
     out.push_back({"pattern_workload", [&device] {
