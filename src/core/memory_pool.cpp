@@ -10,10 +10,6 @@ namespace {
 
 constexpr VkDeviceSize k_block_granularity = VkDeviceSize{2} << 20;
 
-VkDeviceSize align_to(VkDeviceSize value, VkDeviceSize alignment) {
-    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
-}
-
 } // namespace
 
 MemoryPool::MemoryPool(const Device& device) : m_device(device) {}
@@ -36,7 +32,7 @@ void MemoryPool::free_block(Block& block) const noexcept {
 bool MemoryPool::take(Block& block, VkDeviceSize size, VkDeviceSize alignment,
                       VkDeviceSize& offset) {
     for (auto it = block.free.begin(); it != block.free.end(); ++it) {
-        const VkDeviceSize start = align_to(it->first, alignment);
+        const VkDeviceSize start = align_up(it->first, alignment);
         const VkDeviceSize end = it->first + it->second;
         if (start + size > end) {
             continue;
@@ -74,7 +70,7 @@ MemoryRange MemoryPool::allocate(const VkMemoryRequirements& req, std::uint32_t 
     }
     if (chosen == nullptr) {
         auto block = std::make_unique<Block>();
-        block->size = std::max(kPoolBlock, align_to(size, k_block_granularity));
+        block->size = std::max(kPoolBlock, align_up(size, k_block_granularity));
         VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
         alloc.allocationSize = block->size;
         alloc.memoryTypeIndex = type;

@@ -36,6 +36,11 @@ class Device;
 
 inline constexpr VkDeviceSize kPoolBlock = VkDeviceSize{32} << 20;
 
+// `value` rounded up to a multiple of `alignment` (0 or 1: unchanged).
+[[nodiscard]] constexpr VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
+    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
+}
+
 // Memory for one buffer or image: `memory` owns the range (its deleter gives it back), bound
 // at `offset`; `mapped` points at the range's first byte when the memory is host-visible.
 struct MemoryRange {

@@ -31,6 +31,7 @@
 
 #include "core/device.hpp"
 #include "core/handle.hpp"
+#include "core/memory_pool.hpp"
 #include "tandem/device_info.hpp"
 #include "transfer/staging_copier.hpp"
 
@@ -112,10 +113,6 @@ inline constexpr BandDefaults k_gated_bands{3u << 19, 5}; // 1.5 MiB
                                                std::uint32_t band_rows,
                                                BandDefaults defaults = k_submitted_bands,
                                                std::span<const std::uint32_t> band_heights = {});
-
-[[nodiscard]] constexpr VkDeviceSize align_up(VkDeviceSize value, VkDeviceSize alignment) {
-    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
-}
 
 class TransferPathBackend {
 public:
