@@ -298,6 +298,35 @@ std::optional<TimestampPool> create_timestamp_pool(const Device& device, QueueRo
     return out;
 }
 
+DescriptorSets allocate_descriptor_sets(const Device& device, VkDescriptorSetLayout layout,
+                                        std::span<const VkDescriptorPoolSize> per_set,
+                                        std::uint32_t count, const std::string& name) {
+    const VkDevice dev = device.handle();
+    std::vector<VkDescriptorPoolSize> sizes(per_set.begin(), per_set.end());
+    for (VkDescriptorPoolSize& size : sizes) {
+        size.descriptorCount *= count;
+    }
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = count;
+    pool_info.poolSizeCount = static_cast<std::uint32_t>(sizes.size());
+    pool_info.pPoolSizes = sizes.data();
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool),
+             "vkCreateDescriptorPool " + name);
+    DescriptorSets out;
+    out.pool = Handle<VkDescriptorPool>(
+        pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
+    const std::vector<VkDescriptorSetLayout> layouts(count, layout);
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool;
+    alloc.descriptorSetCount = count;
+    alloc.pSetLayouts = layouts.data();
+    out.sets.resize(count);
+    vk_check(vkAllocateDescriptorSets(dev, &alloc, out.sets.data()),
+             "vkAllocateDescriptorSets " + name);
+    return out;
+}
+
 Handle<VkFence> create_fence(const Device& device, const std::string& name, bool signaled) {
     const VkDevice dev = device.handle();
     VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};

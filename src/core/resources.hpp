@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,17 @@ struct TimestampPool {
                                                                  QueueRole role,
                                                                  std::uint32_t count,
                                                                  const std::string& name);
+
+// A descriptor pool holding `count` sets of `layout`, and the sets. `per_set`: the descriptors
+// one set of the layout has, by type. Throws Error.
+struct DescriptorSets {
+    Handle<VkDescriptorPool> pool;
+    std::vector<VkDescriptorSet> sets;
+};
+[[nodiscard]] DescriptorSets allocate_descriptor_sets(const Device& device,
+                                                      VkDescriptorSetLayout layout,
+                                                      std::span<const VkDescriptorPoolSize> per_set,
+                                                      std::uint32_t count, const std::string& name);
 
 [[nodiscard]] Handle<VkFence> create_fence(const Device& device, const std::string& name,
                                            bool signaled = false);

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "core/pipeline_shelf.hpp"
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 
@@ -29,7 +30,6 @@ ComputeProgram::ComputeProgram(const Device& device, std::span<const std::uint32
                                std::span<const VkDescriptorType> bindings, std::uint32_t push_bytes,
                                std::uint32_t slots, VkSampler sampler, const std::string& name)
     : m_device(device), m_types(bindings.begin(), bindings.end()) {
-    const VkDevice dev = device.handle();
     slots = std::max(slots, 1u);
     if (bindings.size() > k_max_program_bindings) {
         throw Error(name + " has " + std::to_string(bindings.size()) + " bindings",
@@ -54,33 +54,19 @@ ComputeProgram::ComputeProgram(const Device& device, std::span<const std::uint32
     m_pipeline_layout = std::move(objects.layout);
     m_pipeline = std::move(objects.pipeline);
 
-    std::vector<VkDescriptorPoolSize> sizes;
+    std::vector<VkDescriptorPoolSize> per_set;
     for (const VkDescriptorType type : m_types) {
-        auto it = std::find_if(sizes.begin(), sizes.end(),
+        auto it = std::find_if(per_set.begin(), per_set.end(),
                                [type](const VkDescriptorPoolSize& s) { return s.type == type; });
-        if (it == sizes.end()) {
-            sizes.push_back({type, 0});
-            it = sizes.end() - 1;
+        if (it == per_set.end()) {
+            per_set.push_back({type, 0});
+            it = per_set.end() - 1;
         }
-        it->descriptorCount += slots;
+        ++it->descriptorCount;
     }
-    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = slots;
-    pool_info.poolSizeCount = static_cast<std::uint32_t>(sizes.size());
-    pool_info.pPoolSizes = sizes.data();
-    VkDescriptorPool pool = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool),
-             "vkCreateDescriptorPool " + name);
-    m_pool = Handle<VkDescriptorPool>(
-        pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
-    const std::vector<VkDescriptorSetLayout> layouts(slots, set_layout);
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = pool;
-    alloc.descriptorSetCount = slots;
-    alloc.pSetLayouts = layouts.data();
-    m_sets.resize(slots);
-    vk_check(vkAllocateDescriptorSets(dev, &alloc, m_sets.data()),
-             "vkAllocateDescriptorSets " + name);
+    DescriptorSets sets = allocate_descriptor_sets(device, set_layout, per_set, slots, name);
+    m_pool = std::move(sets.pool);
+    m_sets = std::move(sets.sets);
     // Nothing bound yet: no view or buffer is null in a real binding.
     m_bound.assign(slots, std::vector<ProgramResource>(m_types.size()));
 }

@@ -77,7 +77,6 @@ PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& par
         throw Error("The pattern workload writes RGBA8 only",
                     "Register the task with format RGBA8 (VK_FORMAT_R8G8B8A8_UNORM)");
     }
-    const VkDevice dev = device.handle();
     const std::string label = device.label() + " pattern " + params.task_name;
 
     // One pipeline per device for every pattern task (core/pipeline_shelf.hpp).
@@ -87,27 +86,13 @@ PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& par
         return build_compute_pipeline(device, shaders::pattern_comp(), {&target, 1},
                                       sizeof(PatternPush), device.label() + " pattern pipeline");
     });
-    const VkDescriptorSetLayout set_layout = m_pipeline.set_layout();
 
     const std::uint32_t slots = params.slots == 0 ? 1 : params.slots;
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, slots};
-    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool_info.maxSets = slots;
-    pool_info.poolSizeCount = 1;
-    pool_info.pPoolSizes = &size;
-    VkDescriptorPool pool = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool),
-             "vkCreateDescriptorPool " + label);
-    m_pool = Handle<VkDescriptorPool>(
-        pool, [dev](VkDescriptorPool p) { vkDestroyDescriptorPool(dev, p, nullptr); });
-    std::vector<VkDescriptorSetLayout> layouts(slots, set_layout);
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = pool;
-    alloc.descriptorSetCount = slots;
-    alloc.pSetLayouts = layouts.data();
-    m_sets.resize(slots);
-    vk_check(vkAllocateDescriptorSets(dev, &alloc, m_sets.data()),
-             "vkAllocateDescriptorSets " + label);
+    const VkDescriptorPoolSize target{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1};
+    DescriptorSets sets =
+        allocate_descriptor_sets(device, m_pipeline.set_layout(), {&target, 1}, slots, label);
+    m_pool = std::move(sets.pool);
+    m_sets = std::move(sets.sets);
     m_bound_views.assign(slots, VK_NULL_HANDLE);
 }
 
