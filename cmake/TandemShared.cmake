@@ -11,8 +11,8 @@
 include(GNUInstallDirs)
 
 # The layers the package holds, bottom-up (the static package installs the same ones).
-set(tandem_package_layers core sync transfer sched scene render workloads compute capture runtime
-    readback trace)
+set(tandem_package_layers core sync transfer sched scene render workloads compute capture post
+    post_tasks runtime readback trace)
 
 # The SONAME follows the package's compatibility rule (tandem/version.hpp): while the major
 # version is 0 each minor version is its own ABI (libtandem.so.0.1); from 1.0 on, each major one.

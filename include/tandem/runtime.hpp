@@ -208,6 +208,18 @@ public:
     // Never blocks, never throws.
     [[nodiscard]] SubmitResult submit(TaskId task,
                                       std::span<const std::byte> snapshot = {}) noexcept;
+    // The same for a task with inputs (TaskDesc::inputs, tandem/input.hpp): one InputImage per
+    // declared input, in order. Tandem copies each on the primary's main queue once its writes
+    // finished; SubmitResult::inputs_released says when the application may write them again
+    // (input_timeline()). Inputs that do not match the task's (their number, an image missing)
+    // answer Failed with TaskError::BadInputs and change nothing. The copies are submitted on
+    // the calling thread (to the primary's main queue, under its lock): never a wait on a GPU.
+    [[nodiscard]] SubmitResult submit(TaskId task, std::span<const std::byte> snapshot,
+                                      std::span<const InputImage> inputs) noexcept;
+    // A timeline semaphore of the primary device that Tandem signals once its copy of a submit's
+    // inputs ran (SubmitResult::inputs_released): the application's writes of those images wait
+    // on it. Values only grow; owned by the runtime.
+    [[nodiscard]] VkSemaphore input_timeline() const noexcept;
 
     // Observes completions without blocking: publishes outputs newer than the published one,
     // recycles slots whose reads passed, detects lost devices; and takes the scheduler's

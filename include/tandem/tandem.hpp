@@ -1,6 +1,6 @@
-// Tandem's public API in one include: Runtime, tasks, leases and their readback, the scheduler,
-// workloads (compute and capture), scene data, device information, the embedding contract,
-// errors, logging and the version.
+// Tandem's public API in one include: Runtime, tasks and their inputs, leases and their
+// readback, the scheduler, workloads (compute, capture and post-processing), scene data, device
+// information, the embedding contract, errors, logging and the version.
 #pragma once
 
 #include "tandem/capture.hpp"
@@ -9,10 +9,12 @@
 #include "tandem/embedding.hpp"
 #include "tandem/error.hpp"
 #include "tandem/gltf.hpp"
+#include "tandem/input.hpp"
 #include "tandem/lease.hpp"
 #include "tandem/log.hpp"
 #include "tandem/pattern.hpp"
 #include "tandem/placement.hpp"
+#include "tandem/post.hpp"
 #include "tandem/readback.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/scene.hpp"

@@ -25,6 +25,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/export.hpp"
+#include "tandem/input.hpp"
 #include "tandem/placement.hpp"
 #include "tandem/workload.hpp"
 
@@ -59,6 +60,7 @@ enum class TaskError {
     OutOfMemory,       // host memory ran out copying the job's bytes
     LeaseNotHeld,      // release: the lease was released already, or never handed out
     NotMeasured,       // calibrate: no device could run the task's jobs
+    BadInputs,         // submit: the inputs do not match the task's (TaskDesc::inputs)
 };
 [[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
@@ -95,6 +97,9 @@ struct TaskDesc {
     double rate_hz = 30.0;
     // What predicts its cost from a profile (the pattern workload: kind "pattern" by default).
     CostHint cost;
+    // Images of the application's the task reads (tandem/input.hpp): each submit names one
+    // image per entry, in this order. At most 8.
+    std::vector<TaskInputDesc> inputs;
 };
 
 // What submit() answered.
@@ -111,6 +116,9 @@ struct SubmitResult {
     std::uint64_t generation = 0;      // Accepted: the generation this submit produces
     TaskError error = TaskError::None; // Failed: why, as a value
     std::string reason;                // Failed: a sentence saying why (Preparing: where)
+    // Accepted with inputs: the application may write its input images again once
+    // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise.
+    std::uint64_t inputs_released = 0;
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
 
@@ -228,6 +236,9 @@ struct TaskStats {
     // acquirable and its generations go on from where they were.
     std::string transfer_path;
     std::vector<DroppedTransferPath> dropped_paths;
+    // The path its inputs take from the primary to its device now ("same-device" on the
+    // primary; empty for a task without inputs).
+    std::string input_path;
 };
 
 } // namespace tandem

@@ -42,11 +42,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
 #include "tandem/device_info.hpp"
 #include "tandem/export.hpp"
+#include "tandem/input.hpp"
 
 namespace tandem {
 
@@ -63,6 +65,8 @@ struct WorkerContext {
     std::uint32_t height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3; // record() is given slot 0 .. slots-1
+    // The task's inputs (TaskDesc::inputs) with their sizes resolved (0 became the task's).
+    std::vector<TaskInputDesc> inputs;
     // Names a Vulkan object of `device` for debuggers (VK_EXT_debug_utils; a no-op without it).
     std::function<void(VkObjectType type, std::uint64_t handle, const std::string& name)> set_name;
     // A memory type among `type_bits` with every `required` flag, and `preferred` ones where
@@ -85,6 +89,9 @@ struct RecordContext {
     VkImageLayout initial_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::uint64_t generation = 0;
     std::span<const std::byte> bytes; // what the application submitted; valid during record()
+    // The job's inputs (TaskDesc::inputs, tandem/input.hpp), in their declared order, arrived on
+    // this device; valid during record(), the images for as long as the job's commands run.
+    std::span<const JobInput> inputs;
 };
 
 // Where the recorded commands leave the image: its layout and the stage and access of the

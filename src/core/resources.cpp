@@ -16,6 +16,7 @@ std::uint32_t bytes_per_texel(VkFormat format) {
     case VK_FORMAT_B8G8R8A8_UNORM:
     case VK_FORMAT_B8G8R8A8_SRGB:
     case VK_FORMAT_R32_SFLOAT:
+    case VK_FORMAT_R16G16_SFLOAT:
     case VK_FORMAT_D32_SFLOAT:
         return 4;
     case VK_FORMAT_R16G16B16A16_SFLOAT:
@@ -36,6 +37,8 @@ std::string format_name(VkFormat format) {
         return "RGBA16F";
     case VK_FORMAT_R32_SFLOAT:
         return "R32F";
+    case VK_FORMAT_R16G16_SFLOAT:
+        return "RG16F";
     case VK_FORMAT_D32_SFLOAT:
         return "D32";
     default:
@@ -54,6 +57,19 @@ std::optional<VkFormat> parse_color_format(std::string_view text) {
         }
     }
     return std::nullopt;
+}
+
+bool is_input_format(VkFormat format) noexcept {
+    switch (format) {
+    case VK_FORMAT_R8G8B8A8_UNORM:
+    case VK_FORMAT_B8G8R8A8_UNORM:
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+    case VK_FORMAT_R16G16_SFLOAT:
+    case VK_FORMAT_R32_SFLOAT:
+        return true;
+    default:
+        return false;
+    }
 }
 
 Handle<VkDeviceMemory> own_memory(const Device& device, VkDeviceMemory memory, VkDeviceSize bytes) {

@@ -24,6 +24,8 @@ namespace tandem::detail {
 [[nodiscard]] std::uint32_t bytes_per_texel(VkFormat format);
 // "RGBA8" etc. for the reported formats, else the numeric value.
 [[nodiscard]] std::string format_name(VkFormat format);
+// True for the formats a task input may have (TaskInputDesc): RGBA8, BGRA8, RGBA16F, RG16F, R32F.
+[[nodiscard]] bool is_input_format(VkFormat format) noexcept;
 // Parses "RGBA8", "BGRA8", "RGBA16F", "R32F" (case-insensitive); nullopt otherwise.
 [[nodiscard]] std::optional<VkFormat> parse_color_format(std::string_view text);
 

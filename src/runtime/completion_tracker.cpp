@@ -27,11 +27,13 @@ std::string ms_text(std::chrono::milliseconds ms) {
 CompletionTracker::CompletionTracker(TaskTable& tasks, LeaseTable& leases, LinkFailures& links,
                                      TaskPreparer& preparer, RetireList& retire,
                                      const Device& primary, const TimelineSemaphore& reads,
-                                     TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
+                                     const TimelineSemaphore& input_copies, TraceLog& trace,
+                                     const std::atomic<std::int64_t>& timeout_ms,
                                      std::chrono::milliseconds first_job_timeout)
     : m_tasks(tasks), m_leases(leases), m_links(links), m_preparer(preparer), m_retire(retire),
-      m_primary(primary), m_reads(reads), m_trace(trace), m_trace_app(trace.track("app thread")),
-      m_timeout_ms(timeout_ms), m_first_job_timeout(first_job_timeout) {}
+      m_primary(primary), m_reads(reads), m_input_copies(input_copies), m_trace(trace),
+      m_trace_app(trace.track("app thread")), m_timeout_ms(timeout_ms),
+      m_first_job_timeout(first_job_timeout) {}
 
 CompletionTracker::~CompletionTracker() {
     stop();
@@ -415,7 +417,7 @@ void CompletionTracker::retire_quiescent(Task& task) noexcept {
                 if (!instance.quiescent()) {
                     continue;
                 }
-                points = instance.retire_points(m_reads);
+                points = instance.retire_points(m_reads, m_input_copies);
                 devices = instance.retire_devices(m_primary);
                 task.retired.ready += instance.ready;
                 task.retired.superseded += instance.superseded;
@@ -480,7 +482,7 @@ bool CompletionTracker::drain(std::chrono::steady_clock::time_point deadline) no
                         continue; // the preparation thread stopped: it never ran a job
                     }
                     std::lock_guard lock(instance->mutex);
-                    const auto more = instance->retire_points(m_reads);
+                    const auto more = instance->retire_points(m_reads, m_input_copies);
                     points.insert(points.end(), more.begin(), more.end());
                 }
             }

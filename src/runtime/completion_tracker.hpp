@@ -52,8 +52,8 @@ public:
     // RuntimeOptions::first_job_timeout.
     CompletionTracker(TaskTable& tasks, LeaseTable& leases, LinkFailures& links,
                       TaskPreparer& preparer, RetireList& retire, const Device& primary,
-                      const TimelineSemaphore& reads, TraceLog& trace,
-                      const std::atomic<std::int64_t>& timeout_ms,
+                      const TimelineSemaphore& reads, const TimelineSemaphore& input_copies,
+                      TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
                       std::chrono::milliseconds first_job_timeout);
     ~CompletionTracker();
     CompletionTracker(const CompletionTracker&) = delete;
@@ -114,6 +114,7 @@ private:
     RetireList& m_retire;
     const Device& m_primary;
     const TimelineSemaphore& m_reads;
+    const TimelineSemaphore& m_input_copies; // what a retired instance's input copies signal
     TraceLog& m_trace;
     std::uint32_t m_trace_app = 0;
     const std::atomic<std::int64_t>& m_timeout_ms;

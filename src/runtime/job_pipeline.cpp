@@ -1,7 +1,9 @@
 #include "runtime/job_pipeline.hpp"
 
+#include <chrono>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "core/log.hpp"
 
@@ -11,12 +13,18 @@
 namespace tandem::detail {
 
 JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
-                                    std::span<const std::byte> bytes, bool trial,
-                                    WorkerJob& job) noexcept {
+                                    std::span<const std::byte> bytes, bool trial, WorkerJob& job,
+                                    std::span<const InputImage> inputs,
+                                    std::uint64_t* inputs_released) noexcept {
     const auto now = Clock::now();
     std::lock_guard lock(instance.mutex);
     auto slot = instance.ring.try_take_free();
     if (!slot) {
+        return Take::Busy;
+    }
+    const bool with_inputs = !instance.inputs.empty();
+    if (with_inputs && !m_inputs.slot_ready(instance, *slot)) {
+        (void)instance.ring.apply(*slot, SlotEvent::Abort); // its last copy may still run
         return Take::Busy;
     }
     try {
@@ -24,6 +32,16 @@ JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
     } catch (...) {
         (void)instance.ring.apply(*slot, SlotEvent::Abort);
         return Take::OutOfMemory;
+    }
+    if (with_inputs) {
+        std::uint64_t value = 0;
+        if (m_inputs.copy(instance, *slot, inputs, value) != VK_SUCCESS) {
+            (void)instance.ring.apply(*slot, SlotEvent::Abort);
+            return Take::InputsFailed;
+        }
+        if (inputs_released != nullptr) {
+            *inputs_released = value;
+        }
     }
     SlotRecord& s = instance.ring[*slot];
     s.generation = trial ? ++task.trial_generations : ++task.generations;
@@ -123,6 +141,42 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
 
+    // The job's inputs on its way to the device, before its work waits for them (a link that
+    // cannot take one yet is asked again, as the transfer below is).
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    std::vector<JobInput> inputs;
+    if (!instance.inputs.empty()) {
+        std::string why;
+        VkResult sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+        while (sent == VK_NOT_READY && !worker.lost()) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            waits.clear();
+            sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+        }
+        // A host bridge submits the receiving side later: the job's batch follows it.
+        while (sent == VK_SUCCESS && !inputs_arrived(instance, job.slot) && !worker.lost()) {
+            for (const auto& link : instance.inputs.links) {
+                if (link->failed()) {
+                    sent = VK_ERROR_UNKNOWN;
+                    why = "an input's link failed: " + link->error();
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        if (sent != VK_SUCCESS) {
+            workload_failed(job, why.empty() ? std::string("its inputs could not be sent (") +
+                                                   tandem::to_string(sent) + ")"
+                                             : why);
+            return;
+        }
+        try {
+            inputs = job_inputs(instance, job.slot);
+        } catch (...) {
+            workload_failed(job, "out of memory listing the job's inputs");
+            return;
+        }
+    }
+
     const Image& target_image = res.written();
     VkCommandBuffer cmd = res.cmd;
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer worker");
@@ -139,6 +193,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.width = target_image.extent.width;
         target.height = target_image.extent.height;
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
+        target.inputs = inputs;
         worker.device().begin_label(cmd, instance.desc.name.c_str());
         // The job's GPU time brackets the workload's own commands only.
         if (instance.timer) {
@@ -179,26 +234,28 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // Waits: the transport finished reading the worker image of this slot's previous round;
     // on one device the image is also the primary image, so the application's reads of it
     // (primary timeline) must have finished too.
-    VkSemaphoreSubmitInfo waits[2];
-    std::uint32_t wait_count = 0;
-    if (wait_worker > 0) {
-        waits[wait_count] = VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        waits[wait_count].semaphore = instance.transport->worker_semaphore();
-        waits[wait_count].value = wait_worker;
-        waits[wait_count].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        ++wait_count;
-    }
-    if (instance.same_device && wait_reads > 0) {
-        waits[wait_count] = m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        ++wait_count;
+    // Also each input's arrival (added above).
+    try {
+        if (wait_worker > 0) {
+            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            w.semaphore = instance.transport->worker_semaphore();
+            w.value = wait_worker;
+            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            waits.push_back(w);
+        }
+        if (instance.same_device && wait_reads > 0) {
+            waits.push_back(m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
+    } catch (...) {
+        fail("out of memory submitting the job");
+        return;
     }
     worker.set_activity(Worker::Thread::Jobs, "submitting the work", job.generation);
     const std::uint64_t work_value = worker.next_work_value();
     VkSemaphoreSubmitInfo signal =
         worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    r = vk_status(
-        worker.device().queue(QueueRole::Main).submit_one(cmd, {waits, wait_count}, {&signal, 1}),
-        worker_submit_context(worker));
+    r = vk_status(worker.device().queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
+                  worker_submit_context(worker));
     // Read once the instance is quiescent, through its mutex (the slot leaves Recording under it).
     // Set for a failed submit too: a submit reported as failed may still have reached the GPU
     // (a device reported lost may still be running it), so the instance's objects wait for this

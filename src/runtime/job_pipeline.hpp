@@ -1,16 +1,18 @@
 // JobPipeline: a job's way from submit() to the transport. take() (the application's thread,
 // under the task's mutex) takes a Free slot of the task's instance, assigns the job's generation
-// and copies its bytes: a lock and a copy, never a GPU call; the caller then queues the job on
-// the instance's worker. On the worker's job thread, process_job() records the job (the job
-// timer's first timestamp, the workload's commands, the second timestamp, the layout the
-// transfer wants) and submits it, signalling the worker's work timeline; it then queues
-// submit_transfer() on the worker's transfer thread, which hands the written image to the slot's
-// transport and publishes the slot as WorkerInFlight. A job the worker drops at shutdown retires
-// its slot (drop_job); a transfer whose path failed retires the instance's link (LinkFailures); a
-// job whose submit or transfer fails otherwise loses the worker (fail_job, through the
-// CompletionTracker). A job whose workload failed (its record() threw) fails alone: its slot goes
-// back to Free, the task counts the failure, and only max_consecutive_failures in a row stop the
-// task. It owns no state: the slots and samples belong to their instances.
+// and copies its bytes: a lock and a copy, and for a task with inputs the submit of their copies
+// on the primary (task_inputs.hpp), never a wait on a GPU; the caller then queues the job on
+// the instance's worker. Before its work, the job thread sends the slot's inputs to the device. On
+// the worker's job thread, process_job() records the job (the job timer's first timestamp, the
+// workload's commands, the second timestamp, the layout the transfer wants) and submits it,
+// signalling the worker's work timeline; it then queues submit_transfer() on the worker's transfer
+// thread, which hands the written image to the slot's transport and publishes the slot as
+// WorkerInFlight. A job the worker drops at shutdown retires its slot (drop_job); a transfer whose
+// path failed retires the instance's link (LinkFailures); a job whose submit or transfer fails
+// otherwise loses the worker (fail_job, through the CompletionTracker). A job whose workload failed
+// (its record() threw) fails alone: its slot goes back to Free, the task counts the failure, and
+// only max_consecutive_failures in a row stop the task. It owns no state: the slots and samples
+// belong to their instances.
 //
 // Threads: take on the application's threads (and the scheduler's, for trial jobs); process_job
 // on the worker's job thread; submit_transfer on its transfer thread; drop_job where Worker calls
@@ -28,6 +30,7 @@
 #include "runtime/completion_tracker.hpp"
 #include "runtime/link_failures.hpp"
 #include "runtime/task.hpp"
+#include "runtime/task_inputs.hpp"
 #include "runtime/trace_log.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/task.hpp"
@@ -36,16 +39,17 @@ namespace tandem::detail {
 
 class JobPipeline {
 public:
-    enum class Take { Accepted, Busy, OutOfMemory };
+    // InputsFailed: the copy of the job's inputs could not be submitted (the primary's device).
+    enum class Take { Accepted, Busy, OutOfMemory, InputsFailed };
 
     // `reads`: the primary timeline the application signals (a job on the primary's own device
     // waits GPU-side for the reads of its image); `timeout_ms`: the runtime's worker timeout;
     // `max_failures`: RuntimeOptions::max_consecutive_failures.
     JobPipeline(CompletionTracker& completion, LinkFailures& links, const TimelineSemaphore& reads,
-                TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
+                InputCopier& inputs, TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
                 std::uint32_t max_failures)
-        : m_completion(completion), m_links(links), m_reads(reads), m_trace(trace),
-          m_timeout_ms(timeout_ms), m_max_failures(max_failures) {}
+        : m_completion(completion), m_links(links), m_reads(reads), m_inputs(inputs),
+          m_trace(trace), m_timeout_ms(timeout_ms), m_max_failures(max_failures) {}
     JobPipeline(const JobPipeline&) = delete;
     JobPipeline& operator=(const JobPipeline&) = delete;
 
@@ -53,8 +57,11 @@ public:
     // gets generation ++task.generations (returned in `job`), a trial job ++trial_generations.
     // Busy (no slot free) and OutOfMemory change nothing. Caller holds the instance's task's
     // mutex; on Accepted it queues `job` on instance.worker once it released it.
+    // With `inputs` (the instance's task has inputs; InputCopier::check passed), their copies
+    // are submitted into the slot and `inputs_released` is the input timeline value they signal.
     [[nodiscard]] Take take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes,
-                            bool trial, WorkerJob& job) noexcept;
+                            bool trial, WorkerJob& job, std::span<const InputImage> inputs = {},
+                            std::uint64_t* inputs_released = nullptr) noexcept;
     // The job thread's part: records and submits the job's work, then queues submit_transfer
     // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;
@@ -73,6 +80,7 @@ private:
     CompletionTracker& m_completion;
     LinkFailures& m_links;
     const TimelineSemaphore& m_reads;
+    InputCopier& m_inputs;
     TraceLog& m_trace;
     const std::atomic<std::int64_t>& m_timeout_ms;
     std::uint32_t m_max_failures;

@@ -24,6 +24,7 @@ public:
     bool images_are_the_path() const noexcept override {
         return m_link.path() == TransferPath::ZeroCopy;
     }
+    bool host_bridged() const noexcept override { return !m_link.gpu_side_sync(); }
     SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
                              VkImageUsageFlags primary_usage) const override {
         LinkImages images = m_link.create_images(name, worker_usage, primary_usage);

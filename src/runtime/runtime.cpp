@@ -40,6 +40,8 @@ const char* to_string(TaskError error) noexcept {
         return "lease not held";
     case TaskError::NotMeasured:
         return "not measured";
+    case TaskError::BadInputs:
+        return "bad inputs";
     }
     return "?";
 }
@@ -78,7 +80,17 @@ TaskError Runtime::reconfigure(TaskId task, const TaskDesc& desc) {
 
 SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot) noexcept {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->submit(task, snapshot);
+    return m_impl->submit(task, snapshot, {});
+}
+
+SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot,
+                             std::span<const InputImage> inputs) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->submit(task, snapshot, inputs);
+}
+
+VkSemaphore Runtime::input_timeline() const noexcept {
+    return m_impl->input_timeline();
 }
 
 void Runtime::pump() noexcept {

@@ -110,6 +110,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
         m_worker_devices.push_back(std::make_unique<Device>(*m_instance, m_adapters[index], o));
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
+    m_input_copies = std::make_unique<InputCopier>(*m_primary);
     bool cpu_device = m_primary->info().type == "cpu";
     std::vector<const Device*> devices{m_primary.get()};
     for (const auto& device : m_worker_devices) {
@@ -123,11 +124,12 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     m_links = std::make_unique<LinkFailures>(*m_primary, m_timeout_ms, m_options.first_job_timeout);
     m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,
                                                 m_links->health(), *m_retire, m_trace);
-    m_completion = std::make_unique<CompletionTracker>(m_tasks, *m_leases, *m_links, *m_preparer,
-                                                       *m_retire, *m_primary, *m_reads, m_trace,
-                                                       m_timeout_ms, m_options.first_job_timeout);
-    m_jobs = std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, m_trace, m_timeout_ms,
-                                           m_options.max_consecutive_failures);
+    m_completion = std::make_unique<CompletionTracker>(
+        m_tasks, *m_leases, *m_links, *m_preparer, *m_retire, *m_primary, *m_reads,
+        m_input_copies->timeline(), m_trace, m_timeout_ms, m_options.first_job_timeout);
+    m_jobs =
+        std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, *m_input_copies, m_trace,
+                                      m_timeout_ms, m_options.max_consecutive_failures);
 
     JobPipeline* jobs = m_jobs.get();
     CompletionTracker* completion = m_completion.get();
@@ -197,6 +199,7 @@ RuntimeImpl::~RuntimeImpl() {
     m_links.reset();
     m_leases.reset();
     m_retire.reset();
+    m_input_copies.reset();
     m_reads.reset();
     m_worker_devices.clear();
     m_primary.reset();
@@ -277,6 +280,7 @@ WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
     if (desc.placement.kind != PlacementKind::Auto) {
         (void)place(desc); // a manual placement that names no device is refused now
     }
+    (void)resolved_inputs(desc); // an input Tandem cannot carry is refused now
     // An unknown name is refused now, not when the task is prepared.
     return desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
 }

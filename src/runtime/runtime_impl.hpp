@@ -10,6 +10,7 @@
 //   CompletionTracker (completion_tracker.hpp) pump, the completion thread, losing a worker,
 //                                              retiring what left use, the shutdown drain
 //   LeaseTable        (lease_table.hpp)        leases on an instance's outputs
+//   InputCopier       (task_inputs.hpp)        a submit's inputs copied on the primary
 //   LinkFailures      (link_failures.hpp)      the paths' health, a link whose path failed
 //   LinkFallback      (link_fallback.hpp)      a task whose path failed, prepared again
 //   Scheduler         (scheduler.hpp)          where auto tasks run, trial jobs, calibration
@@ -50,6 +51,7 @@
 #include "runtime/lease_table.hpp"
 #include "runtime/link_failures.hpp"
 #include "runtime/task.hpp"
+#include "runtime/task_inputs.hpp"
 #include "runtime/task_preparer.hpp"
 #include "runtime/task_stats.hpp"
 #include "runtime/task_table.hpp"
@@ -76,7 +78,8 @@ public:
     [[nodiscard]] TaskId register_task(const TaskDesc& desc, bool wait);
     TaskError unregister_task(TaskId id) noexcept;
     TaskError reconfigure(TaskId id, const TaskDesc& desc);
-    [[nodiscard]] SubmitResult submit(TaskId id, std::span<const std::byte> bytes) noexcept;
+    [[nodiscard]] SubmitResult submit(TaskId id, std::span<const std::byte> bytes,
+                                      std::span<const InputImage> inputs) noexcept;
     void pump() noexcept;
     [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
@@ -88,6 +91,9 @@ public:
     TaskError observe_execute(TaskId id, std::uint32_t device, double ms) noexcept;
     [[nodiscard]] RuntimeResources resources() const;
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
+    [[nodiscard]] VkSemaphore input_timeline() const noexcept {
+        return m_input_copies->timeline().handle();
+    }
 
     // Throws Error for what is wrong with the description itself (size, slots, rate, an unknown
     // workload name, an unknown forced transfer path). Returns the factory of the workload it
@@ -158,6 +164,7 @@ private:
     [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     // The application's submit on the task (its mutex held): the once-per-call state check.
     [[nodiscard]] SubmitResult submit_locked(Task& task, std::span<const std::byte> bytes,
+                                             std::span<const InputImage> inputs,
                                              WorkerJob& job) noexcept;
 
     // Declared in dependency order: destroyed (should a constructor throw) workers first, then
@@ -170,7 +177,8 @@ private:
     std::vector<Adapter> m_adapters;
     std::unique_ptr<Device> m_primary;
     std::vector<std::unique_ptr<Device>> m_worker_devices;
-    std::unique_ptr<TimelineSemaphore> m_reads; // signalled by the application
+    std::unique_ptr<TimelineSemaphore> m_reads;  // signalled by the application
+    std::unique_ptr<InputCopier> m_input_copies; // tasks' inputs copied at submit
     std::atomic<std::int64_t> m_timeout_ms{5000};
     TraceLog m_trace;
     WorkloadTable m_workloads;

@@ -471,6 +471,16 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                 " jobs: the first two warm up, the cost is the median of the rest");
     }
     CalibrationResult out;
+    {
+        std::lock_guard lock(task.mutex);
+        if (!task.desc.inputs.empty()) {
+            out.error = TaskError::NotMeasured;
+            out.reason = "task '" + task.desc.name +
+                         "' has inputs, which only the application's own submits carry: it is "
+                         "measured where it runs";
+            return out;
+        }
+    }
     const std::vector<std::uint32_t> devices = scan_devices().live;
     const auto timeout = 2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout();
     std::size_t measured = 0;

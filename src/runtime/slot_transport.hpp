@@ -79,6 +79,9 @@ public:
     // True when the slot images are the path's own shared memory (zero-copy: the worker's
     // exported, the primary's imported), so that failing to make them is the path's failure.
     [[nodiscard]] virtual bool images_are_the_path() const noexcept { return false; }
+    // True when a host bridge submits the receiving side's copies once the sending side's
+    // finished (not within submit()).
+    [[nodiscard]] virtual bool host_bridged() const noexcept { return false; }
     // The images of one slot, named after `name`, with the workload's `worker_usage` on the image
     // it writes and `primary_usage` on the primary's (one image when shares_images()). Throws
     // Error (set-up).

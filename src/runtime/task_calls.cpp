@@ -168,6 +168,7 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& desc) {
 }
 
 SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> bytes,
+                                        std::span<const InputImage> inputs,
                                         WorkerJob& job) noexcept {
     try {
         if (!task.live) {
@@ -233,11 +234,16 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             ++task.failed;
             return failed(TaskError::BadBytes, std::move(why));
         }
+        if (std::string why = InputCopier::check(*instance, inputs); !why.empty()) {
+            ++task.failed;
+            return failed(TaskError::BadInputs, std::move(why));
+        }
         if (task.keep_snapshot.load(std::memory_order_relaxed)) {
             task.snapshot.assign(bytes.begin(), bytes.end());
             task.has_snapshot = true;
         }
-        switch (m_jobs->take(task, *instance, bytes, false, job)) {
+        std::uint64_t inputs_released = 0;
+        switch (m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released)) {
         case JobPipeline::Take::Busy: {
             ++task.busy;
             SubmitResult busy;
@@ -247,6 +253,11 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         case JobPipeline::Take::OutOfMemory:
             ++task.failed;
             return failed(TaskError::OutOfMemory, "Out of memory copying the job's bytes");
+        case JobPipeline::Take::InputsFailed:
+            ++task.failed;
+            return failed(TaskError::DeviceLost, "the copy of the inputs of task '" +
+                                                     task.desc.name +
+                                                     "' could not be submitted on the primary");
         case JobPipeline::Take::Accepted:
             break;
         }
@@ -254,6 +265,7 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         SubmitResult out;
         out.status = SubmitStatus::Accepted;
         out.generation = job.generation;
+        out.inputs_released = inputs_released;
         return out;
     } catch (...) {
         // Out of memory composing a sentence (or keeping the snapshot): nothing was taken.
@@ -261,7 +273,8 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
     }
 }
 
-SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes) noexcept {
+SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
+                                 std::span<const InputImage> inputs) noexcept {
     std::shared_ptr<Task> task;
     try {
         task = m_tasks.find(id);
@@ -279,7 +292,7 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes) no
     SubmitResult out;
     {
         std::lock_guard lock(task->mutex);
-        out = submit_locked(*task, bytes, job);
+        out = submit_locked(*task, bytes, inputs, job);
     }
     if (out.accepted()) {
         job.instance->worker->enqueue(job);
@@ -292,8 +305,9 @@ bool RuntimeImpl::submit_trial(Task& task, TaskInstance& instance,
     WorkerJob job;
     {
         std::lock_guard lock(task.mutex);
+        // A task with inputs runs only the application's jobs: a trial has no inputs to read.
         if (!task.live || !instance.prepared() || instance.worker->lost() ||
-            task.find(instance.serial) == nullptr) {
+            task.find(instance.serial) == nullptr || !instance.desc.inputs.empty()) {
             return false;
         }
         if (m_jobs->take(task, instance, bytes, true, job) != JobPipeline::Take::Accepted) {

@@ -21,7 +21,8 @@ bool TaskInstance::quiescent() const noexcept {
     return worker->completed_work() >= last_work_value;
 }
 
-std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& reads) {
+std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& reads,
+                                                     const TimelineSemaphore& input_copies) {
     std::vector<RetirePoint> points;
     if (last_work_value > 0) {
         points.push_back({&worker->device(), worker->work_timeline().handle(), last_work_value});
@@ -29,6 +30,13 @@ std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& re
     if (transport) {
         const auto more = transport->quiesce();
         points.insert(points.end(), more.begin(), more.end());
+    }
+    for (const auto& link : inputs.links) {
+        const auto more = link->quiesce();
+        points.insert(points.end(), more.begin(), more.end());
+    }
+    if (inputs.last_copy > 0) {
+        points.push_back({&input_copies.device(), input_copies.handle(), inputs.last_copy});
     }
     std::uint64_t release = 0;
     for (std::uint32_t i = 0; i < ring.size(); ++i) {

@@ -57,6 +57,39 @@ struct SlotResources {
     }
 };
 
+// One input (TaskDesc::inputs) of one slot: Tandem's copy of the application's image on the
+// primary and, on another device, where it arrives. The application's thread writes `source`
+// (the submit's copy, under the task's mutex) while the slot is Recording; the worker's job
+// thread hands it to the input's link; nobody else touches them.
+struct InputSlot {
+    Image source; // on the primary: the submit copies the application's image here
+    Image target; // on the task's device (empty on the primary, where the job reads `source`)
+    VkImageLayout target_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::uint64_t source_free = 0; // the link's source timeline: its last read of `source` done
+    std::uint64_t arrived = 0;     // the link's destination timeline: this job's input arrived
+    bool to_send = false;          // copied for the slot's job, not yet handed to the link
+    [[nodiscard]] const Image& read() const noexcept { return target.image ? target : source; }
+};
+
+// A task instance's inputs. `links` carry them from the primary to the instance's device, one
+// per input (none on the primary): SlotTransports whose "worker" is the primary and whose
+// "primary" is the task's device. The copies at submit are recorded into `cmds` (one per slot,
+// from `pool` on the primary's main family) on the application's thread, under the task's
+// mutex, and signal the runtime's input timeline to `copied[slot]`.
+struct InstanceInputs {
+    std::vector<std::vector<InputSlot>> slots; // [slot][input]
+    // Declared after the images they move: destroyed before them.
+    std::vector<std::unique_ptr<SlotTransport>> links;
+    CommandPool pool;
+    std::vector<VkCommandBuffer> cmds;
+    std::vector<std::uint64_t> copied;
+    std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
+    [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }
+    [[nodiscard]] std::string path_name() const {
+        return links.empty() ? std::string("same-device") : links.front()->path_name();
+    }
+};
+
 enum class InstancePhase { Preparing, Ready, Failed };
 
 struct TaskInstance {
@@ -106,6 +139,7 @@ struct TaskInstance {
     std::unique_ptr<JobTimer> timer;
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
+    InstanceInputs inputs; // TaskDesc::inputs (empty without)
     std::uint32_t trace_worker_queue = 0;
     std::uint32_t trace_transfer_queue = 0;
     // The newest value of the worker's work timeline its jobs signal (the job thread writes it
@@ -146,9 +180,11 @@ struct TaskInstance {
     [[nodiscard]] bool quiescent() const noexcept;
     // Leaving use: quiesces the transport (SlotTransport::quiesce) and returns the timeline
     // values after which the GPU no longer uses it (its work, its transport, the application's
-    // reads of its leases: `reads` is the primary timeline they signal). Once quiescent() (or at
+    // reads of its leases: `reads` is the primary timeline they signal; its input links and the
+    // copies of its inputs, which signal `input_copies`). Once quiescent() (or at
     // shutdown); caller holds mutex.
-    [[nodiscard]] std::vector<RetirePoint> retire_points(const TimelineSemaphore& reads);
+    [[nodiscard]] std::vector<RetirePoint> retire_points(const TimelineSemaphore& reads,
+                                                         const TimelineSemaphore& input_copies);
     // The devices whose queues its batches ran on.
     [[nodiscard]] std::vector<const Device*> retire_devices(const Device& primary) const;
 };

@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 
 #include "core/capabilities.hpp"
+#include "runtime/task_inputs.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"
 
@@ -166,6 +167,23 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
     }
 }
 
+std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& device,
+                                                             const TaskInputDesc& input,
+                                                             const TransportDesc& output) {
+    // The roles swapped: the primary sends, the task's device receives.
+    PairInfo pair = query_pair_info(m_primary.info(), device.info());
+    TransportDesc td = output;
+    td.name = output.name + " input " + input.name;
+    td.width = input.width;
+    td.height = input.height;
+    td.format = input.format;
+    td.worker_progress = nullptr; // the sender is the primary; the watchdog minds the worker
+    td.cuda_copier =
+        m_cuda_stand_in && allow_cuda_stand_in(pair) ? m_cuda_stand_in : StagingCopierFactory{};
+    td.bridge = m_bridges.bridge_for(m_primary, device);
+    return make_link_transport(m_primary, device, pair, td, m_health);
+}
+
 void TaskPreparer::prepare(TaskInstance& instance) {
     TaskInstance* task = &instance;
     const TaskDesc& desc = task->desc;
@@ -178,6 +196,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     params.height = desc.height;
     params.format = desc.format;
     params.slots = desc.slots;
+    params.inputs = resolved_inputs(desc);
     if (desc.factory) {
         task->workload = std::make_unique<ApplicationWorkload>(desc.factory, m_instance.handle(),
                                                                device, params);
@@ -202,6 +221,9 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         td.forced = parse_transfer_path(m_options.transfer_path);
     }
     std::vector<SlotImages> images = make_transport_and_images(*task, td);
+    prepare_inputs(*task, m_primary, [&](const TaskInputDesc& input, std::size_t) {
+        return make_input_link(device, input, td);
+    });
 
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");

@@ -69,6 +69,10 @@ private:
     // tried. Throws.
     [[nodiscard]] std::vector<SlotImages> make_transport_and_images(TaskInstance& instance,
                                                                     TransportDesc& td);
+    // The link that carries `input` from the primary to `device` (the pair's best path in that
+    // direction, self-tested; `output`'s settings otherwise). Throws.
+    [[nodiscard]] std::unique_ptr<SlotTransport>
+    make_input_link(const Device& device, const TaskInputDesc& input, const TransportDesc& output);
     // Publishes the end of a preparation (Ready or Failed). Caller holds m_mutex.
     void finish(TaskInstance& instance, InstancePhase phase) noexcept;
 

@@ -58,6 +58,9 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
         break;
     case InstancePhase::Ready:
         p.transfer_path = instance.transport->path_name();
+        if (!instance.inputs.empty()) {
+            p.input_path = instance.inputs.path_name();
+        }
         break;
     }
     return p;
@@ -134,6 +137,7 @@ TaskStats summarise(TaskStatsParts parts) {
             out.worker_lost = p.worker_lost;
             out.worker_lost_reason = p.worker_lost_reason;
             out.transfer_path = p.transfer_path;
+            out.input_path = p.input_path;
         }
         out.devices.push_back(std::move(d));
     }

@@ -40,6 +40,7 @@ struct InstanceStatsPart {
     bool worker_lost = false;
     std::string worker_lost_reason;
     std::string transfer_path;
+    std::string input_path;
     GpuTimes::Snapshot gpu;
     // The active instance's only: every stage's samples.
     LatencySamples::Snapshot samples[4];

@@ -45,6 +45,7 @@ ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
     context.height = params.height;
     context.format = params.format;
     context.slots = params.slots;
+    context.inputs = params.inputs;
     context.set_name = [&device](VkObjectType type, std::uint64_t handle, const std::string& name) {
         device.set_name(type, handle, name);
     };
@@ -92,6 +93,7 @@ VkResult ApplicationWorkload::record(VkCommandBuffer cmd, std::uint32_t slot,
     job.initial_layout = target.layout;
     job.generation = generation;
     job.bytes = snapshot;
+    job.inputs = target.inputs;
     std::string why;
     try {
         m_workload->record(job);

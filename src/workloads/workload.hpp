@@ -41,6 +41,8 @@ struct WorkloadTarget {
     // Layout the image is in when the commands start (UNDEFINED: contents may be discarded).
     // Earlier reads of the image (the transfer's copy) have completed before they start.
     VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    // The job's inputs on this device (TaskDesc::inputs), arrived before the commands start.
+    std::span<const JobInput> inputs;
 };
 
 // Where the recorded commands leave the target: its layout and the stage/access of the writes,
@@ -53,6 +55,7 @@ struct WorkloadParams {
     std::uint32_t height = 0;
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t slots = 3;
+    std::vector<TaskInputDesc> inputs; // sizes resolved: 0 is the task's
 };
 
 class Workload {

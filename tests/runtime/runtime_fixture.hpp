@@ -29,6 +29,7 @@ protected:
     std::unique_ptr<Runtime> make_runtime(const std::string& workers = "none",
                                           RuntimeOptions options = {}) {
         detail::Device& device = open(0, {true, "app"});
+        m_app = &device;
         EmbedInfo embed;
         embed.instance = instance().handle();
         embed.physical_device = device.physical();
@@ -43,6 +44,10 @@ protected:
         options.virtual_devices = virtual_devices();
         return std::make_unique<Runtime>(embed, options);
     }
+
+    // The application's device the last make_runtime() embedded (its images are the
+    // primary's).
+    [[nodiscard]] detail::Device& app_device() const { return *m_app; }
 
     static TaskDesc pattern_task(const std::string& placement = "primary", std::uint32_t w = 64,
                                  std::uint32_t h = 48) {
@@ -130,6 +135,9 @@ protected:
                                                              std::uint32_t h = 48) {
         return std::make_unique<harness::LeaseReader>(runtime, 3, w, h);
     }
+
+private:
+    detail::Device* m_app = nullptr;
 };
 
 } // namespace tandem::test

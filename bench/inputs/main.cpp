@@ -1,0 +1,301 @@
+// tandem-bench-inputs: the primary's frame to a worker and the worker's result back. An
+// interpolation task (tandem/post.hpp) at --size takes the application's colour (RGBA8), depth
+// (R32F) and motion vectors (RG16F) every frame at --fps, on --placement; the same task on the
+// primary runs beside it as the ceiling (what the pass costs where the frame is). Reports, per
+// task: the application thread's cost of a submit with its three inputs, the latency from submit
+// to the output being ready on the primary (the frame's inputs copied, sent, processed, back),
+// the pass's GPU time on its device, and outputs per submit (generated frames per real frame).
+// The inputs are one still frame with zero motion, so every output must equal its colour: the
+// last output of each task is read back and compared byte for byte.
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/resources.hpp"
+#include "harness/lease_reader.hpp"
+#include "harness/statistics.hpp"
+#include "harness/tool_log.hpp"
+#include "runtime/runtime_impl.hpp"
+#include "tandem/error.hpp"
+#include "tandem/post.hpp"
+#include "tandem/runtime.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace detail = tandem::detail;
+
+// The application's frame: three images on the primary, filled once.
+struct AppFrame {
+    std::array<detail::Image, 3> images;
+    std::vector<std::uint8_t> colour;
+};
+
+AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_t h) {
+    AppFrame f;
+    const std::array<VkFormat, 3> formats{VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R32_SFLOAT,
+                                          VK_FORMAT_R16G16_SFLOAT};
+    const std::size_t texels = std::size_t{w} * h;
+    f.colour.resize(texels * 4);
+    for (std::size_t i = 0; i < texels; ++i) {
+        const std::size_t x = i % w;
+        const std::size_t y = i / w;
+        f.colour[i * 4] = static_cast<std::uint8_t>((x * 7 + y) & 255);
+        f.colour[i * 4 + 1] = static_cast<std::uint8_t>((y * 3 + (x >> 3)) & 255);
+        f.colour[i * 4 + 2] = static_cast<std::uint8_t>((x ^ y) & 255);
+        f.colour[i * 4 + 3] = 255;
+    }
+    std::vector<float> depth(texels, 0.5f);
+    std::vector<std::uint16_t> motion(texels * 2, 0); // zero motion: half 0.0
+    const std::array<const void*, 3> data{f.colour.data(), depth.data(), motion.data()};
+    for (std::size_t i = 0; i < 3; ++i) {
+        detail::ImageDesc d;
+        d.width = w;
+        d.height = h;
+        d.format = formats[i];
+        d.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        d.name = "bench input " + std::to_string(i);
+        d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
+        f.images[i] = detail::create_image(primary, d);
+        detail::BufferDesc b;
+        b.size = texels * 4;
+        b.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+        b.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        b.name = "bench input upload";
+        const detail::Buffer upload = detail::create_buffer(primary, b);
+        std::memcpy(upload.mapped, data[i], b.size);
+        const VkImage image = f.images[i].get();
+        detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer cmd) {
+            detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            VkBufferImageCopy region{};
+            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.imageExtent = {w, h, 1};
+            vkCmdCopyBufferToImage(cmd, upload.buffer.get(), image,
+                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        });
+    }
+    return f;
+}
+
+struct TaskRun {
+    std::string placement;
+    tandem::TaskId id;
+    std::vector<double> submit_us;
+    std::uint64_t submits = 0;
+    bool exact = false;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Tandem's inputs benchmark: the primary's frame to a worker and back"};
+    std::string size = "1920x1080";
+    std::uint32_t frames = 600;
+    double fps = 60;
+    std::string placement = "worker";
+    std::string machine;
+    std::string json_file;
+    std::string log_level = "warn";
+    tandem::RuntimeOptions options;
+    options.validation = "off";
+    app.add_option("--size", size, "frame size WxH")->capture_default_str();
+    app.add_option("--frames", frames, "real frames submitted to each task")
+        ->capture_default_str()
+        ->check(CLI::Range(10u, 1000000u));
+    app.add_option("--fps", fps, "real frames per second (0: as fast as they are taken)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 10000.0));
+    app.add_option("--placement", placement, "where the measured task runs")->capture_default_str();
+    app.add_option("--transfer-path", options.transfer_path, "force a transfer path");
+    app.add_option("--virtual-devices", options.virtual_devices,
+                   "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
+    app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
+    app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        options.log_level = tandem::harness::parse_log_level_option(log_level);
+        tandem::harness::apply_tool_log_level(options.log_level);
+        std::uint32_t w = 0;
+        std::uint32_t h = 0;
+        if (std::sscanf(size.c_str(), "%ux%u", &w, &h) != 2 || w == 0 || h == 0) {
+            throw tandem::Error("--size '" + size + "' is not WxH", "Give e.g. 1920x1080");
+        }
+        tandem::Runtime runtime(options);
+        const detail::Device& primary = detail::RuntimeAccess::impl(runtime).primary();
+        const AppFrame frame = make_frame(primary, w, h);
+        std::array<tandem::InputImage, 3> inputs{};
+        for (std::size_t i = 0; i < 3; ++i) {
+            inputs[i] = {frame.images[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         VK_NULL_HANDLE, 0};
+        }
+        std::vector<TaskRun> runs{{placement, {}, {}, 0, false}, {"primary", {}, {}, 0, false}};
+        for (TaskRun& r : runs) {
+            tandem::TaskDesc d = tandem::interpolate_task("frame-gen " + r.placement, w, h);
+            const auto p = tandem::Placement::parse(r.placement);
+            if (!p) {
+                throw tandem::Error("--placement '" + r.placement + "' is not a placement",
+                                    "Use worker, worker:N, primary or an adapter index");
+            }
+            d.placement = *p;
+            d.rate_hz = fps > 0 ? fps : 60;
+            r.id = runtime.register_task(d);
+        }
+        tandem::harness::LeaseReader reader(runtime, 2, w, h);
+        const auto period =
+            fps > 0 ? std::chrono::duration<double>(1.0 / fps) : std::chrono::duration<double>(0);
+        for (TaskRun& r : runs) {
+            auto next = Clock::now();
+            for (std::uint32_t f = 0; f < frames; ++f) {
+                const auto t0 = Clock::now();
+                const tandem::SubmitResult s = runtime.submit(r.id, {}, inputs);
+                const auto t1 = Clock::now();
+                if (s.accepted()) {
+                    ++r.submits;
+                    if (f >= frames / 10) { // the first tenth warms up
+                        r.submit_us.push_back(
+                            std::chrono::duration<double, std::micro>(t1 - t0).count());
+                    }
+                }
+                runtime.pump();
+                if (auto lease = runtime.acquire(r.id)) {
+                    runtime.release(*lease, 0);
+                }
+                next += std::chrono::duration_cast<Clock::duration>(period);
+                std::this_thread::sleep_until(next);
+            }
+            // Every output in, then the last one checked byte for byte.
+            const auto deadline = Clock::now() + std::chrono::seconds(30);
+            while (runtime.stats(r.id).in_flight > 0 && Clock::now() < deadline) {
+                runtime.pump();
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            if (auto lease = runtime.acquire(r.id)) {
+                const std::uint64_t v = reader.read(*lease, true);
+                if (v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS) {
+                    const std::uint8_t* px = reader.pixels(v);
+                    r.exact =
+                        px != nullptr && std::equal(frame.colour.begin(), frame.colour.end(), px);
+                }
+                runtime.release(*lease, v);
+            }
+        }
+
+        nlohmann::json rows = nlohmann::json::array();
+        std::printf("%-10s %-14s %10s %10s %12s %12s %10s %6s\n", "task on", "input path",
+                    "submit us", "ready us", "pass gpu us", "outputs/in", "p99 ready", "exact");
+        double worker_ready = 0;
+        double worker_pass = 0;
+        double worker_submit = 0;
+        double per_real = 0;
+        bool all_exact = true;
+        for (const TaskRun& r : runs) {
+            const tandem::TaskStats s = runtime.stats(r.id);
+            const auto submit = tandem::harness::summarise(r.submit_us);
+            const double outputs = r.submits > 0 ? static_cast<double>(s.ready + s.superseded) /
+                                                       static_cast<double>(r.submits)
+                                                 : 0.0;
+            std::printf("%-10s %-14s %10.2f %10.1f %12.1f %12.3f %10.1f %6s\n", r.placement.c_str(),
+                        s.input_path.c_str(), submit.p50, s.ready_observed.p50_us, s.gpu_us.p50_us,
+                        outputs, s.ready_observed.p99_us, r.exact ? "yes" : "NO");
+            rows.push_back(
+                {{"task_on", r.placement},
+                 {"device", s.device_name},
+                 {"input_path", s.input_path},
+                 {"output_path", s.transfer_path},
+                 {"submits", r.submits},
+                 {"ready", s.ready},
+                 {"superseded", s.superseded},
+                 {"submit_us", tandem::harness::to_json(submit)},
+                 {"ready_us",
+                  {{"p50", s.ready_observed.p50_us},
+                   {"p90", s.ready_observed.p90_us},
+                   {"p99", s.ready_observed.p99_us},
+                   {"max", s.ready_observed.max_us}}},
+                 {"pass_gpu_us",
+                  {{"p50", s.gpu_us.p50_us}, {"p99", s.gpu_us.p99_us}, {"timed", s.gpu_timed}}},
+                 {"outputs_per_submit", outputs},
+                 {"exact", r.exact}});
+            all_exact = all_exact && r.exact;
+            if (&r == &runs.front()) {
+                worker_ready = s.ready_observed.p50_us;
+                worker_pass = s.gpu_us.p50_us;
+                worker_submit = submit.p50;
+                per_real = outputs;
+            }
+        }
+        const double overhead_us = worker_ready - worker_pass;
+        std::printf("latency beyond the pass: %.1f us (goal <= 1000 us on one GPU opened twice); "
+                    "submit with inputs %.2f us (goal < 20); outputs per real frame %.3f "
+                    "(goal >= 0.99); outputs exact: %s\n",
+                    overhead_us, worker_submit, per_real, all_exact ? "yes" : "NO");
+
+        if (!json_file.empty()) {
+            char host[256] = {};
+            ::gethostname(host, sizeof host - 1);
+            nlohmann::json devices = nlohmann::json::array();
+            std::vector<tandem::DeviceInfo> all{runtime.primary_device()};
+            for (const auto& dev : runtime.worker_devices()) {
+                all.push_back(dev);
+            }
+            for (const auto& info : all) {
+                devices.push_back({{"index", info.index},
+                                   {"name", info.name},
+                                   {"driver", info.driver_name + " " + info.driver_version},
+                                   {"uuid", tandem::to_string(info.device_uuid)}});
+            }
+            nlohmann::json doc;
+            doc["benchmark"] = "inputs";
+            doc["machine"] = {{"host", host},
+                              {"description", machine},
+                              {"cpus", std::thread::hardware_concurrency()},
+                              {"devices", devices}};
+            doc["config"] = {{"size", {w, h}},
+                             {"frames", frames},
+                             {"fps", fps},
+                             {"placement", placement},
+                             {"transfer_path", options.transfer_path},
+                             {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
+            doc["ceilings"] = {{"pass_gpu_us_p50_on_task_device", worker_pass}};
+            doc["rows"] = rows;
+            doc["goals"] = {{{"name", "ready_beyond_pass_us"},
+                             {"measured", overhead_us},
+                             {"target", 1000.0},
+                             {"met", overhead_us <= 1000.0}},
+                            {{"name", "submit_with_inputs_us_median"},
+                             {"measured", worker_submit},
+                             {"target", 20.0},
+                             {"met", worker_submit < 20.0}},
+                            {{"name", "outputs_per_real_frame"},
+                             {"measured", per_real},
+                             {"target", 0.99},
+                             {"met", per_real >= 0.99}}};
+            std::ofstream(json_file) << doc.dump(2) << "\n";
+        }
+        return all_exact ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tandem-bench-inputs: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,74 @@
+// Task inputs: images the application renders on the primary (its colour, depth, motion
+// vectors) that a task reads, wherever it runs. A task declares them (TaskDesc::inputs); each
+// submit names, for every input in that order, the application's image and when its writes
+// finish; Tandem brings the image to the task's device and hands it to the workload
+// (RecordContext::inputs), and says when the application may write its image again.
+//
+// clang-format off
+//     desc.inputs = {{"color", VK_FORMAT_R8G8B8A8_UNORM, 1920, 1080}};
+//     tandem::TaskId task = runtime.register_task(desc);
+//     ...                                       // the frame: render into `color`, signal
+//                                               // frame_timeline = frame_value on its queue
+//     tandem::InputImage color{image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+//                              frame_timeline, frame_value};
+//     tandem::SubmitResult r = runtime.submit(task, {}, std::span(&color, 1));
+//     // Before writing `image` again, wait (on the GPU) for
+//     // runtime.input_timeline() >= r.inputs_released.
+// clang-format on
+//
+// How: at submit, on the primary's main queue (Tandem's batch waits for the image's writes),
+// the image is copied into the slot's input image of Tandem's own, in the layout it came in
+// and left in that layout; from there the input goes to the task's device on the pair's best
+// path in the primary -> worker direction (zero-copy between openings of one GPU: the copy
+// writes the memory both devices share; host-bridged or GPU-side, as outputs go the other
+// way), and the job starts once it arrived. A task on the primary reads the slot's copy. The
+// copy is what lets the application write its image again as soon as it ran, not only once
+// the task's job finished.
+//
+// Requirements on the application's image: a 2D colour image on the primary device, of the
+// input's format and size, with VK_IMAGE_USAGE_TRANSFER_SRC_BIT, usable by the primary's main
+// queue family (Runtime::primary_vulkan), one mip level and one layer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <vulkan/vulkan_core.h>
+
+namespace tandem {
+
+// One input a task reads (TaskDesc::inputs). Formats: RGBA8, BGRA8, RGBA16F, RG16F, R32F (depth
+// travels as R32F: copy or write it into a colour image). A width or height of 0 is the task's.
+struct TaskInputDesc {
+    std::string name = "input";
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+};
+
+// One input of one submit: the application's image and when its writes finish. `layout` is
+// the layout it is in then; Tandem leaves it in that layout. `wait_semaphore` is a timeline
+// semaphore of the primary device that reaches `wait_value` once the writes finished (on any
+// queue of the primary); VK_NULL_HANDLE when they were submitted earlier to the primary's main
+// queue (Tandem's copy follows them there).
+struct InputImage {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    VkSemaphore wait_semaphore = VK_NULL_HANDLE;
+    std::uint64_t wait_value = 0;
+};
+
+// One input as a job's workload sees it (RecordContext::inputs): an image of the task's device
+// holding the submit's input, in `layout` (SHADER_READ_ONLY_OPTIMAL), readable by record()'s
+// commands from their first stage on (Tandem's job waits for it to arrive). Its usage allows
+// sampling and transfers both ways; the commands may change it (it is rewritten before the
+// next job reads it) but must leave it in `layout`.
+struct JobInput {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE; // a 2D colour view of the whole image
+    VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+};
+
+} // namespace tandem

@@ -1,0 +1,81 @@
+// Post-processing tasks built into Tandem, on the public Workload interface with task inputs
+// (tandem/input.hpp): the application renders a frame on the primary, a task on a worker (or
+// the primary) processes it, and the result comes back as the task's output.
+//
+//   blur         a separable Gaussian blur of one RGBA8 colour input, the same size.
+//   upscale      an edge-directed spatial upscaler with contrast-adaptive sharpening: one RGBA8
+//                colour input at the render size, the output at the task's size (any ratio).
+//   interpolate  frame generation: inputs colour (RGBA8), depth (R32F, 0..1, smaller nearer
+//                unless reversed) and motion vectors (RG16F, in pixels, pointing back one
+//                frame: where the surface seen at a texel was in the frame before, minus the
+//                texel). Each job's output is the frame between the previous job's inputs and
+//                this one's (at InterpolateSettings::t): both frames warped towards it by their
+//                motion, disocclusions resolved by depth, holes filled from the background. The
+//                first job on a device (nothing before it there) gives its own colour.
+//
+// clang-format off
+//     tandem::TaskDesc desc = tandem::interpolate_task("frame-gen", 1920, 1080);
+//     desc.placement = tandem::Placement::parse("worker").value();
+//     tandem::TaskId task = runtime.register_task(desc);
+//     // every real frame:
+//     std::array<tandem::InputImage, 3> in{color, depth, motion};
+//     tandem::InterpolateSettings half;               // t = 0.5
+//     (void)runtime.submit(task, tandem::settings_bytes(half), in);
+// clang-format on
+//
+// Each job's bytes are empty (the defaults) or one settings struct of the task's kind; any
+// other size, or a value out of range, fails that submit (TaskError::BadBytes). The task's
+// output is RGBA8 UNORM; registration refuses a description whose inputs, sizes or format do
+// not fit the kind (start from the *_task helpers).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "tandem/export.hpp"
+#include "tandem/task.hpp"
+#include "tandem/workload.hpp"
+
+namespace tandem {
+
+struct BlurSettings {
+    std::uint32_t radius = 2; // taps each side, 0..64
+    float sigma = 0.0f;       // <= 0: radius / 2
+};
+
+struct UpscaleSettings {
+    float sharpness = 0.5f; // 0..2: the sharpening's strength (0: none)
+    float adapt = 0.5f;     // 0..1: how much full contrast reduces it
+};
+
+struct InterpolateSettings {
+    float t = 0.5f;                   // 0: the previous frame, 1: this one
+    float depth_tolerance = 0.01f;    // one surface where the frames' depths differ by at most this
+    std::uint32_t fill_radius = 4;    // how far a hole looks for background, 0..16 texels
+    std::uint32_t reversed_depth = 0; // 1: depth 1 is nearest
+};
+
+// A settings struct as a job's bytes.
+template <typename Settings>
+[[nodiscard]] std::span<const std::byte> settings_bytes(const Settings& settings) noexcept {
+    return std::as_bytes(std::span(&settings, 1));
+}
+
+// The workloads, for TaskDesc::factory (the *_task helpers set them).
+[[nodiscard]] TANDEM_API WorkloadFactory blur_workload();
+[[nodiscard]] TANDEM_API WorkloadFactory upscale_workload();
+[[nodiscard]] TANDEM_API WorkloadFactory interpolate_workload();
+
+// Task descriptions of each kind, named `name`, with their inputs and output, placed auto.
+[[nodiscard]] TANDEM_API TaskDesc blur_task(const std::string& name, std::uint32_t width,
+                                            std::uint32_t height);
+// Input at `input_width` x `input_height` (the render size), output at `width` x `height`.
+[[nodiscard]] TANDEM_API TaskDesc upscale_task(const std::string& name, std::uint32_t input_width,
+                                               std::uint32_t input_height, std::uint32_t width,
+                                               std::uint32_t height);
+[[nodiscard]] TANDEM_API TaskDesc interpolate_task(const std::string& name, std::uint32_t width,
+                                                   std::uint32_t height);
+
+} // namespace tandem

@@ -1,0 +1,312 @@
+#include "runtime/task_inputs.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/resources.hpp"
+#include "core/vk_check.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+// Where a copy of the application's image may start and what it left behind: any writes of
+// the application's before Tandem's batch, on any stage.
+constexpr VkPipelineStageFlags2 k_before = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+constexpr VkAccessFlags2 k_written = VK_ACCESS_2_MEMORY_WRITE_BIT;
+
+bool needs_transition(VkImageLayout layout) noexcept {
+    return layout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL && layout != VK_IMAGE_LAYOUT_GENERAL;
+}
+
+} // namespace
+
+std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
+    if (desc.inputs.size() > k_max_inputs) {
+        throw Error("Task '" + desc.name + "' declares " + std::to_string(desc.inputs.size()) +
+                        " inputs",
+                    "Give a task at most " + std::to_string(k_max_inputs) + " inputs");
+    }
+    std::vector<TaskInputDesc> out;
+    std::set<std::string> names;
+    for (TaskInputDesc input : desc.inputs) {
+        const std::string what = "Input '" + input.name + "' of task '" + desc.name + "'";
+        if (!names.insert(input.name).second) {
+            throw Error(what + " is declared twice", "Give each input a name of its own");
+        }
+        if (!is_input_format(input.format)) {
+            throw Error(what + " has format " + format_name(input.format) +
+                            ", which Tandem does not carry between devices",
+                        "Use RGBA8, BGRA8, RGBA16F, RG16F or R32F (depth as R32F)");
+        }
+        input.width = input.width == 0 ? desc.width : input.width;
+        input.height = input.height == 0 ? desc.height : input.height;
+        if (input.width > 16384 || input.height > 16384) {
+            throw Error(what + " has size " + std::to_string(input.width) + "x" +
+                            std::to_string(input.height),
+                        "Use a width and height from 1 to 16384 (0: the task's)");
+        }
+        out.push_back(std::move(input));
+    }
+    return out;
+}
+
+void prepare_inputs(TaskInstance& instance, const Device& primary,
+                    const InputLinkFactory& make_link) {
+    const std::vector<TaskInputDesc> inputs = resolved_inputs(instance.desc);
+    if (inputs.empty()) {
+        return;
+    }
+    InstanceInputs& in = instance.inputs;
+    const std::string base = instance.worker->device().label() + " " + instance.desc.name;
+    if (!instance.same_device) {
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            in.links.push_back(make_link(inputs[i], i));
+        }
+    }
+    in.slots.resize(instance.desc.slots);
+    for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const std::string name =
+                base + " input " + inputs[i].name + " slot " + std::to_string(s);
+            InputSlot slot;
+            if (instance.same_device) {
+                ImageDesc d;
+                d.width = inputs[i].width;
+                d.height = inputs[i].height;
+                d.format = inputs[i].format;
+                d.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                          VK_IMAGE_USAGE_SAMPLED_BIT;
+                d.name = name;
+                d.queue_families = {primary.queue(QueueRole::Main).family()};
+                slot.source = create_image(primary, d);
+            } else {
+                SlotImages images = in.links[i]->create_images(
+                    name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                    VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                        VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+                slot.source = std::move(images.worker);
+                slot.target = std::move(images.primary);
+            }
+            in.slots[s].push_back(std::move(slot));
+        }
+    }
+    in.pool = CommandPool(primary, primary.queue(QueueRole::Main).family(), base + " input copies");
+    for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
+        in.cmds.push_back(in.pool.allocate(base + " input copies slot " + std::to_string(s)));
+    }
+    in.copied.assign(instance.desc.slots, 0);
+}
+
+InputCopier::InputCopier(const Device& primary)
+    : m_primary(primary), m_timeline(primary, "tandem input timeline") {}
+
+std::string InputCopier::check(const TaskInstance& instance, std::span<const InputImage> inputs) {
+    const std::size_t declared = instance.desc.inputs.size();
+    if (inputs.size() != declared) {
+        return "task '" + instance.desc.name + "' declares " + std::to_string(declared) +
+               " input(s) and the submit named " + std::to_string(inputs.size());
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].image == VK_NULL_HANDLE) {
+            return "input '" + instance.desc.inputs[i].name + "' of task '" + instance.desc.name +
+                   "' names no image (VK_NULL_HANDLE)";
+        }
+        if (inputs[i].layout == VK_IMAGE_LAYOUT_UNDEFINED ||
+            inputs[i].layout == VK_IMAGE_LAYOUT_PREINITIALIZED) {
+            return "input '" + instance.desc.inputs[i].name + "' of task '" + instance.desc.name +
+                   "' is in layout UNDEFINED: give the layout its writes leave it in";
+        }
+    }
+    return {};
+}
+
+bool InputCopier::slot_ready(const TaskInstance& instance, std::uint32_t slot) const noexcept {
+    const std::uint64_t needed = instance.inputs.copied[slot];
+    if (needed == 0) {
+        return true;
+    }
+    std::uint64_t done = 0;
+    return m_timeline.value(done) == VK_SUCCESS && done >= needed;
+}
+
+VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
+                           std::span<const InputImage> inputs, std::uint64_t& value) noexcept {
+    InstanceInputs& in = instance.inputs;
+    std::vector<InputSlot>& images = in.slots[slot];
+    const bool to_link = !instance.same_device;
+    VkCommandBuffer cmd = in.cmds[slot];
+    VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer input copies");
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (r == VK_SUCCESS) {
+        r = vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer input copies");
+    }
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    m_primary.begin_label(cmd, (instance.desc.name + " inputs").c_str());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const InputImage& from = inputs[i];
+        const Image& to = images[i].source;
+        if (needs_transition(from.layout)) {
+            image_barrier(cmd, from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_TRANSFER_READ_BIT);
+        } else {
+            memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
+                           VK_ACCESS_2_TRANSFER_READ_BIT);
+        }
+        // The slot's copy is rewritten whole: its contents before may go.
+        image_barrier(cmd, to.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_before, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        VkImageCopy region{};
+        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.extent = {to.extent.width, to.extent.height, 1};
+        const VkImageLayout src_layout =
+            needs_transition(from.layout) ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : from.layout;
+        vkCmdCopyImage(cmd, from.image, src_layout, to.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                       1, &region);
+        if (needs_transition(from.layout)) {
+            image_barrier(cmd, from.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, from.layout,
+                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        }
+        // Across devices the link copies (or hands over) from TRANSFER_SRC_OPTIMAL; on the
+        // primary the job samples it.
+        image_barrier(cmd, to.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      to_link ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
+                              : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+    m_primary.end_label(cmd);
+    r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer input copies");
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    try {
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            if (inputs[i].wait_semaphore != VK_NULL_HANDLE) {
+                VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+                w.semaphore = inputs[i].wait_semaphore;
+                w.value = inputs[i].wait_value;
+                w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+                waits.push_back(w);
+            }
+            // The link's last read of the slot's copy (its download, on the primary).
+            if (to_link && images[i].source_free > 0) {
+                VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+                w.semaphore = in.links[i]->worker_semaphore();
+                w.value = images[i].source_free;
+                w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+                waits.push_back(w);
+            }
+        }
+    } catch (...) {
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    std::lock_guard lock(m_mutex);
+    const std::uint64_t next = m_value + 1;
+    const VkSemaphoreSubmitInfo signal =
+        m_timeline.submit_info(next, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    r = vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
+                  "input copies submit");
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    m_value = next;
+    for (InputSlot& image : images) {
+        image.to_send = to_link;
+    }
+    in.copied[slot] = next;
+    in.last_copy = next;
+    value = next;
+    return VK_SUCCESS;
+}
+
+VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineSemaphore& copies,
+                     std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why) noexcept {
+    InstanceInputs& in = instance.inputs;
+    if (in.empty()) {
+        return VK_SUCCESS;
+    }
+    const std::uint64_t copied = in.copied[slot];
+    try {
+        if (instance.same_device) {
+            waits.push_back(copies.submit_info(copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            return VK_SUCCESS;
+        }
+        for (std::size_t i = 0; i < in.links.size(); ++i) {
+            InputSlot& image = in.slots[slot][i];
+            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            w.semaphore = in.links[i]->primary_semaphore();
+            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            if (!image.to_send) {
+                w.value = image.arrived; // sent by an earlier call for this job
+                waits.push_back(w);
+                continue;
+            }
+            SlotTicket ticket;
+            VkResult r = in.links[i]->submit(
+                slot, image.source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                copies.submit_info(copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                image.target.get(), image.target_layout, ticket);
+            if (r != VK_SUCCESS) {
+                why = "input '" + instance.desc.inputs[i].name + "' could not be sent to " +
+                      instance.worker->label() + " on " + in.links[i]->path_name() + ": " +
+                      (in.links[i]->failed() ? in.links[i]->error()
+                                             : std::string(tandem::to_string(r)));
+                return r;
+            }
+            image.to_send = false;
+            image.target_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+            image.source_free = ticket.worker_value;
+            image.arrived = ticket.primary_value;
+            w.value = ticket.primary_value;
+            waits.push_back(w);
+        }
+    } catch (...) {
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return VK_SUCCESS;
+}
+
+bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    for (std::size_t i = 0; i < in.links.size(); ++i) {
+        if (!in.links[i]->host_bridged()) {
+            continue;
+        }
+        std::uint64_t done = 0;
+        if (in.links[i]->primary_value(done) != VK_SUCCESS || in.links[i]->failed() ||
+            done < in.slots[slot][i].arrived) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot) {
+    std::vector<JobInput> out;
+    if (instance.inputs.empty()) {
+        return out;
+    }
+    for (const InputSlot& input : instance.inputs.slots[slot]) {
+        const Image& image = input.read();
+        JobInput j;
+        j.image = image.get();
+        j.view = image.view.get();
+        j.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        j.format = image.format;
+        j.extent = image.extent;
+        out.push_back(j);
+    }
+    return out;
+}
+
+} // namespace tandem::detail

@@ -1,0 +1,100 @@
+// Task inputs (tandem/input.hpp): the application's images on the primary that a task's jobs
+// read, wherever the task runs. Three steps, each on the thread that already owns the slot:
+//
+//   prepare_inputs   preparation thread: per input a link from the primary to the instance's
+//                    device (SlotTransport with the roles swapped, the pair's best path in that
+//                    direction, self-tested like outputs), per slot Tandem's copy of each input
+//                    on the primary and where it arrives, and the copies' command buffers.
+//   InputCopier      application's thread, in submit (task's mutex held, slot Recording): one
+//                    batch on the primary's main queue waits for the application's writes,
+//                    copies each image into the slot's copy and signals the runtime's input
+//                    timeline (SubmitResult::inputs_released).
+//   send_inputs      the worker's job thread, before the job's work: each input's link carries
+//                    the slot's copy to the device, waiting on the input timeline GPU-side or
+//                    through the pair's bridge; the job's batch waits for every arrival. On the
+//                    primary there is nothing to send: the job waits for the copy itself.
+//
+// Ordering: a slot's copy is rewritten only once the slot is Free again (its job completed,
+// which waited for its inputs' arrival, which waited for their download), and the next copy
+// also waits GPU-side for the link's last read of it. The input timeline's values are taken
+// and submitted under one lock, so they grow in submission order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan_core.h>
+
+#include "core/device.hpp"
+#include "runtime/slot_transport.hpp"
+#include "runtime/task_instance.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/input.hpp"
+
+namespace tandem::detail {
+
+// The inputs of `desc` with their sizes resolved (0 is the task's). Throws Error with a
+// sentence for an input Tandem cannot carry: more than k_max_inputs, a format it does not move,
+// a size out of range, a name given twice.
+inline constexpr std::size_t k_max_inputs = 8;
+[[nodiscard]] std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc);
+
+// Makes `instance`'s inputs (InstanceInputs): on the primary one image per input and slot;
+// elsewhere a link per input from `primary` to the instance's device made by `make_link` (the
+// preparer's: negotiation, self-test and the pair's bridge for that direction) and each slot's
+// two images from it. Preparation thread; throws Error.
+using InputLinkFactory =
+    std::function<std::unique_ptr<SlotTransport>(const TaskInputDesc& input, std::size_t index)>;
+void prepare_inputs(TaskInstance& instance, const Device& primary,
+                    const InputLinkFactory& make_link);
+
+class InputCopier {
+public:
+    explicit InputCopier(const Device& primary);
+
+    // The timeline the copies signal (Runtime::input_timeline).
+    [[nodiscard]] const TimelineSemaphore& timeline() const noexcept { return m_timeline; }
+
+    // A sentence when `inputs` do not fit `instance` (their number, an image missing); empty
+    // when they do. Application's thread; never throws but for std::bad_alloc.
+    [[nodiscard]] static std::string check(const TaskInstance& instance,
+                                           std::span<const InputImage> inputs);
+    // False while the copy of `slot`'s last submit may still run (its command buffer is then
+    // not recorded again: the submit answers Busy). Non-blocking.
+    [[nodiscard]] bool slot_ready(const TaskInstance& instance, std::uint32_t slot) const noexcept;
+    // Records and submits the copies of `inputs` into `slot` of `instance` on the primary's main
+    // queue; on success `value` is the input timeline value they signal (also in
+    // instance.inputs.copied[slot]). Caller holds the instance's task's mutex and owns the slot.
+    // Never throws; a failure's VkResult (the primary's device) comes back, nothing submitted.
+    [[nodiscard]] VkResult copy(TaskInstance& instance, std::uint32_t slot,
+                                std::span<const InputImage> inputs, std::uint64_t& value) noexcept;
+
+private:
+    const Device& m_primary;
+    TimelineSemaphore m_timeline;
+    std::mutex m_mutex;        // takes a value and submits it, so values grow in queue order
+    std::uint64_t m_value = 0; // the last value submitted
+};
+
+// Sends `slot`'s inputs of `instance` to its device (the job thread, before the job's batch)
+// and appends the waits the job's batch needs to `waits`: each arrival on another device, the
+// copy itself on the primary. VK_SUCCESS; VK_NOT_READY when a link cannot take its input yet
+// (call again: what was sent is not sent twice); else the failing link's result, `why` set.
+[[nodiscard]] VkResult send_inputs(TaskInstance& instance, std::uint32_t slot,
+                                   const TimelineSemaphore& copies,
+                                   std::vector<VkSemaphoreSubmitInfo>& waits,
+                                   std::string& why) noexcept;
+
+// True once every input of `slot` sent over a host-bridged link has arrived (the bridge
+// submits the receiving side later; the job's batch, which reads the input in its layout, is
+// submitted only after that). Non-blocking; true without such links.
+[[nodiscard]] bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept;
+
+// The job's inputs as its workload sees them (RecordContext::inputs).
+[[nodiscard]] std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot);
+
+} // namespace tandem::detail

@@ -1,0 +1,372 @@
+// The post-processing tasks of tandem/post.hpp: public Workloads over the post layer's passes
+// (post/blur.hpp, post/upscale.hpp, post/interpolate.hpp), reading the job's inputs.
+//
+// Threads and lifetime as tandem::Workload: made on the preparation thread (the Device comes
+// from application_device, valid during the factory call and outliving the workload), record()
+// on the worker's job thread, check() on the application's.
+#include "tandem/post.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "core/resources.hpp"
+#include "post/blur.hpp"
+#include "post/interpolate.hpp"
+#include "post/post_pass.hpp"
+#include "post/upscale.hpp"
+#include "tandem/error.hpp"
+#include "workloads/application_workload.hpp"
+
+namespace tandem {
+namespace {
+
+using detail::Device;
+
+const Device& device_of(const WorkerContext& context, const char* kind) {
+    const Device* device = detail::application_device(context.device);
+    if (device == nullptr) {
+        throw Error(std::string("The ") + kind + " workload was made outside a Tandem runtime",
+                    "Give its factory to TaskDesc::factory; the runtime calls it");
+    }
+    return *device;
+}
+
+// Refuses a task whose inputs or output do not fit the kind, naming what differs.
+void expect_inputs(const WorkerContext& context, const char* kind,
+                   std::initializer_list<std::pair<const char*, VkFormat>> wanted) {
+    const std::string task = "Task '" + context.task_name + "' (" + kind + ")";
+    if (context.format != VK_FORMAT_R8G8B8A8_UNORM) {
+        throw Error(task + " has output format " + detail::format_name(context.format),
+                    std::string("A ") + kind + " task's output is RGBA8 UNORM");
+    }
+    if (context.inputs.size() != wanted.size()) {
+        throw Error(task + " declares " + std::to_string(context.inputs.size()) + " inputs",
+                    std::string("A ") + kind + " task takes " + std::to_string(wanted.size()) +
+                        " (start from tandem::" + kind + "_task)");
+    }
+    std::size_t i = 0;
+    for (const auto& [name, format] : wanted) {
+        if (context.inputs[i].format != format) {
+            throw Error(task + "'s input " + std::to_string(i) + " ('" + context.inputs[i].name +
+                            "') has format " + detail::format_name(context.inputs[i].format),
+                        std::string("Its ") + name + " input is " + detail::format_name(format));
+        }
+        ++i;
+    }
+}
+
+void expect_task_size(const WorkerContext& context, const char* kind, std::size_t input) {
+    const TaskInputDesc& in = context.inputs[input];
+    if (in.width != context.width || in.height != context.height) {
+        throw Error("Task '" + context.task_name + "' (" + kind + ") has input '" + in.name +
+                        "' of " + std::to_string(in.width) + "x" + std::to_string(in.height) +
+                        " and an output of " + std::to_string(context.width) + "x" +
+                        std::to_string(context.height),
+                    std::string("A ") + kind + " task's inputs are the size of its output");
+    }
+}
+
+// The job's bytes as `Settings`: the defaults when empty, nullopt for any other size.
+template <typename Settings>
+std::optional<Settings> settings_of(std::span<const std::byte> bytes) {
+    if (bytes.empty()) {
+        return Settings{};
+    }
+    if (bytes.size() != sizeof(Settings)) {
+        return std::nullopt;
+    }
+    Settings s;
+    std::memcpy(&s, bytes.data(), sizeof s);
+    return s;
+}
+
+template <typename Settings>
+std::string size_error(const char* kind, std::size_t size) {
+    return std::string("a ") + kind + " job takes no bytes or one " + kind + " settings struct (" +
+           std::to_string(sizeof(Settings)) + " bytes), not " + std::to_string(size);
+}
+
+detail::SampledInput sampled(const JobInput& input) {
+    return {input.view, input.layout};
+}
+
+// What the three share: the output is a storage image in GENERAL, written by compute.
+class PostWorkload : public Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_STORAGE_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_GENERAL, detail::k_post_output_stage, detail::k_post_output_access};
+    }
+
+protected:
+    // The output to GENERAL, its earlier uses before the pass's compute writes.
+    static void begin_output(const RecordContext& job) {
+        detail::image_barrier(job.cmd, job.image, job.initial_layout, VK_IMAGE_LAYOUT_GENERAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                              VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    }
+    static void check_recorded(VkResult r, const char* kind) {
+        if (r != VK_SUCCESS) {
+            throw Error(std::string("recording the ") + kind + " pass failed (" +
+                            tandem::to_string(r) + ")",
+                        "");
+        }
+    }
+};
+
+class BlurWorkload final : public PostWorkload {
+public:
+    explicit BlurWorkload(const WorkerContext& context)
+        : m_pass((expect_inputs(context, "blur", {{"colour", VK_FORMAT_R8G8B8A8_UNORM}}),
+                  expect_task_size(context, "blur", 0), device_of(context, "blur")),
+                 {context.width, context.height}, context.slots) {}
+
+    std::string check(std::span<const std::byte> bytes) const override {
+        const auto s = settings_of<BlurSettings>(bytes);
+        if (!s) {
+            return size_error<BlurSettings>("blur", bytes.size());
+        }
+        if (s->radius > detail::k_max_blur_radius || !std::isfinite(s->sigma)) {
+            return "a blur's radius is 0 to " + std::to_string(detail::k_max_blur_radius) +
+                   " and its sigma a finite number (<= 0: radius / 2)";
+        }
+        return {};
+    }
+    void record(const RecordContext& job) override {
+        const BlurSettings s = settings_of<BlurSettings>(job.bytes).value_or(BlurSettings{});
+        begin_output(job);
+        check_recorded(m_pass.record(job.cmd, job.slot, sampled(job.inputs[0]), job.view,
+                                     job.extent, {s.radius, s.sigma}),
+                       "blur");
+    }
+
+private:
+    detail::BlurPass m_pass;
+};
+
+class UpscaleWorkload final : public PostWorkload {
+public:
+    explicit UpscaleWorkload(const WorkerContext& context)
+        : m_input{(expect_inputs(context, "upscale", {{"colour", VK_FORMAT_R8G8B8A8_UNORM}}),
+                   context.inputs[0].width),
+                  context.inputs[0].height},
+          m_pass(device_of(context, "upscale"), m_input, {context.width, context.height},
+                 context.slots) {}
+
+    std::string check(std::span<const std::byte> bytes) const override {
+        const auto s = settings_of<UpscaleSettings>(bytes);
+        if (!s) {
+            return size_error<UpscaleSettings>("upscale", bytes.size());
+        }
+        if (!(s->sharpness >= 0.0f && s->sharpness <= 2.0f && s->adapt >= 0.0f &&
+              s->adapt <= 1.0f)) {
+            return "an upscale's sharpness is 0 to 2 and its adapt 0 to 1";
+        }
+        return {};
+    }
+    void record(const RecordContext& job) override {
+        const UpscaleSettings s =
+            settings_of<UpscaleSettings>(job.bytes).value_or(UpscaleSettings{});
+        detail::UpscaleParams p;
+        p.sharpness = s.sharpness;
+        p.adapt = s.adapt;
+        begin_output(job);
+        check_recorded(m_pass.record(job.cmd, job.slot, sampled(job.inputs[0]), m_input, job.view,
+                                     job.extent, p),
+                       "upscale");
+    }
+
+private:
+    VkExtent2D m_input;
+    detail::UpscalePass m_pass;
+};
+
+// Keeps the previous job's colour, depth and motion on the device (copied at the end of each
+// job, on the same queue, so the next job reads them after its own barrier).
+class InterpolateWorkload final : public PostWorkload {
+public:
+    explicit InterpolateWorkload(const WorkerContext& context)
+        : m_device((expect_inputs(context, "interpolate",
+                                  {{"colour", VK_FORMAT_R8G8B8A8_UNORM},
+                                   {"depth", VK_FORMAT_R32_SFLOAT},
+                                   {"motion", VK_FORMAT_R16G16_SFLOAT}}),
+                    expect_task_size(context, "interpolate", 0),
+                    expect_task_size(context, "interpolate", 1),
+                    expect_task_size(context, "interpolate", 2),
+                    device_of(context, "interpolate"))),
+          m_pass(m_device, {context.width, context.height}, context.slots) {
+        for (std::size_t i = 0; i < m_previous.size(); ++i) {
+            detail::ImageDesc d;
+            d.width = context.width;
+            d.height = context.height;
+            d.format = context.inputs[i].format;
+            d.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+            d.name = context.task_name + " previous " + context.inputs[i].name;
+            d.queue_families = {context.queue_family};
+            m_previous[i] = detail::create_image(m_device, d);
+        }
+    }
+
+    std::string check(std::span<const std::byte> bytes) const override {
+        const auto s = settings_of<InterpolateSettings>(bytes);
+        if (!s) {
+            return size_error<InterpolateSettings>("interpolate", bytes.size());
+        }
+        if (!(s->t >= 0.0f && s->t <= 1.0f) || !(s->depth_tolerance >= 0.0f) ||
+            s->fill_radius > detail::k_max_fill_radius || s->reversed_depth > 1) {
+            return "an interpolation's t is 0 to 1, its depth tolerance at least 0, its fill "
+                   "radius 0 to " +
+                   std::to_string(detail::k_max_fill_radius) + " and reversed_depth 0 or 1";
+        }
+        return {};
+    }
+    // The first job copies its colour: the output is written by a copy then, by compute after.
+    VkImageUsageFlags target_usage() const override {
+        return VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_GENERAL, detail::k_post_output_stage | VK_PIPELINE_STAGE_2_COPY_BIT,
+                detail::k_post_output_access | VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        if (!m_has_previous) {
+            first_frame(job);
+            keep_as_previous(job);
+            return;
+        }
+        const InterpolateSettings s =
+            settings_of<InterpolateSettings>(job.bytes).value_or(InterpolateSettings{});
+        detail::InterpolateParams p;
+        p.t = s.t;
+        p.depth_tolerance = s.depth_tolerance;
+        p.fill_radius = s.fill_radius;
+        p.reversed_depth = s.reversed_depth != 0;
+        const detail::FrameInputs now{sampled(job.inputs[0]), sampled(job.inputs[1]),
+                                      sampled(job.inputs[2])};
+        const VkImageLayout read = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        const detail::FrameInputs before{{m_previous[0].view.get(), read},
+                                         {m_previous[1].view.get(), read},
+                                         {m_previous[2].view.get(), read}};
+        begin_output(job);
+        check_recorded(m_pass.record(job.cmd, job.slot, before, now, job.view, job.extent, p),
+                       "interpolate");
+        keep_as_previous(job);
+    }
+
+private:
+    // Nothing before it on this device: the output is the job's own colour.
+    static void first_frame(const RecordContext& job) {
+        const JobInput& colour = job.inputs[0];
+        detail::image_barrier(job.cmd, job.image, job.initial_layout,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        detail::image_barrier(job.cmd, colour.image, colour.layout,
+                              VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        VkImageCopy region{};
+        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.extent = {job.extent.width, job.extent.height, 1};
+        vkCmdCopyImage(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, job.image,
+                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        // Left in GENERAL, as output() says; the copy's write is the one to wait for.
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        detail::image_barrier(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                              colour.layout, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+    // This job's inputs become the next job's previous frame, after this job's reads.
+    void keep_as_previous(const RecordContext& job) {
+        constexpr auto compute = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+        constexpr auto copy = VK_PIPELINE_STAGE_2_COPY_BIT;
+        for (std::size_t i = 0; i < m_previous.size(); ++i) {
+            const JobInput& in = job.inputs[i];
+            const VkImage previous = m_previous[i].get();
+            detail::image_barrier(job.cmd, in.image, in.layout,
+                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, compute, VK_ACCESS_2_NONE,
+                                  copy, VK_ACCESS_2_TRANSFER_READ_BIT);
+            detail::image_barrier(job.cmd, previous,
+                                  m_has_previous ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
+                                                 : VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, compute, VK_ACCESS_2_NONE,
+                                  copy, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            VkImageCopy region{};
+            region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.extent = {in.extent.width, in.extent.height, 1};
+            vkCmdCopyImage(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, previous,
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            detail::image_barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                  in.layout, copy, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            detail::image_barrier(job.cmd, previous, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, copy,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT, compute,
+                                  VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
+        }
+        m_has_previous = true;
+    }
+
+    const Device& m_device;
+    detail::InterpolatePass m_pass;
+    std::array<detail::Image, 3> m_previous;
+    bool m_has_previous = false;
+};
+
+TaskDesc post_task(const std::string& name, std::uint32_t width, std::uint32_t height,
+                   WorkloadFactory factory) {
+    TaskDesc d;
+    d.name = name;
+    d.width = width;
+    d.height = height;
+    d.format = VK_FORMAT_R8G8B8A8_UNORM;
+    d.factory = std::move(factory);
+    d.placement = Placement::automatic();
+    return d;
+}
+
+} // namespace
+
+WorkloadFactory blur_workload() {
+    return [](const WorkerContext& c) { return std::make_unique<BlurWorkload>(c); };
+}
+
+WorkloadFactory upscale_workload() {
+    return [](const WorkerContext& c) { return std::make_unique<UpscaleWorkload>(c); };
+}
+
+WorkloadFactory interpolate_workload() {
+    return [](const WorkerContext& c) { return std::make_unique<InterpolateWorkload>(c); };
+}
+
+TaskDesc blur_task(const std::string& name, std::uint32_t width, std::uint32_t height) {
+    TaskDesc d = post_task(name, width, height, blur_workload());
+    d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, width, height}};
+    return d;
+}
+
+TaskDesc upscale_task(const std::string& name, std::uint32_t input_width,
+                      std::uint32_t input_height, std::uint32_t width, std::uint32_t height) {
+    TaskDesc d = post_task(name, width, height, upscale_workload());
+    d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, input_width, input_height}};
+    return d;
+}
+
+TaskDesc interpolate_task(const std::string& name, std::uint32_t width, std::uint32_t height) {
+    TaskDesc d = post_task(name, width, height, interpolate_workload());
+    d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, width, height},
+                {"depth", VK_FORMAT_R32_SFLOAT, width, height},
+                {"motion", VK_FORMAT_R16G16_SFLOAT, width, height}};
+    return d;
+}
+
+} // namespace tandem

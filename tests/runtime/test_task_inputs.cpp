@@ -1,0 +1,330 @@
+// Task inputs (tandem/input.hpp) through the public API: an application's images on the primary
+// reach a task's job byte for byte on the primary and on a worker over every transfer path the
+// pair allows in the primary -> worker direction, for every input format; the application may
+// write its image again as soon as the input timeline passes the submit's value, and that never
+// changes a job's result (each job's input is poisoned after it is read, so a stale or missing
+// arrival shows); refusals say what was wrong. On lavapipe opened three times, under the
+// fixture's validation (synchronisation validation in the test job).
+#include <array>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "app_image.hpp"
+#include "core/capabilities.hpp"
+#include "core/resources.hpp"
+#include "runtime_fixture.hpp"
+
+namespace tandem::test {
+namespace {
+
+constexpr std::uint32_t k_width = 40;
+constexpr std::uint32_t k_height = 24;
+
+std::uint32_t texel_bytes(VkFormat format) {
+    return detail::bytes_per_texel(format);
+}
+
+// Input bytes of round `round`: every byte different from its neighbours and from the round
+// before.
+std::vector<std::uint8_t> round_bytes(std::uint64_t round, std::size_t size) {
+    std::vector<std::uint8_t> out(size);
+    std::uint32_t x = static_cast<std::uint32_t>(round * 2654435761u) ^ 0x9e3779b9u;
+    for (std::size_t i = 0; i < size; ++i) {
+        x = x * 1664525u + 1013904223u;
+        out[i] = static_cast<std::uint8_t>(x >> 24);
+    }
+    return out;
+}
+
+// The application's workload: copies its one input, bit for bit, into the task's RGBA8 output
+// (as wide as the input's bytes need), then poisons the input so that a later job that read it
+// without a new arrival would show it.
+class CopyInput final : public Workload {
+public:
+    explicit CopyInput(const WorkerContext& context) : m_device(context.device) {
+        const TaskInputDesc& in = context.inputs.at(0);
+        m_bytes = VkDeviceSize{in.width} * in.height * texel_bytes(in.format);
+        VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        info.size = m_bytes;
+        info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        if (vkCreateBuffer(m_device, &info, nullptr, &m_buffer) != VK_SUCCESS) {
+            throw Error("creating the test buffer failed", "");
+        }
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(m_device, m_buffer, &req);
+        const auto type =
+            context.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.allocationSize = req.size;
+        alloc.memoryTypeIndex = type.value_or(0);
+        if (vkAllocateMemory(m_device, &alloc, nullptr, &m_memory) != VK_SUCCESS ||
+            vkBindBufferMemory(m_device, m_buffer, m_memory, 0) != VK_SUCCESS) {
+            throw Error("allocating the test buffer failed", "");
+        }
+    }
+    ~CopyInput() override {
+        vkDestroyBuffer(m_device, m_buffer, nullptr);
+        vkFreeMemory(m_device, m_memory, nullptr);
+    }
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        if (job.inputs.size() != 1) {
+            throw Error("the job has " + std::to_string(job.inputs.size()) + " inputs", "");
+        }
+        const JobInput& in = job.inputs[0];
+        barrier(job.cmd, in.image, in.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {in.extent.width, in.extent.height, 1};
+        vkCmdCopyImageToBuffer(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_buffer, 1,
+                               &region);
+        // Poison what arrived: the next job must read its own input.
+        barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        const VkClearColorValue poison{{0.25f, 0.5f, 0.75f, 1.0f}};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &poison, 1,
+                             &range);
+        barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.layout);
+        barrier(job.cmd, job.image, job.initial_layout, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        VkBufferImageCopy out{};
+        out.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        out.imageExtent = {job.extent.width, job.extent.height, 1};
+        vkCmdCopyBufferToImage(job.cmd, m_buffer, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                               1, &out);
+    }
+
+private:
+    // Every earlier access of the image (and of the buffer) before every later one.
+    static void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to) {
+        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
+        b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        b.dstAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
+        b.oldLayout = from;
+        b.newLayout = to;
+        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.image = image;
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkMemoryBarrier2 m{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        m.srcStageMask = b.srcStageMask;
+        m.srcAccessMask = b.srcAccessMask;
+        m.dstStageMask = b.dstStageMask;
+        m.dstAccessMask = b.dstAccessMask;
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &m;
+        dep.imageMemoryBarrierCount = 1;
+        dep.pImageMemoryBarriers = &b;
+        vkCmdPipelineBarrier2(cmd, &dep);
+    }
+
+    VkDevice m_device;
+    VkDeviceSize m_bytes = 0;
+    VkBuffer m_buffer = VK_NULL_HANDLE;
+    VkDeviceMemory m_memory = VK_NULL_HANDLE;
+};
+
+class TaskInputs : public RuntimeTest {
+protected:
+    // A copy task with one input of `format`, placed on `placement`; its RGBA8 output holds the
+    // input's bytes.
+    static TaskDesc copy_task(VkFormat format, const std::string& placement) {
+        TaskDesc d;
+        d.name = "copy-input";
+        d.width = k_width * texel_bytes(format) / 4;
+        d.height = k_height;
+        d.placement = Placement::parse(placement).value();
+        d.inputs = {{"image", format, k_width, k_height}};
+        d.factory = [](const WorkerContext& c) { return std::make_unique<CopyInput>(c); };
+        return d;
+    }
+
+    // Rounds of: write the image (as soon as the last submit's inputs were released), submit,
+    // pump, and check every output acquired against the bytes its generation was given.
+    // Returns the outputs checked.
+    int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format,
+                   int rounds) {
+        harness::LeaseReader reader(runtime, 2, k_width * 2, k_height);
+        AppImage image(app, runtime, format, k_width, k_height);
+        const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
+        std::map<std::uint64_t, std::uint64_t> round_of; // generation -> round
+        std::uint64_t released = 0;
+        std::uint64_t last_generation = 0;
+        std::uint64_t shown = 0;
+        int checked = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+        std::uint64_t round = 1;
+        InputImage input = image.write(round_bytes(round, size), released);
+        while (static_cast<int>(round_of.size()) < rounds && !HasFailure() &&
+               std::chrono::steady_clock::now() < deadline) {
+            const SubmitResult r = runtime.submit(task, {}, std::span(&input, 1));
+            if (r.accepted()) {
+                EXPECT_EQ(r.generation, last_generation + 1) << "generations are consecutive";
+                last_generation = r.generation;
+                EXPECT_GT(r.inputs_released, released);
+                released = r.inputs_released;
+                round_of[r.generation] = round;
+                ++round;
+                // At once: Tandem has its own copy of the image.
+                input = image.write(round_bytes(round, size), released);
+            } else {
+                EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+            }
+            runtime.pump();
+            if (auto lease = runtime.acquire(task)) {
+                EXPECT_GE(lease->generation, shown);
+                std::uint64_t v = 0;
+                if (lease->generation > shown) {
+                    const auto px = read_back(reader, *lease, v);
+                    const auto it = round_of.find(lease->generation);
+                    EXPECT_NE(it, round_of.end());
+                    if (it != round_of.end()) {
+                        const auto want = round_bytes(it->second, size);
+                        EXPECT_EQ(px.size(), want.size());
+                        EXPECT_TRUE(px == want) << "generation " << lease->generation
+                                                << " does not hold its round's input bytes";
+                        ++checked;
+                    }
+                    shown = lease->generation;
+                }
+                runtime.release(*lease, v);
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+        }
+        // The last outputs too.
+        EXPECT_TRUE(
+            pump_until(runtime, [&] { return runtime.stats(task).ready >= last_generation; }));
+        image.finish(released);
+        return checked;
+    }
+};
+
+struct InputCase {
+    std::string placement; // "primary" or "worker"
+    std::string path;      // forced transfer path on a worker ("" on the primary)
+    VkFormat format;
+};
+
+std::string case_name(const ::testing::TestParamInfo<InputCase>& info) {
+    std::string name = info.param.placement + "_" +
+                       (info.param.path.empty() ? std::string("local") : info.param.path) + "_" +
+                       detail::format_name(info.param.format);
+    for (char& c : name) {
+        c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
+    return name;
+}
+
+class TaskInputPaths : public TaskInputs, public ::testing::WithParamInterface<InputCase> {};
+
+TEST_P(TaskInputPaths, ArriveByteForByteAndTheImageMayBeRewrittenOnceReleased) {
+    const InputCase& c = GetParam();
+    RuntimeOptions options;
+    if (!c.path.empty()) {
+        const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
+        const auto path = parse_transfer_path(c.path);
+        ASSERT_TRUE(path);
+        if (!pair.allows(*path)) {
+            GTEST_SKIP() << c.path << " is not available from the primary to a worker here";
+        }
+        options.transfer_path = c.path;
+    }
+    auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
+    detail::Device& app = app_device();
+    const TaskId task = runtime->register_task(copy_task(c.format, c.placement));
+    const TaskStats before = runtime->stats(task);
+    EXPECT_EQ(before.input_path, c.path.empty() ? "same-device" : c.path);
+    const int checked = run_rounds(*runtime, app, task, c.format, 24);
+    EXPECT_GE(checked, 3);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+    EXPECT_EQ(s.accepted, s.ready + s.superseded);
+}
+
+std::vector<InputCase> input_cases() {
+    std::vector<InputCase> out;
+    for (VkFormat f :
+         {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R16G16B16A16_SFLOAT,
+          VK_FORMAT_R16G16_SFLOAT, VK_FORMAT_R32_SFLOAT}) {
+        out.push_back({"primary", "", f});
+        for (const char* path : {"zero-copy", "shared-memory", "host-imported", "host-copy"}) {
+            out.push_back({"worker", path, f});
+        }
+    }
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPathAndFormat, TaskInputPaths, ::testing::ValuesIn(input_cases()),
+                         case_name);
+
+TEST_F(TaskInputs, AThousandRewritesAsSoonAsReleasedNeverChangeAResult) {
+    auto runtime = make_runtime("1");
+    detail::Device& app = app_device();
+    const TaskId task = runtime->register_task(copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker"));
+    const int checked = run_rounds(*runtime, app, task, VK_FORMAT_R8G8B8A8_UNORM, 1000);
+    EXPECT_GE(checked, 50);
+    EXPECT_EQ(runtime->stats(task).accepted, 1000u);
+}
+
+TEST_F(TaskInputs, RefusesInputsItCannotCarryAtRegistration) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    d.inputs = {{"depth", VK_FORMAT_D32_SFLOAT, 0, 0}};
+    try {
+        (void)runtime->register_task(d);
+        ADD_FAILURE() << "a depth-format input was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("Input 'depth'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("R32F"), std::string::npos) << e.what();
+    }
+    d.inputs = {{"a", VK_FORMAT_R8G8B8A8_UNORM, 0, 0}, {"a", VK_FORMAT_R32_SFLOAT, 0, 0}};
+    EXPECT_THROW((void)runtime->register_task(d), Error);
+    d.inputs.assign(9, TaskInputDesc{});
+    for (std::size_t i = 0; i < d.inputs.size(); ++i) {
+        d.inputs[i].name = "in" + std::to_string(i);
+    }
+    EXPECT_THROW((void)runtime->register_task(d), Error);
+    d.inputs = {{"big", VK_FORMAT_R8G8B8A8_UNORM, 20000, 4}};
+    EXPECT_THROW((void)runtime->register_task(d), Error);
+    EXPECT_EQ(runtime->resources().tasks, 0u) << "a refused registration leaves nothing";
+}
+
+TEST_F(TaskInputs, ASubmitWithTheWrongInputsFailsAndChangesNothing) {
+    auto runtime = make_runtime("1");
+    detail::Device& app = app_device();
+    const TaskId task = runtime->register_task(copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker"));
+    SubmitResult r = runtime->submit(task, {}, {});
+    EXPECT_EQ(r.status, SubmitStatus::Failed);
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("declares 1 input(s) and the submit named 0"), std::string::npos)
+        << r.reason;
+    InputImage none{};
+    r = runtime->submit(task, {}, std::span(&none, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("names no image"), std::string::npos) << r.reason;
+    EXPECT_EQ(runtime->stats(task).accepted, 0u);
+    // The next good submits run, from generation 1, exact.
+    EXPECT_GE(run_rounds(*runtime, app, task, VK_FORMAT_R8G8B8A8_UNORM, 6), 1);
+}
+
+TEST_F(TaskInputs, ATaskWithInputsIsNotCalibratedWithTrialJobs) {
+    auto runtime = make_runtime("1");
+    const TaskId task = runtime->register_task(copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker"));
+    const CalibrationResult c = runtime->calibrate(task);
+    EXPECT_EQ(c.error, TaskError::NotMeasured);
+    EXPECT_NE(c.reason.find("has inputs"), std::string::npos) << c.reason;
+    EXPECT_EQ(runtime->stats(task).trial_jobs, 0u);
+}
+
+} // namespace
+} // namespace tandem::test
