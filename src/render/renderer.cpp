@@ -19,6 +19,21 @@ struct InstanceData {
 };
 static_assert(sizeof(InstanceData) == 112);
 
+// The instance data of the motion pipeline: the same, then the previous model matrix.
+struct MotionInstanceData {
+    InstanceData now;
+    glm::vec4 previous_model[4];
+};
+static_assert(sizeof(MotionInstanceData) == 176 && offsetof(MotionInstanceData, now) == 0);
+
+// Set 1 of the motion pipeline (std140): what the previous frame saw from where, and the size
+// of the image, for NDC to pixels.
+struct MotionUniform {
+    glm::mat4 previous_view_proj;
+    glm::vec4 extent; // xy: width, height
+};
+static_assert(sizeof(MotionUniform) == 80);
+
 struct Push {
     glm::mat4 view_proj;
     glm::vec4 light_dir; // w: 1 = unlit
@@ -41,6 +56,25 @@ Handle<VkShaderModule> shader(const Device& device, std::span<const std::uint32_
         module, [dev](VkShaderModule m) { vkDestroyShaderModule(dev, m, nullptr); });
 }
 
+// Set 1 of the motion pipeline: the MotionUniform, vertex and fragment stages. The pipeline and
+// each RenderTarget make their own, defined the same (so compatible).
+Handle<VkDescriptorSetLayout> create_motion_layout(const Device& device) {
+    VkDescriptorSetLayoutBinding binding{};
+    binding.binding = 0;
+    binding.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    binding.descriptorCount = 1;
+    binding.stageFlags = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+    VkDescriptorSetLayoutCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    info.bindingCount = 1;
+    info.pBindings = &binding;
+    VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+    const VkDevice dev = device.handle();
+    vk_check(vkCreateDescriptorSetLayout(dev, &info, nullptr, &layout),
+             "vkCreateDescriptorSetLayout motion");
+    return Handle<VkDescriptorSetLayout>(
+        layout, [dev](VkDescriptorSetLayout l) { vkDestroyDescriptorSetLayout(dev, l, nullptr); });
+}
+
 } // namespace
 
 const char* to_string(RenderStatus status) noexcept {
@@ -58,7 +92,9 @@ const char* to_string(RenderStatus status) noexcept {
     case RenderStatus::DescriptorFailure:
         return "no descriptor set left for an external texture";
     case RenderStatus::DeviceFailure:
-        return "the device refused to flush the instance buffer";
+        return "the device refused to flush a render target's buffer";
+    case RenderStatus::NoMotionOutputs:
+        return "motion targets given to a renderer or render target made without motion outputs";
     }
     return "unknown";
 }
@@ -76,10 +112,12 @@ RenderTarget::RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uin
                                     name + " depth",
                                     {},
                                     /*transient=*/true});
+    const bool motion = renderer.outputs() == RenderOutputs::ColorDepthMotion;
+    const VkDeviceSize stride = motion ? sizeof(MotionInstanceData) : sizeof(InstanceData);
     m_instances = create_buffer(
-        device, {VkDeviceSize{m_max_instances} * sizeof(InstanceData),
-                 VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, name + " instances"});
+        device, {VkDeviceSize{m_max_instances} * stride, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT,
+                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                 name + " instances"});
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, m_max_surfaces};
     VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool.maxSets = m_max_surfaces;
@@ -91,22 +129,64 @@ RenderTarget::RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uin
     m_pool = Handle<VkDescriptorPool>(
         p, [dev](VkDescriptorPool x) { vkDestroyDescriptorPool(dev, x, nullptr); });
     device.name(p, VK_OBJECT_TYPE_DESCRIPTOR_POOL, name + " surfaces");
+    if (!motion) {
+        return;
+    }
+    m_motion_uniform =
+        create_buffer(device, {sizeof(MotionUniform), VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, name + " previous frame"});
+    m_motion_layout = create_motion_layout(device);
+    VkDescriptorPoolSize uniform_size{VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1};
+    VkDescriptorPoolCreateInfo motion_pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    motion_pool.maxSets = 1;
+    motion_pool.poolSizeCount = 1;
+    motion_pool.pPoolSizes = &uniform_size;
+    VkDescriptorPool mp = VK_NULL_HANDLE;
+    vk_check(vkCreateDescriptorPool(dev, &motion_pool, nullptr, &mp),
+             "vkCreateDescriptorPool " + name + " previous frame");
+    m_motion_pool = Handle<VkDescriptorPool>(
+        mp, [dev](VkDescriptorPool x) { vkDestroyDescriptorPool(dev, x, nullptr); });
+    device.name(mp, VK_OBJECT_TYPE_DESCRIPTOR_POOL, name + " previous frame");
+    // One set for the target's life: only the buffer's content changes from record to record.
+    VkDescriptorSetLayout layout = m_motion_layout.get();
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = mp;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &layout;
+    vk_check(vkAllocateDescriptorSets(dev, &alloc, &m_motion_set),
+             "vkAllocateDescriptorSets " + name + " previous frame");
+    VkDescriptorBufferInfo buffer{m_motion_uniform.get(), 0, sizeof(MotionUniform)};
+    VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = m_motion_set;
+    write.descriptorCount = 1;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    write.pBufferInfo = &buffer;
+    vkUpdateDescriptorSets(dev, 1, &write, 0, nullptr);
 }
 
 namespace {
 
-// The mesh pipeline for `color` and `depth` attachments, with its layouts.
-PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkFormat depth) {
+// The mesh pipeline for `color` and `depth` attachments, with its layouts; with `motion`, the
+// variant that also writes depth and motion (attachments 1 and 2) and has set 1.
+PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkFormat depth,
+                                    bool motion) {
     const VkDevice dev = device.handle();
     VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                              sizeof(Push)};
     PipelineObjects out;
     // Its own material layout, defined as the cache's: sets of any cache bind to it.
     out.set_layout = create_material_layout(device);
-    VkDescriptorSetLayout set_layout = out.set_layout.get();
+    // The motion layout is needed only while the pipeline layout is made (a set layout given to
+    // a create call is not used after it); the targets' sets use their own, defined the same.
+    Handle<VkDescriptorSetLayout> motion_layout;
+    if (motion) {
+        motion_layout = create_motion_layout(device);
+    }
+    const VkDescriptorSetLayout set_layouts[2] = {out.set_layout.get(), motion_layout.get()};
     VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout.setLayoutCount = 1;
-    layout.pSetLayouts = &set_layout;
+    layout.setLayoutCount = motion ? 2 : 1;
+    layout.pSetLayouts = set_layouts;
     layout.pushConstantRangeCount = 1;
     layout.pPushConstantRanges = &push;
     VkPipelineLayout l = VK_NULL_HANDLE;
@@ -114,8 +194,10 @@ PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkForm
     out.layout = Handle<VkPipelineLayout>(
         l, [dev](VkPipelineLayout x) { vkDestroyPipelineLayout(dev, x, nullptr); });
 
-    auto vert = shader(device, shaders::mesh_vert(), "mesh.vert");
-    auto frag = shader(device, shaders::mesh_frag(), "mesh.frag");
+    auto vert = motion ? shader(device, shaders::mesh_motion_vert(), "mesh_motion.vert")
+                       : shader(device, shaders::mesh_vert(), "mesh.vert");
+    auto frag = motion ? shader(device, shaders::mesh_motion_frag(), "mesh_motion.frag")
+                       : shader(device, shaders::mesh_frag(), "mesh.frag");
     VkPipelineShaderStageCreateInfo stages[2]{};
     stages[0] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
     stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
@@ -128,12 +210,16 @@ PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkForm
 
     const VkVertexInputBindingDescription bindings[2] = {
         {0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX},
-        {1, sizeof(InstanceData), VK_VERTEX_INPUT_RATE_INSTANCE}};
+        {1,
+         motion ? std::uint32_t{sizeof(MotionInstanceData)} : std::uint32_t{sizeof(InstanceData)},
+         VK_VERTEX_INPUT_RATE_INSTANCE}};
     std::vector<VkVertexInputAttributeDescription> attributes = {
         {0, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, position)},
         {1, 0, VK_FORMAT_R32G32B32_SFLOAT, offsetof(Vertex, normal)},
         {2, 0, VK_FORMAT_R32G32_SFLOAT, offsetof(Vertex, uv)}};
-    for (std::uint32_t i = 0; i < 7; ++i) {
+    // Model and normal matrices; the motion variant's previous model matrix follows them.
+    const std::uint32_t columns = motion ? 11 : 7;
+    for (std::uint32_t i = 0; i < columns; ++i) {
         attributes.push_back({3 + i, 1, VK_FORMAT_R32G32B32A32_SFLOAT, i * 16});
     }
     VkPipelineVertexInputStateCreateInfo input{
@@ -163,20 +249,24 @@ PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkForm
     depth_state.depthTestEnable = VK_TRUE;
     depth_state.depthWriteEnable = VK_TRUE;
     depth_state.depthCompareOp = VK_COMPARE_OP_LESS;
-    VkPipelineColorBlendAttachmentState blend_attachment{};
-    blend_attachment.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-                                      VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+    VkPipelineColorBlendAttachmentState blend_attachments[3]{};
+    for (auto& a : blend_attachments) {
+        a.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
+                           VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
+    }
+    const std::uint32_t attachments = motion ? 3 : 1;
     VkPipelineColorBlendStateCreateInfo blend{
         VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
+    blend.attachmentCount = attachments;
+    blend.pAttachments = blend_attachments;
     const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
     VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
     dynamic.dynamicStateCount = 2;
     dynamic.pDynamicStates = dynamic_states;
     VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachmentFormats = &color;
+    const VkFormat formats[3] = {color, k_depth_output_format, k_motion_format};
+    rendering.colorAttachmentCount = attachments;
+    rendering.pColorAttachmentFormats = formats;
     rendering.depthAttachmentFormat = depth;
 
     VkGraphicsPipelineCreateInfo info{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
@@ -194,32 +284,58 @@ PipelineObjects build_mesh_pipeline(const Device& device, VkFormat color, VkForm
     info.layout = out.layout.get();
     VkPipeline pipeline = VK_NULL_HANDLE;
     vk_check(vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline),
-             "vkCreateGraphicsPipelines mesh");
+             motion ? "vkCreateGraphicsPipelines mesh motion" : "vkCreateGraphicsPipelines mesh");
     out.pipeline =
         Handle<VkPipeline>(pipeline, [dev](VkPipeline p) { vkDestroyPipeline(dev, p, nullptr); });
-    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE, device.label() + " mesh pipeline");
+    device.name(pipeline, VK_OBJECT_TYPE_PIPELINE,
+                device.label() + (motion ? " mesh motion pipeline" : " mesh pipeline"));
     return out;
 }
 
 } // namespace
 
-Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth)
-    : m_cache(cache), m_color(color), m_depth(depth) {
+Renderer::Renderer(const MeshCache& cache, VkFormat color, VkFormat depth, RenderOutputs outputs)
+    : m_cache(cache), m_color(color), m_depth(depth), m_outputs(outputs) {
     const Device& device = cache.device();
     // One pipeline per device and formats for every capture (core/pipeline_shelf.hpp).
-    m_pipeline = device.pipelines().get(
-        "mesh " + std::to_string(color) + " " + std::to_string(depth),
-        [&device, color, depth] { return build_mesh_pipeline(device, color, depth); });
+    const std::string formats = std::to_string(color) + " " + std::to_string(depth);
+    m_pipeline = device.pipelines().get("mesh " + formats, [&device, color, depth] {
+        return build_mesh_pipeline(device, color, depth, false);
+    });
+    if (outputs == RenderOutputs::ColorDepthMotion) {
+        m_motion_pipeline =
+            device.pipelines().get("mesh motion " + formats, [&device, color, depth] {
+                return build_mesh_pipeline(device, color, depth, true);
+            });
+    }
 }
 
 RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const ColorTarget& color,
                               const FrameSnapshot& snapshot,
                               std::span<const ExternalTexture> external, RenderStats* stats) const {
+    return record_frame(cmd, target, color, nullptr, snapshot, external, stats);
+}
+
+RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const ColorTarget& color,
+                              const MotionTargets& motion, const FrameSnapshot& snapshot,
+                              std::span<const ExternalTexture> external, RenderStats* stats) const {
+    if (!m_motion_pipeline || target.m_motion_set == VK_NULL_HANDLE) {
+        return RenderStatus::NoMotionOutputs;
+    }
+    return record_frame(cmd, target, color, &motion, snapshot, external, stats);
+}
+
+RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
+                                    const ColorTarget& color, const MotionTargets* motion,
+                                    const FrameSnapshot& snapshot,
+                                    std::span<const ExternalTexture> external,
+                                    RenderStats* stats) const {
     const Device& device = m_cache.device();
     if (color.extent.width != target.extent().width ||
         color.extent.height != target.extent().height) {
         return RenderStatus::ExtentMismatch;
     }
+    const PipelineShelf::Shared& pipeline = motion != nullptr ? m_motion_pipeline : m_pipeline;
 
     // Plan first, record after: nothing is recorded unless the whole frame can be.
     const glm::mat4 view_proj = snapshot.camera.projection * snapshot.camera.view;
@@ -293,37 +409,58 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
         surface_sets[*g.surface] = set;
     }
 
-    // Instance data, grouped so that each group is one contiguous range.
+    // Instance data, grouped so that each group is one contiguous range; the motion pipeline's
+    // records are MotionInstanceData (the target was sized for them).
     auto* out = static_cast<InstanceData*>(target.m_instances.mapped);
+    auto* motion_out = static_cast<MotionInstanceData*>(target.m_instances.mapped);
     std::uint32_t written = 0;
     std::vector<std::uint32_t> first_instance;
     for (const Group& g : groups) {
         first_instance.push_back(written);
         for (std::uint32_t i : g.instances) {
-            const glm::mat4& m = snapshot.instances[i].transform;
+            const InstanceSnapshot& inst = snapshot.instances[i];
+            const glm::mat4& m = inst.transform;
             const glm::mat3 n = glm::transpose(glm::inverse(glm::mat3(m)));
-            InstanceData& d = out[written++];
+            InstanceData& d = motion != nullptr ? motion_out[written].now : out[written];
             for (int c = 0; c < 4; ++c) {
                 d.model[c] = m[c];
             }
             for (int c = 0; c < 3; ++c) {
                 d.normal[c] = glm::vec4(n[c], 0.0f);
             }
+            if (motion != nullptr) {
+                const glm::mat4& before = inst.transform_before();
+                for (int c = 0; c < 4; ++c) {
+                    motion_out[written].previous_model[c] = before[c];
+                }
+            }
+            ++written;
         }
     }
-    if (!target.m_instances.host_coherent()) {
+    if (motion != nullptr) {
+        const CameraSnapshot& before = snapshot.camera_before();
+        MotionUniform uniform{};
+        uniform.previous_view_proj = before.projection * before.view;
+        uniform.extent = glm::vec4(static_cast<float>(color.extent.width),
+                                   static_cast<float>(color.extent.height), 0.0f, 0.0f);
+        std::memcpy(target.m_motion_uniform.mapped, &uniform, sizeof(uniform));
+    }
+    for (const Buffer* buffer : {&target.m_instances, &target.m_motion_uniform}) {
+        if (buffer->mapped == nullptr || buffer->host_coherent()) {
+            continue;
+        }
         VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-        range.memory = target.m_instances.memory.get();
+        range.memory = buffer->memory.get();
         range.size = VK_WHOLE_SIZE;
         if (vk_status(vkFlushMappedMemoryRanges(device.handle(), 1, &range),
-                      "vkFlushMappedMemoryRanges instances") != VK_SUCCESS) {
+                      "vkFlushMappedMemoryRanges render target") != VK_SUCCESS) {
             return RenderStatus::DeviceFailure;
         }
     }
 
     device.begin_label(cmd, "tandem render");
     // Colour: discard old content (cleared on load). Depth: same, every frame.
-    VkImageMemoryBarrier2 barriers[2]{};
+    VkImageMemoryBarrier2 barriers[4]{};
     barriers[0] = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
     barriers[0].srcStageMask = color.previous_stage;
     barriers[0].srcAccessMask = color.previous_access;
@@ -348,18 +485,38 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
     barriers[1].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     barriers[1].image = target.m_depth.get();
     barriers[1].subresourceRange = {VK_IMAGE_ASPECT_DEPTH_BIT, 0, 1, 0, 1};
+    if (motion != nullptr) {
+        // The depth and motion outputs: discarded and cleared like the colour.
+        barriers[2] = barriers[0];
+        barriers[2].srcStageMask = motion->previous_stage;
+        barriers[2].srcAccessMask = motion->previous_access;
+        barriers[2].image = motion->depth_image;
+        barriers[3] = barriers[2];
+        barriers[3].image = motion->motion_image;
+    }
     VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dep.imageMemoryBarrierCount = 2;
+    dep.imageMemoryBarrierCount = motion != nullptr ? 4 : 2;
     dep.pImageMemoryBarriers = barriers;
     vkCmdPipelineBarrier2(cmd, &dep);
 
-    VkRenderingAttachmentInfo color_attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    VkRenderingAttachmentInfo color_attachments[3]{};
+    VkRenderingAttachmentInfo& color_attachment = color_attachments[0];
+    color_attachment = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
     color_attachment.imageView = color.view;
     color_attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
     color_attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
     color_attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
     const glm::vec4& clear = snapshot.clear_color;
     color_attachment.clearValue.color = {{clear.r, clear.g, clear.b, clear.a}};
+    if (motion != nullptr) {
+        // Background: the far plane's depth and no motion.
+        color_attachments[1] = color_attachment;
+        color_attachments[1].imageView = motion->depth_view;
+        color_attachments[1].clearValue.color = {{1.0f, 0.0f, 0.0f, 0.0f}};
+        color_attachments[2] = color_attachment;
+        color_attachments[2].imageView = motion->motion_view;
+        color_attachments[2].clearValue.color = {{0.0f, 0.0f, 0.0f, 0.0f}};
+    }
     VkRenderingAttachmentInfo depth_attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
     depth_attachment.imageView = target.m_depth.view.get();
     depth_attachment.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
@@ -369,8 +526,8 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
     VkRenderingInfo rendering{VK_STRUCTURE_TYPE_RENDERING_INFO};
     rendering.renderArea = {{0, 0}, color.extent};
     rendering.layerCount = 1;
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachments = &color_attachment;
+    rendering.colorAttachmentCount = motion != nullptr ? 3 : 1;
+    rendering.pColorAttachments = color_attachments;
     rendering.pDepthAttachment = &depth_attachment;
     vkCmdBeginRendering(cmd, &rendering);
 
@@ -380,14 +537,18 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
     const VkRect2D scissor{{0, 0}, color.extent};
     vkCmdSetViewport(cmd, 0, 1, &viewport);
     vkCmdSetScissor(cmd, 0, 1, &scissor);
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.pipeline());
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.pipeline());
+    if (motion != nullptr) {
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.layout(), 1, 1,
+                                &target.m_motion_set, 0, nullptr);
+    }
     Push push{};
     push.view_proj = view_proj;
     push.light_dir = glm::vec4(snapshot.light.direction, 0.0f);
     push.light_color = glm::vec4(snapshot.light.color, 1.0f);
     push.ambient = glm::vec4(snapshot.light.ambient, 1.0f);
     const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
-    vkCmdPushConstants(cmd, m_pipeline.layout(), stages, 0, sizeof(Push), &push);
+    vkCmdPushConstants(cmd, pipeline.layout(), stages, 0, sizeof(Push), &push);
 
     VkBuffer instance_buffer = target.m_instances.get();
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -402,11 +563,11 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
             VkDescriptorSet set = g.surface ? surface_sets[*g.surface] : material.texture_set;
             const glm::vec4 base = g.surface ? glm::vec4(1.0f) : material.base_color;
             const glm::vec4 light_dir(snapshot.light.direction, g.surface ? 1.0f : 0.0f);
-            vkCmdPushConstants(cmd, m_pipeline.layout(), stages, offsetof(Push, light_dir),
+            vkCmdPushConstants(cmd, pipeline.layout(), stages, offsetof(Push, light_dir),
                                sizeof(glm::vec4), &light_dir);
-            vkCmdPushConstants(cmd, m_pipeline.layout(), stages, offsetof(Push, base_color),
+            vkCmdPushConstants(cmd, pipeline.layout(), stages, offsetof(Push, base_color),
                                sizeof(glm::vec4), &base);
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, m_pipeline.layout(), 0, 1,
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.layout(), 0, 1,
                                     &set, 0, nullptr);
             vkCmdDrawIndexed(cmd, prim.index_count, static_cast<std::uint32_t>(g.instances.size()),
                              prim.first_index, prim.vertex_offset, first_instance[gi]);
@@ -421,6 +582,15 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
                       color.final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
                       VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, color.final_stage,
                       color.final_access);
+    }
+    if (motion != nullptr && (motion->final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
+                              motion->final_stage != VK_PIPELINE_STAGE_2_NONE)) {
+        for (VkImage image : {motion->depth_image, motion->motion_image}) {
+            image_barrier(cmd, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                          motion->final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                          VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, motion->final_stage,
+                          motion->final_access);
+        }
     }
     device.end_label(cmd);
     if (stats != nullptr) {

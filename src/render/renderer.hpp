@@ -8,6 +8,14 @@
 // - Instances of one mesh are drawn with one instanced draw per primitive; instances whose
 //   world bounds lie outside the camera's frustum are culled on the CPU first.
 // - Deterministic: the output depends only on the snapshot, the assets and the device type.
+// - Motion outputs (RenderOutputs::ColorDepthMotion, record() with MotionTargets): the same draw
+//   also writes the fragment's depth (R32F, gl_FragCoord.z, cleared to 1) and its motion in
+//   pixels back one frame (RG16F, post/interpolate.hpp's convention, cleared to 0), from the
+//   snapshot's previous camera and previous instance transforms. The colour is the same, byte for
+//   byte, as without them. A second pipeline (3 colour attachments) does it; the instance buffer
+//   then also holds each instance's previous model matrix, and the previous view_proj and the
+//   extent, which do not fit in the 128 push-constant bytes the colour path fills, are in a
+//   uniform buffer of the RenderTarget (descriptor set 1), rewritten by each motion record().
 //
 // Threads: a Renderer is immutable after construction; record() may be called from any thread,
 // concurrently, as long as each call uses its own RenderTarget. record() is on the per-frame
@@ -45,6 +53,28 @@ struct ColorTarget {
     VkAccessFlags2 final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
 };
 
+// The motion outputs' formats (MotionTargets' images must have them).
+inline constexpr VkFormat k_depth_output_format = VK_FORMAT_R32_SFLOAT;
+inline constexpr VkFormat k_motion_format = VK_FORMAT_R16G16_SFLOAT;
+
+// The depth and motion images of a motion render, the colour target's size; both cleared and
+// written by the draw, then handed on together like ColorTarget's image.
+struct MotionTargets {
+    VkImage depth_image = VK_NULL_HANDLE; // k_depth_output_format
+    VkImageView depth_view = VK_NULL_HANDLE;
+    VkImage motion_image = VK_NULL_HANDLE; // k_motion_format
+    VkImageView motion_view = VK_NULL_HANDLE;
+    VkPipelineStageFlags2 previous_stage = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkAccessFlags2 previous_access = VK_ACCESS_2_MEMORY_WRITE_BIT;
+    VkImageLayout final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    VkPipelineStageFlags2 final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
+    VkAccessFlags2 final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
+};
+
+// What a Renderer can draw: colour only, or also depth and motion (its second pipeline is
+// built at construction, shared per device like the first).
+enum class RenderOutputs { Color, ColorDepthMotion };
+
 // An image a display surface shows: must be in `layout`, readable by the fragment shader, and
 // made visible by the caller (e.g. by waiting on the lease's semaphore).
 struct ExternalTexture {
@@ -60,6 +90,7 @@ enum class RenderStatus {
     UnknownSurface,    // an instance names an external texture that was not given
     DescriptorFailure, // the RenderTarget's descriptor pool could not provide a set
     DeviceFailure,     // a Vulkan call failed (see the log)
+    NoMotionOutputs,   // motion targets given to a renderer or target made without them
 };
 [[nodiscard]] const char* to_string(RenderStatus status) noexcept;
 
@@ -72,7 +103,8 @@ struct RenderStats {
 class Renderer;
 
 // Per-recording resources: the depth image, the instance buffer and the descriptor sets of
-// external textures. One per frame or slot in flight.
+// external textures, and for a renderer with motion outputs the previous-frame uniform buffer
+// and its set. One per frame or slot in flight.
 class RenderTarget {
 public:
     RenderTarget(const Renderer& renderer, VkExtent2D extent, std::uint32_t max_instances = 4096,
@@ -87,17 +119,25 @@ private:
     std::uint32_t m_max_instances = 0;
     Handle<VkDescriptorPool> m_pool;
     std::uint32_t m_max_surfaces = 0;
+    // Motion outputs only: the previous view_proj and the extent, and the set that binds them.
+    Buffer m_motion_uniform;
+    Handle<VkDescriptorSetLayout> m_motion_layout;
+    Handle<VkDescriptorPool> m_motion_pool;
+    VkDescriptorSet m_motion_set = VK_NULL_HANDLE;
 };
 
 class Renderer {
 public:
     // `cache` must outlive the renderer. `color` is the format of the images drawn into.
-    Renderer(const MeshCache& cache, VkFormat color, VkFormat depth = VK_FORMAT_D32_SFLOAT);
+    // Throws Error when a pipeline cannot be built.
+    Renderer(const MeshCache& cache, VkFormat color, VkFormat depth = VK_FORMAT_D32_SFLOAT,
+             RenderOutputs outputs = RenderOutputs::Color);
 
     [[nodiscard]] const Device& device() const noexcept { return m_cache.device(); }
     [[nodiscard]] const MeshCache& cache() const noexcept { return m_cache; }
     [[nodiscard]] VkFormat color_format() const noexcept { return m_color; }
     [[nodiscard]] VkFormat depth_format() const noexcept { return m_depth; }
+    [[nodiscard]] RenderOutputs outputs() const noexcept { return m_outputs; }
 
     // Records the whole render (barriers, dynamic rendering, draws, final barrier) into `cmd`.
     // Instance `surface` ids index `external`. Records nothing unless it returns Ok.
@@ -105,12 +145,27 @@ public:
                                       const ColorTarget& color, const FrameSnapshot& snapshot,
                                       std::span<const ExternalTexture> external = {},
                                       RenderStats* stats = nullptr) const;
+    // The same render that also writes depth and motion into `motion` (see the top of this
+    // file); NoMotionOutputs unless the renderer and `target` were made with them.
+    [[nodiscard]] RenderStatus record(VkCommandBuffer cmd, RenderTarget& target,
+                                      const ColorTarget& color, const MotionTargets& motion,
+                                      const FrameSnapshot& snapshot,
+                                      std::span<const ExternalTexture> external = {},
+                                      RenderStats* stats = nullptr) const;
 
 private:
+    [[nodiscard]] RenderStatus record_frame(VkCommandBuffer cmd, RenderTarget& target,
+                                            const ColorTarget& color, const MotionTargets* motion,
+                                            const FrameSnapshot& snapshot,
+                                            std::span<const ExternalTexture> external,
+                                            RenderStats* stats) const;
+
     const MeshCache& m_cache;
     VkFormat m_color;
     VkFormat m_depth;
-    PipelineShelf::Shared m_pipeline; // shared by the device's captures of these formats
+    RenderOutputs m_outputs;
+    PipelineShelf::Shared m_pipeline;        // shared by the device's captures of these formats
+    PipelineShelf::Shared m_motion_pipeline; // with motion outputs only; shared the same way
 };
 
 } // namespace tandem::detail

@@ -56,4 +56,17 @@ FrameSnapshot snapshot(const Scene& scene, const ViewRequest& request) {
     return out;
 }
 
+FrameSnapshot with_previous(FrameSnapshot now, const FrameSnapshot& before) {
+    now.previous_camera = before.camera;
+    for (std::size_t i = 0; i < now.instances.size(); ++i) {
+        InstanceSnapshot& inst = now.instances[i];
+        if (i < before.instances.size() && before.instances[i].mesh == inst.mesh) {
+            inst.previous_transform = before.instances[i].transform;
+        } else {
+            inst.previous_transform.reset();
+        }
+    }
+    return now;
+}
+
 } // namespace tandem::detail

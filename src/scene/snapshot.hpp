@@ -2,6 +2,10 @@
 // application thread so that a worker (or the primary's renderer) never touches scene objects.
 // A FrameSnapshot is a value: copy it, move it to another thread, keep it as long as you like.
 // Mesh ids index the SceneAssets the renderer's cache was filled from.
+//
+// What the previous frame had (its camera, each instance's transform) is optional and used only
+// by a render with motion outputs (render/renderer.hpp); unset means "did not move", so a
+// snapshot made without it renders as before and has no motion.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,12 @@ struct InstanceSnapshot {
     // When set, every primitive of this instance shows external texture `surface` of the
     // render call (a task's output on a display surface), unlit, instead of its material.
     std::optional<std::uint32_t> surface;
+    // The transform one frame before; unset: the same as `transform` (no motion).
+    std::optional<glm::mat4> previous_transform;
+
+    [[nodiscard]] const glm::mat4& transform_before() const noexcept {
+        return previous_transform ? *previous_transform : transform;
+    }
 };
 
 struct LightSnapshot {
@@ -40,6 +50,13 @@ struct FrameSnapshot {
     LightSnapshot light;
     glm::vec4 clear_color{0.0f, 0.0f, 0.0f, 1.0f};
     std::vector<InstanceSnapshot> instances;
+    // The camera one frame before (its view and projection are used); unset: the same as
+    // `camera`.
+    std::optional<CameraSnapshot> previous_camera;
+
+    [[nodiscard]] const CameraSnapshot& camera_before() const noexcept {
+        return previous_camera ? *previous_camera : camera;
+    }
 };
 
 // What to draw and from where.
@@ -58,5 +75,11 @@ struct ViewRequest {
                                              float aspect);
 // Copies the camera, the light and every drawn node's mesh id and world transform.
 [[nodiscard]] FrameSnapshot snapshot(const Scene& scene, const ViewRequest& request);
+
+// `now` with what `before` (the previous frame's snapshot of the same view) had: its camera as
+// the previous camera, and as each instance's previous transform the transform of the instance
+// at the same index in `before` when both name the same mesh (else none: no motion, as for an
+// instance `before` does not have).
+[[nodiscard]] FrameSnapshot with_previous(FrameSnapshot now, const FrameSnapshot& before);
 
 } // namespace tandem::detail

@@ -1,6 +1,8 @@
 // Byte encoding of FrameSnapshot, for handing a snapshot to a worker through an interface that
 // carries bytes (the runtime's submit(task, bytes)). Host-local format (native endianness and
 // float layout): it never leaves the process. Pure functions; any thread; decode never throws.
+// The previous frame's camera and transforms (motion) are not carried: a decoded snapshot has
+// none, so it renders without motion.
 #pragma once
 
 #include <cstddef>
