@@ -64,7 +64,8 @@ AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_
         d.width = w;
         d.height = h;
         d.format = formats[i];
-        d.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        d.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                  VK_IMAGE_USAGE_SAMPLED_BIT;
         d.name = "bench input " + std::to_string(i);
         d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
         f.images[i] = detail::create_image(primary, d);
