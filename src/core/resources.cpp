@@ -425,4 +425,13 @@ void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkIma
     vkCmdPipelineBarrier2(cmd, &dep);
 }
 
+void copy_whole_image(VkCommandBuffer cmd, VkImage source, VkImageLayout source_layout,
+                      VkImage destination, VkImageLayout destination_layout, VkExtent2D extent) {
+    VkImageCopy region{};
+    region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.dstSubresource = region.srcSubresource;
+    region.extent = {extent.width, extent.height, 1};
+    vkCmdCopyImage(cmd, source, source_layout, destination, destination_layout, 1, &region);
+}
+
 } // namespace tandem::detail

@@ -174,4 +174,9 @@ void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkIma
                    std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
                    std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED);
 
+// Copies `extent` texels of colour image `source` (in `source_layout`) to the same place of
+// `destination` (in `destination_layout`), single mip and layer; the barriers are the caller's.
+void copy_whole_image(VkCommandBuffer cmd, VkImage source, VkImageLayout source_layout,
+                      VkImage destination, VkImageLayout destination_layout, VkExtent2D extent);
+
 } // namespace tandem::detail

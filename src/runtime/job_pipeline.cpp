@@ -237,11 +237,9 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // Also each input's arrival (added above).
     try {
         if (wait_worker > 0) {
-            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            w.semaphore = instance.transport->worker_semaphore();
-            w.value = wait_worker;
-            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            waits.push_back(w);
+            waits.push_back(semaphore_submit_info(instance.transport->worker_semaphore(),
+                                                  wait_worker,
+                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
         if (instance.same_device && wait_reads > 0) {
             waits.push_back(m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));

@@ -53,16 +53,15 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
 }
 
 void prepare_inputs(TaskInstance& instance, const Device& primary,
-                    const InputLinkFactory& make_link) {
-    const std::vector<TaskInputDesc> inputs = resolved_inputs(instance.desc);
+                    std::span<const TaskInputDesc> inputs, const InputLinkFactory& make_link) {
     if (inputs.empty()) {
         return;
     }
     InstanceInputs& in = instance.inputs;
     const std::string base = instance.worker->device().label() + " " + instance.desc.name;
     if (!instance.same_device) {
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            in.links.push_back(make_link(inputs[i], i));
+        for (const TaskInputDesc& input : inputs) {
+            in.links.push_back(make_link(input));
         }
     }
     in.slots.resize(instance.desc.slots);
@@ -162,14 +161,10 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         image_barrier(cmd, to.get(), VK_IMAGE_LAYOUT_UNDEFINED,
                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_before, VK_ACCESS_2_NONE,
                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        VkImageCopy region{};
-        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.extent = {to.extent.width, to.extent.height, 1};
         const VkImageLayout src_layout =
             needs_transition(from.layout) ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : from.layout;
-        vkCmdCopyImage(cmd, from.image, src_layout, to.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                       1, &region);
+        copy_whole_image(cmd, from.image, src_layout, to.get(),
+                         VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, to.extent);
         if (needs_transition(from.layout)) {
             image_barrier(cmd, from.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, from.layout,
                           VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
@@ -192,19 +187,13 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     try {
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             if (inputs[i].wait_semaphore != VK_NULL_HANDLE) {
-                VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-                w.semaphore = inputs[i].wait_semaphore;
-                w.value = inputs[i].wait_value;
-                w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-                waits.push_back(w);
+                waits.push_back(semaphore_submit_info(inputs[i].wait_semaphore,
+                                                      inputs[i].wait_value, k_before));
             }
             // The link's last read of the slot's copy (its download, on the primary).
             if (to_link && images[i].source_free > 0) {
-                VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-                w.semaphore = in.links[i]->worker_semaphore();
-                w.value = images[i].source_free;
-                w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-                waits.push_back(w);
+                waits.push_back(semaphore_submit_info(in.links[i]->worker_semaphore(),
+                                                      images[i].source_free, k_before));
             }
         }
     } catch (...) {
@@ -243,12 +232,10 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
         }
         for (std::size_t i = 0; i < in.links.size(); ++i) {
             InputSlot& image = in.slots[slot][i];
-            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            w.semaphore = in.links[i]->primary_semaphore();
-            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            if (!image.to_send) {
-                w.value = image.arrived; // sent by an earlier call for this job
-                waits.push_back(w);
+            if (!image.to_send) { // sent by an earlier call for this job
+                waits.push_back(semaphore_submit_info(in.links[i]->primary_semaphore(),
+                                                      image.arrived,
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 continue;
             }
             SlotTicket ticket;
@@ -267,8 +254,8 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
             image.target_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
             image.source_free = ticket.worker_value;
             image.arrived = ticket.primary_value;
-            w.value = ticket.primary_value;
-            waits.push_back(w);
+            waits.push_back(semaphore_submit_info(in.links[i]->primary_semaphore(), image.arrived,
+                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
     } catch (...) {
         return VK_ERROR_OUT_OF_HOST_MEMORY;

@@ -43,14 +43,14 @@ namespace tandem::detail {
 inline constexpr std::size_t k_max_inputs = 8;
 [[nodiscard]] std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc);
 
-// Makes `instance`'s inputs (InstanceInputs): on the primary one image per input and slot;
-// elsewhere a link per input from `primary` to the instance's device made by `make_link` (the
-// preparer's: negotiation, self-test and the pair's bridge for that direction) and each slot's
-// two images from it. Preparation thread; throws Error.
-using InputLinkFactory =
-    std::function<std::unique_ptr<SlotTransport>(const TaskInputDesc& input, std::size_t index)>;
+// Makes `instance`'s inputs (InstanceInputs) from `inputs` (resolved_inputs of its desc): on
+// the primary one image per input and slot; elsewhere a link per input from `primary` to the
+// instance's device made by `make_link` (the preparer's: negotiation, self-test and the pair's
+// bridge for that direction) and each slot's two images from it. Preparation thread; throws
+// Error.
+using InputLinkFactory = std::function<std::unique_ptr<SlotTransport>(const TaskInputDesc& input)>;
 void prepare_inputs(TaskInstance& instance, const Device& primary,
-                    const InputLinkFactory& make_link);
+                    std::span<const TaskInputDesc> inputs, const InputLinkFactory& make_link);
 
 class InputCopier {
 public:

@@ -221,9 +221,8 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         td.forced = parse_transfer_path(m_options.transfer_path);
     }
     std::vector<SlotImages> images = make_transport_and_images(*task, td);
-    prepare_inputs(*task, m_primary, [&](const TaskInputDesc& input, std::size_t) {
-        return make_input_link(device, input, td);
-    });
+    prepare_inputs(*task, m_primary, params.inputs,
+                   [&](const TaskInputDesc& input) { return make_input_link(device, input, td); });
 
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");

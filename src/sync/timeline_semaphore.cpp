@@ -150,9 +150,14 @@ VkResult TimelineSemaphore::wait(std::uint64_t target,
 
 VkSemaphoreSubmitInfo TimelineSemaphore::submit_info(std::uint64_t target,
                                                      VkPipelineStageFlags2 stage) const noexcept {
+    return semaphore_submit_info(handle(), target, stage);
+}
+
+VkSemaphoreSubmitInfo semaphore_submit_info(VkSemaphore semaphore, std::uint64_t value,
+                                            VkPipelineStageFlags2 stage) noexcept {
     VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    info.semaphore = handle();
-    info.value = target;
+    info.semaphore = semaphore;
+    info.value = value;
     info.stageMask = stage;
     return info;
 }

@@ -66,6 +66,12 @@ private:
     std::string m_name;
 };
 
+// A vkQueueSubmit2 wait or signal of `semaphore` (any timeline semaphore, Tandem's or the
+// application's) at `value` in `stage`.
+[[nodiscard]] VkSemaphoreSubmitInfo semaphore_submit_info(VkSemaphore semaphore,
+                                                          std::uint64_t value,
+                                                          VkPipelineStageFlags2 stage) noexcept;
+
 // Blocks up to `timeout` until timeline `semaphore` of `device` reaches `value` (VK_SUCCESS or
 // VK_TIMEOUT; value 0 returns at once). For semaphores Tandem does not own as a
 // TimelineSemaphore (the runtime's primary timeline seen from a reader); never throws.

@@ -33,12 +33,8 @@ void SameDevicePath::record_transfer(VkCommandBuffer cmd, VkImage source,
     }
     record_to_copy_source(cmd, source, source_layout);
     record_to_copy_destination(cmd, destination);
-    VkImageCopy region{};
-    region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.dstSubresource = region.srcSubresource;
-    region.extent = {layout().width, layout().height, 1};
-    vkCmdCopyImage(cmd, source, copy_source_layout(source_layout), destination,
-                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    copy_whole_image(cmd, source, copy_source_layout(source_layout), destination,
+                     VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, {layout().width, layout().height});
     record_to_sampled(cmd, destination);
 }
 

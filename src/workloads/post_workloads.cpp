@@ -269,12 +269,8 @@ private:
                               VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                               VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
-        VkImageCopy region{};
-        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.extent = {job.extent.width, job.extent.height, 1};
-        vkCmdCopyImage(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, job.image,
-                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        detail::copy_whole_image(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                 job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, job.extent);
         // Left in GENERAL, as output() says; the copy's write is the one to wait for.
         detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -299,12 +295,8 @@ private:
                                                  : VK_IMAGE_LAYOUT_UNDEFINED,
                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, compute, VK_ACCESS_2_NONE,
                                   copy, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-            VkImageCopy region{};
-            region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-            region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-            region.extent = {in.extent.width, in.extent.height, 1};
-            vkCmdCopyImage(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, previous,
-                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            detail::copy_whole_image(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                     previous, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.extent);
             detail::image_barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                   in.layout, copy, VK_ACCESS_2_NONE,
                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
