@@ -9,6 +9,8 @@
 // pump(), from the calibration profile (when it matches the adapters) refined by the GPU time the
 // runtime measures of every capture; manual placements are kept.
 // --explain prints every decision that changed something.
+// With --post KIND the scene's capture tasks do not run: the main view's frames go to one
+// post-processing task instead (run_post_mode.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,12 +31,14 @@
 #include "harness/capture_tasks.hpp"
 #include "harness/main_view.hpp"
 #include "harness/png.hpp"
+#include "harness/post_run.hpp"
 #include "harness/profile_file.hpp"
 #include "harness/rate.hpp"
 #include "harness/run_report.hpp"
 #include "harness/run_scene.hpp"
 #include "harness/statistics.hpp"
 #include "harness/table.hpp"
+#include "run_post_mode.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
 #include "tandem/trace.hpp"
@@ -63,6 +67,8 @@ struct RunArgs {
     std::string clock = "frames";
     bool json = false;
     bool quiet = false;
+    std::string post;
+    double render_scale = 0; // 0: not given
 };
 
 constexpr std::uint64_t k_max_frames = 1'000'000;
@@ -155,6 +161,17 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "frames: the scene advances 1/fps per frame (reproducible); wall: scene time "
                     "and task rates follow the wall clock (for timing runs)")
         ->capture_default_str();
+    sub->add_option("--post", args->post,
+                    "Instead of the scene's capture tasks, send every main view frame to one "
+                    "post-processing task (placed on a worker unless --placement says otherwise) "
+                    "and show its output: interpolate (frame generation from colour, depth and "
+                    "motion vectors; real and generated frames interleave), upscale (the view "
+                    "rendered at --render-scale, upscaled to --size) or blur. Reports the "
+                    "quality against a reference rendered on the primary, beside a naive "
+                    "baseline");
+    sub->add_option("--render-scale", args->render_scale,
+                    "--post upscale: the render size as a fraction of --size, above 0 and at "
+                    "most 1 (default 0.5)");
     sub->add_flag("--json", args->json, "Print the report JSON to stdout too");
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
 
@@ -174,6 +191,16 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             request.placement = args->placement;
         }
         harness::RunScene scene(request);
+        std::optional<harness::PostKind> post;
+        const std::optional<double> render_scale =
+            args->render_scale != 0 ? std::optional<double>(args->render_scale) : std::nullopt;
+        if (!args->post.empty()) {
+            post = harness::parse_post_kind(args->post);
+            (void)harness::post_render_size(*post, render_scale, scene.width(), scene.height());
+        } else if (render_scale) {
+            throw Error("--render-scale applies to --post upscale only",
+                        "Leave it out, or add --post upscale");
+        }
         const std::vector<harness::RunTaskInfo>& specs = scene.tasks();
         const std::filesystem::path out_dir(args->out);
         {
@@ -201,6 +228,32 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         // trial jobs of its latest snapshot (never shown, never counted as the run's updates).
         options.scheduler.openings_are_separate = args->openings_are_separate;
         Runtime runtime(options);
+        if (post) {
+            PostModeArgs post_args;
+            post_args.options.kind = *post;
+            post_args.options.frames = args->frames;
+            post_args.options.fps = fps;
+            post_args.options.scene_dt = scene_dt;
+            post_args.options.wall_clock = wall_clock;
+            post_args.options.render_scale = render_scale;
+            if (!args->placement.empty()) {
+                post_args.options.placement = args->placement;
+            }
+            post_args.options.slots = args->slots;
+            post_args.options.out_dir = out_dir;
+            post_args.options.png_every = args->png_every;
+            post_args.options.timeout_ms = args->timeout_ms;
+            post_args.scene_label = scene.demo() ? "(built-in demo)" : args->scene;
+            post_args.fps_label =
+                fps > 0 ? harness::fixed(fps, 0) + " FPS" : std::string("unlimited FPS");
+            post_args.json = args->json;
+            post_args.quiet = args->quiet;
+            const int status = run_post_mode(runtime, scene, post_args);
+            if (!args->trace.empty()) {
+                write_trace(runtime, args->trace);
+            }
+            return status;
+        }
 
         harness::CaptureTasks captures(scene);
         std::vector<DeviceInfo> all_devices{runtime.primary_device()};

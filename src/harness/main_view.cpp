@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/device.hpp"
@@ -51,6 +52,8 @@ std::vector<std::uint8_t> buffer_pixels(const detail::Device& device, const deta
 struct MainView::State {
     struct Frame {
         detail::Image color;
+        detail::Image depth;  // MainViewOutputs::ColorDepthMotion only
+        detail::Image motion; // likewise
         std::unique_ptr<detail::RenderTarget> target;
         VkCommandBuffer cmd = VK_NULL_HANDLE;
         detail::Buffer main_readback;
@@ -61,9 +64,10 @@ struct MainView::State {
     };
     State(const PrimaryVulkan& primary, VkSemaphore timeline,
           const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
-          std::uint32_t max_leases, VkExtent2D max_lease_extent, std::uint32_t frames_in_flight);
+          std::uint32_t max_leases, VkExtent2D max_lease_extent, std::uint32_t frames_in_flight,
+          MainViewOutputs outputs);
     ~State();
-    [[nodiscard]] std::uint64_t render(const detail::FrameSnapshot& snapshot,
+    [[nodiscard]] std::uint64_t render(detail::FrameSnapshot snapshot,
                                        const MainFrameRequest& request);
     [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
     [[nodiscard]] const Frame* frame_of(std::uint64_t value) const noexcept;
@@ -74,6 +78,9 @@ struct MainView::State {
     const detail::Device& m_device;
     VkSemaphore m_timeline;
     VkExtent2D m_extent;
+    bool m_motion = false;
+    // The previous frame's snapshot: where the motion vectors point back to.
+    std::optional<detail::FrameSnapshot> m_previous;
     std::shared_ptr<detail::MeshCache> m_cache; // shared with scene-capture tasks on the primary
     detail::Renderer m_renderer;
     detail::CommandPool m_pool;
@@ -89,10 +96,12 @@ struct MainView::State {
 MainView::State::State(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline,
                        const std::shared_ptr<const detail::SceneAssets>& assets, VkExtent2D extent,
                        std::uint32_t max_leases, VkExtent2D max_lease_extent,
-                       std::uint32_t frames_in_flight)
+                       std::uint32_t frames_in_flight, MainViewOutputs outputs)
     : m_primary(primary_vulkan, "main view"), m_device(m_primary.device()), m_timeline(timeline),
-      m_extent(extent), m_cache(detail::shared_mesh_cache(m_device, assets)),
-      m_renderer(*m_cache, k_color),
+      m_extent(extent), m_motion(outputs == MainViewOutputs::ColorDepthMotion),
+      m_cache(detail::shared_mesh_cache(m_device, assets)),
+      m_renderer(*m_cache, k_color, VK_FORMAT_D32_SFLOAT,
+                 m_motion ? detail::RenderOutputs::ColorDepthMotion : detail::RenderOutputs::Color),
       m_pool(m_device, m_device.queue(detail::QueueRole::Main).family(), "main view pool") {
     const detail::Device& primary = m_device;
     const VkDevice dev = primary.handle();
@@ -117,6 +126,22 @@ MainView::State::State(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline
                       VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                       name + " colour",
                       {}});
+        if (m_motion) {
+            f.depth = detail::create_image(
+                primary, {extent.width,
+                          extent.height,
+                          detail::k_depth_output_format,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                          name + " depth",
+                          {}});
+            f.motion = detail::create_image(
+                primary, {extent.width,
+                          extent.height,
+                          detail::k_motion_format,
+                          VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                          name + " motion",
+                          {}});
+        }
         f.target = std::make_unique<detail::RenderTarget>(m_renderer, extent, 4096,
                                                           std::max(1u, max_leases), name);
         f.cmd = m_pool.allocate(name + " commands");
@@ -156,7 +181,7 @@ void MainView::State::collect_timestamps(Frame& frame, std::size_t index) {
     }
 }
 
-std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
+std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
                                       const MainFrameRequest& request) {
     const std::size_t index = m_value % m_frames.size();
     Frame& f = m_frames[index];
@@ -205,8 +230,24 @@ std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
     color.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     color.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
     color.final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
-    const detail::RenderStatus status =
-        m_renderer.record(cmd, *f.target, color, snapshot, external);
+    detail::RenderStatus status = detail::RenderStatus::Ok;
+    if (m_motion) {
+        if (m_previous) {
+            snapshot = detail::with_previous(std::move(snapshot), *m_previous);
+        }
+        detail::MotionTargets motion;
+        motion.depth_image = f.depth.get();
+        motion.depth_view = f.depth.view.get();
+        motion.motion_image = f.motion.get();
+        motion.motion_view = f.motion.view.get();
+        // Left for Tandem's copy of them as task inputs (and for readers of frame_images()).
+        motion.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        motion.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
+        motion.final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
+        status = m_renderer.record(cmd, *f.target, color, motion, snapshot, external);
+    } else {
+        status = m_renderer.record(cmd, *f.target, color, snapshot, external);
+    }
     if (status != detail::RenderStatus::Ok) {
         m_device.end_label(cmd);
         (void)vkEndCommandBuffer(cmd);
@@ -250,7 +291,7 @@ std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
         return 0;
     }
 
-    // One wait per semaphore, at the largest value leased from it.
+    // One wait per semaphore, at the largest value leased from it; then the caller's.
     std::vector<VkSemaphoreSubmitInfo> waits;
     for (const Lease& lease : request.leases) {
         auto it = std::find_if(waits.begin(), waits.end(), [&](const VkSemaphoreSubmitInfo& w) {
@@ -266,6 +307,7 @@ std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
             it->value = std::max(it->value, lease.wait_value);
         }
     }
+    waits.insert(waits.end(), request.waits.begin(), request.waits.end());
     const std::uint64_t value = m_value + 1;
     VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
     signal.semaphore = m_timeline;
@@ -287,6 +329,9 @@ std::uint64_t MainView::State::render(const detail::FrameSnapshot& snapshot,
     }
     m_value = value;
     f.value = value;
+    if (m_motion) {
+        m_previous = std::move(snapshot);
+    }
     f.timed = static_cast<bool>(m_queries);
     return value;
 }
@@ -298,6 +343,15 @@ const MainView::State::Frame* MainView::State::frame_of(std::uint64_t value) con
         }
     }
     return nullptr;
+}
+
+MainFrameImages MainView::frame_images(std::uint64_t value) const {
+    const State::Frame* f = m_state->frame_of(value);
+    if (f == nullptr) {
+        throw Error("The main view frame " + std::to_string(value) + " was reused",
+                    "Take a frame's images before rendering frames_in_flight further frames");
+    }
+    return {f->color.get(), f->depth.get(), f->motion.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
 }
 
 std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {
@@ -321,10 +375,10 @@ std::vector<std::uint8_t> MainView::lease_pixels(std::uint64_t value, std::size_
 
 MainView::MainView(const Runtime& runtime, const RunScene& scene, VkExtent2D extent,
                    std::uint32_t max_leases, VkExtent2D max_lease_extent,
-                   std::uint32_t frames_in_flight)
+                   std::uint32_t frames_in_flight, MainViewOutputs outputs)
     : m_state(std::make_unique<State>(runtime.primary_vulkan(), runtime.primary_timeline(),
                                       scene.state().inputs.scene.shared_assets(), extent,
-                                      max_leases, max_lease_extent, frames_in_flight)) {}
+                                      max_leases, max_lease_extent, frames_in_flight, outputs)) {}
 
 MainView::~MainView() = default;
 

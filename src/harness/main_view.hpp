@@ -6,6 +6,13 @@
 // PNGs), so nothing reads a leased image outside a submission that waited for it. The GPU time
 // of every frame is measured with timestamps where the primary's main queue has them.
 //
+// With MainViewOutputs::ColorDepthMotion the same draw also writes each frame's depth (R32F) and
+// motion vectors (RG16F, pixels back to the previous frame, from the previous frame's camera and
+// transforms): the inputs a frame-generation task takes. frame_images() names a frame's three
+// images, left in TRANSFER_SRC_OPTIMAL once its value is signalled, so that a task can take them
+// as inputs (tandem/input.hpp); the caller's MainFrameRequest::waits keep a later frame from
+// rendering into them before Tandem's copy of them ran.
+//
 // It is built on what any application gets from the runtime (Runtime::primary_vulkan: the
 // primary's instance, device and queue with its lock), like an engine's own renderer.
 // Threads: the application's frame loop only; it is the only signaller of the primary timeline.
@@ -28,6 +35,17 @@
 
 namespace tandem::harness {
 
+enum class MainViewOutputs { Color, ColorDepthMotion };
+
+// One frame's images on the primary (frame_images), all in `layout` once the frame's value is
+// signalled; depth and motion are VK_NULL_HANDLE without MainViewOutputs::ColorDepthMotion.
+struct MainFrameImages {
+    VkImage color = VK_NULL_HANDLE;  // RGBA8 UNORM
+    VkImage depth = VK_NULL_HANDLE;  // R32F, 0..1, smaller nearer
+    VkImage motion = VK_NULL_HANDLE; // RG16F, in pixels, pointing back one frame
+    VkImageLayout layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+};
+
 struct MainFrameRequest {
     // The leases shown this frame: external texture i of the frame is leases[i].
     std::span<const Lease> leases;
@@ -36,6 +54,9 @@ struct MainFrameRequest {
     std::span<const std::optional<std::uint32_t>> shown;
     bool read_main = false;   // copy the main image to host memory (main_pixels)
     bool read_leases = false; // copy every leased image to host memory (lease_pixels)
+    // More semaphores the frame's submission waits for (e.g. Runtime::input_timeline at the
+    // value after which Tandem no longer reads the images this frame renders into).
+    std::span<const VkSemaphoreSubmitInfo> waits;
 };
 
 class MainView {
@@ -45,7 +66,7 @@ public:
     // Throws tandem::Error.
     MainView(const Runtime& runtime, const RunScene& scene, VkExtent2D extent,
              std::uint32_t max_leases, VkExtent2D max_lease_extent,
-             std::uint32_t frames_in_flight = 2);
+             std::uint32_t frames_in_flight = 2, MainViewOutputs outputs = MainViewOutputs::Color);
     ~MainView();
     MainView(const MainView&) = delete;
     MainView& operator=(const MainView&) = delete;
@@ -55,6 +76,9 @@ public:
     // last_error()). Waits on the host only for the frame whose resources it reuses.
     [[nodiscard]] std::uint64_t render(const RunScene& scene, const MainFrameRequest& request);
     [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
+    // The images of the frame that signals `value` (the newest frames_in_flight frames); throws
+    // tandem::Error for an older value, whose images were rendered into again.
+    [[nodiscard]] MainFrameImages frame_images(std::uint64_t value) const;
 
     // After wait(value): the pixels the frame that signalled `value` copied (RGBA8 rows).
     [[nodiscard]] std::vector<std::uint8_t> main_pixels(std::uint64_t value) const;

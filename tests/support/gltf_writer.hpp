@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <stb_image_write.h>
+
+#include "temp_folder.hpp"
 
 namespace tandem::test {
 
@@ -236,15 +236,6 @@ inline std::filesystem::path write_test_gltf(const std::filesystem::path& folder
     }
     std::ofstream(folder / "scene.gltf") << g.doc.dump(2);
     return folder / "scene.gltf";
-}
-
-// A fresh, empty folder under the system's temporary directory.
-inline std::filesystem::path temp_folder(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("tandem-test-" + name + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir;
 }
 
 } // namespace tandem::test

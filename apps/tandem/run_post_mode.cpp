@@ -1,0 +1,124 @@
+#include "run_post_mode.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "harness/run_report.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::cli {
+namespace {
+
+// "31.25 dB": the mean of a {mean, min, max} object; "-" for null.
+std::string db_text(const nlohmann::json& db) {
+    if (db.is_null()) {
+        return "-";
+    }
+    return harness::fixed(db["mean"].get<double>(), 2) + " dB";
+}
+
+std::string number_text(const nlohmann::json& j, const char* key, double scale, int digits) {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number()) {
+        return "-";
+    }
+    return harness::fixed(j[key].get<double>() * scale, digits);
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const std::string text = report.dump(2) + "\n";
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+        if (f != nullptr) {
+            std::fclose(f);
+        }
+        throw Error("Cannot write '" + path + "'", "Give a writable folder with --out");
+    }
+    std::fclose(f);
+}
+
+} // namespace
+
+int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs& args) {
+    harness::PostRunOptions options = args.options;
+    const bool progress = !args.quiet && ::isatty(STDERR_FILENO) != 0;
+    if (progress) {
+        options.progress = [&](std::uint64_t frame, std::uint64_t generation) {
+            std::fprintf(stderr, "\r  frame %llu/%llu  %s output gen %llu\033[K",
+                         static_cast<unsigned long long>(frame),
+                         static_cast<unsigned long long>(options.frames),
+                         harness::to_string(options.kind),
+                         static_cast<unsigned long long>(generation));
+            std::fflush(stderr);
+        };
+    }
+    const auto [render_w, render_h] = harness::post_render_size(options.kind, options.render_scale,
+                                                                scene.width(), scene.height());
+    if (!args.quiet) {
+        std::fprintf(
+            stderr, "run --post %s: %s, %llu frames at %s, rendered %ux%u on %s, output %ux%u\n",
+            harness::to_string(options.kind), args.scene_label.c_str(),
+            static_cast<unsigned long long>(options.frames), args.fps_label.c_str(), render_w,
+            render_h, runtime.primary_device().name.c_str(), scene.width(), scene.height());
+    }
+    const harness::PostRunResult result = harness::run_post(runtime, scene, options);
+    if (progress) {
+        std::fprintf(stderr, "\n");
+    }
+
+    nlohmann::json report;
+    report["scene"] = args.scene_label;
+    report["frames"] = result.frames;
+    report["fps"] = options.fps > 0 ? nlohmann::json(options.fps) : nlohmann::json("unlimited");
+    report["clock"] = options.wall_clock ? "wall" : "frames";
+    report["post"] = result.report;
+    report["pngs"] = result.pngs;
+    if (!result.failure.empty()) {
+        report["failure"] = result.failure;
+    }
+    const std::string report_path = (options.out_dir / "report.json").string();
+    write_report(report_path, report);
+    report_validation(runtime);
+    if (args.json) {
+        std::printf("%s\n", report.dump(2).c_str());
+    }
+    if (!args.quiet) {
+        std::FILE* out = args.json ? stderr : stdout;
+        const nlohmann::json& p = result.report;
+        std::fprintf(out, "%s on %s (adapter %s), inputs via %s, output via %s\n",
+                     p["kind"].get<std::string>().c_str(),
+                     p["device_name"].get<std::string>().c_str(), p["device"].dump().c_str(),
+                     p["input_path"].get<std::string>().c_str(),
+                     p["output_path"].get<std::string>().c_str());
+        std::fprintf(out,
+                     "%llu real frames in %.2f s: %s outputs ready (%s per real frame), %s "
+                     "display frames; submit p50 %s us, submit to ready p50 %s ms, pass GPU p50 "
+                     "%s us\n",
+                     static_cast<unsigned long long>(result.frames), p["elapsed_s"].get<double>(),
+                     p["ready"].dump().c_str(),
+                     harness::fixed(p["outputs_per_real_frame"].get<double>(), 3).c_str(),
+                     p["display_frames"].dump().c_str(),
+                     number_text(p["submit_us"], "p50", 1.0, 1).c_str(),
+                     number_text(p["submit_to_ready_us"], "p50_us", 1e-3, 2).c_str(),
+                     number_text(p["pass_gpu_us"], "p50", 1.0, 1).c_str());
+        const nlohmann::json& q = p["quality"];
+        if (q["samples"].get<std::uint64_t>() > 0) {
+            std::fprintf(out, "quality against %s: %s; %s: %s (%s samples)\n",
+                         q["reference"].get<std::string>().c_str(), db_text(q["psnr_db"]).c_str(),
+                         q["baseline"].get<std::string>().c_str(),
+                         db_text(q["baseline_psnr_db"]).c_str(), q["samples"].dump().c_str());
+        }
+        std::fprintf(out, "wrote %zu PNG(s) and %s\n", result.pngs.size(), report_path.c_str());
+    }
+    if (!result.failure.empty()) {
+        std::fprintf(stderr, "tandem: error: %s\n", result.failure.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace tandem::cli
