@@ -79,8 +79,10 @@ struct Holdings {
     std::uint64_t heap_bytes = 0;   // the heap in use (mallinfo2): what is allocated and held
     std::uint64_t tandem_bytes = 0; // Runtime::resources(): Tandem's own allocations
     std::uint32_t tandem_allocations = 0;
-    std::uint64_t pool_bytes = 0; // the memory pools' blocks (in use or kept for reuse)
-    std::uint32_t pipelines = 0;  // the pipeline shelves' pipelines
+    std::uint64_t pool_bytes = 0;  // the memory pools' blocks (in use or kept for reuse)
+    std::uint32_t pipelines = 0;   // the pipeline shelves' pipelines
+    std::uint32_t idle_images = 0; // images the image caches keep for reuse, and their memory
+    std::uint64_t idle_image_bytes = 0;
     std::uint32_t threads = 0;
     std::uint32_t fds = 0; // open file descriptors (/proc/self/fd): exported memory and semaphores
 };
@@ -175,6 +177,8 @@ Holdings holdings(tandem::Runtime& runtime) {
         h.tandem_allocations += static_cast<std::uint32_t>(d.allocations);
         h.pool_bytes += d.pool_bytes;
         h.pipelines += d.pipelines;
+        h.idle_images += d.idle_images;
+        h.idle_image_bytes += d.idle_image_bytes;
     }
     h.threads = r.threads;
     h.fds = open_fds();
@@ -189,6 +193,8 @@ nlohmann::json to_json(const Holdings& h) {
             {"tandem_allocations", h.tandem_allocations},
             {"pool_bytes", h.pool_bytes},
             {"pipelines", h.pipelines},
+            {"idle_images", h.idle_images},
+            {"idle_image_bytes", h.idle_image_bytes},
             {"threads", h.threads},
             {"fds", h.fds}};
 }
@@ -339,7 +345,30 @@ int main(int argc, char** argv) {
         const Holdings churn_before = holdings(runtime);
         Progress churn_progress{"churn", cycles};
         const auto churn_start = Clock::now();
+        // What is held, ten times through the churn (by cycles, or by time with a time limit):
+        // a growth that stops (caches filling to their bounds) or one that goes on.
+        nlohmann::json churn_curve = nlohmann::json::array();
+        const auto sample = [&](std::uint64_t done) {
+            nlohmann::json j = to_json(holdings(runtime));
+            j["cycles"] = done;
+            j["seconds"] = std::chrono::duration<double>(Clock::now() - churn_start).count();
+            churn_curve.push_back(j);
+        };
+        std::uint32_t samples_taken = 0;
+        const auto sample_due = [&](std::uint64_t done) {
+            const double fraction =
+                churn_limit > 0
+                    ? std::chrono::duration<double>(Clock::now() - churn_start).count() /
+                          churn_limit
+                    : static_cast<double>(done) /
+                          static_cast<double>(std::max<std::uint64_t>(cycles, 1));
+            return fraction * 10.0 >= static_cast<double>(samples_taken + 1);
+        };
         for (std::uint64_t i = 0; i < cycles; ++i) {
+            if (samples_taken < 9 && i > 0 && sample_due(i)) {
+                ++samples_taken;
+                sample(i);
+            }
             if (churn_limit > 0 &&
                 std::chrono::duration<double>(Clock::now() - churn_start).count() > churn_limit) {
                 cycles = i; // what is reported is what ran
@@ -365,6 +394,25 @@ int main(int argc, char** argv) {
             churn_progress.tick(i + 1);
         }
         const Holdings churn_after = holdings(runtime);
+        sample(cycles);
+        // The RSS slope over the churn's second half, in bytes per cycle (0 where it stopped
+        // growing): what an engine's RSS would do over hours.
+        double rss_slope_second_half = 0;
+        {
+            const nlohmann::json* mid = nullptr;
+            for (const auto& c : churn_curve) {
+                if (c["cycles"].get<std::uint64_t>() * 2 >= cycles) {
+                    mid = &c;
+                    break;
+                }
+            }
+            if (mid != nullptr && cycles > (*mid)["cycles"].get<std::uint64_t>()) {
+                rss_slope_second_half =
+                    (static_cast<double>(churn_after.rss_bytes) -
+                     (*mid)["rss_bytes"].get<double>()) /
+                    static_cast<double>(cycles - (*mid)["cycles"].get<std::uint64_t>());
+            }
+        }
 
         // Moves. The first ones warm up what a device's first task costs (its pipelines, the
         // driver's caches for it); the baseline is taken after them.
@@ -499,6 +547,9 @@ int main(int argc, char** argv) {
                     churn_heap, static_cast<unsigned long long>(churn_before.tandem_bytes),
                     static_cast<unsigned long long>(churn_after.tandem_bytes), churn_before.threads,
                     churn_after.threads, churn_before.fds, churn_after.fds);
+        std::printf("       RSS over the churn's second half %+.1f bytes per cycle; images kept "
+                    "for reuse %u -> %u\n",
+                    rss_slope_second_half, churn_before.idle_images, churn_after.idle_images);
         std::printf("moves: %llu of %llu; device memory %.4f, RSS %.4f, heap %.4f; %llu blank, "
                     "%llu older\n",
                     static_cast<unsigned long long>(moved), static_cast<unsigned long long>(moves),
@@ -549,6 +600,9 @@ int main(int argc, char** argv) {
                 {{"name", "unregister_task_us"}, {"value", to_json(su)}},
                 {{"name", "register_task_async_us"}, {"value", to_json(sr)}},
                 {{"name", "churn_after"}, {"value", to_json(churn_after)}},
+                {{"name", "churn_curve"}, {"value", churn_curve}},
+                {{"name", "churn_rss_bytes_per_cycle_second_half"},
+                 {"value", rss_slope_second_half}},
                 {{"name", "moves_after"}, {"value", to_json(moves_after)}},
                 {{"name", "moves"},
                  {"completed", moved},
