@@ -27,23 +27,10 @@
 #include "tandem/export.hpp"
 #include "tandem/input.hpp"
 #include "tandem/placement.hpp"
+#include "tandem/task_id.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
-
-// A task for its whole life, wherever the scheduler moves it. Ids are never reused for another
-// task: an index into the runtime's table and the generation of that entry. A default TaskId
-// names no task.
-struct TaskId {
-    std::uint32_t index = 0;
-    std::uint32_t generation = 0; // 0: no task
-
-    [[nodiscard]] explicit operator bool() const noexcept { return generation != 0; }
-    [[nodiscard]] bool operator==(const TaskId&) const = default;
-    [[nodiscard]] auto operator<=>(const TaskId&) const = default;
-};
-// "index:generation", for logs and messages.
-[[nodiscard]] TANDEM_API std::string to_string(TaskId id);
 
 // Why a call about a task did not do what it was asked. Every call that takes a TaskId answers
 // an id that names no live task (never registered, or unregistered) with UnknownTask: in
@@ -242,10 +229,3 @@ struct TaskStats {
 };
 
 } // namespace tandem
-
-template <>
-struct std::hash<tandem::TaskId> {
-    std::size_t operator()(const tandem::TaskId& id) const noexcept {
-        return std::hash<std::uint64_t>{}((std::uint64_t{id.generation} << 32) | id.index);
-    }
-};
