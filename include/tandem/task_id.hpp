@@ -1,7 +1,7 @@
 // TaskId: the name of one task of one runtime for its whole life (Runtime::register_task gives
 // it). Plain value: copy freely, any thread. Ids are never reused for another task, and an id
 // names a task only in the runtime that gave it: every other runtime answers it as it answers an
-// id that names no task (TaskError::UnknownTask).
+// id that names no task (TaskError::UnknownTask; refused as a chain's producer).
 #pragma once
 
 #include <cstddef>
