@@ -34,7 +34,8 @@
 // lists the application's own inputs only, in their declared order, the chained ones left out.
 // The consumer's job reads the producer's output on their device itself, nothing is copied: the
 // producer's slot is held (never rewritten) until the consumer's job completed, and the
-// consumer's batch waits on the GPU for the producer's job and its hand-off to the primary.
+// consumer's batch waits on the GPU for the producer's job (and for its hand-off to the primary
+// to have read the image, which the hand-off leaves in SHADER_READ_ONLY_OPTIMAL).
 //
 // clang-format off
 //     tandem::TaskId capture = runtime.register_task(capture_desc);   // RGBA8, 640x360

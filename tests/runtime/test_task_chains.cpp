@@ -136,7 +136,9 @@ protected:
             if (c.accepted()) {
                 EXPECT_EQ(c.generation, consumed + 1) << "generations are consecutive";
                 consumed = c.generation;
-                EXPECT_LE(consumed, produced) << "a consumer never runs ahead of its producer";
+                if (mode == ChainMode::Matching) {
+                    EXPECT_LE(consumed, produced) << "a consumer never runs ahead of its producer";
+                }
             }
             runtime.pump();
             if (auto lease = runtime.acquire(consumer)) {
