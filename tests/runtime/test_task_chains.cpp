@@ -276,6 +276,57 @@ TEST_F(TaskChains, AMatchingConsumerReadsEveryGenerationItsProducerRanAheadWith)
     expect_in_place(*runtime, producer, consumer);
 }
 
+TEST_F(TaskChains, AChainOfThreeOnOneWorkerReadsInStepAndCopiesNothing) {
+    auto runtime = make_runtime("1");
+    const TaskId a = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId b = runtime->register_task(blur_of(a, ChainMode::Matching));
+    TaskDesc second = blur_of(b, ChainMode::Matching);
+    second.name = "blur-again";
+    const TaskId c = runtime->register_task(second);
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    std::uint64_t shown = 0;
+    int checked = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (runtime->stats(c).ready < 30 && !HasFailure() &&
+           std::chrono::steady_clock::now() < deadline) {
+        for (const TaskId t : {a, b, c}) {
+            const SubmitResult r = runtime->submit(t);
+            EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+        }
+        runtime->pump();
+        if (auto lease = runtime->acquire(c)) {
+            std::uint64_t v = 0;
+            if (lease->generation > shown) {
+                EXPECT_EQ(filled_with(read_back(reader, *lease, v), lease->generation),
+                          lease->generation)
+                    << "the third step's generation N holds the first's generation N";
+                shown = lease->generation;
+                ++checked;
+            }
+            runtime->release(*lease, v);
+        }
+    }
+    EXPECT_GE(runtime->stats(c).ready, 30u);
+    EXPECT_GE(checked, 5);
+    expect_in_place(*runtime, a, b);
+    expect_in_place(*runtime, b, c);
+}
+
+TEST_F(TaskChains, AMatchingConsumerUnregisteredNoLongerHoldsItsProducerBack) {
+    auto runtime = make_runtime("1");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    std::uint64_t accepted = 0;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const SubmitResult p = runtime->submit(producer);
+        accepted += p.accepted() ? 1 : 0;
+        return p.status == SubmitStatus::Busy && runtime->stats(producer).ready == accepted;
+    }));
+    EXPECT_EQ(accepted, 3u) << "every slot holds a generation the consumer has not read";
+    ASSERT_EQ(runtime->unregister_task(consumer), TaskError::None);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(producer).accepted(); }));
+}
+
 TEST_F(TaskChains, ANewestConsumerWaitsForItsProducersFirstOutput) {
     auto runtime = make_runtime("1");
     const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
