@@ -12,7 +12,7 @@
 // WorkerInFlight: worker GPU work submitted. Transferring: worker work observed complete, copy
 // to the primary pending. Ready: primary copy complete, no read pending. Leased: leased, or a
 // release whose primary value has not been observed yet. Recycle (Ready -> Free) happens only
-// when the slot is not the published output.
+// when the slot is not the published output and no chain's consumer reads or awaits it.
 #pragma once
 
 #include <chrono>

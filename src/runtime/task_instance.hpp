@@ -191,8 +191,9 @@ struct TaskInstance {
     std::uint64_t completed_seen = 0;  // ready + superseded + trials_done at the last observation
     std::uint32_t trials_submitted = 0;
 
-    // Nothing on the host refers to it: preparation over, no slot in flight, no lease held, and
-    // the worker's watcher reported its last job (or the worker is lost: then it waits for the
+    // Nothing on the host refers to it: preparation over, no slot in flight, no lease held, no
+    // chain's consumer holding one of its slots nor a hold of its own on a producer's, and the
+    // worker's watcher reported its last job (or the worker is lost: then it waits for the
     // runtime's destruction). Caller holds mutex.
     [[nodiscard]] bool quiescent() const noexcept;
     // Leaving use: quiesces the transport (SlotTransport::quiesce) and returns the timeline

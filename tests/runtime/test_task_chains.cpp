@@ -408,6 +408,16 @@ TEST_F(TaskChains, RefusesABrokenChainAtRegistrationWithASentence) {
     EXPECT_EQ(runtime->stats(consumer).reconfigurations, 0u);
     // The chain runs on, unchanged.
     EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 6), 1);
+
+    // A workload that rewrites its inputs cannot take a chained one.
+    TaskDesc interpolate = interpolate_task("interpolate", k_width, k_height);
+    interpolate.inputs[0].producer = producer;
+    interpolate.inputs[0].chain = ChainMode::Newest;
+    why = refusal([&] { (void)runtime->register_task(interpolate); });
+    EXPECT_NE(why.find("Task 'interpolate' (interpolate) has input 'colour' chained to another "
+                       "task's output"),
+              std::string::npos)
+        << why;
 }
 
 TEST_F(TaskChains, AConsumerPlacedAutoGoesWithItsProducer) {
