@@ -26,7 +26,7 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     ctest --test-dir "$fuzz_build" --output-on-failure -j "$jobs"
 fi
 
-# ThreadSanitizer: the threaded layers' tests (runtime and its inputs, its scheduler, sync) again, built with -fsanitize=thread
+# ThreadSanitizer: the threaded layers' tests (runtime, its inputs and chains, its scheduler, sync) again, built with -fsanitize=thread
 # into build-tsan (only those test executables are built). TANDEM_SKIP_TSAN=1 skips it.
 if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     tsan=${TANDEM_TSAN_BUILD_DIR:-$root/build-tsan}
@@ -35,13 +35,14 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
             -DTANDEM_WERROR=ON -DTANDEM_SANITIZE=thread -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
     cmake --build "$tsan" --target test_runtime test_slot_ring test_sync test_slow_worker \
-        test_scheduler test_harness_stream test_task_lifetime test_task_inputs
+        test_scheduler test_harness_stream test_task_lifetime test_task_inputs test_task_chains
     # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
     tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
     # Validation layers are not instrumented and slow TSan down; the run above had them on.
     # The executables run directly: only they are built in build-tsan.
     for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/runtime/test_slow_worker \
         tests/runtime/test_task_lifetime tests/runtime/test_task_inputs \
+        tests/runtime/test_task_chains \
         tests/harness/test_harness_stream tests/sched/test_scheduler \
         tests/sync/test_sync; do
         TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" \

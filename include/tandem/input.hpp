@@ -28,6 +28,42 @@
 // Requirements on the application's image: a 2D colour image on the primary device, of the
 // input's format and size, with VK_IMAGE_USAGE_TRANSFER_SRC_BIT, usable by the primary's main
 // queue family (Runtime::primary_vulkan), one mip level and one layer.
+//
+// Chains: an input may instead be another task's output (TaskInputDesc::producer): a blur of
+// what a capture task rendered, say. Such an input is never named at submit: the InputImage span
+// lists the application's own inputs only, in their declared order, the chained ones left out.
+// The consumer's job reads the producer's output on their device itself, nothing is copied: the
+// producer's slot is held (never rewritten) until the consumer's job completed, and the
+// consumer's batch waits on the GPU for the producer's job (and for its hand-off to the primary
+// to have read the image, which the hand-off leaves in SHADER_READ_ONLY_OPTIMAL).
+//
+// clang-format off
+//     tandem::TaskId capture = runtime.register_task(capture_desc);   // RGBA8, 640x360
+//     tandem::TaskDesc blur = tandem::blur_task("blur", 640, 360);
+//     blur.inputs[0].producer = capture;                  // reads capture's output
+//     blur.inputs[0].chain = tandem::ChainMode::Matching; // blur N reads capture N
+//     tandem::TaskId post = runtime.register_task(blur);  // auto: goes with `capture`
+//     ...                                                 // every frame, in this order:
+//     (void)runtime.submit(capture, snapshot);
+//     (void)runtime.submit(post, {}, {});                 // no InputImage for a chained input
+// clang-format on
+//
+// Which generation it reads (ChainMode): Matching, the consumer's generation N reads the
+// producer's generation N; Newest, the producer's newest generation accepted when the consumer's
+// submit is (it may still be running). A submit whose producer has not accepted that generation
+// yet (or anything, for Newest) answers Busy with a reason and changes nothing. In Matching mode
+// the producer keeps the generations its consumer has not read yet (it answers Busy once all its
+// slots hold such generations): submit the two in step, and register a matching consumer before
+// its producer's first submit (registration refuses it after). A generation the producer no
+// longer holds, a producer that was unregistered, that runs on another device or whose shape
+// changed (Runtime::reconfigure) answer Failed with TaskError::ChainBroken and a sentence (a
+// matching consumer then no longer holds its producer back); the consumer's outputs already
+// made stay readable.
+//
+// Where: a consumer placed auto goes to its producer's device, and the scheduler moves neither
+// afterwards (a chain stays together). A chain across two devices is not carried yet: a consumer
+// placed by hand on another device than its producer is refused at registration, and one whose
+// producer ended up elsewhere (a lost worker) answers Failed (ChainBroken).
 #pragma once
 
 #include <cstdint>
@@ -35,15 +71,29 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/task_id.hpp"
+
 namespace tandem {
 
+// Which generation of its producer a chained input reads (see above).
+enum class ChainMode {
+    Matching, // the consumer's generation N reads the producer's generation N
+    Newest,   // the producer's newest generation accepted when the consumer's submit is
+};
+
 // One input a task reads (TaskDesc::inputs). Formats: RGBA8, BGRA8, RGBA16F, RG16F, R32F (depth
-// travels as R32F: copy or write it into a colour image). A width or height of 0 is the task's.
+// travels as R32F: copy or write it into a colour image). A width or height of 0 is the task's
+// (for a chained input, the producer's).
 struct TaskInputDesc {
     std::string name = "input";
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
+    // Set: the input is this task's output (a chain), not an image of the application's. It must
+    // name a live task of the same runtime whose output has this format and size (0: its size),
+    // and must not make a cycle; registration and reconfigure refuse it with a sentence otherwise.
+    TaskId producer;
+    ChainMode chain = ChainMode::Matching;
 };
 
 // One input of one submit: the application's image and when its writes finish. `layout` is
@@ -63,12 +113,17 @@ struct InputImage {
 // commands from their first stage on (Tandem's job waits for it to arrive). Its usage allows
 // sampling and transfers both ways; the commands may change it (it is rewritten before the
 // next job reads it) but must leave it in `layout`.
+// A chained input (`chained`) is the producer's output itself, shared with the application's
+// leases and other consumers: read it in `layout` (SHADER_READ_ONLY_OPTIMAL; its usage allows
+// sampling), and never write it or change its layout.
 struct JobInput {
     VkImage image = VK_NULL_HANDLE;
     VkImageView view = VK_NULL_HANDLE; // a 2D colour view of the whole image
     VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
+    bool chained = false;         // the producer's output, read in place (see above)
+    std::uint64_t generation = 0; // chained: the producer's generation it holds
 };
 
 } // namespace tandem

@@ -188,11 +188,18 @@ public:
     // submit() answers Preparing until the task is ready, and stats() says when it is
     // (preparing) or why it could not be (preparation_error). Throws tandem::Error only for
     // what is wrong with `desc` itself (size, slots, rate, an unknown workload or placement).
+    // Both refuse, with a sentence, a chained input (tandem/input.hpp) whose producer is not a
+    // live task of this runtime, whose format or size differs from the producer's output, or
+    // that a consumer placed on another device than its producer has; reconfigure also refuses
+    // one that would make a cycle.
     [[nodiscard]] TaskId register_task_async(const TaskDesc& desc);
     // Ends the task at once: it refuses submits from now on and its id names no task any more
     // (every call answers TaskError::UnknownTask); leases the application holds stay valid until
     // released; everything it owns on every device is freed once the GPU has passed it. Never
     // blocks, never throws. UnknownTask for an id that names no live task (twice, say).
+    // A producer of a chain may be unregistered while its consumers live: their submits answer
+    // Failed (TaskError::ChainBroken) from then on, and their jobs already accepted still read
+    // the producer's outputs they hold, which are freed after them.
     TaskError unregister_task(TaskId task) noexcept;
     // Changes a live task's size, format, slots, rate or placement (and its workload) to `desc`'s:
     // the new shape is prepared off the frame, as a move is, and acquire() hands out the old
@@ -214,6 +221,10 @@ public:
     // (input_timeline()). Inputs that do not match the task's (their number, an image missing)
     // answer Failed with TaskError::BadInputs and change nothing. The copies are submitted on
     // the calling thread (to the primary's main queue, under its lock): never a wait on a GPU.
+    // Chained inputs (TaskInputDesc::producer) are not named here: `inputs` lists the
+    // application's own, in their declared order; a task whose inputs are all chained takes the
+    // two-argument submit. A producer without the generation asked for answers Busy (with a
+    // reason), a chain that cannot be read Failed with TaskError::ChainBroken (tandem/input.hpp).
     [[nodiscard]] SubmitResult submit(TaskId task, std::span<const std::byte> snapshot,
                                       std::span<const InputImage> inputs) noexcept;
     // A timeline semaphore of the primary device that Tandem signals once its copy of a submit's

@@ -27,23 +27,10 @@
 #include "tandem/export.hpp"
 #include "tandem/input.hpp"
 #include "tandem/placement.hpp"
+#include "tandem/task_id.hpp"
 #include "tandem/workload.hpp"
 
 namespace tandem {
-
-// A task for its whole life, wherever the scheduler moves it. Ids are never reused for another
-// task: an index into the runtime's table and the generation of that entry. A default TaskId
-// names no task.
-struct TaskId {
-    std::uint32_t index = 0;
-    std::uint32_t generation = 0; // 0: no task
-
-    [[nodiscard]] explicit operator bool() const noexcept { return generation != 0; }
-    [[nodiscard]] bool operator==(const TaskId&) const = default;
-    [[nodiscard]] auto operator<=>(const TaskId&) const = default;
-};
-// "index:generation", for logs and messages.
-[[nodiscard]] TANDEM_API std::string to_string(TaskId id);
 
 // Why a call about a task did not do what it was asked. Every call that takes a TaskId answers
 // an id that names no live task (never registered, or unregistered) with UnknownTask: in
@@ -61,6 +48,7 @@ enum class TaskError {
     LeaseNotHeld,      // release: the lease was released already, or never handed out
     NotMeasured,       // calibrate: no device could run the task's jobs
     BadInputs,         // submit: the inputs do not match the task's (TaskDesc::inputs)
+    ChainBroken,       // submit: a chained input cannot be read (tandem/input.hpp, Chains)
 };
 [[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
@@ -91,21 +79,26 @@ struct TaskDesc {
     std::uint32_t slots = 3;
     // Where the task runs (tandem/placement.hpp): auto (the scheduler decides, and may move it
     // while it runs: tandem/scheduler.hpp), the primary, a worker, or one adapter. A manual
-    // placement is never changed by the scheduler.
+    // placement is never changed by the scheduler. A task with a chained input placed auto goes
+    // to its producer's device, and the scheduler moves neither afterwards (a chain is placed as
+    // a unit: tandem/input.hpp).
     Placement placement;
     // Updates per second the application will ask for: the scheduler's load on each device.
     double rate_hz = 30.0;
     // What predicts its cost from a profile (the pattern workload: kind "pattern" by default).
     CostHint cost;
-    // Images of the application's the task reads (tandem/input.hpp): each submit names one
-    // image per entry, in this order. At most 8.
+    // Images the task reads (tandem/input.hpp): the application's, of which each submit names
+    // one per entry in this order, or another task's output (TaskInputDesc::producer: a chain,
+    // never named at submit). At most 8.
     std::vector<TaskInputDesc> inputs;
 };
 
 // What submit() answered.
 enum class SubmitStatus {
     Accepted,  // a slot was taken and a new generation will be produced
-    Busy,      // every slot is in use: nothing changed (no GPU work, no generation)
+    Busy,      // every slot is in use, or a chained input's producer has not made the
+               // generation asked for yet (see reason): nothing changed (no GPU work, no
+               // generation)
     Preparing, // the task is still being prepared on its device: nothing changed, as for Busy
     Failed,    // nothing changed and the job will not run: see error and reason
 };
@@ -115,7 +108,7 @@ struct SubmitResult {
     SubmitStatus status = SubmitStatus::Failed;
     std::uint64_t generation = 0;      // Accepted: the generation this submit produces
     TaskError error = TaskError::None; // Failed: why, as a value
-    std::string reason;                // Failed: a sentence saying why (Preparing: where)
+    std::string reason; // Failed: a sentence saying why (Preparing: where; Busy: a chain's wait)
     // Accepted with inputs: the application may write its input images again once
     // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise.
     std::uint64_t inputs_released = 0;
@@ -237,15 +230,14 @@ struct TaskStats {
     std::string transfer_path;
     std::vector<DroppedTransferPath> dropped_paths;
     // The path its inputs take from the primary to its device now ("same-device" on the
-    // primary; empty for a task without inputs).
+    // primary; empty for a task without inputs; "chained" when all its inputs are chained).
     std::string input_path;
+    // What carried its inputs: submits whose application inputs Tandem copied on the primary,
+    // inputs sent over a link to its device, and chained inputs read in place on the producer's
+    // device (none of them copied).
+    std::uint64_t input_copies = 0;
+    std::uint64_t input_sends = 0;
+    std::uint64_t chained_reads = 0;
 };
 
 } // namespace tandem
-
-template <>
-struct std::hash<tandem::TaskId> {
-    std::size_t operator()(const tandem::TaskId& id) const noexcept {
-        return std::hash<std::uint64_t>{}((std::uint64_t{id.generation} << 32) | id.index);
-    }
-};

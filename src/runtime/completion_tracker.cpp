@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 
 #include "core/vk_check.hpp"
+#include "runtime/task_chains.hpp"
 #include "runtime/task_preparer.hpp"
 #include "tandem/error.hpp"
 
@@ -341,6 +342,18 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
             }
         }
         LeaseTable::finish_reads(instance, i, reads_value);
+        // Chains: a consumer job's holds go once it completed or will not run (its work value
+        // orders the producer's next write of the slot); a producer's slot kept for a chain is
+        // recycled once nothing keeps it.
+        if (i < instance.slots.size() && !instance.slots[i].chained.empty() &&
+            (s.worker_done_seen || s.state == SlotState::Free || s.state == SlotState::Ready ||
+             s.state == SlotState::Leased ||
+             (s.state == SlotState::Retired && instance.host_jobs == 0))) {
+            release_chained(instance.slots[i].chained, s.work_value);
+        }
+        if (s.chain_kept && s.state == SlotState::Ready && !s.published) {
+            recycle(instance, i);
+        }
         // Overdue: in flight for longer than the worker's allowance during which it completed
         // nothing (a slow worker, or a long queue ahead of the job, is busy, not lost).
         if (lost_reason.empty() && !worker.lost() && in_flight(s.state) &&

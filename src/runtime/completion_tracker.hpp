@@ -5,14 +5,15 @@
 // transport's copy timeline, the application's primary timeline) and what the worker's watcher
 // published (Worker::completed_work, host memory), moves the slots on (worker done, copy done,
 // reads finished), publishes the application's outputs oldest first, recycles slots (a trial
-// job's at once: never published), records the stage latencies, retires a link whose path
-// failed (LinkFailures), and loses a worker whose device reported an error, whose transfer
-// failed with it or that made no progress for longer than its allowance (Worker::allowance),
-// retiring its slots. Instances that left use go to the RetireList once quiescent; a task that
-// was unregistered leaves the table once its last instance did; and the completion thread
-// collects what the RetireList can free (only it: objects are never destroyed on the
-// application's thread). On the worker's watcher thread it takes each completed job's GPU time and
-// tells the workload (job_completed). At shutdown, drain() waits, bounded, for the GPU.
+// job's at once: never published; a chain's producer's once its consumers let them go),
+// releases a chain's consumer jobs' holds once they completed, records the stage latencies, retires
+// a link whose path failed (LinkFailures), and loses a worker whose device reported an error, whose
+// transfer failed with it or that made no progress for longer than its allowance
+// (Worker::allowance), retiring its slots. Instances that left use go to the RetireList once
+// quiescent; a task that was unregistered leaves the table once its last instance did; and the
+// completion thread collects what the RetireList can free (only it: objects are never destroyed on
+// the application's thread). On the worker's watcher thread it takes each completed job's GPU time
+// and tells the workload (job_completed). At shutdown, drain() waits, bounded, for the GPU.
 //
 // Threads: pump() on the application's threads and the completion thread; job_completed on a
 // worker's watcher; lose_worker on any thread holding nothing (the first caller retires);

@@ -15,13 +15,17 @@ namespace tandem::detail {
 JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
                                     std::span<const std::byte> bytes, bool trial, WorkerJob& job,
                                     std::span<const InputImage> inputs,
-                                    std::uint64_t* inputs_released) noexcept {
+                                    std::uint64_t* inputs_released,
+                                    std::vector<ChainedRead>* chained) noexcept {
     const auto now = Clock::now();
     std::lock_guard lock(instance.mutex);
     auto slot = instance.ring.try_take_free();
     if (!slot) {
         return Take::Busy;
     }
+    // Holds of an earlier job of the slot that failed before it ran (the completion pass had
+    // not come by yet): that job never read them.
+    release_chained(instance.slots[*slot].chained, 0);
     const bool with_inputs = !instance.inputs.empty();
     if (with_inputs && !m_inputs.slot_ready(instance, *slot)) {
         (void)instance.ring.apply(*slot, SlotEvent::Abort); // its last copy may still run
@@ -44,8 +48,12 @@ JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
         }
     }
     SlotRecord& s = instance.ring[*slot];
+    if (chained != nullptr) {
+        instance.slots[*slot].chained.swap(*chained); // empty before: released above
+    }
     s.generation = trial ? ++task.trial_generations : ++task.generations;
     s.trial = trial;
+    s.work_submitted = false;
     s.worker_done_seen = false;
     s.published = false;
     s.times = SlotTimes{};
@@ -121,6 +129,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         instance.timer ? instance.timer->reuse(job.slot) : std::optional<JobTime>();
     std::uint64_t wait_worker = 0;
     std::uint64_t wait_reads = 0;
+    std::uint64_t wait_consumers = 0;
+    std::vector<ChainedRead> chained;
     {
         std::lock_guard lock(instance.mutex);
         if (previous) {
@@ -133,6 +143,17 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         }
         wait_worker = s.worker_value;
         wait_reads = s.release_value;
+        wait_consumers = s.chain_read_done;
+        try {
+            chained = instance.slots[job.slot].chained; // released by the completion pass
+        } catch (...) {
+            // Out of memory: the job fails below, having read nothing.
+        }
+        if (chained.size() != instance.slots[job.slot].chained.size()) {
+            --instance.host_jobs;
+            (void)instance.ring.apply(job.slot, SlotEvent::Abort);
+            return;
+        }
     }
     SlotResources& res = instance.slots[job.slot];
     auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
@@ -145,7 +166,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // cannot take one yet is asked again, as the transfer below is).
     std::vector<VkSemaphoreSubmitInfo> waits;
     std::vector<JobInput> inputs;
-    if (!instance.inputs.empty()) {
+    if (!instance.inputs.empty() || !chained.empty()) {
         std::string why;
         VkResult sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
         while (sent == VK_NOT_READY && !worker.lost()) {
@@ -175,10 +196,32 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             workload_failed(job, "out of memory listing the job's inputs");
             return;
         }
+        // Chained inputs: the producers' images in place, once their hand-offs were submitted
+        // (their transfer threads do that; a lost worker ends the wait).
+        const std::size_t before = waits.size();
+        VkResult read = read_chained(chained, inputs, waits, why);
+        while (read == VK_NOT_READY && !worker.lost()) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+            waits.resize(before); // each read's wait once
+            read = read_chained(chained, inputs, waits, why);
+        }
+        if (read != VK_SUCCESS) {
+            workload_failed(job,
+                            why.empty() ? std::string("its chained inputs cannot be read") : why);
+            return;
+        }
     }
 
     const Image& target_image = res.written();
     VkCommandBuffer cmd = res.cmd;
+    // Acquire: pairs with the registration that made the task a producer (read once per job, so
+    // the job and its transfer agree).
+    const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
+    const VkImageLayout written_layout =
+        instance.transport->shares_images()
+            ? instance.workload->output().layout
+            : (feeds_chain ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
+                           : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer worker");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -204,12 +247,13 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             instance.timer->end(cmd, job.slot);
         }
         if (r == VK_SUCCESS && !instance.transport->shares_images()) {
-            // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want.
-            // The signal below makes the writes available to the transfer's wait.
+            // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want;
+            // SHADER_READ_ONLY_OPTIMAL when a chain's consumer samples it in place (the
+            // transfer leaves it so: task_chains.hpp). The signal below makes the writes
+            // available to the transfer's wait.
             const WorkloadOutput out = instance.workload->output();
-            image_barrier(cmd, target.image, out.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                          out.stage, out.access, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                          VK_ACCESS_2_NONE);
+            image_barrier(cmd, target.image, out.layout, written_layout, out.stage, out.access,
+                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
         }
         worker.device().end_label(cmd);
     }
@@ -244,6 +288,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         if (instance.same_device && wait_reads > 0) {
             waits.push_back(m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
+        // The chain's consumers that read this slot's previous output, on this device.
+        if (wait_consumers > 0) {
+            waits.push_back(worker.work_timeline().submit_info(
+                wait_consumers, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
     } catch (...) {
         fail("out of memory submitting the job");
         return;
@@ -263,6 +312,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         fail("its submit failed (" + std::string(tandem::to_string(r)) + ")");
         return;
     }
+    {
+        // A consumer's job thread asks whether the hand-off is coming (task_chains.hpp).
+        std::lock_guard lock(instance.mutex);
+        instance.ring[job.slot].work_submitted = true;
+    }
     const auto t_submit = Clock::now();
     if (instance.timer) {
         instance.timer->submitted(job.slot, job.generation); // before the watcher can report it
@@ -273,14 +327,16 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // submit the next job meanwhile. The slot stays Recording (owned by this job) until then.
     const VkImage worker_image = target_image.get();
     worker.enqueue_transfer(
-        job, [this, &worker, job, t0, t_submit, work_value, signal, worker_image] {
-            submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image);
+        job, [this, &worker, job, t0, t_submit, work_value, signal, worker_image, written_layout] {
+            submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image,
+                            written_layout);
         });
 }
 
 void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                   Clock::time_point t_submit, std::uint64_t work_value,
-                                  VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept {
+                                  VkSemaphoreSubmitInfo signal, VkImage worker_image,
+                                  VkImageLayout written_layout) noexcept {
     TaskInstance& instance = *job.instance;
     SlotResources& res = instance.slots[job.slot];
     auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
@@ -291,9 +347,6 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
     using Thread = Worker::Thread;
     worker.set_activity(Thread::Transfers, "submitting the transfer", job.generation);
     SlotTicket ticket;
-    const VkImageLayout written_layout = instance.transport->shares_images()
-                                             ? instance.workload->output().layout
-                                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     VkResult r = instance.transport->submit(job.slot, worker_image, written_layout, signal,
                                             res.primary_image.get(), res.primary_layout, ticket);
     // VK_NOT_READY: the transfer's queue to the primary is full for now; the worker work is
@@ -335,6 +388,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         SlotRecord& s = instance.ring[job.slot];
         s.work_value = work_value;
         s.worker_value = ticket.worker_value;
+        res.chain_layout = instance.transport->worker_layout_after(written_layout);
         s.primary_value = ticket.primary_value;
         s.times.worker_submit = t_submit;
         s.times.transfer_queued = t_queued;

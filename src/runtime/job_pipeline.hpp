@@ -2,7 +2,9 @@
 // under the task's mutex) takes a Free slot of the task's instance, assigns the job's generation
 // and copies its bytes: a lock and a copy, and for a task with inputs the submit of their copies
 // on the primary (task_inputs.hpp), never a wait on a GPU; the caller then queues the job on
-// the instance's worker. Before its work, the job thread sends the slot's inputs to the device. On
+// the instance's worker. Before its work, the job thread sends the slot's inputs to the device
+// and finds its chained inputs in place (task_chains.hpp: its batch waits for their producers'
+// hand-offs; a producer's job waits for the consumers that read its slot before). On
 // the worker's job thread, process_job() records the job (the job timer's first timestamp, the
 // workload's commands, the second timestamp, the layout the transfer wants) and submits it,
 // signalling the worker's work timeline; it then queues submit_transfer() on the worker's transfer
@@ -30,6 +32,7 @@
 #include "runtime/completion_tracker.hpp"
 #include "runtime/link_failures.hpp"
 #include "runtime/task.hpp"
+#include "runtime/task_chains.hpp"
 #include "runtime/task_inputs.hpp"
 #include "runtime/trace_log.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -59,9 +62,11 @@ public:
     // mutex; on Accepted it queues `job` on instance.worker once it released it.
     // With `inputs` (the instance's task has inputs; InputCopier::check passed), their copies
     // are submitted into the slot and `inputs_released` is the input timeline value they signal.
+    // With `chained` (hold_chained's holds for this job), the slot takes them over on Accepted.
     [[nodiscard]] Take take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes,
                             bool trial, WorkerJob& job, std::span<const InputImage> inputs = {},
-                            std::uint64_t* inputs_released = nullptr) noexcept;
+                            std::uint64_t* inputs_released = nullptr,
+                            std::vector<ChainedRead>* chained = nullptr) noexcept;
     // The job thread's part: records and submits the job's work, then queues submit_transfer
     // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;
@@ -71,7 +76,8 @@ public:
 private:
     void submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                          Clock::time_point t_submit, std::uint64_t work_value,
-                         VkSemaphoreSubmitInfo signal, VkImage worker_image) noexcept;
+                         VkSemaphoreSubmitInfo signal, VkImage worker_image,
+                         VkImageLayout written_layout) noexcept;
     // The worker is lost for `reason` and the job's slot retires.
     void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
     // The job's workload failed (`why`): its slot goes back to Free and the task counts it.

@@ -40,6 +40,9 @@ public:
         out.primary_value = ticket.primary_value;
         return r;
     }
+    VkImageLayout worker_layout_after(VkImageLayout worker_layout) const noexcept override {
+        return m_link.worker_layout_after(worker_layout);
+    }
     VkSemaphore worker_semaphore() const noexcept override {
         return m_link.worker_timeline().handle();
     }

@@ -78,6 +78,9 @@ public:
         return VK_SUCCESS;
     }
 
+    VkImageLayout worker_layout_after(VkImageLayout /*worker_layout*/) const noexcept override {
+        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
     VkSemaphore worker_semaphore() const noexcept override { return m_timeline.handle(); }
     VkSemaphore primary_semaphore() const noexcept override { return m_timeline.handle(); }
     VkResult primary_value(std::uint64_t& out) const noexcept override {

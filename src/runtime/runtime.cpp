@@ -42,6 +42,8 @@ const char* to_string(TaskError error) noexcept {
         return "not measured";
     case TaskError::BadInputs:
         return "bad inputs";
+    case TaskError::ChainBroken:
+        return "chain broken";
     }
     return "?";
 }

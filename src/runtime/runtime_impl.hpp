@@ -11,6 +11,7 @@
 //                                              retiring what left use, the shutdown drain
 //   LeaseTable        (lease_table.hpp)        leases on an instance's outputs
 //   InputCopier       (task_inputs.hpp)        a submit's inputs copied on the primary
+//   chains            (task_chains.hpp)        inputs that are other tasks' outputs, in place
 //   LinkFailures      (link_failures.hpp)      the paths' health, a link whose path failed
 //   LinkFallback      (link_fallback.hpp)      a task whose path failed, prepared again
 //   Scheduler         (scheduler.hpp)          where auto tasks run, trial jobs, calibration
@@ -19,10 +20,12 @@
 // checks the task's state once, under its mutex), makes instances, and sequences start-up and
 // shutdown (runtime_impl.cpp).
 //
-// Lock order: the schedule lock (scheduler, fallback, registration) is the outermost; then one
-// task's mutex; then one of its instances' mutexes; then a worker's queue lock or the
-// preparer's lock. The application's per-frame calls never take the schedule lock (pump only
-// tries it), so they never wait for a registration or a calibration on another thread.
+// Lock order: the chain lock (a reconfigure that makes chains: their check and links); then
+// the schedule lock (scheduler, fallback, registration); then one task's mutex; then one of its
+// instances' mutexes (a consumer's may be followed by a producer's instance mutex: chains have
+// no cycles); then a worker's queue lock or the preparer's lock. The application's per-frame calls
+// never take the schedule lock (pump only tries it), so they never wait for a registration or a
+// calibration on another thread.
 //
 // Nothing the application thread calls (submit, pump, acquire, release, stats, unregister)
 // reads, waits on or locks against a worker's device: worker progress arrives through the
@@ -51,6 +54,7 @@
 #include "runtime/lease_table.hpp"
 #include "runtime/link_failures.hpp"
 #include "runtime/task.hpp"
+#include "runtime/task_chains.hpp"
 #include "runtime/task_inputs.hpp"
 #include "runtime/task_preparer.hpp"
 #include "runtime/task_stats.hpp"
@@ -162,10 +166,31 @@ private:
     [[nodiscard]] Worker& place(const TaskDesc& desc) const;
     // A live task's id is unknown once unregistered: null for both.
     [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
+    // What a submit saw of a chained task before it held its producers' slots.
+    struct ChainPeek {
+        bool chained = false;
+        const Worker* worker = nullptr;
+        std::uint64_t generation = 0; // the generation the holds are for
+    };
     // The application's submit on the task (its mutex held): the once-per-call state check.
+    // `holds` (hold_chained's, for `chain`): the job's slot takes them over when accepted.
     [[nodiscard]] SubmitResult submit_locked(Task& task, std::span<const std::byte> bytes,
-                                             std::span<const InputImage> inputs,
-                                             WorkerJob& job) noexcept;
+                                             std::span<const InputImage> inputs, WorkerJob& job,
+                                             const ChainPeek& chain,
+                                             std::vector<ChainedRead>& holds) noexcept;
+    // Where a task with `producers` (check_chain's) runs: their device, which must be one and,
+    // for a manual placement, the one it names (Error with a sentence otherwise). nullopt
+    // without producers. Holds no lock but each producer's mutex in turn.
+    [[nodiscard]] std::optional<std::uint32_t>
+    chain_device(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers) const;
+    // Makes each of `producers` a producer: its jobs leave their image readable in place, the
+    // scheduler moves it no more (a pending move is cancelled) and it keeps what `cursor` (a
+    // matching consumer's) has not read. Caller holds no task's mutex.
+    void link_producers(const std::vector<std::shared_ptr<Task>>& producers,
+                        const std::shared_ptr<ChainCursor>& cursor);
+    // Reconfigure's part under the task's mutex. Throws Error or std::bad_alloc.
+    void reconfigure_locked(Task& task, const TaskDesc& desc,
+                            std::optional<std::uint32_t> with_producers);
 
     // Declared in dependency order: destroyed (should a constructor throw) workers first, then
     // the parts, then the timeline and the devices they use, the instance last, the logger after
@@ -196,6 +221,9 @@ private:
     // The schedule lock: the scheduler, the fallback and registration, one at a time; pump()
     // only tries it. m_all is every task registered and not yet seen unregistered by a step.
     mutable std::mutex m_schedule;
+    // The chain lock: one reconfigure that makes chains at a time, so that two of them cannot
+    // close a cycle between them (check_chain).
+    std::mutex m_chains;
     std::unique_ptr<Scheduler> m_scheduler;
     std::unique_ptr<LinkFallback> m_fallback;
     std::vector<std::shared_ptr<Task>> m_all;

@@ -12,7 +12,7 @@
 // WorkerInFlight: worker GPU work submitted. Transferring: worker work observed complete, copy
 // to the primary pending. Ready: primary copy complete, no read pending. Leased: leased, or a
 // release whose primary value has not been observed yet. Recycle (Ready -> Free) happens only
-// when the slot is not the published output.
+// when the slot is not the published output and no chain's consumer reads or awaits it.
 #pragma once
 
 #include <chrono>
@@ -70,6 +70,14 @@ struct SlotRecord {
     bool published = false;          // this slot holds the task's published output
     bool worker_done_seen = false;
     bool trial = false; // a job Tandem runs to measure the task: never published
+    // Chains (runtime/task_chains.hpp): consumer jobs that may still read the slot's output (it
+    // is neither taken nor recycled meanwhile); the newest work value of those that completed
+    // (the slot's next job waits for it); whether recycling it waits for them or for a matching
+    // consumer; whether its job's work was submitted (a consumer's job thread asks).
+    std::uint32_t chain_reads = 0;
+    std::uint64_t chain_read_done = 0;
+    bool chain_kept = false;
+    bool work_submitted = false;
     SlotTimes times;
 };
 
@@ -85,8 +93,8 @@ public:
         return m_slots[i];
     }
 
-    // Takes the lowest Free slot (Free -> Recording), or nullopt when none is Free: then
-    // nothing changed.
+    // Takes the lowest Free slot no chain's consumer reads (Free -> Recording), or nullopt when
+    // there is none: then nothing changed.
     [[nodiscard]] std::optional<std::uint32_t> try_take_free() noexcept;
 
     // Applies `event` to slot `i`; false (and no change) when the transition is not allowed.

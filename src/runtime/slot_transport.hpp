@@ -98,6 +98,11 @@ public:
                                           VkImageLayout primary_layout,
                                           SlotTicket& out) noexcept = 0;
 
+    // The layout the worker image is in once a submit's worker_value is reached, given the layout
+    // it was submitted in; the transport leaves it there until the slot is written again (what
+    // a chain's consumer on the same device reads it in).
+    [[nodiscard]] virtual VkImageLayout
+    worker_layout_after(VkImageLayout worker_layout) const noexcept = 0;
     [[nodiscard]] virtual VkSemaphore worker_semaphore() const noexcept = 0;
     [[nodiscard]] virtual VkSemaphore primary_semaphore() const noexcept = 0;
     // Completed value of primary_semaphore(); non-blocking.

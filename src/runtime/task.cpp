@@ -45,7 +45,9 @@ void Task::retire(TaskInstance* instance) {
 void Task::adopt_shape(const TaskDesc& shape_desc) {
     desc = shape_desc;
     shape = workload_shape(shape_desc);
-    automatic = shape_desc.placement.kind == PlacementKind::Auto;
+    // A chain stays where it was placed (runtime/task_chains.hpp).
+    automatic = shape_desc.placement.kind == PlacementKind::Auto && producers.empty() &&
+                !feeds_chain.load(std::memory_order_relaxed);
 }
 
 WorkloadShape workload_shape(const TaskDesc& desc) {
@@ -59,6 +61,17 @@ WorkloadShape workload_shape(const TaskDesc& desc) {
     shape.work = desc.cost.work;
     shape.content = desc.cost.content;
     return shape;
+}
+
+bool Task::chain_wants(std::uint64_t generation) const noexcept {
+    for (const auto& consumer : matching_consumers) {
+        // Acquire: pairs with the consumer's release of `next` after it took its hold.
+        if (consumer->live.load(std::memory_order_acquire) &&
+            generation >= consumer->next.load(std::memory_order_acquire)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace tandem::detail

@@ -37,6 +37,16 @@ namespace tandem::detail {
 // Why the pending instance is being prepared.
 enum class PendingKind { Move, Fallback, Reconfigure };
 
+// A matching consumer's next generation (tandem/input.hpp, Chains), shared with its producers:
+// they keep their generations from `next` on until it read them. Atomics: the consumer's submit
+// writes it under its own task's mutex, a producer's completion pass reads it under the
+// producer's (release/acquire: a producer that sees `next` past a generation sees the hold the
+// consumer took on it before).
+struct ChainCursor {
+    std::atomic<std::uint64_t> next{1};
+    std::atomic<bool> live{true};
+};
+
 // Counters of instances that left the task (summed into its statistics).
 struct RetiredCounters {
     std::uint64_t ready = 0;
@@ -96,6 +106,22 @@ struct Task {
     std::vector<std::byte> snapshot;
     bool has_snapshot = false;
     bool external_execute = false; // the application reports execute times itself
+
+    // Chains (runtime/task_chains.hpp). The producers its newest shape reads (the cycle check
+    // walks them under the runtime's chain lock); as a matching consumer, its cursor; as a
+    // producer, its matching consumers' cursors and whether a consumer reads its outputs in
+    // place (its jobs then leave their image readable by them: set once, read by its jobs).
+    std::vector<TaskId> producers;
+    std::shared_ptr<ChainCursor> cursor;
+    std::vector<std::shared_ptr<ChainCursor>> matching_consumers;
+    std::atomic<bool> feeds_chain{false};
+    // How its inputs travelled (TaskStats::input_copies, input_sends, chained_reads).
+    std::uint64_t input_copies = 0;
+    std::uint64_t chained_reads = 0;
+    std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
+
+    // True while a live matching consumer has not read `generation` yet. Caller holds mutex.
+    [[nodiscard]] bool chain_wants(std::uint64_t generation) const noexcept;
 
     // The usable instance on `device` (not link-failed), if any. Caller holds mutex.
     [[nodiscard]] TaskInstance* on(std::uint32_t device) const noexcept;

@@ -9,6 +9,7 @@
 #include "runtime/link_fallback.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "runtime/scheduler.hpp"
+#include "runtime/task_chains.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -42,9 +43,113 @@ std::shared_ptr<Task> RuntimeImpl::live(TaskId id) const {
     return task;
 }
 
-TaskId RuntimeImpl::register_task(const TaskDesc& desc, bool wait) {
-    (void)check_description(desc);
-    const bool automatic = desc.placement.kind == PlacementKind::Auto;
+std::optional<std::uint32_t>
+RuntimeImpl::chain_device(const TaskDesc& desc,
+                          const std::vector<std::shared_ptr<Task>>& producers) const {
+    if (producers.empty()) {
+        return std::nullopt;
+    }
+    std::optional<std::uint32_t> device;
+    std::string first;
+    for (const auto& producer : producers) {
+        std::lock_guard lock(producer->mutex);
+        if (producer->active == nullptr) {
+            throw Error("Task '" + desc.name + "' reads task '" + producer->desc.name +
+                            "', which could not be placed",
+                        "Register the producer again, then its consumer");
+        }
+        const std::uint32_t at = producer->active->device();
+        if (device && *device != at) {
+            throw Error("Task '" + desc.name + "' reads '" + first + "' on adapter " +
+                            std::to_string(*device) + " and '" + producer->desc.name +
+                            "' on adapter " + std::to_string(at) +
+                            ": a chain across two devices is not carried yet",
+                        "Place the producers of one task on one device");
+        }
+        device = at;
+        first = producer->desc.name;
+    }
+    const Placement& p = desc.placement;
+    const Worker* own = worker_of(*device);
+    const bool on_a_worker = own != m_workers[0].get();
+    if (p.kind == PlacementKind::Auto ||
+        (p.kind == PlacementKind::Worker && !p.worker && on_a_worker)) {
+        return device; // placed as a unit: with its producer
+    }
+    const std::uint32_t placed = place(desc).device().info().index;
+    if (placed != *device) {
+        throw Error("Task '" + desc.name + "' is placed on adapter " + std::to_string(placed) +
+                        " and its producer '" + first + "' runs on adapter " +
+                        std::to_string(*device) + ": a chain across two devices is not carried yet",
+                    "Place it auto (it goes with its producer) or on its producer's device");
+    }
+    return device;
+}
+
+void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
+                                 const std::shared_ptr<ChainCursor>& cursor) {
+    for (const auto& producer : producers) {
+        std::lock_guard lock(producer->mutex);
+        // Release: its next job sees the flag with everything registration wrote.
+        producer->feeds_chain.store(true, std::memory_order_release);
+        producer->automatic = false; // a chain stays together: the scheduler moves neither
+        if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
+            TaskInstance* move = producer->pending;
+            producer->retire(move);
+            if (move->preparing()) {
+                (void)m_preparer->cancel(*move);
+            }
+        }
+        auto& cursors = producer->matching_consumers;
+        cursors.erase(
+            std::remove_if(cursors.begin(), cursors.end(),
+                           [](const auto& c) { return !c->live.load(std::memory_order_relaxed); }),
+            cursors.end());
+        if (cursor && std::find(cursors.begin(), cursors.end(), cursor) == cursors.end()) {
+            cursors.push_back(cursor);
+        }
+    }
+}
+
+namespace {
+
+// The producers' ids of `desc`'s chained inputs, and a cursor when one of them reads in step
+// (ChainMode::Matching) starting at `next`.
+std::vector<TaskId> producer_ids(const TaskDesc& desc) {
+    std::vector<TaskId> out;
+    for (const TaskInputDesc& in : desc.inputs) {
+        if (in.producer) {
+            out.push_back(in.producer);
+        }
+    }
+    return out;
+}
+
+std::shared_ptr<ChainCursor> matching_cursor(const TaskDesc& desc, std::uint64_t next) {
+    for (const TaskInputDesc& in : desc.inputs) {
+        if (in.producer && in.chain == ChainMode::Matching) {
+            auto cursor = std::make_shared<ChainCursor>();
+            cursor->next.store(next, std::memory_order_relaxed); // published by the task's lock
+            return cursor;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
+    (void)check_description(given);
+    TaskDesc desc = given;
+    // Chains: checked (their sizes resolved) and placed with their producers. No lock: a task
+    // being registered cannot close a cycle, since no other task can name it yet.
+    std::vector<std::shared_ptr<Task>> producers;
+    if (has_chain(desc)) {
+        producers = check_chain(m_tasks, desc, TaskId{});
+    }
+    const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
+    const bool automatic = desc.placement.kind == PlacementKind::Auto && !with_producers;
+    const std::shared_ptr<ChainCursor> cursor = matching_cursor(desc, 1);
     std::shared_ptr<Task> task;
     TaskInstance* first = nullptr;
     {
@@ -61,7 +166,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc, bool wait) {
                                           automatic);
         });
         try {
-            std::optional<std::uint32_t> device;
+            std::optional<std::uint32_t> device = with_producers;
             if (automatic) {
                 device = m_scheduler->place_new(m_all, *task);
             }
@@ -69,6 +174,8 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc, bool wait) {
             first = &add_instance(*task, desc, device);
             first->trial = false;
             task->active = first;
+            task->producers = producer_ids(desc);
+            task->cursor = cursor;
             task->keep_snapshot.store(automatic && m_scheduler->measures(),
                                       std::memory_order_relaxed);
         } catch (...) {
@@ -76,6 +183,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& desc, bool wait) {
             throw;
         }
         m_all.push_back(task);
+        link_producers(producers, cursor); // no task's mutex held
         if (!automatic) {
             m_scheduler->refresh(m_all); // its load counts in the next decisions' explanation
         }
@@ -103,6 +211,9 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     task->live = false;
     task->active = nullptr;
     task->pending = nullptr;
+    if (task->cursor) {
+        task->cursor->live.store(false, std::memory_order_release); // its producers keep no more
+    }
     // Everything leaves use; the completion thread frees each instance once quiescent and the
     // GPU passed it, and then the task leaves the table.
     while (!task->instances.empty()) {
@@ -121,20 +232,51 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     return TaskError::None;
 }
 
-TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& desc) {
-    (void)check_description(desc);
+TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
+    (void)check_description(given);
     const std::shared_ptr<Task> task = m_tasks.find(id);
     if (!task) {
         return TaskError::UnknownTask;
     }
-    std::lock_guard lock(task->mutex);
-    if (!task->live) {
-        return TaskError::UnknownTask;
+    TaskDesc desc = given;
+    // Two reconfigures at once could close a cycle between them: one at a time for chains.
+    std::unique_lock chains(m_chains, std::defer_lock);
+    if (has_chain(desc)) {
+        chains.lock();
     }
-    // Where the new shape goes: a manual placement's device, else where the task runs now (the
-    // scheduler moves it later if that pays).
-    std::optional<std::uint32_t> device;
-    if (desc.placement.kind == PlacementKind::Auto && task->active != nullptr) {
+    const std::vector<std::shared_ptr<Task>> producers = check_chain(m_tasks, desc, id);
+    const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
+    std::shared_ptr<ChainCursor> cursor;
+    {
+        std::lock_guard lock(task->mutex);
+        if (!task->live) {
+            return TaskError::UnknownTask;
+        }
+        // Its newest shape's producers before the shape is adopted (a chain is not automatic).
+        std::vector<TaskId> before = producer_ids(desc);
+        task->producers.swap(before);
+        try {
+            reconfigure_locked(*task, desc, with_producers);
+        } catch (...) {
+            task->producers.swap(before);
+            throw;
+        }
+        if (task->cursor) {
+            task->cursor->live.store(false, std::memory_order_release);
+        }
+        task->cursor = cursor = matching_cursor(desc, task->generations + 1);
+    }
+    link_producers(producers, cursor);
+    return TaskError::None;
+}
+
+void RuntimeImpl::reconfigure_locked(Task& t, const TaskDesc& desc,
+                                     std::optional<std::uint32_t> with_producers) {
+    Task* task = &t;
+    // Where the new shape goes: its producers' device, a manual placement's, else where the
+    // task runs now (the scheduler moves it later if that pays).
+    std::optional<std::uint32_t> device = with_producers;
+    if (!device && desc.placement.kind == PlacementKind::Auto && task->active != nullptr) {
         device = task->active->device();
     }
     // A move, a fallback or an earlier reconfiguration still being prepared is superseded.
@@ -159,17 +301,17 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& desc) {
         task->active = &next;
         task->adopt_shape(desc);
         ++task->reconfigurations;
-        return TaskError::None;
+        return;
     }
     task->pending = &next;
     task->pending_kind = PendingKind::Reconfigure;
     task->reconfigure_error.clear();
-    return TaskError::None;
 }
 
 SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> bytes,
-                                        std::span<const InputImage> inputs,
-                                        WorkerJob& job) noexcept {
+                                        std::span<const InputImage> inputs, WorkerJob& job,
+                                        const ChainPeek& chain,
+                                        std::vector<ChainedRead>& holds) noexcept {
     try {
         if (!task.live) {
             return failed(TaskError::UnknownTask, unknown_task(task.id));
@@ -238,12 +380,24 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             ++task.failed;
             return failed(TaskError::BadInputs, std::move(why));
         }
+        // Chains: the holds were taken for this instance's next generation; anything that
+        // changed since (another thread's submit, a new shape) is asked again.
+        if (has_chain(instance->desc) && (!chain.chained || chain.worker != instance->worker ||
+                                          chain.generation != task.generations + 1)) {
+            ++task.busy;
+            SubmitResult busy;
+            busy.status = SubmitStatus::Busy;
+            busy.reason = "task '" + task.desc.name + "' changed while its chain was read";
+            return busy;
+        }
         if (task.keep_snapshot.load(std::memory_order_relaxed)) {
             task.snapshot.assign(bytes.begin(), bytes.end());
             task.has_snapshot = true;
         }
         std::uint64_t inputs_released = 0;
-        switch (m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released)) {
+        const std::size_t chained_reads = holds.size();
+        switch (
+            m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released, &holds)) {
         case JobPipeline::Take::Busy: {
             ++task.busy;
             SubmitResult busy;
@@ -262,6 +416,15 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             break;
         }
         ++task.accepted;
+        task.chained_reads += chained_reads;
+        if (!instance->inputs.empty()) {
+            ++task.input_copies;
+        }
+        if (task.cursor) {
+            // Release: its producers keep nothing older once they see it (the hold on this
+            // generation was taken before).
+            task.cursor->next.store(job.generation + 1, std::memory_order_release);
+        }
         SubmitResult out;
         out.status = SubmitStatus::Accepted;
         out.generation = job.generation;
@@ -290,10 +453,53 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
     }
     WorkerJob job;
     SubmitResult out;
+    // Chains: the producers' slots are held before the task's own mutex is taken (never two
+    // tasks' mutexes at once), for the generation this submit would get.
+    ChainPeek chain;
+    std::vector<ChainedRead> holds;
+    try {
+        std::string name;
+        std::vector<TaskInputDesc> chain_inputs;
+        {
+            std::lock_guard lock(task->mutex);
+            const TaskInstance* active = task->active;
+            if (task->live && active != nullptr && active->prepared() && has_chain(active->desc)) {
+                chain.chained = true;
+                chain.worker = active->worker;
+                chain.generation = task->generations + 1;
+                name = active->desc.name;
+                chain_inputs = active->desc.inputs;
+            }
+        }
+        if (chain.chained) {
+            const ChainHold held =
+                hold_chained(m_tasks, name, chain_inputs, chain.worker, chain.generation, holds);
+            if (held.status != ChainHold::Status::Held) {
+                std::lock_guard lock(task->mutex);
+                if (held.status == ChainHold::Status::Broken) {
+                    ++task->failed;
+                    if (task->cursor) {
+                        // It cannot read in step now: its producers keep nothing more for it.
+                        task->cursor->live.store(false, std::memory_order_release);
+                    }
+                    return failed(TaskError::ChainBroken, held.reason);
+                }
+                ++task->busy;
+                out.status = held.status == ChainHold::Status::Busy ? SubmitStatus::Busy
+                                                                    : SubmitStatus::Preparing;
+                out.reason = held.reason;
+                return out;
+            }
+        }
+    } catch (...) {
+        release_chained(holds, 0);
+        return failed(TaskError::OutOfMemory, std::string());
+    }
     {
         std::lock_guard lock(task->mutex);
-        out = submit_locked(*task, bytes, inputs, job);
+        out = submit_locked(*task, bytes, inputs, job, chain, holds);
     }
+    release_chained(holds, 0); // those the job's slot did not take over
     if (out.accepted()) {
         job.instance->worker->enqueue(job);
     }

@@ -5,6 +5,7 @@
 
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
+#include "runtime/task.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -53,11 +54,19 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
 }
 
 void prepare_inputs(TaskInstance& instance, const Device& primary,
-                    std::span<const TaskInputDesc> inputs, const InputLinkFactory& make_link) {
+                    std::span<const TaskInputDesc> all, const InputLinkFactory& make_link) {
+    // The application's inputs only: chained ones are read in place (task_chains.hpp).
+    InstanceInputs& in = instance.inputs;
+    std::vector<TaskInputDesc> inputs;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (!all[i].producer) {
+            inputs.push_back(all[i]);
+            in.declared.push_back(i);
+        }
+    }
     if (inputs.empty()) {
         return;
     }
-    InstanceInputs& in = instance.inputs;
     const std::string base = instance.worker->device().label() + " " + instance.desc.name;
     if (!instance.same_device) {
         for (const TaskInputDesc& input : inputs) {
@@ -102,19 +111,25 @@ InputCopier::InputCopier(const Device& primary)
     : m_primary(primary), m_timeline(primary, "tandem input timeline") {}
 
 std::string InputCopier::check(const TaskInstance& instance, std::span<const InputImage> inputs) {
-    const std::size_t declared = instance.desc.inputs.size();
-    if (inputs.size() != declared) {
-        return "task '" + instance.desc.name + "' declares " + std::to_string(declared) +
-               " input(s) and the submit named " + std::to_string(inputs.size());
+    const std::vector<std::size_t>& declared = instance.inputs.declared;
+    if (inputs.size() != declared.size()) {
+        const std::size_t chained = instance.desc.inputs.size() - declared.size();
+        return "task '" + instance.desc.name + "' declares " + std::to_string(declared.size()) +
+               " input(s)" +
+               (chained > 0 ? " of the application's (and " + std::to_string(chained) +
+                                  " chained, never named at submit)"
+                            : std::string()) +
+               " and the submit named " + std::to_string(inputs.size());
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& name = instance.desc.inputs[declared[i]].name;
         if (inputs[i].image == VK_NULL_HANDLE) {
-            return "input '" + instance.desc.inputs[i].name + "' of task '" + instance.desc.name +
+            return "input '" + name + "' of task '" + instance.desc.name +
                    "' names no image (VK_NULL_HANDLE)";
         }
         if (inputs[i].layout == VK_IMAGE_LAYOUT_UNDEFINED ||
             inputs[i].layout == VK_IMAGE_LAYOUT_PREINITIALIZED) {
-            return "input '" + instance.desc.inputs[i].name + "' of task '" + instance.desc.name +
+            return "input '" + name + "' of task '" + instance.desc.name +
                    "' is in layout UNDEFINED: give the layout its writes leave it in";
         }
     }
@@ -244,13 +259,16 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
                 copies.submit_info(copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
                 image.target.get(), image.target_layout, ticket);
             if (r != VK_SUCCESS) {
-                why = "input '" + instance.desc.inputs[i].name + "' could not be sent to " +
-                      instance.worker->label() + " on " + in.links[i]->path_name() + ": " +
+                why = "input '" + instance.desc.inputs[in.declared[i]].name +
+                      "' could not be sent to " + instance.worker->label() + " on " +
+                      in.links[i]->path_name() + ": " +
                       (in.links[i]->failed() ? in.links[i]->error()
                                              : std::string(tandem::to_string(r)));
                 return r;
             }
             image.to_send = false;
+            // Relaxed: a counter for statistics, ordering nothing.
+            instance.owner->input_sends.fetch_add(1, std::memory_order_relaxed);
             image.target_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
             image.source_free = ticket.worker_value;
             image.arrived = ticket.primary_value;
@@ -279,19 +297,18 @@ bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept {
 }
 
 std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot) {
-    std::vector<JobInput> out;
+    std::vector<JobInput> out(instance.desc.inputs.size());
     if (instance.inputs.empty()) {
         return out;
     }
-    for (const InputSlot& input : instance.inputs.slots[slot]) {
-        const Image& image = input.read();
-        JobInput j;
+    for (std::size_t i = 0; i < instance.inputs.declared.size(); ++i) {
+        const Image& image = instance.inputs.slots[slot][i].read();
+        JobInput& j = out[instance.inputs.declared[i]];
         j.image = image.get();
         j.view = image.view.get();
         j.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
         j.format = image.format;
         j.extent = image.extent;
-        out.push_back(j);
     }
     return out;
 }

@@ -43,7 +43,8 @@ namespace tandem::detail {
 inline constexpr std::size_t k_max_inputs = 8;
 [[nodiscard]] std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc);
 
-// Makes `instance`'s inputs (InstanceInputs) from `inputs` (resolved_inputs of its desc): on
+// Makes `instance`'s inputs (InstanceInputs) from the application's among `inputs`
+// (resolved_inputs of its desc; chained ones are read in place, runtime/task_chains.hpp): on
 // the primary one image per input and slot; elsewhere a link per input from `primary` to the
 // instance's device made by `make_link` (the preparer's: negotiation, self-test and the pair's
 // bridge for that direction) and each slot's two images from it. Preparation thread; throws
@@ -59,8 +60,9 @@ public:
     // The timeline the copies signal (Runtime::input_timeline).
     [[nodiscard]] const TimelineSemaphore& timeline() const noexcept { return m_timeline; }
 
-    // A sentence when `inputs` do not fit `instance` (their number, an image missing); empty
-    // when they do. Application's thread; never throws but for std::bad_alloc.
+    // A sentence when `inputs` do not fit `instance`'s application inputs (their number, an
+    // image missing); empty when they do. Application's thread; never throws but for
+    // std::bad_alloc.
     [[nodiscard]] static std::string check(const TaskInstance& instance,
                                            std::span<const InputImage> inputs);
     // False while the copy of `slot`'s last submit may still run (its command buffer is then
@@ -94,7 +96,8 @@ private:
 // submitted only after that). Non-blocking; true without such links.
 [[nodiscard]] bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
-// The job's inputs as its workload sees them (RecordContext::inputs).
+// The job's inputs as its workload sees them (RecordContext::inputs), one per declared input:
+// the application's filled in, the chained ones left for read_chained (task_chains.hpp).
 [[nodiscard]] std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot);
 
 } // namespace tandem::detail

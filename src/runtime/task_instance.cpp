@@ -2,7 +2,22 @@
 
 #include <algorithm>
 
+#include "runtime/task.hpp"
+
 namespace tandem::detail {
+
+void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
+    SlotRecord& s = instance.ring[slot];
+    const bool retired =
+        instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
+    if (!retired &&
+        (s.chain_reads > 0 || (!s.trial && instance.owner->chain_wants(s.generation)))) {
+        s.chain_kept = true;
+        return;
+    }
+    s.chain_kept = false;
+    (void)instance.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
+}
 
 TaskInstance::~TaskInstance() = default;
 
@@ -12,8 +27,13 @@ bool TaskInstance::quiescent() const noexcept {
     }
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         const SlotRecord& s = ring[i];
-        if (in_flight(s.state) || s.leases != 0) {
+        if (in_flight(s.state) || s.leases != 0 || s.chain_reads != 0) {
             return false;
+        }
+    }
+    for (const SlotResources& r : slots) {
+        if (!r.chained.empty()) {
+            return false; // a consumer's holds on its producers, released by the completion pass
         }
     }
     // The watcher still holds the jobs it has not reported; on a lost worker it may never

@@ -45,6 +45,16 @@
 namespace tandem::detail {
 
 struct Task;
+struct TaskInstance;
+
+// One chained input of one consumer job (runtime/task_chains.hpp): the producer's instance and
+// slot it holds (SlotRecord::chain_reads) and the generation in it.
+struct ChainedRead {
+    std::size_t input = 0; // its index in the consumer's TaskDesc::inputs
+    TaskInstance* producer = nullptr;
+    std::uint32_t slot = 0;
+    std::uint64_t generation = 0;
+};
 
 struct SlotResources {
     Image worker_image;  // empty when the transport shares images
@@ -52,6 +62,11 @@ struct SlotResources {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkImageLayout primary_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::vector<std::byte> snapshot;
+    // Chains: a consumer job's holds on its producers' slots (written by submit, copied by the
+    // job thread, released by the completion pass: all under the instance's mutex), and, on a
+    // producer, the layout its hand-off leaves the written image in (under the mutex).
+    std::vector<ChainedRead> chained;
+    VkImageLayout chain_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     [[nodiscard]] const Image& written() const noexcept {
         return worker_image.image ? worker_image : primary_image;
     }
@@ -77,7 +92,9 @@ struct InputSlot {
 // from `pool` on the primary's main family) on the application's thread, under the task's
 // mutex, and signal the runtime's input timeline to `copied[slot]`.
 struct InstanceInputs {
-    std::vector<std::vector<InputSlot>> slots; // [slot][input]
+    std::vector<std::vector<InputSlot>> slots; // [slot][application input]
+    // Each application input's index in TaskDesc::inputs (chained ones have no copies here).
+    std::vector<std::size_t> declared;
     // Declared after the images they move: destroyed before them.
     std::vector<std::unique_ptr<SlotTransport>> links;
     CommandPool pool;
@@ -174,8 +191,9 @@ struct TaskInstance {
     std::uint64_t completed_seen = 0;  // ready + superseded + trials_done at the last observation
     std::uint32_t trials_submitted = 0;
 
-    // Nothing on the host refers to it: preparation over, no slot in flight, no lease held, and
-    // the worker's watcher reported its last job (or the worker is lost: then it waits for the
+    // Nothing on the host refers to it: preparation over, no slot in flight, no lease held, no
+    // chain's consumer holding one of its slots nor a hold of its own on a producer's, and the
+    // worker's watcher reported its last job (or the worker is lost: then it waits for the
     // runtime's destruction). Caller holds mutex.
     [[nodiscard]] bool quiescent() const noexcept;
     // Leaving use: quiesces the transport (SlotTransport::quiesce) and returns the timeline
@@ -199,12 +217,10 @@ struct TaskInstance {
     return "worker submit " + worker.label();
 }
 
-// Ready -> Free, or Retired when the worker is lost or the instance's link failed. Caller holds
-// instance.mutex.
-inline void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
-    const bool retired =
-        instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
-    (void)instance.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
-}
+// Ready -> Free, or Retired when the worker is lost or the instance's link failed. A slot a
+// chain's consumer still reads, or whose generation a matching consumer has not read yet, stays
+// Ready (SlotRecord::chain_kept) until the completion pass finds it free of them. Caller holds
+// the instance's task's mutex and instance.mutex.
+void recycle(TaskInstance& instance, std::uint32_t slot) noexcept;
 
 } // namespace tandem::detail

@@ -131,7 +131,8 @@ void TaskPreparer::stop() noexcept {
 std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& task,
                                                                 TransportDesc& td) {
     const Device& device = task.worker->device();
-    const VkImageUsageFlags usage = task.workload->target_usage();
+    // Sampled too: a chain's consumer on the device reads the image in place (task_chains.hpp).
+    const VkImageUsageFlags usage = task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT;
     const auto slot_images = [&] {
         std::vector<SlotImages> out;
         for (std::uint32_t i = 0; i < task.desc.slots; ++i) {

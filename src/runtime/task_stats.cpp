@@ -60,6 +60,8 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
         p.transfer_path = instance.transport->path_name();
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();
+        } else if (!instance.desc.inputs.empty()) {
+            p.input_path = "chained"; // every input is another task's output, read in place
         }
         break;
     }
@@ -82,6 +84,10 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     s.stopped = task.stopped;
     s.moves = task.moves;
     s.reconfigurations = task.reconfigurations;
+    s.input_copies = task.input_copies;
+    // Relaxed: a counter, ordering nothing.
+    s.input_sends = task.input_sends.load(std::memory_order_relaxed);
+    s.chained_reads = task.chained_reads;
     if (!task.fallback_error.empty()) {
         s.preparation_error = task.fallback_error;
     } else if (!task.reconfigure_error.empty()) {

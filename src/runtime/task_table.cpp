@@ -1,13 +1,23 @@
 #include "runtime/task_table.hpp"
 
+#include <atomic>
 #include <limits>
 #include <mutex>
 
 namespace tandem::detail {
 
+namespace {
+
+// Tags of the process's runtimes, from 1 (0 is no runtime's: a default or hand-made TaskId).
+std::atomic<std::uint32_t> g_tags{0};
+
+} // namespace
+
+TaskTable::TaskTable() : m_tag(g_tags.fetch_add(1, std::memory_order_relaxed) + 1) {}
+
 std::shared_ptr<Task> TaskTable::find(TaskId id) const {
     std::shared_lock lock(m_mutex);
-    if (id.index >= m_entries.size()) {
+    if (id.runtime != m_tag || id.index >= m_entries.size()) {
         return nullptr;
     }
     const Entry& e = m_entries[id.index];
@@ -17,7 +27,7 @@ std::shared_ptr<Task> TaskTable::find(TaskId id) const {
 void TaskTable::remove(TaskId id) {
     std::shared_ptr<Task> gone; // destroyed outside the lock
     std::unique_lock lock(m_mutex);
-    if (id.index >= m_entries.size()) {
+    if (id.runtime != m_tag || id.index >= m_entries.size()) {
         return;
     }
     Entry& e = m_entries[id.index];

@@ -1,8 +1,10 @@
 // TaskTable: the runtime's tasks by TaskId, with no fixed capacity. An id is an index into the
 // table and the generation of that entry: when a task leaves the table its entry's generation
 // grows, so the old id never names another task (an entry whose generation would wrap is never
-// used again). A task stays in the table after it is unregistered, answering UnknownTask to
-// every call but release, until its last instance is retired; then remove() takes it out.
+// used again). Each table has a tag of its own (TaskId::runtime), so an id another runtime of the
+// process gave names no task here. A task stays in the table after it is unregistered, answering
+// UnknownTask to every call but release, until its last instance is retired; then remove() takes it
+// out.
 //
 // Threads: any. find() and snapshot() take a shared lock for a moment (no thread holds the
 // exclusive one for longer than a push or an erase); the Tasks are shared_ptrs, so a caller
@@ -21,6 +23,10 @@ namespace tandem::detail {
 
 class TaskTable {
 public:
+    TaskTable();
+    // The tag of this table's ids.
+    [[nodiscard]] std::uint32_t tag() const noexcept { return m_tag; }
+
     // A new entry for `make(id)`'s task. Throws what `make` throws, or std::bad_alloc; nothing
     // is added then.
     template <typename Make>
@@ -33,7 +39,7 @@ public:
         const auto index = reuse ? m_free.back() : static_cast<std::uint32_t>(m_entries.size() - 1);
         std::shared_ptr<Task> task;
         try {
-            task = make(TaskId{index, m_entries[index].generation});
+            task = make(TaskId{index, m_entries[index].generation, m_tag});
         } catch (...) {
             if (!reuse) {
                 m_entries.pop_back();
@@ -63,6 +69,7 @@ private:
         std::uint32_t generation = 1; // of the task it holds, or of the next one
         std::shared_ptr<Task> task;
     };
+    const std::uint32_t m_tag;
     mutable std::shared_mutex m_mutex;
     std::vector<Entry> m_entries;
     std::vector<std::uint32_t> m_free; // indices without a task

@@ -79,8 +79,10 @@ VkImageLayout BandRecorder::worker_layout_after(TransferPath path, VkImageLayout
     if (path == TransferPath::SameDevice) {
         return SameDevicePath::source_layout_after(worker_layout, same_image);
     }
-    if (path == TransferPath::ZeroCopy) {
-        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL; // handed over in the sampled layout
+    if (path == TransferPath::ZeroCopy ||
+        worker_layout == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+        // Handed over in the sampled layout, or copied and left in it (record_band).
+        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
     return copy_source_layout(worker_layout);
 }
@@ -145,6 +147,14 @@ VkResult BandRecorder::record_band(std::uint32_t slot_index, std::uint32_t b, Vk
     }
     m_path->record_worker_band(wcmd, slot_index, band, worker_image,
                                zero_copy ? worker_layout : copy_source_layout(worker_layout));
+    if (b + 1 == m_bands && !zero_copy &&
+        worker_layout == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+        // Submitted sampled (a chain's consumer samples it on the worker): left sampled, after
+        // every band's copy (earlier bands are earlier submissions on this queue).
+        image_barrier(wcmd, worker_image, copy_source_layout(worker_layout), worker_layout,
+                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
     if (m_timer != nullptr) {
         m_timer->write(wcmd, Side::Worker, slot_index, b, true);
     }

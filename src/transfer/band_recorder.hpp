@@ -50,7 +50,8 @@ public:
     // Bands per transfer: the layout's; 1 for the same-device and zero-copy paths.
     [[nodiscard]] std::uint32_t bands() const noexcept { return m_bands; }
     // Resets `slot`'s command pools and records one transfer of `worker_image` (in
-    // `worker_layout`) into `primary_image`. VK_SUCCESS or the failing call's result.
+    // `worker_layout`) into `primary_image`: an image in SHADER_READ_ONLY_OPTIMAL is copied and
+    // left in it. VK_SUCCESS or the failing call's result.
     [[nodiscard]] VkResult record(std::uint32_t slot, VkImage worker_image,
                                   VkImageLayout worker_layout, VkImage primary_image) noexcept;
     [[nodiscard]] const std::vector<VkCommandBuffer>& worker_cmds(std::uint32_t slot) const {

@@ -150,8 +150,9 @@ public:
                                            VkImageUsageFlags worker_usage = 0,
                                            VkImageUsageFlags primary_usage = 0) const;
     // Layout the worker image is in once worker_value is reached, given the layout it was
-    // submitted in: GENERAL stays GENERAL, anything else becomes TRANSFER_SRC_OPTIMAL
-    // (same-device path with one image, and zero copy: SHADER_READ_ONLY_OPTIMAL).
+    // submitted in: GENERAL and SHADER_READ_ONLY_OPTIMAL stay, anything else becomes
+    // TRANSFER_SRC_OPTIMAL (same-device path with one image, and zero copy:
+    // SHADER_READ_ONLY_OPTIMAL).
     [[nodiscard]] VkImageLayout worker_layout_after(VkImageLayout worker_layout,
                                                     bool same_image = false) const noexcept {
         return BandRecorder::worker_layout_after(m_path, worker_layout, same_image);

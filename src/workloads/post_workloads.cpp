@@ -185,6 +185,18 @@ private:
     detail::UpscalePass m_pass;
 };
 
+// Interpolation copies its inputs for the next job, changing their layout: a chained input (the
+// producer's own image, read in place) cannot be treated so.
+void expect_unchained(const WorkerContext& context) {
+    for (const TaskInputDesc& in : context.inputs) {
+        if (in.producer) {
+            throw Error("Task '" + context.task_name + "' (interpolate) has input '" + in.name +
+                            "' chained to another task's output",
+                        "Give an interpolate task the application's images as its inputs");
+        }
+    }
+}
+
 // Keeps the previous job's colour, depth and motion on the device (copied at the end of each
 // job, on the same queue, so the next job reads them after its own barrier).
 class InterpolateWorkload final : public PostWorkload {
@@ -196,7 +208,7 @@ public:
                                    {"motion", VK_FORMAT_R16G16_SFLOAT}}),
                     expect_task_size(context, "interpolate", 0),
                     expect_task_size(context, "interpolate", 1),
-                    expect_task_size(context, "interpolate", 2),
+                    expect_task_size(context, "interpolate", 2), expect_unchained(context),
                     device_of(context, "interpolate"))),
           m_pass(m_device, {context.width, context.height}, context.slots) {
         for (std::size_t i = 0; i < m_previous.size(); ++i) {

@@ -1,0 +1,301 @@
+#include "runtime/task_chains.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/resources.hpp"
+#include "sync/timeline_semaphore.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+std::string size_text(std::uint32_t width, std::uint32_t height) {
+    return std::to_string(width) + "x" + std::to_string(height);
+}
+
+std::string quoted(const std::string& name) {
+    return "'" + name + "'";
+}
+
+// A slot whose job was taken and has not failed: its output exists or will.
+bool readable(SlotState state) noexcept {
+    return state == SlotState::Recording || state == SlotState::WorkerInFlight ||
+           state == SlotState::Transferring || state == SlotState::Ready ||
+           state == SlotState::Leased;
+}
+
+} // namespace
+
+bool has_chain(const TaskDesc& desc) noexcept {
+    return std::any_of(desc.inputs.begin(), desc.inputs.end(),
+                       [](const TaskInputDesc& in) { return static_cast<bool>(in.producer); });
+}
+
+std::size_t application_inputs(const TaskDesc& desc) noexcept {
+    return static_cast<std::size_t>(
+        std::count_if(desc.inputs.begin(), desc.inputs.end(),
+                      [](const TaskInputDesc& in) { return !in.producer; }));
+}
+
+std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc& desc,
+                                               TaskId self) {
+    std::vector<std::shared_ptr<Task>> out;
+    for (TaskInputDesc& input : desc.inputs) {
+        if (!input.producer) {
+            continue;
+        }
+        const std::string what = "Input '" + input.name + "' of task '" + desc.name + "'";
+        std::shared_ptr<Task> producer = tasks.find(input.producer);
+        TaskDesc made;         // the producer's shape
+        std::uint64_t ran = 0; // the producer's generations so far
+        if (producer) {
+            std::lock_guard lock(producer->mutex);
+            if (!producer->live) {
+                producer.reset();
+            } else {
+                made = producer->desc;
+                ran = producer->generations;
+            }
+        }
+        if (!producer) {
+            throw Error(what + " names task " + to_string(input.producer) +
+                            " as its producer, which is not a live task of this runtime",
+                        "Name a task this runtime registered and has not unregistered (an id "
+                        "another runtime gave names no task here)");
+        }
+        if (input.format != made.format) {
+            throw Error(what + " has format " + format_name(input.format) + " and its producer '" +
+                            made.name + "' makes " + format_name(made.format),
+                        "Give a chained input its producer's output format");
+        }
+        if (!self && input.chain == ChainMode::Matching && ran > 0) {
+            // Its generation N reads the producer's N: from 1, so registered before the first.
+            throw Error(what + " reads in step with its producer '" + made.name +
+                            "', which already made " + std::to_string(ran) + " generation(s)",
+                        "Register a matching consumer before its producer's first submit, or "
+                        "read its newest output (ChainMode::Newest)");
+        }
+        input.width = input.width == 0 ? made.width : input.width;
+        input.height = input.height == 0 ? made.height : input.height;
+        if (input.width != made.width || input.height != made.height) {
+            throw Error(what + " is " + size_text(input.width, input.height) +
+                            " and its producer '" + made.name + "' makes " +
+                            size_text(made.width, made.height),
+                        "Give a chained input its producer's size, or 0 for it");
+        }
+        // A chain leading back to the task being reconfigured (at registration the task is
+        // new: nothing can name it yet). Depth first over the producers' producers.
+        if (self) {
+            std::vector<std::pair<TaskId, std::vector<std::string>>> stack{
+                {input.producer, {desc.name, made.name}}};
+            std::set<TaskId> seen;
+            while (!stack.empty()) {
+                auto [id, path] = std::move(stack.back());
+                stack.pop_back();
+                if (id == self) {
+                    std::string chain;
+                    for (const std::string& name : path) {
+                        chain += (chain.empty() ? "" : " -> ") + quoted(name);
+                    }
+                    throw Error(what + " would make a cycle: " + chain + " (each reads the next)",
+                                "A chain must not lead back to a task in it");
+                }
+                if (!seen.insert(id).second) {
+                    continue;
+                }
+                const std::shared_ptr<Task> t = tasks.find(id);
+                if (!t) {
+                    continue;
+                }
+                std::vector<TaskId> next;
+                std::vector<std::string> names;
+                {
+                    std::lock_guard lock(t->mutex);
+                    if (!t->live) {
+                        continue;
+                    }
+                    next = t->producers;
+                }
+                for (const TaskId n : next) {
+                    std::vector<std::string> longer = path;
+                    if (n == self) {
+                        longer.push_back(desc.name);
+                    } else if (const std::shared_ptr<Task> nt = tasks.find(n)) {
+                        std::lock_guard lock(nt->mutex);
+                        longer.push_back(nt->desc.name);
+                    }
+                    stack.emplace_back(n, std::move(longer));
+                }
+            }
+        }
+        out.push_back(std::move(producer));
+    }
+    return out;
+}
+
+ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
+                       std::span<const TaskInputDesc> inputs, const Worker* worker,
+                       std::uint64_t generation, std::vector<ChainedRead>& out) noexcept {
+    ChainHold answer;
+    const std::size_t first = out.size();
+    try {
+        for (std::size_t i = 0; i < inputs.size() && answer.status == ChainHold::Status::Held;
+             ++i) {
+            const TaskInputDesc& input = inputs[i];
+            if (!input.producer) {
+                continue;
+            }
+            const std::string who = "task '" + consumer + "'";
+            const std::shared_ptr<Task> producer = tasks.find(input.producer);
+            if (!producer) {
+                answer = {ChainHold::Status::Broken, who + " reads task " +
+                                                         to_string(input.producer) + " (input '" +
+                                                         input.name + "'), which was unregistered"};
+                break;
+            }
+            std::lock_guard task_lock(producer->mutex);
+            const std::string of = "its producer '" + producer->desc.name + "'";
+            TaskInstance* active = producer->active;
+            if (!producer->live) {
+                answer = {ChainHold::Status::Broken, who + " reads " + of + " (input '" +
+                                                         input.name + "'), which was unregistered"};
+                break;
+            }
+            if (active == nullptr || active->preparing()) {
+                answer = {ChainHold::Status::Preparing, of + " is being prepared"};
+                break;
+            }
+            if (!active->prepared() || active->link_failed.load(std::memory_order_acquire) ||
+                active->worker->lost()) {
+                answer = {ChainHold::Status::Broken, who + " cannot read " + of +
+                                                         ": it cannot run on " +
+                                                         active->worker->label()};
+                break;
+            }
+            if (active->worker != worker) {
+                answer = {ChainHold::Status::Broken,
+                          who + " runs on " + worker->label() + " and " + of + " on " +
+                              active->worker->label() +
+                              ": a chain across two devices is not carried yet"};
+                break;
+            }
+            if (active->desc.format != input.format || active->desc.width != input.width ||
+                active->desc.height != input.height) {
+                answer = {ChainHold::Status::Broken,
+                          of + " makes " + format_name(active->desc.format) + " " +
+                              size_text(active->desc.width, active->desc.height) + " now and " +
+                              who + "'s input '" + input.name + "' is " +
+                              format_name(input.format) + " " +
+                              size_text(input.width, input.height) +
+                              ": reconfigure one to match the other"};
+                break;
+            }
+            std::lock_guard lock(active->mutex);
+            std::optional<std::uint32_t> slot;
+            std::uint64_t newest = 0;
+            for (std::uint32_t s = 0; s < active->ring.size(); ++s) {
+                const SlotRecord& r = active->ring[s];
+                if (r.trial || !readable(r.state)) {
+                    continue;
+                }
+                if (input.chain == ChainMode::Matching ? r.generation == generation
+                                                       : r.generation > newest) {
+                    slot = s;
+                    newest = r.generation;
+                }
+            }
+            if (!slot) {
+                if (input.chain == ChainMode::Newest) {
+                    answer = {ChainHold::Status::Busy, of + " has no output yet"};
+                } else if (producer->generations < generation) {
+                    answer = {ChainHold::Status::Busy, who + " waits for generation " +
+                                                           std::to_string(generation) + " of " +
+                                                           of};
+                } else {
+                    answer = {ChainHold::Status::Broken,
+                              "generation " + std::to_string(generation) + " of " + of +
+                                  " is no longer held (it is at " +
+                                  std::to_string(producer->generations) + "): " + who +
+                                  " reads in step with it only when registered before it ran "
+                                  "ahead; ChainMode::Newest reads its newest"};
+                }
+                break;
+            }
+            ++active->ring[*slot].chain_reads;
+            out.push_back(ChainedRead{i, active, *slot, active->ring[*slot].generation});
+        }
+    } catch (...) {
+        answer = {ChainHold::Status::Broken, std::string()}; // out of memory for a sentence
+    }
+    if (answer.status != ChainHold::Status::Held) {
+        std::vector<ChainedRead> taken(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+        out.resize(first);
+        release_chained(taken, 0);
+    }
+    return answer;
+}
+
+void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexcept {
+    for (const ChainedRead& read : reads) {
+        std::lock_guard lock(read.producer->mutex);
+        SlotRecord& s = read.producer->ring[read.slot];
+        --s.chain_reads;
+        s.chain_read_done = std::max(s.chain_read_done, done);
+    }
+    reads.clear();
+}
+
+VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInput>& inputs,
+                      std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why) noexcept {
+    try {
+        for (const ChainedRead& read : reads) {
+            TaskInstance& producer = *read.producer;
+            std::lock_guard lock(producer.mutex);
+            const SlotRecord& s = producer.ring[read.slot];
+            const std::string of = "generation " + std::to_string(read.generation) +
+                                   " of its producer '" + producer.desc.name + "'";
+            if (s.generation != read.generation || s.state == SlotState::Free ||
+                s.state == SlotState::Retired) {
+                why = of + " failed, so it has nothing to read";
+                return VK_ERROR_UNKNOWN;
+            }
+            if (s.state == SlotState::Recording) {
+                if (s.work_submitted) {
+                    return VK_NOT_READY; // its hand-off is being submitted on the transfer thread
+                }
+                // One job thread per device, in submit order: the producer's job is behind this
+                // one (the two were submitted from two threads at once).
+                why = of + " was queued after it: submit the producer first";
+                return VK_ERROR_UNKNOWN;
+            }
+            // The hand-off's worker side read the image and left it in chain_layout (sampled:
+            // the producer's job asked for it); nothing writes it again while the hold lasts.
+            const SlotResources& res = producer.slots[read.slot];
+            if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+                why = of + " was left in a layout it cannot be sampled in by " +
+                      producer.transport->path_name();
+                return VK_ERROR_UNKNOWN;
+            }
+            waits.push_back(semaphore_submit_info(producer.transport->worker_semaphore(),
+                                                  s.worker_value,
+                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            const Image& image = res.written();
+            JobInput& in = inputs.at(read.input);
+            in.image = image.get();
+            in.view = image.view.get();
+            in.layout = res.chain_layout;
+            in.format = image.format;
+            in.extent = image.extent;
+            in.chained = true;
+            in.generation = read.generation;
+        }
+    } catch (...) {
+        why = "out of memory reading its chained inputs";
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return VK_SUCCESS;
+}
+
+} // namespace tandem::detail

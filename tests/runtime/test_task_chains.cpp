@@ -1,0 +1,465 @@
+// Task chains (tandem/input.hpp, Chains) through the public API: a task whose input is another
+// task's output. On one device (the primary, a worker, over the pair's copy paths and zero copy)
+// the consumer reads the producer's image in place: nothing is copied or sent for it (the task's
+// input counters), and in matching mode the consumer's generation N holds exactly what the
+// producer's generation N made, even when the producer ran ahead. A consumer placed auto goes
+// with its producer. Refusals at registration and reconfigure say what was wrong; a producer
+// unregistered under a consumer fails the consumer's submits with a sentence. On lavapipe opened
+// three times, under the fixture's validation (synchronisation validation in the test job).
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "runtime_fixture.hpp"
+#include "tandem/post.hpp"
+
+namespace tandem::test {
+namespace {
+
+constexpr std::uint32_t k_width = 32;
+constexpr std::uint32_t k_height = 24;
+
+// The colour generation `g` of a producer fills its image with (RGBA8).
+std::array<std::uint8_t, 4> colour(std::uint64_t g) {
+    return {static_cast<std::uint8_t>(g * 37 % 251), static_cast<std::uint8_t>(g * 11 % 241),
+            static_cast<std::uint8_t>(g % 256), 255};
+}
+
+// The producer's workload: clears its output to colour(generation).
+class Fill final : public Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+        b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
+        b.dstStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
+        b.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED; // rewritten whole
+        b.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.image = job.image;
+        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.imageMemoryBarrierCount = 1;
+        dep.pImageMemoryBarriers = &b;
+        vkCmdPipelineBarrier2(job.cmd, &dep);
+        const auto c = colour(job.generation);
+        const VkClearColorValue value{{c[0] / 255.0f, c[1] / 255.0f, c[2] / 255.0f, c[3] / 255.0f}};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1,
+                             &range);
+    }
+};
+
+TaskDesc fill_task(const std::string& name, const std::string& placement) {
+    TaskDesc d;
+    d.name = name;
+    d.width = k_width;
+    d.height = k_height;
+    d.placement = Placement::parse(placement).value();
+    d.factory = [](const WorkerContext&) { return std::make_unique<Fill>(); };
+    return d;
+}
+
+// A blur (tandem/post.hpp) of `producer`'s output: of a constant image, the same constant.
+TaskDesc blur_of(TaskId producer, ChainMode mode, const std::string& placement = "auto") {
+    TaskDesc d = blur_task("blur", k_width, k_height);
+    d.inputs[0].producer = producer;
+    d.inputs[0].chain = mode;
+    d.placement = Placement::parse(placement).value();
+    return d;
+}
+
+// The generation of the producer whose colour every pixel of `px` has; nullopt when they differ
+// or match none of the first `up_to`.
+std::optional<std::uint64_t> filled_with(const std::vector<std::uint8_t>& px, std::uint64_t up_to) {
+    if (px.size() != std::size_t{k_width} * k_height * 4) {
+        return std::nullopt;
+    }
+    for (std::size_t i = 4; i < px.size(); ++i) {
+        if (px[i] != px[i % 4]) {
+            return std::nullopt;
+        }
+    }
+    for (std::uint64_t g = 1; g <= up_to; ++g) {
+        const auto c = colour(g);
+        if (std::memcmp(px.data(), c.data(), 4) == 0) {
+            return g;
+        }
+    }
+    return std::nullopt;
+}
+
+template <typename Fn>
+std::string refusal(Fn&& fn) {
+    try {
+        fn();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(accepted)";
+}
+
+class TaskChains : public RuntimeTest {
+protected:
+    // Frames of: a producer submit, a consumer submit, a pump, and a check of each new consumer
+    // output (generation N holds colour(N) in matching mode; a producer generation no newer than
+    // the producer's newest, never going back, in newest mode), until the consumer published
+    // `outputs` more. Returns the outputs checked.
+    int run_chain(Runtime& runtime, TaskId producer, TaskId consumer, ChainMode mode,
+                  std::uint64_t outputs) {
+        harness::LeaseReader reader(runtime, 2, k_width, k_height);
+        std::uint64_t produced = runtime.stats(producer).accepted;
+        std::uint64_t consumed = runtime.stats(consumer).accepted;
+        outputs += runtime.stats(consumer).ready;
+        std::uint64_t shown = 0;
+        std::uint64_t last_read = 0;
+        int checked = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (runtime.stats(consumer).ready < outputs && !HasFailure() &&
+               std::chrono::steady_clock::now() < deadline) {
+            const SubmitResult p = runtime.submit(producer);
+            EXPECT_NE(p.status, SubmitStatus::Failed) << p.reason;
+            if (p.accepted()) {
+                EXPECT_EQ(p.generation, produced + 1);
+                produced = p.generation;
+            }
+            const SubmitResult c = runtime.submit(consumer);
+            EXPECT_NE(c.status, SubmitStatus::Failed) << c.reason;
+            if (c.accepted()) {
+                EXPECT_EQ(c.generation, consumed + 1) << "generations are consecutive";
+                consumed = c.generation;
+                if (mode == ChainMode::Matching) {
+                    EXPECT_LE(consumed, produced) << "a consumer never runs ahead of its producer";
+                }
+            }
+            runtime.pump();
+            if (auto lease = runtime.acquire(consumer)) {
+                std::uint64_t v = 0;
+                if (lease->generation > shown) {
+                    const auto px = read_back(reader, *lease, v);
+                    const auto read = filled_with(px, produced);
+                    EXPECT_TRUE(read.has_value()) << "consumer generation " << lease->generation
+                                                  << " holds no producer generation's colour";
+                    if (read) {
+                        if (mode == ChainMode::Matching) {
+                            EXPECT_EQ(*read, lease->generation)
+                                << "generation N reads its producer's generation N";
+                        } else {
+                            EXPECT_GE(*read, last_read) << "newest never goes back";
+                            last_read = *read;
+                        }
+                        ++checked;
+                    }
+                    shown = lease->generation;
+                }
+                runtime.release(*lease, v);
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+        }
+        EXPECT_GE(runtime.stats(consumer).ready, outputs);
+        return checked;
+    }
+
+    // Nothing was copied or sent for the consumer's input: every job read it in place.
+    static void expect_in_place(Runtime& runtime, TaskId producer, TaskId consumer) {
+        const TaskStats s = runtime.stats(consumer);
+        EXPECT_EQ(s.input_copies, 0u) << "a chain's input is not copied on the primary";
+        EXPECT_EQ(s.input_sends, 0u) << "a chain's input is not sent over a link";
+        EXPECT_EQ(s.chained_reads, s.accepted) << "each job read its producer's image in place";
+        EXPECT_EQ(s.input_path, "chained");
+        EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+        EXPECT_EQ(s.device, runtime.stats(producer).device) << "placed with its producer";
+        EXPECT_EQ(runtime.stats(producer).failed_jobs, 0u);
+    }
+};
+
+struct ChainCase {
+    std::string placement; // the producer's: "primary" or "worker"
+    std::string path;      // a forced transfer path ("": the pair's best)
+    ChainMode mode;
+};
+
+std::string case_name(const ::testing::TestParamInfo<ChainCase>& info) {
+    std::string name = info.param.placement + "_" +
+                       (info.param.path.empty() ? std::string("best") : info.param.path) + "_" +
+                       (info.param.mode == ChainMode::Matching ? "matching" : "newest");
+    for (char& c : name) {
+        c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
+    return name;
+}
+
+class TaskChainPlaces : public TaskChains, public ::testing::WithParamInterface<ChainCase> {};
+
+TEST_P(TaskChainPlaces, OnOneDeviceNothingIsCopiedAndGenerationsStayConsistent) {
+    const ChainCase& c = GetParam();
+    RuntimeOptions options;
+    options.transfer_path = c.path;
+    auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
+    const TaskId producer = runtime->register_task(fill_task("fill", c.placement));
+    const TaskId consumer = runtime->register_task(blur_of(producer, c.mode));
+    const int checked = run_chain(*runtime, producer, consumer, c.mode, 40);
+    EXPECT_GE(checked, 5);
+    expect_in_place(*runtime, producer, consumer);
+    if (!c.path.empty()) {
+        EXPECT_EQ(runtime->stats(producer).transfer_path, c.path);
+    }
+    EXPECT_FALSE(runtime->placement().tasks.empty());
+    for (const TaskPlacement& t : runtime->placement().tasks) {
+        EXPECT_FALSE(t.automatic) << t.name << ": a chain is not moved by the scheduler";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(PrimaryAndWorker, TaskChainPlaces,
+                         ::testing::Values(ChainCase{"primary", "", ChainMode::Matching},
+                                           ChainCase{"primary", "", ChainMode::Newest},
+                                           ChainCase{"worker", "", ChainMode::Matching},
+                                           ChainCase{"worker", "", ChainMode::Newest},
+                                           ChainCase{"worker", "host-copy", ChainMode::Matching},
+                                           ChainCase{"worker", "shared-memory",
+                                                     ChainMode::Matching}),
+                         case_name);
+
+TEST_F(TaskChains, AMatchingConsumerReadsEveryGenerationItsProducerRanAheadWith) {
+    auto runtime = make_runtime("1");
+    TaskDesc fill = fill_task("fill", "worker");
+    fill.slots = 3;
+    const TaskId producer = runtime->register_task(fill);
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    // The producer runs ahead until every slot holds a generation the consumer has not read.
+    std::uint64_t produced = 0;
+    int busy = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (busy < 20 && std::chrono::steady_clock::now() < deadline) {
+        const SubmitResult p = runtime->submit(producer);
+        ASSERT_NE(p.status, SubmitStatus::Failed) << p.reason;
+        if (p.accepted()) {
+            produced = p.generation;
+        } else {
+            ++busy;
+        }
+        runtime->pump();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(produced, 3u) << "the producer keeps what its consumer has not read";
+    // The consumer catches up, each generation exact; then the two go on in step.
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    for (std::uint64_t g = 1; g <= produced; ++g) {
+        SubmitResult c;
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            c = runtime->submit(consumer);
+            return c.status != SubmitStatus::Busy;
+        }));
+        ASSERT_TRUE(c.accepted()) << c.reason;
+        EXPECT_EQ(c.generation, g);
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(consumer).ready >= g; }));
+        auto lease = runtime->acquire(consumer);
+        ASSERT_TRUE(lease);
+        std::uint64_t v = 0;
+        EXPECT_EQ(filled_with(read_back(reader, *lease, v), produced), g);
+        runtime->release(*lease, v);
+    }
+    // Nothing more to read: the consumer waits (Busy, with a reason), it never reads a blank.
+    const SubmitResult ahead = runtime->submit(consumer);
+    EXPECT_EQ(ahead.status, SubmitStatus::Busy);
+    EXPECT_NE(ahead.reason.find("waits for generation 4"), std::string::npos) << ahead.reason;
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 12), 3);
+    expect_in_place(*runtime, producer, consumer);
+}
+
+TEST_F(TaskChains, AChainOfThreeOnOneWorkerReadsInStepAndCopiesNothing) {
+    auto runtime = make_runtime("1");
+    const TaskId a = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId b = runtime->register_task(blur_of(a, ChainMode::Matching));
+    TaskDesc second = blur_of(b, ChainMode::Matching);
+    second.name = "blur-again";
+    const TaskId c = runtime->register_task(second);
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    std::uint64_t shown = 0;
+    int checked = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (runtime->stats(c).ready < 30 && !HasFailure() &&
+           std::chrono::steady_clock::now() < deadline) {
+        for (const TaskId t : {a, b, c}) {
+            const SubmitResult r = runtime->submit(t);
+            EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+        }
+        runtime->pump();
+        if (auto lease = runtime->acquire(c)) {
+            std::uint64_t v = 0;
+            if (lease->generation > shown) {
+                EXPECT_EQ(filled_with(read_back(reader, *lease, v), lease->generation),
+                          lease->generation)
+                    << "the third step's generation N holds the first's generation N";
+                shown = lease->generation;
+                ++checked;
+            }
+            runtime->release(*lease, v);
+        }
+    }
+    EXPECT_GE(runtime->stats(c).ready, 30u);
+    EXPECT_GE(checked, 5);
+    expect_in_place(*runtime, a, b);
+    expect_in_place(*runtime, b, c);
+}
+
+TEST_F(TaskChains, AMatchingConsumerUnregisteredNoLongerHoldsItsProducerBack) {
+    auto runtime = make_runtime("1");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    std::uint64_t accepted = 0;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const SubmitResult p = runtime->submit(producer);
+        accepted += p.accepted() ? 1 : 0;
+        return p.status == SubmitStatus::Busy && runtime->stats(producer).ready == accepted;
+    }));
+    EXPECT_EQ(accepted, 3u) << "every slot holds a generation the consumer has not read";
+    ASSERT_EQ(runtime->unregister_task(consumer), TaskError::None);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(producer).accepted(); }));
+}
+
+TEST_F(TaskChains, ANewestConsumerWaitsForItsProducersFirstOutput) {
+    auto runtime = make_runtime("1");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Newest));
+    const SubmitResult none = runtime->submit(consumer);
+    EXPECT_EQ(none.status, SubmitStatus::Busy);
+    EXPECT_NE(none.reason.find("has no output yet"), std::string::npos) << none.reason;
+    EXPECT_EQ(runtime->stats(consumer).accepted, 0u);
+    // Once the producer ran, a newest consumer may join; one in step may not.
+    ASSERT_TRUE(runtime->submit(producer).accepted());
+    const std::string why =
+        refusal([&] { (void)runtime->register_task(blur_of(producer, ChainMode::Matching)); });
+    EXPECT_NE(why.find("Input 'colour' of task 'blur' reads in step with its producer 'fill', "
+                       "which already made 1 generation(s)"),
+              std::string::npos)
+        << why;
+    const TaskId late = runtime->register_task(blur_of(producer, ChainMode::Newest));
+    EXPECT_GE(run_chain(*runtime, producer, late, ChainMode::Newest, 6), 1);
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Newest, 6), 1);
+}
+
+TEST_F(TaskChains, RefusesABrokenChainAtRegistrationWithASentence) {
+    auto runtime = make_runtime("1,2");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker:0"));
+    const std::uint32_t tasks = runtime->resources().tasks;
+
+    // A producer that is not a live task of this runtime: unregistered, or another runtime's.
+    const TaskId gone = runtime->register_task(fill_task("gone", "primary"));
+    ASSERT_EQ(runtime->unregister_task(gone), TaskError::None);
+    std::string why =
+        refusal([&] { (void)runtime->register_task(blur_of(gone, ChainMode::Matching)); });
+    EXPECT_NE(why.find("Input 'colour' of task 'blur' names task " + to_string(gone) +
+                       " as its producer, which is not a live task of this runtime"),
+              std::string::npos)
+        << why;
+    auto other = make_runtime("none");
+    const TaskId foreign = other->register_task(fill_task("foreign", "primary"));
+    EXPECT_EQ(runtime->stats(foreign).error, TaskError::UnknownTask)
+        << "an id names a task only in the runtime that gave it";
+    why = refusal([&] { (void)runtime->register_task(blur_of(foreign, ChainMode::Matching)); });
+    EXPECT_NE(why.find("which is not a live task of this runtime"), std::string::npos) << why;
+
+    // A format or size that is not the producer's output's.
+    TaskDesc d = blur_of(producer, ChainMode::Matching);
+    d.inputs[0].format = VK_FORMAT_R32_SFLOAT;
+    why = refusal([&] { (void)runtime->register_task(d); });
+    EXPECT_NE(why.find("Input 'colour' of task 'blur' has format R32F and its producer 'fill' "
+                       "makes RGBA8"),
+              std::string::npos)
+        << why;
+    d = blur_of(producer, ChainMode::Matching);
+    d.inputs[0].width = 16;
+    why = refusal([&] { (void)runtime->register_task(d); });
+    EXPECT_NE(why.find("Input 'colour' of task 'blur' is 16x24 and its producer 'fill' makes "
+                       "32x24"),
+              std::string::npos)
+        << why;
+
+    // On another device than its producer, by hand.
+    why = refusal(
+        [&] { (void)runtime->register_task(blur_of(producer, ChainMode::Matching, "worker:1")); });
+    EXPECT_NE(why.find("its producer 'fill' runs on adapter"), std::string::npos) << why;
+    EXPECT_NE(why.find("a chain across two devices is not carried yet"), std::string::npos) << why;
+    EXPECT_EQ(runtime->resources().tasks, tasks) << "a refused registration leaves nothing";
+
+    // A cycle, at reconfigure: the producer made to read its consumer, or a task itself.
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    TaskDesc loop = fill_task("fill", "worker:0");
+    loop.inputs = {{"back", VK_FORMAT_R8G8B8A8_UNORM, 0, 0, consumer, ChainMode::Newest}};
+    why = refusal([&] { (void)runtime->reconfigure(producer, loop); });
+    EXPECT_NE(why.find("Input 'back' of task 'fill' would make a cycle: 'fill' -> 'blur' -> "
+                       "'fill'"),
+              std::string::npos)
+        << why;
+    TaskDesc self = blur_of(consumer, ChainMode::Newest);
+    why = refusal([&] { (void)runtime->reconfigure(consumer, self); });
+    EXPECT_NE(why.find("would make a cycle: 'blur' -> 'blur'"), std::string::npos) << why;
+    EXPECT_EQ(runtime->stats(producer).reconfigurations, 0u);
+    EXPECT_EQ(runtime->stats(consumer).reconfigurations, 0u);
+    // The chain runs on, unchanged.
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 6), 1);
+
+    // A workload that rewrites its inputs cannot take a chained one.
+    TaskDesc interpolate = interpolate_task("interpolate", k_width, k_height);
+    interpolate.inputs[0].producer = producer;
+    interpolate.inputs[0].chain = ChainMode::Newest;
+    why = refusal([&] { (void)runtime->register_task(interpolate); });
+    EXPECT_NE(why.find("Task 'interpolate' (interpolate) has input 'colour' chained to another "
+                       "task's output"),
+              std::string::npos)
+        << why;
+}
+
+TEST_F(TaskChains, AConsumerPlacedAutoGoesWithItsProducer) {
+    auto runtime = make_runtime("1,2");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker:1"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    EXPECT_EQ(runtime->stats(consumer).device, 2u);
+    EXPECT_EQ(runtime->stats(producer).device, 2u);
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 8), 1);
+    expect_in_place(*runtime, producer, consumer);
+}
+
+TEST_F(TaskChains, AProducerUnregisteredUnderItsConsumerFailsItsSubmitsWithASentence) {
+    auto runtime = make_runtime("1");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    // Accepted jobs in flight when the producer goes: they still read what they hold.
+    ASSERT_TRUE(runtime->submit(producer).accepted());
+    ASSERT_TRUE(runtime->submit(consumer).accepted());
+    ASSERT_TRUE(runtime->submit(producer).accepted());
+    ASSERT_TRUE(runtime->submit(consumer).accepted());
+    ASSERT_EQ(runtime->unregister_task(producer), TaskError::None);
+    const SubmitResult r = runtime->submit(consumer);
+    EXPECT_EQ(r.status, SubmitStatus::Failed);
+    EXPECT_EQ(r.error, TaskError::ChainBroken);
+    EXPECT_NE(r.reason.find("which was unregistered"), std::string::npos) << r.reason;
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(consumer).ready >= 2; }));
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    auto lease = runtime->acquire(consumer);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    EXPECT_EQ(filled_with(read_back(reader, *lease, v), 2), lease->generation);
+    runtime->release(*lease, v);
+    EXPECT_EQ(runtime->stats(consumer).failed_jobs, 0u);
+    // The producer's objects go once its consumer's jobs let them go.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->resources().instances == 1; }));
+    ASSERT_EQ(runtime->unregister_task(consumer), TaskError::None);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const RuntimeResources held = runtime->resources();
+        return held.instances == 0 && held.retiring == 0;
+    }));
+}
+
+} // namespace
+} // namespace tandem::test
