@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
     std::uint64_t moves = 10000;
     double seconds = 20;
     double churn_limit = 0;
+    std::uint64_t warm_up_cycles = 0;
     std::uint32_t tasks = 8;
     std::string placement_text = "worker:0";
     std::string machine;
@@ -284,6 +285,10 @@ int main(int argc, char** argv) {
     app.add_option("--cycles", cycles, "register/unregister cycles")->capture_default_str();
     app.add_option("--churn-seconds", churn_limit,
                    "stop the churn after this many seconds, at the cycles done (0: no limit)")
+        ->capture_default_str();
+    app.add_option("--warm-up-cycles", warm_up_cycles,
+                   "churn cycles before the baseline, so that it holds the caches at the size "
+                   "the churn keeps them (0: max(200, cycles / 20))")
         ->capture_default_str();
     app.add_option("--job-every", job_every, "every Nth cycle runs a job before it goes")
         ->capture_default_str()
@@ -328,13 +333,43 @@ int main(int argc, char** argv) {
             ++(ok ? verified : mismatches);
         };
 
-        // Warm-up: pipelines compiled, allocators and caches at their working size.
-        const std::uint64_t warm_up = std::max<std::uint64_t>(200, cycles / 100);
-        for (std::uint64_t i = 0; i < warm_up; ++i) {
-            const tandem::TaskId t =
-                runtime.register_task(task_desc("warm-up", *placement, k_w, k_h));
-            check(t);
+        // One churn cycle: a task of one of five sizes registered, prepared (every job_every-th
+        // with a job, checked), unregistered. The warm-up runs the same cycles.
+        const auto churn_cycle = [&](std::uint64_t i, double* register_us, double* unregister_us) {
+            const tandem::TaskDesc d =
+                task_desc("churn", *placement, k_w - static_cast<std::uint32_t>(i % 5), k_h);
+            auto t0 = Clock::now();
+            const tandem::TaskId t = runtime.register_task_async(d);
+            if (register_us != nullptr) {
+                *register_us = us_since(t0);
+            }
+            if (i % job_every == 0) {
+                check(t);
+            } else {
+                // Prepared before it goes, so its objects are made and freed every cycle.
+                while (runtime.stats(t).preparing) {
+                    runtime.pump();
+                }
+            }
+            t0 = Clock::now();
             (void)runtime.unregister_task(t);
+            if (unregister_us != nullptr) {
+                *unregister_us = us_since(t0);
+            }
+            runtime.pump();
+        };
+
+        // Warm-up: pipelines compiled, allocators and the image caches at the size the churn
+        // keeps them (images go back to a cache only once the GPU is past them, so the churn
+        // holds a few tasks' worth; its bound is 64 per device).
+        const std::uint64_t warm_up =
+            warm_up_cycles > 0 ? warm_up_cycles : std::max<std::uint64_t>(200, cycles / 20);
+        {
+            Progress warm_up_progress{"warm-up", warm_up};
+            for (std::uint64_t i = 0; i < warm_up; ++i) {
+                churn_cycle(i, nullptr, nullptr);
+                warm_up_progress.tick(i + 1);
+            }
         }
 
         // Churn (the benchmark's own sample vectors are made before the baseline).
@@ -374,23 +409,11 @@ int main(int argc, char** argv) {
                 cycles = i; // what is reported is what ran
                 break;
             }
-            const tandem::TaskDesc d =
-                task_desc("churn", *placement, k_w - static_cast<std::uint32_t>(i % 5), k_h);
-            auto t0 = Clock::now();
-            const tandem::TaskId t = runtime.register_task_async(d);
-            register_async_us.push_back(us_since(t0));
-            if (i % job_every == 0) {
-                check(t);
-            } else {
-                // Prepared before it goes, so its objects are made and freed every cycle.
-                while (runtime.stats(t).preparing) {
-                    runtime.pump();
-                }
-            }
-            t0 = Clock::now();
-            (void)runtime.unregister_task(t);
-            unregister_us.push_back(us_since(t0));
-            runtime.pump();
+            double register_us = 0;
+            double unregister_cycle_us = 0;
+            churn_cycle(i, &register_us, &unregister_cycle_us);
+            register_async_us.push_back(register_us);
+            unregister_us.push_back(unregister_cycle_us);
             churn_progress.tick(i + 1);
         }
         const Holdings churn_after = holdings(runtime);
@@ -586,6 +609,7 @@ int main(int argc, char** argv) {
                               {"devices", devices}};
             doc["config"] = {{"cycles", cycles},
                              {"churn_seconds", churn_limit},
+                             {"warm_up_cycles", warm_up},
                              {"job_every", job_every},
                              {"moves", moves},
                              {"seconds", seconds},
