@@ -67,7 +67,16 @@ void TaskPreparer::wait_prepared(const TaskInstance& instance) {
     std::unique_lock lock(m_mutex);
     m_prepared_cv.wait(lock, [&] { return !instance.preparing(); });
     if (instance.phase.load(std::memory_order_acquire) == InstancePhase::Failed) {
-        std::rethrow_exception(instance.preparation_exception);
+        // The caller gets an Error of its own: the stored one belongs to the instance, which the
+        // completion thread frees once the failed task is unregistered, maybe while the caller
+        // still reads what it caught (the exception's reference count, in the uninstrumented
+        // C++ runtime, is no ordering ThreadSanitizer can see). Other exceptions (an
+        // application's factory's own) are rethrown as they are.
+        try {
+            std::rethrow_exception(instance.preparation_exception);
+        } catch (const Error& e) {
+            throw Error(e.result(), e.context(), e.hint());
+        }
     }
 }
 
