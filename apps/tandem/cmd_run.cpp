@@ -68,7 +68,7 @@ struct RunArgs {
     bool json = false;
     bool quiet = false;
     std::string post;
-    double render_scale = 0; // 0: not given
+    std::optional<double> render_scale; // --render-scale, when given
 };
 
 constexpr std::uint64_t k_max_frames = 1'000'000;
@@ -169,9 +169,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "rendered at --render-scale, upscaled to --size) or blur. Reports the "
                     "quality against a reference rendered on the primary, beside a naive "
                     "baseline");
-    sub->add_option("--render-scale", args->render_scale,
-                    "--post upscale: the render size as a fraction of --size, above 0 and at "
-                    "most 1 (default 0.5)");
+    sub->add_option_function<double>(
+        "--render-scale", [args](const double& scale) { args->render_scale = scale; },
+        "--post upscale: the render size as a fraction of --size, above 0 and at "
+        "most 1 (default 0.5)");
     sub->add_flag("--json", args->json, "Print the report JSON to stdout too");
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
 
@@ -192,8 +193,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         }
         harness::RunScene scene(request);
         std::optional<harness::PostKind> post;
-        const std::optional<double> render_scale =
-            args->render_scale != 0 ? std::optional<double>(args->render_scale) : std::nullopt;
+        const std::optional<double> render_scale = args->render_scale;
         if (!args->post.empty()) {
             post = harness::parse_post_kind(args->post);
             (void)harness::post_render_size(*post, render_scale, scene.width(), scene.height());

@@ -149,6 +149,7 @@ TEST(CliRunPostInput, BadPostOptionsAreRefusedBeforeAnyDevice) {
                    "--render-scale applies to --post upscale only");
     expect_refused("--post upscale --render-scale 1.5", "--render-scale 1.500 is out of range");
     expect_refused("--post upscale --render-scale -1", "is out of range");
+    expect_refused("--post upscale --render-scale 0", "--render-scale 0.000 is out of range");
 }
 
 } // namespace
