@@ -298,21 +298,16 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
             return w.semaphore == lease.wait_semaphore;
         });
         if (it == waits.end()) {
-            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            w.semaphore = lease.wait_semaphore;
-            w.value = lease.wait_value;
-            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            waits.push_back(w);
+            waits.push_back(detail::semaphore_submit_info(lease.wait_semaphore, lease.wait_value,
+                                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         } else {
             it->value = std::max(it->value, lease.wait_value);
         }
     }
     waits.insert(waits.end(), request.waits.begin(), request.waits.end());
     const std::uint64_t value = m_value + 1;
-    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    signal.semaphore = m_timeline;
-    signal.value = value;
-    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    const VkSemaphoreSubmitInfo signal =
+        detail::semaphore_submit_info(m_timeline, value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = cmd;
     VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};

@@ -4,8 +4,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <limits>
-#include <map>
 #include <thread>
 
 #include "harness/adopted_primary.hpp"
@@ -18,6 +16,7 @@
 #include "render/headless.hpp"
 #include "render/renderer.hpp"
 #include "render/scene_capture.hpp"
+#include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 #include "tandem/post.hpp"
 
@@ -232,6 +231,23 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         return path;
     };
 
+    // Polls (pump, acquire every `poll`) until the task's newest output is at least `generation`,
+    // for up to twice the worker timeout, starting from `lease`; returns the last lease taken
+    // (held, maybe older when the time ran out).
+    const auto acquire_at_least = [&](std::uint64_t generation, std::optional<Lease> lease,
+                                      Clock::duration poll) {
+        const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
+        while ((!lease || lease->generation < generation) && Clock::now() < deadline) {
+            if (lease) {
+                (void)runtime.release(*lease, 0);
+            }
+            std::this_thread::sleep_for(poll);
+            runtime.pump();
+            lease = runtime.acquire(task).lease;
+        }
+        return lease;
+    };
+
     for (std::uint64_t frame = 0; frame < options.frames; ++frame) {
         const double t = options.wall_clock
                              ? std::chrono::duration<double>(Clock::now() - start).count()
@@ -242,15 +258,8 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         // The newest output, as a display shows it; a pending sample's output is waited for.
         std::optional<Lease> lease = runtime.acquire(task).lease;
         if (pending) {
-            const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
-            while ((!lease || lease->generation < pending->generation) && Clock::now() < deadline) {
-                if (lease) {
-                    (void)runtime.release(*lease, 0);
-                }
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
-                runtime.pump();
-                lease = runtime.acquire(task).lease;
-            }
+            lease = acquire_at_least(pending->generation, std::move(lease),
+                                     std::chrono::microseconds(200));
         }
         if (lease && lease->generation > newest_seen) {
             newest_seen = lease->generation;
@@ -268,11 +277,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         // of them ran.
         std::vector<VkSemaphoreSubmitInfo> waits;
         if (frame >= k_frames_in_flight && released[frame - k_frames_in_flight] > 0) {
-            VkSemaphoreSubmitInfo w{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-            w.semaphore = runtime.input_timeline();
-            w.value = released[frame - k_frames_in_flight];
-            w.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-            waits.push_back(w);
+            waits.push_back(detail::semaphore_submit_info(runtime.input_timeline(),
+                                                          released[frame - k_frames_in_flight],
+                                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
         std::vector<Lease> leases;
         if (lease) {
@@ -341,21 +348,15 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         // as it can. The output is read in the next frame, as for every sample.
         if (sampled(frame) && r.accepted()) {
             const auto frame_end = Clock::now();
-            const auto deadline = frame_end + std::chrono::milliseconds(options.timeout_ms) * 2;
-            while (Clock::now() < deadline) {
-                runtime.pump();
-                std::optional<Lease> l = runtime.acquire(task).lease;
-                const bool ready = l && l->generation >= r.generation;
-                if (l) {
-                    (void)runtime.release(*l, 0);
-                }
-                if (ready) {
-                    frame_end_to_ready_us.push_back(
-                        std::chrono::duration<double, std::micro>(Clock::now() - frame_end)
-                            .count());
-                    break;
-                }
-                std::this_thread::sleep_for(std::chrono::microseconds(20));
+            runtime.pump();
+            const std::optional<Lease> l = acquire_at_least(
+                r.generation, runtime.acquire(task).lease, std::chrono::microseconds(20));
+            if (l && l->generation >= r.generation) {
+                frame_end_to_ready_us.push_back(
+                    std::chrono::duration<double, std::micro>(Clock::now() - frame_end).count());
+            }
+            if (l) {
+                (void)runtime.release(*l, 0);
             }
         }
         if (read_output) {
