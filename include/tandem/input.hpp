@@ -29,6 +29,17 @@
 // input's format and size, with VK_IMAGE_USAGE_TRANSFER_SRC_BIT, usable by the primary's main
 // queue family (Runtime::primary_vulkan), one mip level and one layer.
 //
+// Buffers: an input may be a buffer instead (TaskInputDesc::buffer_size): a simulation's
+// particles, a histogram, a frame's constants. Its bytes are copied at submit as an image's
+// are, travel on the same path laid out in an RGBA8 image of Tandem's, and the job reads them
+// from a buffer of its device (JobInput::buffer), byte for byte.
+//
+// clang-format off
+//     desc.inputs = {{.name = "particles", .buffer_size = 4 * 65536}};
+//     tandem::InputImage in{.wait_semaphore = sim, .wait_value = frame, .buffer = particles};
+//     (void)runtime.submit(task, {}, std::span(&in, 1));
+// clang-format on
+//
 // Chains: an input may instead be another task's output (TaskInputDesc::producer): a blur of
 // what a capture task rendered, say. Such an input is never named at submit: the InputImage span
 // lists the application's own inputs only, in their declared order, the chained ones left out.
@@ -81,9 +92,9 @@ enum class ChainMode {
     Newest,   // the producer's newest generation accepted when the consumer's submit is
 };
 
-// One input a task reads (TaskDesc::inputs). Formats: RGBA8, BGRA8, RGBA16F, RG16F, R32F (depth
-// travels as R32F: copy or write it into a colour image). A width or height of 0 is the task's
-// (for a chained input, the producer's).
+// One input a task reads (TaskDesc::inputs): an image, or a buffer (`buffer_size`). Image
+// formats: RGBA8, BGRA8, RGBA16F, RG16F, R32F (depth travels as R32F: copy or write it into a
+// colour image). A width or height of 0 is the task's (for a chained input, the producer's).
 struct TaskInputDesc {
     std::string name = "input";
     VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
@@ -94,18 +105,32 @@ struct TaskInputDesc {
     // and must not make a cycle; registration and reconfigure refuse it with a sentence otherwise.
     TaskId producer;
     ChainMode chain = ChainMode::Matching;
+    // Above 0: a buffer input of this many bytes (a multiple of 4, at most k_max_input_buffer),
+    // named at submit by InputImage::buffer; `format`, `width` and `height` are then not used.
+    // It travels on the same paths as images (the bytes laid out in an RGBA8 image of Tandem's),
+    // byte for byte, and the job reads it as a buffer of its device (JobInput::buffer).
+    std::uint64_t buffer_size = 0;
 };
+
+// The largest buffer input: 256 MiB (an RGBA8 image of 4096 x 16384 texels carries it).
+inline constexpr std::uint64_t k_max_input_buffer = std::uint64_t{256} << 20;
 
 // One input of one submit: the application's image and when its writes finish. `layout` is
 // the layout it is in then; Tandem leaves it in that layout. `wait_semaphore` is a timeline
 // semaphore of the primary device that reaches `wait_value` once the writes finished (on any
 // queue of the primary); VK_NULL_HANDLE when they were submitted earlier to the primary's main
 // queue (Tandem's copy follows them there).
+// For a buffer input (TaskInputDesc::buffer_size) name `buffer` instead of `image`: the
+// application's buffer on the primary, with VK_BUFFER_USAGE_TRANSFER_SRC_BIT, whose
+// `buffer_offset` (a multiple of 4) starts the input's bytes; `layout` is then not used.
+//     tandem::InputImage{.wait_semaphore = sim_done, .wait_value = frame, .buffer = particles}
 struct InputImage {
     VkImage image = VK_NULL_HANDLE;
     VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;
     std::uint64_t wait_value = 0;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize buffer_offset = 0;
 };
 
 // One input as a job's workload sees it (RecordContext::inputs): an image of the task's device
@@ -116,14 +141,20 @@ struct InputImage {
 // A chained input (`chained`) is the producer's output itself, shared with the application's
 // leases and other consumers: read it in `layout` (SHADER_READ_ONLY_OPTIMAL; its usage allows
 // sampling), and never write it or change its layout.
+// A buffer input has `buffer` (its `size` bytes from offset 0) and no image: a buffer of the
+// task's device, usable as a storage, uniform and transfer buffer, holding the submit's bytes
+// and readable from the job's first stage; the commands may change it (it is rewritten before
+// the next job reads it).
 struct JobInput {
     VkImage image = VK_NULL_HANDLE;
     VkImageView view = VK_NULL_HANDLE; // a 2D colour view of the whole image
     VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
-    bool chained = false;         // the producer's output, read in place (see above)
-    std::uint64_t generation = 0; // chained: the producer's generation it holds
+    bool chained = false;             // the producer's output, read in place (see above)
+    std::uint64_t generation = 0;     // chained: the producer's generation it holds
+    VkBuffer buffer = VK_NULL_HANDLE; // a buffer input (TaskInputDesc::buffer_size)
+    VkDeviceSize size = 0;            // its bytes
 };
 
 } // namespace tandem

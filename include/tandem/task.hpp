@@ -238,6 +238,11 @@ struct TaskStats {
     std::uint64_t input_copies = 0;
     std::uint64_t input_sends = 0;
     std::uint64_t chained_reads = 0;
+    // The primary's GPU time for those copies (each submit's batch on the primary's main
+    // queue, every input of it): what a task's inputs cost the primary's frame. A copy's time is
+    // taken when its slot's next copy is recorded, so the newest few are not counted yet; empty
+    // where the primary's main queue family writes no timestamps.
+    GpuTimeStats input_copy_gpu_us;
 };
 
 } // namespace tandem

@@ -480,6 +480,12 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
                                                          {"jobs", s.gpu_us.count},
                                                          {"device", s.device}}
                                         : nlohmann::json();
+    // What the inputs cost the primary's frame: the GPU time of each real frame's input copies.
+    report["input_copy_gpu_us"] = s.input_copy_gpu_us.count > 0
+                                      ? nlohmann::json{{"p50", s.input_copy_gpu_us.p50_us},
+                                                       {"p99", s.input_copy_gpu_us.p99_us},
+                                                       {"copies", s.input_copy_gpu_us.count}}
+                                      : nlohmann::json();
     nlohmann::json q;
     q["samples"] = quality.output_db.size();
     q["missed_samples"] = result.missed_samples;

@@ -238,6 +238,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
         target.inputs = inputs;
         worker.device().begin_label(cmd, instance.desc.name.c_str());
+        record_unpacks(instance, job.slot, cmd); // buffer inputs out of their carrier images
         // The job's GPU time brackets the workload's own commands only.
         if (instance.timer) {
             instance.timer->begin(cmd, job.slot);

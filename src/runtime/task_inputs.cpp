@@ -1,6 +1,7 @@
 #include "runtime/task_inputs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "core/resources.hpp"
@@ -21,7 +22,43 @@ bool needs_transition(VkImageLayout layout) noexcept {
     return layout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL && layout != VK_IMAGE_LAYOUT_GENERAL;
 }
 
+// A buffer input's bytes in its carrier image (buffer_carrier): whole rows, then what is left
+// in the first texels of the last row. Buffer offsets are `offset` onwards.
+struct CarrierRegions {
+    std::array<VkBufferImageCopy, 2> regions{};
+    std::uint32_t count = 0;
+};
+
+CarrierRegions carrier_regions(VkDeviceSize size, VkDeviceSize offset) noexcept {
+    const VkExtent2D shape = buffer_carrier(size);
+    const VkDeviceSize texels = size / 4;
+    const auto rows = static_cast<std::uint32_t>(texels / shape.width);
+    const auto rest = static_cast<std::uint32_t>(texels % shape.width);
+    CarrierRegions out;
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    if (rows > 0) {
+        region.bufferOffset = offset;
+        region.imageExtent = {shape.width, rows, 1};
+        out.regions[out.count++] = region;
+    }
+    if (rest > 0) {
+        region.bufferOffset = offset + VkDeviceSize{rows} * shape.width * 4;
+        region.imageOffset = {0, static_cast<std::int32_t>(rows), 0};
+        region.imageExtent = {rest, 1, 1};
+        out.regions[out.count++] = region;
+    }
+    return out;
+}
+
 } // namespace
+
+VkExtent2D buffer_carrier(VkDeviceSize size) noexcept {
+    const VkDeviceSize texels = std::max<VkDeviceSize>(size / 4, 1);
+    const VkDeviceSize width = std::min<VkDeviceSize>(texels, k_carrier_width);
+    return {static_cast<std::uint32_t>(width),
+            static_cast<std::uint32_t>((texels + width - 1) / width)};
+}
 
 std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
     if (desc.inputs.size() > k_max_inputs) {
@@ -35,6 +72,23 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
         const std::string what = "Input '" + input.name + "' of task '" + desc.name + "'";
         if (!names.insert(input.name).second) {
             throw Error(what + " is declared twice", "Give each input a name of its own");
+        }
+        if (input.buffer_size > 0) {
+            if (input.producer) {
+                throw Error(what + " is a buffer (buffer_size " +
+                                std::to_string(input.buffer_size) + ") and names a producer",
+                            "A chained input is its producer's output image: leave buffer_size 0");
+            }
+            if (input.buffer_size % 4 != 0 || input.buffer_size > k_max_input_buffer) {
+                throw Error(what + " is a buffer of " + std::to_string(input.buffer_size) +
+                                " bytes",
+                            "Give a buffer input a multiple of 4 bytes, at most " +
+                                std::to_string(k_max_input_buffer >> 20) + " MiB");
+            }
+            input.width = 0;
+            input.height = 0;
+            out.push_back(std::move(input));
+            continue;
         }
         if (!is_input_format(input.format)) {
             throw Error(what + " has format " + format_name(input.format) +
@@ -62,14 +116,22 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
         if (!all[i].producer) {
             inputs.push_back(all[i]);
             in.declared.push_back(i);
+            in.buffer_sizes.push_back(all[i].buffer_size);
         }
     }
     if (inputs.empty()) {
         return;
     }
-    const std::string base = instance.worker->device().label() + " " + instance.desc.name;
+    const Device& device = instance.worker->device();
+    const std::string base = device.label() + " " + instance.desc.name;
     if (!instance.same_device) {
-        for (const TaskInputDesc& input : inputs) {
+        for (TaskInputDesc input : inputs) {
+            if (input.buffer_size > 0) { // its bytes travel in an RGBA8 image
+                const VkExtent2D shape = buffer_carrier(input.buffer_size);
+                input.format = VK_FORMAT_R8G8B8A8_UNORM;
+                input.width = shape.width;
+                input.height = shape.height;
+            }
             in.links.push_back(make_link(input));
         }
     }
@@ -79,7 +141,20 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
             const std::string name =
                 base + " input " + inputs[i].name + " slot " + std::to_string(s);
             InputSlot slot;
+            if (inputs[i].buffer_size > 0) {
+                BufferDesc b;
+                b.size = inputs[i].buffer_size;
+                b.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+                b.preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+                b.name = name;
+                slot.buffer = create_buffer(device, b);
+            }
             if (instance.same_device) {
+                if (inputs[i].buffer_size > 0) { // the submit copies into slot.buffer
+                    in.slots[s].push_back(std::move(slot));
+                    continue;
+                }
                 ImageDesc d;
                 d.width = inputs[i].width;
                 d.height = inputs[i].height;
@@ -104,6 +179,7 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
         in.cmds.push_back(in.pool.allocate(base + " input copies slot " + std::to_string(s)));
     }
+    in.timer = JobTimer::create(primary, instance.desc.slots, base + " input copies");
     in.copied.assign(instance.desc.slots, 0);
 }
 
@@ -123,6 +199,18 @@ std::string InputCopier::check(const TaskInstance& instance, std::span<const Inp
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const std::string& name = instance.desc.inputs[declared[i]].name;
+        if (instance.inputs.buffer_sizes[i] > 0) {
+            if (inputs[i].buffer == VK_NULL_HANDLE) {
+                return "input '" + name + "' of task '" + instance.desc.name +
+                       "' is a buffer and the submit names no buffer (VK_NULL_HANDLE)";
+            }
+            if (inputs[i].buffer_offset % 4 != 0) {
+                return "input '" + name + "' of task '" + instance.desc.name +
+                       "' starts at buffer offset " + std::to_string(inputs[i].buffer_offset) +
+                       ", which is not a multiple of 4";
+            }
+            continue;
+        }
         if (inputs[i].image == VK_NULL_HANDLE) {
             return "input '" + name + "' of task '" + instance.desc.name +
                    "' names no image (VK_NULL_HANDLE)";
@@ -161,9 +249,24 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         return r;
     }
     m_primary.begin_label(cmd, (instance.desc.name + " inputs").c_str());
+    if (in.timer) {
+        // The slot's last copy ran (slot_ready): its time, then this one's.
+        if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
+            try {
+                instance.owner->input_copy_gpu.add(*t); // under the task's mutex
+            } catch (...) {
+                // Out of memory keeping a sample: the statistics miss one.
+            }
+        }
+        in.timer->begin(cmd, slot);
+    }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputImage& from = inputs[i];
         const Image& to = images[i].source;
+        if (const VkDeviceSize size = in.buffer_sizes[i]; size > 0) {
+            copy_buffer_input(cmd, from, size, images[i], to_link);
+            continue;
+        }
         if (needs_transition(from.layout)) {
             image_barrier(cmd, from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                           k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -192,6 +295,9 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
                               : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+    if (in.timer) {
+        in.timer->end(cmd, slot);
     }
     m_primary.end_label(cmd);
     r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer input copies");
@@ -224,6 +330,9 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         return r;
     }
     m_value = next;
+    if (in.timer) {
+        in.timer->submitted(slot, next);
+    }
     for (InputSlot& image : images) {
         image.to_send = to_link;
     }
@@ -231,6 +340,67 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     in.last_copy = next;
     value = next;
     return VK_SUCCESS;
+}
+
+void InputCopier::copy_buffer_input(VkCommandBuffer cmd, const InputImage& from, VkDeviceSize size,
+                                    const InputSlot& slot, bool to_link) noexcept {
+    // The application's writes before the copy reads; and the slot's last reader (its job on
+    // the primary, the link's download elsewhere) before the copy writes.
+    memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT);
+    if (!to_link) {
+        memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const VkBufferCopy region{from.buffer_offset, 0, size};
+        vkCmdCopyBuffer(cmd, from.buffer, slot.buffer.buffer.get(), 1, &region);
+        memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        return;
+    }
+    const VkImage to = slot.source.get();
+    image_barrier(cmd, to, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  k_before, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    const CarrierRegions c = carrier_regions(size, from.buffer_offset);
+    vkCmdCopyBufferToImage(cmd, from.buffer, to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, c.count,
+                           c.regions.data());
+    image_barrier(cmd, to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_NONE);
+}
+
+void record_unpacks(const TaskInstance& instance, std::uint32_t slot,
+                    VkCommandBuffer cmd) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    if (in.empty() || instance.same_device) {
+        return;
+    }
+    for (std::size_t i = 0; i < in.buffer_sizes.size(); ++i) {
+        const VkDeviceSize size = in.buffer_sizes[i];
+        if (size == 0) {
+            continue;
+        }
+        const InputSlot& input = in.slots[slot][i];
+        const VkImage carrier = input.target.get();
+        // The arrival (the job's batch waited for it) before the copy reads; the slot's last
+        // job (which may have written the buffer) before the copy writes.
+        image_barrier(cmd, carrier, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                      VK_ACCESS_2_TRANSFER_READ_BIT);
+        memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const CarrierRegions c = carrier_regions(size, 0);
+        vkCmdCopyImageToBuffer(cmd, carrier, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                               input.buffer.buffer.get(), c.count, c.regions.data());
+        image_barrier(cmd, carrier, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                      VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                      VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                       VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+    }
 }
 
 VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineSemaphore& copies,
@@ -302,8 +472,14 @@ std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slo
         return out;
     }
     for (std::size_t i = 0; i < instance.inputs.declared.size(); ++i) {
-        const Image& image = instance.inputs.slots[slot][i].read();
+        const InputSlot& input = instance.inputs.slots[slot][i];
         JobInput& j = out[instance.inputs.declared[i]];
+        if (const VkDeviceSize size = instance.inputs.buffer_sizes[i]; size > 0) {
+            j.buffer = input.buffer.buffer.get();
+            j.size = size;
+            continue;
+        }
+        const Image& image = input.read();
         j.image = image.get();
         j.view = image.view.get();
         j.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;

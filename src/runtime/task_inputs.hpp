@@ -43,6 +43,12 @@ namespace tandem::detail {
 inline constexpr std::size_t k_max_inputs = 8;
 [[nodiscard]] std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc);
 
+// The RGBA8 image a buffer input of `size` bytes travels in between devices: k_carrier_width
+// texels wide (narrower for a small buffer), as many rows as the bytes need, the last one
+// filled from its start.
+inline constexpr std::uint32_t k_carrier_width = 4096;
+[[nodiscard]] VkExtent2D buffer_carrier(VkDeviceSize size) noexcept;
+
 // Makes `instance`'s inputs (InstanceInputs) from the application's among `inputs`
 // (resolved_inputs of its desc; chained ones are read in place, runtime/task_chains.hpp): on
 // the primary one image per input and slot; elsewhere a link per input from `primary` to the
@@ -76,6 +82,11 @@ public:
                                 std::span<const InputImage> inputs, std::uint64_t& value) noexcept;
 
 private:
+    // A buffer input's copy: into the slot's buffer on the primary, into its carrier image for
+    // a link.
+    static void copy_buffer_input(VkCommandBuffer cmd, const InputImage& from, VkDeviceSize size,
+                                  const InputSlot& slot, bool to_link) noexcept;
+
     const Device& m_primary;
     TimelineSemaphore m_timeline;
     std::mutex m_mutex;        // takes a value and submits it, so values grow in queue order
@@ -95,6 +106,11 @@ private:
 // submits the receiving side later; the job's batch, which reads the input in its layout, is
 // submitted only after that). Non-blocking; true without such links.
 [[nodiscard]] bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept;
+
+// Records, first in the job's commands, the copy of each buffer input that arrived in its
+// carrier image into the slot's buffer (the workload reads the buffer). Nothing on the primary,
+// where the submit's copy wrote the buffer itself. The job thread.
+void record_unpacks(const TaskInstance& instance, std::uint32_t slot, VkCommandBuffer cmd) noexcept;
 
 // The job's inputs as its workload sees them (RecordContext::inputs), one per declared input:
 // the application's filled in, the chained ones left for read_chained (task_chains.hpp).

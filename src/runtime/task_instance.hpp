@@ -79,6 +79,10 @@ struct SlotResources {
 struct InputSlot {
     Image source; // on the primary: the submit copies the application's image here
     Image target; // on the task's device (empty on the primary, where the job reads `source`)
+    // A buffer input: what the job reads, on the task's device. On the primary the submit
+    // copies the application's bytes here (no images); elsewhere they travel in `source` and
+    // `target` (RGBA8) and the job's commands first copy `target` into it (record_unpacks).
+    Buffer buffer;
     VkImageLayout target_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::uint64_t source_free = 0; // the link's source timeline: its last read of `source` done
     std::uint64_t arrived = 0;     // the link's destination timeline: this job's input arrived
@@ -95,10 +99,13 @@ struct InstanceInputs {
     std::vector<std::vector<InputSlot>> slots; // [slot][application input]
     // Each application input's index in TaskDesc::inputs (chained ones have no copies here).
     std::vector<std::size_t> declared;
+    // Each application input's bytes when it is a buffer (TaskInputDesc::buffer_size), else 0.
+    std::vector<VkDeviceSize> buffer_sizes;
     // Declared after the images they move: destroyed before them.
     std::vector<std::unique_ptr<SlotTransport>> links;
     CommandPool pool;
     std::vector<VkCommandBuffer> cmds;
+    std::unique_ptr<JobTimer> timer; // the copies' GPU time on the primary (null: untimed)
     std::vector<std::uint64_t> copied;
     std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
     [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }

@@ -88,6 +88,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     // Relaxed: a counter, ordering nothing.
     s.input_sends = task.input_sends.load(std::memory_order_relaxed);
     s.chained_reads = task.chained_reads;
+    out.input_copy_gpu = task.input_copy_gpu.snapshot();
     if (!task.fallback_error.empty()) {
         s.preparation_error = task.fallback_error;
     } else if (!task.reconfigure_error.empty()) {
@@ -118,6 +119,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
 
 TaskStats summarise(TaskStatsParts parts) {
     TaskStats out = std::move(parts.base);
+    out.input_copy_gpu_us = GpuTimes::summarise(std::move(parts.input_copy_gpu));
     for (std::size_t i = 0; i < parts.instances.size(); ++i) {
         InstanceStatsPart& p = parts.instances[i];
         TaskDeviceStats& d = p.device;

@@ -49,6 +49,7 @@ struct InstanceStatsPart {
 // What a task's statistics are made of.
 struct TaskStatsParts {
     TaskStats base;                           // the task-level fields, filled
+    GpuTimes::Snapshot input_copy_gpu;        // summarised into base.input_copy_gpu_us
     std::vector<InstanceStatsPart> instances; // the active one first
 };
 

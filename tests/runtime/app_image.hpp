@@ -1,7 +1,7 @@
-// AppImage: the application's side of a task input in tests: one image on the primary (of the
-// runtime's embedded device) that the test rewrites with new bytes through the primary's queue
-// and its lock, each write waiting for Tandem's input timeline to pass the last submit's value
-// and signalling a timeline of its own when it finishes.
+// AppImage: the application's side of a task input in tests: one image (or buffer) on the
+// primary (of the runtime's embedded device) that the test rewrites with new bytes through the
+// primary's queue and its lock, each write waiting for Tandem's input timeline to pass the last
+// submit's value and signalling a timeline of its own when it finishes.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +47,23 @@ public:
         }
     }
 
+    // The same for a buffer input of `size` bytes: a buffer on the primary whose bytes from
+    // `offset` on the input is, rewritten the same way.
+    AppImage(detail::Device& device, const Runtime& runtime, VkDeviceSize size, VkDeviceSize offset)
+        : m_device(device), m_vk(runtime.primary_vulkan()), m_input(runtime.input_timeline()),
+          m_writes(device, "app input writes"),
+          m_upload(detail::create_buffer(device, upload_desc(size))), m_offset(offset) {
+        detail::BufferDesc d;
+        d.size = offset + size;
+        d.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        d.name = "app input buffer";
+        m_buffer = detail::create_buffer(device, d);
+        m_pool = detail::CommandPool(device, m_vk.queue_family, "app input pool");
+        for (auto& c : m_cmds) {
+            c = m_pool.allocate("app input write");
+        }
+    }
+
     // Writes `bytes` once the input timeline reached `released` (Tandem's copy of the last
     // submit ran); returns the InputImage to submit with. The host waits only for the command
     // buffer it reuses.
@@ -66,19 +83,27 @@ public:
         EXPECT_EQ(vkResetCommandBuffer(cmd, 0), VK_SUCCESS);
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         EXPECT_EQ(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
-        detail::image_barrier(cmd, m_image.get(), m_layout, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
-                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        VkBufferImageCopy region{};
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {m_extent.width, m_extent.height, 1};
-        vkCmdCopyBufferToImage(cmd, m_upload.buffer.get(), m_image.get(),
-                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-        detail::image_barrier(cmd, m_image.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-        m_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        if (m_buffer.buffer) {
+            detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            const VkBufferCopy region{0, m_offset, m_upload.size};
+            vkCmdCopyBuffer(cmd, m_upload.buffer.get(), m_buffer.buffer.get(), 1, &region);
+        } else {
+            detail::image_barrier(cmd, m_image.get(), m_layout,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            VkBufferImageCopy region{};
+            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.imageExtent = {m_extent.width, m_extent.height, 1};
+            vkCmdCopyBufferToImage(cmd, m_upload.buffer.get(), m_image.get(),
+                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+            detail::image_barrier(cmd, m_image.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            m_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        }
         EXPECT_EQ(vkEndCommandBuffer(cmd), VK_SUCCESS);
         VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
         wait.semaphore = m_input;
@@ -101,6 +126,12 @@ public:
         }
         m_values[k] = m_value;
         ++m_rounds;
+        if (m_buffer.buffer) {
+            return InputImage{.wait_semaphore = m_writes.handle(),
+                              .wait_value = m_value,
+                              .buffer = m_buffer.buffer.get(),
+                              .buffer_offset = m_offset};
+        }
         return InputImage{m_image.get(), m_layout, m_writes.handle(), m_value};
     }
 
@@ -116,8 +147,11 @@ public:
 private:
     static detail::BufferDesc upload_desc(VkFormat format, std::uint32_t width,
                                           std::uint32_t height) {
+        return upload_desc(VkDeviceSize{width} * height * detail::bytes_per_texel(format));
+    }
+    static detail::BufferDesc upload_desc(VkDeviceSize size) {
         detail::BufferDesc d;
-        d.size = VkDeviceSize{width} * height * detail::bytes_per_texel(format);
+        d.size = size;
         d.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
         d.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
         d.name = "app input upload";
@@ -129,8 +163,10 @@ private:
     VkSemaphore m_input;
     detail::TimelineSemaphore m_writes;
     detail::Buffer m_upload;
-    VkExtent2D m_extent;
+    VkExtent2D m_extent{};
     detail::Image m_image;
+    detail::Buffer m_buffer; // a buffer input's, instead of m_image
+    VkDeviceSize m_offset = 0;
     detail::CommandPool m_pool;
     std::array<VkCommandBuffer, 3> m_cmds{};
     std::array<std::uint64_t, 3> m_values{};

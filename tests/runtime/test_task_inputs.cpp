@@ -5,6 +5,7 @@
 // changes a job's result (each job's input is poisoned after it is read, so a stale or missing
 // arrival shows); refusals say what was wrong. On lavapipe opened three times, under the
 // fixture's validation (synchronisation validation in the test job).
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -14,6 +15,7 @@
 #include "app_image.hpp"
 #include "core/capabilities.hpp"
 #include "core/resources.hpp"
+#include "runtime/task_inputs.hpp"
 #include "runtime_fixture.hpp"
 
 namespace tandem::test {
@@ -133,6 +135,41 @@ private:
     VkDeviceMemory m_memory = VK_NULL_HANDLE;
 };
 
+// The same for a buffer input: copies the buffer's bytes into the task's RGBA8 output (one
+// row, a texel per 4 bytes), then poisons the buffer.
+class CopyBufferInput final : public Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        if (job.inputs.size() != 1 || job.inputs[0].buffer == VK_NULL_HANDLE ||
+            job.inputs[0].image != VK_NULL_HANDLE) {
+            throw Error("the job's input is not one buffer", "");
+        }
+        const JobInput& in = job.inputs[0];
+        if (in.size != VkDeviceSize{job.extent.width} * job.extent.height * 4) {
+            throw Error("the input buffer has " + std::to_string(in.size) + " bytes", "");
+        }
+        detail::image_barrier(job.cmd, job.image, job.initial_layout,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        VkBufferImageCopy out{};
+        out.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        out.imageExtent = {job.extent.width, job.extent.height, 1};
+        vkCmdCopyBufferToImage(job.cmd, in.buffer, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                               1, &out);
+        // Poison what arrived: the next job must read its own input.
+        detail::memory_barrier(job.cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                               VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                               VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        vkCmdFillBuffer(job.cmd, in.buffer, 0, in.size, 0xdeadbeefu);
+    }
+};
+
 class TaskInputs : public RuntimeTest {
 protected:
     // A copy task with one input of `format`, placed on `placement`; its RGBA8 output holds the
@@ -153,9 +190,16 @@ protected:
     // Returns the outputs checked.
     int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format,
                    int rounds) {
-        harness::LeaseReader reader(runtime, 2, k_width * 2, k_height);
         AppImage image(app, runtime, format, k_width, k_height);
         const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
+        return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds);
+    }
+
+    // The same with the application's side given: `size` bytes a round, outputs read back at
+    // most `output` large.
+    int run_rounds(Runtime& runtime, TaskId task, AppImage& image, std::size_t size,
+                   VkExtent2D output, int rounds) {
+        harness::LeaseReader reader(runtime, 2, output.width, output.height);
         std::map<std::uint64_t, std::uint64_t> round_of; // generation -> round
         std::uint64_t released = 0;
         std::uint64_t last_generation = 0;
@@ -266,6 +310,90 @@ std::vector<InputCase> input_cases() {
 
 INSTANTIATE_TEST_SUITE_P(EveryPathAndFormat, TaskInputPaths, ::testing::ValuesIn(input_cases()),
                          case_name);
+
+// A buffer input of 4,196 texels' bytes: a full row of its carrier image and 100 texels of
+// the next, read from 256 bytes into the application's buffer.
+constexpr std::uint32_t k_buffer_texels = detail::k_carrier_width + 100;
+
+class TaskBufferInputPaths : public TaskInputs,
+                             public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(TaskBufferInputPaths, ArriveByteForByteAndTheBufferMayBeRewrittenOnceReleased) {
+    const std::string path = GetParam() == "primary" ? std::string() : GetParam();
+    RuntimeOptions options;
+    if (!path.empty()) {
+        const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
+        const auto p = parse_transfer_path(path);
+        ASSERT_TRUE(p);
+        if (!pair.allows(*p)) {
+            GTEST_SKIP() << path << " is not available from the primary to a worker here";
+        }
+        options.transfer_path = path;
+    }
+    auto runtime = make_runtime(path.empty() ? "none" : "1", options);
+    const std::size_t size = std::size_t{k_buffer_texels} * 4;
+    TaskDesc d;
+    d.name = "copy-buffer";
+    d.width = k_buffer_texels;
+    d.height = 1;
+    d.placement = Placement::parse(path.empty() ? "primary" : "worker").value();
+    d.inputs = {{.name = "particles", .buffer_size = size}};
+    d.factory = [](const WorkerContext& c) {
+        EXPECT_EQ(c.inputs.at(0).buffer_size, k_buffer_texels * 4u);
+        return std::make_unique<CopyBufferInput>();
+    };
+    const TaskId task = runtime->register_task(d);
+    EXPECT_EQ(runtime->stats(task).input_path, path.empty() ? "same-device" : path);
+    AppImage buffer(app_device(), *runtime, size, 256);
+    const int checked = run_rounds(*runtime, task, buffer, size, {k_buffer_texels, 1}, 24);
+    EXPECT_GE(checked, 3);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+    EXPECT_EQ(s.accepted, s.ready + s.superseded);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, TaskBufferInputPaths,
+                         ::testing::Values("primary", "zero-copy", "shared-memory", "host-imported",
+                                           "host-copy"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             std::string name = param.param;
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
+
+TEST_F(TaskInputs, RefusesBufferInputsItCannotCarry) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    d.inputs = {{.name = "odd", .buffer_size = 6}};
+    try {
+        (void)runtime->register_task(d);
+        ADD_FAILURE() << "a buffer of 6 bytes was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("Input 'odd'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("multiple of 4"), std::string::npos) << e.what();
+    }
+    d.inputs = {{.name = "huge", .buffer_size = k_max_input_buffer + 4}};
+    EXPECT_THROW((void)runtime->register_task(d), Error);
+    EXPECT_EQ(runtime->resources().tasks, 0u) << "a refused registration leaves nothing";
+
+    // At submit: no buffer named, an offset not a multiple of 4.
+    d.inputs = {{.name = "bytes", .buffer_size = std::uint64_t{k_width} * k_height * 4}};
+    d.factory = [](const WorkerContext&) { return std::make_unique<CopyBufferInput>(); };
+    const TaskId task = runtime->register_task(d);
+    InputImage none{};
+    SubmitResult r = runtime->submit(task, {}, std::span(&none, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("is a buffer and the submit names no buffer"), std::string::npos)
+        << r.reason;
+    AppImage buffer(app_device(), *runtime, std::uint64_t{k_width} * k_height * 4, 0);
+    InputImage skewed = buffer.write(round_bytes(1, std::size_t{k_width} * k_height * 4), 0);
+    skewed.buffer_offset = 2;
+    r = runtime->submit(task, {}, std::span(&skewed, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("not a multiple of 4"), std::string::npos) << r.reason;
+    EXPECT_EQ(runtime->stats(task).accepted, 0u);
+    buffer.finish(0);
+}
 
 TEST_F(TaskInputs, AThousandRewritesAsSoonAsReleasedNeverChangeAResult) {
     auto runtime = make_runtime("1");
