@@ -72,9 +72,13 @@
 // made stay readable.
 //
 // Where: a consumer placed auto goes to its producer's device, and the scheduler moves neither
-// afterwards (a chain stays together). A chain across two devices is not carried yet: a consumer
-// placed by hand on another device than its producer is refused at registration, and one whose
-// producer ended up elsewhere (a lost worker) answers Failed (ChainBroken).
+// afterwards (a chain stays together). A consumer placed on the primary may read a producer on a
+// worker: it reads the output where the producer's hand-off delivered it on the primary (the
+// image a lease of it shows), copying nothing more, its batch waiting GPU-side for that
+// delivery; the producer's slot is held until the consumer's job completed. A chain from one
+// device to another worker is not carried yet: a consumer placed by hand on a worker other than
+// its producer's device is refused at registration, and one whose producer ended up elsewhere
+// (a lost worker) answers Failed (ChainBroken).
 #pragma once
 
 #include <cstdint>

@@ -190,7 +190,8 @@ public:
     // what is wrong with `desc` itself (size, slots, rate, an unknown workload or placement).
     // Both refuse, with a sentence, a chained input (tandem/input.hpp) whose producer is not a
     // live task of this runtime, whose format or size differs from the producer's output, or
-    // that a consumer placed on another device than its producer has; reconfigure also refuses
+    // that a consumer placed on a worker other than its producer's device has (on the primary it
+    // reads the delivered output: tandem/input.hpp); reconfigure also refuses
     // one that would make a cycle.
     [[nodiscard]] TaskId register_task_async(const TaskDesc& desc);
     // Ends the task at once: it refuses submits from now on and its id names no task any more

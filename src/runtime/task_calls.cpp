@@ -51,6 +51,7 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
     }
     std::optional<std::uint32_t> device;
     std::string first;
+    std::string across; // a sentence when the producers run on more than one device
     for (const auto& producer : producers) {
         std::lock_guard lock(producer->mutex);
         if (producer->active == nullptr) {
@@ -59,29 +60,38 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
                         "Register the producer again, then its consumer");
         }
         const std::uint32_t at = producer->active->device();
-        if (device && *device != at) {
-            throw Error("Task '" + desc.name + "' reads '" + first + "' on adapter " +
-                            std::to_string(*device) + " and '" + producer->desc.name +
-                            "' on adapter " + std::to_string(at) +
-                            ": a chain across two devices is not carried yet",
-                        "Place the producers of one task on one device");
+        if (device && *device != at && across.empty()) {
+            across = "Task '" + desc.name + "' reads '" + first + "' on adapter " +
+                     std::to_string(*device) + " and '" + producer->desc.name + "' on adapter " +
+                     std::to_string(at);
         }
-        device = at;
-        first = producer->desc.name;
+        if (!device) {
+            device = at;
+            first = producer->desc.name;
+        }
     }
     const Placement& p = desc.placement;
     const Worker* own = worker_of(*device);
     const bool on_a_worker = own != m_workers[0].get();
-    if (p.kind == PlacementKind::Auto ||
-        (p.kind == PlacementKind::Worker && !p.worker && on_a_worker)) {
-        return device; // placed as a unit: with its producer
+    const bool with_producers = p.kind == PlacementKind::Auto ||
+                                (p.kind == PlacementKind::Worker && !p.worker && on_a_worker);
+    const std::uint32_t placed = with_producers ? *device : place(desc).device().info().index;
+    // On the primary a consumer reads each producer's output where its hand-off delivers it,
+    // wherever the producers run.
+    if (placed == m_workers[0]->device().info().index) {
+        return placed;
     }
-    const std::uint32_t placed = place(desc).device().info().index;
+    if (!across.empty()) {
+        throw Error(across + ": a chain from two devices to a worker is not carried yet",
+                    "Place the producers of one task on one device, or the task on the primary");
+    }
     if (placed != *device) {
         throw Error("Task '" + desc.name + "' is placed on adapter " + std::to_string(placed) +
                         " and its producer '" + first + "' runs on adapter " +
-                        std::to_string(*device) + ": a chain across two devices is not carried yet",
-                    "Place it auto (it goes with its producer) or on its producer's device");
+                        std::to_string(*device) +
+                        ": a chain from one device to another worker is not carried yet",
+                    "Place it auto (it goes with its producer), on its producer's device, or on "
+                    "the primary (it reads the output the primary receives)");
     }
     return device;
 }

@@ -174,11 +174,15 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                                                          active->worker->label()};
                 break;
             }
-            if (active->worker != worker) {
+            // On another device: read where it is delivered when this consumer runs on the
+            // primary (index 0), which every output reaches; between two devices otherwise it
+            // would have to travel, which is not carried yet.
+            const bool delivered = active->worker != worker && worker->index() == 0;
+            if (active->worker != worker && !delivered) {
                 answer = {ChainHold::Status::Broken,
                           who + " runs on " + worker->label() + " and " + of + " on " +
                               active->worker->label() +
-                              ": a chain across two devices is not carried yet"};
+                              ": a chain from one device to another worker is not carried yet"};
                 break;
             }
             if (active->desc.format != input.format || active->desc.width != input.width ||
@@ -224,7 +228,7 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                 break;
             }
             ++active->ring[*slot].chain_reads;
-            out.push_back(ChainedRead{i, active, *slot, active->ring[*slot].generation});
+            out.push_back(ChainedRead{i, active, *slot, active->ring[*slot].generation, delivered});
         }
     } catch (...) {
         answer = {ChainHold::Status::Broken, std::string()}; // out of memory for a sentence
@@ -242,7 +246,12 @@ void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexce
         std::lock_guard lock(read.producer->mutex);
         SlotRecord& s = read.producer->ring[read.slot];
         --s.chain_reads;
-        s.chain_read_done = std::max(s.chain_read_done, done);
+        // A read of the delivered image ran on the primary, whose work values the producer's
+        // device does not wait on: it is over (the completion pass saw it) before the slot,
+        // free again, takes a job whose hand-off rewrites that image.
+        if (!read.delivered) {
+            s.chain_read_done = std::max(s.chain_read_done, done);
+        }
     }
     reads.clear();
 }
@@ -260,6 +269,39 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 s.state == SlotState::Retired) {
                 why = of + " failed, so it has nothing to read";
                 return VK_ERROR_UNKNOWN;
+            }
+            if (read.delivered) {
+                // On the primary: the producer's output as its hand-off delivered it there, in
+                // SHADER_READ_ONLY_OPTIMAL (as leases read it) once the transport's primary
+                // value is reached. Until the hand-off's primary side was submitted (by the
+                // producer's transfer thread, or its bridge later) there is nothing to wait on.
+                if (s.state == SlotState::Recording || s.primary_value == 0) {
+                    return VK_NOT_READY;
+                }
+                if (producer.transport->host_bridged()) {
+                    std::uint64_t done = 0;
+                    if (producer.transport->primary_value(done) != VK_SUCCESS ||
+                        producer.transport->failed()) {
+                        why = of + " could not be delivered to the primary";
+                        return VK_ERROR_UNKNOWN;
+                    }
+                    if (done < s.primary_value) {
+                        return VK_NOT_READY;
+                    }
+                }
+                waits.push_back(semaphore_submit_info(producer.transport->primary_semaphore(),
+                                                      s.primary_value,
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+                const Image& image = producer.slots[read.slot].primary_image;
+                JobInput& in = inputs.at(read.input);
+                in.image = image.get();
+                in.view = image.view.get();
+                in.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+                in.format = image.format;
+                in.extent = image.extent;
+                in.chained = true;
+                in.generation = read.generation;
+                continue;
             }
             if (s.state == SlotState::Recording) {
                 if (s.work_submitted) {

@@ -1,5 +1,6 @@
 // Task chains (tandem/input.hpp, Chains): an input that is another task's output, read in place
-// on the device both tasks run on, never copied.
+// on the device both tasks run on, never copied; or, for a consumer on the primary whose producer
+// runs on a worker, read where the producer's hand-off delivered it (ChainedRead::delivered).
 //
 //   check_chain     registration and reconfigure (the runtime's chain lock held): each chained
 //                   input names a live task of this runtime whose output has its format and

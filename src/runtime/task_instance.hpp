@@ -54,6 +54,9 @@ struct ChainedRead {
     TaskInstance* producer = nullptr;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0;
+    // The producer runs on another device and the consumer on the primary: the job reads the
+    // slot's primary image, where the producer's hand-off delivered the output.
+    bool delivered = false;
 };
 
 struct SlotResources {

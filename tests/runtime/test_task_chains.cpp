@@ -229,6 +229,43 @@ INSTANTIATE_TEST_SUITE_P(PrimaryAndWorker, TaskChainPlaces,
                                                      ChainMode::Matching}),
                          case_name);
 
+// A producer on a worker, its consumer placed on the primary: the consumer reads the output
+// where the producer's hand-off delivered it (the slot's primary image), copying and sending
+// nothing more, over every path the pair allows, in both modes.
+class TaskChainDelivered : public TaskChains, public ::testing::WithParamInterface<ChainCase> {};
+
+TEST_P(TaskChainDelivered, AConsumerOnThePrimaryReadsAWorkersOutputWhereItArrived) {
+    const ChainCase& c = GetParam();
+    RuntimeOptions options;
+    options.transfer_path = c.path;
+    auto runtime = make_runtime("1", options);
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, c.mode, "primary"));
+    const int checked = run_chain(*runtime, producer, consumer, c.mode, 40);
+    EXPECT_GE(checked, 5);
+    const TaskStats s = runtime->stats(consumer);
+    EXPECT_EQ(s.input_copies, 0u) << "the delivered output is not copied again";
+    EXPECT_EQ(s.input_sends, 0u);
+    EXPECT_EQ(s.chained_reads, s.accepted);
+    EXPECT_EQ(s.input_path, "chained");
+    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+    EXPECT_EQ(s.device, runtime->primary_device().index);
+    EXPECT_NE(runtime->stats(producer).device, s.device);
+    EXPECT_EQ(runtime->stats(producer).failed_jobs, 0u);
+    if (!c.path.empty()) {
+        EXPECT_EQ(runtime->stats(producer).transfer_path, c.path);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(WorkerToPrimary, TaskChainDelivered,
+                         ::testing::Values(ChainCase{"worker", "", ChainMode::Matching},
+                                           ChainCase{"worker", "", ChainMode::Newest},
+                                           ChainCase{"worker", "host-copy", ChainMode::Matching},
+                                           ChainCase{"worker", "host-imported", ChainMode::Newest},
+                                           ChainCase{"worker", "shared-memory",
+                                                     ChainMode::Matching}),
+                         case_name);
+
 TEST_F(TaskChains, AMatchingConsumerReadsEveryGenerationItsProducerRanAheadWith) {
     auto runtime = make_runtime("1");
     TaskDesc fill = fill_task("fill", "worker");
@@ -389,7 +426,9 @@ TEST_F(TaskChains, RefusesABrokenChainAtRegistrationWithASentence) {
     why = refusal(
         [&] { (void)runtime->register_task(blur_of(producer, ChainMode::Matching, "worker:1")); });
     EXPECT_NE(why.find("its producer 'fill' runs on adapter"), std::string::npos) << why;
-    EXPECT_NE(why.find("a chain across two devices is not carried yet"), std::string::npos) << why;
+    EXPECT_NE(why.find("a chain from one device to another worker is not carried yet"),
+              std::string::npos)
+        << why;
     EXPECT_EQ(runtime->resources().tasks, tasks) << "a refused registration leaves nothing";
 
     // A cycle, at reconfigure: the producer made to read its consumer, or a task itself.
