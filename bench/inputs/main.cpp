@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,10 +107,11 @@ AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_
 struct SubmitFloor {
     std::vector<double> submit_us;
     std::vector<double> record_and_submit_us;
+    std::vector<double> copy_gpu_us; // the three copies' GPU time, timestamped around them
 };
 
 SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& frame,
-                                 std::uint32_t rounds) {
+                                 std::uint32_t rounds, Clock::duration period) {
     SubmitFloor out;
     std::array<detail::Image, 3> scratch;
     for (std::size_t i = 0; i < 3; ++i) {
@@ -127,10 +129,19 @@ SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& 
     detail::CommandPool pool(primary, primary.queue(detail::QueueRole::Main).family(),
                              "bench submit floor");
     const VkCommandBuffer cmd = pool.allocate("bench submit floor copies");
+    const std::optional<detail::TimestampPool> stamps =
+        detail::create_timestamp_pool(primary, detail::QueueRole::Main, 2, "bench submit floor");
     auto record = [&] {
         (void)vkResetCommandBuffer(cmd, 0);
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         (void)vkBeginCommandBuffer(cmd, &begin);
+        detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                               VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                               VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        if (stamps) {
+            vkCmdResetQueryPool(cmd, stamps->pool.get(), 0, 2);
+            vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, stamps->pool.get(), 0);
+        }
         for (std::size_t i = 0; i < 3; ++i) {
             detail::image_barrier(cmd, scratch[i].get(), VK_IMAGE_LAYOUT_UNDEFINED,
                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
@@ -139,6 +150,9 @@ SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& 
             detail::copy_whole_image(cmd, frame.images[i].get(),
                                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, scratch[i].get(),
                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, scratch[i].extent);
+        }
+        if (stamps) {
+            vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, stamps->pool.get(), 1);
         }
         (void)vkEndCommandBuffer(cmd);
     };
@@ -149,7 +163,11 @@ SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& 
         if (pass == 0) {
             record();
         }
+        auto next = Clock::now();
         for (std::uint32_t k = 0; k < rounds; ++k) {
+            // Paced as the tasks' frames are, so the GPU's clocks are where they are then.
+            next += period;
+            std::this_thread::sleep_until(next);
             // The application's frame is done (signalled from the host), the batch waits on it.
             (void)app.signal(value + 1);
             const VkSemaphoreSubmitInfo wait =
@@ -166,8 +184,105 @@ SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& 
             (void)done.wait(value, std::chrono::seconds(10));
             if (k >= rounds / 10) {
                 times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+                std::array<std::uint64_t, 2> ticks{};
+                if (stamps &&
+                    vkGetQueryPoolResults(primary.handle(), stamps->pool.get(), 0, 2, sizeof ticks,
+                                          ticks.data(), sizeof(std::uint64_t),
+                                          VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+                    out.copy_gpu_us.push_back(
+                        static_cast<double>((ticks[1] - ticks[0]) & stamps->mask) *
+                        stamps->period_ns / 1000.0);
+                }
             }
         }
+    }
+    return out;
+}
+
+// What the copies of the three images cost the primary's GPU as Tandem's batch is built, one
+// variant at a time, back to back (so at the GPU's full clocks), timestamped around the copies
+// and their layout changes (p50 of `rounds`):
+// the copy's destination layout, and the layout it is left in after (UNDEFINED: left as it was).
+struct CopyVariant {
+    const char* name;
+    VkImageUsageFlags usage;
+    VkImageLayout copy_layout;
+    VkImageLayout after;
+};
+
+nlohmann::json measure_copy_variants(const detail::Device& primary, const AppFrame& frame,
+                                     std::uint32_t rounds) {
+    const VkImageUsageFlags tandem = VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+    const std::array<CopyVariant, 5> variants{{
+        {"transfer-dst usage, left in TRANSFER_DST", VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+         VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_UNDEFINED},
+        {"sampled usage, left in TRANSFER_DST", tandem, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+         VK_IMAGE_LAYOUT_UNDEFINED},
+        {"sampled usage, then SHADER_READ_ONLY", tandem, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+         VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
+        {"sampled usage, then TRANSFER_SRC", tandem, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL},
+        {"sampled usage, copied in GENERAL", tandem, VK_IMAGE_LAYOUT_GENERAL,
+         VK_IMAGE_LAYOUT_UNDEFINED},
+    }};
+    const std::optional<detail::TimestampPool> stamps =
+        detail::create_timestamp_pool(primary, detail::QueueRole::Main, 2, "bench copy variants");
+    nlohmann::json out = nlohmann::json::object();
+    if (!stamps) {
+        return out;
+    }
+    for (const CopyVariant& v : variants) {
+        std::array<detail::Image, 3> to;
+        for (std::size_t i = 0; i < 3; ++i) {
+            detail::ImageDesc d;
+            d.width = frame.images[i].extent.width;
+            d.height = frame.images[i].extent.height;
+            d.format = frame.images[i].format;
+            d.usage = v.usage;
+            d.name = "bench copy variant " + std::to_string(i);
+            d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
+            to[i] = detail::create_image(primary, d);
+        }
+        std::vector<double> us;
+        for (std::uint32_t k = 0; k < rounds; ++k) {
+            detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer c) {
+                detail::memory_barrier(c, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                       VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                       VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+                vkCmdResetQueryPool(c, stamps->pool.get(), 0, 2);
+                vkCmdWriteTimestamp2(c, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, stamps->pool.get(), 0);
+                for (std::size_t i = 0; i < 3; ++i) {
+                    detail::image_barrier(c, to[i].get(), VK_IMAGE_LAYOUT_UNDEFINED, v.copy_layout,
+                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                          VK_PIPELINE_STAGE_2_COPY_BIT,
+                                          VK_ACCESS_2_TRANSFER_WRITE_BIT);
+                    detail::copy_whole_image(c, frame.images[i].get(),
+                                             VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to[i].get(),
+                                             v.copy_layout, to[i].extent);
+                    if (v.after != VK_IMAGE_LAYOUT_UNDEFINED) {
+                        detail::image_barrier(
+                            c, to[i].get(), v.copy_layout, v.after, VK_PIPELINE_STAGE_2_COPY_BIT,
+                            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                            VK_ACCESS_2_NONE);
+                    }
+                }
+                vkCmdWriteTimestamp2(c, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, stamps->pool.get(),
+                                     1);
+            });
+            std::array<std::uint64_t, 2> ticks{};
+            if (k >= rounds / 10 &&
+                vkGetQueryPoolResults(primary.handle(), stamps->pool.get(), 0, 2, sizeof ticks,
+                                      ticks.data(), sizeof(std::uint64_t),
+                                      VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+                us.push_back(static_cast<double>((ticks[1] - ticks[0]) & stamps->mask) *
+                             stamps->period_ns / 1000.0);
+            }
+        }
+        const auto s = tandem::harness::summarise(us);
+        out[v.name] = s.p50;
+        std::printf("copies of the three images, %s: %.1f us of GPU time (p50)\n", v.name, s.p50);
     }
     return out;
 }
@@ -239,12 +354,14 @@ int main(int argc, char** argv) {
             d.rate_hz = fps > 0 ? fps : 60;
             r.id = runtime.register_task(d);
         }
-        const SubmitFloor floor = measure_submit_floor(primary, frame, frames);
-        const auto floor_submit = tandem::harness::summarise(floor.submit_us);
-        const auto floor_record = tandem::harness::summarise(floor.record_and_submit_us);
-        tandem::harness::LeaseReader reader(runtime, 2, w, h);
         const auto period =
             fps > 0 ? std::chrono::duration<double>(1.0 / fps) : std::chrono::duration<double>(0);
+        const SubmitFloor floor = measure_submit_floor(
+            primary, frame, frames, std::chrono::duration_cast<Clock::duration>(period));
+        const auto floor_submit = tandem::harness::summarise(floor.submit_us);
+        const auto floor_record = tandem::harness::summarise(floor.record_and_submit_us);
+        const auto floor_copy = tandem::harness::summarise(floor.copy_gpu_us);
+        tandem::harness::LeaseReader reader(runtime, 2, w, h);
         for (TaskRun& r : runs) {
             auto next = Clock::now();
             for (std::uint32_t f = 0; f < frames; ++f) {
@@ -282,6 +399,8 @@ int main(int argc, char** argv) {
             }
         }
 
+        // Last, back to back: the GPU's clocks go up, which would change what the tasks measure.
+        const nlohmann::json variants = measure_copy_variants(primary, frame, 100);
         nlohmann::json rows = nlohmann::json::array();
         std::printf("%-10s %-14s %10s %10s %12s %12s %10s %6s\n", "task on", "input path",
                     "submit us", "ready us", "pass gpu us", "outputs/in", "p99 ready", "exact");
@@ -297,6 +416,10 @@ int main(int argc, char** argv) {
             const double outputs = r.submits > 0 ? static_cast<double>(s.ready + s.superseded) /
                                                        static_cast<double>(r.submits)
                                                  : 0.0;
+            std::printf("%-10s stages p50 us: worker submitted %.1f, hand-off queued %.1f, work "
+                        "seen done %.1f, ready %.1f; input copies %.1f us GPU\n",
+                        r.placement.c_str(), s.worker_submit.p50_us, s.transfer_queued.p50_us,
+                        s.worker_done.p50_us, s.ready_observed.p50_us, s.input_copy_gpu_us.p50_us);
             std::printf("%-10s %-14s %10.2f %10.1f %12.1f %12.3f %10.1f %6s\n", r.placement.c_str(),
                         s.input_path.c_str(), submit.p50, s.ready_observed.p50_us, s.gpu_us.p50_us,
                         outputs, s.ready_observed.p99_us, r.exact ? "yes" : "NO");
@@ -309,6 +432,14 @@ int main(int argc, char** argv) {
                  {"ready", s.ready},
                  {"superseded", s.superseded},
                  {"submit_us", tandem::harness::to_json(submit)},
+                 {"stages_p50_us",
+                  {{"worker_submitted", s.worker_submit.p50_us},
+                   {"transfer_queued", s.transfer_queued.p50_us},
+                   {"worker_done_observed", s.worker_done.p50_us},
+                   {"ready_observed", s.ready_observed.p50_us},
+                   {"note",
+                    "from the submit: the job's batch submitted on its device, its "
+                    "hand-off queued, its work seen done, its output seen on the primary"}}},
                  {"ready_us",
                   {{"p50", s.ready_observed.p50_us},
                    {"p90", s.ready_observed.p90_us},
@@ -339,8 +470,9 @@ int main(int argc, char** argv) {
                     overhead_us, worker_submit, worker_input_gpu, per_real,
                     all_exact ? "yes" : "NO");
         std::printf("the API's floor for that submit: vkQueueSubmit2 alone %.2f us, recording the "
-                    "three copies and submitting %.2f us (p50)\n",
-                    floor_submit.p50, floor_record.p50);
+                    "three copies and submitting %.2f us; the copies themselves %.1f us of GPU "
+                    "time (p50, paced like the tasks)\n",
+                    floor_submit.p50, floor_record.p50, floor_copy.p50);
 
         if (!json_file.empty()) {
             char host[256] = {};
@@ -372,8 +504,12 @@ int main(int argc, char** argv) {
                                {"submit_floor_us",
                                 {{"submit_only", tandem::harness::to_json(floor_submit)},
                                  {"record_and_submit", tandem::harness::to_json(floor_record)},
+                                 {"copies_gpu_us", tandem::harness::to_json(floor_copy)},
+                                 {"copies_gpu_us_p50_by_layout", variants},
                                  {"note", "the three copies as one batch on the primary's main "
-                                          "queue, one wait and one signal, without Tandem"}}}};
+                                          "queue, one wait and one signal, without Tandem, paced "
+                                          "at --fps like the tasks' frames; the copies by layout "
+                                          "back to back (the GPU's clocks up)"}}}};
             doc["rows"] = rows;
             doc["goals"] = {{{"name", "ready_beyond_pass_us"},
                              {"measured", overhead_us},

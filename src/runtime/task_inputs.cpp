@@ -249,6 +249,11 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         return r;
     }
     m_primary.begin_label(cmd, (instance.desc.name + " inputs").c_str());
+    // Every earlier command of the queue (the application's writes of the images, which the
+    // copies read, among them) before the copies. First, so that the timestamps bracket the
+    // copies' own time, not the queue's earlier work they wait for.
+    memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT);
     if (in.timer) {
         // The slot's last copy ran (slot_ready): its time, then this one's.
         if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
