@@ -23,7 +23,9 @@
 // writes the memory both devices share; host-bridged or GPU-side, as outputs go the other
 // way), and the job starts once it arrived. A task on the primary reads the slot's copy. The
 // copy is what lets the application write its image again as soon as it ran, not only once
-// the task's job finished.
+// the task's job finished. A path that fails in use is dropped for the pair in that direction
+// (TaskStats::dropped_paths, DroppedTransferPath::inputs) and the task prepared again with the
+// next one, as for outputs.
 //
 // Requirements on the application's image: a 2D colour image on the primary device, of the
 // input's format and size, with VK_IMAGE_USAGE_TRANSFER_SRC_BIT, usable by the primary's main

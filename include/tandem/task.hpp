@@ -161,8 +161,9 @@ struct TaskDeviceStats {
 // self-test on first use, its link could not be set up, or it failed while carrying the task.
 // It is not negotiated for that pair again while the runtime lives.
 struct DroppedTransferPath {
-    std::string path;   // "zero-copy", "shared-memory", ... (as RuntimeOptions::transfer_path)
-    std::string reason; // a sentence: the step that failed and its VkResult, or the wrong byte
+    std::string path;    // "zero-copy", "shared-memory", ... (as RuntimeOptions::transfer_path)
+    std::string reason;  // a sentence: the step that failed and its VkResult, or the wrong byte
+    bool inputs = false; // dropped in the primary -> device direction (task inputs)
 };
 
 // Counters of one task since registration, summed over the devices it ran on: the
@@ -224,9 +225,10 @@ struct TaskStats {
     std::vector<TaskDeviceStats> devices;
     // The path its outputs take to the primary now ("same-device" on the primary; "(preparing)"
     // while a registration is prepared), and the paths dropped for its device's pair with the
-    // primary, oldest first. A path that fails after outputs were published is dropped and the
-    // task is prepared again on the same device with the next path: its last output stays
-    // acquirable and its generations go on from where they were.
+    // primary, oldest first (then those dropped for its inputs, in the other direction). A path
+    // that fails after outputs were published is dropped and the task is prepared again on the
+    // same device with the next path: its last output stays acquirable and its generations go
+    // on from where they were.
     std::string transfer_path;
     std::vector<DroppedTransferPath> dropped_paths;
     // The path its inputs take from the primary to its device now ("same-device" on the

@@ -184,6 +184,15 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             }
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
+        // A link that failed while its device works: its path is dropped for the pair and the
+        // task prepared again with the next one, as for outputs (the slot retired with it).
+        for (const auto& link : instance.inputs.links) {
+            if (sent != VK_SUCCESS && link->failed() && m_links.retire_input(instance, *link)) {
+                std::lock_guard lock(instance.mutex);
+                --instance.host_jobs;
+                return;
+            }
+        }
         if (sent != VK_SUCCESS) {
             workload_failed(job, why.empty() ? std::string("its inputs could not be sent (") +
                                                    tandem::to_string(sent) + ")"

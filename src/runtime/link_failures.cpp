@@ -12,11 +12,28 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
     if (task.same_device) {
         return false; // no link: a local transport fails only with its device
     }
+    try {
+        return retire_link(task, from_pump, task.transport->error(), task.transport->path_name(),
+                           false);
+    } catch (...) {
+        return false; // out of memory describing it: as before, the worker goes
+    }
+}
+
+bool LinkFailures::retire_input(TaskInstance& task, const SlotTransport& link) noexcept {
+    try {
+        return retire_link(task, false, link.error(), link.path_name(), true);
+    } catch (...) {
+        return false;
+    }
+}
+
+bool LinkFailures::retire_link(TaskInstance& task, bool from_pump, const std::string& error,
+                               const std::string& path, bool inputs) noexcept {
     if (task.link_failed.load(std::memory_order_acquire)) {
         return true; // retired already
     }
     Worker& worker = *task.worker;
-    const std::string error = task.transport->error();
     const auto now = Clock::now();
     const auto timeout =
         worker.allowance(std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed)),
@@ -25,7 +42,7 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
     // pump) a slot waited longer than the worker's allowance in which it completed nothing.
     bool device_failed = worker.lost() || worker.watch_result() != VK_SUCCESS ||
                          error.find(tandem::to_string(VK_ERROR_DEVICE_LOST)) != std::string::npos;
-    const std::string path = task.transport->path_name();
+    const char* what = inputs ? "its input path " : "its transfer path ";
     try {
         std::lock_guard lock(task.mutex);
         if (task.link_failed.load(std::memory_order_relaxed)) {
@@ -39,7 +56,7 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
         if (device_failed) {
             return false;
         }
-        task.link_error = "its transfer path " + path + " failed: " + error;
+        task.link_error = what + path + " failed: " + error;
         for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
             const SlotState s = task.ring[i].state;
             // As for a lost worker: Ready and Leased slots hold finished outputs on the primary.
@@ -53,10 +70,15 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
         return false; // out of memory describing it: as before, the worker goes
     }
     try {
-        drop_transfer_path(m_health.get(), path, worker.device().info().index,
-                           m_primary.info().index, "it failed in use: " + error);
-        log_warn("runtime", "task '{}' on {}: the {} path failed and is dropped for this pair: {}",
-                 task.desc.name, worker.label(), path, error);
+        // Inputs travel primary -> device: their pair is keyed the other way round.
+        const std::uint32_t device = worker.device().info().index;
+        const std::uint32_t primary = m_primary.info().index;
+        drop_transfer_path(m_health.get(), path, inputs ? primary : device,
+                           inputs ? device : primary, "it failed in use: " + error);
+        log_warn("runtime",
+                 "task '{}' on {}: the {} path {} failed and is dropped for this pair: {}",
+                 task.desc.name, worker.label(), path, inputs ? "of its inputs" : "of its outputs",
+                 error);
     } catch (...) {
         // Out of memory: the task's link is retired all the same; only the record lacks it.
     }
@@ -76,7 +98,14 @@ std::vector<DroppedTransferPath> LinkFailures::dropped_paths(std::uint32_t devic
     if (device == m_primary.info().index) {
         return {};
     }
-    return dropped_transfer_paths(m_health.get(), device, m_primary.info().index);
+    std::vector<DroppedTransferPath> out =
+        dropped_transfer_paths(m_health.get(), device, m_primary.info().index);
+    for (DroppedTransferPath d :
+         dropped_transfer_paths(m_health.get(), m_primary.info().index, device)) {
+        d.inputs = true;
+        out.push_back(std::move(d));
+    }
+    return out;
 }
 
 } // namespace tandem::detail

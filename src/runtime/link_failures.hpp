@@ -40,12 +40,22 @@ public:
     // is (the caller loses the worker). `from_pump`: the pump noticed it (a slot overdue is
     // then the device's).
     [[nodiscard]] bool retire(TaskInstance& instance, bool from_pump) noexcept;
+    // The same for one of its input links (primary -> device): the path is dropped for the pair
+    // in that direction, and the instance is retired and prepared again as above, its inputs
+    // then on the next path. Called by the job thread whose send failed.
+    [[nodiscard]] bool retire_input(TaskInstance& instance, const SlotTransport& link) noexcept;
     // Why the instance's link failed (empty when it did not).
     [[nodiscard]] static std::string failure(const TaskInstance& instance);
-    // The paths dropped for the pair (device, primary), oldest first.
+    // The paths dropped for the pair (device, primary), oldest first; then those dropped for its
+    // inputs (primary -> device, DroppedTransferPath::inputs).
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t device) const;
 
 private:
+    // retire() and retire_input(): `link` failed with `error` on `path`; `inputs`: the link
+    // carries inputs (primary -> device).
+    [[nodiscard]] bool retire_link(TaskInstance& instance, bool from_pump, const std::string& error,
+                                   const std::string& path, bool inputs) noexcept;
+
     const Device& m_primary;
     const std::atomic<std::int64_t>& m_timeout_ms;
     std::chrono::milliseconds m_first_job_timeout;

@@ -15,6 +15,7 @@
 #include "app_image.hpp"
 #include "core/capabilities.hpp"
 #include "core/resources.hpp"
+#include "core/vk_check.hpp"
 #include "runtime/task_inputs.hpp"
 #include "runtime_fixture.hpp"
 
@@ -202,8 +203,9 @@ protected:
         harness::LeaseReader reader(runtime, 2, output.width, output.height);
         std::map<std::uint64_t, std::uint64_t> round_of; // generation -> round
         std::uint64_t released = 0;
-        std::uint64_t last_generation = 0;
-        std::uint64_t shown = 0;
+        // From where the task is: its generations go on, its last output was checked before.
+        std::uint64_t last_generation = runtime.stats(task).accepted;
+        std::uint64_t shown = runtime.stats(task).newest_generation;
         int checked = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
         std::uint64_t round = 1;
@@ -245,9 +247,9 @@ protected:
                 std::this_thread::sleep_for(std::chrono::microseconds(100));
             }
         }
-        // The last outputs too.
-        EXPECT_TRUE(
-            pump_until(runtime, [&] { return runtime.stats(task).ready >= last_generation; }));
+        // The last outputs too (a job that failed makes none: the newest is what counts).
+        EXPECT_TRUE(pump_until(
+            runtime, [&] { return runtime.stats(task).newest_generation >= last_generation; }));
         image.finish(released);
         return checked;
     }
@@ -393,6 +395,38 @@ TEST_F(TaskInputs, RefusesBufferInputsItCannotCarry) {
     EXPECT_NE(r.reason.find("not a multiple of 4"), std::string::npos) << r.reason;
     EXPECT_EQ(runtime->stats(task).accepted, 0u);
     buffer.finish(0);
+}
+
+// An input path that fails in use (a fault in its link's recording: the path, not the device) is
+// dropped for the pair in the primary -> worker direction, with its reason, and the task is
+// prepared again with the next one: its outputs stay exact, its generations go on.
+TEST_F(TaskInputs, AnInputPathThatFailsInUseIsDroppedAndTheNextCarriesTheInputs) {
+    auto runtime = make_runtime("1");
+    detail::Device& app = app_device();
+    const TaskId task = runtime->register_task(copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker"));
+    const std::string first = runtime->stats(task).input_path;
+    const std::string outputs = runtime->stats(task).transfer_path;
+    EXPECT_GE(run_rounds(*runtime, app, task, VK_FORMAT_R8G8B8A8_UNORM, 4), 1);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
+    // Nothing in flight: the next such recording is the input link's, before the job's.
+    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    EXPECT_GE(run_rounds(*runtime, app, task, VK_FORMAT_R8G8B8A8_UNORM, 12), 3);
+    detail::clear_vk_faults();
+    const TaskStats s = runtime->stats(task);
+    EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
+    EXPECT_NE(s.input_path, first) << "the inputs moved to the next path";
+    EXPECT_EQ(s.transfer_path, outputs) << "the outputs' path did not fail";
+    bool dropped = false;
+    for (const DroppedTransferPath& d : s.dropped_paths) {
+        if (d.inputs && d.path == first) {
+            dropped = true;
+            EXPECT_NE(d.reason.find("failed in use"), std::string::npos) << d.reason;
+            EXPECT_NE(d.reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos)
+                << d.reason;
+        }
+        EXPECT_TRUE(d.inputs) << d.path << " was dropped for the outputs";
+    }
+    EXPECT_TRUE(dropped) << first << " is not among the task's dropped paths";
 }
 
 TEST_F(TaskInputs, AThousandRewritesAsSoonAsReleasedNeverChangeAResult) {
