@@ -4,6 +4,8 @@
 // keeps the leases the application holds valid and unchanged, and every call answers an id that
 // names no task the same way; reconfigure changes a task's shape while frames run, never blank
 // and never back in time; trial jobs take none of the application's generations or counts.
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,10 +17,12 @@
 
 #include <unistd.h>
 
+#include "app_image.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/log.hpp"
+#include "tandem/post.hpp"
 
 namespace tandem::test {
 namespace {
@@ -173,6 +177,83 @@ TEST_F(TaskLifetime, ThousandsOfTasksComeAndGoAndLeaveNothingBehind) {
         EXPECT_LE(now.devices[d].pipelines, base.devices[d].pipelines + 3)
             << "adapter " << now.devices[d].device;
     }
+}
+
+// A workload that clears its output and reads nothing: what its task's inputs cost is Tandem's.
+class Clear final : public Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const VkClearColorValue c{{0.5f, 0.25f, 0.75f, 1.0f}};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &c, 1,
+                             &range);
+    }
+};
+
+// Tasks with an image and a buffer input on every device, and chains whose consumer on the
+// primary reads a worker's delivered output, come and go: their input links, slot images and
+// buffers, and their holds on their producers, are all freed.
+TEST_F(TaskLifetime, TasksWithInputsAndChainsComeAndGoAndLeaveNothingBehind) {
+    auto runtime = make_runtime("auto");
+    ASSERT_EQ(runtime->worker_devices().size(), 2u);
+    detail::Device& app = app_device();
+    AppImage image(app, *runtime, VK_FORMAT_R8G8B8A8_UNORM, 40, 24);
+    AppImage buffer(app, *runtime, 256, 0);
+    const std::vector<std::uint8_t> pixels(std::size_t{40} * 24 * 4, 7);
+    const std::vector<std::uint8_t> bytes(256, 9);
+    const std::array<InputImage, 2> inputs{image.write(pixels, 0), buffer.write(bytes, 0)};
+    const RuntimeResources base = runtime->resources();
+    const char* placements[] = {"primary", "worker:0", "worker:1"};
+    std::uint64_t released = 0;
+    for (int i = 0; i < 1000; ++i) {
+        TaskDesc desc = pattern_task(placements[i % 3], 40, 24);
+        desc.name = "with-inputs";
+        desc.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, 0, 0},
+                       {.name = "params", .buffer_size = 256}};
+        desc.factory = [](const WorkerContext&) { return std::make_unique<Clear>(); };
+        const TaskId id = runtime->register_task(desc);
+        if (i % 10 == 0) {
+            const std::uint64_t before = runtime->stats(id).ready;
+            ASSERT_TRUE(pump_until(*runtime, [&] {
+                const SubmitResult r = runtime->submit(id, {}, inputs);
+                released = std::max(released, r.inputs_released);
+                return r.accepted();
+            }));
+            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(id).ready > before; }))
+                << runtime->stats(id).workload_error;
+        }
+        ASSERT_EQ(runtime->unregister_task(id), TaskError::None);
+        runtime->pump();
+    }
+    for (int i = 0; i < 1000; ++i) {
+        const TaskId producer = runtime->register_task(pattern_task(placements[1 + i % 2], 32, 24));
+        TaskDesc blur = blur_task("blur", 32, 24);
+        blur.inputs[0].producer = producer;
+        blur.inputs[0].chain = ChainMode::Newest;
+        blur.placement = Placement::parse("primary").value();
+        const TaskId consumer = runtime->register_task(blur);
+        if (i % 10 == 0) {
+            run_one(*runtime, producer);
+            run_one(*runtime, consumer);
+        }
+        // Either may go first: a consumer's holds keep what it reads.
+        ASSERT_EQ(runtime->unregister_task(i % 2 == 0 ? producer : consumer), TaskError::None);
+        ASSERT_EQ(runtime->unregister_task(i % 2 == 0 ? consumer : producer), TaskError::None);
+        runtime->pump();
+    }
+    image.finish(released);
+    buffer.finish(released);
+    ASSERT_TRUE(settled(*runtime));
+    expect_same_holdings(runtime->resources(), base);
 }
 
 TEST_F(TaskLifetime, AnAutoTaskMovedAThousandTimesKeepsOneInstancePerDevice) {
