@@ -404,10 +404,11 @@ void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAcce
     vkCmdPipelineBarrier2(cmd, &dep);
 }
 
-void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
-                   VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
-                   VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
-                   std::uint32_t src_family, std::uint32_t dst_family) {
+VkImageMemoryBarrier2 image_barrier_info(VkImage image, VkImageLayout from, VkImageLayout to,
+                                         VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                                         VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                                         std::uint32_t src_family,
+                                         std::uint32_t dst_family) noexcept {
     VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
     barrier.srcStageMask = src_stage;
     barrier.srcAccessMask = src_access;
@@ -419,6 +420,15 @@ void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkIma
     barrier.dstQueueFamilyIndex = dst_family;
     barrier.image = image;
     barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    return barrier;
+}
+
+void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
+                   VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                   VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                   std::uint32_t src_family, std::uint32_t dst_family) {
+    const VkImageMemoryBarrier2 barrier = image_barrier_info(
+        image, from, to, src_stage, src_access, dst_stage, dst_access, src_family, dst_family);
     VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
     dep.imageMemoryBarrierCount = 1;
     dep.pImageMemoryBarriers = &barrier;

@@ -167,7 +167,14 @@ void buffer_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, V
 void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
                     VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access);
 
-// One whole-image layout transition / barrier (sync2), colour aspect, single mip and layer.
+// One whole-image layout transition / barrier (sync2), colour aspect, single mip and layer: as
+// a struct, to record several in one vkCmdPipelineBarrier2; image_barrier records one.
+[[nodiscard]] VkImageMemoryBarrier2
+image_barrier_info(VkImage image, VkImageLayout from, VkImageLayout to,
+                   VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
+                   VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,
+                   std::uint32_t src_family = VK_QUEUE_FAMILY_IGNORED,
+                   std::uint32_t dst_family = VK_QUEUE_FAMILY_IGNORED) noexcept;
 void image_barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to,
                    VkPipelineStageFlags2 src_stage, VkAccessFlags2 src_access,
                    VkPipelineStageFlags2 dst_stage, VkAccessFlags2 dst_access,

@@ -265,42 +265,74 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         }
         in.timer->begin(cmd, slot);
     }
+    // Three steps, each one call for every input: the layouts the copies need (the slot's
+    // images are rewritten whole: their contents before may go), the copies, the layouts after
+    // (the application's images back in theirs; across devices the link copies, or hands over,
+    // from TRANSFER_SRC_OPTIMAL; on the primary the job samples them).
+    std::array<VkImageMemoryBarrier2, 2 * k_max_inputs> before{};
+    std::array<VkImageMemoryBarrier2, 2 * k_max_inputs> after{};
+    std::uint32_t n_before = 0;
+    std::uint32_t n_after = 0;
+    const VkImageLayout slot_after =
+        to_link ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputImage& from = inputs[i];
-        const Image& to = images[i].source;
+        const VkImage to = images[i].source.get();
+        if (in.buffer_sizes[i] > 0 && !to_link) {
+            continue; // buffer to buffer: the barrier above covers it
+        }
+        if (in.buffer_sizes[i] == 0 && needs_transition(from.layout)) {
+            before[n_before++] = image_barrier_info(
+                from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, k_before, k_written,
+                VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            after[n_after++] =
+                image_barrier_info(from.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, from.layout,
+                                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        }
+        before[n_before++] = image_barrier_info(
+            to, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_before,
+            VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        after[n_after++] = image_barrier_info(
+            to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, slot_after, VK_PIPELINE_STAGE_2_COPY_BIT,
+            VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.imageMemoryBarrierCount = n_before;
+    dep.pImageMemoryBarriers = before.data();
+    if (n_before > 0) {
+        vkCmdPipelineBarrier2(cmd, &dep);
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const InputImage& from = inputs[i];
+        const InputSlot& to = images[i];
         if (const VkDeviceSize size = in.buffer_sizes[i]; size > 0) {
-            copy_buffer_input(cmd, from, size, images[i], to_link);
+            if (to_link) {
+                const CarrierRegions c = carrier_regions(size, from.buffer_offset);
+                vkCmdCopyBufferToImage(cmd, from.buffer, to.source.get(),
+                                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, c.count,
+                                       c.regions.data());
+            } else {
+                const VkBufferCopy region{from.buffer_offset, 0, size};
+                vkCmdCopyBuffer(cmd, from.buffer, to.buffer.buffer.get(), 1, &region);
+            }
             continue;
         }
-        if (needs_transition(from.layout)) {
-            image_barrier(cmd, from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                          k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
-                          VK_ACCESS_2_TRANSFER_READ_BIT);
-        } else {
-            memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
-                           VK_ACCESS_2_TRANSFER_READ_BIT);
-        }
-        // The slot's copy is rewritten whole: its contents before may go.
-        image_barrier(cmd, to.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, k_before, VK_ACCESS_2_NONE,
-                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        const VkImageLayout src_layout =
-            needs_transition(from.layout) ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : from.layout;
-        copy_whole_image(cmd, from.image, src_layout, to.get(),
-                         VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, to.extent);
-        if (needs_transition(from.layout)) {
-            image_barrier(cmd, from.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, from.layout,
-                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
-                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-        }
-        // Across devices the link copies (or hands over) from TRANSFER_SRC_OPTIMAL; on the
-        // primary the job samples it.
-        image_barrier(cmd, to.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                      to_link ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
-                              : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        copy_whole_image(cmd, from.image,
+                         needs_transition(from.layout) ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
+                                                       : from.layout,
+                         to.source.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, to.source.extent);
     }
+    // The copies' writes (a buffer's, on the primary, which the job reads) before what follows.
+    const VkMemoryBarrier2 written{
+        VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,   nullptr,
+        VK_PIPELINE_STAGE_2_COPY_BIT,         VK_ACCESS_2_TRANSFER_WRITE_BIT,
+        VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE};
+    dep.memoryBarrierCount = 1;
+    dep.pMemoryBarriers = &written;
+    dep.imageMemoryBarrierCount = n_after;
+    dep.pImageMemoryBarriers = after.data();
+    vkCmdPipelineBarrier2(cmd, &dep);
     if (in.timer) {
         in.timer->end(cmd, slot);
     }
@@ -345,34 +377,6 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     in.last_copy = next;
     value = next;
     return VK_SUCCESS;
-}
-
-void InputCopier::copy_buffer_input(VkCommandBuffer cmd, const InputImage& from, VkDeviceSize size,
-                                    const InputSlot& slot, bool to_link) noexcept {
-    // The application's writes before the copy reads; and the slot's last reader (its job on
-    // the primary, the link's download elsewhere) before the copy writes.
-    memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_READ_BIT);
-    if (!to_link) {
-        memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_COPY_BIT,
-                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        const VkBufferCopy region{from.buffer_offset, 0, size};
-        vkCmdCopyBuffer(cmd, from.buffer, slot.buffer.buffer.get(), 1, &region);
-        memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-        return;
-    }
-    const VkImage to = slot.source.get();
-    image_barrier(cmd, to, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                  k_before, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    const CarrierRegions c = carrier_regions(size, from.buffer_offset);
-    vkCmdCopyBufferToImage(cmd, from.buffer, to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, c.count,
-                           c.regions.data());
-    image_barrier(cmd, to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                  VK_ACCESS_2_NONE);
 }
 
 void record_unpacks(const TaskInstance& instance, std::uint32_t slot,

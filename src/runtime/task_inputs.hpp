@@ -82,11 +82,6 @@ public:
                                 std::span<const InputImage> inputs, std::uint64_t& value) noexcept;
 
 private:
-    // A buffer input's copy: into the slot's buffer on the primary, into its carrier image for
-    // a link.
-    static void copy_buffer_input(VkCommandBuffer cmd, const InputImage& from, VkDeviceSize size,
-                                  const InputSlot& slot, bool to_link) noexcept;
-
     const Device& m_primary;
     TimelineSemaphore m_timeline;
     std::mutex m_mutex;        // takes a value and submits it, so values grow in queue order
