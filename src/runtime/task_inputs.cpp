@@ -281,7 +281,11 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         if (in.buffer_sizes[i] > 0 && !to_link) {
             continue; // buffer to buffer: the barrier above covers it
         }
-        if (in.buffer_sizes[i] == 0 && needs_transition(from.layout)) {
+        // An image named for two inputs changes layout once.
+        const bool named_before =
+            std::any_of(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i),
+                        [&](const InputImage& other) { return other.image == from.image; });
+        if (in.buffer_sizes[i] == 0 && needs_transition(from.layout) && !named_before) {
             before[n_before++] = image_barrier_info(
                 from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, k_before, k_written,
                 VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
