@@ -98,6 +98,24 @@ AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_
     return f;
 }
 
+// Three images of the frame's shapes and formats, with `usage`: where the copies without
+// Tandem write.
+std::array<detail::Image, 3> images_like(const detail::Device& primary, const AppFrame& frame,
+                                         VkImageUsageFlags usage, const std::string& name) {
+    std::array<detail::Image, 3> out;
+    for (std::size_t i = 0; i < 3; ++i) {
+        detail::ImageDesc d;
+        d.width = frame.images[i].extent.width;
+        d.height = frame.images[i].extent.height;
+        d.format = frame.images[i].format;
+        d.usage = usage;
+        d.name = name + " " + std::to_string(i);
+        d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
+        out[i] = detail::create_image(primary, d);
+    }
+    return out;
+}
+
 // The API's floor under a submit with inputs, measured in the same run: `rounds` batches on the
 // primary's main queue, each waiting on an application timeline and signalling one of its own,
 // that copy the three images into scratch images of the same shape. `submit_us`: the
@@ -113,17 +131,8 @@ struct SubmitFloor {
 SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& frame,
                                  std::uint32_t rounds, Clock::duration period) {
     SubmitFloor out;
-    std::array<detail::Image, 3> scratch;
-    for (std::size_t i = 0; i < 3; ++i) {
-        detail::ImageDesc d;
-        d.width = frame.images[i].extent.width;
-        d.height = frame.images[i].extent.height;
-        d.format = frame.images[i].format;
-        d.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-        d.name = "bench submit floor " + std::to_string(i);
-        d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
-        scratch[i] = detail::create_image(primary, d);
-    }
+    const std::array<detail::Image, 3> scratch =
+        images_like(primary, frame, VK_IMAGE_USAGE_TRANSFER_DST_BIT, "bench submit floor");
     detail::TimelineSemaphore app(primary, "bench submit floor app");
     detail::TimelineSemaphore done(primary, "bench submit floor done");
     detail::CommandPool pool(primary, primary.queue(detail::QueueRole::Main).family(),
@@ -233,17 +242,8 @@ nlohmann::json measure_copy_variants(const detail::Device& primary, const AppFra
         return out;
     }
     for (const CopyVariant& v : variants) {
-        std::array<detail::Image, 3> to;
-        for (std::size_t i = 0; i < 3; ++i) {
-            detail::ImageDesc d;
-            d.width = frame.images[i].extent.width;
-            d.height = frame.images[i].extent.height;
-            d.format = frame.images[i].format;
-            d.usage = v.usage;
-            d.name = "bench copy variant " + std::to_string(i);
-            d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
-            to[i] = detail::create_image(primary, d);
-        }
+        const std::array<detail::Image, 3> to =
+            images_like(primary, frame, v.usage, "bench copy variant");
         std::vector<double> us;
         for (std::uint32_t k = 0; k < rounds; ++k) {
             detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer c) {
