@@ -6,7 +6,8 @@
 // to the output being ready on the primary (the frame's inputs copied, sent, processed, back),
 // the pass's GPU time on its device, and outputs per submit (generated frames per real frame).
 // The inputs are one still frame with zero motion, so every output must equal its colour: the
-// last output of each task is read back and compared byte for byte.
+// last output of each task is read back and compared byte for byte. With --lend the application
+// writes the images Tandem lends (Runtime::lend_inputs) and Tandem copies nothing of them.
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,7 +133,8 @@ SubmitFloor measure_submit_floor(const detail::Device& primary, const AppFrame& 
                                  std::uint32_t rounds, Clock::duration period) {
     SubmitFloor out;
     const std::array<detail::Image, 3> scratch =
-        images_like(primary, frame, VK_IMAGE_USAGE_TRANSFER_DST_BIT, "bench submit floor");
+        images_like(primary, frame, VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+                    "bench submit floor");
     detail::TimelineSemaphore app(primary, "bench submit floor app");
     detail::TimelineSemaphore done(primary, "bench submit floor done");
     detail::CommandPool pool(primary, primary.queue(detail::QueueRole::Main).family(),
@@ -287,10 +289,84 @@ nlohmann::json measure_copy_variants(const detail::Device& primary, const AppFra
     return out;
 }
 
+// The application's side with --lend: each frame it writes the three images Tandem lent
+// (Runtime::lend_inputs) where it would render them, here by copying its frame into them, on
+// the primary's main queue after the loan's writable value, and submits naming them: Tandem's
+// batch at submit then only changes their layout. A few command buffers in turn, each reused
+// once its last write finished.
+class LentWriter {
+public:
+    LentWriter(const detail::Device& primary, VkSemaphore input_timeline)
+        : m_primary(primary), m_input(input_timeline), m_writes(primary, "bench lent writes"),
+          m_pool(primary, primary.queue(detail::QueueRole::Main).family(), "bench lent writes") {
+        for (auto& c : m_cmds) {
+            c = m_pool.allocate("bench lent write");
+        }
+    }
+
+    // Writes `frame` into `loan`'s images; the inputs to submit, or nothing when the GPU
+    // refused.
+    std::optional<std::array<tandem::InputImage, 3>> write(const AppFrame& frame,
+                                                           const tandem::InputLoan& loan) {
+        const std::size_t k = m_round % m_cmds.size();
+        if (m_round >= m_cmds.size() &&
+            m_writes.wait(m_values[k], std::chrono::seconds(10)) != VK_SUCCESS) {
+            return std::nullopt;
+        }
+        VkCommandBuffer cmd = m_cmds[k];
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        if (vkResetCommandBuffer(cmd, 0) != VK_SUCCESS ||
+            vkBeginCommandBuffer(cmd, &begin) != VK_SUCCESS) {
+            return std::nullopt;
+        }
+        std::array<tandem::InputImage, 3> out{};
+        for (std::size_t i = 0; i < 3; ++i) {
+            const VkImage to = loan.inputs.at(i).image;
+            detail::image_barrier(cmd, to, VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            detail::copy_whole_image(cmd, frame.images[i].get(),
+                                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to,
+                                     VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, frame.images[i].extent);
+            out[i] = {to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, m_writes.handle(), m_value + 1};
+        }
+        if (vkEndCommandBuffer(cmd) != VK_SUCCESS) {
+            return std::nullopt;
+        }
+        const VkSemaphoreSubmitInfo wait = detail::semaphore_submit_info(
+            m_input, loan.writable, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        const VkSemaphoreSubmitInfo signal =
+            m_writes.submit_info(m_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        if (m_primary.queue(detail::QueueRole::Main).submit_one(cmd, {&wait, 1}, {&signal, 1}) !=
+            VK_SUCCESS) {
+            return std::nullopt;
+        }
+        m_values[k] = ++m_value;
+        ++m_round;
+        return out;
+    }
+
+    // Every write finished (before the images go).
+    void finish() { (void)m_writes.wait(m_value, std::chrono::seconds(10)); }
+
+private:
+    const detail::Device& m_primary;
+    VkSemaphore m_input;
+    detail::TimelineSemaphore m_writes;
+    detail::CommandPool m_pool;
+    std::array<VkCommandBuffer, 4> m_cmds{};
+    std::array<std::uint64_t, 4> m_values{};
+    std::uint64_t m_value = 0;
+    std::size_t m_round = 0;
+};
+
 struct TaskRun {
     std::string placement;
     tandem::TaskId id;
     std::vector<double> submit_us;
+    std::vector<double> lend_us; // --lend: the lend_inputs call
     std::uint64_t submits = 0;
     bool exact = false;
 };
@@ -321,6 +397,10 @@ int main(int argc, char** argv) {
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
     app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
     app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    bool lend = false;
+    app.add_flag("--lend", lend,
+                 "render into the images Tandem lends (lend_inputs) instead of having Tandem "
+                 "copy the application's");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -342,7 +422,8 @@ int main(int argc, char** argv) {
             inputs[i] = {frame.images[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                          VK_NULL_HANDLE, 0};
         }
-        std::vector<TaskRun> runs{{placement, {}, {}, 0, false}, {"primary", {}, {}, 0, false}};
+        std::vector<TaskRun> runs{{placement, {}, {}, {}, 0, false},
+                                  {"primary", {}, {}, {}, 0, false}};
         for (TaskRun& r : runs) {
             tandem::TaskDesc d = tandem::interpolate_task("frame-gen " + r.placement, w, h);
             const auto p = tandem::Placement::parse(r.placement);
@@ -352,6 +433,9 @@ int main(int argc, char** argv) {
             }
             d.placement = *p;
             d.rate_hz = fps > 0 ? fps : 60;
+            for (tandem::TaskInputDesc& in : d.inputs) {
+                in.usage = lend ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0;
+            }
             r.id = runtime.register_task(d);
         }
         const auto period =
@@ -362,12 +446,40 @@ int main(int argc, char** argv) {
         const auto floor_record = tandem::harness::summarise(floor.record_and_submit_us);
         const auto floor_copy = tandem::harness::summarise(floor.copy_gpu_us);
         tandem::harness::LeaseReader reader(runtime, 2, w, h);
+        LentWriter lent_writer(primary, runtime.input_timeline());
         for (TaskRun& r : runs) {
             auto next = Clock::now();
             for (std::uint32_t f = 0; f < frames; ++f) {
+                std::optional<std::array<tandem::InputImage, 3>> lent;
+                tandem::LendResult loan;
+                if (lend) {
+                    const auto l0 = Clock::now();
+                    loan = runtime.lend_inputs(r.id);
+                    const auto l1 = Clock::now();
+                    if (loan.lent()) {
+                        if (f >= frames / 10) {
+                            r.lend_us.push_back(
+                                std::chrono::duration<double, std::micro>(l1 - l0).count());
+                        }
+                        lent = lent_writer.write(frame, loan.loan);
+                    }
+                    if (!lent) {
+                        if (loan.lent()) {
+                            (void)runtime.return_inputs(r.id, loan.loan);
+                        }
+                        runtime.pump();
+                        next += std::chrono::duration_cast<Clock::duration>(period);
+                        std::this_thread::sleep_until(next);
+                        continue;
+                    }
+                }
                 const auto t0 = Clock::now();
-                const tandem::SubmitResult s = runtime.submit(r.id, {}, inputs);
+                const tandem::SubmitResult s =
+                    runtime.submit(r.id, {}, lent ? std::span(*lent) : std::span(inputs));
                 const auto t1 = Clock::now();
+                if (!s.accepted() && loan.lent()) {
+                    (void)runtime.return_inputs(r.id, loan.loan);
+                }
                 if (s.accepted()) {
                     ++r.submits;
                     if (f >= frames / 10) { // the first tenth warms up
@@ -399,6 +511,7 @@ int main(int argc, char** argv) {
             }
         }
 
+        lent_writer.finish();
         // Last, back to back: the GPU's clocks go up, which would change what the tasks measure.
         const nlohmann::json variants = measure_copy_variants(primary, frame, 100);
         nlohmann::json rows = nlohmann::json::array();
@@ -420,6 +533,12 @@ int main(int argc, char** argv) {
                         "seen done %.1f, ready %.1f; input copies %.1f us GPU\n",
                         r.placement.c_str(), s.worker_submit.p50_us, s.transfer_queued.p50_us,
                         s.worker_done.p50_us, s.ready_observed.p50_us, s.input_copy_gpu_us.p50_us);
+            if (lend) {
+                std::printf("%-10s lent submits %llu of %llu, lend_inputs p50 %.2f us\n",
+                            r.placement.c_str(), static_cast<unsigned long long>(s.lent_submits),
+                            static_cast<unsigned long long>(r.submits),
+                            tandem::harness::summarise(r.lend_us).p50);
+            }
             std::printf("%-10s %-14s %10.2f %10.1f %12.1f %12.3f %10.1f %6s\n", r.placement.c_str(),
                         s.input_path.c_str(), submit.p50, s.ready_observed.p50_us, s.gpu_us.p50_us,
                         outputs, s.ready_observed.p99_us, r.exact ? "yes" : "NO");
@@ -432,6 +551,9 @@ int main(int argc, char** argv) {
                  {"ready", s.ready},
                  {"superseded", s.superseded},
                  {"submit_us", tandem::harness::to_json(submit)},
+                 {"lend_us", tandem::harness::to_json(tandem::harness::summarise(r.lend_us))},
+                 {"lent_submits", s.lent_submits},
+                 {"input_copies", s.input_copies},
                  {"stages_p50_us",
                   {{"worker_submitted", s.worker_submit.p50_us},
                    {"transfer_queued", s.transfer_queued.p50_us},
@@ -499,6 +621,7 @@ int main(int argc, char** argv) {
                              {"fps", fps},
                              {"placement", placement},
                              {"transfer_path", options.transfer_path},
+                             {"lend", lend},
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {{"pass_gpu_us_p50_on_task_device", worker_pass},
                                {"submit_floor_us",

@@ -42,6 +42,42 @@
 //     (void)runtime.submit(task, {}, std::span(&in, 1));
 // clang-format on
 //
+// Lent input images: nothing copied. Instead of copying its image, the application may render
+// straight into Tandem's: lend_inputs(task) reserves a slot of the task and lends its input
+// images on the primary (InputLoan); the application writes them once input_timeline() reaches
+// InputLoan::writable and submits naming them as the inputs' images. Between two openings of
+// one GPU (the zero-copy path) the worker then reads what the application rendered, and nothing
+// is copied anywhere; on the primary the job reads it; on other paths the link carries it from
+// there (the submit's copy on the primary is what is saved). The batch at submit only changes
+// the images' layout (TaskStats::lent_submits, input_copy_gpu_us).
+//
+// clang-format off
+//     desc.inputs = {{.name = "color", .format = VK_FORMAT_R8G8B8A8_UNORM, .width = 1920,
+//                     .height = 1080, .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT}};
+//     ...                                        // each frame:
+//     tandem::LendResult lent = runtime.lend_inputs(task);
+//     if (lent.lent()) {                         // else render into your own image, as above
+//         // render into lent.loan.inputs[0].image (from UNDEFINED: its contents are not kept),
+//         // waiting for input_timeline() >= lent.loan.writable, on the primary's main queue
+//         // family; signal frame_timeline = frame_value
+//         tandem::InputImage color{lent.loan.inputs[0].image,
+//                                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+//                                  frame_timeline, frame_value};
+//         (void)runtime.submit(task, {}, std::span(&color, 1));
+//     }
+// clang-format on
+//
+// A loan holds its slot until a submit names its images (Accepted: the loan ends; any other
+// answer leaves it held, to submit again) or return_inputs() hands it back unused. The images'
+// usage is TaskInputDesc::usage besides transfers and sampling; write them on the primary's main
+// queue family, and submit (or return) the loan only once the writes were submitted to the
+// primary (Tandem's batches follow them there). A submit may name lent images for some inputs
+// and the application's own for the others (a buffer input is never lent). When the task moved
+// meanwhile (the scheduler, a reconfigure, a path fallback), the submit still works: the lent
+// images are then copied, as an application's would be, and the loan ends. Unregistering the
+// task ends its loans; their images are freed once the primary's main queue passed everything
+// submitted to it before.
+//
 // Chains: an input may instead be another task's output (TaskInputDesc::producer): a blur of
 // what a capture task rendered, say. Such an input is never named at submit: the InputImage span
 // lists the application's own inputs only, in their declared order, the chained ones left out.
@@ -85,6 +121,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan_core.h>
 
@@ -116,6 +153,11 @@ struct TaskInputDesc {
     // It travels on the same paths as images (the bytes laid out in an RGBA8 image of Tandem's),
     // byte for byte, and the job reads it as a buffer of its device (JobInput::buffer).
     std::uint64_t buffer_size = 0;
+    // More usage for the input's images on the primary, for an application that renders into
+    // lent images (see above): VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, STORAGE_BIT or
+    // TRANSFER_DST_BIT (transfers and sampling are always allowed). The format must allow it on
+    // the primary (and for the zero-copy path on the task's device).
+    VkImageUsageFlags usage = 0;
 };
 
 // The largest buffer input: 256 MiB (an RGBA8 image of 4096 x 16384 texels carries it).
@@ -137,6 +179,27 @@ struct InputImage {
     std::uint64_t wait_value = 0;
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceSize buffer_offset = 0;
+};
+
+// One input image lent to the application (Runtime::lend_inputs): an image of the primary
+// device, of the input's format and size, that its submit copies nothing from. A buffer input
+// is not lent: its entry is empty (image VK_NULL_HANDLE), and the submit names the
+// application's buffer for it as usual.
+struct LentInput {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE; // a 2D colour view of the whole image
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+};
+
+// A loan of one slot's input images (see above). `inputs` has one entry per input the
+// application names at submit, in that order (chained ones left out, as in the InputImage
+// span). The images' contents are not kept: write them from VK_IMAGE_LAYOUT_UNDEFINED, once
+// Runtime::input_timeline() reaches `writable` (the slot's last reads of them finished).
+struct InputLoan {
+    std::uint64_t ticket = 0; // unique within the runtime; 0: no loan
+    std::vector<LentInput> inputs;
+    std::uint64_t writable = 0;
 };
 
 // One input as a job's workload sees it (RecordContext::inputs): an image of the task's device

@@ -228,6 +228,18 @@ public:
     // reason), a chain that cannot be read Failed with TaskError::ChainBroken (tandem/input.hpp).
     [[nodiscard]] SubmitResult submit(TaskId task, std::span<const std::byte> snapshot,
                                       std::span<const InputImage> inputs) noexcept;
+    // Lends the application the input images of one of `task`'s slots, to render into instead
+    // of its own (tandem/input.hpp, Lent input images): a submit naming them copies nothing of
+    // them. Busy when no slot is free, Preparing and Failed as submit answers them (BadInputs for
+    // a task with no image input of the application's); nothing is lent then. Submits on the
+    // calling thread one empty batch to the primary's main queue (the slot's last reads before
+    // InputLoan::writable); never a wait on a GPU.
+    [[nodiscard]] LendResult lend_inputs(TaskId task) noexcept;
+    // Hands back a loan not submitted: its slot is free again once the primary's main queue
+    // passed everything submitted to it before (the application's writes of the images among
+    // them). LoanNotHeld for a loan submitted or returned already, or one of another task;
+    // UnknownTask for an id that names no live task.
+    TaskError return_inputs(TaskId task, const InputLoan& loan) noexcept;
     // A timeline semaphore of the primary device that Tandem signals once its copy of a submit's
     // inputs ran (SubmitResult::inputs_released): the application's writes of those images wait
     // on it. Values only grow; owned by the runtime.

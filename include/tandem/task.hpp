@@ -49,6 +49,8 @@ enum class TaskError {
     NotMeasured,       // calibrate: no device could run the task's jobs
     BadInputs,         // submit: the inputs do not match the task's (TaskDesc::inputs)
     ChainBroken,       // submit: a chained input cannot be read (tandem/input.hpp, Chains)
+    LoanNotHeld,       // return_inputs: the loan was submitted or returned already, or its task
+                       // unregistered (tandem/input.hpp, Lent input images)
 };
 [[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
@@ -113,6 +115,16 @@ struct SubmitResult {
     // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise.
     std::uint64_t inputs_released = 0;
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
+};
+
+// What lend_inputs() answered: Accepted with a loan (its images reserved for the application),
+// or Busy, Preparing or Failed as a submit would, with nothing lent.
+struct LendResult {
+    SubmitStatus status = SubmitStatus::Failed;
+    TaskError error = TaskError::None;
+    std::string reason;
+    InputLoan loan;
+    [[nodiscard]] bool lent() const noexcept { return status == SubmitStatus::Accepted; }
 };
 
 // Latency of one pipeline stage, measured from the request (submit) in microseconds. The
@@ -236,12 +248,15 @@ struct TaskStats {
     std::string input_path;
     // What carried its inputs: submits whose application inputs Tandem copied on the primary,
     // inputs sent over a link to its device, and chained inputs read in place on the producer's
-    // device (none of them copied).
+    // device (none of them copied); and submits that named lent images (Runtime::lend_inputs),
+    // whose lent inputs nothing copied on the primary.
     std::uint64_t input_copies = 0;
     std::uint64_t input_sends = 0;
     std::uint64_t chained_reads = 0;
+    std::uint64_t lent_submits = 0;
     // The primary's GPU time for those copies (each submit's batch on the primary's main
-    // queue, every input of it): what a task's inputs cost the primary's frame. A copy's time is
+    // queue, every input of it; for a lent input only its layout change): what a task's inputs
+    // cost the primary's frame. A copy's time is
     // taken when its slot's next copy is recorded, so the newest few are not counted yet; empty
     // where the primary's main queue family writes no timestamps.
     GpuTimeStats input_copy_gpu_us;

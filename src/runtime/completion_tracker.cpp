@@ -356,7 +356,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
         }
         // Overdue: in flight for longer than the worker's allowance during which it completed
         // nothing (a slow worker, or a long queue ahead of the job, is busy, not lost).
-        if (lost_reason.empty() && !worker.lost() && in_flight(s.state) &&
+        if (lost_reason.empty() && !worker.lost() && in_flight(s.state) && !s.lent &&
             now - std::max(s.times.request, worker.last_progress()) > allowance) {
             // Say where it stopped, so a report from a machine names the stage.
             lost_reason = "it made no progress for longer than its allowance of " +

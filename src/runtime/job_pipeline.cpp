@@ -12,35 +12,43 @@
 
 namespace tandem::detail {
 
-JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
-                                    std::span<const std::byte> bytes, bool trial, WorkerJob& job,
-                                    std::span<const InputImage> inputs,
-                                    std::uint64_t* inputs_released,
-                                    std::vector<ChainedRead>* chained) noexcept {
+JobPipeline::Take
+JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes, bool trial,
+                  WorkerJob& job, std::span<const InputImage> inputs,
+                  std::uint64_t* inputs_released, std::vector<ChainedRead>* chained,
+                  std::optional<std::uint32_t> lent_slot, std::uint32_t lent) noexcept {
     const auto now = Clock::now();
     std::lock_guard lock(instance.mutex);
-    auto slot = instance.ring.try_take_free();
+    // A lent slot stays Recording (the application holds it) when the job is not taken.
+    const auto abort = [&](std::uint32_t s) {
+        if (!lent_slot) {
+            (void)instance.ring.apply(s, SlotEvent::Abort);
+        }
+    };
+    auto slot = lent_slot ? lent_slot : instance.ring.try_take_free();
     if (!slot) {
         return Take::Busy;
     }
-    // Holds of an earlier job of the slot that failed before it ran (the completion pass had
-    // not come by yet): that job never read them.
-    release_chained(instance.slots[*slot].chained, 0);
     const bool with_inputs = !instance.inputs.empty();
-    if (with_inputs && !m_inputs.slot_ready(instance, *slot)) {
-        (void)instance.ring.apply(*slot, SlotEvent::Abort); // its last copy may still run
-        return Take::Busy;
+    if (!lent_slot) {
+        // Holds of an earlier job of the slot that failed before it ran (the completion pass
+        // had not come by yet): that job never read them.
+        release_chained(instance.slots[*slot].chained, 0);
+        if (with_inputs && !m_inputs.slot_ready(instance, *slot)) {
+            abort(*slot); // its last copy may still run
+            return Take::Busy;
+        }
     }
     try {
         instance.slots[*slot].snapshot.assign(bytes.begin(), bytes.end());
     } catch (...) {
-        (void)instance.ring.apply(*slot, SlotEvent::Abort);
+        abort(*slot);
         return Take::OutOfMemory;
     }
     if (with_inputs) {
         std::uint64_t value = 0;
-        if (m_inputs.copy(instance, *slot, inputs, value) != VK_SUCCESS) {
-            (void)instance.ring.apply(*slot, SlotEvent::Abort);
+        if (m_inputs.copy(instance, *slot, inputs, lent, value) != VK_SUCCESS) {
+            abort(*slot);
             return Take::InputsFailed;
         }
         if (inputs_released != nullptr) {
@@ -48,6 +56,7 @@ JobPipeline::Take JobPipeline::take(Task& task, TaskInstance& instance,
         }
     }
     SlotRecord& s = instance.ring[*slot];
+    s.lent = false; // a job's from now on
     if (chained != nullptr) {
         instance.slots[*slot].chained.swap(*chained); // empty before: released above
     }

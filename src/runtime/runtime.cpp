@@ -44,6 +44,8 @@ const char* to_string(TaskError error) noexcept {
         return "bad inputs";
     case TaskError::ChainBroken:
         return "chain broken";
+    case TaskError::LoanNotHeld:
+        return "loan not held";
     }
     return "?";
 }
@@ -89,6 +91,16 @@ SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot,
                              std::span<const InputImage> inputs) noexcept {
     const detail::LogScope scope(m_impl->logger());
     return m_impl->submit(task, snapshot, inputs);
+}
+
+LendResult Runtime::lend_inputs(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->lend_inputs(task);
+}
+
+TaskError Runtime::return_inputs(TaskId task, const InputLoan& loan) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->return_inputs(task, loan);
 }
 
 VkSemaphore Runtime::input_timeline() const noexcept {

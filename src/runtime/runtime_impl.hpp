@@ -84,6 +84,8 @@ public:
     TaskError reconfigure(TaskId id, const TaskDesc& desc);
     [[nodiscard]] SubmitResult submit(TaskId id, std::span<const std::byte> bytes,
                                       std::span<const InputImage> inputs) noexcept;
+    [[nodiscard]] LendResult lend_inputs(TaskId id) noexcept;
+    TaskError return_inputs(TaskId id, const InputLoan& loan) noexcept;
     void pump() noexcept;
     [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
@@ -172,6 +174,13 @@ private:
         const Worker* worker = nullptr;
         std::uint64_t generation = 0; // the generation the holds are for
     };
+    // The instance that takes the task's submits now, or why none does (Preparing or Failed,
+    // counted as a submit's answer would be): the state check submit and lend_inputs share.
+    // Caller holds the task's mutex. Throws only std::bad_alloc.
+    [[nodiscard]] TaskInstance* usable(Task& task, SubmitResult& why);
+    // Ends every loan of `instance` (unregister): their slots are free again once the primary's
+    // main queue passed what the application submitted so far. Caller holds the task's mutex.
+    void end_loans(TaskInstance& instance) noexcept;
     // The application's submit on the task (its mutex held): the once-per-call state check.
     // `holds` (hold_chained's, for `chain`): the job's slot takes them over when accepted.
     [[nodiscard]] SubmitResult submit_locked(Task& task, std::span<const std::byte> bytes,
@@ -207,7 +216,8 @@ private:
     std::atomic<std::int64_t> m_timeout_ms{5000};
     TraceLog m_trace;
     WorkloadTable m_workloads;
-    std::atomic<std::uint64_t> m_serials{0}; // instance serials (Lease::instance)
+    std::atomic<std::uint64_t> m_serials{0};      // instance serials (Lease::instance)
+    std::atomic<std::uint64_t> m_loan_tickets{0}; // InputLoan::ticket
 
     TaskTable m_tasks;
     std::unique_ptr<RetireList> m_retire;

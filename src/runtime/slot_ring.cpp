@@ -132,7 +132,7 @@ std::uint32_t SlotRing::count(SlotState state) const noexcept {
 std::uint32_t SlotRing::in_flight_count() const noexcept {
     std::uint32_t n = 0;
     for (const auto& s : m_slots) {
-        n += in_flight(s.state) ? 1u : 0u;
+        n += in_flight(s.state) && !s.lent ? 1u : 0u; // a lent slot holds no job
     }
     return n;
 }

@@ -70,6 +70,9 @@ struct SlotRecord {
     bool published = false;          // this slot holds the task's published output
     bool worker_done_seen = false;
     bool trial = false; // a job Tandem runs to measure the task: never published
+    // Recording because the application holds it (Runtime::lend_inputs), not for a job: no
+    // worker is late for it.
+    bool lent = false;
     // Chains (runtime/task_chains.hpp): consumer jobs that may still read the slot's output (it
     // is neither taken nor recycled meanwhile); the newest work value of those that completed
     // (the slot's next job waits for it); whether recycling it waits for them or for a matching

@@ -118,7 +118,8 @@ struct Task {
     // How its inputs travelled (TaskStats::input_copies, input_sends, chained_reads).
     std::uint64_t input_copies = 0;
     std::uint64_t chained_reads = 0;
-    GpuTimes input_copy_gpu; // TaskStats::input_copy_gpu_us, added by InputCopier::copy
+    std::uint64_t lent_submits = 0; // submits that named lent images (TaskStats::lent_submits)
+    GpuTimes input_copy_gpu;        // TaskStats::input_copy_gpu_us, added by InputCopier::copy
     std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
 
     // True while a live matching consumer has not read `generation` yet. Caller holds mutex.

@@ -6,6 +6,7 @@
 
 #include "core/log.hpp"
 
+#include "runtime/input_loans.hpp"
 #include "runtime/link_fallback.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "runtime/scheduler.hpp"
@@ -226,6 +227,12 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     }
     // Everything leaves use; the completion thread frees each instance once quiescent and the
     // GPU passed it, and then the task leaves the table.
+    // Loans end: their slots free once the application's writes submitted so far passed.
+    for (const auto* list : {&task->instances, &task->retiring}) {
+        for (const auto& instance : *list) {
+            end_loans(*instance);
+        }
+    }
     while (!task->instances.empty()) {
         TaskInstance* instance = task->instances.back().get();
         try {
@@ -318,69 +325,79 @@ void RuntimeImpl::reconfigure_locked(Task& t, const TaskDesc& desc,
     task->reconfigure_error.clear();
 }
 
+TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
+    if (!task.live) {
+        why = failed(TaskError::UnknownTask, unknown_task(task.id));
+        return nullptr;
+    }
+    if (task.stopped) {
+        ++task.failed;
+        why = failed(TaskError::Stopped, "task '" + task.desc.name + "' stopped after " +
+                                             std::to_string(m_options.max_consecutive_failures) +
+                                             " failed jobs in a row: " + task.last_failure);
+        return nullptr;
+    }
+    TaskInstance* instance = task.active;
+    why = SubmitResult{};
+    why.status = SubmitStatus::Preparing;
+    if (instance == nullptr) {
+        ++task.busy;
+        why.reason = "task '" + task.desc.name + "' is being prepared";
+        return nullptr;
+    }
+    Worker& worker = *instance->worker;
+    // An auto task whose worker was lost moves (in the pump that sees the loss, or the one
+    // after): it is being prepared elsewhere, not failed.
+    if ((task.automatic || (task.pending != nullptr && task.pending_kind == PendingKind::Move)) &&
+        worker.lost()) {
+        ++task.busy;
+        why.reason =
+            "task '" + task.desc.name + "' is moving off " + worker.label() + ", which was lost";
+        return nullptr;
+    }
+    // A task whose path failed is being prepared again with the next one (LinkFallback),
+    // unless that failed too.
+    if (instance->link_failed.load(std::memory_order_acquire)) {
+        if (!task.fallback_error.empty()) {
+            ++task.failed;
+            why = failed(TaskError::NoTransferPath, task.fallback_error);
+            return nullptr;
+        }
+        ++task.busy;
+        why.reason = "task '" + task.desc.name +
+                     "' is being prepared again with another transfer path: " +
+                     LinkFailures::failure(*instance);
+        return nullptr;
+    }
+    switch (instance->phase.load(std::memory_order_acquire)) {
+    case InstancePhase::Preparing:
+        ++task.busy;
+        why.reason = "task '" + task.desc.name + "' is still being prepared on " + worker.label();
+        return nullptr;
+    case InstancePhase::Failed:
+        ++task.failed;
+        why = failed(TaskError::PreparationFailed, instance->preparation_error);
+        return nullptr;
+    case InstancePhase::Ready:
+        break;
+    }
+    if (worker.lost()) {
+        ++task.failed;
+        why = failed(TaskError::DeviceLost, worker.label() + " is lost: " + worker.lost_reason());
+        return nullptr;
+    }
+    return instance;
+}
+
 SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> bytes,
                                         std::span<const InputImage> inputs, WorkerJob& job,
                                         const ChainPeek& chain,
                                         std::vector<ChainedRead>& holds) noexcept {
     try {
-        if (!task.live) {
-            return failed(TaskError::UnknownTask, unknown_task(task.id));
-        }
-        if (task.stopped) {
-            ++task.failed;
-            return failed(TaskError::Stopped,
-                          "task '" + task.desc.name + "' stopped after " +
-                              std::to_string(m_options.max_consecutive_failures) +
-                              " failed jobs in a row: " + task.last_failure);
-        }
-        TaskInstance* instance = task.active;
-        SubmitResult preparing;
-        preparing.status = SubmitStatus::Preparing;
+        SubmitResult not_usable;
+        TaskInstance* instance = usable(task, not_usable);
         if (instance == nullptr) {
-            ++task.busy;
-            preparing.reason = "task '" + task.desc.name + "' is being prepared";
-            return preparing;
-        }
-        Worker& worker = *instance->worker;
-        // An auto task whose worker was lost moves (in the pump that sees the loss, or the one
-        // after): it is being prepared elsewhere, not failed.
-        if ((task.automatic ||
-             (task.pending != nullptr && task.pending_kind == PendingKind::Move)) &&
-            worker.lost()) {
-            ++task.busy;
-            preparing.reason = "task '" + task.desc.name + "' is moving off " + worker.label() +
-                               ", which was lost";
-            return preparing;
-        }
-        // A task whose path failed is being prepared again with the next one (LinkFallback),
-        // unless that failed too.
-        if (instance->link_failed.load(std::memory_order_acquire)) {
-            if (!task.fallback_error.empty()) {
-                ++task.failed;
-                return failed(TaskError::NoTransferPath, task.fallback_error);
-            }
-            ++task.busy;
-            preparing.reason = "task '" + task.desc.name +
-                               "' is being prepared again with another transfer path: " +
-                               LinkFailures::failure(*instance);
-            return preparing;
-        }
-        switch (instance->phase.load(std::memory_order_acquire)) {
-        case InstancePhase::Preparing:
-            ++task.busy;
-            preparing.reason =
-                "task '" + task.desc.name + "' is still being prepared on " + worker.label();
-            return preparing;
-        case InstancePhase::Failed:
-            ++task.failed;
-            return failed(TaskError::PreparationFailed, instance->preparation_error);
-        case InstancePhase::Ready:
-            break;
-        }
-        if (worker.lost()) {
-            ++task.failed;
-            return failed(TaskError::DeviceLost,
-                          worker.label() + " is lost: " + worker.lost_reason());
+            return not_usable;
         }
         if (std::string why = instance->workload->check(bytes); !why.empty()) {
             ++task.failed;
@@ -390,6 +407,16 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             ++task.failed;
             return failed(TaskError::BadInputs, std::move(why));
         }
+        // Lent images (Runtime::lend_inputs): their loan's slot takes the job when the loan is
+        // of this instance; a loan of one the task left is copied from, and ends.
+        LoanMatch loan;
+        if (!inputs.empty()) {
+            if (std::string why = match_loan(task, *instance, inputs, loan); !why.empty()) {
+                ++task.failed;
+                return failed(TaskError::BadInputs, std::move(why));
+            }
+        }
+        const bool own_loan = loan.instance == instance;
         // Chains: the holds were taken for this instance's next generation; anything that
         // changed since (another thread's submit, a new shape) is asked again.
         if (has_chain(instance->desc) && (!chain.chained || chain.worker != instance->worker ||
@@ -406,8 +433,9 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         }
         std::uint64_t inputs_released = 0;
         const std::size_t chained_reads = holds.size();
-        switch (
-            m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released, &holds)) {
+        switch (m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released, &holds,
+                             own_loan ? std::optional<std::uint32_t>(loan.slot) : std::nullopt,
+                             own_loan ? loan.lent : 0u)) {
         case JobPipeline::Take::Busy: {
             ++task.busy;
             SubmitResult busy;
@@ -427,7 +455,18 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         }
         ++task.accepted;
         task.chained_reads += chained_reads;
-        if (!instance->inputs.empty()) {
+        if (own_loan) { // the job holds the slot now
+            auto& loans = instance->inputs.loans;
+            loans.erase(loans.begin() + static_cast<std::ptrdiff_t>(loan.index));
+        } else if (loan.instance != nullptr) {
+            // The copy just submitted reads the lent images: their instance lives until it ran.
+            InstanceInputs& lent = loan.instance->inputs;
+            lent.last_copy = std::max(lent.last_copy, inputs_released);
+            end_loan(loan);
+        }
+        const std::uint32_t lent = own_loan ? loan.lent : 0u;
+        task.lent_submits += lent != 0 ? 1u : 0u;
+        if (!instance->inputs.empty() && lent != (1u << instance->inputs.declared.size()) - 1) {
             ++task.input_copies;
         }
         if (task.cursor) {

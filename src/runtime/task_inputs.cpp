@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <set>
 
 #include "core/resources.hpp"
@@ -17,6 +18,12 @@ namespace {
 // the application's before Tandem's batch, on any stage.
 constexpr VkPipelineStageFlags2 k_before = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
 constexpr VkAccessFlags2 k_written = VK_ACCESS_2_MEMORY_WRITE_BIT;
+
+std::string usage_hex(VkImageUsageFlags usage) {
+    std::array<char, 16> text{};
+    (void)std::snprintf(text.data(), text.size(), "0x%x", static_cast<unsigned>(usage));
+    return text.data();
+}
 
 bool needs_transition(VkImageLayout layout) noexcept {
     return layout != VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL && layout != VK_IMAGE_LAYOUT_GENERAL;
@@ -72,6 +79,16 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
         const std::string what = "Input '" + input.name + "' of task '" + desc.name + "'";
         if (!names.insert(input.name).second) {
             throw Error(what + " is declared twice", "Give each input a name of its own");
+        }
+        constexpr VkImageUsageFlags lendable = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                               VK_IMAGE_USAGE_STORAGE_BIT |
+                                               VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        if ((input.usage & ~lendable) != 0 ||
+            (input.usage != 0 && (input.buffer_size > 0 || input.producer))) {
+            throw Error(what + " asks for image usage " + usage_hex(input.usage),
+                        "Give only an image input of the application's usage, and only "
+                        "COLOR_ATTACHMENT, STORAGE or TRANSFER_DST (for rendering into lent "
+                        "images; transfers and sampling are always allowed)");
         }
         if (input.buffer_size > 0) {
             if (input.producer) {
@@ -160,13 +177,17 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
                 d.height = inputs[i].height;
                 d.format = inputs[i].format;
                 d.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                          VK_IMAGE_USAGE_SAMPLED_BIT;
+                          VK_IMAGE_USAGE_SAMPLED_BIT | inputs[i].usage;
                 d.name = name;
                 d.queue_families = {primary.queue(QueueRole::Main).family()};
                 slot.source = create_image(primary, d);
             } else {
+                // The primary's image: written by the submit's copy or, lent, by the
+                // application (its usage); a loan that outlived a move is copied from.
                 SlotImages images = in.links[i]->create_images(
-                    name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                    name,
+                    VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                        inputs[i].usage,
                     VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
                         VK_IMAGE_USAGE_TRANSFER_DST_BIT);
                 slot.source = std::move(images.worker);
@@ -234,7 +255,8 @@ bool InputCopier::slot_ready(const TaskInstance& instance, std::uint32_t slot) c
 }
 
 VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
-                           std::span<const InputImage> inputs, std::uint64_t& value) noexcept {
+                           std::span<const InputImage> inputs, std::uint32_t lent,
+                           std::uint64_t& value) noexcept {
     InstanceInputs& in = instance.inputs;
     std::vector<InputSlot>& images = in.slots[slot];
     const bool to_link = !instance.same_device;
@@ -281,6 +303,14 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         if (in.buffer_sizes[i] > 0 && !to_link) {
             continue; // buffer to buffer: the barrier above covers it
         }
+        if ((lent >> i) & 1u) { // the application wrote the slot's image itself
+            if (from.layout != slot_after) {
+                before[n_before++] =
+                    image_barrier_info(to, from.layout, slot_after, k_before, k_written,
+                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            }
+            continue;
+        }
         // An image named for two inputs changes layout once.
         const bool named_before =
             std::any_of(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i),
@@ -310,6 +340,9 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputImage& from = inputs[i];
         const InputSlot& to = images[i];
+        if ((lent >> i) & 1u) {
+            continue;
+        }
         if (const VkDeviceSize size = in.buffer_sizes[i]; size > 0) {
             if (to_link) {
                 const CarrierRegions c = carrier_regions(size, from.buffer_offset);
@@ -361,16 +394,11 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     } catch (...) {
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
-    std::lock_guard lock(m_mutex);
-    const std::uint64_t next = m_value + 1;
-    const VkSemaphoreSubmitInfo signal =
-        m_timeline.submit_info(next, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    r = vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
-                  "input copies submit");
+    std::uint64_t next = 0;
+    r = submit_batch(cmd, waits, next);
     if (r != VK_SUCCESS) {
         return r;
     }
-    m_value = next;
     if (in.timer) {
         in.timer->submitted(slot, next);
     }
@@ -381,6 +409,65 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     in.last_copy = next;
     value = next;
     return VK_SUCCESS;
+}
+
+VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
+                                   std::span<const VkSemaphoreSubmitInfo> waits,
+                                   std::uint64_t& value) noexcept {
+    std::lock_guard lock(m_mutex);
+    const std::uint64_t next = m_value + 1;
+    const VkSemaphoreSubmitInfo signal =
+        m_timeline.submit_info(next, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    const VkResult r =
+        vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
+                  cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
+    if (r == VK_SUCCESS) {
+        m_value = next;
+        value = next;
+    }
+    return r;
+}
+
+VkResult InputCopier::lend(TaskInstance& instance, std::uint32_t slot, std::uint64_t last_work,
+                           std::uint64_t& value) noexcept {
+    InstanceInputs& in = instance.inputs;
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    try {
+        if (instance.same_device) {
+            if (last_work > 0) { // the job that read the slot's images last
+                waits.push_back(semaphore_submit_info(instance.worker->work_timeline().handle(),
+                                                      last_work,
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            }
+        } else {
+            for (std::size_t i = 0; i < in.links.size(); ++i) {
+                if (const std::uint64_t free = in.slots[slot][i].source_free; free > 0) {
+                    waits.push_back(semaphore_submit_info(in.links[i]->worker_semaphore(), free,
+                                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+                }
+            }
+        }
+    } catch (...) {
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    std::uint64_t next = 0;
+    const VkResult r = submit_batch(VK_NULL_HANDLE, waits, next);
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    in.copied[slot] = next;
+    in.last_copy = next;
+    value = next;
+    return VK_SUCCESS;
+}
+
+VkResult InputCopier::fence(TaskInstance& instance) noexcept {
+    std::uint64_t next = 0;
+    const VkResult r = submit_batch(VK_NULL_HANDLE, {}, next);
+    if (r == VK_SUCCESS) {
+        instance.inputs.last_copy = next;
+    }
+    return r;
 }
 
 void record_unpacks(const TaskInstance& instance, std::uint32_t slot,

@@ -76,12 +76,30 @@ public:
     [[nodiscard]] bool slot_ready(const TaskInstance& instance, std::uint32_t slot) const noexcept;
     // Records and submits the copies of `inputs` into `slot` of `instance` on the primary's main
     // queue; on success `value` is the input timeline value they signal (also in
-    // instance.inputs.copied[slot]). Caller holds the instance's task's mutex and owns the slot.
-    // Never throws; a failure's VkResult (the primary's device) comes back, nothing submitted.
+    // instance.inputs.copied[slot]). Input i with bit i of `lent` set is the slot's own image,
+    // lent to the application (lend): only its layout changes. Caller holds the instance's
+    // task's mutex and owns the slot. Never throws; a failure's VkResult (the primary's device)
+    // comes back, nothing submitted.
     [[nodiscard]] VkResult copy(TaskInstance& instance, std::uint32_t slot,
-                                std::span<const InputImage> inputs, std::uint64_t& value) noexcept;
+                                std::span<const InputImage> inputs, std::uint32_t lent,
+                                std::uint64_t& value) noexcept;
+    // Lends `slot` of `instance` (Recording, taken by the caller, its last copy ran): one empty
+    // batch on the primary's main queue waits for the slot's last reads of its input images
+    // (its last job's, `last_work` on the instance's work timeline, on the primary; the links'
+    // downloads elsewhere) and signals `value`, from which the application may write them.
+    [[nodiscard]] VkResult lend(TaskInstance& instance, std::uint32_t slot, std::uint64_t last_work,
+                                std::uint64_t& value) noexcept;
+    // One empty batch on the primary's main queue, after everything the application submitted
+    // there so far (its writes of lent images): the instance is not freed before it passed
+    // (a loan ended without a submit). Caller holds the instance's task's mutex.
+    [[nodiscard]] VkResult fence(TaskInstance& instance) noexcept;
 
 private:
+    // Submits `cmd` (or nothing) on the main queue after `waits`, signalling the next value.
+    [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
+                                        std::span<const VkSemaphoreSubmitInfo> waits,
+                                        std::uint64_t& value) noexcept;
+
     const Device& m_primary;
     TimelineSemaphore m_timeline;
     std::mutex m_mutex;        // takes a value and submits it, so values grow in queue order

@@ -111,6 +111,13 @@ struct InstanceInputs {
     std::unique_ptr<JobTimer> timer; // the copies' GPU time on the primary (null: untimed)
     std::vector<std::uint64_t> copied;
     std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
+    // Slots lent to the application (Runtime::lend_inputs): each Recording until a submit names
+    // its images or the loan is returned. Under the task's mutex.
+    struct Loan {
+        std::uint64_t ticket = 0;
+        std::uint32_t slot = 0;
+    };
+    std::vector<Loan> loans;
     [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }
     [[nodiscard]] std::string path_name() const {
         return links.empty() ? std::string("same-device") : links.front()->path_name();

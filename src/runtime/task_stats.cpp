@@ -88,6 +88,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     // Relaxed: a counter, ordering nothing.
     s.input_sends = task.input_sends.load(std::memory_order_relaxed);
     s.chained_reads = task.chained_reads;
+    s.lent_submits = task.lent_submits;
     out.input_copy_gpu = task.input_copy_gpu.snapshot();
     if (!task.fallback_error.empty()) {
         s.preparation_error = task.fallback_error;

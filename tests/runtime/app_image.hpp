@@ -68,6 +68,28 @@ public:
     // submit ran); returns the InputImage to submit with. The host waits only for the command
     // buffer it reuses.
     InputImage write(std::span<const std::uint8_t> bytes, std::uint64_t released) {
+        return record(bytes, released, nullptr);
+    }
+
+    // Writes `bytes` into the image `loan` lent for the task's first input instead (from
+    // UNDEFINED, once the input timeline reached loan.writable), as an application renders into
+    // a lent image; returns the InputImage naming it, in TRANSFER_DST_OPTIMAL.
+    InputImage write_lent(std::span<const std::uint8_t> bytes, const InputLoan& loan) {
+        return record(bytes, loan.writable, &loan.inputs.at(0));
+    }
+
+    // Waits for every write and for Tandem's copy of the last submit (`released`), before the
+    // image is destroyed.
+    void finish(std::uint64_t released) {
+        EXPECT_EQ(m_writes.wait(m_value, std::chrono::seconds(20)), VK_SUCCESS);
+        EXPECT_EQ(detail::wait_timeline(m_device, m_input, released, std::chrono::seconds(20),
+                                        "app input released"),
+                  VK_SUCCESS);
+    }
+
+private:
+    InputImage record(std::span<const std::uint8_t> bytes, std::uint64_t released,
+                      const LentInput* lent) {
         const std::size_t k = m_rounds % m_cmds.size();
         if (m_rounds >= m_cmds.size()) {
             EXPECT_EQ(m_writes.wait(m_values[k], std::chrono::seconds(20)), VK_SUCCESS);
@@ -88,6 +110,16 @@ public:
                                    VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
             const VkBufferCopy region{0, m_offset, m_upload.size};
             vkCmdCopyBuffer(cmd, m_upload.buffer.get(), m_buffer.buffer.get(), 1, &region);
+        } else if (lent != nullptr) {
+            detail::image_barrier(cmd, lent->image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            VkBufferImageCopy region{};
+            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+            region.imageExtent = {lent->extent.width, lent->extent.height, 1};
+            vkCmdCopyBufferToImage(cmd, m_upload.buffer.get(), lent->image,
+                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
         } else {
             detail::image_barrier(cmd, m_image.get(), m_layout,
                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
@@ -126,6 +158,10 @@ public:
         }
         m_values[k] = m_value;
         ++m_rounds;
+        if (lent != nullptr) {
+            return InputImage{lent->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, m_writes.handle(),
+                              m_value};
+        }
         if (m_buffer.buffer) {
             return InputImage{.wait_semaphore = m_writes.handle(),
                               .wait_value = m_value,
@@ -135,16 +171,6 @@ public:
         return InputImage{m_image.get(), m_layout, m_writes.handle(), m_value};
     }
 
-    // Waits for every write and for Tandem's copy of the last submit (`released`), before the
-    // image is destroyed.
-    void finish(std::uint64_t released) {
-        EXPECT_EQ(m_writes.wait(m_value, std::chrono::seconds(20)), VK_SUCCESS);
-        EXPECT_EQ(detail::wait_timeline(m_device, m_input, released, std::chrono::seconds(20),
-                                        "app input released"),
-                  VK_SUCCESS);
-    }
-
-private:
     static detail::BufferDesc upload_desc(VkFormat format, std::uint32_t width,
                                           std::uint32_t height) {
         return upload_desc(VkDeviceSize{width} * height * detail::bytes_per_texel(format));

@@ -189,17 +189,18 @@ protected:
     // Rounds of: write the image (as soon as the last submit's inputs were released), submit,
     // pump, and check every output acquired against the bytes its generation was given.
     // Returns the outputs checked.
-    int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format,
-                   int rounds) {
+    // With `lend`, each round writes the image Tandem lends (Runtime::lend_inputs) instead.
+    int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format, int rounds,
+                   bool lend = false) {
         AppImage image(app, runtime, format, k_width, k_height);
         const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
-        return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds);
+        return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds, lend);
     }
 
     // The same with the application's side given: `size` bytes a round, outputs read back at
     // most `output` large.
     int run_rounds(Runtime& runtime, TaskId task, AppImage& image, std::size_t size,
-                   VkExtent2D output, int rounds) {
+                   VkExtent2D output, int rounds, bool lend = false) {
         harness::LeaseReader reader(runtime, 2, output.width, output.height);
         std::map<std::uint64_t, std::uint64_t> round_of; // generation -> round
         std::uint64_t released = 0;
@@ -209,10 +210,25 @@ protected:
         int checked = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
         std::uint64_t round = 1;
-        InputImage input = image.write(round_bytes(round, size), released);
+        std::optional<InputImage> input;
+        if (!lend) {
+            input = image.write(round_bytes(round, size), released);
+        }
         while (static_cast<int>(round_of.size()) < rounds && !HasFailure() &&
                std::chrono::steady_clock::now() < deadline) {
-            const SubmitResult r = runtime.submit(task, {}, std::span(&input, 1));
+            if (!input) {
+                const LendResult l = runtime.lend_inputs(task);
+                if (l.lent()) {
+                    EXPECT_EQ(l.loan.inputs.size(), 1u);
+                    EXPECT_GT(l.loan.writable, released) << "a loan's batch follows the copies";
+                    released = l.loan.writable;
+                    input = image.write_lent(round_bytes(round, size), l.loan);
+                } else {
+                    EXPECT_NE(l.status, SubmitStatus::Failed) << l.reason;
+                }
+            }
+            const SubmitResult r = input ? runtime.submit(task, {}, std::span(&*input, 1))
+                                         : SubmitResult{SubmitStatus::Busy};
             if (r.accepted()) {
                 EXPECT_EQ(r.generation, last_generation + 1) << "generations are consecutive";
                 last_generation = r.generation;
@@ -220,8 +236,11 @@ protected:
                 released = r.inputs_released;
                 round_of[r.generation] = round;
                 ++round;
-                // At once: Tandem has its own copy of the image.
-                input = image.write(round_bytes(round, size), released);
+                // At once: Tandem has its own copy of the image (or lends the next).
+                input.reset();
+                if (!lend) {
+                    input = image.write(round_bytes(round, size), released);
+                }
             } else {
                 EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
             }
@@ -271,37 +290,51 @@ std::string case_name(const ::testing::TestParamInfo<InputCase>& info) {
     return name;
 }
 
-class TaskInputPaths : public TaskInputs, public ::testing::WithParamInterface<InputCase> {};
+class TaskInputPaths : public TaskInputs, public ::testing::WithParamInterface<InputCase> {
+protected:
+    // 24 rounds of the case's input (written by the application, or with `lend` into the
+    // images Tandem lends), each output checked byte for byte; skipped where the pair has no
+    // such path.
+    void run_case(const InputCase& c, bool lend) {
+        RuntimeOptions options;
+        if (!c.path.empty()) {
+            const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
+            const auto path = parse_transfer_path(c.path);
+            ASSERT_TRUE(path);
+            if (!pair.allows(*path)) {
+                GTEST_SKIP() << c.path << " is not available from the primary to a worker here";
+            }
+            options.transfer_path = c.path;
+        }
+        auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
+        TaskDesc d = copy_task(c.format, c.placement);
+        if (lend) {
+            d.inputs[0].usage =
+                VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        }
+        const TaskId task = runtime->register_task(d);
+        EXPECT_EQ(runtime->stats(task).input_path, c.path.empty() ? "same-device" : c.path);
+        EXPECT_GE(run_rounds(*runtime, app_device(), task, c.format, 24, lend), 3);
+        const TaskStats s = runtime->stats(task);
+        EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+        EXPECT_EQ(s.accepted, s.ready + s.superseded);
+        if (lend) {
+            EXPECT_EQ(s.lent_submits, s.accepted);
+            EXPECT_EQ(s.input_copies, 0u) << "a lent image is never copied on the primary";
+        } else {
+            EXPECT_EQ(s.input_copies, s.accepted);
+        }
+    }
+};
 
 TEST_P(TaskInputPaths, ArriveByteForByteAndTheImageMayBeRewrittenOnceReleased) {
-    const InputCase& c = GetParam();
-    RuntimeOptions options;
-    if (!c.path.empty()) {
-        const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
-        const auto path = parse_transfer_path(c.path);
-        ASSERT_TRUE(path);
-        if (!pair.allows(*path)) {
-            GTEST_SKIP() << c.path << " is not available from the primary to a worker here";
-        }
-        options.transfer_path = c.path;
-    }
-    auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
-    detail::Device& app = app_device();
-    const TaskId task = runtime->register_task(copy_task(c.format, c.placement));
-    const TaskStats before = runtime->stats(task);
-    EXPECT_EQ(before.input_path, c.path.empty() ? "same-device" : c.path);
-    const int checked = run_rounds(*runtime, app, task, c.format, 24);
-    EXPECT_GE(checked, 3);
-    const TaskStats s = runtime->stats(task);
-    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
-    EXPECT_EQ(s.accepted, s.ready + s.superseded);
+    run_case(GetParam(), false);
 }
 
-std::vector<InputCase> input_cases() {
+// Each of `formats` on the primary and over every path to a worker.
+std::vector<InputCase> input_cases(std::initializer_list<VkFormat> formats) {
     std::vector<InputCase> out;
-    for (VkFormat f :
-         {VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R16G16B16A16_SFLOAT,
-          VK_FORMAT_R16G16_SFLOAT, VK_FORMAT_R32_SFLOAT}) {
+    for (VkFormat f : formats) {
         out.push_back({"primary", "", f});
         for (const char* path : {"zero-copy", "shared-memory", "host-imported", "host-copy"}) {
             out.push_back({"worker", path, f});
@@ -310,8 +343,173 @@ std::vector<InputCase> input_cases() {
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPathAndFormat, TaskInputPaths, ::testing::ValuesIn(input_cases()),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    EveryPathAndFormat, TaskInputPaths,
+    ::testing::ValuesIn(input_cases({VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM,
+                                     VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R16G16_SFLOAT,
+                                     VK_FORMAT_R32_SFLOAT})),
+    case_name);
+
+// Lent input images (Runtime::lend_inputs): the application writes Tandem's own image and the
+// job reads exactly that, on every path, while nothing copies it on the primary; each job's
+// input is poisoned after it is read, so a slot's image rewritten before its job read it, or
+// read before its writes, shows.
+class TaskLentInputPaths : public TaskInputPaths {};
+
+TEST_P(TaskLentInputPaths, ArriveByteForByteAndNothingIsCopied) {
+    run_case(GetParam(), true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryPath, TaskLentInputPaths,
+    ::testing::ValuesIn(input_cases({VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R32_SFLOAT})), case_name);
+
+// A loan holds its slot until submitted or returned; returned, it is no longer held; every
+// slot lent answers Busy; an image whose loan ended is refused; refusals change nothing.
+TEST_F(TaskInputs, ALoanHoldsItsSlotUntilSubmittedOrReturned) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    d.slots = 2;
+    const TaskId task = runtime->register_task(d);
+    const LendResult a = runtime->lend_inputs(task);
+    const LendResult b = runtime->lend_inputs(task);
+    ASSERT_TRUE(a.lent()) << a.reason;
+    ASSERT_TRUE(b.lent()) << b.reason;
+    EXPECT_NE(a.loan.ticket, b.loan.ticket);
+    EXPECT_NE(a.loan.inputs.at(0).image, b.loan.inputs.at(0).image);
+    EXPECT_EQ(a.loan.inputs[0].format, VK_FORMAT_R8G8B8A8_UNORM);
+    EXPECT_EQ(a.loan.inputs[0].extent.width, k_width);
+    const LendResult none = runtime->lend_inputs(task);
+    EXPECT_EQ(none.status, SubmitStatus::Busy);
+    EXPECT_NE(none.reason.find("every slot"), std::string::npos) << none.reason;
+    // Both slots lent: an ordinary submit finds none free.
+    AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    const std::size_t size = std::size_t{k_width} * k_height * 4;
+    InputImage mine = own.write(round_bytes(1, size), std::max(a.loan.writable, b.loan.writable));
+    EXPECT_EQ(runtime->submit(task, {}, std::span(&mine, 1)).status, SubmitStatus::Busy);
+    EXPECT_EQ(runtime->return_inputs(task, a.loan), TaskError::None);
+    EXPECT_EQ(runtime->return_inputs(task, a.loan), TaskError::LoanNotHeld);
+    InputImage stale{a.loan.inputs[0].image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL};
+    SubmitResult r = runtime->submit(task, {}, std::span(&stale, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("loan ended"), std::string::npos) << r.reason;
+    // The returned slot takes an ordinary submit; the held one its own.
+    SubmitResult ok;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        ok = runtime->submit(task, {}, std::span(&mine, 1));
+        return ok.status != SubmitStatus::Busy;
+    }));
+    EXPECT_TRUE(ok.accepted()) << ok.reason;
+    const InputImage lent = own.write_lent(round_bytes(2, size), b.loan);
+    r = runtime->submit(task, {}, std::span(&lent, 1));
+    EXPECT_TRUE(r.accepted()) << r.reason;
+    EXPECT_EQ(runtime->return_inputs(task, b.loan), TaskError::LoanNotHeld);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= 2; }));
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.lent_submits, 1u);
+    EXPECT_EQ(s.input_copies, 1u);
+    own.finish(std::max(ok.inputs_released, r.inputs_released));
+    // A task without an image input of the application's lends nothing.
+    TaskDesc plain;
+    plain.name = "plain";
+    const TaskId p = runtime->register_task(plain);
+    const LendResult refused = runtime->lend_inputs(p);
+    EXPECT_EQ(refused.error, TaskError::BadInputs);
+    EXPECT_NE(refused.reason.find("no image input"), std::string::npos) << refused.reason;
+    EXPECT_EQ(runtime->lend_inputs(TaskId{}).error, TaskError::UnknownTask);
+}
+
+// A loan taken before the task moved (here: reconfigured from the worker to the primary) still
+// submits: its images are copied into the new instance's slot, exact, and the loan ends.
+TEST_F(TaskInputs, ALoanOutlivingAMoveIsCopiedAndStaysExact) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    const TaskId task = runtime->register_task(d);
+    const LendResult l = runtime->lend_inputs(task);
+    ASSERT_TRUE(l.lent()) << l.reason;
+    AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    const std::vector<std::uint8_t> bytes = round_bytes(5, std::size_t{k_width} * k_height * 4);
+    const InputImage lent = own.write_lent(bytes, l.loan);
+    d.placement = Placement::parse("primary").value();
+    ASSERT_EQ(runtime->reconfigure(task, d), TaskError::None);
+    // The new shape takes submits once prepared; the loan's instance has left use.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).reconfigurations >= 1; }));
+    SubmitResult r;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        r = runtime->submit(task, {}, std::span(&lent, 1));
+        return r.status != SubmitStatus::Busy && r.status != SubmitStatus::Preparing;
+    }));
+    ASSERT_TRUE(r.accepted()) << r.reason;
+    EXPECT_EQ(runtime->return_inputs(task, l.loan), TaskError::LoanNotHeld) << "the loan ended";
+    ASSERT_TRUE(pump_until(*runtime,
+                           [&] { return runtime->stats(task).newest_generation >= r.generation; }));
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    EXPECT_EQ(lease->generation, r.generation);
+    std::uint64_t v = 0;
+    EXPECT_TRUE(read_back(reader, *lease, v) == bytes);
+    runtime->release(*lease, v);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.input_copies, 1u) << "the lent image was copied";
+    EXPECT_EQ(s.lent_submits, 0u);
+    own.finish(r.inputs_released);
+}
+
+// Loans come and go a thousand times, submitted, returned, or left to unregister_task, and
+// leave nothing behind.
+TEST_F(TaskInputs, AThousandLoansComeAndGoAndLeaveNothingBehind) {
+    auto runtime = make_runtime("1");
+    const RuntimeResources base = runtime->resources();
+    AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    const std::size_t size = std::size_t{k_width} * k_height * 4;
+    std::uint64_t released = 0;
+    constexpr int k_tasks = 10;
+    for (int t = 0; t < k_tasks && !HasFailure(); ++t) {
+        const TaskId task = runtime->register_task(
+            copy_task(VK_FORMAT_R8G8B8A8_UNORM, t % 2 == 0 ? "worker" : "primary"));
+        for (int i = 0; i < 1000 / k_tasks && !HasFailure(); ++i) {
+            LendResult l;
+            ASSERT_TRUE(pump_until(*runtime, [&] {
+                l = runtime->lend_inputs(task);
+                return l.lent();
+            })) << l.reason;
+            if (i % 3 == 1) {
+                EXPECT_EQ(runtime->return_inputs(task, l.loan), TaskError::None);
+                continue;
+            }
+            if (i == 1000 / k_tasks - 1) {
+                break; // left lent: unregister_task ends it
+            }
+            const InputImage lent = own.write_lent(round_bytes(i, size), l.loan);
+            SubmitResult r;
+            ASSERT_TRUE(pump_until(*runtime, [&] {
+                r = runtime->submit(task, {}, std::span(&lent, 1));
+                return r.status != SubmitStatus::Busy;
+            }));
+            ASSERT_TRUE(r.accepted()) << r.reason;
+            released = std::max(released, r.inputs_released);
+            runtime->pump();
+        }
+        EXPECT_EQ(runtime->unregister_task(task), TaskError::None);
+    }
+    own.finish(released);
+    ASSERT_TRUE(pump_until(*runtime,
+                           [&] {
+                               const RuntimeResources now = runtime->resources();
+                               return now.tasks == 0 && now.instances == 0 && now.retiring == 0;
+                           }))
+        << "a loan kept its task's objects: " << runtime->resources().retiring << " retiring";
+    const RuntimeResources now = runtime->resources();
+    ASSERT_EQ(now.devices.size(), base.devices.size());
+    for (std::size_t i = 0; i < now.devices.size(); ++i) {
+        // What the caches keep for the next task is bounded (test_task_lifetime); what is in
+        // use is what was before.
+        EXPECT_EQ(now.devices[i].allocations, base.devices[i].allocations) << "adapter " << i;
+        EXPECT_EQ(now.devices[i].bytes, base.devices[i].bytes) << "adapter " << i;
+    }
+    EXPECT_EQ(now.threads, base.threads);
+}
 
 // A buffer input of 4,196 texels' bytes: a full row of its carrier image and 100 texels of
 // the next, read from 256 bytes into the application's buffer.
@@ -486,6 +684,18 @@ TEST_F(TaskInputs, RefusesInputsItCannotCarryAtRegistration) {
     }
     EXPECT_THROW((void)runtime->register_task(d), Error);
     d.inputs = {{"big", VK_FORMAT_R8G8B8A8_UNORM, 20000, 4}};
+    EXPECT_THROW((void)runtime->register_task(d), Error);
+    // Usage for lent images: attachments, storage and transfers only, on an image input.
+    d.inputs = {{"depth", VK_FORMAT_R32_SFLOAT, 0, 0}};
+    d.inputs[0].usage = VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+    try {
+        (void)runtime->register_task(d);
+        ADD_FAILURE() << "a depth attachment usage was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("usage 0x20"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("COLOR_ATTACHMENT"), std::string::npos) << e.what();
+    }
+    d.inputs = {{.name = "bytes", .buffer_size = 64, .usage = VK_IMAGE_USAGE_STORAGE_BIT}};
     EXPECT_THROW((void)runtime->register_task(d), Error);
     EXPECT_EQ(runtime->resources().tasks, 0u) << "a refused registration leaves nothing";
 }
