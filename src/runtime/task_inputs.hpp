@@ -83,10 +83,12 @@ public:
     [[nodiscard]] VkResult copy(TaskInstance& instance, std::uint32_t slot,
                                 std::span<const InputImage> inputs, std::uint32_t lent,
                                 std::uint64_t& value) noexcept;
-    // Lends `slot` of `instance` (Recording, taken by the caller, its last copy ran): one empty
-    // batch on the primary's main queue waits for the slot's last reads of its input images
-    // (its last job's, `last_work` on the instance's work timeline, on the primary; the links'
-    // downloads elsewhere) and signals `value`, from which the application may write them.
+    // Lends `slot` of `instance` (Recording, taken by the caller, its last copy ran): `value`
+    // is an input timeline value after the slot's last reads of its input images (its last
+    // job's, `last_work` on the instance's work timeline, on the primary; the links' downloads
+    // elsewhere), from which the application may write them. When those reads are seen done
+    // already (the usual case) it is a value reached already and nothing is submitted; else one
+    // empty batch on the primary's main queue waits for them and signals it.
     [[nodiscard]] VkResult lend(TaskInstance& instance, std::uint32_t slot, std::uint64_t last_work,
                                 std::uint64_t& value) noexcept;
     // One empty batch on the primary's main queue, after everything the application submitted
