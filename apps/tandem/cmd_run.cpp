@@ -69,6 +69,7 @@ struct RunArgs {
     bool quiet = false;
     std::string post;
     std::optional<double> render_scale; // --render-scale, when given
+    std::string inputs = "lend";        // --post: lend or copy
 };
 
 constexpr std::uint64_t k_max_frames = 1'000'000;
@@ -173,6 +174,11 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         "--render-scale", [args](const double& scale) { args->render_scale = scale; },
         "--post upscale: the render size as a fraction of --size, above 0 and at "
         "most 1 (default 0.5)");
+    sub->add_option("--inputs", args->inputs,
+                    "--post: how the frame reaches the task: lend (the view renders into the "
+                    "images Tandem lends, nothing copied on the primary) or copy (Tandem copies "
+                    "the view's own images at submit)")
+        ->capture_default_str();
     sub->add_flag("--json", args->json, "Print the report JSON to stdout too");
     sub->add_flag("--quiet", args->quiet, "No progress line and no summary");
 
@@ -200,6 +206,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         } else if (render_scale) {
             throw Error("--render-scale applies to --post upscale only",
                         "Leave it out, or add --post upscale");
+        }
+        if (args->inputs != "lend" && args->inputs != "copy") {
+            throw Error("--inputs '" + args->inputs + "' is not a way of sending inputs",
+                        "Use lend or copy");
         }
         const std::vector<harness::RunTaskInfo>& specs = scene.tasks();
         const std::filesystem::path out_dir(args->out);
@@ -240,6 +250,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 post_args.options.placement = args->placement;
             }
             post_args.options.slots = args->slots;
+            post_args.options.lend_inputs = args->inputs == "lend";
             post_args.options.out_dir = out_dir;
             post_args.options.png_every = args->png_every;
             post_args.options.timeout_ms = args->timeout_ms;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "core/device.hpp"
 #include "core/handle.hpp"
@@ -222,9 +223,16 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
         vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_queries.get(), q0);
     }
     m_device.begin_label(cmd, "main view");
+    const MainFrameTargets* into = request.targets;
     detail::ColorTarget color;
-    color.image = f.color.get();
-    color.view = f.color.view.get();
+    // The caller's images where it gave them, else the frame's own.
+    const auto pick = [into](VkImage theirs, VkImageView their_view, const detail::Image& own) {
+        return theirs != VK_NULL_HANDLE ? std::pair(theirs, their_view)
+                                        : std::pair(own.get(), own.view.get());
+    };
+    std::tie(color.image, color.view) =
+        pick(into != nullptr ? into->color : VK_NULL_HANDLE,
+             into != nullptr ? into->color_view : VK_NULL_HANDLE, f.color);
     color.extent = m_extent;
     // previous_stage/access: the defaults (everything before), contents discarded.
     color.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
@@ -236,10 +244,12 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
             snapshot = detail::with_previous(std::move(snapshot), *m_previous);
         }
         detail::MotionTargets motion;
-        motion.depth_image = f.depth.get();
-        motion.depth_view = f.depth.view.get();
-        motion.motion_image = f.motion.get();
-        motion.motion_view = f.motion.view.get();
+        std::tie(motion.depth_image, motion.depth_view) =
+            pick(into != nullptr ? into->depth : VK_NULL_HANDLE,
+                 into != nullptr ? into->depth_view : VK_NULL_HANDLE, f.depth);
+        std::tie(motion.motion_image, motion.motion_view) =
+            pick(into != nullptr ? into->motion : VK_NULL_HANDLE,
+                 into != nullptr ? into->motion_view : VK_NULL_HANDLE, f.motion);
         // Left for Tandem's copy of them as task inputs (and for readers of frame_images()).
         motion.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         motion.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
@@ -257,7 +267,7 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     }
     bool host_reads = false;
     if (request.read_main) {
-        copy_to_buffer(cmd, f.color.get(), m_extent, f.main_readback.get());
+        copy_to_buffer(cmd, color.image, m_extent, f.main_readback.get());
         host_reads = true;
     }
     f.lease_extents.clear();

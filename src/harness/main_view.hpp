@@ -46,6 +46,19 @@ struct MainFrameImages {
     VkImageLayout layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
 };
 
+// Images of the caller's (images Tandem lends for a task's inputs, say) that one frame renders
+// into instead of its own: of the view's extent, RGBA8 / R32F / RG16F with colour attachment and
+// transfer source usage, each with a 2D view; their contents before are discarded. They are
+// left in TRANSFER_SRC_OPTIMAL, like the view's own. One left VK_NULL_HANDLE is the frame's own.
+struct MainFrameTargets {
+    VkImage color = VK_NULL_HANDLE;
+    VkImageView color_view = VK_NULL_HANDLE;
+    VkImage depth = VK_NULL_HANDLE; // MainViewOutputs::ColorDepthMotion only
+    VkImageView depth_view = VK_NULL_HANDLE;
+    VkImage motion = VK_NULL_HANDLE;
+    VkImageView motion_view = VK_NULL_HANDLE;
+};
+
 struct MainFrameRequest {
     // The leases shown this frame: external texture i of the frame is leases[i].
     std::span<const Lease> leases;
@@ -57,6 +70,9 @@ struct MainFrameRequest {
     // More semaphores the frame's submission waits for (e.g. Runtime::input_timeline at the
     // value after which Tandem no longer reads the images this frame renders into).
     std::span<const VkSemaphoreSubmitInfo> waits;
+    // Render into these instead of the frame's own images (frame_images then still names the
+    // view's own, which this frame left alone).
+    const MainFrameTargets* targets = nullptr;
 };
 
 class MainView {

@@ -163,6 +163,11 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
                     "Use auto, primary, worker, worker:N, an adapter index or device:SELECTOR");
     }
     desc.placement = *placement;
+    if (options.lend_inputs) { // the main view renders into them
+        for (TaskInputDesc& input : desc.inputs) {
+            input.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+        }
+    }
     const TaskId task = runtime.register_task(desc);
     const std::size_t input_count = desc.inputs.size(); // colour[, depth, motion]
 
@@ -272,6 +277,25 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         }
         const bool read_main =
             sampled(frame) || (kind == PostKind::Interpolate && sampled(frame + 1));
+        // A sampled frame (for interpolate also the frame before it) must reach the task: its
+        // lend and submit are retried while the task is busy, as its PNG read-back waits anyway.
+        const bool must_take = read_main;
+        const auto take_deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
+        // Lent inputs: this frame renders into the images Tandem lends for the task's next job;
+        // without a loan (every slot busy) it renders into its own and is not sent.
+        std::optional<InputLoan> loan;
+        while (options.lend_inputs) {
+            LendResult l = runtime.lend_inputs(task);
+            if (l.lent()) {
+                loan = std::move(l.loan);
+                break;
+            }
+            if (l.status == SubmitStatus::Failed || !must_take || Clock::now() >= take_deadline) {
+                break;
+            }
+            runtime.pump();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
 
         // This frame renders into the images of frame - k_frames_in_flight: after Tandem's copy
         // of them ran.
@@ -285,7 +309,25 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         if (lease) {
             leases.push_back(*lease);
         }
+        MainFrameTargets targets;
+        if (loan) { // colour[, depth, motion], as the task declares them
+            const std::vector<LentInput>& lent = loan->inputs;
+            targets.color = lent.at(0).image;
+            targets.color_view = lent[0].view;
+            if (lent.size() >= 3) {
+                targets.depth = lent[1].image;
+                targets.depth_view = lent[1].view;
+                targets.motion = lent[2].image;
+                targets.motion_view = lent[2].view;
+            }
+            if (loan->writable > 0) {
+                waits.push_back(
+                    detail::semaphore_submit_info(runtime.input_timeline(), loan->writable,
+                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            }
+        }
         MainFrameRequest request;
+        request.targets = loan ? &targets : nullptr;
         request.leases = leases;
         request.read_main = read_main;
         request.read_leases = read_output;
@@ -295,22 +337,26 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
             (void)runtime.release(*lease, value);
         }
         if (value == 0) {
+            if (loan) {
+                (void)runtime.return_inputs(task, *loan);
+            }
             result.failure = "frame " + std::to_string(frame) + ": " + view.last_error();
             break;
         }
         // The frame's colour, depth and motion vectors go to the task.
-        const MainFrameImages images = view.frame_images(value);
+        MainFrameImages images = view.frame_images(value);
+        if (loan) {
+            images.color = targets.color;
+            images.depth = targets.depth != VK_NULL_HANDLE ? targets.depth : images.depth;
+            images.motion = targets.motion != VK_NULL_HANDLE ? targets.motion : images.motion;
+        }
         const std::array<InputImage, 3> inputs{
             InputImage{images.color, images.layout, runtime.primary_timeline(), value},
             InputImage{images.depth, images.layout, runtime.primary_timeline(), value},
             InputImage{images.motion, images.layout, runtime.primary_timeline(), value}};
-        // A sampled frame (for interpolate also the frame before it) must reach the task: its
-        // submit is retried while the task is busy, as its PNG read-back waits anyway.
-        const bool must_take =
-            sampled(frame) || (kind == PostKind::Interpolate && sampled(frame + 1));
-        const auto take_deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
         SubmitResult r;
-        for (;;) {
+        r.status = SubmitStatus::Busy; // lent inputs without a loan: every slot was busy
+        while (loan || !options.lend_inputs) {
             const auto submit_start = Clock::now();
             r = runtime.submit(task, {}, std::span<const InputImage>(inputs.data(), input_count));
             if (r.accepted()) {
@@ -324,6 +370,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
             }
             runtime.pump();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        if (loan && !r.accepted()) {
+            (void)runtime.return_inputs(task, *loan); // after the frame's writes were submitted
         }
         released.push_back(r.inputs_released);
         generation_of.push_back(r.accepted() ? r.generation : 0);
@@ -452,6 +501,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["device"] = s.device;
     report["device_name"] = s.device_name;
     report["input_path"] = s.input_path;
+    report["inputs_sent"] = options.lend_inputs ? "lent" : "copied";
+    report["lent_submits"] = s.lent_submits;
+    report["input_copies"] = s.input_copies;
     report["output_path"] = s.transfer_path;
     report["real_frames"] = result.frames;
     report["elapsed_s"] = elapsed;

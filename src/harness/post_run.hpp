@@ -47,6 +47,9 @@ struct PostRunOptions {
     std::optional<double> render_scale;   // upscale only: render size / output size, (0, 1]
     std::optional<std::string> placement; // the post task's; default: a worker when there is one
     std::uint32_t slots = 3;
+    // The task's inputs: rendered straight into the images Tandem lends (Runtime::lend_inputs,
+    // nothing copied), or rendered into the view's own images and copied by Tandem at submit.
+    bool lend_inputs = true;
     std::filesystem::path out_dir;
     std::uint64_t png_every = 30; // sampled frames (PNGs and quality); 0: none
     std::uint32_t timeout_ms = 5000;

@@ -46,21 +46,24 @@ std::pair<std::uint32_t, std::uint32_t> png_size(const std::filesystem::path& pa
 
 // One run per kind, shared by the tests that look at it. 10 FPS: the scene moves 1/10 s per
 // frame, enough motion for frame generation to be measured against the blend.
-const PostRun& post_run(const std::string& kind) {
+// `inputs`: lend (the default) or copy.
+const PostRun& post_run(const std::string& kind, const std::string& inputs = "lend") {
     static std::map<std::string, PostRun> runs;
-    auto it = runs.find(kind);
+    const std::string key = kind + " " + inputs;
+    auto it = runs.find(key);
     if (it != runs.end()) {
         return it->second;
     }
     PostRun run;
-    run.out = temp_folder("cli-run-post-" + kind);
+    run.out = temp_folder("cli-run-post-" + kind + "-" + inputs);
     run.result = run_command("TANDEM_VIRTUAL_DEVICES=2 " + k_tandem + " run --post " + kind +
+                             (inputs == "lend" ? std::string() : " --inputs " + inputs) +
                              " --size 320x180 --frames 12 --fps 10 --png-every 5 --json --out " +
                              run.out.string());
     if (run.result.exit_code == 0) {
         run.report = nlohmann::json::parse(run.result.out);
     }
-    return runs.emplace(kind, std::move(run)).first->second;
+    return runs.emplace(key, std::move(run)).first->second;
 }
 
 class CliRunPost : public ::testing::TestWithParam<const char*> {};
@@ -80,6 +83,10 @@ TEST_P(CliRunPost, ProcessesTheFramesOnAWorkerAndWritesThem) {
     EXPECT_GT(post["ready"].get<std::uint64_t>(), 2u);
     EXPECT_EQ(post["failed_jobs"], 0);
     EXPECT_EQ(post["inputs"].size(), kind == "interpolate" ? 3u : 1u);
+    // By default the view renders into the images Tandem lends: nothing copied on the primary.
+    EXPECT_EQ(post["inputs_sent"], "lent");
+    EXPECT_EQ(post["input_copies"], 0);
+    EXPECT_EQ(post["lent_submits"], post["accepted"]);
     EXPECT_TRUE(std::filesystem::exists(run.out / "report.json"));
 
     // Sampled frames 5 and 10: the real frame at the render size and the output at --size.
@@ -130,6 +137,19 @@ TEST(CliRunPostQuality, UpscaleIsMeasuredAgainstTheNativeRender) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, CliRunPost, ::testing::Values("interpolate", "upscale", "blur"));
 
+// --inputs copy: the view's own images, copied by Tandem at submit; the same frames come out.
+TEST(CliRunPostCopied, TheViewsOwnImagesAreCopiedAtSubmit) {
+    const PostRun& run = post_run("interpolate", "copy");
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    EXPECT_EQ(run.result.err.find("Validation"), std::string::npos) << run.result.err;
+    const nlohmann::json& post = run.report["post"];
+    EXPECT_EQ(post["inputs_sent"], "copied");
+    EXPECT_EQ(post["lent_submits"], 0);
+    EXPECT_EQ(post["input_copies"], post["accepted"]);
+    EXPECT_GT(post["ready"].get<std::uint64_t>(), 2u);
+    EXPECT_EQ(png_size(run.out / "generated_00010.png"), std::make_pair(320u, 180u));
+}
+
 // Without a Vulkan driver: anything that reached a device would fail with another message.
 void expect_refused(const std::string& arguments, const std::string& message) {
     const auto out = temp_folder("cli-run-post-refused") / "out";
@@ -150,6 +170,7 @@ TEST(CliRunPostInput, BadPostOptionsAreRefusedBeforeAnyDevice) {
     expect_refused("--post upscale --render-scale 1.5", "--render-scale 1.500 is out of range");
     expect_refused("--post upscale --render-scale -1", "is out of range");
     expect_refused("--post upscale --render-scale 0", "--render-scale 0.000 is out of range");
+    expect_refused("--post blur --inputs share", "--inputs 'share' is not a way of sending inputs");
 }
 
 } // namespace
