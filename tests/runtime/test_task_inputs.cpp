@@ -418,6 +418,44 @@ TEST_F(TaskInputs, ALoanHoldsItsSlotUntilSubmittedOrReturned) {
     EXPECT_EQ(runtime->lend_inputs(TaskId{}).error, TaskError::UnknownTask);
 }
 
+// A submit may name lent images for some inputs and the application's own for others: the lent
+// one is not copied, the other is; a lent image named for another input is refused.
+TEST_F(TaskInputs, LentAndOwnImagesMixInOneSubmit) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    d.inputs = {{"lent", VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height},
+                {"own", VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height}};
+    const TaskId task = runtime->register_task(d);
+    const std::size_t size = std::size_t{k_width} * k_height * 4;
+    AppImage lent_writer(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    const LendResult l = runtime->lend_inputs(task);
+    ASSERT_TRUE(l.lent()) << l.reason;
+    ASSERT_EQ(l.loan.inputs.size(), 2u);
+    const std::vector<std::uint8_t> bytes = round_bytes(9, size);
+    const InputImage lent = lent_writer.write_lent(bytes, l.loan);
+    const InputImage mine = own.write(round_bytes(10, size), 0);
+    const std::array<InputImage, 2> swapped{mine, lent};
+    SubmitResult r = runtime->submit(task, {}, swapped);
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("for its own input"), std::string::npos) << r.reason;
+    const std::array<InputImage, 2> both{lent, mine};
+    r = runtime->submit(task, {}, both);
+    ASSERT_TRUE(r.accepted()) << r.reason;
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= 1; }));
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    EXPECT_TRUE(read_back(reader, *lease, v) == bytes) << "the job read what was lent";
+    runtime->release(*lease, v);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.lent_submits, 1u);
+    EXPECT_EQ(s.input_copies, 1u) << "the application's own image was copied";
+    lent_writer.finish(r.inputs_released);
+    own.finish(r.inputs_released);
+}
+
 // A loan taken before the task moved (here: reconfigured from the worker to the primary) still
 // submits: its images are copied into the new instance's slot, exact, and the loan ends.
 TEST_F(TaskInputs, ALoanOutlivingAMoveIsCopiedAndStaysExact) {
