@@ -1,7 +1,6 @@
 #include "runtime/input_loans.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "runtime/runtime_impl.hpp"
 #include "runtime/task_chains.hpp"
@@ -78,7 +77,9 @@ std::string match_loan(const Task& task, const TaskInstance& active,
     }
     // A loan of an instance the task left: its images are copied into `active`'s slot.
     const std::vector<InputSlot>& lent = out.instance->inputs.slots[out.slot];
-    const std::vector<InputSlot>& now = active.inputs.slots.front();
+    static const std::vector<InputSlot> none;
+    const std::vector<InputSlot>& now =
+        active.inputs.slots.empty() ? none : active.inputs.slots.front();
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         if (((out.lent >> i) & 1u) == 0) {
             continue;
