@@ -452,7 +452,11 @@ int main(int argc, char** argv) {
         LentWriter lent_writer(primary, runtime.input_timeline());
         for (TaskRun& r : runs) {
             auto next = Clock::now();
-            for (std::uint32_t f = 0; f < frames; ++f) {
+            // Paced: a frame every period, taken or not. At --fps 0 a frame is retried until
+            // the task takes it (for up to a minute in all).
+            const auto give_up = Clock::now() + std::chrono::seconds(60);
+            for (std::uint32_t f = 0; f < frames;
+                 f += (fps > 0 || r.submits > f || Clock::now() > give_up) ? 1 : 0) {
                 std::optional<std::array<tandem::InputImage, 3>> lent;
                 tandem::LendResult loan;
                 if (lend) {
