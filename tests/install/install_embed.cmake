@@ -35,11 +35,11 @@ function(needed_libraries binary out)
     set(${out} "${needed}" PARENT_SCOPE)
 endfunction()
 
-# Builds and runs the three examples against the package in `prefix`; ARGN: more configure
+# Builds and runs the four examples against the package in `prefix`; ARGN: more configure
 # arguments. The shared package's examples name libtandem.so and none of Tandem's dependencies
 # (those are libtandem.so's own); the static package's name no libtandem.
 function(build_examples prefix kind)
-    foreach(example embed compute meshes)
+    foreach(example embed compute meshes frames)
         set(build ${WORK_DIR}/${kind}-${example})
         run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${example} -B ${build} -G ${GENERATOR}
             -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release ${ARGN})
@@ -62,6 +62,9 @@ function(build_examples prefix kind)
     # twice) and checked pixel for pixel against the primary's capture of the same snapshots.
     run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/${kind}-meshes/tandem-meshes
         --require-worker)
+    # An engine's frames blurred on a worker, rendered into the images Tandem lends (nothing
+    # copied), every output exact (examples/frames).
+    run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/${kind}-frames/tandem-frames)
 endfunction()
 
 if(SHARED)
