@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "runtime/runtime_impl.hpp"
-#include "runtime/task_chains.hpp"
 
 namespace tandem::detail {
 
@@ -157,17 +156,10 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         std::uint64_t last_work = 0;
         {
             std::lock_guard instance_lock(instance->mutex);
-            slot = instance->ring.try_take_free();
+            slot = m_jobs->take_free_slot(*instance);
             if (slot) {
-                // Holds of a job of the slot that failed before it ran: it never read them.
-                release_chained(instance->slots[*slot].chained, 0);
                 last_work = instance->ring[*slot].work_value;
                 instance->ring[*slot].lent = true;
-                if (!m_input_copies->slot_ready(*instance, *slot)) {
-                    instance->ring[*slot].lent = false;
-                    (void)instance->ring.apply(*slot, SlotEvent::Abort); // its last copy runs
-                    slot.reset();
-                }
             }
         }
         if (!slot) {

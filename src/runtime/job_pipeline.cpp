@@ -12,6 +12,21 @@
 
 namespace tandem::detail {
 
+std::optional<std::uint32_t> JobPipeline::take_free_slot(TaskInstance& instance) noexcept {
+    const std::optional<std::uint32_t> slot = instance.ring.try_take_free();
+    if (!slot) {
+        return std::nullopt;
+    }
+    // Holds of an earlier job of the slot that failed before it ran (the completion pass had
+    // not come by yet): that job never read them.
+    release_chained(instance.slots[*slot].chained, 0);
+    if (!instance.inputs.empty() && !m_inputs.slot_ready(instance, *slot)) {
+        (void)instance.ring.apply(*slot, SlotEvent::Abort); // its last copy may still run
+        return std::nullopt;
+    }
+    return slot;
+}
+
 JobPipeline::Take
 JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes, bool trial,
                   WorkerJob& job, std::span<const InputImage> inputs,
@@ -25,20 +40,11 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
             (void)instance.ring.apply(s, SlotEvent::Abort);
         }
     };
-    auto slot = lent_slot ? lent_slot : instance.ring.try_take_free();
+    const std::optional<std::uint32_t> slot = lent_slot ? lent_slot : take_free_slot(instance);
     if (!slot) {
         return Take::Busy;
     }
     const bool with_inputs = !instance.inputs.empty();
-    if (!lent_slot) {
-        // Holds of an earlier job of the slot that failed before it ran (the completion pass
-        // had not come by yet): that job never read them.
-        release_chained(instance.slots[*slot].chained, 0);
-        if (with_inputs && !m_inputs.slot_ready(instance, *slot)) {
-            abort(*slot); // its last copy may still run
-            return Take::Busy;
-        }
-    }
     try {
         instance.slots[*slot].snapshot.assign(bytes.begin(), bytes.end());
     } catch (...) {

@@ -73,6 +73,10 @@ public:
                             std::vector<ChainedRead>* chained = nullptr,
                             std::optional<std::uint32_t> lent_slot = std::nullopt,
                             std::uint32_t lent = 0) noexcept;
+    // A Free slot of `instance`, now Recording, whose last input copy ran (the holds of an
+    // earlier job of it that never ran let go); none when every slot is in use. take() and
+    // lend_inputs start here. Caller holds the instance's mutex.
+    [[nodiscard]] std::optional<std::uint32_t> take_free_slot(TaskInstance& instance) noexcept;
     // The job thread's part: records and submits the job's work, then queues submit_transfer
     // on the worker's transfer thread.
     void process_job(Worker& worker, const WorkerJob& job) noexcept;
