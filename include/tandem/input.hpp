@@ -113,10 +113,15 @@
 // afterwards (a chain stays together). A consumer placed on the primary may read a producer on a
 // worker: it reads the output where the producer's hand-off delivered it on the primary (the
 // image a lease of it shows), copying nothing more, its batch waiting GPU-side for that
-// delivery; the producer's slot is held until the consumer's job completed. A chain from one
-// device to another worker is not carried yet: a consumer placed by hand on a worker other than
-// its producer's device is refused at registration, and one whose producer ended up elsewhere
-// (a lost worker) answers Failed (ChainBroken).
+// delivery; the producer's slot is held until the consumer's job completed. A consumer placed
+// on another worker reads what the producer sends there itself: the producer's job copies its
+// output for that worker at the end of its own commands, and the two devices' own path (the
+// pair's best, negotiated and self-tested like any other) carries it, not the primary unless
+// that is the path (TaskStats::feeds says where and how much). The first such consumer on a
+// worker has its producer prepared again there with that feed (the producer's submits answer
+// Preparing meanwhile, so a matching consumer misses none of its generations); later ones share
+// it, and it is no longer filled once no consumer there is live. A feed that cannot be made or
+// fails answers the consumer's submits Failed (ChainBroken) with why.
 #pragma once
 
 #include <cstdint>

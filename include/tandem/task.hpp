@@ -178,6 +178,17 @@ struct DroppedTransferPath {
     bool inputs = false; // dropped in the primary -> device direction (task inputs)
 };
 
+// Where a chain's producer sends its output for consumers on another worker (a chain across
+// two workers, tandem/input.hpp): one per such worker, on the pair's own path (never through
+// the primary unless that is the path).
+struct TaskFeedStats {
+    std::uint32_t device = 0; // the consumers' adapter
+    std::string path;         // "zero-copy", "host-copy", ...; empty when it could not be made
+    std::uint64_t sent = 0;   // outputs handed to that path (by the instance running now)
+    bool wanted = false;      // a live consumer there reads it (else no longer filled)
+    std::string error;        // why it could not be made, or why a send failed
+};
+
 // Counters of one task since registration, summed over the devices it ran on: the
 // application's own submits only (the jobs Tandem runs to measure a task are trial_jobs). Stages:
 // request
@@ -260,6 +271,9 @@ struct TaskStats {
     // taken when its slot's next copy is recorded, so the newest few are not counted yet; empty
     // where the primary's main queue family writes no timestamps.
     GpuTimeStats input_copy_gpu_us;
+    // As a chain's producer: its feeds to the workers where consumers of it run on another
+    // device (empty when none does).
+    std::vector<TaskFeedStats> feeds;
 };
 
 } // namespace tandem

@@ -218,6 +218,12 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                     "no other path could be prepared: " + why;
                 log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
                 break;
+            case PendingKind::Feeds:
+                task.feed_error = "it could not be prepared to send its output to another "
+                                  "worker: " +
+                                  why;
+                log_error("runtime", "task '{}': {}", task.desc.name, task.feed_error);
+                break;
             case PendingKind::Reconfigure:
                 task.reconfigure_error = why;
                 log_error("runtime",
@@ -247,6 +253,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             }
             break;
         case PendingKind::Fallback:
+        case PendingKind::Feeds:
             if (old != nullptr) {
                 task.retire(old);
             }

@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 
 #include "core/vk_check.hpp"
+#include "runtime/chain_feeds.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -146,6 +147,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     std::uint64_t wait_reads = 0;
     std::uint64_t wait_consumers = 0;
     std::vector<ChainedRead> chained;
+    std::vector<std::size_t> feeds;
+    std::vector<VkSemaphoreSubmitInfo> feed_waits;
     {
         std::lock_guard lock(instance.mutex);
         if (previous) {
@@ -159,12 +162,17 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         wait_worker = s.worker_value;
         wait_reads = s.release_value;
         wait_consumers = s.chain_read_done;
+        bool listed = false;
         try {
             chained = instance.slots[job.slot].chained; // released by the completion pass
+            // Chains across workers: the feeds this job fills, once each link's last read of
+            // the slot's sender image is over.
+            feeds = take_feeds(instance, job.slot, job.generation, feed_waits);
+            listed = true;
         } catch (...) {
             // Out of memory: the job fails below, having read nothing.
         }
-        if (chained.size() != instance.slots[job.slot].chained.size()) {
+        if (!listed || chained.size() != instance.slots[job.slot].chained.size()) {
             --instance.host_jobs;
             (void)instance.ring.apply(job.slot, SlotEvent::Abort);
             return;
@@ -241,9 +249,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // Acquire: pairs with the registration that made the task a producer (read once per job, so
     // the job and its transfer agree).
     const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
+    // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies.
     const VkImageLayout written_layout =
         instance.transport->shares_images()
-            ? instance.workload->output().layout
+            ? (feeds.empty() ? instance.workload->output().layout
+                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL)
             : (feeds_chain ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
                            : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer worker");
@@ -271,12 +281,19 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         if (r == VK_SUCCESS && instance.timer) {
             instance.timer->end(cmd, job.slot);
         }
-        if (r == VK_SUCCESS && !instance.transport->shares_images()) {
+        WorkloadOutput out = instance.workload->output();
+        if (r == VK_SUCCESS && !feeds.empty()) {
+            // Copied for the workers that read it (chain_feeds.hpp), before anyone else reads.
+            record_feed_copies(instance, job.slot, feeds, cmd, target.image, out);
+            out = {VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_NONE};
+        }
+        if (r == VK_SUCCESS && !instance.transport->shares_images() &&
+            out.layout != written_layout) {
             // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want;
             // SHADER_READ_ONLY_OPTIMAL when a chain's consumer samples it in place (the
             // transfer leaves it so: task_chains.hpp). The signal below makes the writes
             // available to the transfer's wait.
-            const WorkloadOutput out = instance.workload->output();
             image_barrier(cmd, target.image, out.layout, written_layout, out.stage, out.access,
                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
         }
@@ -318,6 +335,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             waits.push_back(worker.work_timeline().submit_info(
                 wait_consumers, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
+        waits.insert(waits.end(), feed_waits.begin(), feed_waits.end());
     } catch (...) {
         fail("out of memory submitting the job");
         return;
@@ -351,17 +369,18 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // The transfer is submitted by the worker's transfer thread, so this thread can record and
     // submit the next job meanwhile. The slot stays Recording (owned by this job) until then.
     const VkImage worker_image = target_image.get();
-    worker.enqueue_transfer(
-        job, [this, &worker, job, t0, t_submit, work_value, signal, worker_image, written_layout] {
-            submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image,
-                            written_layout);
-        });
+    worker.enqueue_transfer(job, [this, &worker, job, t0, t_submit, work_value, signal,
+                                  worker_image, written_layout, feeds = std::move(feeds)] {
+        submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image, written_layout,
+                        feeds);
+    });
 }
 
 void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                   Clock::time_point t_submit, std::uint64_t work_value,
                                   VkSemaphoreSubmitInfo signal, VkImage worker_image,
-                                  VkImageLayout written_layout) noexcept {
+                                  VkImageLayout written_layout,
+                                  std::span<const std::size_t> feeds) noexcept {
     TaskInstance& instance = *job.instance;
     SlotResources& res = instance.slots[job.slot];
     auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
@@ -403,6 +422,18 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         return;
     }
     res.primary_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    if (!feeds.empty()) {
+        // To the workers where its chains' consumers run, before the slot leaves Recording (a
+        // consumer's read waits for that).
+        worker.set_activity(Thread::Transfers, "sending to chains' workers", job.generation);
+        send_feeds(instance, job.slot, job.generation, feeds, signal, [&] {
+            return !worker.lost() &&
+                   Clock::now() <=
+                       std::max(t_submit, worker.last_progress()) +
+                           worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
+                                            m_completion.first_job_timeout());
+        });
+    }
     worker.set_activity(Thread::Transfers, "publishing the submit", job.generation);
     // Taken before the slot leaves Recording: the instance may be retired once it did.
     const std::uint32_t track =

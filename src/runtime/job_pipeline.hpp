@@ -87,7 +87,7 @@ private:
     void submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                          Clock::time_point t_submit, std::uint64_t work_value,
                          VkSemaphoreSubmitInfo signal, VkImage worker_image,
-                         VkImageLayout written_layout) noexcept;
+                         VkImageLayout written_layout, std::span<const std::size_t> feeds) noexcept;
     // The worker is lost for `reason` and the job's slot retires.
     void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
     // The job's workload failed (`why`): its slot goes back to Free and the task counts it.

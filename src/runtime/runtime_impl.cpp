@@ -296,6 +296,13 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     const std::uint64_t serial = m_serials.fetch_add(1, std::memory_order_relaxed) + 1;
     auto owned = std::make_unique<TaskInstance>(serial, task, desc, *worker);
     owned->named_workload = std::move(named);
+    // Feeds to the workers where its chains' consumers run on another device (chain_feeds.hpp).
+    for (const auto& [adapter, consumers] : task.feed_counts) {
+        Worker* to = worker_of(adapter);
+        if (consumers > 0 && to != nullptr && to != worker && to != m_workers[0].get()) {
+            owned->feed_to.push_back(to);
+        }
+    }
     TaskInstance& instance = *owned;
     task.instances.push_back(std::move(owned));
     worker->task_count.fetch_add(1, std::memory_order_relaxed);

@@ -197,6 +197,19 @@ private:
     // matching consumer's) has not read. Caller holds no task's mutex.
     void link_producers(const std::vector<std::shared_ptr<Task>>& producers,
                         const std::shared_ptr<ChainCursor>& cursor);
+    // Chains across workers (chain_feeds.hpp): counts a consumer on `device` in each of
+    // `producers` on another device (Task::feed_counts), preparing a producer again with a feed
+    // there when its newest instance has none; returns what it counted. Caller holds no task's
+    // mutex. Throws Error or std::bad_alloc.
+    [[nodiscard]] std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>
+    request_feeds(const std::vector<std::shared_ptr<Task>>& producers, std::uint32_t device);
+    // Undoes request_feeds' `counted` (cleared): a feed no consumer wants is no longer filled.
+    // Caller holds no task's mutex.
+    void
+    release_feeds(std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& counted) noexcept;
+    // Unregister's part under the task's mutex; `feeding` takes the task's counted feeds.
+    [[nodiscard]] TaskError unregister_locked(
+        Task& task, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding) noexcept;
     // Reconfigure's part under the task's mutex. Throws Error or std::bad_alloc.
     void reconfigure_locked(Task& task, const TaskDesc& desc,
                             std::optional<std::uint32_t> with_producers);

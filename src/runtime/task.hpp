@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,7 +36,9 @@
 namespace tandem::detail {
 
 // Why the pending instance is being prepared.
-enum class PendingKind { Move, Fallback, Reconfigure };
+// Feeds: prepared again on its device to send its output to a worker where a new consumer of
+// it runs (a chain across two workers, runtime/chain_feeds.hpp).
+enum class PendingKind { Move, Fallback, Reconfigure, Feeds };
 
 // A matching consumer's next generation (tandem/input.hpp, Chains), shared with its producers:
 // they keep their generations from `next` on until it read them. Atomics: the consumer's submit
@@ -115,6 +118,13 @@ struct Task {
     std::shared_ptr<ChainCursor> cursor;
     std::vector<std::shared_ptr<ChainCursor>> matching_consumers;
     std::atomic<bool> feeds_chain{false};
+    // Chains across two workers (runtime/chain_feeds.hpp). As a producer: per adapter, how many
+    // live consumers there read it from another device (each instance is made with a feed to
+    // each of them), and why its last preparation with a new feed failed. As a consumer: the
+    // producers it counted itself in, and the adapter it counted.
+    std::map<std::uint32_t, std::uint32_t> feed_counts;
+    std::string feed_error;
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
     // How its inputs travelled (TaskStats::input_copies, input_sends, chained_reads).
     std::uint64_t input_copies = 0;
     std::uint64_t chained_reads = 0;

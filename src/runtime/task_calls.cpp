@@ -71,30 +71,100 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
             first = producer->desc.name;
         }
     }
+    (void)across;
     const Placement& p = desc.placement;
     const Worker* own = worker_of(*device);
     const bool on_a_worker = own != m_workers[0].get();
     const bool with_producers = p.kind == PlacementKind::Auto ||
                                 (p.kind == PlacementKind::Worker && !p.worker && on_a_worker);
-    const std::uint32_t placed = with_producers ? *device : place(desc).device().info().index;
-    // On the primary a consumer reads each producer's output where its hand-off delivers it,
-    // wherever the producers run.
-    if (placed == m_workers[0]->device().info().index) {
-        return placed;
+    // Placed by hand elsewhere: on the primary it reads each producer's output where its
+    // hand-off delivers it; on another worker where each producer's feed sends it
+    // (chain_feeds.hpp). Auto, it goes with its first producer.
+    return with_producers ? *device : place(desc).device().info().index;
+}
+
+std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>
+RuntimeImpl::request_feeds(const std::vector<std::shared_ptr<Task>>& producers,
+                           std::uint32_t device) {
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> counted;
+    Worker* to = worker_of(device);
+    if (to == nullptr || to == m_workers[0].get()) {
+        return counted; // on the primary every output arrives anyway
     }
-    if (!across.empty()) {
-        throw Error(across + ": a chain from two devices to a worker is not carried yet",
-                    "Place the producers of one task on one device, or the task on the primary");
+    for (const auto& producer : producers) {
+        if (std::any_of(counted.begin(), counted.end(),
+                        [&](const auto& c) { return c.first == producer; })) {
+            continue; // two inputs from one producer: one feed
+        }
+        std::lock_guard lock(producer->mutex);
+        TaskInstance* newest = producer->pending != nullptr ? producer->pending : producer->active;
+        if (!producer->live || newest == nullptr || newest->device() == device) {
+            continue; // read in place
+        }
+        counted.reserve(counted.size() + 1);
+        ++producer->feed_counts[device];
+        counted.emplace_back(producer, device);
+        // Release: its jobs that see the flag fill the feed from then on.
+        for (const auto* list : {&producer->instances, &producer->retiring}) {
+            for (const auto& instance : *list) {
+                if (ChainFeed* feed = instance->feed_for(to)) {
+                    feed->wanted.store(true, std::memory_order_release);
+                }
+            }
+        }
+        if (std::find(newest->feed_to.begin(), newest->feed_to.end(), to) !=
+            newest->feed_to.end()) {
+            continue; // it has (or is being prepared with) a feed there
+        }
+        // Prepared again on its device with a feed to `to` too; until then its submits answer
+        // Preparing, so that a matching consumer misses none of its generations.
+        producer->feed_error.clear();
+        TaskInstance& next = add_instance(*producer, newest->desc, newest->device());
+        if (producer->pending != nullptr) {
+            TaskInstance* superseded = producer->pending;
+            producer->retire(superseded);
+            if (superseded->preparing()) {
+                (void)m_preparer->cancel(*superseded);
+            }
+            producer->pending = &next; // the same kind, now with the feed
+        } else if (producer->active == nullptr || !producer->active->prepared()) {
+            TaskInstance* old = producer->active;
+            if (old != nullptr) {
+                producer->retire(old);
+                if (old->preparing()) {
+                    (void)m_preparer->cancel(*old);
+                }
+            }
+            next.trial = false;
+            producer->active = &next;
+        } else {
+            producer->pending = &next;
+            producer->pending_kind = PendingKind::Feeds;
+        }
     }
-    if (placed != *device) {
-        throw Error("Task '" + desc.name + "' is placed on adapter " + std::to_string(placed) +
-                        " and its producer '" + first + "' runs on adapter " +
-                        std::to_string(*device) +
-                        ": a chain from one device to another worker is not carried yet",
-                    "Place it auto (it goes with its producer), on its producer's device, or on "
-                    "the primary (it reads the output the primary receives)");
+    return counted;
+}
+
+void RuntimeImpl::release_feeds(
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& counted) noexcept {
+    for (const auto& [producer, device] : counted) {
+        std::lock_guard lock(producer->mutex);
+        const auto it = producer->feed_counts.find(device);
+        if (it == producer->feed_counts.end() || --it->second > 0) {
+            continue;
+        }
+        producer->feed_counts.erase(it);
+        // Its jobs stop filling the feeds there (they stay until it is prepared again).
+        const Worker* to = worker_of(device);
+        for (const auto* list : {&producer->instances, &producer->retiring}) {
+            for (const auto& instance : *list) {
+                if (ChainFeed* feed = instance->feed_for(to)) {
+                    feed->wanted.store(false, std::memory_order_relaxed);
+                }
+            }
+        }
     }
-    return device;
+    counted.clear();
 }
 
 void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
@@ -195,6 +265,12 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
         }
         m_all.push_back(task);
         link_producers(producers, cursor); // no task's mutex held
+        // Producers on other devices send their output to its worker (none on the primary).
+        auto counted = request_feeds(producers, first->device());
+        {
+            std::lock_guard lock(task->mutex);
+            task->feeding = std::move(counted);
+        }
         if (!automatic) {
             m_scheduler->refresh(m_all); // its load counts in the next decisions' explanation
         }
@@ -215,10 +291,20 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     if (!task) {
         return TaskError::UnknownTask;
     }
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
+    const TaskError answer = unregister_locked(*task, feeding);
+    release_feeds(feeding); // its producers' mutexes, with its own no longer held
+    return answer;
+}
+
+TaskError RuntimeImpl::unregister_locked(
+    Task& t, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding) noexcept {
+    Task* task = &t;
     std::lock_guard lock(task->mutex);
     if (!task->live) {
         return TaskError::UnknownTask;
     }
+    feeding.swap(task->feeding);
     task->live = false;
     task->active = nullptr;
     task->pending = nullptr;
@@ -264,6 +350,8 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
     const std::vector<std::shared_ptr<Task>> producers = check_chain(m_tasks, desc, id);
     const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
     std::shared_ptr<ChainCursor> cursor;
+    std::uint32_t placed = 0;
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
     {
         std::lock_guard lock(task->mutex);
         if (!task->live) {
@@ -282,8 +370,21 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
             task->cursor->live.store(false, std::memory_order_release);
         }
         task->cursor = cursor = matching_cursor(desc, task->generations + 1);
+        placed = (task->pending != nullptr ? task->pending : task->active)->device();
+        feeding.swap(task->feeding);
     }
     link_producers(producers, cursor);
+    // The new shape's feeds counted before the old shape's are let go: a producer read by both
+    // keeps its feed.
+    auto counted = request_feeds(producers, placed);
+    release_feeds(feeding);
+    {
+        std::lock_guard lock(task->mutex);
+        if (task->live) {
+            task->feeding = std::move(counted);
+        }
+    }
+    release_feeds(counted); // unregistered meanwhile (empty otherwise)
     return TaskError::None;
 }
 
@@ -367,6 +468,14 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
         why.reason = "task '" + task.desc.name +
                      "' is being prepared again with another transfer path: " +
                      LinkFailures::failure(*instance);
+        return nullptr;
+    }
+    // Prepared again to feed a new consumer on another worker (chain_feeds.hpp): a matching
+    // consumer there reads every generation from the next on.
+    if (task.pending != nullptr && task.pending_kind == PendingKind::Feeds) {
+        ++task.busy;
+        why.reason = "task '" + task.desc.name + "' is being prepared again on " + worker.label() +
+                     " to send its output to a consumer on another worker";
         return nullptr;
     }
     switch (instance->phase.load(std::memory_order_acquire)) {

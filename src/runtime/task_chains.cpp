@@ -175,15 +175,33 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                 break;
             }
             // On another device: read where it is delivered when this consumer runs on the
-            // primary (index 0), which every output reaches; between two devices otherwise it
-            // would have to travel, which is not carried yet.
+            // primary (index 0), which every output reaches; on another worker where the
+            // producer's feed to it delivers it (chain_feeds.hpp).
             const bool delivered = active->worker != worker && worker->index() == 0;
+            ChainFeed* feed = nullptr;
             if (active->worker != worker && !delivered) {
-                answer = {ChainHold::Status::Broken,
-                          who + " runs on " + worker->label() + " and " + of + " on " +
-                              active->worker->label() +
-                              ": a chain from one device to another worker is not carried yet"};
-                break;
+                feed = active->feed_for(worker);
+                if (feed == nullptr && producer->pending != nullptr &&
+                    producer->pending_kind == PendingKind::Feeds) {
+                    answer = {ChainHold::Status::Preparing,
+                              of + " is being prepared to send its output to " + worker->label()};
+                    break;
+                }
+                std::lock_guard lock(active->mutex);
+                const std::string cannot = who + " runs on " + worker->label() + " and " + of +
+                                           " on " + active->worker->label() + ": ";
+                if (feed == nullptr) {
+                    answer = {ChainHold::Status::Broken,
+                              cannot + (producer->feed_error.empty()
+                                            ? std::string("its output is not sent there")
+                                            : producer->feed_error)};
+                    break;
+                }
+                if (!feed->link || feed->link->failed()) {
+                    answer = {ChainHold::Status::Broken,
+                              cannot + (feed->link ? feed->link->error() : feed->error)};
+                    break;
+                }
             }
             if (active->desc.format != input.format || active->desc.width != input.width ||
                 active->desc.height != input.height) {
@@ -201,7 +219,11 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
             std::uint64_t newest = 0;
             for (std::uint32_t s = 0; s < active->ring.size(); ++s) {
                 const SlotRecord& r = active->ring[s];
-                if (r.trial || !readable(r.state)) {
+                // Across workers: what its job copied for the feed, or will (a job not started
+                // yet fills every feed a live consumer wants).
+                if (r.trial || !readable(r.state) ||
+                    (feed != nullptr && feed->slots[s].copied != r.generation &&
+                     r.state != SlotState::Recording)) {
                     continue;
                 }
                 if (input.chain == ChainMode::Matching ? r.generation == generation
@@ -228,7 +250,8 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                 break;
             }
             ++active->ring[*slot].chain_reads;
-            out.push_back(ChainedRead{i, active, *slot, active->ring[*slot].generation, delivered});
+            out.push_back(
+                ChainedRead{i, active, *slot, active->ring[*slot].generation, delivered, feed});
         }
     } catch (...) {
         answer = {ChainHold::Status::Broken, std::string()}; // out of memory for a sentence
@@ -246,10 +269,11 @@ void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexce
         std::lock_guard lock(read.producer->mutex);
         SlotRecord& s = read.producer->ring[read.slot];
         --s.chain_reads;
-        // A read of the delivered image ran on the primary, whose work values the producer's
-        // device does not wait on: it is over (the completion pass saw it) before the slot,
-        // free again, takes a job whose hand-off rewrites that image.
-        if (!read.delivered) {
+        // A read of the image delivered on the primary or fed to another worker ran on a
+        // device whose work values the producer's does not wait on: it is over (the
+        // completion pass saw it) before the slot, free again, takes a job whose hand-off or
+        // feed rewrites that image.
+        if (read.in_place()) {
             s.chain_read_done = std::max(s.chain_read_done, done);
         }
     }
@@ -293,6 +317,45 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                                                       s.primary_value,
                                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 const Image& image = producer.slots[read.slot].primary_image;
+                JobInput& in = inputs.at(read.input);
+                in.image = image.get();
+                in.view = image.view.get();
+                in.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+                in.format = image.format;
+                in.extent = image.extent;
+                in.chained = true;
+                in.generation = read.generation;
+                continue;
+            }
+            if (read.feed != nullptr) {
+                // On this worker: where the producer's feed delivered it, in
+                // SHADER_READ_ONLY_OPTIMAL once the link's value here is reached. The feed is
+                // handed to its link before the producer's slot leaves Recording.
+                if (s.state == SlotState::Recording) {
+                    return VK_NOT_READY;
+                }
+                const ChainFeed& feed = *read.feed;
+                const FeedSlot& fed = feed.slots[read.slot];
+                if (fed.sent != read.generation) {
+                    why = of + " was not sent to " + feed.to->label() +
+                          (feed.error.empty() ? std::string() : ": " + feed.error);
+                    return VK_ERROR_UNKNOWN;
+                }
+                if (feed.link->host_bridged()) {
+                    std::uint64_t done = 0;
+                    if (feed.link->primary_value(done) != VK_SUCCESS || feed.link->failed()) {
+                        why = of + " could not be sent to " + feed.to->label() + ": " +
+                              feed.link->error();
+                        return VK_ERROR_UNKNOWN;
+                    }
+                    if (done < fed.ticket.primary_value) {
+                        return VK_NOT_READY;
+                    }
+                }
+                waits.push_back(semaphore_submit_info(feed.link->primary_semaphore(),
+                                                      fed.ticket.primary_value,
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+                const Image& image = fed.receiver.image ? fed.receiver : fed.sender;
                 JobInput& in = inputs.at(read.input);
                 in.image = image.get();
                 in.view = image.view.get();

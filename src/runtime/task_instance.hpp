@@ -46,6 +46,7 @@ namespace tandem::detail {
 
 struct Task;
 struct TaskInstance;
+struct ChainFeed;
 
 // One chained input of one consumer job (runtime/task_chains.hpp): the producer's instance and
 // slot it holds (SlotRecord::chain_reads) and the generation in it.
@@ -57,6 +58,12 @@ struct ChainedRead {
     // The producer runs on another device and the consumer on the primary: the job reads the
     // slot's primary image, where the producer's hand-off delivered the output.
     bool delivered = false;
+    // The producer runs on another device and the consumer on a worker: the job reads the
+    // slot's image where the producer's feed to that worker delivered it (ChainFeed).
+    ChainFeed* feed = nullptr;
+    // Whether the producer's next job in the slot waits on the consumer's device's work
+    // timeline for this read (both on one device); else the completion pass saw it end.
+    [[nodiscard]] bool in_place() const noexcept { return !delivered && feed == nullptr; }
 };
 
 struct SlotResources {
@@ -124,6 +131,32 @@ struct InstanceInputs {
     }
 };
 
+// A producer's output sent to another worker, where chains' consumers read it (a chain across
+// two workers, runtime/chain_feeds.hpp). Per slot of the producer: `sender` on the producer's
+// device, into which the producer's job copies its output at the end of its own commands, and
+// `receiver` on the consumer's device, where `link` (the pair's best path, producer -> worker)
+// delivers it. Under the producer instance's mutex: each slot's `copied`, `sent` and `ticket`;
+// `wanted` is read by the job thread (a consumer on that worker is live).
+struct FeedSlot {
+    Image sender;
+    Image receiver;
+    VkImageLayout receiver_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    std::uint64_t copied = 0; // the generation the producer's job copied into `sender`
+    std::uint64_t sent = 0;   // the generation the link was handed (0: none, or it failed)
+    SlotTicket ticket;        // that hand-off's values on the link's two timelines
+};
+
+struct ChainFeed {
+    Worker* to = nullptr; // the consumer's worker
+    std::vector<FeedSlot> slots;
+    // Declared after the images it moves: destroyed before them. Null when it could not be
+    // prepared: `error` says why.
+    std::unique_ptr<SlotTransport> link;
+    std::string error;
+    std::atomic<bool> wanted{true};
+    std::atomic<std::uint64_t> sends{0}; // outputs handed to the link (TaskFeedStats::sent)
+};
+
 enum class InstancePhase { Preparing, Ready, Failed };
 
 struct TaskInstance {
@@ -174,6 +207,13 @@ struct TaskInstance {
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
     InstanceInputs inputs; // TaskDesc::inputs (empty without)
+    // The workers its output is sent to for chains' consumers there (set when it was made,
+    // from its task's Task::feed_counts), and the feeds the preparation made for them, in that
+    // order.
+    std::vector<Worker*> feed_to;
+    std::vector<std::unique_ptr<ChainFeed>> feeds;
+    // The feed to `worker`, null when none.
+    [[nodiscard]] ChainFeed* feed_for(const Worker* worker) const noexcept;
     std::uint32_t trace_worker_queue = 0;
     std::uint32_t trace_transfer_queue = 0;
     // The newest value of the worker's work timeline its jobs signal (the job thread writes it

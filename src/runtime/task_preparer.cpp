@@ -141,7 +141,11 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
                                                                 TransportDesc& td) {
     const Device& device = task.worker->device();
     // Sampled too: a chain's consumer on the device reads the image in place (task_chains.hpp).
-    const VkImageUsageFlags usage = task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT;
+    // Copied from at the end of each job when it feeds other workers (chain_feeds.hpp).
+    const VkImageUsageFlags usage =
+        task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT |
+        (task.feed_to.empty() ? VkImageUsageFlags{0}
+                              : VkImageUsageFlags{VK_IMAGE_USAGE_TRANSFER_SRC_BIT});
     const auto slot_images = [&] {
         std::vector<SlotImages> out;
         for (std::uint32_t i = 0; i < task.desc.slots; ++i) {
@@ -194,6 +198,56 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
     return make_link_transport(m_primary, device, pair, td, m_health);
 }
 
+void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output) {
+    const Device& from = task.worker->device();
+    for (Worker* to : task.feed_to) {
+        auto feed = std::make_unique<ChainFeed>();
+        feed->to = to;
+        const Device& device = to->device();
+        PairInfo pair = query_pair_info(from.info(), device.info());
+        TransportDesc td = output;
+        td.name = output.name + " to " + device.label();
+        td.cuda_copier =
+            m_cuda_stand_in && allow_cuda_stand_in(pair) ? m_cuda_stand_in : StagingCopierFactory{};
+        td.bridge = m_bridges.bridge_for(from, device);
+        // A feed that cannot be made leaves its consumers' reads failing with why; the
+        // producer itself runs on. Each round returns or drops a path, as for outputs.
+        try {
+            for (;;) {
+                feed->link = make_link_transport(from, device, pair, td, m_health);
+                try {
+                    for (std::uint32_t s = 0; s < task.desc.slots; ++s) {
+                        SlotImages images = feed->link->create_images(
+                            td.name + " slot " + std::to_string(s),
+                            VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                            VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+                        FeedSlot slot;
+                        slot.sender = std::move(images.worker);
+                        slot.receiver = std::move(images.primary);
+                        feed->slots.push_back(std::move(slot));
+                    }
+                    break;
+                } catch (const Error& e) {
+                    if (m_health == nullptr || !feed->link->images_are_the_path() ||
+                        e.result() == VK_ERROR_DEVICE_LOST) {
+                        throw;
+                    }
+                    drop_transfer_path(m_health, feed->link->path_name(), pair.worker, pair.primary,
+                                       std::string("making a feed's images failed: ") + e.what());
+                    feed->slots.clear();
+                    feed->link.reset();
+                }
+            }
+        } catch (const Error& e) {
+            feed->slots.clear();
+            feed->link.reset();
+            feed->error = "its output cannot be sent to " + device.label() + ": " + e.what();
+            log_warn("runtime", "task '{}' on {}: {}", task.desc.name, from.label(), feed->error);
+        }
+        task.feeds.push_back(std::move(feed));
+    }
+}
+
 void TaskPreparer::prepare(TaskInstance& instance) {
     TaskInstance* task = &instance;
     const TaskDesc& desc = task->desc;
@@ -233,6 +287,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     std::vector<SlotImages> images = make_transport_and_images(*task, td);
     prepare_inputs(*task, m_primary, params.inputs,
                    [&](const TaskInputDesc& input) { return make_input_link(device, input, td); });
+    prepare_feeds(*task, td);
 
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");

@@ -73,6 +73,10 @@ private:
     // direction, self-tested; `output`'s settings otherwise). Throws.
     [[nodiscard]] std::unique_ptr<SlotTransport>
     make_input_link(const Device& device, const TaskInputDesc& input, const TransportDesc& output);
+    // The instance's feeds to the workers its chains' consumers run on (chain_feeds.hpp), each
+    // link like the task's own (`output`) but from its device to that worker. A feed that cannot
+    // be made keeps its reason (ChainFeed::error); the instance is prepared all the same.
+    void prepare_feeds(TaskInstance& task, const TransportDesc& output);
     // Publishes the end of a preparation (Ready or Failed). Caller holds m_mutex.
     void finish(TaskInstance& instance, InstancePhase phase) noexcept;
 

@@ -100,6 +100,19 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
         out.instances.push_back(part_of(*active, true));
         s.dropped_paths = links.dropped_paths(active->device());
     }
+    if (active != nullptr && active->prepared()) {
+        std::lock_guard lock(active->mutex); // a feed's error
+        for (const auto& feed : active->feeds) {
+            TaskFeedStats f;
+            f.device = feed->to->device().info().index;
+            f.path = feed->link ? feed->link->path_name() : std::string();
+            // Relaxed: counters and a flag, ordering nothing here.
+            f.sent = feed->sends.load(std::memory_order_relaxed);
+            f.wanted = feed->wanted.load(std::memory_order_relaxed);
+            f.error = feed->error;
+            s.feeds.push_back(std::move(f));
+        }
+    }
     for (const auto& instance : task.instances) {
         if (instance.get() != active) {
             out.instances.push_back(part_of(*instance, false));
