@@ -70,6 +70,7 @@ struct RunArgs {
     std::string post;
     std::optional<double> render_scale; // --render-scale, when given
     std::string inputs = "lend";        // --post: lend or copy
+    std::string upscaler;               // --post upscale: temporal or spatial, when given
 };
 
 constexpr std::uint64_t k_max_frames = 1'000'000;
@@ -167,13 +168,18 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "post-processing task (placed on a worker unless --placement says otherwise) "
                     "and show its output: interpolate (frame generation from colour, depth and "
                     "motion vectors; real and generated frames interleave), upscale (the view "
-                    "rendered at --render-scale, upscaled to --size) or blur. Reports the "
+                    "rendered at --render-scale, upscaled to --size by --upscaler) or blur. "
+                    "Reports the "
                     "quality against a reference rendered on the primary, beside a naive "
                     "baseline");
     sub->add_option_function<double>(
         "--render-scale", [args](const double& scale) { args->render_scale = scale; },
         "--post upscale: the render size as a fraction of --size, above 0 and at "
         "most 1 (default 0.5)");
+    sub->add_option("--upscaler", args->upscaler,
+                    "--post upscale: temporal (the view rendered with a sub-pixel jitter, its "
+                    "frames accumulated along the motion vectors; the default) or spatial (each "
+                    "frame alone, edge-directed with sharpening)");
     sub->add_option("--inputs", args->inputs,
                     "--post: how the frame reaches the task: lend (the view renders into the "
                     "images Tandem lends, nothing copied on the primary) or copy (Tandem copies "
@@ -206,6 +212,15 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         } else if (render_scale) {
             throw Error("--render-scale applies to --post upscale only",
                         "Leave it out, or add --post upscale");
+        }
+        if (!args->upscaler.empty() && post != harness::PostKind::Upscale) {
+            throw Error("--upscaler applies to --post upscale only",
+                        "Leave it out, or add --post upscale");
+        }
+        if (!args->upscaler.empty() && args->upscaler != "temporal" &&
+            args->upscaler != "spatial") {
+            throw Error("--upscaler '" + args->upscaler + "' is not an upscaler",
+                        "Use temporal or spatial");
         }
         if (args->inputs != "lend" && args->inputs != "copy") {
             throw Error("--inputs '" + args->inputs + "' is not a way of sending inputs",
@@ -246,6 +261,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             post_args.options.scene_dt = scene_dt;
             post_args.options.wall_clock = wall_clock;
             post_args.options.render_scale = render_scale;
+            post_args.options.temporal_upscale = args->upscaler != "spatial";
             if (!args->placement.empty()) {
                 post_args.options.placement = args->placement;
             }

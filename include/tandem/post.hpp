@@ -5,6 +5,14 @@
 //   blur         a separable Gaussian blur of one RGBA8 colour input, the same size.
 //   upscale      an edge-directed spatial upscaler with contrast-adaptive sharpening: one RGBA8
 //                colour input at the render size, the output at the task's size (any ratio).
+//                Given also the frame's depth and motion vectors (temporal_upscale_task), a
+//                temporal upscaler: the frames are rendered with a sub-pixel jitter (each job's
+//                TemporalUpscaleSettings says the frame's) and accumulated along the motion
+//                vectors, so that a still surface is sampled at every output texel over a few
+//                frames (at 2x, a cycle of the four quarter-texel jitters gives the output-size
+//                render itself); a surface uncovered (its depth not in the neighbourhood's)
+//                starts again from the frame, and a moving one keeps its history clamped to the
+//                frame's neighbourhood. temporal_jitter() gives a cycle.
 //   interpolate  frame generation: inputs colour (RGBA8), depth (R32F, 0..1, smaller nearer
 //                unless reversed) and motion vectors (RG16F, in pixels, pointing back one
 //                frame: where the surface seen at a texel was in the frame before, minus the
@@ -50,6 +58,30 @@ struct UpscaleSettings {
     float adapt = 0.5f;     // 0..1: how much full contrast reduces it
 };
 
+// A temporal upscale job's frame: its jitter, in render texels (input texel x sampled the scene
+// at x + 0.5 + jitter: a projection offset of -2 * jitter / render size in clip space), and
+// when to forget what came before (a camera cut).
+struct TemporalUpscaleSettings {
+    float jitter_x = 0.0f; // -0.5..0.5
+    float jitter_y = 0.0f;
+    float moving_blend = 0.5f;     // 0..1: the least weight of the new frame where things move
+    float depth_tolerance = 1e-6f; // history kept within this of the neighbourhood's depths
+                                   // (depth buffer units: distant surfaces differ by little)
+    std::uint32_t reset = 0;       // 1: forget the history
+};
+
+// Frame `frame`'s jitter for upscaling from `input` to `output` texels (one axis each): for an
+// integer ratio n, a cycle of the n x n offsets that put the samples on output texel centres;
+// otherwise a Halton (2, 3) sequence. In render texels, as TemporalUpscaleSettings takes them.
+struct TemporalJitter {
+    float x = 0.0f;
+    float y = 0.0f;
+};
+[[nodiscard]] TANDEM_API TemporalJitter temporal_jitter(std::uint64_t frame,
+                                                        std::uint32_t input_width,
+                                                        std::uint32_t input_height,
+                                                        std::uint32_t width, std::uint32_t height);
+
 struct InterpolateSettings {
     float t = 0.5f;                   // 0: the previous frame, 1: this one
     float depth_tolerance = 0.01f;    // one surface where the frames' depths differ by at most this
@@ -77,5 +109,12 @@ template <typename Settings>
                                                std::uint32_t height);
 [[nodiscard]] TANDEM_API TaskDesc interpolate_task(const std::string& name, std::uint32_t width,
                                                    std::uint32_t height);
+// The temporal upscaler: inputs colour (RGBA8), depth (R32F) and motion vectors (RG16F, in
+// render texels, pointing back one frame), all at `input_width` x `input_height`; the output at
+// `width` x `height`. Each job's bytes: empty or one TemporalUpscaleSettings.
+[[nodiscard]] TANDEM_API TaskDesc temporal_upscale_task(const std::string& name,
+                                                        std::uint32_t input_width,
+                                                        std::uint32_t input_height,
+                                                        std::uint32_t width, std::uint32_t height);
 
 } // namespace tandem

@@ -21,6 +21,23 @@
 namespace tandem::harness {
 namespace {
 
+// `snapshot` drawn with every sample moved by (x, y) texels of `extent`: both cameras'
+// projections offset by the same clip-space translation, so motion vectors (now minus before)
+// stay those of the unjittered cameras.
+detail::FrameSnapshot jittered(const detail::FrameSnapshot& snapshot, float x, float y,
+                               VkExtent2D extent) {
+    detail::FrameSnapshot out = snapshot;
+    if (!out.previous_camera) {
+        out.previous_camera = out.camera;
+    }
+    glm::mat4 offset(1.0f);
+    offset[3][0] = -2.0f * x / static_cast<float>(extent.width);
+    offset[3][1] = -2.0f * y / static_cast<float>(extent.height);
+    out.camera.projection = offset * out.camera.projection;
+    out.previous_camera->projection = offset * out.previous_camera->projection;
+    return out;
+}
+
 constexpr VkFormat k_color = VK_FORMAT_R8G8B8A8_UNORM;
 
 VkDeviceSize rgba_bytes(VkExtent2D e) {
@@ -239,10 +256,17 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     color.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
     color.final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
     detail::RenderStatus status = detail::RenderStatus::Ok;
+    if (m_motion && m_previous) {
+        snapshot = detail::with_previous(std::move(snapshot), *m_previous);
+    }
+    // Drawn with its samples moved by the request's jitter (the unjittered one is kept as the
+    // next frame's previous).
+    std::optional<detail::FrameSnapshot> moved;
+    if (request.jitter_x != 0.0f || request.jitter_y != 0.0f) {
+        moved = jittered(snapshot, request.jitter_x, request.jitter_y, m_extent);
+    }
+    const detail::FrameSnapshot& drawn = moved ? *moved : snapshot;
     if (m_motion) {
-        if (m_previous) {
-            snapshot = detail::with_previous(std::move(snapshot), *m_previous);
-        }
         detail::MotionTargets motion;
         std::tie(motion.depth_image, motion.depth_view) =
             pick(into != nullptr ? into->depth : VK_NULL_HANDLE,
@@ -254,9 +278,9 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
         motion.final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         motion.final_stage = VK_PIPELINE_STAGE_2_COPY_BIT;
         motion.final_access = VK_ACCESS_2_TRANSFER_READ_BIT;
-        status = m_renderer.record(cmd, *f.target, color, motion, snapshot, external);
+        status = m_renderer.record(cmd, *f.target, color, motion, drawn, external);
     } else {
-        status = m_renderer.record(cmd, *f.target, color, snapshot, external);
+        status = m_renderer.record(cmd, *f.target, color, drawn, external);
     }
     if (status != detail::RenderStatus::Ok) {
         m_device.end_label(cmd);

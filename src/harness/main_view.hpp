@@ -73,6 +73,10 @@ struct MainFrameRequest {
     // Render into these instead of the frame's own images (frame_images then still names the
     // view's own, which this frame left alone).
     const MainFrameTargets* targets = nullptr;
+    // Move every sample by this many texels (texel x samples the scene at x + 0.5 + jitter), as
+    // a temporal upscaler's frames are rendered; motion vectors stay the unjittered camera's.
+    float jitter_x = 0.0f;
+    float jitter_y = 0.0f;
 };
 
 class MainView {

@@ -82,13 +82,14 @@ const char* output_word(PostKind kind) {
     return "output";
 }
 
-TaskDesc post_desc(PostKind kind, std::uint32_t render_w, std::uint32_t render_h,
+TaskDesc post_desc(PostKind kind, bool temporal, std::uint32_t render_w, std::uint32_t render_h,
                    std::uint32_t width, std::uint32_t height) {
     switch (kind) {
     case PostKind::Blur:
         return blur_task("blur", width, height);
     case PostKind::Upscale:
-        return upscale_task("upscale", render_w, render_h, width, height);
+        return temporal ? temporal_upscale_task("upscale", render_w, render_h, width, height)
+                        : upscale_task("upscale", render_w, render_h, width, height);
     case PostKind::Interpolate:
         return interpolate_task("interpolate", width, height);
     }
@@ -153,7 +154,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         post_render_size(kind, options.render_scale, out_extent.width, out_extent.height);
     const VkExtent2D render_extent{render_w, render_h};
 
-    TaskDesc desc = post_desc(kind, render_w, render_h, out_extent.width, out_extent.height);
+    const bool temporal = kind == PostKind::Upscale && options.temporal_upscale;
+    TaskDesc desc =
+        post_desc(kind, temporal, render_w, render_h, out_extent.width, out_extent.height);
     desc.slots = options.slots;
     const std::string placement_text =
         options.placement.value_or(runtime.worker_devices().empty() ? "primary" : "worker");
@@ -326,7 +329,19 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
             }
         }
+        // The temporal upscaler's frames are rendered with its jitter, which its job is told.
+        const TemporalJitter jitter =
+            temporal
+                ? temporal_jitter(frame, render_w, render_h, out_extent.width, out_extent.height)
+                : TemporalJitter{};
+        TemporalUpscaleSettings temporal_settings;
+        temporal_settings.jitter_x = jitter.x;
+        temporal_settings.jitter_y = jitter.y;
+        const std::span<const std::byte> bytes =
+            temporal ? settings_bytes(temporal_settings) : std::span<const std::byte>();
         MainFrameRequest request;
+        request.jitter_x = jitter.x;
+        request.jitter_y = jitter.y;
         request.targets = loan ? &targets : nullptr;
         request.leases = leases;
         request.read_main = read_main;
@@ -358,7 +373,8 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         r.status = SubmitStatus::Busy; // lent inputs without a loan: every slot was busy
         while (loan || !options.lend_inputs) {
             const auto submit_start = Clock::now();
-            r = runtime.submit(task, {}, std::span<const InputImage>(inputs.data(), input_count));
+            r = runtime.submit(task, bytes,
+                               std::span<const InputImage>(inputs.data(), input_count));
             if (r.accepted()) {
                 // The application thread's cost of an accepted submit with inputs.
                 submit_us.push_back(
@@ -446,8 +462,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
                         break;
                     case PostKind::Upscale:
                         s.reference = reference_at(times[frame]);
-                        s.baseline =
-                            detail::bilinear_upscale(real, out_extent.width, out_extent.height);
+                        // Where the frame's samples are (moved by its jitter, if any).
+                        s.baseline = detail::bilinear_upscale(
+                            real, out_extent.width, out_extent.height, jitter.x, jitter.y);
                         break;
                     case PostKind::Blur:
                         // No reference: the output is written, its quality not measured.
@@ -491,6 +508,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
 
     nlohmann::json report;
     report["kind"] = to_string(kind);
+    if (kind == PostKind::Upscale) {
+        report["upscaler"] = temporal ? "temporal" : "spatial";
+    }
     report["render_size"] = {render_extent.width, render_extent.height};
     report["output_size"] = {out_extent.width, out_extent.height};
     report["inputs"] = nlohmann::json::array();

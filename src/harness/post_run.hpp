@@ -1,6 +1,7 @@
 // run_post(): `tandem run --post KIND`, the primary's frames processed on a worker, on the public
 // API alone. Every frame the main view of a RunScene is rendered on the primary (for `upscale`
-// at --render-scale of the output size) with its colour, depth and motion vectors
+// at --render-scale of the output size, and for the temporal upscaler with the sub-pixel jitter
+// tandem::temporal_jitter gives, which its job is told) with its colour, depth and motion vectors
 // (MainViewOutputs::ColorDepthMotion); one post task (tandem/post.hpp: blur, upscale or
 // interpolate) takes them as task inputs, placed on a worker unless told otherwise; the frame
 // loop acquires the task's newest output every frame, as a display would show it (for
@@ -11,8 +12,8 @@
 // renders the reference (the true in-between frame for `interpolate`, the native-resolution
 // frame for `upscale`), and the PSNR of the task's output against it is reported beside a naive
 // baseline computed in the same run (the 50/50 blend of the two real frames; a bilinear upscale
-// of the rendered frame). The sampled frames are written as PNGs: the real frame, the output, the
-// reference, and the output beside the reference.
+// of the rendered frame, of a jittered one where its samples are). The sampled frames are written
+// as PNGs: the real frame, the output, the reference, and the output beside the reference.
 //
 // The capture tasks of the scene do not run (their surfaces show their own materials), so that
 // the figures are the post pass's alone. Threads: the calling thread (the frame loop).
@@ -41,10 +42,13 @@ enum class PostKind { Blur, Upscale, Interpolate };
 struct PostRunOptions {
     PostKind kind = PostKind::Interpolate;
     std::uint64_t frames = 120;
-    double fps = 60.0;                    // main view frames per second; 0: unlimited
-    double scene_dt = 1.0 / 60.0;         // scene time per frame (with the frames clock)
-    bool wall_clock = false;              // scene time follows the wall clock instead
-    std::optional<double> render_scale;   // upscale only: render size / output size, (0, 1]
+    double fps = 60.0;                  // main view frames per second; 0: unlimited
+    double scene_dt = 1.0 / 60.0;       // scene time per frame (with the frames clock)
+    bool wall_clock = false;            // scene time follows the wall clock instead
+    std::optional<double> render_scale; // upscale only: render size / output size, (0, 1]
+    // Upscale only: the temporal upscaler (frames rendered with its jitter, with depth and motion
+    // vectors: tandem::temporal_upscale_task), or the spatial one (colour alone).
+    bool temporal_upscale = true;
     std::optional<std::string> placement; // the post task's; default: a worker when there is one
     std::uint32_t slots = 3;
     // The task's inputs: rendered straight into the images Tandem lends (Runtime::lend_inputs,

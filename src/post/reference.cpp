@@ -46,7 +46,8 @@ double psnr(const Rgba8Image& a, const Rgba8Image& b) {
     return 10.0 * std::log10(255.0 * 255.0 / mse);
 }
 
-Rgba8Image bilinear_upscale(const Rgba8Image& in, std::uint32_t width, std::uint32_t height) {
+Rgba8Image bilinear_upscale(const Rgba8Image& in, std::uint32_t width, std::uint32_t height,
+                            float jitter_x, float jitter_y) {
     if (in.width == 0 || in.height == 0 || width == 0 || height == 0) {
         throw Error("bilinear_upscale: empty image", "Pass non-empty sizes");
     }
@@ -56,14 +57,14 @@ Rgba8Image bilinear_upscale(const Rgba8Image& in, std::uint32_t width, std::uint
     const auto max_x = static_cast<int>(in.width) - 1;
     const auto max_y = static_cast<int>(in.height) - 1;
     for (std::uint32_t y = 0; y < height; ++y) {
-        const float fy = (static_cast<float>(y) + 0.5f) * sy - 0.5f;
+        const float fy = (static_cast<float>(y) + 0.5f) * sy - 0.5f - jitter_y;
         const float y0f = std::floor(fy);
         const float wy = fy - y0f;
         const auto y0 = static_cast<int>(y0f);
         const auto ya = static_cast<std::uint32_t>(std::clamp(y0, 0, max_y));
         const auto yb = static_cast<std::uint32_t>(std::clamp(y0 + 1, 0, max_y));
         for (std::uint32_t x = 0; x < width; ++x) {
-            const float fx = (static_cast<float>(x) + 0.5f) * sx - 0.5f;
+            const float fx = (static_cast<float>(x) + 0.5f) * sx - 0.5f - jitter_x;
             const float x0f = std::floor(fx);
             const float wx = fx - x0f;
             const auto x0 = static_cast<int>(x0f);

@@ -31,9 +31,12 @@ struct Rgba8Image {
 [[nodiscard]] double psnr(const Rgba8Image& a, const Rgba8Image& b);
 
 // Bilinear resampling to width x height with pixel centres aligned (output texel x samples input
-// position (x + 0.5) * in_width / width - 0.5), edges clamped, rounded to nearest.
+// position (x + 0.5) * in_width / width - 0.5), edges clamped, rounded to nearest. An input
+// rendered with a jitter (its texel x sampled the scene at x + 0.5 + jitter) is resampled where
+// its samples are: the positions move by -jitter.
 [[nodiscard]] Rgba8Image bilinear_upscale(const Rgba8Image& in, std::uint32_t width,
-                                          std::uint32_t height);
+                                          std::uint32_t height, float jitter_x = 0.0f,
+                                          float jitter_y = 0.0f);
 
 // (1 - t) a + t b per channel, rounded to nearest (t = 0.5: the 50/50 blend of two frames).
 // Throws tandem::Error when the sizes differ.

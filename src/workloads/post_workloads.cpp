@@ -16,6 +16,7 @@
 #include "post/blur.hpp"
 #include "post/interpolate.hpp"
 #include "post/post_pass.hpp"
+#include "post/temporal_upscale.hpp"
 #include "post/upscale.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"
@@ -185,6 +186,69 @@ private:
     detail::UpscalePass m_pass;
 };
 
+// The temporal upscaler (post/temporal_upscale.hpp): colour, depth and motion at the render
+// size, its history its own.
+class TemporalUpscaleWorkload final : public PostWorkload {
+public:
+    explicit TemporalUpscaleWorkload(const WorkerContext& context)
+        : m_input{(expect_inputs(context, "upscale",
+                                 {{"colour", VK_FORMAT_R8G8B8A8_UNORM},
+                                  {"depth", VK_FORMAT_R32_SFLOAT},
+                                  {"motion", VK_FORMAT_R16G16_SFLOAT}}),
+                   expect_same_size(context, "upscale"), context.inputs[0].width),
+                  context.inputs[0].height},
+          m_pass(device_of(context, "upscale"), m_input, {context.width, context.height},
+                 context.slots) {}
+
+    std::string check(std::span<const std::byte> bytes) const override {
+        const auto s = settings_of<TemporalUpscaleSettings>(bytes);
+        if (!s) {
+            return size_error<TemporalUpscaleSettings>("temporal upscale", bytes.size());
+        }
+        if (!(std::abs(s->jitter_x) <= 0.5f && std::abs(s->jitter_y) <= 0.5f &&
+              s->moving_blend >= 0.0f && s->moving_blend <= 1.0f && s->depth_tolerance >= 0.0f &&
+              s->reset <= 1)) {
+            return "a temporal upscale's jitter is -0.5 to 0.5 render texels, its moving blend 0 "
+                   "to 1, its depth tolerance at least 0 and reset 0 or 1";
+        }
+        return {};
+    }
+    void record(const RecordContext& job) override {
+        const TemporalUpscaleSettings s =
+            settings_of<TemporalUpscaleSettings>(job.bytes).value_or(TemporalUpscaleSettings{});
+        detail::TemporalUpscaleParams p;
+        p.jitter_x = s.jitter_x;
+        p.jitter_y = s.jitter_y;
+        p.moving_blend = s.moving_blend;
+        p.depth_tolerance = s.depth_tolerance;
+        p.reset = s.reset != 0;
+        begin_output(job);
+        const detail::TemporalInputs in{sampled(job.inputs[0]), sampled(job.inputs[1]),
+                                        sampled(job.inputs[2])};
+        check_recorded(m_pass.record(job.cmd, job.slot, in, m_input, job.view, job.extent, p),
+                       "upscale");
+    }
+
+private:
+    // Its three inputs are one size (the render's).
+    static bool expect_same_size(const WorkerContext& context, const char* kind) {
+        for (const TaskInputDesc& in : context.inputs) {
+            if (in.width != context.inputs[0].width || in.height != context.inputs[0].height) {
+                throw Error("Task '" + context.task_name + "' (" + kind + ") has input '" +
+                                in.name + "' of " + std::to_string(in.width) + "x" +
+                                std::to_string(in.height) + " and colour of " +
+                                std::to_string(context.inputs[0].width) + "x" +
+                                std::to_string(context.inputs[0].height),
+                            "A temporal upscale's colour, depth and motion are one size");
+            }
+        }
+        return true;
+    }
+
+    VkExtent2D m_input;
+    detail::TemporalUpscalePass m_pass;
+};
+
 // Interpolation copies its inputs for the next job, changing their layout: a chained input (the
 // producer's own image, read in place) cannot be treated so.
 void expect_unchained(const WorkerContext& context) {
@@ -345,7 +409,39 @@ WorkloadFactory blur_workload() {
 }
 
 WorkloadFactory upscale_workload() {
-    return [](const WorkerContext& c) { return std::make_unique<UpscaleWorkload>(c); };
+    return [](const WorkerContext& c) -> std::unique_ptr<Workload> {
+        if (c.inputs.size() == 3) { // colour, depth, motion: temporal_upscale_task
+            return std::make_unique<TemporalUpscaleWorkload>(c);
+        }
+        return std::make_unique<UpscaleWorkload>(c);
+    };
+}
+
+TemporalJitter temporal_jitter(std::uint64_t frame, std::uint32_t input_width,
+                               std::uint32_t input_height, std::uint32_t width,
+                               std::uint32_t height) {
+    // Per axis: an integer ratio n visits the n offsets (k + 0.5) / n - 0.5, x fastest; else
+    // Halton bases 2 and 3.
+    const auto ratio = [](std::uint32_t in, std::uint32_t out) -> std::uint32_t {
+        return in > 0 && out % in == 0 ? out / in : 0;
+    };
+    const std::uint32_t nx = ratio(input_width, width);
+    const std::uint32_t ny = ratio(input_height, height);
+    if (nx > 0 && ny > 0) {
+        const std::uint64_t k = frame % (std::uint64_t{nx} * ny);
+        return {(static_cast<float>(k % nx) + 0.5f) / static_cast<float>(nx) - 0.5f,
+                (static_cast<float>(k / nx) + 0.5f) / static_cast<float>(ny) - 0.5f};
+    }
+    const auto halton = [](std::uint64_t i, std::uint64_t base) {
+        float f = 1.0f;
+        float r = 0.0f;
+        for (std::uint64_t n = i + 1; n > 0; n /= base) {
+            f /= static_cast<float>(base);
+            r += f * static_cast<float>(n % base);
+        }
+        return r - 0.5f;
+    };
+    return {halton(frame % 16, 2), halton(frame % 16, 3)};
 }
 
 WorkloadFactory interpolate_workload() {
@@ -362,6 +458,16 @@ TaskDesc upscale_task(const std::string& name, std::uint32_t input_width,
                       std::uint32_t input_height, std::uint32_t width, std::uint32_t height) {
     TaskDesc d = post_task(name, width, height, upscale_workload());
     d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, input_width, input_height}};
+    return d;
+}
+
+TaskDesc temporal_upscale_task(const std::string& name, std::uint32_t input_width,
+                               std::uint32_t input_height, std::uint32_t width,
+                               std::uint32_t height) {
+    TaskDesc d = post_task(name, width, height, upscale_workload());
+    d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, input_width, input_height},
+                {"depth", VK_FORMAT_R32_SFLOAT, input_width, input_height},
+                {"motion", VK_FORMAT_R16G16_SFLOAT, input_width, input_height}};
     return d;
 }
 

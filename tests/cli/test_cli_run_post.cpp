@@ -47,9 +47,11 @@ std::pair<std::uint32_t, std::uint32_t> png_size(const std::filesystem::path& pa
 // One run per kind, shared by the tests that look at it. 10 FPS: the scene moves 1/10 s per
 // frame, enough motion for frame generation to be measured against the blend.
 // `inputs`: lend (the default) or copy.
-const PostRun& post_run(const std::string& kind, const std::string& inputs = "lend") {
+// `more`: further arguments (e.g. --upscaler spatial).
+const PostRun& post_run(const std::string& kind, const std::string& inputs = "lend",
+                        const std::string& more = "") {
     static std::map<std::string, PostRun> runs;
-    const std::string key = kind + " " + inputs;
+    const std::string key = kind + " " + inputs + " " + more;
     auto it = runs.find(key);
     if (it != runs.end()) {
         return it->second;
@@ -58,6 +60,7 @@ const PostRun& post_run(const std::string& kind, const std::string& inputs = "le
     run.out = temp_folder("cli-run-post-" + kind + "-" + inputs);
     run.result = run_command("TANDEM_VIRTUAL_DEVICES=2 " + k_tandem + " run --post " + kind +
                              (inputs == "lend" ? std::string() : " --inputs " + inputs) +
+                             (more.empty() ? std::string() : " " + more) +
                              " --size 320x180 --frames 12 --fps 10 --png-every 5 --json --out " +
                              run.out.string());
     if (run.result.exit_code == 0) {
@@ -82,7 +85,9 @@ TEST_P(CliRunPost, ProcessesTheFramesOnAWorkerAndWritesThem) {
     EXPECT_NE(post["input_path"], "same-device");
     EXPECT_GT(post["ready"].get<std::uint64_t>(), 2u);
     EXPECT_EQ(post["failed_jobs"], 0);
-    EXPECT_EQ(post["inputs"].size(), kind == "interpolate" ? 3u : 1u);
+    // Colour, depth and motion for frame generation and the temporal upscaler; colour alone
+    // for the blur.
+    EXPECT_EQ(post["inputs"].size(), kind == "blur" ? 1u : 3u);
     // By default the view renders into the images Tandem lends: nothing copied on the primary.
     EXPECT_EQ(post["inputs_sent"], "lent");
     EXPECT_EQ(post["input_copies"], 0);
@@ -128,8 +133,24 @@ TEST(CliRunPostQuality, UpscaleIsMeasuredAgainstTheNativeRender) {
     const nlohmann::json& q = run.report["post"]["quality"];
     ASSERT_EQ(q["samples"], 2) << q.dump();
     EXPECT_EQ(run.report["post"]["render_size"], nlohmann::json({160, 90}));
-    // The demo's aliased checkerboard at 160x90 -> 320x180: 22.0 dB on lavapipe, the bilinear
-    // baseline 22.3 (docs/performance.md has the larger sizes); both reported, neither blank.
+    EXPECT_EQ(run.report["post"]["upscaler"], "temporal");
+    // The demo at 160x90 -> 320x180, frames rendered with the jitter and accumulated: 30.1 dB on
+    // lavapipe, the bilinear baseline (of the same jittered frames, where their samples are)
+    // 23.1 (docs/performance.md has the larger sizes).
+    const double upscaled = q["psnr_db"]["mean"].get<double>();
+    EXPECT_GT(upscaled, q["baseline_psnr_db"]["mean"].get<double>() + 2.0) << q.dump();
+}
+
+TEST(CliRunPostQuality, TheSpatialUpscalerIsMeasuredToo) {
+    const PostRun& run = post_run("upscale", "lend", "--upscaler spatial");
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    EXPECT_EQ(run.result.err.find("Validation"), std::string::npos) << run.result.err;
+    const nlohmann::json& q = run.report["post"]["quality"];
+    ASSERT_EQ(q["samples"], 2) << q.dump();
+    EXPECT_EQ(run.report["post"]["upscaler"], "spatial");
+    EXPECT_EQ(run.report["post"]["inputs"], nlohmann::json({"colour"}));
+    // Each frame alone: 22.0 dB on lavapipe against bilinear's 22.3 on the demo's aliased
+    // checkerboard; both reported, neither blank.
     const double upscaled = q["psnr_db"]["mean"].get<double>();
     EXPECT_GT(upscaled, 18.0) << q.dump();
     EXPECT_GT(upscaled, q["baseline_psnr_db"]["mean"].get<double>() - 1.0) << q.dump();
@@ -171,6 +192,8 @@ TEST(CliRunPostInput, BadPostOptionsAreRefusedBeforeAnyDevice) {
     expect_refused("--post upscale --render-scale -1", "is out of range");
     expect_refused("--post upscale --render-scale 0", "--render-scale 0.000 is out of range");
     expect_refused("--post blur --inputs share", "--inputs 'share' is not a way of sending inputs");
+    expect_refused("--post blur --upscaler spatial", "--upscaler applies to --post upscale only");
+    expect_refused("--post upscale --upscaler fsr", "--upscaler 'fsr' is not an upscaler");
 }
 
 } // namespace
