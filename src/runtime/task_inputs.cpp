@@ -200,6 +200,7 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
         in.cmds.push_back(in.pool.allocate(base + " input copies slot " + std::to_string(s)));
     }
+    in.recorded.resize(instance.desc.slots);
     in.timer = JobTimer::create(primary, instance.desc.slots, base + " input copies");
     in.copied.assign(instance.desc.slots, 0);
 }
@@ -254,16 +255,16 @@ bool InputCopier::slot_ready(const TaskInstance& instance, std::uint32_t slot) c
     return m_timeline.value(done) == VK_SUCCESS && done >= needed;
 }
 
-VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
-                           std::span<const InputImage> inputs, std::uint32_t lent,
-                           std::uint64_t& value) noexcept {
+VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
+                             std::span<const InputImage> inputs, std::uint32_t lent,
+                             bool once) noexcept {
     InstanceInputs& in = instance.inputs;
     std::vector<InputSlot>& images = in.slots[slot];
     const bool to_link = !instance.same_device;
     VkCommandBuffer cmd = in.cmds[slot];
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer input copies");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    begin.flags = once ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
     if (r == VK_SUCCESS) {
         r = vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer input copies");
     }
@@ -277,14 +278,6 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                    VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT);
     if (in.timer) {
-        // The slot's last copy ran (slot_ready): its time, then this one's.
-        if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
-            try {
-                instance.owner->input_copy_gpu.add(*t); // under the task's mutex
-            } catch (...) {
-                // Out of memory keeping a sample: the statistics miss one.
-            }
-        }
         in.timer->begin(cmd, slot);
     }
     // Three steps, each one call for every input: the layouts the copies need (the slot's
@@ -374,9 +367,52 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         in.timer->end(cmd, slot);
     }
     m_primary.end_label(cmd);
-    r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer input copies");
-    if (r != VK_SUCCESS) {
-        return r;
+    return vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer input copies");
+}
+
+VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
+                           std::span<const InputImage> inputs, std::uint32_t lent,
+                           std::uint64_t& value) noexcept {
+    InstanceInputs& in = instance.inputs;
+    std::vector<InputSlot>& images = in.slots[slot];
+    const bool to_link = !instance.same_device;
+    VkCommandBuffer cmd = in.cmds[slot];
+    if (in.timer) {
+        // The slot's last copy ran (slot_ready): its time, before this one's overwrites it.
+        if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
+            try {
+                instance.owner->input_copy_gpu.add(*t); // under the task's mutex
+            } catch (...) {
+                // Out of memory keeping a sample: the statistics miss one.
+            }
+        }
+    }
+    // Every input lent: the batch only changes the images' layouts, from those the application
+    // left them in, the same commands each time they are the same: recorded once for the slot
+    // and submitted again (the application thread's cost is then the submit alone).
+    RecordedBatch& recorded = in.recorded[slot];
+    const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
+    bool same = all_lent && recorded.all_lent && recorded.layouts.size() == inputs.size();
+    for (std::size_t i = 0; same && i < inputs.size(); ++i) {
+        same = recorded.layouts[i] == inputs[i].layout;
+    }
+    if (!same) {
+        recorded.all_lent = false; // until recorded
+        const VkResult r = record(instance, slot, inputs, lent, !all_lent);
+        if (r != VK_SUCCESS) {
+            return r;
+        }
+        if (all_lent) {
+            try {
+                recorded.layouts.clear();
+                for (const InputImage& input : inputs) {
+                    recorded.layouts.push_back(input.layout);
+                }
+                recorded.all_lent = true;
+            } catch (...) {
+                // Out of memory: recorded again next time.
+            }
+        }
     }
     std::vector<VkSemaphoreSubmitInfo> waits;
     try {
@@ -395,7 +431,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
     std::uint64_t next = 0;
-    r = submit_batch(cmd, waits, next);
+    const VkResult r = submit_batch(cmd, waits, next);
     if (r != VK_SUCCESS) {
         return r;
     }

@@ -8,7 +8,9 @@
 //   InputCopier      application's thread, in submit (task's mutex held, slot Recording): one
 //                    batch on the primary's main queue waits for the application's writes,
 //                    copies each image into the slot's copy and signals the runtime's input
-//                    timeline (SubmitResult::inputs_released).
+//                    timeline (SubmitResult::inputs_released). With every input lent the batch
+//                    only changes layouts: recorded once per slot and submitted again while the
+//                    application leaves the images in the same layouts (RecordedBatch).
 //   send_inputs      the worker's job thread, before the job's work: each input's link carries
 //                    the slot's copy to the device, waiting on the input timeline GPU-side or
 //                    through the pair's bridge; the job's batch waits for every arrival. On the
@@ -97,6 +99,11 @@ public:
     [[nodiscard]] VkResult fence(TaskInstance& instance) noexcept;
 
 private:
+    // Records `slot`'s copies of `inputs` (copy()'s) into its command buffer, for one submit
+    // (`once`) or for as many as stay alike.
+    [[nodiscard]] VkResult record(TaskInstance& instance, std::uint32_t slot,
+                                  std::span<const InputImage> inputs, std::uint32_t lent,
+                                  bool once) noexcept;
     // Submits `cmd` (or nothing) on the main queue after `waits`, signalling the next value.
     [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
                                         std::span<const VkSemaphoreSubmitInfo> waits,

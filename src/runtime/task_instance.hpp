@@ -100,6 +100,14 @@ struct InputSlot {
     [[nodiscard]] const Image& read() const noexcept { return target.image ? target : source; }
 };
 
+// What a slot's input batch was last recorded for, when every input was lent
+// (InputCopier::copy): the layouts the application left the images in. Submitted again while
+// they are alike.
+struct RecordedBatch {
+    bool all_lent = false;
+    std::vector<VkImageLayout> layouts;
+};
+
 // A task instance's inputs. `links` carry them from the primary to the instance's device, one
 // per input (none on the primary): SlotTransports whose "worker" is the primary and whose
 // "primary" is the task's device. The copies at submit are recorded into `cmds` (one per slot,
@@ -115,7 +123,8 @@ struct InstanceInputs {
     std::vector<std::unique_ptr<SlotTransport>> links;
     CommandPool pool;
     std::vector<VkCommandBuffer> cmds;
-    std::unique_ptr<JobTimer> timer; // the copies' GPU time on the primary (null: untimed)
+    std::vector<RecordedBatch> recorded; // per slot: what cmds[slot] holds
+    std::unique_ptr<JobTimer> timer;     // the copies' GPU time on the primary (null: untimed)
     std::vector<std::uint64_t> copied;
     std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
     // Slots lent to the application (Runtime::lend_inputs): each Recording until a submit names
