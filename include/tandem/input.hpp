@@ -120,8 +120,9 @@
 // that is the path (TaskStats::feeds says where and how much). The first such consumer on a
 // worker has its producer prepared again there with that feed (the producer's submits answer
 // Preparing meanwhile, so a matching consumer misses none of its generations); later ones share
-// it, and it is no longer filled once no consumer there is live. A feed that cannot be made or
-// fails answers the consumer's submits Failed (ChainBroken) with why.
+// it, and it is no longer filled once no consumer there is live. A feed whose path fails in use
+// is dropped for the pair and the producer prepared again with the next (its consumers answer
+// Preparing meanwhile); one that cannot be made answers their submits Failed (ChainBroken).
 #pragma once
 
 #include <cstdint>

@@ -187,6 +187,9 @@ struct TaskFeedStats {
     std::uint64_t sent = 0;   // outputs handed to that path (by the instance running now)
     bool wanted = false;      // a live consumer there reads it (else no longer filled)
     std::string error;        // why it could not be made, or why a send failed
+    // The paths dropped for the pair (its device, that worker), oldest first: one that fails in
+    // use is dropped and the task prepared again with the next.
+    std::vector<DroppedTransferPath> dropped_paths;
 };
 
 // Counters of one task since registration, summed over the devices it ran on: the

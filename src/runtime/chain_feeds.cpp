@@ -55,9 +55,10 @@ void record_feed_copies(const TaskInstance& instance, std::uint32_t slot,
     }
 }
 
-void send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t generation,
-                std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
-                const std::function<bool()>& keep_trying) noexcept {
+ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t generation,
+                      std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
+                      const std::function<bool()>& keep_trying) noexcept {
+    ChainFeed* failed = nullptr;
     for (const std::size_t i : feeds) {
         ChainFeed& feed = *instance.feeds[i];
         FeedSlot& s = feed.slots[slot];
@@ -85,6 +86,9 @@ void send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t genera
             } catch (...) {
                 // Out of memory for the sentence: the read fails without it.
             }
+            if (failed == nullptr && feed.link->failed()) {
+                failed = &feed;
+            }
             continue;
         }
         s.receiver_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
@@ -93,6 +97,7 @@ void send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t genera
         // Relaxed: a counter for statistics, ordering nothing.
         feed.sends.fetch_add(1, std::memory_order_relaxed);
     }
+    return failed;
 }
 
 } // namespace tandem::detail

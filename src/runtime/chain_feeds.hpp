@@ -52,10 +52,12 @@ void record_feed_copies(const TaskInstance& instance, std::uint32_t slot,
 
 // Hands `feeds`' sender images of `slot` to their links, after `written` (the job's signal);
 // a link that answers VK_NOT_READY is asked again while `keep_trying()`. A feed that fails is
-// not sent (FeedSlot::sent stays older): its consumers' reads fail with its error. The
-// producer's transfer thread, with the slot still Recording. Never throws.
-void send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t generation,
-                std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
-                const std::function<bool()>& keep_trying) noexcept;
+// not sent (FeedSlot::sent stays older): its consumers' reads fail with its error. Returns the
+// first feed whose link failed (its path is then to be dropped: LinkFailures::retire_feed), or
+// null. The producer's transfer thread, with the slot still Recording. Never throws.
+[[nodiscard]] ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot,
+                                    std::uint64_t generation, std::span<const std::size_t> feeds,
+                                    VkSemaphoreSubmitInfo written,
+                                    const std::function<bool()>& keep_trying) noexcept;
 
 } // namespace tandem::detail

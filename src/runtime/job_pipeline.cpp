@@ -426,13 +426,21 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         // To the workers where its chains' consumers run, before the slot leaves Recording (a
         // consumer's read waits for that).
         worker.set_activity(Thread::Transfers, "sending to chains' workers", job.generation);
-        send_feeds(instance, job.slot, job.generation, feeds, signal, [&] {
-            return !worker.lost() &&
-                   Clock::now() <=
-                       std::max(t_submit, worker.last_progress()) +
-                           worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
-                                            m_completion.first_job_timeout());
-        });
+        const ChainFeed* failed =
+            send_feeds(instance, job.slot, job.generation, feeds, signal, [&] {
+                return !worker.lost() &&
+                       Clock::now() <=
+                           std::max(t_submit, worker.last_progress()) +
+                               worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
+                                                m_completion.first_job_timeout());
+            });
+        // A feed's path that failed while both devices work: dropped for their pair, and the
+        // task prepared again with the next one, as for its own outputs (the slot retired).
+        if (failed != nullptr && m_links.retire_feed(instance, *failed)) {
+            std::lock_guard lock(instance.mutex);
+            --instance.host_jobs;
+            return;
+        }
     }
     worker.set_activity(Thread::Transfers, "publishing the submit", job.generation);
     // Taken before the slot leaves Recording: the instance may be retired once it did.

@@ -13,8 +13,9 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
         return false; // no link: a local transport fails only with its device
     }
     try {
-        return retire_link(task, from_pump, task.transport->error(), task.transport->path_name(),
-                           false);
+        return retire_link(task, from_pump,
+                           {task.transport->error(), task.transport->path_name(), task.device(),
+                            m_primary.info().index, "its transfer path "});
     } catch (...) {
         return false; // out of memory describing it: as before, the worker goes
     }
@@ -22,14 +23,33 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
 
 bool LinkFailures::retire_input(TaskInstance& task, const SlotTransport& link) noexcept {
     try {
-        return retire_link(task, false, link.error(), link.path_name(), true);
+        // Inputs travel primary -> device: their pair is keyed the other way round.
+        return retire_link(task, false,
+                           {link.error(), link.path_name(), m_primary.info().index, task.device(),
+                            "its input path "});
     } catch (...) {
         return false;
     }
 }
 
-bool LinkFailures::retire_link(TaskInstance& task, bool from_pump, const std::string& error,
-                               const std::string& path, bool inputs) noexcept {
+bool LinkFailures::retire_feed(TaskInstance& task, const ChainFeed& feed) noexcept {
+    if (!feed.link || feed.to->lost()) {
+        return false; // the receiving worker's fault, or nothing to blame
+    }
+    try {
+        return retire_link(task, false,
+                           {feed.link->error(), feed.link->path_name(), task.device(),
+                            feed.to->device().info().index,
+                            "its feed to " + feed.to->label() + " on the path "});
+    } catch (...) {
+        return false;
+    }
+}
+
+bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
+                               const FailedLink& link) noexcept {
+    const std::string& error = link.error;
+    const std::string& path = link.path;
     if (task.link_failed.load(std::memory_order_acquire)) {
         return true; // retired already
     }
@@ -42,7 +62,6 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump, const std::st
     // pump) a slot waited longer than the worker's allowance in which it completed nothing.
     bool device_failed = worker.lost() || worker.watch_result() != VK_SUCCESS ||
                          error.find(tandem::to_string(VK_ERROR_DEVICE_LOST)) != std::string::npos;
-    const char* what = inputs ? "its input path " : "its transfer path ";
     try {
         std::lock_guard lock(task.mutex);
         if (task.link_failed.load(std::memory_order_relaxed)) {
@@ -56,7 +75,7 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump, const std::st
         if (device_failed) {
             return false;
         }
-        task.link_error = what + path + " failed: " + error;
+        task.link_error = link.what + path + " failed: " + error;
         for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
             const SlotState s = task.ring[i].state;
             // As for a lost worker: Ready and Leased slots hold finished outputs on the primary.
@@ -70,15 +89,9 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump, const std::st
         return false; // out of memory describing it: as before, the worker goes
     }
     try {
-        // Inputs travel primary -> device: their pair is keyed the other way round.
-        const std::uint32_t device = worker.device().info().index;
-        const std::uint32_t primary = m_primary.info().index;
-        drop_transfer_path(m_health.get(), path, inputs ? primary : device,
-                           inputs ? device : primary, "it failed in use: " + error);
-        log_warn("runtime",
-                 "task '{}' on {}: the {} path {} failed and is dropped for this pair: {}",
-                 task.desc.name, worker.label(), path, inputs ? "of its inputs" : "of its outputs",
-                 error);
+        drop_transfer_path(m_health.get(), path, link.from, link.to, "it failed in use: " + error);
+        log_warn("runtime", "task '{}' on {}: {}{} failed and is dropped for its pair: {}",
+                 task.desc.name, worker.label(), link.what, path, error);
     } catch (...) {
         // Out of memory: the task's link is retired all the same; only the record lacks it.
     }

@@ -44,6 +44,9 @@ public:
     // in that direction, and the instance is retired and prepared again as above, its inputs
     // then on the next path. Called by the job thread whose send failed.
     [[nodiscard]] bool retire_input(TaskInstance& instance, const SlotTransport& link) noexcept;
+    // The same for one of its chain feeds (runtime/chain_feeds.hpp): the path is dropped for the
+    // pair (its device, the feed's worker). Not the path's fault when that worker is lost.
+    [[nodiscard]] bool retire_feed(TaskInstance& instance, const ChainFeed& feed) noexcept;
     // Why the instance's link failed (empty when it did not).
     [[nodiscard]] static std::string failure(const TaskInstance& instance);
     // The paths dropped for the pair (device, primary), oldest first; then those dropped for its
@@ -51,10 +54,18 @@ public:
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t device) const;
 
 private:
-    // retire() and retire_input(): `link` failed with `error` on `path`; `inputs`: the link
-    // carries inputs (primary -> device).
-    [[nodiscard]] bool retire_link(TaskInstance& instance, bool from_pump, const std::string& error,
-                                   const std::string& path, bool inputs) noexcept;
+    // retire(), retire_input() and retire_feed(): a link of `instance` failed with `error` on
+    // `path`, which is dropped for the pair (from, to); `what` names the link ("its transfer
+    // path", ...).
+    struct FailedLink {
+        std::string error;
+        std::string path;
+        std::uint32_t from = 0;
+        std::uint32_t to = 0;
+        std::string what;
+    };
+    [[nodiscard]] bool retire_link(TaskInstance& instance, bool from_pump,
+                                   const FailedLink& link) noexcept;
 
     const Device& m_primary;
     const std::atomic<std::int64_t>& m_timeout_ms;

@@ -167,6 +167,13 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                 answer = {ChainHold::Status::Preparing, of + " is being prepared"};
                 break;
             }
+            // A path of its that failed: prepared again with the next one (LinkFallback).
+            if (active->prepared() && active->link_failed.load(std::memory_order_acquire) &&
+                !active->worker->lost() && producer->fallback_error.empty()) {
+                answer = {ChainHold::Status::Preparing,
+                          of + " is being prepared again with another transfer path"};
+                break;
+            }
             if (!active->prepared() || active->link_failed.load(std::memory_order_acquire) ||
                 active->worker->lost()) {
                 answer = {ChainHold::Status::Broken, who + " cannot read " + of +

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "core/vk_check.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/post.hpp"
 
@@ -385,6 +386,48 @@ TEST_F(TaskChains, ConsumersOnAnotherWorkerComeAndGoOnOneFeed) {
         EXPECT_EQ(after.devices[i].allocations, before.devices[i].allocations)
             << "adapter " << after.devices[i].device << ": the feed's images were freed";
     }
+}
+
+// A feed's path that fails in use (a fault in its link's recording: the path, not a device) is
+// dropped for the pair, with its reason, and the producer is prepared again with the next one:
+// its consumer on the other worker waits (Preparing, never Failed) and reads on, exact.
+TEST_F(TaskChains, AFeedsPathThatFailsInUseIsDroppedAndTheNextCarriesIt) {
+    auto runtime = make_runtime("1,2");
+    // On the primary its own output needs no link: the only worker-side recording of a transfer
+    // is the feed's.
+    const TaskId producer = runtime->register_task(fill_task("fill", "primary"));
+    const TaskId consumer =
+        runtime->register_task(blur_of(producer, ChainMode::Newest, "worker:1"));
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Newest, 4), 1);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        return runtime->stats(producer).in_flight == 0 && runtime->stats(consumer).in_flight == 0;
+    }));
+    const TaskStats before = runtime->stats(producer);
+    ASSERT_EQ(before.feeds.size(), 1u);
+    const std::string first = before.feeds[0].path;
+    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(producer).accepted(); }));
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const TaskStats p = runtime->stats(producer);
+        return p.feeds.size() == 1 && !p.feeds[0].path.empty() && p.feeds[0].path != first;
+    })) << "the producer was not prepared again with another path";
+    detail::clear_vk_faults();
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Newest, 8), 1);
+    const TaskStats p = runtime->stats(producer);
+    EXPECT_EQ(p.transfer_path, before.transfer_path) << "its own output's path did not fail";
+    ASSERT_EQ(p.feeds.size(), 1u);
+    bool dropped = false;
+    for (const DroppedTransferPath& d : p.feeds[0].dropped_paths) {
+        if (d.path == first) {
+            dropped = true;
+            EXPECT_NE(d.reason.find("failed in use"), std::string::npos) << d.reason;
+            EXPECT_NE(d.reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos)
+                << d.reason;
+        }
+    }
+    EXPECT_TRUE(dropped) << first << " is not among the feed's dropped paths";
+    EXPECT_EQ(runtime->stats(consumer).failed_jobs, 0u);
+    EXPECT_FALSE(runtime->stats(consumer).worker_lost);
 }
 
 TEST_F(TaskChains, AMatchingConsumerReadsEveryGenerationItsProducerRanAheadWith) {
