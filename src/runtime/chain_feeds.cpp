@@ -14,8 +14,10 @@ std::vector<std::size_t> take_feeds(TaskInstance& instance, std::uint32_t slot,
     std::vector<std::size_t> out;
     for (std::size_t i = 0; i < instance.feeds.size(); ++i) {
         ChainFeed& feed = *instance.feeds[i];
-        // Acquire: pairs with the consumer registration that wanted it again.
-        if (!feed.link || feed.link->failed() || !feed.wanted.load(std::memory_order_acquire)) {
+        // Acquire: pairs with the consumer registration that wanted it again. A worker that was
+        // lost is not fed (its consumers fail there anyway).
+        if (!feed.link || feed.link->failed() || feed.to->lost() ||
+            !feed.wanted.load(std::memory_order_acquire)) {
             continue;
         }
         FeedSlot& s = feed.slots[slot];
