@@ -210,6 +210,13 @@ private:
     // Unregister's part under the task's mutex; `feeding` takes the task's counted feeds.
     [[nodiscard]] TaskError unregister_locked(
         Task& task, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding) noexcept;
+    // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
+    // being prepared. Caller holds task.mutex. Throws std::bad_alloc.
+    void discard(Task& task, TaskInstance* instance);
+    // `next`, just added, replaces the task's active instance: at once when that one was never
+    // prepared (nothing of it was shown: true), else as the pending one of `kind` (false).
+    // Caller holds task.mutex. Throws std::bad_alloc.
+    bool take_over(Task& task, TaskInstance& next, PendingKind kind);
     // Reconfigure's part under the task's mutex. Throws Error or std::bad_alloc.
     void reconfigure_locked(Task& task, const TaskDesc& desc,
                             std::optional<std::uint32_t> with_producers);

@@ -121,25 +121,10 @@ RuntimeImpl::request_feeds(const std::vector<std::shared_ptr<Task>>& producers,
         producer->feed_error.clear();
         TaskInstance& next = add_instance(*producer, newest->desc, newest->device());
         if (producer->pending != nullptr) {
-            TaskInstance* superseded = producer->pending;
-            producer->retire(superseded);
-            if (superseded->preparing()) {
-                (void)m_preparer->cancel(*superseded);
-            }
+            discard(*producer, producer->pending);
             producer->pending = &next; // the same kind, now with the feed
-        } else if (producer->active == nullptr || !producer->active->prepared()) {
-            TaskInstance* old = producer->active;
-            if (old != nullptr) {
-                producer->retire(old);
-                if (old->preparing()) {
-                    (void)m_preparer->cancel(*old);
-                }
-            }
-            next.trial = false;
-            producer->active = &next;
         } else {
-            producer->pending = &next;
-            producer->pending_kind = PendingKind::Feeds;
+            (void)take_over(*producer, next, PendingKind::Feeds);
         }
     }
     return counted;
@@ -175,11 +160,7 @@ void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& produ
         producer->feeds_chain.store(true, std::memory_order_release);
         producer->automatic = false; // a chain stays together: the scheduler moves neither
         if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
-            TaskInstance* move = producer->pending;
-            producer->retire(move);
-            if (move->preparing()) {
-                (void)m_preparer->cancel(*move);
-            }
+            discard(*producer, producer->pending);
         }
         auto& cursors = producer->matching_consumers;
         cursors.erase(
@@ -322,14 +303,11 @@ TaskError RuntimeImpl::unregister_locked(
     while (!task->instances.empty()) {
         TaskInstance* instance = task->instances.back().get();
         try {
-            task->retire(instance);
+            discard(*task, instance);
         } catch (...) {
             // Out of memory moving it: it stays in `instances`, which the completion thread
             // retires too once the task is not live (CompletionTracker::retire_quiescent).
             break;
-        }
-        if (instance->preparing()) {
-            (void)m_preparer->cancel(*instance);
         }
     }
     return TaskError::None;
@@ -399,31 +377,37 @@ void RuntimeImpl::reconfigure_locked(Task& t, const TaskDesc& desc,
     }
     // A move, a fallback or an earlier reconfiguration still being prepared is superseded.
     if (task->pending != nullptr) {
-        TaskInstance* superseded = task->pending;
-        task->retire(superseded);
-        if (superseded->preparing()) {
-            (void)m_preparer->cancel(*superseded);
-        }
+        discard(*task, task->pending);
     }
     TaskInstance& next = add_instance(*task, desc, device);
-    if (task->active == nullptr || !task->active->prepared()) {
-        // Nothing was ever shown from the old shape: the new one takes over at once.
-        if (task->active != nullptr) {
-            TaskInstance* old = task->active;
-            task->retire(old);
-            if (old->preparing()) {
-                (void)m_preparer->cancel(*old);
-            }
-        }
-        next.trial = false;
-        task->active = &next;
+    if (take_over(*task, next, PendingKind::Reconfigure)) {
+        // Nothing was ever shown from the old shape: the new one took over at once.
         task->adopt_shape(desc);
         ++task->reconfigurations;
         return;
     }
-    task->pending = &next;
-    task->pending_kind = PendingKind::Reconfigure;
     task->reconfigure_error.clear();
+}
+
+void RuntimeImpl::discard(Task& task, TaskInstance* instance) {
+    task.retire(instance);
+    if (instance->preparing()) {
+        (void)m_preparer->cancel(*instance);
+    }
+}
+
+bool RuntimeImpl::take_over(Task& task, TaskInstance& next, PendingKind kind) {
+    if (task.active == nullptr || !task.active->prepared()) {
+        if (task.active != nullptr) {
+            discard(task, task.active);
+        }
+        next.trial = false;
+        task.active = &next;
+        return true;
+    }
+    task.pending = &next;
+    task.pending_kind = kind;
+    return false;
 }
 
 TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
