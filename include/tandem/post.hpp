@@ -84,7 +84,8 @@ struct TemporalJitter {
 
 struct InterpolateSettings {
     float t = 0.5f;                   // 0: the previous frame, 1: this one
-    float depth_tolerance = 0.01f;    // one surface where the frames' depths differ by at most this
+    float depth_tolerance = 0.01f;    // a hole is filled from texels within this of the farthest
+                                      // depth around it (the background)
     std::uint32_t fill_radius = 4;    // how far a hole looks for background, 0..16 texels
     std::uint32_t reversed_depth = 0; // 1: depth 1 is nearest
 };

@@ -21,7 +21,6 @@ struct ResolvePush {
     std::int32_t width;
     std::int32_t height;
     float t;
-    float tolerance;
 };
 
 struct FillPush {
@@ -37,8 +36,9 @@ constexpr VkDescriptorType k_storage_image = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
 constexpr VkDescriptorType k_storage_buffer = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 constexpr std::array<VkDescriptorType, 6> k_splat_bindings{
     k_sampled, k_sampled, k_sampled, k_sampled, k_storage_buffer, k_storage_buffer};
-constexpr std::array<VkDescriptorType, 6> k_resolve_bindings{
-    k_sampled, k_sampled, k_storage_buffer, k_storage_buffer, k_storage_image, k_storage_buffer};
+constexpr std::array<VkDescriptorType, 8> k_resolve_bindings{
+    k_sampled,       k_sampled,        k_storage_buffer, k_storage_buffer,
+    k_storage_image, k_storage_buffer, k_sampled,        k_sampled};
 constexpr std::array<VkDescriptorType, 5> k_fill_bindings{k_storage_image, k_storage_buffer,
                                                           k_sampled, k_sampled, k_storage_image};
 
@@ -100,13 +100,15 @@ VkResult InterpolatePass::record(VkCommandBuffer cmd, std::uint32_t slot, const 
                                                ProgramResource::sampled(b.motion),
                                                ProgramResource::storage_buffer(m_depths.get()),
                                                ProgramResource::storage_buffer(m_sources.get())};
-    const std::array<ProgramResource, 6> resolve{
+    const std::array<ProgramResource, 8> resolve{
         ProgramResource::sampled(a.color),
         ProgramResource::sampled(b.color),
         ProgramResource::storage_buffer(m_depths.get()),
         ProgramResource::storage_buffer(m_sources.get()),
         ProgramResource::storage_image(resolved),
-        ProgramResource::storage_buffer(m_resolved_depth.get())};
+        ProgramResource::storage_buffer(m_resolved_depth.get()),
+        ProgramResource::sampled(a.motion),
+        ProgramResource::sampled(b.motion)};
     const std::array<ProgramResource, 5> fill{
         ProgramResource::storage_image(resolved),
         ProgramResource::storage_buffer(m_resolved_depth.get()), ProgramResource::sampled(a.color),
@@ -142,7 +144,7 @@ VkResult InterpolatePass::record(VkCommandBuffer cmd, std::uint32_t slot, const 
     m_splat.dispatch(cmd, slot, &splat_push, sizeof(splat_push), gx, gy, 2);
     compute_to_compute(cmd);
 
-    const ResolvePush resolve_push{w, h, params.t, params.depth_tolerance};
+    const ResolvePush resolve_push{w, h, params.t};
     m_resolve.dispatch(cmd, slot, &resolve_push, sizeof(resolve_push), gx, gy);
     compute_to_compute(cmd);
 

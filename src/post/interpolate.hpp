@@ -14,8 +14,11 @@
 //    p - t mv_A(p) (constant motion continued), rounded to the nearest texel; per target texel
 //    and frame the nearest depth wins (32-bit atomicMin on the depth's bits, then on the source
 //    index among equal depths).
-// 2. resolve: where both frames landed at depths within depth_tolerance, the same surface: blend
-//    (1 - t) A + t B; otherwise the nearer; where one did, that one.
+// 2. resolve: each frame's winner is read bilinearly where its surface was at the target's
+//    centre (a sub-texel position: the colour is not rounded with the splat). Where both frames
+//    landed, (1 - t) A + t B whatever the depths: with linear motion a disagreement is the
+//    rounding at a silhouette, where the blend halves the wrong pick's error; where one did,
+//    that one.
 // 3. fill: a texel neither frame reached (disoccluded in both, or a crack between splats) takes
 //    the distance-weighted mean of the farthest resolved texels within fill_radius: uncovered
 //    surface is background, not the object that moved off it. Nothing within reach: blend.
@@ -47,7 +50,7 @@ struct FrameInputs {
 
 struct InterpolateParams {
     float t = 0.5f;                // 0: A, 1: B
-    float depth_tolerance = 0.01f; // same surface when the depths differ by at most this
+    float depth_tolerance = 0.01f; // holes' background: within this of the farthest depth
     std::uint32_t fill_radius = 4; // holes look this far for background (0..k_max_fill_radius)
     bool reversed_depth = false;   // depth 1 is nearest
 };
