@@ -109,8 +109,15 @@
 // matching consumer then no longer holds its producer back); the consumer's outputs already
 // made stay readable.
 //
-// Where: a consumer placed auto goes to its producer's device, and the scheduler moves neither
-// afterwards (a chain stays together). A consumer placed on the primary may read a producer on a
+// Where: a chain placed auto is placed as a unit. A consumer placed auto that reads one producer
+// (through any number of its inputs) goes to that producer's device, and the scheduler places
+// and moves the two together: the rule weighs the whole chain (on a worker every member's
+// delivery to the primary, its transfers, against their work on the primary), and a move ends
+// with both on the new device (the consumer's submits answer Preparing while the two are
+// apart; the producer leaves once a matching consumer took every generation it made there, so
+// none is skipped). A consumer placed by hand, or reading several producers, pins them: the
+// scheduler moves them no more (the consumer goes to its first producer's device when auto).
+// A consumer placed on the primary may read a producer on a
 // worker: it reads the output where the producer's hand-off delivered it on the primary (the
 // image a lease of it shows), copying nothing more, its batch waiting GPU-side for that
 // delivery; the producer's slot is held until the consumer's job completed. A consumer placed

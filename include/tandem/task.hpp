@@ -82,8 +82,8 @@ struct TaskDesc {
     // Where the task runs (tandem/placement.hpp): auto (the scheduler decides, and may move it
     // while it runs: tandem/scheduler.hpp), the primary, a worker, or one adapter. A manual
     // placement is never changed by the scheduler. A task with a chained input placed auto goes
-    // to its producer's device, and the scheduler moves neither afterwards (a chain is placed as
-    // a unit: tandem/input.hpp).
+    // to its producer's device, and the scheduler places and moves the chain as a unit
+    // (tandem/input.hpp).
     Placement placement;
     // Updates per second the application will ask for: the scheduler's load on each device.
     double rate_hz = 30.0;

@@ -200,6 +200,18 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
     if (pending == nullptr || pending->preparing()) {
         return;
     }
+    // A chain moves as a unit (runtime/task_chains.hpp): a follower takes its new device once its
+    // leader runs there; a leader leaves once its matching consumers took every generation it
+    // made where they run (they then follow it, answering Preparing meanwhile).
+    if (pending->prepared() && task.pending_kind == PendingKind::Move) {
+        const std::uint32_t leader_at =
+            task.leader != nullptr ? task.leader->active_device.load(std::memory_order_acquire)
+                                   : Task::k_no_device;
+        if ((leader_at != Task::k_no_device && leader_at != pending->device()) ||
+            task.chain_wants(task.generations)) {
+            return;
+        }
+    }
     task.pending = nullptr;
     try {
         if (!pending->prepared()) {
@@ -241,7 +253,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             pending->activated_after = current ? current->generation : 0;
         }
         pending->trial = false;
-        task.active = pending;
+        task.set_active(pending);
         switch (task.pending_kind) {
         case PendingKind::Move:
             ++task.moves;

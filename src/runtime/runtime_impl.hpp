@@ -172,7 +172,8 @@ private:
     struct ChainPeek {
         bool chained = false;
         const Worker* worker = nullptr;
-        std::uint64_t generation = 0; // the generation the holds are for
+        const Worker* moving_to = nullptr; // a pending move's device (a chain moving as a unit)
+        std::uint64_t generation = 0;      // the generation the holds are for
     };
     // The instance that takes the task's submits now, or why none does (Preparing or Failed,
     // counted as a submit's answer would be): the state check submit and lend_inputs share.
@@ -192,11 +193,16 @@ private:
     // without producers. Holds no lock but each producer's mutex in turn.
     [[nodiscard]] std::optional<std::uint32_t>
     chain_device(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers) const;
-    // Makes each of `producers` a producer: its jobs leave their image readable in place, the
-    // scheduler moves it no more (a pending move is cancelled) and it keeps what `cursor` (a
-    // matching consumer's) has not read. Caller holds no task's mutex.
+    // The producer an auto consumer of `producers` follows (a chain placed as a unit: the one
+    // producer it reads); null for a manual placement, no producer, or several.
+    [[nodiscard]] static std::shared_ptr<Task>
+    chain_leader(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers);
+    // Makes each of `producers` a producer: its jobs leave their image readable in place, and it
+    // keeps what `cursor` (a matching consumer's) has not read. `pin` (a consumer that does not
+    // follow it): the scheduler moves it no more (a pending move is cancelled). Caller holds no
+    // task's mutex.
     void link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                        const std::shared_ptr<ChainCursor>& cursor);
+                        const std::shared_ptr<ChainCursor>& cursor, bool pin);
     // Chains across workers (chain_feeds.hpp): counts a consumer on `device` in each of
     // `producers` on another device (Task::feed_counts), preparing a producer again with a feed
     // there when its newest instance has none; returns what it counted. Caller holds no task's

@@ -172,6 +172,9 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
         t.name = task.key;
         t.shape = task.shape;
         t.rate_hz = task.desc.rate_hz;
+        if (task.leader != nullptr) {
+            t.with = task.leader->key; // placed with it (the Placer ignores one not deciding)
+        }
         if (!task.automatic && task.active != nullptr) {
             const std::uint32_t d = task.active->device();
             t.request = d == primary() ? Placement::on_primary() : Placement::on_adapter(d);
@@ -373,7 +376,10 @@ void Scheduler::run_trials(const TaskList& tasks) {
             std::string failure;
             {
                 std::lock_guard lock(task->mutex);
+                // A task with inputs (a chain's consumer among them) runs only the
+                // application's jobs: it is measured where it runs.
                 if (!task->live || !task->automatic || task->active == nullptr ||
+                    !task->desc.inputs.empty() ||
                     (task->pending != nullptr && task->pending_kind != PendingKind::Move)) {
                     break;
                 }

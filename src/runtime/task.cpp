@@ -34,7 +34,7 @@ void Task::retire(TaskInstance* instance) {
     retiring.push_back(std::move(*it)); // may throw: then nothing moved
     instances.erase(it);
     if (active == instance) {
-        active = nullptr;
+        set_active(nullptr);
     }
     if (pending == instance) {
         pending = nullptr;
@@ -45,9 +45,16 @@ void Task::retire(TaskInstance* instance) {
 void Task::adopt_shape(const TaskDesc& shape_desc) {
     desc = shape_desc;
     shape = workload_shape(shape_desc);
-    // A chain stays where it was placed (runtime/task_chains.hpp).
-    automatic = shape_desc.placement.kind == PlacementKind::Auto && producers.empty() &&
-                !feeds_chain.load(std::memory_order_relaxed);
+    // A chain moves as a unit or not at all (runtime/task_chains.hpp): a follower with its
+    // leader; a consumer of several producers, and a pinned producer, stay where they are.
+    automatic = shape_desc.placement.kind == PlacementKind::Auto && !pinned &&
+                (producers.empty() || leader != nullptr);
+}
+
+void Task::set_active(TaskInstance* instance) noexcept {
+    active = instance;
+    active_device.store(instance != nullptr ? instance->device() : k_no_device,
+                        std::memory_order_release);
 }
 
 WorkloadShape workload_shape(const TaskDesc& desc) {

@@ -72,6 +72,16 @@ struct Task {
     WorkloadShape shape; // what predicts its cost (from desc)
     bool automatic;      // placement auto: the scheduler decides
     bool live = true;    // false once unregistered: every call answers UnknownTask
+    // A chain placed as a unit (runtime/task_chains.hpp): an auto consumer of one producer
+    // follows it (the scheduler puts both on one device and moves them together), `leader`
+    // naming the producer. A producer read by any other consumer (placed by hand, or reading
+    // several producers) is pinned: the scheduler moves it no more.
+    std::shared_ptr<const Task> leader;
+    bool pinned = false;
+    // The adapter of `active` (k_no_device without one), for a follower's completion pass, which
+    // may not take its leader's mutex: written with `active` (set_active), under `mutex`.
+    static constexpr std::uint32_t k_no_device = ~0u;
+    std::atomic<std::uint32_t> active_device{k_no_device};
 
     std::vector<std::unique_ptr<TaskInstance>> instances; // in use, being prepared, or idle
     TaskInstance* active = nullptr;                       // takes the application's submits
@@ -131,6 +141,9 @@ struct Task {
     std::uint64_t lent_submits = 0; // submits that named lent images (TaskStats::lent_submits)
     GpuTimes input_copy_gpu;        // TaskStats::input_copy_gpu_us, added by InputCopier::copy
     std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
+
+    // `active` and active_device together. Caller holds mutex.
+    void set_active(TaskInstance* instance) noexcept;
 
     // True while a live matching consumer has not read `generation` yet. Caller holds mutex.
     [[nodiscard]] bool chain_wants(std::uint64_t generation) const noexcept;

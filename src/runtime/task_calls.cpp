@@ -83,6 +83,19 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
     return with_producers ? *device : place(desc).device().info().index;
 }
 
+std::shared_ptr<Task>
+RuntimeImpl::chain_leader(const TaskDesc& desc,
+                          const std::vector<std::shared_ptr<Task>>& producers) {
+    // A chain placed as a unit: an auto consumer of one producer (however many of its inputs it
+    // reads) follows it.
+    if (desc.placement.kind != PlacementKind::Auto || producers.empty() ||
+        std::any_of(producers.begin(), producers.end(),
+                    [&](const auto& p) { return p != producers.front(); })) {
+        return nullptr;
+    }
+    return producers.front();
+}
+
 std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>
 RuntimeImpl::request_feeds(const std::vector<std::shared_ptr<Task>>& producers,
                            std::uint32_t device) {
@@ -153,14 +166,19 @@ void RuntimeImpl::release_feeds(
 }
 
 void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                                 const std::shared_ptr<ChainCursor>& cursor) {
+                                 const std::shared_ptr<ChainCursor>& cursor, bool pin) {
     for (const auto& producer : producers) {
         std::lock_guard lock(producer->mutex);
         // Release: its next job sees the flag with everything registration wrote.
         producer->feeds_chain.store(true, std::memory_order_release);
-        producer->automatic = false; // a chain stays together: the scheduler moves neither
-        if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
-            discard(*producer, producer->pending);
+        // A consumer that does not follow it (placed by hand, or reading several producers)
+        // keeps it where it is: the scheduler moves it no more.
+        if (pin) {
+            producer->pinned = true;
+            producer->automatic = false;
+            if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
+                discard(*producer, producer->pending);
+            }
         }
         auto& cursors = producer->matching_consumers;
         cursors.erase(
@@ -210,7 +228,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
         producers = check_chain(m_tasks, desc, TaskId{});
     }
     const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
-    const bool automatic = desc.placement.kind == PlacementKind::Auto && !with_producers;
+    const std::shared_ptr<Task> leader = chain_leader(desc, producers);
+    const bool automatic =
+        desc.placement.kind == PlacementKind::Auto && (!with_producers || leader != nullptr);
     const std::shared_ptr<ChainCursor> cursor = matching_cursor(desc, 1);
     std::shared_ptr<Task> task;
     TaskInstance* first = nullptr;
@@ -228,6 +248,10 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
                                           automatic);
         });
         try {
+            if (leader != nullptr) {
+                std::lock_guard lock(task->mutex);
+                task->leader = leader; // the scheduler places it with its producer
+            }
             std::optional<std::uint32_t> device = with_producers;
             if (automatic) {
                 device = m_scheduler->place_new(m_all, *task);
@@ -235,7 +259,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             std::lock_guard lock(task->mutex);
             first = &add_instance(*task, desc, device);
             first->trial = false;
-            task->active = first;
+            task->set_active(first);
             task->producers = producer_ids(desc);
             task->cursor = cursor;
             task->keep_snapshot.store(automatic && m_scheduler->measures(),
@@ -245,7 +269,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             throw;
         }
         m_all.push_back(task);
-        link_producers(producers, cursor); // no task's mutex held
+        link_producers(producers, cursor, leader == nullptr); // no task's mutex held
         // Producers on other devices send their output to its worker (none on the primary).
         auto counted = request_feeds(producers, first->device());
         {
@@ -287,7 +311,7 @@ TaskError RuntimeImpl::unregister_locked(
     }
     feeding.swap(task->feeding);
     task->live = false;
-    task->active = nullptr;
+    task->set_active(nullptr);
     task->pending = nullptr;
     if (task->cursor) {
         task->cursor->live.store(false, std::memory_order_release); // its producers keep no more
@@ -327,6 +351,7 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
     }
     const std::vector<std::shared_ptr<Task>> producers = check_chain(m_tasks, desc, id);
     const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
+    const std::shared_ptr<Task> leader = chain_leader(desc, producers);
     std::shared_ptr<ChainCursor> cursor;
     std::uint32_t placed = 0;
     std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
@@ -335,13 +360,17 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         if (!task->live) {
             return TaskError::UnknownTask;
         }
-        // Its newest shape's producers before the shape is adopted (a chain is not automatic).
+        // Its newest shape's producers and leader before the shape is adopted (a chain moves
+        // as a unit or not at all).
         std::vector<TaskId> before = producer_ids(desc);
         task->producers.swap(before);
+        std::shared_ptr<const Task> led_by = leader;
+        task->leader.swap(led_by);
         try {
             reconfigure_locked(*task, desc, with_producers);
         } catch (...) {
             task->producers.swap(before);
+            task->leader.swap(led_by);
             throw;
         }
         if (task->cursor) {
@@ -351,7 +380,7 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         placed = (task->pending != nullptr ? task->pending : task->active)->device();
         feeding.swap(task->feeding);
     }
-    link_producers(producers, cursor);
+    link_producers(producers, cursor, leader == nullptr);
     // The new shape's feeds counted before the old shape's are let go: a producer read by both
     // keeps its feed.
     auto counted = request_feeds(producers, placed);
@@ -402,7 +431,7 @@ bool RuntimeImpl::take_over(Task& task, TaskInstance& next, PendingKind kind) {
             discard(task, task.active);
         }
         next.trial = false;
-        task.active = &next;
+        task.set_active(&next);
         return true;
     }
     task.pending = &next;
@@ -608,14 +637,18 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
             if (task->live && active != nullptr && active->prepared() && has_chain(active->desc)) {
                 chain.chained = true;
                 chain.worker = active->worker;
+                chain.moving_to =
+                    task->pending != nullptr && task->pending_kind == PendingKind::Move
+                        ? task->pending->worker
+                        : nullptr;
                 chain.generation = task->generations + 1;
                 name = active->desc.name;
                 chain_inputs = active->desc.inputs;
             }
         }
         if (chain.chained) {
-            const ChainHold held =
-                hold_chained(m_tasks, name, chain_inputs, chain.worker, chain.generation, holds);
+            const ChainHold held = hold_chained(m_tasks, name, chain_inputs, chain.worker,
+                                                chain.moving_to, chain.generation, holds);
             if (held.status != ChainHold::Status::Held) {
                 std::lock_guard lock(task->mutex);
                 if (held.status == ChainHold::Status::Broken) {

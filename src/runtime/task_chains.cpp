@@ -137,7 +137,8 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
 
 ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                        std::span<const TaskInputDesc> inputs, const Worker* worker,
-                       std::uint64_t generation, std::vector<ChainedRead>& out) noexcept {
+                       const Worker* moving_to, std::uint64_t generation,
+                       std::vector<ChainedRead>& out) noexcept {
     ChainHold answer;
     const std::size_t first = out.size();
     try {
@@ -192,6 +193,20 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                     producer->pending_kind == PendingKind::Feeds) {
                     answer = {ChainHold::Status::Preparing,
                               of + " is being prepared to send its output to " + worker->label()};
+                    break;
+                }
+                // A chain moving as a unit: one of the two got to the new device first.
+                if (feed == nullptr && producer->pending != nullptr &&
+                    producer->pending_kind == PendingKind::Move &&
+                    producer->pending->worker == worker) {
+                    answer = {ChainHold::Status::Preparing,
+                              of + " is moving to " + worker->label() + ", where " + who + " runs"};
+                    break;
+                }
+                if (feed == nullptr && moving_to == active->worker) {
+                    answer = {ChainHold::Status::Preparing, who + " is moving to " +
+                                                                moving_to->label() + ", where " +
+                                                                of + " runs"};
                     break;
                 }
                 std::lock_guard lock(active->mutex);

@@ -55,12 +55,13 @@ struct ChainHold {
 };
 
 // Holds, for a job of generation `generation` of the task named `consumer` whose inputs are
-// `inputs` (its active instance's), running on `worker`,
-// each chained input's producer slot (appended to `out`). Anything but Held takes nothing.
-// Caller holds no task's mutex. Never throws.
+// `inputs` (its active instance's), running on `worker` (and moving to `moving_to`, null when
+// it is not), each chained input's producer slot (appended to `out`). Anything but Held takes
+// nothing. A chain moving as a unit answers Preparing while its producer and its consumer are
+// on two devices. Caller holds no task's mutex. Never throws.
 [[nodiscard]] ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                                      std::span<const TaskInputDesc> inputs, const Worker* worker,
-                                     std::uint64_t generation,
+                                     const Worker* moving_to, std::uint64_t generation,
                                      std::vector<ChainedRead>& out) noexcept;
 
 // Lets the holds in `reads` go (cleared); `done`: the consumer job's work value on the shared

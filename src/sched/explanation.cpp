@@ -147,6 +147,8 @@ json to_json(const Explanation& e) {
             {"lost_move", e.lost_move},
             {"margin_ms", e.margin_ms},
             {"devices", devices},
+            {"with", e.with.empty() ? json(nullptr) : json(e.with)},
+            {"chain", e.chain},
             {"reason", e.reason}};
 }
 

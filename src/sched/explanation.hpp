@@ -55,6 +55,10 @@ struct Explanation {
     double margin_ms = 0.0;
     std::vector<DeviceEstimate> devices; // the primary first, then each worker
     std::string reason;                  // one or two sentences
+    // A chain placed as a unit: the task whose device this one takes (empty: its own), and for
+    // the chain's first task the tasks placed with it.
+    std::string with;
+    std::vector<std::string> chain;
 };
 
 struct DeviceLoad {

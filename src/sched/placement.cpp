@@ -49,6 +49,10 @@ struct Item {
     std::optional<std::uint32_t> baseline;
     std::string note; // said before the reason (a lost device, an unusable request)
     bool invalid = false;
+    // A chain placed as a unit: the item of the chain's first task, whose device this one takes
+    // (set on the other members only), and on the first task the other members.
+    std::optional<std::size_t> root;
+    std::vector<std::size_t> members;
 };
 
 struct Loads {
@@ -71,7 +75,7 @@ public:
     std::string run(std::vector<std::size_t>& choice) {
         double leaves = 1.0;
         for (const auto& item : m_items) {
-            leaves *= static_cast<double>(item.options.size());
+            leaves *= item.root ? 1.0 : static_cast<double>(item.options.size());
         }
         if (leaves <= static_cast<double>(m_options.exhaustive_limit)) {
             m_current.assign(m_items.size(), 0);
@@ -125,6 +129,11 @@ private:
             return;
         }
         const auto& item = m_items[index];
+        if (item.root) {
+            m_current[index] = 0; // where its chain's first task goes (its costs are counted there)
+            descend(index + 1, loads, objective, moves);
+            return;
+        }
         for (std::size_t o = 0; o < item.options.size(); ++o) {
             const auto& option = item.options[o];
             const auto s = slot(option.device);
@@ -197,6 +206,9 @@ private:
                     std::vector<bool>(m_workers, false)};
         for (const auto i : order) {
             const auto& item = m_items[i];
+            if (item.root) {
+                continue; // where its chain's first task goes
+            }
             std::optional<std::size_t> pick;
             std::optional<std::size_t> least_loaded;
             for (std::size_t o = 0; o < item.options.size(); ++o) {
@@ -394,6 +406,138 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
         why += openings_sentences(item, option, best_listed_all(item, option));
     }
     return why;
+}
+
+// Chains placed as a unit: each item `with` another (auto, naming an item of this decision)
+// joins the chain of that item's first task, whose options then carry the whole chain's costs:
+// each member's option on the same device added (on a worker, each one's delivery to the
+// primary). A member that has no option on a device adds nothing there when only its costs are
+// unknown; for any other reason (a lost device, a manual placement, no capacity left) the chain
+// does not go there.
+void group_chains(std::vector<Item>& items, const DeviceSet& devices) {
+    std::map<std::string, std::size_t> index_of;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        index_of.emplace(items[i].spec->name, i);
+    }
+    auto next = [&](std::size_t i) -> std::optional<std::size_t> {
+        const PlacementTask& spec = *items[i].spec;
+        if (spec.with.empty() || spec.request.kind != PlacementKind::Auto || items[i].invalid) {
+            return std::nullopt;
+        }
+        const auto it = index_of.find(spec.with);
+        return it == index_of.end() || it->second == i ? std::nullopt
+                                                       : std::optional<std::size_t>(it->second);
+    };
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        std::size_t root = i;
+        // Chains have no cycles; the bound only guards a malformed decision.
+        for (std::size_t steps = 0; steps < items.size(); ++steps) {
+            const auto up = next(root);
+            if (!up || *up == i) {
+                break;
+            }
+            root = *up;
+        }
+        if (root != i) {
+            items[i].root = root;
+            items[root].members.push_back(i);
+        }
+    }
+    for (auto& item : items) {
+        if (item.members.empty()) {
+            continue;
+        }
+        std::vector<Option> kept;
+        for (Option o : item.options) {
+            bool possible = true;
+            for (const std::size_t m : item.members) {
+                const Item& member = items[m];
+                const auto same =
+                    std::find_if(member.options.begin(), member.options.end(),
+                                 [&](const Option& x) { return x.device == o.device; });
+                if (same != member.options.end()) {
+                    o.charge += same->charge;
+                    o.adjusted += same->adjusted;
+                    o.worker_load += same->worker_load;
+                    o.path_load += same->path_load;
+                    o.counts_capacity = o.counts_capacity || same->counts_capacity;
+                    continue;
+                }
+                const auto& e = member.explanation;
+                const auto estimate =
+                    std::find_if(e.devices.begin(), e.devices.end(),
+                                 [&](const auto& d) { return d.device == o.device; });
+                const bool unknown =
+                    estimate != e.devices.end() && !devices.is_lost(o.device) &&
+                    !(estimate->opening_of && !estimate->treated_as_separate) &&
+                    (!estimate->execute || !estimate->move || !e.devices[0].execute);
+                possible = possible && unknown;
+            }
+            if (possible) {
+                kept.push_back(o);
+            }
+        }
+        if (!kept.empty()) {
+            item.options = std::move(kept);
+        } // else its own options: its members follow it wherever it goes
+    }
+}
+
+// Each chain member's option where its chain's first task was placed (made when it had none
+// there: a member follows its chain wherever that goes).
+void follow_chains(std::vector<Item>& items, std::vector<std::size_t>& choice) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Item& item = items[i];
+        if (!item.root) {
+            continue;
+        }
+        const std::uint32_t device = items[*item.root].options[choice[*item.root]].device;
+        const auto same = std::find_if(item.options.begin(), item.options.end(),
+                                       [&](const Option& o) { return o.device == device; });
+        if (same != item.options.end()) {
+            choice[i] = static_cast<std::size_t>(same - item.options.begin());
+            continue;
+        }
+        const auto& e = item.explanation;
+        for (std::size_t d = 0; d < e.devices.size(); ++d) {
+            if (e.devices[d].device == device) {
+                Option o;
+                o.device = device;
+                o.estimate = d;
+                o.charge = e.devices[d].charge_ms;
+                o.adjusted = o.charge;
+                o.worker_load = e.devices[d].primary ? 0.0 : e.devices[d].load_fraction;
+                o.counts_capacity = false;
+                item.options.push_back(o);
+                choice[i] = item.options.size() - 1;
+                break;
+            }
+        }
+    }
+}
+
+// The sentence a chain's first task adds: the members, and the chain's cost on each device it
+// could go to (the sums the decision weighed).
+std::string chain_sentence(const std::vector<Item>& items, const Item& item, const Option& chosen) {
+    std::string names;
+    for (std::size_t k = 0; k < item.members.size(); ++k) {
+        names += (k == 0                         ? "'"
+                  : k + 1 == item.members.size() ? "' and '"
+                                                 : "', '") +
+                 items[item.members[k]].spec->name;
+    }
+    std::string costs;
+    for (const auto& o : item.options) {
+        const bool primary = item.explanation.devices[o.estimate].primary;
+        costs += (costs.empty() ? "on " : ", on ") +
+                 (primary ? "the primary " + ms(o.charge) + " of execution"
+                          : adapter(o.device) + " " + ms(o.charge) + " of deliveries") +
+                 (o.device == chosen.device ? " (chosen)" : "");
+    }
+    return " It heads a chain placed as a unit with " + names +
+           "' (reading its output on its device, copying nothing): the decision weighed the "
+           "chain's costs together, per update " +
+           costs + ".";
 }
 
 // One sentence per physical device opened more than once among `loads`' adapters.
@@ -690,8 +834,10 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         items.push_back(std::move(item));
     }
 
+    group_chains(items, devices);
     std::vector<std::size_t> choice;
     plan.method = Search(items, slot_of, slot_owner.size(), m_options).run(choice);
+    follow_chains(items, choice);
 
     // Loads and the primary's frame time under the chosen assignment.
     DeviceLoad primary_load;
@@ -752,8 +898,29 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         e.chosen = option.device;
         e.moved = e.previous.has_value() && *e.previous != e.chosen;
         next[e.task] = e.chosen;
-        if (m_options.explain) {
-            e.reason = item.note + reason(item, option, plan.devices, m_options);
+        if (item.root) {
+            e.with = item.spec->with;
+        }
+        for (const std::size_t m : item.members) {
+            e.chain.push_back(items[m].spec->name);
+        }
+        if (m_options.explain && item.root) {
+            e.reason = item.note + "Placed with '" + item.spec->with +
+                       "', whose output it reads on the same device, copying nothing: a chain "
+                       "is placed as a unit (the decision is explained at '" +
+                       items[*item.root].spec->name + "').";
+        } else if (m_options.explain) {
+            // A chain's first task placed auto went where the chain's sums put it, which its own
+            // figures do not explain.
+            const bool chained_auto =
+                !item.members.empty() && item.spec->request.kind == PlacementKind::Auto;
+            e.reason = item.note +
+                       (chained_auto ? "It runs on " +
+                                           (option.device == primary ? std::string("the primary")
+                                                                     : adapter(option.device)) +
+                                           "."
+                                     : reason(item, option, plan.devices, m_options)) +
+                       (item.members.empty() ? std::string() : chain_sentence(items, item, option));
             if (!e.reason.empty() && e.reason[0] >= 'a' && e.reason[0] <= 'z') {
                 e.reason[0] = static_cast<char>(e.reason[0] - 'a' + 'A');
             }

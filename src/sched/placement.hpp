@@ -7,6 +7,12 @@
 // are openings of one physical device (equal device UUIDs) share one capacity: moving a task
 // between them frees nothing, so no task moves between them for a gain (unless the DeviceSet
 // asks to treat them as separate, and the explanation then says so).
+// A chain is placed as a unit: a task `with` another takes that task's device, and the devices
+// its chain may go to are weighed with every member's costs added (on the primary each one's
+// execution, on a worker each one's delivery to the primary: the chain's transfers), so a chain
+// moves when the whole of it pays. A member whose cost on a device is not known yet adds
+// nothing there; one that cannot run there (a lost device, a manual placement elsewhere, no
+// capacity) keeps the chain off it.
 // Every decision carries an Explanation with the numbers behind it (JSON and text).
 // Placer keeps the current placement between decisions and reads a CostModel it does not own
 // (which must outlive it). Not thread-safe: the thread that owns the CostModel calls decide().
@@ -32,6 +38,9 @@ struct PlacementTask {
     // Auto, Primary, Worker (any worker: the scheduler picks which) or Device with its adapter
     // resolved (a Device without one is treated as not available).
     Placement request;
+    // A chain placed as a unit: the task whose output this one reads, and whose device it takes
+    // (empty, or a name not in the decision: placed on its own). Its request must be Auto.
+    std::string with;
 };
 
 // Throws Error with a sentence naming the task when its rate is not a positive finite number

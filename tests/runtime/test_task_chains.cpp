@@ -7,6 +7,7 @@
 // the pair's own path. Refusals at registration and reconfigure say what was wrong; a producer
 // unregistered under a consumer fails the consumer's submits with a sentence. On lavapipe opened
 // three times, under the fixture's validation (synchronisation validation in the test job).
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -221,7 +222,15 @@ TEST_P(TaskChainPlaces, OnOneDeviceNothingIsCopiedAndGenerationsStayConsistent) 
     }
     EXPECT_FALSE(runtime->placement().tasks.empty());
     for (const TaskPlacement& t : runtime->placement().tasks) {
-        EXPECT_FALSE(t.automatic) << t.name << ": a chain is not moved by the scheduler";
+        if (t.task == consumer) {
+            // An auto consumer of one producer follows it: the scheduler places the two as a
+            // unit (here the producer is placed by hand, so neither moves).
+            EXPECT_TRUE(t.automatic);
+            EXPECT_EQ(t.device, runtime->stats(producer).device);
+            EXPECT_NE(t.reason.find("Placed with 'fill'"), std::string::npos) << t.reason;
+        } else {
+            EXPECT_FALSE(t.automatic) << t.name << ": placed by hand";
+        }
     }
 }
 
@@ -624,6 +633,92 @@ TEST_F(TaskChains, AConsumerPlacedAutoGoesWithItsProducer) {
     EXPECT_EQ(runtime->stats(producer).device, 2u);
     EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 8), 1);
     expect_in_place(*runtime, producer, consumer);
+}
+
+// A chain placed auto moves as a unit: the scheduler puts the producer and its consumer on one
+// device and moves them together whenever another pays (here the costs are the application's
+// own, priced so that the chain wants the worker it is not on). The producer leaves once its
+// matching consumer took every generation it made where the two ran, the consumer follows once
+// the producer runs on the new device, and in between its submits answer Preparing: no submit
+// fails, no generation is skipped or read from another generation, nothing is copied.
+TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
+    RuntimeOptions options;
+    options.scheduler.decision_interval = std::chrono::milliseconds(0);
+    options.scheduler.openings_are_separate = true; // lavapipe opened three times
+    auto runtime = make_runtime("auto", options);
+    ASSERT_EQ(runtime->worker_devices().size(), 2u);
+    const std::uint32_t primary = runtime->primary_device().index;
+    const std::uint32_t w0 = runtime->worker_devices()[0].index;
+    const std::uint32_t w1 = runtime->worker_devices()[1].index;
+    const TaskId producer = runtime->register_task(fill_task("fill", "auto"));
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    const auto price = [&](std::uint32_t expensive) {
+        for (const TaskId task : {producer, consumer}) {
+            for (int k = 0; k < 9; ++k) {
+                (void)runtime->observe_execute(task, primary, 400.0);
+                (void)runtime->observe_execute(task, expensive, 200.0);
+                (void)runtime->observe_execute(task, expensive == w0 ? w1 : w0, 0.1);
+            }
+        }
+    };
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    std::uint64_t produced = 0;
+    std::uint64_t consumed = 0;
+    std::uint64_t shown = 0;
+    std::uint32_t shown_device = primary;
+    int checked = 0;
+    const auto frame = [&] {
+        const SubmitResult p = runtime->submit(producer);
+        EXPECT_NE(p.status, SubmitStatus::Failed) << p.reason;
+        if (p.accepted()) {
+            EXPECT_EQ(p.generation, produced + 1);
+            produced = p.generation;
+        }
+        const SubmitResult c = runtime->submit(consumer);
+        EXPECT_NE(c.status, SubmitStatus::Failed) << c.reason;
+        if (c.accepted()) {
+            EXPECT_EQ(c.generation, consumed + 1) << "generations are consecutive";
+            consumed = c.generation;
+        }
+        runtime->pump();
+        if (auto lease = runtime->acquire(consumer)) {
+            EXPECT_GE(lease->generation, shown) << "went back";
+            std::uint64_t v = 0;
+            if (lease->generation > shown) {
+                const auto read = filled_with(read_back(reader, *lease, v), produced);
+                EXPECT_EQ(read, std::optional<std::uint64_t>(lease->generation))
+                    << "generation N reads its producer's generation N";
+                ++checked;
+                shown = lease->generation;
+                shown_device = lease->device;
+            }
+            runtime->release(*lease, v);
+        }
+    };
+    constexpr int k_moves = 100;
+    for (int move = 1; move <= k_moves && !HasFailure(); ++move) {
+        const std::uint32_t from = runtime->stats(producer).device;
+        const std::uint32_t to = from == w0 ? w1 : w0;
+        price(from == primary ? w1 : from);
+        // Moved once the consumer's output from the new device is the one shown.
+        ASSERT_TRUE(pump_until(*runtime,
+                               [&] {
+                                   frame();
+                                   return runtime->stats(producer).device == to &&
+                                          runtime->stats(consumer).device == to &&
+                                          shown_device == to;
+                               }))
+            << "move " << move << " to adapter " << to;
+    }
+    EXPECT_GE(runtime->stats(producer).moves, std::uint64_t{k_moves});
+    EXPECT_GE(runtime->stats(consumer).moves, std::uint64_t{k_moves});
+    EXPECT_GE(checked, k_moves);
+    expect_in_place(*runtime, producer, consumer);
+    const PlacementReport report = runtime->placement();
+    for (const TaskPlacement& t : report.tasks) {
+        EXPECT_TRUE(t.automatic) << t.name;
+    }
+    EXPECT_NE(report.json.find("\"chain\": [\n        \"blur\""), std::string::npos) << report.json;
 }
 
 TEST_F(TaskChains, AProducerUnregisteredUnderItsConsumerFailsItsSubmitsWithASentence) {

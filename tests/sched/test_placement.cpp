@@ -419,6 +419,104 @@ TEST_F(Placement, ReasonsCanBeLeftOutButNumbersStay) {
     EXPECT_TRUE(plan.tasks[0].devices[1].move.has_value());
 }
 
+// A chain placed as a unit: members `with` the task whose output they read go where it goes,
+// and the chain moves when the whole of it pays, its members' deliveries counted.
+
+// A small task whose delivery costs more than it frees stays on the primary alone; read by a
+// large one, it goes with the chain to a worker, which pays for the two together.
+TEST_F(Placement, AChainMovesAsAUnitWhenTheWholeOfItPays) {
+    SyntheticLink dear;
+    dear.latency_us = 3000.0;
+    detail::CostModel model(synthetic({}, dear), infos());
+    detail::Placer alone(model);
+    EXPECT_EQ(alone.decide({task("small", 256)}, devices()).tasks[0].chosen, 0u);
+
+    detail::Placer placer(model);
+    auto small = task("small", 256);
+    small.with = "large";
+    const auto plan = placer.decide({task("large", 1024), small}, devices());
+    const auto& head = plan.tasks[0];
+    const auto& member = plan.tasks[1];
+    EXPECT_NE(head.chosen, 0u) << to_text(plan);
+    EXPECT_EQ(member.chosen, head.chosen) << "a chain runs on one device";
+    EXPECT_EQ(member.with, "large");
+    EXPECT_EQ(head.chain, std::vector<std::string>{"small"});
+    EXPECT_TRUE(contains(head.reason, "chain placed as a unit with 'small'")) << head.reason;
+    EXPECT_TRUE(contains(member.reason, "Placed with 'large'")) << member.reason;
+    const auto json = detail::to_json(plan);
+    EXPECT_EQ(json["tasks"][1]["with"], "large");
+}
+
+// A chain whose every member delivers its output costs the sum of their deliveries on a worker:
+// each task added to the chain makes it dearer there, until the whole stays on the primary,
+// exactly where the sums say so.
+TEST_F(Placement, AChainsTransfersAreCountedUntilTheyOutweighItsGain) {
+    SyntheticLink dear;
+    dear.latency_us = 3000.0;
+    detail::CostModel model(synthetic({}, dear), infos());
+    bool stayed = false;
+    for (std::size_t length = 0; length <= 16 && !stayed; ++length) {
+        std::vector<detail::PlacementTask> tasks = {task("large", 1024)};
+        for (std::size_t k = 0; k < length; ++k) {
+            auto member = task("small " + std::to_string(k), 256);
+            member.with = tasks.back().name; // a line: each reads the one before
+            tasks.push_back(member);
+        }
+        detail::Placer placer(model); // a new decision each time: no hysteresis
+        const auto plan = placer.decide(tasks, devices());
+        const std::uint32_t device = plan.tasks[0].chosen;
+        double primary = 0.0;
+        double best_worker = std::numeric_limits<double>::infinity();
+        for (const std::uint32_t w : {1u, 2u}) {
+            double sum = 0.0;
+            for (const auto& t : plan.tasks) {
+                EXPECT_EQ(t.chosen, device) << t.task << ": a chain runs on one device";
+                sum += t.devices[w].charge_ms;
+            }
+            best_worker = std::min(best_worker, sum);
+        }
+        for (const auto& t : plan.tasks) {
+            primary += t.devices[0].charge_ms;
+        }
+        // The rule's two sides for the whole chain (the margin is the head's, 10% of 16 ms).
+        if (device == 0u) {
+            EXPECT_GE(best_worker, primary - 2.0) << "length " << length << "\n" << to_text(plan);
+            EXPECT_GT(length, 0u) << "the large task alone pays on a worker";
+            stayed = true;
+        } else {
+            EXPECT_LT(best_worker, primary) << "length " << length << "\n" << to_text(plan);
+            EXPECT_EQ(plan.tasks[0].chain.size(), length);
+        }
+    }
+    EXPECT_TRUE(stayed) << "sixteen deliveries of 3 ms never outweighed 16 ms of work";
+}
+
+// A member whose cost is not known yet (the runtime measures it where it runs) adds nothing to
+// its chain's sums and still goes with it.
+TEST_F(Placement, AChainMemberOfUnknownCostFollowsItsChain) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    detail::PlacementTask reader{"reader", {"application", 256, 256, 0, 0}, 30.0, {}};
+    reader.with = "large";
+    const auto plan = placer.decide({task("large", 1024), reader}, devices());
+    EXPECT_NE(plan.tasks[0].chosen, 0u) << to_text(plan);
+    EXPECT_EQ(plan.tasks[1].chosen, plan.tasks[0].chosen);
+    EXPECT_FALSE(plan.tasks[1].devices[0].execute.has_value());
+}
+
+// A member that asks for a device of its own is not part of a chain: `with` is for auto tasks.
+TEST_F(Placement, OnlyAutoTasksJoinAChain) {
+    detail::CostModel model(synthetic({}), infos());
+    detail::Placer placer(model);
+    auto pinned = task("pinned", 256, 30.0, parse("primary"));
+    pinned.with = "large";
+    const auto plan = placer.decide({task("large", 1024), pinned}, devices());
+    EXPECT_NE(plan.tasks[0].chosen, 0u);
+    EXPECT_EQ(plan.tasks[1].chosen, 0u);
+    EXPECT_TRUE(plan.tasks[1].with.empty());
+    EXPECT_TRUE(plan.tasks[0].chain.empty());
+}
+
 // Openings of one physical device (equal device UUIDs, as lavapipe or one GPU opened several
 // times) share one capacity: a move between them frees nothing, so none is made for a gain.
 
