@@ -1,0 +1,365 @@
+// tandem-bench-input-throughput: how fast the primary's images reach a worker as task inputs,
+// against the pair's copy ceiling in that direction measured in the same run. A task on
+// --placement takes one RGBA8 input of each --sizes size and makes a 16x16 output from its
+// corner (so the pass and the way back cost next to nothing, and the inputs' path is what
+// limits); the application submits as fast as the task takes frames (three slots in flight)
+// and the inputs' throughput is their bytes over the time between the ready outputs, after a
+// warm-up tenth. The ceiling is the slower of the two copies a host path must make, each a
+// plain buffer copy of the same bytes on its device's transfer queue (bench/transfer/ceiling.hpp):
+// device -> host on the primary and host -> device on the worker; the image copies of the same
+// size are reported beside it. Every output is checked against the input's corner.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../transfer/ceiling.hpp"
+#include "core/resources.hpp"
+#include "harness/lease_reader.hpp"
+#include "harness/tool_log.hpp"
+#include "runtime/runtime_impl.hpp"
+#include "tandem/error.hpp"
+#include "tandem/runtime.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace detail = tandem::detail;
+namespace tb = tandem::bench;
+
+constexpr std::uint32_t k_corner = 16; // the output: the input's top-left 16x16 texels
+
+// The task's pass: the input's corner copied into the output, the input left as it came.
+class Corner final : public tandem::Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    tandem::WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const tandem::RecordContext& job) override {
+        const tandem::JobInput& in = job.inputs[0];
+        detail::image_barrier(job.cmd, in.image, in.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        VkImageCopy region{};
+        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.dstSubresource = region.srcSubresource;
+        region.extent = {k_corner, k_corner, 1};
+        vkCmdCopyImage(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, job.image,
+                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        detail::image_barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, in.layout,
+                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+};
+
+// The application's image: RGBA8 with texels that differ, left in TRANSFER_SRC_OPTIMAL.
+struct AppImage {
+    detail::Image image;
+    std::vector<std::uint8_t> corner; // its top-left k_corner x k_corner texels
+};
+
+AppImage make_image(const detail::Device& primary, std::uint32_t w, std::uint32_t h) {
+    AppImage out;
+    detail::ImageDesc d;
+    d.width = w;
+    d.height = h;
+    d.format = VK_FORMAT_R8G8B8A8_UNORM;
+    d.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+              VK_IMAGE_USAGE_SAMPLED_BIT;
+    d.name = "bench input";
+    d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
+    out.image = detail::create_image(primary, d);
+    detail::BufferDesc b;
+    b.size = VkDeviceSize{w} * h * 4;
+    b.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    b.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    b.name = "bench input upload";
+    const detail::Buffer upload = detail::create_buffer(primary, b);
+    auto* bytes = static_cast<std::uint8_t*>(upload.mapped);
+    for (std::size_t i = 0; i < std::size_t{w} * h; ++i) {
+        const std::size_t x = i % w;
+        const std::size_t y = i / w;
+        bytes[i * 4] = static_cast<std::uint8_t>((x * 7 + y) & 255);
+        bytes[i * 4 + 1] = static_cast<std::uint8_t>((y * 3 + (x >> 3)) & 255);
+        bytes[i * 4 + 2] = static_cast<std::uint8_t>((x ^ y) & 255);
+        bytes[i * 4 + 3] = 255;
+    }
+    for (std::uint32_t y = 0; y < k_corner; ++y) {
+        const std::uint8_t* row = bytes + std::size_t{y} * w * 4;
+        out.corner.insert(out.corner.end(), row, row + std::size_t{k_corner} * 4);
+    }
+    const VkImage image = out.image.get();
+    detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer cmd) {
+        detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {w, h, 1};
+        vkCmdCopyBufferToImage(cmd, upload.buffer.get(), image,
+                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                              VK_ACCESS_2_NONE);
+    });
+    return out;
+}
+
+struct Size {
+    std::uint32_t w = 0;
+    std::uint32_t h = 0;
+};
+
+std::vector<Size> parse_sizes(const std::string& text) {
+    std::vector<Size> out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, comma - at);
+        Size s;
+        if (std::sscanf(item.c_str(), "%ux%u", &s.w, &s.h) != 2 || s.w < k_corner ||
+            s.h < k_corner) {
+            throw tandem::Error("--sizes item '" + item + "' is not WxH of at least 16x16",
+                                "Give e.g. 1920x1080,3840x2160");
+        }
+        out.push_back(s);
+        at = comma + 1;
+    }
+    return out;
+}
+
+// One size: the task's throughput (GB/s of inputs) with every output checked.
+struct Measured {
+    double gbps = 0.0;
+    double frames_per_s = 0.0;
+    std::uint64_t outputs = 0;
+    std::uint64_t checked = 0;
+    bool exact = true;
+    std::string path;
+    std::uint32_t device = 0; // the adapter it ran on
+};
+
+Measured run_task(tandem::Runtime& runtime, const std::string& placement, const AppImage& app,
+                  Size size, std::uint32_t frames, std::uint32_t slots) {
+    tandem::TaskDesc d;
+    d.name = "inputs " + std::to_string(size.w) + "x" + std::to_string(size.h);
+    d.width = k_corner;
+    d.height = k_corner;
+    d.slots = slots;
+    const auto p = tandem::Placement::parse(placement);
+    if (!p) {
+        throw tandem::Error("--placement '" + placement + "' is not a placement",
+                            "Use worker, worker:N or an adapter index");
+    }
+    d.placement = *p;
+    d.factory = [](const tandem::WorkerContext&) { return std::make_unique<Corner>(); };
+    tandem::TaskInputDesc in;
+    in.name = "colour";
+    in.width = size.w;
+    in.height = size.h;
+    d.inputs = {in};
+    const tandem::TaskId id = runtime.register_task(d);
+    const tandem::InputImage input{app.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                   VK_NULL_HANDLE, 0};
+    tandem::harness::LeaseReader reader(runtime, 2, k_corner, k_corner);
+    Measured m;
+    const std::uint64_t warm = frames / 10;
+    Clock::time_point first{};
+    Clock::time_point last{};
+    std::uint64_t first_ready = 0;
+    std::uint64_t shown = 0;
+    std::uint32_t accepted = 0;
+    const auto give_up = Clock::now() + std::chrono::seconds(120);
+    while (Clock::now() < give_up) {
+        if (accepted < frames && runtime.submit(id, {}, {&input, 1}).accepted()) {
+            ++accepted;
+        }
+        runtime.pump();
+        const std::uint64_t ready = runtime.stats(id).ready;
+        if (ready > warm && first_ready == 0) {
+            first_ready = ready;
+            first = Clock::now();
+        }
+        if (ready > first_ready && first_ready != 0) {
+            m.outputs = ready - first_ready;
+            last = Clock::now();
+        }
+        if (auto lease = runtime.acquire(id)) {
+            std::uint64_t v = 0;
+            if (shown == 0 || lease->generation >= shown + 8) { // every eighth or so
+                v = reader.read(*lease, true);
+                if (v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS) {
+                    const std::uint8_t* px = reader.pixels(v);
+                    m.exact = m.exact && px != nullptr &&
+                              std::equal(app.corner.begin(), app.corner.end(), px);
+                    ++m.checked;
+                }
+                shown = lease->generation;
+            }
+            runtime.release(*lease, v);
+        }
+        if (accepted == frames && ready >= frames) {
+            break;
+        }
+        if (accepted == frames) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
+    const double seconds = std::chrono::duration<double>(last - first).count();
+    if (m.outputs == 0 || seconds <= 0.0) {
+        throw tandem::Error("The task at " + std::to_string(size.w) + "x" + std::to_string(size.h) +
+                                " made too few outputs to time",
+                            "Give more --frames");
+    }
+    m.frames_per_s = static_cast<double>(m.outputs) / seconds;
+    m.gbps = m.frames_per_s * static_cast<double>(size.w) * size.h * 4 / 1e9;
+    const tandem::TaskStats s = runtime.stats(id);
+    m.path = s.input_path;
+    m.device = s.device;
+    m.exact = m.exact && m.checked > 0 && s.failed_jobs == 0;
+    (void)runtime.unregister_task(id);
+    return m;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Tandem's inputs throughput benchmark: the primary's images to a worker as task "
+                 "inputs, against the pair's copy ceiling"};
+    std::string sizes_text = "1920x1080,3840x2160";
+    std::uint32_t frames = 300;
+    std::uint32_t runs = 5;
+    std::uint32_t slots = 3;
+    std::string placement = "worker";
+    std::string machine;
+    std::string json_file;
+    std::string log_level = "warn";
+    tandem::RuntimeOptions options;
+    options.validation = "off";
+    app.add_option("--sizes", sizes_text, "input sizes WxH, comma-separated")
+        ->capture_default_str();
+    app.add_option("--frames", frames, "frames submitted per size")
+        ->capture_default_str()
+        ->check(CLI::Range(20u, 1000000u));
+    app.add_option("--runs", runs, "timed runs of each ceiling copy")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1000u));
+    app.add_option("--slots", slots, "the task's slots (frames in flight), 2 to 16")
+        ->capture_default_str()
+        ->check(CLI::Range(2u, 16u));
+    app.add_option("--placement", placement, "where the task runs (a worker)")
+        ->capture_default_str();
+    app.add_option("--transfer-path", options.transfer_path, "force a transfer path");
+    app.add_option("--virtual-devices", options.virtual_devices,
+                   "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
+    app.add_option("--primary", options.primary, "the primary adapter (index or name)");
+    app.add_option("--workers", options.workers, "the workers (as tandem --workers)");
+    app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
+    app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        options.log_level = tandem::harness::parse_log_level_option(log_level);
+        tandem::harness::apply_tool_log_level(options.log_level);
+        const std::vector<Size> sizes = parse_sizes(sizes_text);
+        tandem::Runtime runtime(options);
+        detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(runtime);
+        const detail::Device& primary = impl.primary();
+        const std::vector<const detail::Worker*> workers = impl.workers();
+        if (workers.empty()) {
+            throw tandem::Error("The runtime has no worker", "Name one with --workers");
+        }
+        nlohmann::json rows = nlohmann::json::array();
+        for (const Size& size : sizes) {
+            const AppImage image = make_image(primary, size.w, size.h);
+            const Measured m = run_task(runtime, placement, image, size, frames, slots);
+            const auto ran_on = std::find_if(workers.begin(), workers.end(), [&](const auto* w) {
+                return w->device().info().index == m.device;
+            });
+            if (ran_on == workers.end()) {
+                throw tandem::Error("The task ran on adapter " + std::to_string(m.device) +
+                                        ", not on a worker",
+                                    "Place it on a worker with --placement");
+            }
+            const detail::Device& worker = (*ran_on)->device();
+            const VkDeviceSize bytes = VkDeviceSize{size.w} * size.h * 4;
+            const auto batch = static_cast<std::uint32_t>(std::clamp<VkDeviceSize>(
+                (VkDeviceSize{128} << 20) / bytes, VkDeviceSize{6}, VkDeviceSize{64}));
+            const auto lead = std::chrono::microseconds(1000);
+            const tb::CopyCeiling d2h = tb::measure_copy_ceiling(
+                primary, tb::Direction::DeviceToHost, bytes, batch, runs, lead);
+            const tb::CopyCeiling h2d = tb::measure_copy_ceiling(
+                worker, tb::Direction::HostToDevice, bytes, batch, runs, lead);
+            const VkExtent2D extent{size.w, size.h};
+            const tb::CopyCeiling d2h_image = tb::measure_image_copy(
+                primary, tb::Direction::DeviceToHost, extent, batch, runs, lead);
+            const tb::CopyCeiling h2d_image = tb::measure_image_copy(
+                worker, tb::Direction::HostToDevice, extent, batch, runs, lead);
+            const double ceiling = std::min(d2h.gbps.median, h2d.gbps.median);
+            const double ratio = ceiling > 0.0 ? m.gbps / ceiling : 0.0;
+            std::printf("%ux%u over %s: %.2f GB/s of inputs (%.0f frames/s, %s), ceiling %.2f GB/s "
+                        "(primary d2h %.2f, worker h2d %.2f; image copies %.2f / %.2f): x%.2f "
+                        "(goal >= 0.9: %s)\n",
+                        size.w, size.h, m.path.c_str(), m.gbps, m.frames_per_s,
+                        m.exact ? "every checked output exact" : "OUTPUT MISMATCH", ceiling,
+                        d2h.gbps.median, h2d.gbps.median, d2h_image.gbps.median,
+                        h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met");
+            rows.push_back({{"size", std::to_string(size.w) + "x" + std::to_string(size.h)},
+                            {"bytes_per_frame", bytes},
+                            {"path", m.path},
+                            {"gbps", m.gbps},
+                            {"frames_per_s", m.frames_per_s},
+                            {"outputs_timed", m.outputs},
+                            {"outputs_checked", m.checked},
+                            {"exact", m.exact},
+                            {"ceiling_gbps", ceiling},
+                            {"primary_d2h", tb::to_json(d2h.gbps)},
+                            {"worker_h2d", tb::to_json(h2d.gbps)},
+                            {"primary_d2h_image", tb::to_json(d2h_image.gbps)},
+                            {"worker_h2d_image", tb::to_json(h2d_image.gbps)},
+                            {"x_ceiling", ratio},
+                            {"goal", ">= 0.9"},
+                            {"met", ratio >= 0.9}});
+            if (!m.exact) {
+                throw tandem::Error("An output at " + std::to_string(size.w) + "x" +
+                                        std::to_string(size.h) + " differs from its input",
+                                    "The inputs' path corrupted data: run the tests");
+            }
+        }
+        if (!json_file.empty()) {
+            nlohmann::json doc;
+            doc["benchmark"] = "tandem-bench-input-throughput";
+            doc["machine"] = {{"description", machine},
+                              {"primary", primary.info().name},
+                              {"workers", options.workers}};
+            doc["config"] = {{"sizes", sizes_text},    {"frames", frames},
+                             {"runs", runs},           {"slots", slots},
+                             {"placement", placement}, {"transfer_path", options.transfer_path}};
+            doc["rows"] = rows;
+            std::ofstream(json_file) << doc.dump(2) << "\n";
+        }
+        return 0;
+    } catch (const tandem::Error& e) {
+        std::fprintf(stderr, "tandem-bench-input-throughput: %s\n", e.what());
+        return 1;
+    }
+}
