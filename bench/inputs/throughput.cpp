@@ -28,6 +28,7 @@
 #include "runtime/runtime_impl.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
+#include "tandem/trace.hpp"
 
 namespace {
 
@@ -249,6 +250,7 @@ int main(int argc, char** argv) {
     std::string placement = "worker";
     std::string machine;
     std::string json_file;
+    std::string trace_file;
     std::string log_level = "warn";
     tandem::RuntimeOptions options;
     options.validation = "off";
@@ -272,6 +274,8 @@ int main(int argc, char** argv) {
     app.add_option("--workers", options.workers, "the workers (as tandem --workers)");
     app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
     app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--trace", trace_file,
+                   "Write the runtime's trace (Chrome trace-event JSON) of every size to FILE");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -281,6 +285,7 @@ int main(int argc, char** argv) {
         options.log_level = tandem::harness::parse_log_level_option(log_level);
         tandem::harness::apply_tool_log_level(options.log_level);
         const std::vector<Size> sizes = parse_sizes(sizes_text);
+        options.trace = !trace_file.empty();
         tandem::Runtime runtime(options);
         detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(runtime);
         const detail::Device& primary = impl.primary();
@@ -344,6 +349,9 @@ int main(int argc, char** argv) {
                                         std::to_string(size.h) + " differs from its input",
                                     "The inputs' path corrupted data: run the tests");
             }
+        }
+        if (!trace_file.empty()) {
+            tandem::write_trace(runtime, trace_file);
         }
         if (!json_file.empty()) {
             nlohmann::json doc;
