@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "app_images.hpp"
 #include "core/resources.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/statistics.hpp"
@@ -51,15 +52,7 @@ AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_
     const std::array<VkFormat, 3> formats{VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R32_SFLOAT,
                                           VK_FORMAT_R16G16_SFLOAT};
     const std::size_t texels = std::size_t{w} * h;
-    f.colour.resize(texels * 4);
-    for (std::size_t i = 0; i < texels; ++i) {
-        const std::size_t x = i % w;
-        const std::size_t y = i / w;
-        f.colour[i * 4] = static_cast<std::uint8_t>((x * 7 + y) & 255);
-        f.colour[i * 4 + 1] = static_cast<std::uint8_t>((y * 3 + (x >> 3)) & 255);
-        f.colour[i * 4 + 2] = static_cast<std::uint8_t>((x ^ y) & 255);
-        f.colour[i * 4 + 3] = 255;
-    }
+    f.colour = tandem::bench::pattern_rgba8(w, h);
     std::vector<float> depth(texels, 0.5f);
     std::vector<std::uint16_t> motion(texels * 2, 0); // zero motion: half 0.0
     const std::array<const void*, 3> data{f.colour.data(), depth.data(), motion.data()};
@@ -73,29 +66,7 @@ AppFrame make_frame(const detail::Device& primary, std::uint32_t w, std::uint32_
         d.name = "bench input " + std::to_string(i);
         d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
         f.images[i] = detail::create_image(primary, d);
-        detail::BufferDesc b;
-        b.size = texels * 4;
-        b.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-        b.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-        b.name = "bench input upload";
-        const detail::Buffer upload = detail::create_buffer(primary, b);
-        std::memcpy(upload.mapped, data[i], b.size);
-        const VkImage image = f.images[i].get();
-        detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer cmd) {
-            detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED,
-                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
-                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
-            VkBufferImageCopy region{};
-            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-            region.imageExtent = {w, h, 1};
-            vkCmdCopyBufferToImage(cmd, upload.buffer.get(), image,
-                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-            detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-        });
+        tandem::bench::fill_image(primary, f.images[i].get(), {w, h}, 4, data[i]);
     }
     return f;
 }

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../transfer/ceiling.hpp"
+#include "app_images.hpp"
 #include "core/resources.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/tool_log.hpp"
@@ -84,41 +85,12 @@ AppImage make_image(const detail::Device& primary, std::uint32_t w, std::uint32_
     d.name = "bench input";
     d.queue_families = {primary.queue(detail::QueueRole::Main).family()};
     out.image = detail::create_image(primary, d);
-    detail::BufferDesc b;
-    b.size = VkDeviceSize{w} * h * 4;
-    b.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-    b.required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    b.name = "bench input upload";
-    const detail::Buffer upload = detail::create_buffer(primary, b);
-    auto* bytes = static_cast<std::uint8_t*>(upload.mapped);
-    for (std::size_t i = 0; i < std::size_t{w} * h; ++i) {
-        const std::size_t x = i % w;
-        const std::size_t y = i / w;
-        bytes[i * 4] = static_cast<std::uint8_t>((x * 7 + y) & 255);
-        bytes[i * 4 + 1] = static_cast<std::uint8_t>((y * 3 + (x >> 3)) & 255);
-        bytes[i * 4 + 2] = static_cast<std::uint8_t>((x ^ y) & 255);
-        bytes[i * 4 + 3] = 255;
-    }
+    const std::vector<std::uint8_t> bytes = tb::pattern_rgba8(w, h);
     for (std::uint32_t y = 0; y < k_corner; ++y) {
-        const std::uint8_t* row = bytes + std::size_t{y} * w * 4;
+        const std::uint8_t* row = bytes.data() + std::size_t{y} * w * 4;
         out.corner.insert(out.corner.end(), row, row + std::size_t{k_corner} * 4);
     }
-    const VkImage image = out.image.get();
-    detail::submit_and_wait(primary, detail::QueueRole::Main, [&](VkCommandBuffer cmd) {
-        detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_UNDEFINED,
-                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
-                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        VkBufferImageCopy region{};
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {w, h, 1};
-        vkCmdCopyBufferToImage(cmd, upload.buffer.get(), image,
-                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-        detail::image_barrier(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                              VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                              VK_ACCESS_2_NONE);
-    });
+    tb::fill_image(primary, out.image.get(), {w, h}, 4, bytes.data());
     return out;
 }
 
