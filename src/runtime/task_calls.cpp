@@ -641,14 +641,16 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
                     task->pending != nullptr && task->pending_kind == PendingKind::Move
                         ? task->pending->worker
                         : nullptr;
+                chain.follows = task->leader != nullptr;
                 chain.generation = task->generations + 1;
                 name = active->desc.name;
                 chain_inputs = active->desc.inputs;
             }
         }
         if (chain.chained) {
-            const ChainHold held = hold_chained(m_tasks, name, chain_inputs, chain.worker,
-                                                chain.moving_to, chain.generation, holds);
+            const ChainHold held =
+                hold_chained(m_tasks, name, chain_inputs, chain.worker, chain.moving_to,
+                             chain.follows, chain.generation, holds);
             if (held.status != ChainHold::Status::Held) {
                 std::lock_guard lock(task->mutex);
                 if (held.status == ChainHold::Status::Broken) {

@@ -137,7 +137,7 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
 
 ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                        std::span<const TaskInputDesc> inputs, const Worker* worker,
-                       const Worker* moving_to, std::uint64_t generation,
+                       const Worker* moving_to, bool follows, std::uint64_t generation,
                        std::vector<ChainedRead>& out) noexcept {
     ChainHold answer;
     const std::size_t first = out.size();
@@ -203,10 +203,14 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                               of + " is moving to " + worker->label() + ", where " + who + " runs"};
                     break;
                 }
-                if (feed == nullptr && moving_to == active->worker) {
-                    answer = {ChainHold::Status::Preparing, who + " is moving to " +
-                                                                moving_to->label() + ", where " +
-                                                                of + " runs"};
+                if (feed == nullptr && (moving_to == active->worker || follows)) {
+                    answer = {ChainHold::Status::Preparing,
+                              who +
+                                  (moving_to == active->worker ? " is moving to "
+                                                               : " follows " + of + " to ") +
+                                  active->worker->label() +
+                                  (moving_to == active->worker ? ", where " + of + " runs"
+                                                               : " (a chain placed as a unit)")};
                     break;
                 }
                 std::lock_guard lock(active->mutex);

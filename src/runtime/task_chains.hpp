@@ -58,10 +58,13 @@ struct ChainHold {
 // `inputs` (its active instance's), running on `worker` (and moving to `moving_to`, null when
 // it is not), each chained input's producer slot (appended to `out`). Anything but Held takes
 // nothing. A chain moving as a unit answers Preparing while its producer and its consumer are
-// on two devices. Caller holds no task's mutex. Never throws.
+// on two devices: the consumer moving there, or following its producer (`follows`:
+// Task::leader), which the scheduler sends after it at its next decision. Caller holds no task's
+// mutex. Never throws.
 [[nodiscard]] ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                                      std::span<const TaskInputDesc> inputs, const Worker* worker,
-                                     const Worker* moving_to, std::uint64_t generation,
+                                     const Worker* moving_to, bool follows,
+                                     std::uint64_t generation,
                                      std::vector<ChainedRead>& out) noexcept;
 
 // Lets the holds in `reads` go (cleared); `done`: the consumer job's work value on the shared
