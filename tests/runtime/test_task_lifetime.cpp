@@ -364,9 +364,13 @@ TEST_F(TaskLifetime, UnregisterKeepsHeldLeasesAndStaleIdsGetOneAnswer) {
         EXPECT_EQ(runtime->calibrate(stale).error, TaskError::UnknownTask);
         EXPECT_EQ(runtime->observe_execute(stale, 0, 1.0), TaskError::UnknownTask);
     }
-    // The held lease goes straight back to its instance; a second release finds it not held.
+    // The held lease goes straight back to its instance; a second release finds it not held,
+    // or no task at all once the completion thread removed the task (its last lease went with
+    // the first release, so that may come first).
     EXPECT_EQ(runtime->release(*lease, v2), TaskError::None);
-    EXPECT_EQ(runtime->release(*lease, v2), TaskError::LeaseNotHeld);
+    const TaskError again = runtime->release(*lease, v2);
+    EXPECT_TRUE(again == TaskError::LeaseNotHeld || again == TaskError::UnknownTask)
+        << to_string(again);
     ASSERT_TRUE(settled(*runtime));
     expect_same_holdings(runtime->resources(), base);
     // Once everything went, the lease's task is gone from the table too.
