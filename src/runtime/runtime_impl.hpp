@@ -172,9 +172,8 @@ private:
     struct ChainPeek {
         bool chained = false;
         const Worker* worker = nullptr;
-        const Worker* moving_to = nullptr; // a pending move's device (a chain moving as a unit)
-        bool follows = false;              // it follows its producer (Task::leader)
-        std::uint64_t generation = 0;      // the generation the holds are for
+        bool follows = false;         // it follows its producer (Task::leader)
+        std::uint64_t generation = 0; // the generation the holds are for
     };
     // The instance that takes the task's submits now, or why none does (Preparing or Failed,
     // counted as a submit's answer would be): the state check submit and lend_inputs share.

@@ -637,10 +637,6 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
             if (task->live && active != nullptr && active->prepared() && has_chain(active->desc)) {
                 chain.chained = true;
                 chain.worker = active->worker;
-                chain.moving_to =
-                    task->pending != nullptr && task->pending_kind == PendingKind::Move
-                        ? task->pending->worker
-                        : nullptr;
                 chain.follows = task->leader != nullptr;
                 chain.generation = task->generations + 1;
                 name = active->desc.name;
@@ -648,9 +644,8 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
             }
         }
         if (chain.chained) {
-            const ChainHold held =
-                hold_chained(m_tasks, name, chain_inputs, chain.worker, chain.moving_to,
-                             chain.follows, chain.generation, holds);
+            const ChainHold held = hold_chained(m_tasks, name, chain_inputs, chain.worker,
+                                                chain.follows, chain.generation, holds);
             if (held.status != ChainHold::Status::Held) {
                 std::lock_guard lock(task->mutex);
                 if (held.status == ChainHold::Status::Broken) {

@@ -136,9 +136,8 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
 }
 
 ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
-                       std::span<const TaskInputDesc> inputs, const Worker* worker,
-                       const Worker* moving_to, bool follows, std::uint64_t generation,
-                       std::vector<ChainedRead>& out) noexcept {
+                       std::span<const TaskInputDesc> inputs, const Worker* worker, bool follows,
+                       std::uint64_t generation, std::vector<ChainedRead>& out) noexcept {
     ChainHold answer;
     const std::size_t first = out.size();
     try {
@@ -195,22 +194,13 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                               of + " is being prepared to send its output to " + worker->label()};
                     break;
                 }
-                // A chain moving as a unit: one of the two got to the new device first.
-                if (feed == nullptr && producer->pending != nullptr &&
-                    producer->pending_kind == PendingKind::Move &&
-                    producer->pending->worker == worker) {
-                    answer = {ChainHold::Status::Preparing,
-                              of + " is moving to " + worker->label() + ", where " + who + " runs"};
-                    break;
-                }
-                if (feed == nullptr && (moving_to == active->worker || follows)) {
-                    answer = {ChainHold::Status::Preparing,
-                              who +
-                                  (moving_to == active->worker ? " is moving to "
-                                                               : " follows " + of + " to ") +
-                                  active->worker->label() +
-                                  (moving_to == active->worker ? ", where " + of + " runs"
-                                                               : " (a chain placed as a unit)")};
+                // A chain moving as a unit, one of the two on the new device first: only a
+                // follower's producer moves (any other consumer pins it), and only a follower
+                // among chained consumers moves.
+                if (feed == nullptr && follows) {
+                    answer = {ChainHold::Status::Preparing, who + " follows " + of + " to " +
+                                                                active->worker->label() +
+                                                                " (a chain placed as a unit)"};
                     break;
                 }
                 std::lock_guard lock(active->mutex);

@@ -55,16 +55,15 @@ struct ChainHold {
 };
 
 // Holds, for a job of generation `generation` of the task named `consumer` whose inputs are
-// `inputs` (its active instance's), running on `worker` (and moving to `moving_to`, null when
-// it is not), each chained input's producer slot (appended to `out`). Anything but Held takes
-// nothing. A chain moving as a unit answers Preparing while its producer and its consumer are
-// on two devices: the consumer moving there, or following its producer (`follows`:
-// Task::leader), which the scheduler sends after it at its next decision. Caller holds no task's
+// `inputs` (its active instance's), running on `worker`, each chained input's producer slot
+// (appended to `out`). Anything but Held takes nothing. A consumer that `follows` its producer
+// (Task::leader: a chain moving as a unit) answers Preparing while the two are on different
+// devices: one of them got to the new device first, or the scheduler sends the consumer after
+// its producer at its next decision. Caller holds no task's
 // mutex. Never throws.
 [[nodiscard]] ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                                      std::span<const TaskInputDesc> inputs, const Worker* worker,
-                                     const Worker* moving_to, bool follows,
-                                     std::uint64_t generation,
+                                     bool follows, std::uint64_t generation,
                                      std::vector<ChainedRead>& out) noexcept;
 
 // Lets the holds in `reads` go (cleared); `done`: the consumer job's work value on the shared
