@@ -408,6 +408,20 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
     return why;
 }
 
+// `item` on the device of its estimate `estimate` (the adjusted charge is set once the
+// baseline is known).
+Option option_of(const Item& item, std::size_t estimate, bool counts_capacity) {
+    const auto& d = item.explanation.devices[estimate];
+    Option o;
+    o.device = d.device;
+    o.estimate = estimate;
+    o.charge = d.charge_ms;
+    o.worker_load = d.primary ? 0.0 : d.load_fraction;
+    o.path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
+    o.counts_capacity = counts_capacity && !d.primary;
+    return o;
+}
+
 // Chains placed as a unit: each item `with` another (auto, naming an item of this decision)
 // joins the chain of that item's first task, whose options then carry the whole chain's costs:
 // each member's option on the same device added (on a worker, each one's delivery to the
@@ -501,13 +515,8 @@ void follow_chains(std::vector<Item>& items, std::vector<std::size_t>& choice) {
         const auto& e = item.explanation;
         for (std::size_t d = 0; d < e.devices.size(); ++d) {
             if (e.devices[d].device == device) {
-                Option o;
-                o.device = device;
-                o.estimate = d;
-                o.charge = e.devices[d].charge_ms;
+                Option o = option_of(item, d, false);
                 o.adjusted = o.charge;
-                o.worker_load = e.devices[d].primary ? 0.0 : e.devices[d].load_fraction;
-                o.counts_capacity = false;
                 item.options.push_back(o);
                 choice[i] = item.options.size() - 1;
                 break;
@@ -746,18 +755,6 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
             e.devices.push_back(d);
         }
 
-        auto option_for = [&](std::size_t estimate, bool counts_capacity) {
-            const auto& d = e.devices[estimate];
-            Option o;
-            o.device = d.device;
-            o.estimate = estimate;
-            o.charge = d.charge_ms;
-            o.worker_load = d.primary ? 0.0 : d.load_fraction;
-            o.path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
-            o.counts_capacity = counts_capacity && !d.primary;
-            return o;
-        };
-
         using Kind = PlacementKind;
         Kind kind = spec.request.kind;
         const std::uint32_t requested = spec.request.adapter.value_or(~0u);
@@ -776,12 +773,12 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
         }
         switch (kind) {
         case Kind::Primary:
-            item.options.push_back(option_for(0, false));
+            item.options.push_back(option_of(item, 0, false));
             break;
         case Kind::Device:
             for (std::size_t i = 0; i < e.devices.size(); ++i) {
                 if (e.devices[i].device == requested) {
-                    item.options.push_back(option_for(i, false));
+                    item.options.push_back(option_of(item, i, false));
                 }
             }
             break;
@@ -791,19 +788,19 @@ PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const Devi
                 // Any worker may be asked for, but not a hop between openings of one device.
                 const bool hop = here && devices.share_capacity(d.device, *here);
                 if (d.execute && d.move && live(d.device) && !hop) {
-                    item.options.push_back(option_for(i, true));
+                    item.options.push_back(option_of(item, i, true));
                 }
             }
             if (item.options.empty()) {
                 item.note = "No live worker can run it, so it runs on the primary. ";
-                item.options.push_back(option_for(0, false));
+                item.options.push_back(option_of(item, 0, false));
             }
             break;
         case Kind::Auto:
-            item.options.push_back(option_for(0, false));
+            item.options.push_back(option_of(item, 0, false));
             for (std::size_t i = 1; i < e.devices.size(); ++i) {
                 if (e.devices[i].candidate) {
-                    item.options.push_back(option_for(i, true));
+                    item.options.push_back(option_of(item, i, true));
                 }
             }
             break;
