@@ -188,9 +188,10 @@ private:
                                              std::span<const InputImage> inputs, WorkerJob& job,
                                              const ChainPeek& chain,
                                              std::vector<ChainedRead>& holds) noexcept;
-    // Where a task with `producers` (check_chain's) runs: their device, which must be one and,
-    // for a manual placement, the one it names (Error with a sentence otherwise). nullopt
-    // without producers. Holds no lock but each producer's mutex in turn.
+    // Where a task with `producers` (check_chain's) runs: its first producer's device when
+    // placed auto (or on any worker, that producer being on one), else where its placement
+    // names. Error with a sentence for a producer that could not be placed; nullopt without
+    // producers. Holds no lock but each producer's mutex in turn.
     [[nodiscard]] std::optional<std::uint32_t>
     chain_device(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers) const;
     // The producer an auto consumer of `producers` follows (a chain placed as a unit: the one

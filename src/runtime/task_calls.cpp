@@ -50,9 +50,7 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
     if (producers.empty()) {
         return std::nullopt;
     }
-    std::optional<std::uint32_t> device;
-    std::string first;
-    std::string across; // a sentence when the producers run on more than one device
+    std::optional<std::uint32_t> device; // the first producer's
     for (const auto& producer : producers) {
         std::lock_guard lock(producer->mutex);
         if (producer->active == nullptr) {
@@ -60,18 +58,10 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
                             "', which could not be placed",
                         "Register the producer again, then its consumer");
         }
-        const std::uint32_t at = producer->active->device();
-        if (device && *device != at && across.empty()) {
-            across = "Task '" + desc.name + "' reads '" + first + "' on adapter " +
-                     std::to_string(*device) + " and '" + producer->desc.name + "' on adapter " +
-                     std::to_string(at);
-        }
         if (!device) {
-            device = at;
-            first = producer->desc.name;
+            device = producer->active->device();
         }
     }
-    (void)across;
     const Placement& p = desc.placement;
     const Worker* own = worker_of(*device);
     const bool on_a_worker = own != m_workers[0].get();
