@@ -197,8 +197,9 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             waits.clear();
             sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
         }
-        // A host bridge submits the receiving side later: the job's batch follows it.
-        while (sent == VK_SUCCESS && !inputs_arrived(instance, job.slot) && !worker.lost()) {
+        const auto t_sent = Clock::now();
+        // A host bridge submits the receiving side later: the job's batch follows its submission.
+        while (sent == VK_SUCCESS && !inputs_queued(instance, job.slot) && !worker.lost()) {
             for (const auto& link : instance.inputs.links) {
                 if (link->failed()) {
                     sent = VK_ERROR_UNKNOWN;
@@ -241,6 +242,15 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             workload_failed(job,
                             why.empty() ? std::string("its chained inputs cannot be read") : why);
             return;
+        }
+        if (m_trace.enabled()) {
+            // Within the job's record+submit span: until its inputs' links took them, and until
+            // its batch may wait for all of them.
+            const std::uint32_t track = m_trace.track(worker.label() + " submit thread");
+            const std::string& name = instance.desc.name;
+            m_trace.span(track, "inputs sent " + name, t0, t_sent, job.generation, name);
+            m_trace.span(track, "inputs queued " + name, t_sent, Clock::now(), job.generation,
+                         name);
         }
     }
 

@@ -25,6 +25,9 @@ public:
         return m_link.path() == TransferPath::ZeroCopy;
     }
     bool host_bridged() const noexcept override { return !m_link.gpu_side_sync(); }
+    bool may_wait_for(std::uint64_t primary_value) const noexcept override {
+        return m_link.may_wait_for(primary_value);
+    }
     SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
                              VkImageUsageFlags primary_usage) const override {
         LinkImages images = m_link.create_images(name, worker_usage, primary_usage);

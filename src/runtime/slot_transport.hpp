@@ -82,6 +82,12 @@ public:
     // True when a host bridge submits the receiving side's copies once the sending side's
     // finished (not within submit()).
     [[nodiscard]] virtual bool host_bridged() const noexcept { return false; }
+    // True when a batch of the primary may wait GPU-side for `primary_value` now: its signal is
+    // queued with nothing left for a host thread to do (TransferLink::may_wait_for); always
+    // without a host bridge. Any thread; non-blocking.
+    [[nodiscard]] virtual bool may_wait_for(std::uint64_t /*primary_value*/) const noexcept {
+        return true;
+    }
     // The images of one slot, named after `name`, with the workload's `worker_usage` on the image
     // it writes and `primary_usage` on the primary's (one image when shares_images()). Throws
     // Error (set-up).

@@ -318,16 +318,12 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 if (s.state == SlotState::Recording || s.primary_value == 0) {
                     return VK_NOT_READY;
                 }
-                if (producer.transport->host_bridged()) {
-                    std::uint64_t done = 0;
-                    if (producer.transport->primary_value(done) != VK_SUCCESS ||
-                        producer.transport->failed()) {
-                        why = of + " could not be delivered to the primary";
-                        return VK_ERROR_UNKNOWN;
-                    }
-                    if (done < s.primary_value) {
-                        return VK_NOT_READY;
-                    }
+                if (producer.transport->failed()) {
+                    why = of + " could not be delivered to the primary";
+                    return VK_ERROR_UNKNOWN;
+                }
+                if (!producer.transport->may_wait_for(s.primary_value)) {
+                    return VK_NOT_READY; // its bridge has not queued the delivery yet
                 }
                 waits.push_back(semaphore_submit_info(producer.transport->primary_semaphore(),
                                                       s.primary_value,
@@ -357,16 +353,13 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                           (feed.error.empty() ? std::string() : ": " + feed.error);
                     return VK_ERROR_UNKNOWN;
                 }
-                if (feed.link->host_bridged()) {
-                    std::uint64_t done = 0;
-                    if (feed.link->primary_value(done) != VK_SUCCESS || feed.link->failed()) {
-                        why = of + " could not be sent to " + feed.to->label() + ": " +
-                              feed.link->error();
-                        return VK_ERROR_UNKNOWN;
-                    }
-                    if (done < fed.ticket.primary_value) {
-                        return VK_NOT_READY;
-                    }
+                if (feed.link->failed()) {
+                    why = of + " could not be sent to " + feed.to->label() + ": " +
+                          feed.link->error();
+                    return VK_ERROR_UNKNOWN;
+                }
+                if (!feed.link->may_wait_for(fed.ticket.primary_value)) {
+                    return VK_NOT_READY; // its bridge has not queued the hand-off yet
                 }
                 waits.push_back(semaphore_submit_info(feed.link->primary_semaphore(),
                                                       fed.ticket.primary_value,

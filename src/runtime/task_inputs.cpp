@@ -600,15 +600,10 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
     return VK_SUCCESS;
 }
 
-bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept {
+bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept {
     const InstanceInputs& in = instance.inputs;
     for (std::size_t i = 0; i < in.links.size(); ++i) {
-        if (!in.links[i]->host_bridged()) {
-            continue;
-        }
-        std::uint64_t done = 0;
-        if (in.links[i]->primary_value(done) != VK_SUCCESS || in.links[i]->failed() ||
-            done < in.slots[slot][i].arrived) {
+        if (in.links[i]->failed() || !in.links[i]->may_wait_for(in.slots[slot][i].arrived)) {
             return false;
         }
     }

@@ -124,10 +124,11 @@ private:
                                    std::vector<VkSemaphoreSubmitInfo>& waits,
                                    std::string& why) noexcept;
 
-// True once every input of `slot` sent over a host-bridged link has arrived (the bridge
-// submits the receiving side later; the job's batch, which reads the input in its layout, is
-// submitted only after that). Non-blocking; true without such links.
-[[nodiscard]] bool inputs_arrived(const TaskInstance& instance, std::uint32_t slot) noexcept;
+// True once the job's batch may wait for every input of `slot`: a host-bridged link's bridge
+// submits the receiving side later, and the batch is submitted only once that side is queued
+// (SlotTransport::may_wait_for), so its wait never precedes its signal; the GPU orders the rest.
+// Non-blocking; true without such links.
+[[nodiscard]] bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
 // Records, first in the job's commands, the copy of each buffer input that arrived in its
 // carrier image into the slot's buffer (the workload reads the buffer). Nothing on the primary,

@@ -15,6 +15,9 @@ public:
     BridgeSubmitHandOff(const HandOffContext& context, const BridgeOptions& bridge);
     ~BridgeSubmitHandOff() override;
 
+    // Each transfer's copies are submitted by the bridge once the worker's band is done.
+    [[nodiscard]] bool submits_ready_batches() const noexcept override { return true; }
+
 private:
     [[nodiscard]] VkResult on_band_done(const HandedTransfer& transfer, std::uint64_t token,
                                         std::uint32_t band) noexcept override;

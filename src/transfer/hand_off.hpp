@@ -103,6 +103,10 @@ public:
     virtual void drain(std::chrono::milliseconds /*timeout*/) noexcept {}
     [[nodiscard]] virtual bool failed() const noexcept { return false; }
     [[nodiscard]] virtual std::string error() const { return {}; }
+    // True when every batch counted by primary_submitted() is on the primary's queue with
+    // nothing left for a host thread to do before it runs (no gate a host signals): a batch may
+    // then wait GPU-side for its value at once. The bridge's submitted copies only.
+    [[nodiscard]] virtual bool submits_ready_batches() const noexcept { return false; }
     // The last primary value whose batch was queued (the link's teardown waits for it).
     [[nodiscard]] std::uint64_t primary_submitted() const noexcept {
         return m_primary_submitted.load(std::memory_order_acquire);

@@ -381,6 +381,17 @@ std::vector<RetirePoint> TransferLink::quiesce() noexcept {
     }
 }
 
+bool TransferLink::may_wait_for(std::uint64_t primary_value) const noexcept {
+    if (gpu_side_sync()) {
+        return true;
+    }
+    if (m_hand_off->submits_ready_batches() && m_hand_off->primary_submitted() >= primary_value) {
+        return true;
+    }
+    std::uint64_t done = 0;
+    return completed_primary_value(done) == VK_SUCCESS && done >= primary_value;
+}
+
 VkResult TransferLink::completed_primary_value(std::uint64_t& out) const noexcept {
     return m_primary_timeline->value(out);
 }

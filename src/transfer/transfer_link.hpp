@@ -174,6 +174,12 @@ public:
                                   TransferTicket& out);
     // Current value of the primary timeline (non-blocking).
     [[nodiscard]] VkResult completed_primary_value(std::uint64_t& out) const noexcept;
+    // True when a batch of the primary may wait GPU-side for `primary_value` now: the batch that
+    // signals it is on the primary's queue with nothing left for a host thread to do first
+    // (always without a host bridge; with one, once the bridge submitted it, or once it was
+    // reached). A wait submitted earlier could precede its signal, which a failed bridge would
+    // then never submit. Any thread; non-blocking.
+    [[nodiscard]] bool may_wait_for(std::uint64_t primary_value) const noexcept;
     // The link is leaving use: stops handing bands on (a bridge detaches; once this returns no
     // band is handed on any more) and returns the values after which the GPU no longer uses it:
     // the worker timeline at the last value submitted to it, the primary timeline at the last

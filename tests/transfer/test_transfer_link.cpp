@@ -39,7 +39,10 @@ LinkImages slot_images(const TransferLink& link, const std::string& name) {
 }
 
 // One transfer of fresh random data through `slot`: the worker's "work done" is a host signal
-// given after the submit, so submit() must not wait for it.
+// given after the submit, so submit() must not wait for it. A batch of the primary waits for the
+// transfer GPU-side from the moment may_wait_for() says it may, which a host bridge's link says
+// only once its copies are queued (never before the worker's side ran), and the image is read
+// once that batch completed.
 void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
                 TransferTicket* ticket_out = nullptr) {
     const Device& worker = link.worker_timeline().device();
@@ -59,7 +62,23 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
     std::uint64_t value = 0;
     ASSERT_EQ(link.completed_primary_value(value), VK_SUCCESS);
     EXPECT_LT(value, ticket.primary_value); // cannot have finished: the worker has not signalled
+    EXPECT_EQ(link.may_wait_for(ticket.primary_value), link.gpu_side_sync());
     ASSERT_EQ(done.signal(1), VK_SUCCESS);
+    const auto until = std::chrono::steady_clock::now() + k_wait;
+    while (!link.may_wait_for(ticket.primary_value) && !link.failed() &&
+           std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    ASSERT_TRUE(link.may_wait_for(ticket.primary_value)) << link.error();
+    TimelineSemaphore seen(primary, "primary batch after the transfer");
+    const VkSemaphoreSubmitInfo wait =
+        detail::semaphore_submit_info(link.primary_timeline().handle(), ticket.primary_value,
+                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    const VkSemaphoreSubmitInfo signal = seen.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    ASSERT_EQ(
+        primary.queue(detail::QueueRole::Main).submit_one(VK_NULL_HANDLE, {&wait, 1}, {&signal, 1}),
+        VK_SUCCESS);
+    ASSERT_EQ(seen.wait(1, k_wait), VK_SUCCESS) << link.error();
     ASSERT_EQ(link.primary_timeline().wait(ticket.primary_value, k_wait), VK_SUCCESS)
         << link.error();
     ASSERT_EQ(link.worker_timeline().wait(ticket.worker_value, k_wait), VK_SUCCESS);
@@ -495,6 +514,8 @@ TEST_F(VulkanTest, BridgeTimeoutFailsTheLinkWithoutHanging) {
     const TransferTicket ticket = submit_until_the_bridge_gives_up(link, src, dst, done);
     EXPECT_TRUE(link.failed());
     EXPECT_FALSE(link.error().empty());
+    // Nothing will signal the value: no batch may wait for it.
+    EXPECT_FALSE(link.may_wait_for(ticket.primary_value));
     TransferTicket after;
     EXPECT_NE(link.submit(1, src.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, {}, dst.get(),
                           VK_IMAGE_LAYOUT_UNDEFINED, after),
