@@ -89,7 +89,7 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
         return false; // out of memory describing it: as before, the worker goes
     }
     try {
-        drop_transfer_path(m_health.get(), path, link.from, link.to, "it failed in use: " + error);
+        m_pairs.drop(link.from, link.to, path, "it failed in use: " + error);
         log_warn("runtime", "task '{}' on {}: {}{} failed and is dropped for its pair: {}",
                  task.desc.name, worker.label(), link.what, path, error);
     } catch (...) {
@@ -111,10 +111,8 @@ std::vector<DroppedTransferPath> LinkFailures::dropped_paths(std::uint32_t devic
     if (device == m_primary.info().index) {
         return {};
     }
-    std::vector<DroppedTransferPath> out =
-        dropped_transfer_paths(m_health.get(), device, m_primary.info().index);
-    for (DroppedTransferPath d :
-         dropped_transfer_paths(m_health.get(), m_primary.info().index, device)) {
+    std::vector<DroppedTransferPath> out = m_pairs.dropped(device, m_primary.info().index);
+    for (DroppedTransferPath d : m_pairs.dropped(m_primary.info().index, device)) {
         d.inputs = true;
         out.push_back(std::move(d));
     }

@@ -1,7 +1,7 @@
-// LinkFailures: a transfer path that fails in use. It owns the runtime's PathHealth (which
-// paths of each (worker, primary) pair passed their self-test and which were dropped; null
-// without src/transfer), which preparations consult. When an instance's transport fails while
-// its worker's device works, retire() drops the path for the pair and retires the instance's
+// LinkFailures: a transfer path that fails in use. When an instance's transport fails while
+// its worker's device works, retire() drops the path for the pair in that direction (on its
+// DevicePair, runtime/device_pairs.hpp, which the next preparations negotiate past) and retires
+// the instance's
 // link: its Free and in-flight slots retire (its published output stays readable); its task is
 // then prepared again on the same device with the next path (runtime/link_fallback.hpp). A
 // failure that is the device's is left to the caller, which loses the worker.
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/device.hpp"
+#include "runtime/device_pairs.hpp"
 #include "runtime/slot_transport.hpp"
 #include "runtime/task_instance.hpp"
 
@@ -30,11 +31,12 @@ class LinkFailures {
 public:
     // `timeout_ms` and `first_job_timeout`: what a worker's allowance is made of
     // (Worker::allowance).
-    LinkFailures(const Device& primary, const std::atomic<std::int64_t>& timeout_ms,
+    LinkFailures(const Device& primary, DevicePairs& pairs,
+                 const std::atomic<std::int64_t>& timeout_ms,
                  std::chrono::milliseconds first_job_timeout)
-        : m_primary(primary), m_timeout_ms(timeout_ms), m_first_job_timeout(first_job_timeout) {}
+        : m_primary(primary), m_pairs(pairs), m_timeout_ms(timeout_ms),
+          m_first_job_timeout(first_job_timeout) {}
 
-    [[nodiscard]] PathHealth* health() const noexcept { return m_health.get(); }
     // The instance's transport failed: true when its path is to blame (dropped for the pair,
     // the instance's link retired: TaskInstance::link_failed), false when its worker's device
     // is (the caller loses the worker). `from_pump`: the pump noticed it (a slot overdue is
@@ -52,6 +54,11 @@ public:
     // The paths dropped for the pair (device, primary), oldest first; then those dropped for its
     // inputs (primary -> device, DroppedTransferPath::inputs).
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t device) const;
+    // The paths dropped from `from` to `to` (a feed's pair), oldest first.
+    [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t from,
+                                                                 std::uint32_t to) const {
+        return m_pairs.dropped(from, to);
+    }
 
 private:
     // retire(), retire_input() and retire_feed(): a link of `instance` failed with `error` on
@@ -68,9 +75,9 @@ private:
                                    const FailedLink& link) noexcept;
 
     const Device& m_primary;
+    DevicePairs& m_pairs;
     const std::atomic<std::int64_t>& m_timeout_ms;
     std::chrono::milliseconds m_first_job_timeout;
-    std::shared_ptr<PathHealth> m_health = make_path_health();
 };
 
 } // namespace tandem::detail

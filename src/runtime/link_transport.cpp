@@ -106,28 +106,6 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
     }
 }
 
-std::shared_ptr<PathHealth> make_path_health() {
-    return std::make_shared<PathHealth>();
-}
-
-void drop_transfer_path(PathHealth* health, const std::string& path, std::uint32_t worker,
-                        std::uint32_t primary, const std::string& reason) {
-    const auto kind = parse_transfer_path(path);
-    if (health != nullptr && kind) {
-        (void)health->drop(worker, primary, *kind, reason);
-    }
-}
-
-std::vector<DroppedTransferPath>
-dropped_transfer_paths(const PathHealth* health, std::uint32_t worker, std::uint32_t primary) {
-    std::vector<DroppedTransferPath> out;
-    if (health != nullptr) {
-        for (const auto& d : health->dropped(worker, primary)) {
-            out.push_back({to_string(d.path), d.reason});
-        }
-    }
-    return out;
-}
 #else
 std::unique_ptr<SlotTransport>
 make_link_transport(const Device& /*worker*/, const Device& /*primary*/, const PairInfo& /*pair*/,
@@ -136,19 +114,6 @@ make_link_transport(const Device& /*worker*/, const Device& /*primary*/, const P
                 "Place the task on the primary (placement \"primary\") or build with src/transfer");
 }
 
-std::shared_ptr<PathHealth> make_path_health() {
-    return nullptr;
-}
-
-void drop_transfer_path(PathHealth* /*health*/, const std::string& /*path*/,
-                        std::uint32_t /*worker*/, std::uint32_t /*primary*/,
-                        const std::string& /*reason*/) {}
-
-std::vector<DroppedTransferPath> dropped_transfer_paths(const PathHealth* /*health*/,
-                                                        std::uint32_t /*worker*/,
-                                                        std::uint32_t /*primary*/) {
-    return {};
-}
 #endif
 
 } // namespace tandem::detail

@@ -121,9 +121,11 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
 
     m_retire = std::make_unique<RetireList>(devices);
     m_leases = std::make_unique<LeaseTable>(m_primary->queue(QueueRole::Main).family());
-    m_links = std::make_unique<LinkFailures>(*m_primary, m_timeout_ms, m_options.first_job_timeout);
+    m_pairs = std::make_unique<DevicePairs>();
+    m_links = std::make_unique<LinkFailures>(*m_primary, *m_pairs, m_timeout_ms,
+                                             m_options.first_job_timeout);
     m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,
-                                                m_links->health(), *m_retire, m_trace);
+                                                *m_pairs, *m_retire, m_trace);
     m_completion = std::make_unique<CompletionTracker>(
         m_tasks, *m_leases, *m_links, *m_preparer, *m_retire, *m_primary, *m_reads,
         m_input_copies->timeline(), m_trace, m_timeout_ms, m_options.first_job_timeout);
@@ -197,6 +199,7 @@ RuntimeImpl::~RuntimeImpl() {
     m_completion.reset();
     m_preparer.reset();
     m_links.reset();
+    m_pairs.reset();
     m_leases.reset();
     m_retire.reset();
     m_input_copies.reset();
@@ -341,8 +344,7 @@ RuntimeResources RuntimeImpl::resources() const {
     }
     // Each worker's job, transfer and watcher threads, the completion and preparation threads,
     // and the pair bridges running now.
-    out.threads =
-        static_cast<std::uint32_t>(3 * m_workers.size() + 2 + m_preparer->bridge_threads());
+    out.threads = static_cast<std::uint32_t>(3 * m_workers.size() + 2 + m_pairs->bridge_threads());
     std::vector<std::shared_ptr<Task>> tasks;
     m_tasks.snapshot(tasks);
     for (const auto& task : tasks) {

@@ -12,7 +12,9 @@
 //   LeaseTable        (lease_table.hpp)        leases on an instance's outputs
 //   InputCopier       (task_inputs.hpp)        a submit's inputs copied on the primary
 //   chains            (task_chains.hpp)        inputs that are other tasks' outputs, in place
-//   LinkFailures      (link_failures.hpp)      the paths' health, a link whose path failed
+//   DevicePairs       (device_pairs.hpp)       each device pair, both directions: its paths'
+//                                              health, bridges, every stream opened on it
+//   LinkFailures      (link_failures.hpp)      a link whose path failed
 //   LinkFallback      (link_fallback.hpp)      a task whose path failed, prepared again
 //   Scheduler         (scheduler.hpp)          where auto tasks run, trial jobs, calibration
 //   RetireList        (sync/retire_list.hpp)   objects freed once the GPU passed them
@@ -50,6 +52,7 @@
 #include "core/log.hpp"
 #include "core/placement.hpp"
 #include "runtime/completion_tracker.hpp"
+#include "runtime/device_pairs.hpp"
 #include "runtime/job_pipeline.hpp"
 #include "runtime/lease_table.hpp"
 #include "runtime/link_failures.hpp"
@@ -125,8 +128,8 @@ public:
     [[nodiscard]] std::vector<const Worker*> workers() const;
     // The primary's context or the worker on adapter `adapter`; null when none.
     [[nodiscard]] Worker* worker_of(std::uint32_t adapter) const noexcept;
-    // The paths each pair may still use (null in a build without src/transfer).
-    [[nodiscard]] PathHealth* path_health() const noexcept { return m_links->health(); }
+    // The runtime's device pairs: every cross-device stream, each pair's paths and bridges.
+    [[nodiscard]] DevicePairs& pairs() const noexcept { return *m_pairs; }
     [[nodiscard]] const LinkFailures& links() const noexcept { return *m_links; }
     // The workloads tasks of this runtime may name (TaskDesc::workload).
     [[nodiscard]] WorkloadTable& workloads() noexcept { return m_workloads; }
@@ -147,10 +150,10 @@ public:
     void release_held(TaskId id);
     // The next worker submit of the task's active worker reports VK_ERROR_DEVICE_LOST.
     void force_device_lost(TaskId id);
-    // The cuda-peer path copies with `copier` (TaskPreparer::stand_in_for_cuda). Before
+    // The cuda-peer path copies with `copier` (DevicePairs::stand_in_for_cuda). Before
     // registering tasks.
     void stand_in_for_cuda(StagingCopierFactory copier) {
-        m_preparer->stand_in_for_cuda(std::move(copier));
+        m_pairs->stand_in_for_cuda(std::move(copier));
     }
     void set_worker_timeout(std::chrono::milliseconds timeout) noexcept {
         m_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
@@ -249,6 +252,7 @@ private:
     TaskTable m_tasks;
     std::unique_ptr<RetireList> m_retire;
     std::unique_ptr<LeaseTable> m_leases;
+    std::unique_ptr<DevicePairs> m_pairs;
     std::unique_ptr<LinkFailures> m_links;
     std::unique_ptr<TaskPreparer> m_preparer;
     std::unique_ptr<CompletionTracker> m_completion;

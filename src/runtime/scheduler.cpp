@@ -10,10 +10,6 @@
 #include "runtime/runtime_impl.hpp"
 #include "runtime/task_stats.hpp"
 #include "tandem/error.hpp"
-#if TANDEM_HAVE_TRANSFER
-#include "transfer/path_health.hpp"
-#include "transfer/transfer_path.hpp"
-#endif
 
 namespace tandem::detail {
 
@@ -95,34 +91,28 @@ Scheduler::Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
     placement.margin_fraction = options.margin_fraction;
     placement.primary_frame_rate_hz = options.primary_frame_rate_hz;
     m_placer = std::make_unique<Placer>(*m_model, placement);
-#if TANDEM_HAVE_TRANSFER
-    for (std::size_t i = 1; i < devices.size(); ++i) {
-        m_pairs.push_back(query_pair_info(devices[i], devices[0]));
-    }
-#endif
     refresh_paths();
 }
 
 void Scheduler::refresh_paths() {
-#if TANDEM_HAVE_TRANSFER
-    // What the transfer link of each worker negotiates (the same function, past the paths
-    // dropped for the pair), looked at again only when a path was dropped.
-    const PathHealth* health = m_runtime->path_health();
-    const std::uint64_t drops = health != nullptr ? health->drops() : 0;
-    if (!m_pairs_priced || drops != m_drops_priced) {
-        m_pairs_priced = true;
-        m_drops_priced = drops;
-        for (const PairInfo& pair : m_pairs) {
-            try {
-                m_paths[pair.worker] = negotiate_path(
-                    health != nullptr ? health->restrict(pair) : pair, m_forced_path);
-            } catch (const Error&) {
-                // Not allowed (forced) or none left: its moves are priced as unmeasured.
-                m_paths.erase(pair.worker);
-            }
+    // The path a stream of each worker's output would take on its pair now, looked at again
+    // only when a path was dropped.
+    DevicePairs& pairs = m_runtime->pairs();
+    const std::uint64_t drops = pairs.drops();
+    if (m_pairs_priced && drops == m_drops_priced) {
+        return;
+    }
+    m_pairs_priced = true;
+    m_drops_priced = drops;
+    const Device& primary = m_runtime->primary();
+    for (const Worker* w : m_runtime->workers()) {
+        const Device& worker = w->device();
+        if (const auto path = pairs.pair(worker, primary).path(worker, m_forced_path)) {
+            m_paths[worker.info().index] = *path;
+        } else {
+            m_paths.erase(worker.info().index); // none left: its moves are priced as unmeasured
         }
     }
-#endif
 }
 
 std::uint32_t Scheduler::primary() const {

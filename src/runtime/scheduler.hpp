@@ -97,11 +97,10 @@ private:
     RuntimeImpl* m_runtime;
     SchedulerOptions m_options;
     std::optional<TransferPath> m_forced_path;
-    // Each worker -> primary pair, and the path its links negotiate now (refresh_paths).
-    std::vector<PairInfo> m_pairs;
+    // The path each worker's output stream would take on its pair now (refresh_paths).
     std::map<std::uint32_t, TransferPath> m_paths;
     bool m_pairs_priced = false;
-    std::uint64_t m_drops_priced = 0; // PathHealth::drops() when m_paths was made
+    std::uint64_t m_drops_priced = 0; // DevicePairs::drops() when m_paths was made
     std::unique_ptr<CostModel> m_model;
     std::unique_ptr<Placer> m_placer;
     PlacementPlan m_plan;

@@ -127,7 +127,8 @@ public:
 [[nodiscard]] std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
                                                                   const TransportDesc& desc);
 
-// Worker -> primary on two devices through src/transfer. With `health`, the path is the best one
+// Worker -> primary on two devices through src/transfer (the runtime opens them as streams on
+// their DevicePair, runtime/device_pairs.hpp). With `health`, the path is the best one
 // the pair has not dropped, self-tested on its first use for the pair (choose_tested_path in
 // src/transfer/path_self_test.hpp; blocking: preparation thread only), and a path whose link
 // cannot be set up is dropped with the reason and the next one tried. Throws Error when this
@@ -135,15 +136,5 @@ public:
 [[nodiscard]] std::unique_ptr<SlotTransport>
 make_link_transport(const Device& worker, const Device& primary, const PairInfo& pair,
                     const TransportDesc& desc, PathHealth* health = nullptr);
-
-// The runtime's record of its pairs' transfer paths; null in a build without src/transfer.
-[[nodiscard]] std::shared_ptr<PathHealth> make_path_health();
-// Drops the path named `path` (SlotTransport::path_name()) for the pair (worker, primary) with
-// `reason`: it is not negotiated for the pair again. No effect without a record.
-void drop_transfer_path(PathHealth* health, const std::string& path, std::uint32_t worker,
-                        std::uint32_t primary, const std::string& reason);
-// The paths dropped for the pair (worker, primary), in the order they were dropped.
-[[nodiscard]] std::vector<DroppedTransferPath>
-dropped_transfer_paths(const PathHealth* health, std::uint32_t worker, std::uint32_t primary);
 
 } // namespace tandem::detail

@@ -14,9 +14,9 @@
 namespace tandem::detail {
 
 TaskPreparer::TaskPreparer(const Instance& instance, const Device& primary,
-                           const RuntimeOptions& options, bool poll, PathHealth* health,
+                           const RuntimeOptions& options, bool poll, DevicePairs& pairs,
                            RetireList& retire, TraceLog& trace)
-    : m_instance(instance), m_primary(primary), m_options(options), m_poll(poll), m_health(health),
+    : m_instance(instance), m_primary(primary), m_options(options), m_poll(poll), m_pairs(pairs),
       m_retire(retire), m_trace(trace) {}
 
 TaskPreparer::~TaskPreparer() {
@@ -159,23 +159,18 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
         task.transport = make_local_transport(device, td);
         return slot_images();
     }
-    PairInfo pair = query_pair_info(device.info(), m_primary.info());
-    if (m_cuda_stand_in && allow_cuda_stand_in(pair)) {
-        td.cuda_copier = m_cuda_stand_in;
-    }
-    td.bridge = m_bridges.bridge_for(device, m_primary);
-    // Each round returns or drops a path (make_link_transport throws once none is left).
+    DevicePair& pair = m_pairs.pair(device, m_primary);
+    // Each round returns or drops a path (open_stream throws once none is left).
     for (;;) {
-        task.transport = make_link_transport(device, m_primary, pair, td, m_health);
+        task.transport = pair.open_stream(device, td);
         try {
             return slot_images();
         } catch (const Error& e) {
-            if (m_health == nullptr || !task.transport->images_are_the_path() ||
-                e.result() == VK_ERROR_DEVICE_LOST) {
+            if (!task.transport->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
                 throw;
             }
-            drop_transfer_path(m_health, task.transport->path_name(), pair.worker, pair.primary,
-                               std::string("making a task's slot images failed: ") + e.what());
+            pair.drop(device.info().index, task.transport->path_name(),
+                      std::string("making a task's slot images failed: ") + e.what());
             task.transport.reset();
         }
     }
@@ -185,17 +180,13 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
                                                              const TaskInputDesc& input,
                                                              const TransportDesc& output) {
     // The roles swapped: the primary sends, the task's device receives.
-    PairInfo pair = query_pair_info(m_primary.info(), device.info());
     TransportDesc td = output;
     td.name = output.name + " input " + input.name;
     td.width = input.width;
     td.height = input.height;
     td.format = input.format;
     td.worker_progress = nullptr; // the sender is the primary; the watchdog minds the worker
-    td.cuda_copier =
-        m_cuda_stand_in && allow_cuda_stand_in(pair) ? m_cuda_stand_in : StagingCopierFactory{};
-    td.bridge = m_bridges.bridge_for(m_primary, device);
-    return make_link_transport(m_primary, device, pair, td, m_health);
+    return m_pairs.pair(m_primary, device).open_stream(m_primary, td);
 }
 
 void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output) {
@@ -204,17 +195,14 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
         auto feed = std::make_unique<ChainFeed>();
         feed->to = to;
         const Device& device = to->device();
-        PairInfo pair = query_pair_info(from.info(), device.info());
+        DevicePair& pair = m_pairs.pair(from, device);
         TransportDesc td = output;
         td.name = output.name + " to " + device.label();
-        td.cuda_copier =
-            m_cuda_stand_in && allow_cuda_stand_in(pair) ? m_cuda_stand_in : StagingCopierFactory{};
-        td.bridge = m_bridges.bridge_for(from, device);
         // A feed that cannot be made leaves its consumers' reads failing with why; the
         // producer itself runs on. Each round returns or drops a path, as for outputs.
         try {
             for (;;) {
-                feed->link = make_link_transport(from, device, pair, td, m_health);
+                feed->link = pair.open_stream(from, td);
                 try {
                     for (std::uint32_t s = 0; s < task.desc.slots; ++s) {
                         SlotImages images = feed->link->create_images(
@@ -228,12 +216,11 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
                     }
                     break;
                 } catch (const Error& e) {
-                    if (m_health == nullptr || !feed->link->images_are_the_path() ||
-                        e.result() == VK_ERROR_DEVICE_LOST) {
+                    if (!feed->link->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
                         throw;
                     }
-                    drop_transfer_path(m_health, feed->link->path_name(), pair.worker, pair.primary,
-                                       std::string("making a feed's images failed: ") + e.what());
+                    pair.drop(from.info().index, feed->link->path_name(),
+                              std::string("making a feed's images failed: ") + e.what());
                     feed->slots.clear();
                     feed->link.reset();
                 }

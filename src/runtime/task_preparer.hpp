@@ -23,10 +23,10 @@
 
 #include "core/device.hpp"
 #include "core/instance.hpp"
+#include "runtime/device_pairs.hpp"
 #include "runtime/slot_transport.hpp"
 #include "runtime/task_instance.hpp"
 #include "runtime/trace_log.hpp"
-#include "sync/pair_bridge.hpp"
 #include "tandem/runtime.hpp"
 
 namespace tandem::detail {
@@ -34,10 +34,10 @@ namespace tandem::detail {
 class TaskPreparer {
 public:
     // `poll`: the transports' threads may poll before sleeping (core/cpu.hpp may_poll).
-    // `health`: the paths each pair may use (LinkFailures; null without src/transfer).
+    // `pairs`: where every cross-device transport is opened, as a stream on its pair.
     // `retire`: where self-tests and links leave what they made.
     TaskPreparer(const Instance& instance, const Device& primary, const RuntimeOptions& options,
-                 bool poll, PathHealth* health, RetireList& retire, TraceLog& trace);
+                 bool poll, DevicePairs& pairs, RetireList& retire, TraceLog& trace);
     ~TaskPreparer();
     TaskPreparer(const TaskPreparer&) = delete;
     TaskPreparer& operator=(const TaskPreparer&) = delete;
@@ -51,13 +51,8 @@ public:
     bool cancel(TaskInstance& instance) noexcept;
     // Waits until `instance` is prepared; rethrows what its preparation threw.
     void wait_prepared(const TaskInstance& instance);
-    // Pair bridge threads running now (Tandem's threads besides the runtime's own).
-    [[nodiscard]] std::size_t bridge_threads() const { return m_bridges.live_threads(); }
     // Stops the thread (joins it); tasks still queued fail. Idempotent.
     void stop() noexcept;
-    // Test hook: the cuda-peer path copies with `copier` instead of CUDA, and pairs that allow
-    // shared memory allow it (so it runs where there is no CUDA). Before registering tasks.
-    void stand_in_for_cuda(StagingCopierFactory copier) { m_cuda_stand_in = std::move(copier); }
 
 private:
     void run() noexcept;
@@ -84,13 +79,9 @@ private:
     const Device& m_primary;
     RuntimeOptions m_options;
     bool m_poll;
-    PathHealth* m_health;
+    DevicePairs& m_pairs;
     RetireList& m_retire;
-    // One host bridge thread per worker -> primary pair, shared by the links of its tasks (the
-    // registry holds them weakly: a pair's bridge ends with its last link).
-    PairBridgeRegistry m_bridges;
     TraceLog& m_trace;
-    StagingCopierFactory m_cuda_stand_in; // empty: CUDA
 
     // Tasks waiting for the preparation thread, FIFO; m_prepared_cv tells blocking
     // registrations that a preparation ended.

@@ -110,7 +110,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
             f.sent = feed->sends.load(std::memory_order_relaxed);
             f.wanted = feed->wanted.load(std::memory_order_relaxed);
             f.error = feed->error;
-            f.dropped_paths = dropped_transfer_paths(links.health(), active->device(), f.device);
+            f.dropped_paths = links.dropped_paths(active->device(), f.device);
             s.feeds.push_back(std::move(f));
         }
     }

@@ -153,27 +153,4 @@ void PairBridge::run() {
     }
 }
 
-std::shared_ptr<PairBridge> PairBridgeRegistry::bridge_for(const Device& worker,
-                                                           const Device& primary) {
-    std::lock_guard lock(m_mutex);
-    std::weak_ptr<PairBridge>& entry = m_bridges[{&worker, &primary}];
-    std::shared_ptr<PairBridge> bridge = entry.lock();
-    if (!bridge) {
-        bridge = std::make_shared<PairBridge>(worker.label() + "->" + primary.label() + " bridge");
-        entry = bridge;
-    }
-    return bridge;
-}
-
-std::size_t PairBridgeRegistry::live_threads() const {
-    std::lock_guard lock(m_mutex);
-    std::size_t n = 0;
-    for (const auto& [pair, entry] : m_bridges) {
-        if (const auto bridge = entry.lock(); bridge && bridge->running()) {
-            ++n;
-        }
-    }
-    return n;
-}
-
 } // namespace tandem::detail

@@ -11,8 +11,8 @@
 // device failing: it fails every HostBridge of the pair, and any attached later, with that
 // sentence.
 //
-// PairBridgeRegistry hands out one PairBridge per (worker, primary) pair of Devices while anyone
-// holds it (weak entries), so the runtime's tasks on one pair share a thread.
+// The runtime keeps one PairBridge per direction of each device pair while a stream holds it
+// (runtime/device_pairs.hpp), so its tasks' transfers in one direction share a thread.
 //
 // Threads: every member from any thread, except that a HostBridge must not attach or detach from
 // an action or on_exit running on this pair's thread. Lifetime: a PairBridge is held by
@@ -23,12 +23,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "core/device.hpp"
@@ -80,19 +78,6 @@ private:
     // Set once with m_device_failure written (release), read by the thread before each channel.
     std::atomic<bool> m_device_failed{false};
     std::thread m_thread; // under m_lifecycle
-};
-
-class PairBridgeRegistry {
-public:
-    // The bridge of `worker` -> `primary`: the one some holder still keeps, else a new one.
-    [[nodiscard]] std::shared_ptr<PairBridge> bridge_for(const Device& worker,
-                                                         const Device& primary);
-    // Pair threads running now (pairs with an attached HostBridge).
-    [[nodiscard]] std::size_t live_threads() const;
-
-private:
-    mutable std::mutex m_mutex;
-    std::map<std::pair<const Device*, const Device*>, std::weak_ptr<PairBridge>> m_bridges;
 };
 
 } // namespace tandem::detail

@@ -81,7 +81,7 @@ struct TransferDesc {
     // the bridge's host step, handed on by `hand_off` (the benchmark compares the two).
     bool stream_copies = true;
     // Host-bridged paths: the bridge thread of this (worker, primary) pair, shared with the
-    // pair's other links (PairBridgeRegistry); null: a thread of the link's own.
+    // pair's other links (the runtime's DevicePair); null: a thread of the link's own.
     std::shared_ptr<PairBridge> bridge;
     // Measurement only (band heights, GPU times, hand-off calls); may be null.
     std::shared_ptr<TransferObserver> observer;

@@ -25,7 +25,6 @@
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
 #include "tandem/error.hpp"
-#include "transfer/path_health.hpp"
 #include "workloads/pattern.hpp"
 #include "workloads/workload.hpp"
 
@@ -276,11 +275,14 @@ TEST_F(SchedulerTest, MovesArePricedWithThePathLeftAfterADrop) {
         return std::string("(none)");
     };
     EXPECT_EQ(priced(), to_string(*first));
-    detail::PathHealth* health = detail::RuntimeAccess::impl(*runtime).path_health();
-    ASSERT_NE(health, nullptr);
-    ASSERT_TRUE(health->drop(worker(0), primary(), *first, "dropped by the test"));
-    const auto next = health->restrict(pair).best_path();
+    detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(*runtime);
+    impl.pairs().drop(worker(0), primary(), to_string(*first), "dropped by the test");
+    const detail::Device& worker_device = impl.worker_of(worker(0))->device();
+    const auto next =
+        impl.pairs().pair(worker_device, impl.primary()).path(worker_device, std::nullopt);
     ASSERT_TRUE(next);
+    EXPECT_NE(*next, *first);
+    ASSERT_EQ(impl.pairs().dropped(worker(0), primary()).size(), 1u);
     EXPECT_EQ(priced(), to_string(*next));
 }
 

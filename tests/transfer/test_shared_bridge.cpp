@@ -92,13 +92,11 @@ TEST_F(VulkanTest, TwoLinksOfOnePairShareOneBridgeThreadAndBothDeliverExactBytes
     Device& primary = open(0);
     Device& worker = open(1);
     const auto pair = detail::query_pair_info(worker.info(), primary.info());
-    detail::PairBridgeRegistry registry;
-    const auto bridge = registry.bridge_for(worker, primary);
+    const auto bridge = std::make_shared<detail::PairBridge>("worker->primary bridge");
     const auto observer = std::make_shared<ThreadObserver>();
     {
         TransferDesc a = bridged_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, bridge);
-        TransferDesc b =
-            bridged_desc(333, 57, VK_FORMAT_R32_SFLOAT, registry.bridge_for(worker, primary));
+        TransferDesc b = bridged_desc(333, 57, VK_FORMAT_R32_SFLOAT, bridge);
         a.observer = observer;
         b.observer = observer;
         auto link_a = std::make_unique<TransferLink>(worker, primary, pair, a);

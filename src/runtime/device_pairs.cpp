@@ -1,0 +1,177 @@
+#include "runtime/device_pairs.hpp"
+
+#include "core/capabilities.hpp"
+#include "tandem/error.hpp"
+
+#if TANDEM_HAVE_TRANSFER
+#include "transfer/path_health.hpp"
+#include "transfer/transfer_path.hpp"
+#endif
+
+namespace tandem::detail {
+namespace {
+
+#if TANDEM_HAVE_TRANSFER
+std::shared_ptr<PathHealth> new_health() {
+    return std::make_shared<PathHealth>();
+}
+#else
+std::shared_ptr<PathHealth> new_health() {
+    return nullptr;
+}
+#endif
+
+} // namespace
+
+DevicePair::DevicePair(const Device& a, const Device& b, StagingCopierFactory cuda_stand_in)
+    : m_health(new_health()) {
+    m_directions[0].from = &a;
+    m_directions[0].to = &b;
+    m_directions[1].from = &b;
+    m_directions[1].to = &a;
+    for (Direction& d : m_directions) {
+        d.info = query_pair_info(d.from->info(), d.to->info());
+    }
+    stand_in_for_cuda(cuda_stand_in);
+}
+
+void DevicePair::stand_in_for_cuda(const StagingCopierFactory& copier) {
+    for (Direction& d : m_directions) {
+        if (copier && allow_cuda_stand_in(d.info)) {
+            d.cuda_copier = copier;
+        }
+    }
+}
+
+const PairInfo& DevicePair::info(const Device& from) const {
+    return direction(from.info().index).info;
+}
+
+std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, TransportDesc desc) {
+    const std::size_t i = index_of(from.info().index);
+    const Direction& d = m_directions[i];
+    {
+        std::lock_guard lock(m_mutex);
+        desc.bridge = m_bridges[i].lock();
+        if (!desc.bridge) {
+            desc.bridge =
+                std::make_shared<PairBridge>(d.from->label() + "->" + d.to->label() + " bridge");
+            m_bridges[i] = desc.bridge;
+        }
+    }
+    desc.cuda_copier = d.cuda_copier;
+    return make_link_transport(*d.from, *d.to, d.info, desc, m_health.get());
+}
+
+#if TANDEM_HAVE_TRANSFER
+std::optional<TransferPath> DevicePair::path(const Device& from,
+                                             std::optional<TransferPath> forced) const {
+    try {
+        return negotiate_path(m_health->restrict(direction(from.info().index).info), forced);
+    } catch (const Error&) {
+        return std::nullopt; // not allowed (forced) or none left
+    }
+}
+
+void DevicePair::drop(std::uint32_t from, const std::string& path, const std::string& reason) {
+    const Direction& d = direction(from);
+    if (const auto kind = parse_transfer_path(path)) {
+        (void)m_health->drop(d.from->info().index, d.to->info().index, *kind, reason);
+    }
+}
+
+std::vector<DroppedTransferPath> DevicePair::dropped(std::uint32_t from) const {
+    const Direction& d = direction(from);
+    std::vector<DroppedTransferPath> out;
+    for (const auto& dropped : m_health->dropped(d.from->info().index, d.to->info().index)) {
+        out.push_back({to_string(dropped.path), dropped.reason});
+    }
+    return out;
+}
+
+std::uint64_t DevicePair::drops() const noexcept {
+    return m_health->drops();
+}
+#else
+std::optional<TransferPath> DevicePair::path(const Device& /*from*/,
+                                             std::optional<TransferPath> /*forced*/) const {
+    return std::nullopt;
+}
+
+void DevicePair::drop(std::uint32_t /*from*/, const std::string& /*path*/,
+                      const std::string& /*reason*/) {}
+
+std::vector<DroppedTransferPath> DevicePair::dropped(std::uint32_t /*from*/) const {
+    return {};
+}
+
+std::uint64_t DevicePair::drops() const noexcept {
+    return 0;
+}
+#endif
+
+std::size_t DevicePair::bridge_threads() const {
+    std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (const auto& entry : m_bridges) {
+        if (const auto bridge = entry.lock(); bridge && bridge->running()) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+DevicePair& DevicePairs::pair(const Device& a, const Device& b) {
+    std::lock_guard lock(m_mutex);
+    std::unique_ptr<DevicePair>& entry = m_pairs[key(a.info().index, b.info().index)];
+    if (!entry) {
+        entry = std::make_unique<DevicePair>(a, b, m_cuda_stand_in);
+    }
+    return *entry;
+}
+
+DevicePair* DevicePairs::find(std::uint32_t a, std::uint32_t b) const {
+    std::lock_guard lock(m_mutex);
+    const auto it = m_pairs.find(key(a, b));
+    return it != m_pairs.end() ? it->second.get() : nullptr;
+}
+
+void DevicePairs::drop(std::uint32_t from, std::uint32_t to, const std::string& path,
+                       const std::string& reason) {
+    if (DevicePair* p = find(from, to)) {
+        p->drop(from, path, reason);
+    }
+}
+
+std::vector<DroppedTransferPath> DevicePairs::dropped(std::uint32_t from, std::uint32_t to) const {
+    const DevicePair* p = find(from, to);
+    return p != nullptr ? p->dropped(from) : std::vector<DroppedTransferPath>{};
+}
+
+std::uint64_t DevicePairs::drops() const {
+    std::lock_guard lock(m_mutex);
+    std::uint64_t n = 0;
+    for (const auto& [k, p] : m_pairs) {
+        n += p->drops();
+    }
+    return n;
+}
+
+std::size_t DevicePairs::bridge_threads() const {
+    std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (const auto& [k, p] : m_pairs) {
+        n += p->bridge_threads();
+    }
+    return n;
+}
+
+void DevicePairs::stand_in_for_cuda(StagingCopierFactory copier) {
+    std::lock_guard lock(m_mutex);
+    m_cuda_stand_in = std::move(copier);
+    for (const auto& [k, p] : m_pairs) {
+        p->stand_in_for_cuda(m_cuda_stand_in);
+    }
+}
+
+} // namespace tandem::detail
