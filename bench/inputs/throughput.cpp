@@ -11,13 +11,17 @@
 // (bench/transfer/pair_pipeline.hpp): the same path's copies streaming frames from the primary to
 // the worker with nothing of the runtime in between, which counts what the two copies' minimum
 // leaves out (the sides taking turns, the hand-off, two openings of one GPU sharing it). Every
-// output is checked against the input's corner.
+// output is checked against the input's corner. With --producer the input is another task's output
+// instead (a chain across two workers), sent by the producer's feed on their pair's path.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +75,33 @@ public:
         detail::image_barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, in.layout,
                               VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    }
+};
+
+// The producer's pass (--producer): its output cleared to colour_of(generation).
+std::array<std::uint8_t, 4> colour_of(std::uint64_t generation) {
+    return {static_cast<std::uint8_t>(generation & 255),
+            static_cast<std::uint8_t>((generation >> 8) & 255),
+            static_cast<std::uint8_t>((generation >> 16) & 255), 255};
+}
+
+class Fill final : public tandem::Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    tandem::WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const tandem::RecordContext& job) override {
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const auto c = colour_of(job.generation);
+        const VkClearColorValue value{{c[0] / 255.0f, c[1] / 255.0f, c[2] / 255.0f, 1.0f}};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &value, 1,
+                             &range);
     }
 };
 
@@ -131,27 +162,49 @@ struct Measured {
     std::uint64_t checked = 0;
     bool exact = true;
     std::string path;
-    std::uint32_t device = 0; // the adapter it ran on
+    std::uint32_t device = 0;              // the adapter it ran on
+    std::optional<std::uint32_t> producer; // the producer's adapter (--producer)
 };
 
-Measured run_task(tandem::Runtime& runtime, const std::string& placement, const AppImage& app,
-                  Size size, std::uint32_t frames, std::uint32_t slots) {
+tandem::Placement placement_of(const std::string& text, const char* option) {
+    const auto p = tandem::Placement::parse(text);
+    if (!p) {
+        throw tandem::Error(std::string(option) + " '" + text + "' is not a placement",
+                            "Use worker, worker:N or an adapter index");
+    }
+    return *p;
+}
+
+// The task takes the application's image at each submit, or with `producer` (a placement) the
+// output of a producer task there that clears each frame to its generation's colour (a chain,
+// matching generations).
+Measured run_task(tandem::Runtime& runtime, const std::string& placement,
+                  const std::string& producer, const AppImage& app, Size size, std::uint32_t frames,
+                  std::uint32_t slots) {
+    const std::string dims = std::to_string(size.w) + "x" + std::to_string(size.h);
+    tandem::TaskId source;
+    if (!producer.empty()) {
+        tandem::TaskDesc p;
+        p.name = "producer " + dims;
+        p.width = size.w;
+        p.height = size.h;
+        p.slots = slots;
+        p.placement = placement_of(producer, "--producer");
+        p.factory = [](const tandem::WorkerContext&) { return std::make_unique<Fill>(); };
+        source = runtime.register_task(p);
+    }
     tandem::TaskDesc d;
-    d.name = "inputs " + std::to_string(size.w) + "x" + std::to_string(size.h);
+    d.name = "inputs " + dims;
     d.width = k_corner;
     d.height = k_corner;
     d.slots = slots;
-    const auto p = tandem::Placement::parse(placement);
-    if (!p) {
-        throw tandem::Error("--placement '" + placement + "' is not a placement",
-                            "Use worker, worker:N or an adapter index");
-    }
-    d.placement = *p;
+    d.placement = placement_of(placement, "--placement");
     d.factory = [](const tandem::WorkerContext&) { return std::make_unique<Corner>(); };
     tandem::TaskInputDesc in;
     in.name = "colour";
     in.width = size.w;
     in.height = size.h;
+    in.producer = source;
     d.inputs = {in};
     const tandem::TaskId id = runtime.register_task(d);
     const tandem::InputImage input{app.image.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
@@ -165,8 +218,16 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement, const 
     std::uint64_t shown = 0;
     std::uint32_t accepted = 0;
     const auto give_up = Clock::now() + std::chrono::seconds(120);
+    std::uint64_t produced = 0;
     while (Clock::now() < give_up) {
-        if (accepted < frames && runtime.submit(id, {}, {&input, 1}).accepted()) {
+        if (source && produced < accepted + slots && runtime.submit(source).accepted()) {
+            ++produced; // a ring ahead of the consumer at most
+        }
+        const std::span<const tandem::InputImage> inputs =
+            source ? std::span<const tandem::InputImage>{}
+                   : std::span<const tandem::InputImage>{&input, 1};
+        if (accepted < frames && (!source || accepted < produced) &&
+            runtime.submit(id, {}, inputs).accepted()) {
             ++accepted;
         }
         runtime.pump();
@@ -185,8 +246,16 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement, const 
                 v = reader.read(*lease, true);
                 if (v != 0 && reader.wait(v, std::chrono::seconds(10)) == VK_SUCCESS) {
                     const std::uint8_t* px = reader.pixels(v);
-                    m.exact = m.exact && px != nullptr &&
-                              std::equal(app.corner.begin(), app.corner.end(), px);
+                    // From a producer: generation N of the consumer read the producer's N.
+                    const auto colour = colour_of(lease->generation);
+                    const bool same =
+                        px != nullptr &&
+                        (source ? std::all_of(px, px + app.corner.size(),
+                                              [&, i = std::size_t{0}](std::uint8_t b) mutable {
+                                                  return b == colour[i++ % 4];
+                                              })
+                                : std::equal(app.corner.begin(), app.corner.end(), px));
+                    m.exact = m.exact && same;
                     ++m.checked;
                 }
                 shown = lease->generation;
@@ -212,7 +281,19 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement, const 
     m.path = s.input_path;
     m.device = s.device;
     m.exact = m.exact && m.checked > 0 && s.failed_jobs == 0;
+    if (source) {
+        // Sent by the producer's feed to this worker, on their pair's path; never copied or sent
+        // by the primary.
+        const tandem::TaskStats ps = runtime.stats(source);
+        m.producer = ps.device;
+        m.path = ps.feeds.empty() ? std::string("(no feed)") : ps.feeds[0].path;
+        m.exact = m.exact && s.input_copies == 0 && s.input_sends == 0 && ps.failed_jobs == 0 &&
+                  (ps.device == s.device || ps.feeds.size() == 1);
+    }
     (void)runtime.unregister_task(id);
+    if (source) {
+        (void)runtime.unregister_task(source);
+    }
     return m;
 }
 
@@ -226,6 +307,7 @@ int main(int argc, char** argv) {
     std::uint32_t runs = 5;
     std::uint32_t slots = 3;
     std::string placement = "worker";
+    std::string producer;
     std::string machine;
     std::string json_file;
     std::string trace_file;
@@ -245,6 +327,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(2u, 16u));
     app.add_option("--placement", placement, "where the task runs (a worker)")
         ->capture_default_str();
+    app.add_option("--producer", producer,
+                   "chain: the input is the output of a producer task placed here (another "
+                   "worker), sent by its feed on the pair's path, instead of the application's "
+                   "image");
     app.add_option("--transfer-path", options.transfer_path, "force a transfer path");
     app.add_option("--virtual-devices", options.virtual_devices,
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
@@ -271,48 +357,60 @@ int main(int argc, char** argv) {
         if (workers.empty()) {
             throw tandem::Error("The runtime has no worker", "Name one with --workers");
         }
+        const auto worker_device = [&](std::uint32_t adapter) -> const detail::Device* {
+            for (const detail::Worker* w : workers) {
+                if (w->device().info().index == adapter) {
+                    return &w->device();
+                }
+            }
+            return nullptr;
+        };
         nlohmann::json rows = nlohmann::json::array();
         for (const Size& size : sizes) {
             const AppImage image = make_image(primary, size.w, size.h);
-            const Measured m = run_task(runtime, placement, image, size, frames, slots);
-            const auto ran_on = std::find_if(workers.begin(), workers.end(), [&](const auto* w) {
-                return w->device().info().index == m.device;
-            });
-            if (ran_on == workers.end()) {
-                throw tandem::Error("The task ran on adapter " + std::to_string(m.device) +
-                                        ", not on a worker",
-                                    "Place it on a worker with --placement");
+            const Measured m = run_task(runtime, placement, producer, image, size, frames, slots);
+            const detail::Device* worker = worker_device(m.device);
+            const detail::Device* sender = m.producer ? worker_device(*m.producer) : &primary;
+            if (worker == nullptr || sender == nullptr || sender == worker) {
+                throw tandem::Error(
+                    "The task ran on adapter " + std::to_string(m.device) +
+                        (m.producer ? " and its producer on adapter " + std::to_string(*m.producer)
+                                    : std::string()) +
+                        ": its input crossed no pair of devices",
+                    "Place it on a worker with --placement (and its producer "
+                    "on another with --producer)");
             }
-            const detail::Device& worker = (*ran_on)->device();
             const VkDeviceSize bytes = VkDeviceSize{size.w} * size.h * 4;
             const auto batch = static_cast<std::uint32_t>(std::clamp<VkDeviceSize>(
                 (VkDeviceSize{128} << 20) / bytes, VkDeviceSize{6}, VkDeviceSize{64}));
             const auto lead = std::chrono::microseconds(1000);
             const tb::CopyCeiling d2h = tb::measure_copy_ceiling(
-                primary, tb::Direction::DeviceToHost, bytes, batch, runs, lead);
+                *sender, tb::Direction::DeviceToHost, bytes, batch, runs, lead);
             const tb::CopyCeiling h2d = tb::measure_copy_ceiling(
-                worker, tb::Direction::HostToDevice, bytes, batch, runs, lead);
+                *worker, tb::Direction::HostToDevice, bytes, batch, runs, lead);
             const VkExtent2D extent{size.w, size.h};
             const tb::CopyCeiling d2h_image = tb::measure_image_copy(
-                primary, tb::Direction::DeviceToHost, extent, batch, runs, lead);
+                *sender, tb::Direction::DeviceToHost, extent, batch, runs, lead);
             const tb::CopyCeiling h2d_image = tb::measure_image_copy(
-                worker, tb::Direction::HostToDevice, extent, batch, runs, lead);
+                *worker, tb::Direction::HostToDevice, extent, batch, runs, lead);
             const double ceiling = std::min(d2h.gbps.median, h2d.gbps.median);
             const double ratio = ceiling > 0.0 ? m.gbps / ceiling : 0.0;
             const auto path = tandem::parse_transfer_path(m.path);
             const tb::PairPipeline pipeline =
                 path && tb::pair_pipeline_drives(*path)
                     ? tb::measure_pair_pipeline(
-                          primary, worker, detail::query_pair_info(primary.info(), worker.info()),
+                          *sender, *worker, detail::query_pair_info(sender->info(), worker->info()),
                           *path, extent, slots, frames, runs)
                     : tb::PairPipeline{}; // nothing staged to stream: reported as 0
             const double pipeline_ratio =
                 pipeline.gbps.median > 0.0 ? m.gbps / pipeline.gbps.median : 0.0;
-            std::printf("%ux%u over %s: %.2f GB/s of inputs (%.0f frames/s, %s), ceiling %.2f GB/s "
-                        "(primary d2h %.2f, worker h2d %.2f; image copies %.2f / %.2f): x%.2f "
+            std::printf("%ux%u %s -> %s over %s: %.2f GB/s of inputs (%.0f frames/s, %s), ceiling "
+                        "%.2f GB/s (sender d2h %.2f, receiver h2d %.2f; image copies %.2f / %.2f): "
+                        "x%.2f "
                         "(goal >= 0.9: %s); the path's own pipeline %.2f GB/s (%.0f frames/s, "
                         "%s, %s): x%.2f\n",
-                        size.w, size.h, m.path.c_str(), m.gbps, m.frames_per_s,
+                        size.w, size.h, sender->label().c_str(), worker->label().c_str(),
+                        m.path.c_str(), m.gbps, m.frames_per_s,
                         m.exact ? "every checked output exact" : "OUTPUT MISMATCH", ceiling,
                         d2h.gbps.median, h2d.gbps.median, d2h_image.gbps.median,
                         h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met",
@@ -328,10 +426,13 @@ int main(int argc, char** argv) {
                             {"outputs_checked", m.checked},
                             {"exact", m.exact},
                             {"ceiling_gbps", ceiling},
-                            {"primary_d2h", tb::to_json(d2h.gbps)},
-                            {"worker_h2d", tb::to_json(h2d.gbps)},
-                            {"primary_d2h_image", tb::to_json(d2h_image.gbps)},
-                            {"worker_h2d_image", tb::to_json(h2d_image.gbps)},
+                            {"sender", sender->label() + ": " + sender->info().name},
+                            {"receiver", worker->label() + ": " + worker->info().name},
+                            {"chained", m.producer.has_value()},
+                            {"sender_d2h", tb::to_json(d2h.gbps)},
+                            {"receiver_h2d", tb::to_json(h2d.gbps)},
+                            {"sender_d2h_image", tb::to_json(d2h_image.gbps)},
+                            {"receiver_h2d_image", tb::to_json(h2d_image.gbps)},
                             {"x_ceiling", ratio},
                             {"pipeline_gbps", tb::to_json(pipeline.gbps)},
                             {"pipeline_frames_per_s", tb::to_json(pipeline.frames_per_s)},
@@ -355,9 +456,13 @@ int main(int argc, char** argv) {
             doc["machine"] = {{"description", machine},
                               {"primary", primary.info().name},
                               {"workers", options.workers}};
-            doc["config"] = {{"sizes", sizes_text},    {"frames", frames},
-                             {"runs", runs},           {"slots", slots},
-                             {"placement", placement}, {"transfer_path", options.transfer_path}};
+            doc["config"] = {{"sizes", sizes_text},
+                             {"frames", frames},
+                             {"runs", runs},
+                             {"slots", slots},
+                             {"placement", placement},
+                             {"producer", producer},
+                             {"transfer_path", options.transfer_path}};
             doc["rows"] = rows;
             std::ofstream(json_file) << doc.dump(2) << "\n";
         }
