@@ -83,17 +83,23 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
                 (void)task.ring.apply(i, SlotEvent::Fail);
             }
         }
-        // Release: whoever sees the flag sees link_error and the retired slots.
+        // Dropped before the flag is published: the fallback that sees the flag prepares the
+        // task again at once, and its negotiation must not pick this path again.
+        try {
+            m_pairs.drop(link.from, link.to, path, "it failed in use: " + error);
+        } catch (...) {
+            // Out of memory: the link is retired all the same; only the record lacks it.
+        }
+        // Release: whoever sees the flag sees link_error, the retired slots and the drop.
         task.link_failed.store(true, std::memory_order_release);
     } catch (...) {
         return false; // out of memory describing it: as before, the worker goes
     }
     try {
-        m_pairs.drop(link.from, link.to, path, "it failed in use: " + error);
         log_warn("runtime", "task '{}' on {}: {}{} failed and is dropped for its pair: {}",
                  task.desc.name, worker.label(), link.what, path, error);
     } catch (...) {
-        // Out of memory: the task's link is retired all the same; only the record lacks it.
+        // Out of memory: nothing more to say.
     }
     return true;
 }

@@ -9,8 +9,10 @@
 // Threads: retire() from the pump (CompletionTracker) and the worker's transfer thread
 // (JobPipeline), which may both see one failure: the first retires, the second sees it done;
 // the queries from any thread. Lock order: retire() takes the instance's mutex (the pump holds
-// its task's). Memory order: link_failed is stored with release after link_error and the
-// retired slots, and read with acquire.
+// its task's), and under it the device pairs' locks (which are never held while taking another).
+// Memory order: link_failed is stored with release after link_error, the retired slots and the
+// path's drop (so the fallback that sees it never negotiates the failed path again), and read
+// with acquire.
 #pragma once
 
 #include <atomic>
