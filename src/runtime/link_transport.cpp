@@ -24,7 +24,6 @@ public:
     bool images_are_the_path() const noexcept override {
         return m_link.path() == TransferPath::ZeroCopy;
     }
-    bool host_bridged() const noexcept override { return !m_link.gpu_side_sync(); }
     bool may_wait_for(std::uint64_t primary_value) const noexcept override {
         return m_link.may_wait_for(primary_value);
     }

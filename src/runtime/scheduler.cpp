@@ -6,7 +6,6 @@
 
 #include "core/log.hpp"
 
-#include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "runtime/task_stats.hpp"
 #include "tandem/error.hpp"

@@ -79,9 +79,6 @@ public:
     // True when the slot images are the path's own shared memory (zero-copy: the worker's
     // exported, the primary's imported), so that failing to make them is the path's failure.
     [[nodiscard]] virtual bool images_are_the_path() const noexcept { return false; }
-    // True when a host bridge submits the receiving side's copies once the sending side's
-    // finished (not within submit()).
-    [[nodiscard]] virtual bool host_bridged() const noexcept { return false; }
     // True when a batch of the primary may wait GPU-side for `primary_value` now: its signal is
     // queued with nothing left for a host thread to do (TransferLink::may_wait_for); always
     // without a host bridge. Any thread; non-blocking.

@@ -6,7 +6,6 @@
 
 #include "core/log.hpp"
 
-#include "core/capabilities.hpp"
 #include "runtime/task_inputs.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"

@@ -42,7 +42,6 @@ TEST_F(VulkanTest, OnePairServesBothDirectionsEachWithItsOwnCellAndBridge) {
     {
         const std::unique_ptr<SlotTransport> out1 = pair.open_stream(a, stream_desc("a to b 1"));
         const std::unique_ptr<SlotTransport> out2 = pair.open_stream(a, stream_desc("a to b 2"));
-        ASSERT_TRUE(out1->host_bridged());
         EXPECT_EQ(pairs.bridge_threads(), 1u); // one direction's streams share its thread
         const std::unique_ptr<SlotTransport> back = pair.open_stream(b, stream_desc("b to a"));
         EXPECT_EQ(pairs.bridge_threads(), 2u); // the other direction has its own
