@@ -1,6 +1,8 @@
 // Trace export: the events a Runtime recorded (RuntimeOptions::trace = true) as Chrome
-// trace-event JSON, one track per device queue and per thread, microsecond timestamps. Open the
-// file in https://ui.perfetto.dev or chrome://tracing.
+// trace-event JSON, one track per device queue and per thread, microsecond timestamps. Where a
+// device pair hands transfers on through a host thread, its track ("worker1->primary bridge")
+// marks each band it handed on: the moment the sender's copy of it was seen finished and the
+// receiver's was submitted. Open the file in https://ui.perfetto.dev or chrome://tracing.
 //
 // clang-format off
 //     tandem::RuntimeOptions options;

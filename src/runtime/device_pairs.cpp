@@ -15,6 +15,30 @@ namespace {
 std::shared_ptr<PathHealth> new_health() {
     return std::make_shared<PathHealth>();
 }
+
+// While the runtime's trace records: each band a stream's bridge hands on, as an instant on its
+// direction's bridge track (when the sender's copy of it was seen finished and the receiver's
+// was submitted).
+class TracedHandOffs final : public TransferObserver {
+public:
+    TracedHandOffs(TraceLog& trace, std::uint32_t track, std::string stream)
+        : m_trace(trace), m_track(track), m_stream(std::move(stream)) {}
+    void on_band_handed(std::uint32_t slot, std::uint32_t band) noexcept override {
+        try {
+            const auto now = TraceLog::Clock::now();
+            m_trace.span(m_track,
+                         "handed slot " + std::to_string(slot) + " band " + std::to_string(band),
+                         now, now, 0, m_stream);
+        } catch (...) {
+            // Out of memory: the trace lacks the event.
+        }
+    }
+
+private:
+    TraceLog& m_trace;
+    std::uint32_t m_track;
+    std::string m_stream;
+};
 #else
 std::shared_ptr<PathHealth> new_health() {
     return nullptr;
@@ -23,8 +47,9 @@ std::shared_ptr<PathHealth> new_health() {
 
 } // namespace
 
-DevicePair::DevicePair(const Device& a, const Device& b, StagingCopierFactory cuda_stand_in)
-    : m_health(new_health()) {
+DevicePair::DevicePair(const Device& a, const Device& b, StagingCopierFactory cuda_stand_in,
+                       TraceLog* trace)
+    : m_trace(trace), m_health(new_health()) {
     m_directions[0].from = &a;
     m_directions[0].to = &b;
     m_directions[1].from = &b;
@@ -60,6 +85,13 @@ std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, Trans
         }
     }
     desc.cuda_copier = d.cuda_copier;
+#if TANDEM_HAVE_TRANSFER
+    if (m_trace != nullptr && m_trace->enabled()) {
+        const std::string track = d.from->label() + "->" + d.to->label() + " bridge";
+        desc.observer =
+            std::make_shared<TracedHandOffs>(*m_trace, m_trace->track(track), desc.name);
+    }
+#endif
     return make_link_transport(*d.from, *d.to, d.info, desc, m_health.get());
 }
 
@@ -125,7 +157,7 @@ DevicePair& DevicePairs::pair(const Device& a, const Device& b) {
     std::lock_guard lock(m_mutex);
     std::unique_ptr<DevicePair>& entry = m_pairs[key(a.info().index, b.info().index)];
     if (!entry) {
-        entry = std::make_unique<DevicePair>(a, b, m_cuda_stand_in);
+        entry = std::make_unique<DevicePair>(a, b, m_cuda_stand_in, m_trace);
     }
     return *entry;
 }

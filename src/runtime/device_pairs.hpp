@@ -31,6 +31,7 @@
 
 #include "core/device.hpp"
 #include "runtime/slot_transport.hpp"
+#include "runtime/trace_log.hpp"
 #include "sync/pair_bridge.hpp"
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
@@ -41,7 +42,10 @@ class DevicePair {
 public:
     // Two devices of one runtime (`a` != `b`); `cuda_stand_in`: what the cuda-peer path copies
     // with where a pair allows shared memory and not CUDA (a test's stand-in; empty: CUDA).
-    DevicePair(const Device& a, const Device& b, StagingCopierFactory cuda_stand_in = {});
+    // `trace`: the runtime's trace, where its streams' bridges note each band they hand on
+    // while it records (null: nowhere).
+    DevicePair(const Device& a, const Device& b, StagingCopierFactory cuda_stand_in = {},
+               TraceLog* trace = nullptr);
     DevicePair(const DevicePair&) = delete;
     DevicePair& operator=(const DevicePair&) = delete;
 
@@ -85,6 +89,7 @@ private:
     }
 
     std::array<Direction, 2> m_directions; // a -> b, b -> a
+    TraceLog* m_trace;                     // may be null
     std::shared_ptr<PathHealth> m_health;  // both directions; null without src/transfer
     mutable std::mutex m_mutex;
     // Each direction's bridge thread, held by its streams (weakly here); under m_mutex.
@@ -93,6 +98,8 @@ private:
 
 class DevicePairs {
 public:
+    // `trace`: as DevicePair's, for every pair.
+    explicit DevicePairs(TraceLog* trace = nullptr) : m_trace(trace) {}
     // The pair of `a` and `b` (either order), made on first use.
     [[nodiscard]] DevicePair& pair(const Device& a, const Device& b);
     // Drops `path` from adapter `from` to adapter `to` (DevicePair::drop); nothing when the two
@@ -121,6 +128,7 @@ private:
     mutable std::mutex m_mutex;
     std::map<Key, std::unique_ptr<DevicePair>> m_pairs;
     StagingCopierFactory m_cuda_stand_in;
+    TraceLog* m_trace;
 };
 
 } // namespace tandem::detail

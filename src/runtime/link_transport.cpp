@@ -71,6 +71,7 @@ private:
         d.worker_progress = desc.worker_progress;
         d.bridge = desc.bridge;
         d.cuda_copier = desc.cuda_copier;
+        d.observer = desc.observer;
         d.settle_on_destroy = desc.retire == nullptr;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);

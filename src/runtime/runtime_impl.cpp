@@ -121,7 +121,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
 
     m_retire = std::make_unique<RetireList>(devices);
     m_leases = std::make_unique<LeaseTable>(m_primary->queue(QueueRole::Main).family());
-    m_pairs = std::make_unique<DevicePairs>();
+    m_pairs = std::make_unique<DevicePairs>(&m_trace);
     m_links = std::make_unique<LinkFailures>(*m_primary, *m_pairs, m_timeout_ms,
                                              m_options.first_job_timeout);
     m_preparer = std::make_unique<TaskPreparer>(*m_instance, *m_primary, m_options, m_poll,

@@ -24,6 +24,7 @@
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
 #include "transfer/staging_copier.hpp"
+#include "transfer/transfer_observer.hpp"
 
 namespace tandem::detail {
 
@@ -61,6 +62,9 @@ struct TransportDesc {
     // What the cuda-peer path copies with (TransferDesc::cuda_copier); empty: CUDA. A test's
     // stand-in for CUDA (RuntimeImpl::stand_in_for_cuda).
     StagingCopierFactory cuda_copier;
+    // What watches the stream's bands (TransferDesc::observer): the runtime's trace, while it
+    // records. Null: nothing.
+    std::shared_ptr<TransferObserver> observer;
     // Where the transport's self-tests leave what they made (the runtime's RetireList); with it
     // links are retired through the list too, so nothing settles a device.
     RetireList* retire = nullptr;

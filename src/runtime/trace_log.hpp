@@ -1,6 +1,7 @@
 // TraceLog: timeline events the runtime records while tracing is on (spans on named tracks:
-// "worker1 main queue", "primary transfer queue", "worker1 submit thread", "app thread").
-// Spans of GPU work are host-observed: from the host submit to the pump that saw completion.
+// "worker1 main queue", "primary transfer queue", "worker1 submit thread", "app thread",
+// "primary->worker1 bridge"). Spans of GPU work are host-observed: from the host submit to the
+// pump that saw completion; a bridge's hand-offs are instants (DevicePair).
 // Bounded (events past k_capacity are counted, not stored). Thread-safe.
 #pragma once
 

@@ -1,6 +1,7 @@
 // Trace export (tandem/trace.hpp): Chrome trace-event JSON with queue and thread tracks.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -43,6 +44,42 @@ TEST_F(TraceExport, IsChromeTraceJsonWithQueueAndThreadTracks) {
     EXPECT_TRUE(tracks.count("primary main queue"));
     EXPECT_TRUE(tracks.count("primary submit thread"));
     EXPECT_GE(spans, 30);
+    std::remove(path.c_str());
+}
+
+// A task on a worker over a host-bridged path: the pair's bridge track notes each band it hands
+// on, one slot and band at a time, at least one for each output that arrived.
+TEST_F(TraceExport, HostBridgedTransfersShowEachBandTheBridgeHandsOn) {
+    RuntimeOptions options;
+    options.trace = true;
+    options.transfer_path = "host-copy";
+    auto runtime = make_runtime("1", options);
+    const TaskId task = runtime->register_task(pattern_task("worker"));
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+    }
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
+    ASSERT_EQ(runtime->stats(task).transfer_path, "host-copy");
+    const std::uint64_t ready = runtime->stats(task).ready;
+    const std::string path = ::testing::TempDir() + "tandem-trace-bridge-test.json";
+    write_trace(*runtime, path);
+    std::ifstream in(path);
+    const auto json = nlohmann::json::parse(in);
+    std::map<std::int64_t, std::string> tracks;
+    for (const auto& e : json.at("traceEvents")) {
+        if (e.at("ph") == "M" && e.at("name") == "thread_name") {
+            tracks[e.at("tid").get<std::int64_t>()] = e.at("args").at("name").get<std::string>();
+        }
+    }
+    std::uint64_t handed = 0;
+    for (const auto& e : json.at("traceEvents")) {
+        if (e.at("ph") == "X" && e.at("name").get<std::string>().rfind("handed slot ", 0) == 0) {
+            EXPECT_EQ(tracks[e.at("tid").get<std::int64_t>()], "worker1->primary bridge");
+            ++handed;
+        }
+    }
+    EXPECT_GE(handed, ready);
+    EXPECT_GE(ready, 1u);
     std::remove(path.c_str());
 }
 
