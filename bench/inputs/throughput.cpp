@@ -7,9 +7,14 @@
 // warm-up tenth. The ceiling is the slower of the two copies a host path must make, each a
 // plain buffer copy of the same bytes on its device's transfer queue (bench/transfer/ceiling.hpp):
 // device -> host on the primary and host -> device on the worker; the image copies of the same
-// size are reported beside it. Beside that ceiling, the pair's pipelined ceiling
+// size are reported beside it. Each copy of that ceiling goes between the same two buffers, which
+// a CPU device keeps in the CPU's caches; the streaming ceiling beside it cycles through a ring of
+// --slots buffer pairs, as a stream of frames in flight touches a buffer per frame (on the H200
+// host it is half the other at 3840x2160 with lavapipe receiving). Beside both, the pair's
+// pipelined ceiling
 // (bench/transfer/pair_pipeline.hpp): the same path's copies streaming frames from the primary to
-// the worker with nothing of the runtime in between, which counts what the two copies' minimum
+// the worker (each frame into its slot's target) with nothing of the runtime in between, which
+// counts what the two copies' minimum
 // leaves out (the sides taking turns, the hand-off, two openings of one GPU sharing it). Every
 // output is checked against the input's corner. With --producer the input is another task's output
 // instead (a chain across two workers), sent by the producer's feed on their pair's path.
@@ -215,6 +220,7 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement,
     Clock::time_point first{};
     Clock::time_point last{};
     std::uint64_t first_ready = 0;
+    std::uint64_t ready = 0;
     std::uint64_t shown = 0;
     std::uint32_t accepted = 0;
     const auto give_up = Clock::now() + std::chrono::seconds(120);
@@ -231,7 +237,13 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement,
             ++accepted;
         }
         runtime.pump();
-        const std::uint64_t ready = runtime.stats(id).ready;
+        // The newest ready generation (generation N is the Nth job; a failed job fails the run),
+        // from the lease rather than stats(), which takes the task's locks and copies its samples
+        // on every turn of this loop.
+        const tandem::AcquireResult lease = runtime.acquire(id);
+        if (lease) {
+            ready = std::max(ready, lease->generation);
+        }
         if (ready > warm && first_ready == 0) {
             first_ready = ready;
             first = Clock::now();
@@ -240,7 +252,7 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement,
             m.outputs = ready - first_ready;
             last = Clock::now();
         }
-        if (auto lease = runtime.acquire(id)) {
+        if (lease) {
             std::uint64_t v = 0;
             if (shown == 0 || lease->generation >= shown + 8) { // every eighth or so
                 v = reader.read(*lease, true);
@@ -393,8 +405,14 @@ int main(int argc, char** argv) {
                 *sender, tb::Direction::DeviceToHost, extent, batch, runs, lead);
             const tb::CopyCeiling h2d_image = tb::measure_image_copy(
                 *worker, tb::Direction::HostToDevice, extent, batch, runs, lead);
+            const tb::CopyCeiling d2h_ring = tb::measure_copy_ceiling(
+                *sender, tb::Direction::DeviceToHost, bytes, batch, runs, lead, slots);
+            const tb::CopyCeiling h2d_ring = tb::measure_copy_ceiling(
+                *worker, tb::Direction::HostToDevice, bytes, batch, runs, lead, slots);
             const double ceiling = std::min(d2h.gbps.median, h2d.gbps.median);
             const double ratio = ceiling > 0.0 ? m.gbps / ceiling : 0.0;
+            const double streaming = std::min(d2h_ring.gbps.median, h2d_ring.gbps.median);
+            const double streaming_ratio = streaming > 0.0 ? m.gbps / streaming : 0.0;
             const auto path = tandem::parse_transfer_path(m.path);
             const tb::PairPipeline pipeline =
                 path && tb::pair_pipeline_drives(*path)
@@ -407,13 +425,15 @@ int main(int argc, char** argv) {
             std::printf("%ux%u %s -> %s over %s: %.2f GB/s of inputs (%.0f frames/s, %s), ceiling "
                         "%.2f GB/s (sender d2h %.2f, receiver h2d %.2f; image copies %.2f / %.2f): "
                         "x%.2f "
-                        "(goal >= 0.9: %s); the path's own pipeline %.2f GB/s (%.0f frames/s, "
+                        "(goal >= 0.9: %s); streaming ceiling %.2f GB/s (a ring of %u: d2h %.2f, "
+                        "h2d %.2f): x%.2f; the path's own pipeline %.2f GB/s (%.0f frames/s, "
                         "%s, %s): x%.2f\n",
                         size.w, size.h, sender->label().c_str(), worker->label().c_str(),
                         m.path.c_str(), m.gbps, m.frames_per_s,
                         m.exact ? "every checked output exact" : "OUTPUT MISMATCH", ceiling,
                         d2h.gbps.median, h2d.gbps.median, d2h_image.gbps.median,
-                        h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met",
+                        h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met", streaming,
+                        slots, d2h_ring.gbps.median, h2d_ring.gbps.median, streaming_ratio,
                         pipeline.gbps.median, pipeline.frames_per_s.median,
                         pipeline.gpu_side ? "GPU-side waits" : "host hand-off",
                         pipeline.verified ? "exact" : "NOT EXACT", pipeline_ratio);
@@ -434,6 +454,12 @@ int main(int argc, char** argv) {
                             {"sender_d2h_image", tb::to_json(d2h_image.gbps)},
                             {"receiver_h2d_image", tb::to_json(h2d_image.gbps)},
                             {"x_ceiling", ratio},
+                            {"sender_d2h_ring", tb::to_json(d2h_ring.gbps)},
+                            {"receiver_h2d_ring", tb::to_json(h2d_ring.gbps)},
+                            {"ring", slots},
+                            {"streaming_ceiling_gbps", streaming},
+                            {"x_streaming_ceiling", streaming_ratio},
+                            {"pipeline_targets", slots},
                             {"pipeline_gbps", tb::to_json(pipeline.gbps)},
                             {"pipeline_frames_per_s", tb::to_json(pipeline.frames_per_s)},
                             {"pipeline_gpu_side", pipeline.gpu_side},

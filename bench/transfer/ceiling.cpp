@@ -1,9 +1,12 @@
 #include "ceiling.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
@@ -45,11 +48,15 @@ void record_copy(VkCommandBuffer cmd, const DeviceSide& side, VkBuffer host, VkD
     }
 }
 
-void record_copies(VkCommandBuffer cmd, const DeviceSide& side, VkBuffer host, VkDeviceSize bytes,
-                   std::uint32_t count, bool to_host) {
+// `count` copies one after the other, the i-th between sides[i % n] and hosts[i % n].
+void record_copies(VkCommandBuffer cmd, std::span<const DeviceSide> sides,
+                   std::span<const VkBuffer> hosts, VkDeviceSize bytes, std::uint32_t count,
+                   bool to_host) {
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     detail::vk_check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer ceiling");
     for (std::uint32_t i = 0; i < count; ++i) {
+        const DeviceSide& side = sides[i % sides.size()];
+        const VkBuffer host = hosts[i % hosts.size()];
         // Each copy follows the last, as a sequence of real transfers would.
         if (to_host || side.image == VK_NULL_HANDLE) {
             const VkBuffer dst = to_host ? host : side.buffer;
@@ -65,16 +72,18 @@ void record_copies(VkCommandBuffer cmd, const DeviceSide& side, VkBuffer host, V
         record_copy(cmd, side, host, bytes, to_host);
     }
     if (to_host) {
-        detail::buffer_barrier(cmd, host, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                               VK_ACCESS_2_HOST_READ_BIT);
+        for (std::size_t i = 0; i < std::min<std::size_t>(count, hosts.size()); ++i) {
+            detail::buffer_barrier(cmd, hosts[i], 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                   VK_ACCESS_2_HOST_READ_BIT);
+        }
     }
     detail::vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer ceiling");
 }
 
 CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceSize bytes,
                     std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
-                    std::chrono::microseconds lead);
+                    std::chrono::microseconds lead, std::uint32_t ring);
 
 // Submits `cmd` to `queue` waiting for `go` to reach `value` (the host's release) and signalling
 // `done` at `value` (its completion, which the host times).
@@ -124,15 +133,15 @@ ReleasedCopyTimes time_released_copies(const detail::Device& device, const detai
 
 CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                  VkDeviceSize bytes, std::uint32_t batch, std::uint32_t runs,
-                                 std::chrono::microseconds lead) {
-    return measure(device, direction, bytes, std::nullopt, batch, runs, lead);
+                                 std::chrono::microseconds lead, std::uint32_t ring) {
+    return measure(device, direction, bytes, std::nullopt, batch, runs, lead, ring);
 }
 
 CopyCeiling measure_image_copy(const detail::Device& device, Direction direction, VkExtent2D extent,
                                std::uint32_t batch, std::uint32_t runs,
-                               std::chrono::microseconds lead) {
+                               std::chrono::microseconds lead, std::uint32_t ring) {
     return measure(device, direction, VkDeviceSize{extent.width} * extent.height * 4, extent, batch,
-                   runs, lead);
+                   runs, lead, ring);
 }
 
 namespace {
@@ -157,74 +166,89 @@ std::pair<detail::BufferDesc, detail::BufferDesc> copy_buffers(VkDeviceSize byte
 
 CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceSize bytes,
                     std::optional<VkExtent2D> image_extent, std::uint32_t batch, std::uint32_t runs,
-                    std::chrono::microseconds lead) {
+                    std::chrono::microseconds lead, std::uint32_t ring) {
     const bool to_host = direction == Direction::DeviceToHost;
     const std::string name =
         device.label() + (image_extent ? " image copy " : " ceiling ") + to_string(direction);
     const auto [local, host] = copy_buffers(bytes, to_host, name);
-    detail::Buffer device_buffer = detail::create_buffer(device, local);
-    detail::Buffer host_buffer = detail::create_buffer(device, host);
-    detail::Image device_image;
-    DeviceSide side;
-    side.buffer = device_buffer.get();
-    if (image_extent) {
-        detail::ImageDesc idesc;
-        idesc.width = image_extent->width;
-        idesc.height = image_extent->height;
-        idesc.format = VK_FORMAT_R8G8B8A8_UNORM;
-        // SAMPLED too: create_image makes a view, which needs a view-capable usage.
-        idesc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                      VK_IMAGE_USAGE_SAMPLED_BIT;
-        idesc.name = name + " image";
-        device_image = detail::create_image(device, idesc);
-        side.image = device_image.get();
-        side.extent = *image_extent;
-        // TRANSFER_DST for the uploads (and the fill below), TRANSFER_SRC after the fill for
-        // the downloads: each measurement keeps the layout its copies use.
-        detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
-            detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_UNDEFINED,
-                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
-                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                                  VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        });
+    ring = std::max<std::uint32_t>(ring, 1);
+    std::vector<detail::Buffer> device_buffers;
+    std::vector<detail::Buffer> host_buffers;
+    std::vector<detail::Image> device_images;
+    std::vector<DeviceSide> sides;
+    std::vector<VkBuffer> hosts;
+    for (std::uint32_t i = 0; i < ring; ++i) {
+        device_buffers.push_back(detail::create_buffer(device, local));
+        host_buffers.push_back(detail::create_buffer(device, host));
+        hosts.push_back(host_buffers.back().get());
+        DeviceSide side;
+        side.buffer = device_buffers.back().get();
+        if (image_extent) {
+            detail::ImageDesc idesc;
+            idesc.width = image_extent->width;
+            idesc.height = image_extent->height;
+            idesc.format = VK_FORMAT_R8G8B8A8_UNORM;
+            // SAMPLED too: create_image makes a view, which needs a view-capable usage.
+            idesc.usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                          VK_IMAGE_USAGE_SAMPLED_BIT;
+            idesc.name = name + " image";
+            device_images.push_back(detail::create_image(device, idesc));
+            side.image = device_images.back().get();
+            side.extent = *image_extent;
+            // TRANSFER_DST for the uploads (and the fill below), TRANSFER_SRC after the fill
+            // for the downloads: each measurement keeps the layout its copies use.
+            detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
+                detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                      VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            });
+        }
+        sides.push_back(side);
     }
 
-    // Varying source data.
+    // Varying source data, the same in every buffer of the ring.
     const auto data = pattern(bytes, bytes + (to_host ? 1 : 2));
     if (to_host) {
         detail::Buffer upload = detail::create_buffer(device, host);
         std::memcpy(upload.mapped, data.data(), bytes);
         detail::flush_buffer(device, upload);
         detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
-            if (side.image == VK_NULL_HANDLE) {
-                const VkBufferCopy region{0, 0, bytes};
-                vkCmdCopyBuffer(cmd, upload.get(), device_buffer.get(), 1, &region);
-                return;
+            for (const DeviceSide& side : sides) {
+                if (side.image == VK_NULL_HANDLE) {
+                    const VkBufferCopy region{0, 0, bytes};
+                    vkCmdCopyBuffer(cmd, upload.get(), side.buffer, 1, &region);
+                    continue;
+                }
+                record_copy(cmd, side, upload.get(), bytes, false);
+                detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
             }
-            record_copy(cmd, side, upload.get(), bytes, false);
-            detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
         });
     } else {
-        std::memcpy(host_buffer.mapped, data.data(), bytes);
-        detail::flush_buffer(device, host_buffer);
+        for (detail::Buffer& b : host_buffers) {
+            std::memcpy(b.mapped, data.data(), bytes);
+            detail::flush_buffer(device, b);
+        }
     }
 
     const detail::Queue& queue = device.queue(detail::QueueRole::Transfer);
     detail::CommandPool pool(device, queue.family(), name + " pool");
     VkCommandBuffer single = pool.allocate(name + " single");
     VkCommandBuffer many = pool.allocate(name + " batch");
-    record_copies(single, side, host_buffer.get(), bytes, 1, to_host);
-    record_copies(many, side, host_buffer.get(), bytes, batch, to_host);
+    record_copies(single, {sides.data(), 1}, {hosts.data(), 1}, bytes, 1, to_host);
+    record_copies(many, sides, hosts, bytes, batch, to_host);
 
     const ReleasedCopyTimes times =
         time_released_copies(device, queue, single, many, bytes, batch, runs, lead, "ceiling");
     CopyCeiling out;
-    out.host_memory_flags = host_buffer.memory_flags;
+    out.host_memory_flags = host_buffers.front().memory_flags;
     out.gbps = times.gbps;
     out.latency_us = times.latency_us;
+    const DeviceSide& side = sides.front(); // each buffer of the ring was copied alike
+    detail::Buffer& host_buffer = host_buffers.front();
     if (to_host) {
         detail::invalidate_buffer(device, host_buffer);
         out.verified = std::memcmp(host_buffer.mapped, data.data(), bytes) == 0;
@@ -233,7 +257,7 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
         detail::submit_and_wait(device, detail::QueueRole::Transfer, [&](VkCommandBuffer cmd) {
             if (side.image == VK_NULL_HANDLE) {
                 const VkBufferCopy region{0, 0, bytes};
-                vkCmdCopyBuffer(cmd, device_buffer.get(), check.get(), 1, &region);
+                vkCmdCopyBuffer(cmd, side.buffer, check.get(), 1, &region);
             } else {
                 detail::image_barrier(cmd, side.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                       VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
@@ -438,7 +462,8 @@ ConcurrentCopies measure_concurrent_copies(const detail::Device& worker,
             detail::TimelineSemaphore(device, name + " done"), 0});
         side->cmd = side->pool.allocate(name);
         const DeviceSide device_side{side->local.get(), VK_NULL_HANDLE, {}};
-        record_copies(side->cmd, device_side, side->host.get(), bytes, 1, download);
+        const VkBuffer host_buffer = side->host.get();
+        record_copies(side->cmd, {&device_side, 1}, {&host_buffer, 1}, bytes, 1, download);
         return side;
     };
     const auto d2h = make_side(worker, true);

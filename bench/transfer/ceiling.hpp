@@ -39,16 +39,21 @@ time_released_copies(const detail::Device& device, const detail::Queue& queue,
                      std::uint32_t batch, std::uint32_t runs, std::chrono::microseconds lead,
                      const std::string& what);
 
+// `ring`: the batch's copies cycle through this many pairs of buffers (1: every copy between
+// the same two, which stay in the CPU's caches when the device is one; a stream of frames in
+// flight touches a buffer per frame).
 [[nodiscard]] CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                                VkDeviceSize bytes, std::uint32_t batch,
-                                               std::uint32_t runs, std::chrono::microseconds lead);
+                                               std::uint32_t runs, std::chrono::microseconds lead,
+                                               std::uint32_t ring = 1);
 
 // The same measurement with an optimally tiled RGBA8 image of `extent` on the device side
 // (vkCmdCopyImageToBuffer / vkCmdCopyBufferToImage): what the paths' copies can reach at best,
 // reported next to the ceiling so a gap between the two is seen as the image copies' own.
 [[nodiscard]] CopyCeiling measure_image_copy(const detail::Device& device, Direction direction,
                                              VkExtent2D extent, std::uint32_t batch,
-                                             std::uint32_t runs, std::chrono::microseconds lead);
+                                             std::uint32_t runs, std::chrono::microseconds lead,
+                                             std::uint32_t ring = 1);
 
 } // namespace tandem::bench
 

@@ -1,6 +1,7 @@
 // The pair's pipelined ceiling: what a stream of frames can reach from one device to another on
 // one transfer path with nothing of Tandem's runtime in between. The path's own staging and band
-// copies (one band per frame: the whole image), `slots` frames in flight, and the least work
+// copies (one band per frame: the whole image), `slots` frames in flight (each into a target of
+// its slot), and the least work
 // between the sides the pair allows: where the pair shares a timeline semaphore and the path has
 // no host step, every frame is submitted ahead and the receiver's copy waits GPU-side for the
 // sender's (and the sender's for the receiver to have read the slot); otherwise one host thread
@@ -32,7 +33,8 @@ struct PairPipeline {
 [[nodiscard]] bool pair_pipeline_drives(TransferPath path) noexcept;
 
 // `runs` streams of `frames` RGBA8 frames of `extent` from `sender` to `receiver` on `path`
-// (which `pair`, sender -> receiver, must allow), `slots` in flight.
+// (which `pair`, sender -> receiver, must allow), `slots` in flight, each landing in its slot's
+// own target image.
 [[nodiscard]] PairPipeline measure_pair_pipeline(const detail::Device& sender,
                                                  const detail::Device& receiver,
                                                  const PairInfo& pair, TransferPath path,
