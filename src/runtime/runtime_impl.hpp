@@ -203,10 +203,20 @@ private:
     chain_leader(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers);
     // Makes each of `producers` a producer: its jobs leave their image readable in place, and it
     // keeps what `cursor` (a matching consumer's) has not read. `pin` (a consumer that does not
-    // follow it): the scheduler moves it no more (a pending move is cancelled). Caller holds no
-    // task's mutex.
-    void link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                        const std::shared_ptr<ChainCursor>& cursor, bool pin);
+    // follow it): the scheduler moves it no more (a pending move is cancelled) until
+    // release_pins; returns the producers it pinned. Caller holds no task's mutex. Throws
+    // std::bad_alloc (nothing pinned then).
+    [[nodiscard]] std::vector<std::shared_ptr<Task>>
+    link_producers(const std::vector<std::shared_ptr<Task>>& producers,
+                   const std::shared_ptr<ChainCursor>& cursor, bool pin);
+    // Undoes link_producers' pins (`pinned`, cleared): a producer no consumer pins any more is
+    // placed by the scheduler again when its placement is auto. Caller holds no task's mutex.
+    static void release_pins(std::vector<std::shared_ptr<Task>>& pinned) noexcept;
+    // link_producers' loop; what it pinned is in `pinned` (reserved) when it throws (a cursor or
+    // a discarded move out of memory).
+    void link_each(const std::vector<std::shared_ptr<Task>>& producers,
+                   const std::shared_ptr<ChainCursor>& cursor, bool pin,
+                   std::vector<std::shared_ptr<Task>>& pinned);
     // Chains across workers (chain_feeds.hpp): counts a consumer on `device` in each of
     // `producers` on another device (Task::feed_counts), preparing a producer again with a feed
     // there when its newest instance has none; returns what it counted. Caller holds no task's
@@ -217,9 +227,12 @@ private:
     // Caller holds no task's mutex.
     void
     release_feeds(std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& counted) noexcept;
-    // Unregister's part under the task's mutex; `feeding` takes the task's counted feeds.
-    [[nodiscard]] TaskError unregister_locked(
-        Task& task, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding) noexcept;
+    // Unregister's part under the task's mutex; `feeding` takes the task's counted feeds and
+    // `pinning` the producers it pinned.
+    [[nodiscard]] TaskError
+    unregister_locked(Task& task,
+                      std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding,
+                      std::vector<std::shared_ptr<Task>>& pinning) noexcept;
     // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
     // being prepared. Caller holds task.mutex. Throws std::bad_alloc.
     void discard(Task& task, TaskInstance* instance);

@@ -45,9 +45,13 @@ void Task::retire(TaskInstance* instance) {
 void Task::adopt_shape(const TaskDesc& shape_desc) {
     desc = shape_desc;
     shape = workload_shape(shape_desc);
+    update_automatic();
+}
+
+void Task::update_automatic() noexcept {
     // A chain moves as a unit or not at all (runtime/task_chains.hpp): a follower with its
     // leader; a consumer of several producers, and a pinned producer, stay where they are.
-    automatic = shape_desc.placement.kind == PlacementKind::Auto && !pinned &&
+    automatic = desc.placement.kind == PlacementKind::Auto && pins == 0 &&
                 (producers.empty() || leader != nullptr);
 }
 

@@ -75,9 +75,12 @@ struct Task {
     // A chain placed as a unit (runtime/task_chains.hpp): an auto consumer of one producer
     // follows it (the scheduler puts both on one device and moves them together), `leader`
     // naming the producer. A producer read by any other consumer (placed by hand, or reading
-    // several producers) is pinned: the scheduler moves it no more.
+    // several producers) is pinned: the scheduler moves it no more while such a consumer's shape
+    // reads it (`pins` counts them; the consumer keeps the producers it pinned in `pinning` and
+    // lets them go when it is unregistered or reshaped).
     std::shared_ptr<const Task> leader;
-    bool pinned = false;
+    std::uint32_t pins = 0;
+    std::vector<std::shared_ptr<Task>> pinning;
     // The adapter of `active` (k_no_device without one), for a follower's completion pass, which
     // may not take its leader's mutex: written with `active` (set_active), under `mutex`.
     static constexpr std::uint32_t k_no_device = ~0u;
@@ -142,6 +145,9 @@ struct Task {
     GpuTimes input_copy_gpu;        // TaskStats::input_copy_gpu_us, added by InputCopier::copy
     std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
 
+    // Whether the scheduler places it: placement auto, not pinned, and not a consumer that stays
+    // with its producers (one that reads several, or none that it follows). Caller holds mutex.
+    void update_automatic() noexcept;
     // `active` and active_device together. Caller holds mutex.
     void set_active(TaskInstance* instance) noexcept;
 

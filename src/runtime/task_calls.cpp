@@ -155,16 +155,34 @@ void RuntimeImpl::release_feeds(
     counted.clear();
 }
 
-void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                                 const std::shared_ptr<ChainCursor>& cursor, bool pin) {
+std::vector<std::shared_ptr<Task>>
+RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
+                            const std::shared_ptr<ChainCursor>& cursor, bool pin) {
+    std::vector<std::shared_ptr<Task>> pinned;
+    if (pin) {
+        pinned.reserve(producers.size()); // before any count changes: nothing to undo
+    }
+    try {
+        link_each(producers, cursor, pin, pinned);
+    } catch (...) {
+        release_pins(pinned); // out of memory: the pins taken so far go
+        throw;
+    }
+    return pinned;
+}
+
+void RuntimeImpl::link_each(const std::vector<std::shared_ptr<Task>>& producers,
+                            const std::shared_ptr<ChainCursor>& cursor, bool pin,
+                            std::vector<std::shared_ptr<Task>>& pinned) {
     for (const auto& producer : producers) {
         std::lock_guard lock(producer->mutex);
         // Release: its next job sees the flag with everything registration wrote.
         producer->feeds_chain.store(true, std::memory_order_release);
         // A consumer that does not follow it (placed by hand, or reading several producers)
-        // keeps it where it is: the scheduler moves it no more.
+        // keeps it where it is: the scheduler moves it no more while that consumer reads it.
         if (pin) {
-            producer->pinned = true;
+            ++producer->pins;
+            pinned.push_back(producer);
             producer->automatic = false;
             if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
                 discard(*producer, producer->pending);
@@ -179,6 +197,16 @@ void RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& produ
             cursors.push_back(cursor);
         }
     }
+}
+
+void RuntimeImpl::release_pins(std::vector<std::shared_ptr<Task>>& pinned) noexcept {
+    for (const auto& producer : pinned) {
+        std::lock_guard lock(producer->mutex);
+        if (--producer->pins == 0) {
+            producer->update_automatic(); // the scheduler's again where its placement is auto
+        }
+    }
+    pinned.clear();
 }
 
 namespace {
@@ -259,7 +287,11 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             throw;
         }
         m_all.push_back(task);
-        link_producers(producers, cursor, leader == nullptr); // no task's mutex held
+        auto pinned = link_producers(producers, cursor, leader == nullptr); // no mutex held
+        {
+            std::lock_guard lock(task->mutex);
+            task->pinning = std::move(pinned);
+        }
         // Producers on other devices send their output to its worker (none on the primary).
         auto counted = request_feeds(producers, first->device());
         {
@@ -287,19 +319,23 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
         return TaskError::UnknownTask;
     }
     std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
-    const TaskError answer = unregister_locked(*task, feeding);
+    std::vector<std::shared_ptr<Task>> pinning;
+    const TaskError answer = unregister_locked(*task, feeding, pinning);
     release_feeds(feeding); // its producers' mutexes, with its own no longer held
+    release_pins(pinning);
     return answer;
 }
 
 TaskError RuntimeImpl::unregister_locked(
-    Task& t, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding) noexcept {
+    Task& t, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding,
+    std::vector<std::shared_ptr<Task>>& pinning) noexcept {
     Task* task = &t;
     std::lock_guard lock(task->mutex);
     if (!task->live) {
         return TaskError::UnknownTask;
     }
     feeding.swap(task->feeding);
+    pinning.swap(task->pinning);
     task->live = false;
     task->set_active(nullptr);
     task->pending = nullptr;
@@ -345,6 +381,7 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
     std::shared_ptr<ChainCursor> cursor;
     std::uint32_t placed = 0;
     std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
+    std::vector<std::shared_ptr<Task>> pinning;
     {
         std::lock_guard lock(task->mutex);
         if (!task->live) {
@@ -369,19 +406,23 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         task->cursor = cursor = matching_cursor(desc, task->generations + 1);
         placed = (task->pending != nullptr ? task->pending : task->active)->device();
         feeding.swap(task->feeding);
+        pinning.swap(task->pinning);
     }
-    link_producers(producers, cursor, leader == nullptr);
-    // The new shape's feeds counted before the old shape's are let go: a producer read by both
-    // keeps its feed.
+    // The new shape's pins and feeds counted before the old shape's are let go: a producer read
+    // by both stays pinned and keeps its feed.
+    auto pinned = link_producers(producers, cursor, leader == nullptr);
+    release_pins(pinning);
     auto counted = request_feeds(producers, placed);
     release_feeds(feeding);
     {
         std::lock_guard lock(task->mutex);
         if (task->live) {
             task->feeding = std::move(counted);
+            task->pinning = std::move(pinned);
         }
     }
     release_feeds(counted); // unregistered meanwhile (empty otherwise)
+    release_pins(pinned);
     return TaskError::None;
 }
 

@@ -721,6 +721,48 @@ TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
     EXPECT_NE(report.json.find("\"chain\": [\n        \"blur\""), std::string::npos) << report.json;
 }
 
+// A consumer placed by hand pins its producer (the scheduler moves it no more) only while its
+// shape reads it: unregistered, or reshaped to read nothing, it lets the producer go, and the
+// producer's auto placement is the scheduler's again. Hundreds of such consumers come and go
+// (two at a time, pinning one producer) without a pin outliving its consumer.
+TEST_F(TaskChains, AHandPlacedConsumerPinsItsProducerOnlyWhileItReadsIt) {
+    RuntimeOptions options;
+    options.scheduler.decision_interval = std::chrono::milliseconds(0);
+    auto runtime = make_runtime("1,2", options);
+    const TaskId producer = runtime->register_task(fill_task("fill", "auto"));
+    // Whether the scheduler places the producer, from a decision taken after the last change.
+    const auto automatic = [&] {
+        runtime->pump();
+        for (const TaskPlacement& t : runtime->placement().tasks) {
+            if (t.task == producer) {
+                return std::optional<bool>(t.automatic);
+            }
+        }
+        return std::optional<bool>();
+    };
+    EXPECT_EQ(automatic(), std::optional<bool>(true));
+    for (int round = 0; round < 200 && !HasFailure(); ++round) {
+        const TaskId a = runtime->register_task(blur_of(producer, ChainMode::Newest, "worker:0"));
+        const TaskId b = runtime->register_task(blur_of(producer, ChainMode::Newest, "worker:1"));
+        EXPECT_EQ(automatic(), std::optional<bool>(false)) << "round " << round;
+        EXPECT_EQ(runtime->unregister_task(a), TaskError::None);
+        EXPECT_EQ(automatic(), std::optional<bool>(false)) << "still read by the other";
+        if (round % 2 == 0) {
+            EXPECT_EQ(runtime->unregister_task(b), TaskError::None);
+        } else {
+            // Reshaped to read no producer: its pin goes with its old shape.
+            TaskDesc alone = fill_task("fill again", "worker:1");
+            EXPECT_EQ(runtime->reconfigure(b, alone), TaskError::None);
+            EXPECT_EQ(automatic(), std::optional<bool>(true)) << "round " << round;
+            EXPECT_EQ(runtime->unregister_task(b), TaskError::None);
+        }
+        EXPECT_EQ(automatic(), std::optional<bool>(true)) << "round " << round;
+    }
+    // The producer still runs and is read as before.
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 6), 1);
+}
+
 TEST_F(TaskChains, AProducerUnregisteredUnderItsConsumerFailsItsSubmitsWithASentence) {
     auto runtime = make_runtime("1");
     const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
