@@ -409,20 +409,33 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         pinning.swap(task->pinning);
     }
     // The new shape's pins and feeds counted before the old shape's are let go: a producer read
-    // by both stays pinned and keeps its feed.
-    auto pinned = link_producers(producers, cursor, leader == nullptr);
+    // by both stays pinned and keeps its feed. The old shape's go even when counting the new
+    // one's fails: the shape is the new one already.
+    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> counted;
+    try {
+        auto pinned = link_producers(producers, cursor, leader == nullptr);
+        {
+            std::lock_guard lock(task->mutex);
+            if (task->live) {
+                task->pinning = std::move(pinned);
+            }
+        }
+        release_pins(pinned); // unregistered meanwhile (empty otherwise)
+        counted = request_feeds(producers, placed);
+    } catch (...) {
+        release_pins(pinning);
+        release_feeds(feeding);
+        throw;
+    }
     release_pins(pinning);
-    auto counted = request_feeds(producers, placed);
     release_feeds(feeding);
     {
         std::lock_guard lock(task->mutex);
         if (task->live) {
             task->feeding = std::move(counted);
-            task->pinning = std::move(pinned);
         }
     }
     release_feeds(counted); // unregistered meanwhile (empty otherwise)
-    release_pins(pinned);
     return TaskError::None;
 }
 
