@@ -139,9 +139,9 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
 
 CopyCeiling measure_image_copy(const detail::Device& device, Direction direction, VkExtent2D extent,
                                std::uint32_t batch, std::uint32_t runs,
-                               std::chrono::microseconds lead, std::uint32_t ring) {
+                               std::chrono::microseconds lead) {
     return measure(device, direction, VkDeviceSize{extent.width} * extent.height * 4, extent, batch,
-                   runs, lead, ring);
+                   runs, lead, 1);
 }
 
 namespace {

@@ -52,8 +52,7 @@ time_released_copies(const detail::Device& device, const detail::Queue& queue,
 // reported next to the ceiling so a gap between the two is seen as the image copies' own.
 [[nodiscard]] CopyCeiling measure_image_copy(const detail::Device& device, Direction direction,
                                              VkExtent2D extent, std::uint32_t batch,
-                                             std::uint32_t runs, std::chrono::microseconds lead,
-                                             std::uint32_t ring = 1);
+                                             std::uint32_t runs, std::chrono::microseconds lead);
 
 } // namespace tandem::bench
 

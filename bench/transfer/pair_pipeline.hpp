@@ -8,8 +8,8 @@
 // spins on both timelines and submits each side the moment it may (running the path's host step
 // in between). Throughput is the frames' bytes over the time from the end of a warm-up tenth to
 // the last frame's arrival, so it counts what min(download, upload) leaves out: the two sides
-// taking turns, the hand-off between the devices, two contexts sharing one GPU. The last frame is
-// compared with the sender's image. Benchmark thread only; throws tandem::Error.
+// taking turns, the hand-off between the devices, two contexts sharing one GPU. Each slot's target
+// is compared with the sender's image at the end. Benchmark thread only; throws tandem::Error.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@ struct PairPipeline {
     Stats gbps;
     Stats frames_per_s;
     bool gpu_side = false; // the receiver waited GPU-side (else the host handed each frame on)
-    bool verified = false; // the last frame arrived byte for byte
+    bool verified = false; // every slot's last frame arrived byte for byte
 };
 
 // Whether measure_pair_pipeline drives `path`: the paths through staging without a copy stream
