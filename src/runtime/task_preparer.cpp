@@ -6,6 +6,7 @@
 
 #include "core/log.hpp"
 
+#include "runtime/task.hpp"
 #include "runtime/task_inputs.hpp"
 #include "tandem/error.hpp"
 #include "workloads/application_workload.hpp"
@@ -190,6 +191,8 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
 
 void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output) {
     const Device& from = task.worker->device();
+    std::vector<std::unique_ptr<ChainFeed>> made;
+    made.reserve(task.feed_to.size());
     for (Worker* to : task.feed_to) {
         auto feed = std::make_unique<ChainFeed>();
         feed->to = to;
@@ -230,8 +233,17 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
             feed->error = "its output cannot be sent to " + device.label() + ": " + e.what();
             log_warn("runtime", "task '{}' on {}: {}", task.desc.name, from.label(), feed->error);
         }
-        task.feeds.push_back(std::move(feed));
+        made.push_back(std::move(feed));
     }
+    // Published under the task's mutex: consumers' registrations walk every instance's feeds
+    // under it, this one's too while it is prepared. A count that went while the feeds were
+    // made leaves its feed unfilled from the first job on.
+    std::lock_guard lock(task.owner->mutex);
+    for (auto& feed : made) {
+        const bool wanted = task.owner->feed_counts.contains(feed->to->device().info().index);
+        feed->wanted.store(wanted, std::memory_order_relaxed);
+    }
+    task.feeds = std::move(made);
 }
 
 void TaskPreparer::prepare(TaskInstance& instance) {
