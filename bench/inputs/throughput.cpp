@@ -344,6 +344,10 @@ int main(int argc, char** argv) {
                    "worker), sent by its feed on the pair's path, instead of the application's "
                    "image");
     app.add_option("--transfer-path", options.transfer_path, "force a transfer path");
+    app.add_option("--cpu-timing-interval", options.cpu_device_timing_interval,
+                   "time one job in N on a CPU device (RuntimeOptions::cpu_device_timing_interval; "
+                   "1: every job)")
+        ->capture_default_str();
     app.add_option("--virtual-devices", options.virtual_devices,
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
     app.add_option("--primary", options.primary, "the primary adapter (index or name)");
@@ -488,7 +492,8 @@ int main(int argc, char** argv) {
                              {"slots", slots},
                              {"placement", placement},
                              {"producer", producer},
-                             {"transfer_path", options.transfer_path}};
+                             {"transfer_path", options.transfer_path},
+                             {"cpu_device_timing_interval", options.cpu_device_timing_interval}};
             doc["rows"] = rows;
             std::ofstream(json_file) << doc.dump(2) << "\n";
         }

@@ -138,14 +138,18 @@ struct LatencyStats {
 };
 
 // GPU time of a task's jobs on one device, in microseconds (TaskStats::gpu_us). The
-// percentiles cover the newest 4,096 jobs; count, total and first cover every timed job.
+// percentiles cover the newest 4,096 timed jobs; count, total and first cover every timed job.
+// On a CPU device only some jobs are timed (RuntimeOptions::cpu_device_timing_interval):
+// `untimed` counts the others, so total_us / count * (count + untimed) is how long the device
+// spent on the task's commands there.
 struct GpuTimeStats {
-    std::uint64_t count = 0; // jobs timed
+    std::uint64_t count = 0;   // jobs timed
+    std::uint64_t untimed = 0; // jobs recorded without timestamps (a CPU device's, only)
     double p50_us = 0;
     double p90_us = 0;
     double p99_us = 0;
     double max_us = 0;
-    double total_us = 0; // the sum: how long the device spent on the task's commands
+    double total_us = 0; // the sum: how long the device spent on the timed jobs' commands
     // The first timed job's: where pipeline creation and first-use shader compilation fall
     // (lavapipe compiles its shaders then), which later jobs do not pay.
     double first_us = 0;
@@ -235,8 +239,10 @@ struct TaskStats {
     // main queue just before the commands the task's workload records for the job (built-in or
     // TaskDesc::factory's) to one just after them. It leaves out Tandem's transfer to the
     // primary and its layout transitions, and the time the job waited before its commands
-    // started. One sample per job whose commands ran to the end, taken once the worker's
+    // started. One sample per timed job whose commands ran to the end, taken once the worker's
     // completion watcher saw the job complete (so the count may trail `ready` for a moment).
+    // Every job is timed, except on a CPU device, where the first few and then one in
+    // RuntimeOptions::cpu_device_timing_interval are (gpu_us.untimed counts the others).
     // gpu_timed is false where the device's queue family writes no timestamps
     // (timestampValidBits 0), or while the task is being prepared; gpu_us stays empty then.
     // Both are the active device's, as the latencies are; `devices` has every device's.

@@ -1,8 +1,10 @@
-// JobTimer: the GPU time of every job recorded into one of a few slots (a task registration's
-// slot ring, a calibration's capture), for whatever commands the job records. It owns a
-// timestamp query pool with two queries per slot and a small host-visible buffer; the recording
-// thread brackets a job's commands with a timestamp before (after resetting the slot's two
-// queries in the same command buffer) and one after, and the same commands copy the pair into
+// JobTimer: the GPU time of each job recorded into one of a few slots (a task registration's
+// slot ring, a calibration's capture) that its recorder times, for whatever commands the job
+// records (the runtime leaves some jobs on a CPU device untimed: TaskInstance::time_next_job;
+// a slot's untimed job calls none of begin, end and submitted, and its reuse() answers none). It
+// owns a timestamp query pool with two queries per slot and a small host-visible buffer; the
+// recording thread brackets a job's commands with a timestamp before (after resetting the slot's
+// two queries in the same command buffer) and one after, and the same commands copy the pair into
 // the slot's part of the buffer (vkCmdCopyQueryPoolResults, with availability). So a finished
 // job's time is read from host memory: no thread calls vkGetQueryPoolResults, which on lavapipe
 // waits for the whole device (it calls vkDeviceWaitIdle whatever the flags), and reading costs

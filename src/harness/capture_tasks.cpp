@@ -47,7 +47,12 @@ CaptureTasks::gpu_by_device(const Runtime& runtime, std::span<const TaskId> ids)
             }
             DeviceCaptureTime& sum = out[d.device];
             sum.timed = sum.timed && d.gpu_timed;
-            sum.busy_ms += d.gpu_us.total_us / 1000.0;
+            // On a CPU device some jobs are untimed: they count at the timed jobs' mean.
+            const GpuTimeStats& t = d.gpu_us;
+            if (t.count > 0) {
+                sum.busy_ms += t.total_us / static_cast<double>(t.count) *
+                               static_cast<double>(t.count + t.untimed) / 1000.0;
+            }
         }
     }
     return out;

@@ -550,6 +550,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["pass_gpu_us"] = s.gpu_timed ? nlohmann::json{{"p50", s.gpu_us.p50_us},
                                                          {"p99", s.gpu_us.p99_us},
                                                          {"jobs", s.gpu_us.count},
+                                                         {"untimed_jobs", s.gpu_us.untimed},
                                                          {"device", s.device}}
                                         : nlohmann::json();
     // What the inputs cost the primary's frame: the GPU time of each real frame's input copies.

@@ -14,6 +14,7 @@ GpuTimeStats GpuTimes::summarise(Snapshot snapshot) {
     out.max_us = s.max_us;
     out.total_us = snapshot.total_us;
     out.first_us = snapshot.first_us;
+    out.untimed = snapshot.untimed;
     return out;
 }
 

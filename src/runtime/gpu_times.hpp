@@ -17,6 +17,7 @@ struct GpuTimes {
     double total_us = 0;
     std::uint64_t first_generation = 0; // 0: none yet
     double first_us = 0;
+    std::uint64_t untimed = 0; // jobs recorded without timestamps (TaskInstance::timing_interval)
 
     void add(const JobTime& t) {
         samples.add(t.us);
@@ -32,8 +33,11 @@ struct GpuTimes {
         LatencySamples::Snapshot samples;
         double total_us = 0;
         double first_us = 0;
+        std::uint64_t untimed = 0;
     };
-    [[nodiscard]] Snapshot snapshot() const { return {samples.snapshot(), total_us, first_us}; }
+    [[nodiscard]] Snapshot snapshot() const {
+        return {samples.snapshot(), total_us, first_us, untimed};
+    }
     [[nodiscard]] static GpuTimeStats summarise(Snapshot snapshot);
 };
 

@@ -149,6 +149,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     std::vector<ChainedRead> chained;
     std::vector<std::size_t> feeds;
     std::vector<VkSemaphoreSubmitInfo> feed_waits;
+    bool timed = false; // the job timer brackets this job's commands
     {
         std::lock_guard lock(instance.mutex);
         if (previous) {
@@ -176,6 +177,10 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             --instance.host_jobs;
             (void)instance.ring.apply(job.slot, SlotEvent::Abort);
             return;
+        }
+        timed = instance.time_next_job(s.trial);
+        if (!timed && instance.timer) {
+            ++instance.gpu.untimed;
         }
     }
     SlotResources& res = instance.slots[job.slot];
@@ -284,11 +289,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         worker.device().begin_label(cmd, instance.desc.name.c_str());
         record_unpacks(instance, job.slot, cmd); // buffer inputs out of their carrier images
         // The job's GPU time brackets the workload's own commands only.
-        if (instance.timer) {
+        if (timed) {
             instance.timer->begin(cmd, job.slot);
         }
         r = instance.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
-        if (r == VK_SUCCESS && instance.timer) {
+        if (r == VK_SUCCESS && timed) {
             instance.timer->end(cmd, job.slot);
         }
         WorkloadOutput out = instance.workload->output();
@@ -371,7 +376,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         instance.ring[job.slot].work_submitted = true;
     }
     const auto t_submit = Clock::now();
-    if (instance.timer) {
+    if (timed) {
         instance.timer->submitted(job.slot, job.generation); // before the watcher can report it
     }
     worker.note_submitted(job, work_value);

@@ -104,6 +104,10 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
         throw Error("RuntimeOptions::max_consecutive_failures is 0",
                     "Use 1 or more: how many jobs of a task may fail in a row before it stops");
     }
+    if (m_options.cpu_device_timing_interval == 0) {
+        throw Error("RuntimeOptions::cpu_device_timing_interval is 0",
+                    "Use 1 to time every job on a CPU device, or N to time one job in N there");
+    }
     for (std::uint32_t index : worker_adapters) {
         DeviceOptions o;
         o.label = "worker" + std::to_string(m_worker_devices.size() + 1);

@@ -88,6 +88,17 @@ std::vector<const Device*> TaskInstance::retire_devices(const Device& primary) c
     return devices;
 }
 
+bool TaskInstance::time_next_job(bool trial_job) noexcept {
+    if (!timer) {
+        return false;
+    }
+    if (trial_job) {
+        return true; // what the scheduler measures the task by
+    }
+    const std::uint64_t n = recorded_jobs++;
+    return n < k_first_timed_jobs || n % timing_interval == 0;
+}
+
 ChainFeed* TaskInstance::feed_for(const Worker* to) const noexcept {
     for (const auto& feed : feeds) {
         if (feed->to == to) {

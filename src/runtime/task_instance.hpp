@@ -212,7 +212,15 @@ struct TaskInstance {
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;
     // Times each job's workload commands; null where the worker's main queue has no timestamps.
+    // On a CPU device it times the first k_first_timed_jobs and then one in timing_interval
+    // (RuntimeOptions::cpu_device_timing_interval; 1 elsewhere), and every trial job: set by
+    // the preparation. `recorded_jobs` counts the application's jobs recorded (job thread).
+    static constexpr std::uint64_t k_first_timed_jobs = 4;
     std::unique_ptr<JobTimer> timer;
+    std::uint32_t timing_interval = 1;
+    std::uint64_t recorded_jobs = 0;
+    // Whether the job thread times the job it records now (and counts it in recorded_jobs).
+    [[nodiscard]] bool time_next_job(bool trial_job) noexcept;
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
     InstanceInputs inputs; // TaskDesc::inputs (empty without)

@@ -290,6 +290,9 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
     task->timer = JobTimer::create(device, desc.slots, td.name);
+    if (device.info().type == "cpu") {
+        task->timing_interval = m_options.cpu_device_timing_interval;
+    }
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
         r.worker_image = std::move(images[i].worker);

@@ -190,6 +190,7 @@ TaskPulse instance_pulse(const TaskInstance& instance, std::size_t recent) {
         c.worker_done.count = instance.worker_done_us.count();
         c.ready_observed.count = instance.ready_us.count();
         c.gpu_us.count = instance.gpu.samples.count();
+        c.gpu_us.untimed = instance.gpu.untimed;
         out.worker_submit_us = instance.worker_submit_us.recent_median_us(recent);
         out.worker_done_us = instance.worker_done_us.recent_median_us(recent);
         out.ready_us = instance.ready_us.recent_median_us(recent);

@@ -1,8 +1,10 @@
-// The runtime times every job's own commands on the GPU, whatever the workload (an
-// application's TaskDesc::factory or a built-in one): lavapipe writes timestamps, so a task
-// reports one GPU time per completed job, above zero, in TaskStats::gpu_us and in its device's
-// TaskDeviceStats, also with several jobs in flight at once; a task still being prepared is
-// not timed yet.
+// The runtime times the jobs' own commands on the GPU, whatever the workload (an
+// application's TaskDesc::factory or a built-in one): lavapipe writes timestamps, so with
+// RuntimeOptions::cpu_device_timing_interval 1 a task reports one GPU time per completed job,
+// above zero, in TaskStats::gpu_us and in its device's TaskDeviceStats, also with several jobs
+// in flight at once; a task still being prepared is not timed yet. By default a CPU device's
+// jobs are timed the first four and then one in the interval, trial jobs each, and the rest
+// are counted as untimed; on any other device every job is timed.
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -51,6 +53,13 @@ private:
 
 class GpuTime : public RuntimeTest {
 protected:
+    // Every job timed, on a CPU device too.
+    std::unique_ptr<Runtime> make_timed_runtime() {
+        RuntimeOptions options;
+        options.cpu_device_timing_interval = 1;
+        return make_runtime("1", options);
+    }
+
     static TaskDesc clear_task(const std::string& name, const std::string& placement,
                                std::uint32_t clears) {
         TaskDesc desc = pattern_task(placement, 256, 256);
@@ -77,6 +86,7 @@ protected:
     static void expect_timed(const TaskStats& s, std::uint64_t jobs, const std::string& where) {
         EXPECT_TRUE(s.gpu_timed) << where;
         EXPECT_EQ(s.gpu_us.count, jobs) << where;
+        EXPECT_EQ(s.gpu_us.untimed, 0u) << where;
         EXPECT_EQ(s.gpu_us.count, s.ready + s.superseded) << where;
         EXPECT_GT(s.gpu_us.p50_us, 0.0) << where;
         EXPECT_GE(s.gpu_us.p99_us, s.gpu_us.p50_us) << where;
@@ -94,7 +104,7 @@ protected:
 };
 
 TEST_F(GpuTime, AnApplicationWorkloadsJobsAreTimedOnThePrimaryAndOnAWorker) {
-    auto runtime = make_runtime("1");
+    auto runtime = make_timed_runtime();
     for (const std::string placement : {"primary", "worker:0"}) {
         const TaskId task = runtime->register_task(clear_task("clears-" + placement, placement, 8));
         constexpr std::uint64_t k_jobs = 5;
@@ -110,14 +120,14 @@ TEST_F(GpuTime, AnApplicationWorkloadsJobsAreTimedOnThePrimaryAndOnAWorker) {
 }
 
 TEST_F(GpuTime, TheBuiltInPatternWorkloadIsTimedToo) {
-    auto runtime = make_runtime("1");
+    auto runtime = make_timed_runtime();
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
     run_jobs(*runtime, task, 4);
     expect_timed(runtime->stats(task), 4, "pattern");
 }
 
 TEST_F(GpuTime, ATaskBeingPreparedIsNotTimedYetAndPumpsManyJobsWithoutLosingOne) {
-    auto runtime = make_runtime("1");
+    auto runtime = make_timed_runtime();
     const TaskId task = runtime->register_task_async(clear_task("async", "worker:0", 2));
     const TaskStats first = runtime->stats(task);
     if (first.preparing) {
@@ -140,6 +150,68 @@ TEST_F(GpuTime, ATaskBeingPreparedIsNotTimedYetAndPumpsManyJobsWithoutLosingOne)
     const TaskStats s = runtime->stats(task);
     EXPECT_EQ(s.ready + s.superseded, accepted);
     expect_timed(s, accepted, "back to back");
+}
+
+TEST_F(GpuTime, ACpuDevicesJobsAreTimedOneInTheIntervalAndTheRestCounted) {
+    RuntimeOptions options;
+    options.cpu_device_timing_interval = 5;
+    auto runtime = make_runtime("1", options);
+    ASSERT_FALSE(runtime->worker_devices().empty());
+    const bool cpu = runtime->worker_devices()[0].type == "cpu";
+    const TaskId task = runtime->register_task(clear_task("sampled", "worker:0", 2));
+    constexpr std::uint64_t k_jobs = 23;
+    // The first four, then those whose index (from 0) is a multiple of 5: 5, 10, 15, 20.
+    const std::uint64_t timed = cpu ? 8 : k_jobs;
+    for (std::uint64_t g = 1; g <= k_jobs; ++g) {
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            const TaskStats s = runtime->stats(task);
+            return s.ready + s.superseded >= g;
+        }));
+    }
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).gpu_us.count >= timed; }));
+    for (int i = 0; i < 20; ++i) {
+        runtime->pump(); // nothing more is counted
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const TaskStats s = runtime->stats(task);
+    EXPECT_TRUE(s.gpu_timed);
+    EXPECT_EQ(s.gpu_us.count, timed);
+    EXPECT_EQ(s.gpu_us.count + s.gpu_us.untimed, k_jobs);
+    EXPECT_GT(s.gpu_us.first_us, 0.0);
+    EXPECT_GT(s.gpu_us.p50_us, 0.0);
+    ASSERT_EQ(s.devices.size(), 1u);
+    EXPECT_EQ(s.devices[0].gpu_us.count, timed);
+    EXPECT_EQ(s.devices[0].gpu_us.untimed, k_jobs - timed);
+
+    // The scheduler's trial jobs are timed each: calibrating measures every device.
+    const TaskId measured = runtime->register_task(clear_task("calibrated", "worker:0", 2));
+    const CalibrationResult c = runtime->calibrate(measured, {}, 12);
+    EXPECT_EQ(c.error, TaskError::None) << c.reason;
+    auto trial_timed = [&] {
+        std::uint64_t n = 0;
+        for (const TaskDeviceStats& d : runtime->stats(measured).devices) {
+            EXPECT_EQ(d.gpu_us.untimed, 0u) << "adapter " << d.device;
+            n += d.gpu_us.count;
+        }
+        return n;
+    };
+    const std::uint64_t trials = runtime->stats(measured).trial_jobs;
+    EXPECT_GE(trials, 12u);
+    EXPECT_TRUE(pump_until(*runtime, [&] { return trial_timed() >= trials; }));
+    EXPECT_EQ(trial_timed(), trials);
+}
+
+TEST_F(GpuTime, RefusesATimingIntervalOfZeroWithASentence) {
+    RuntimeOptions options;
+    options.cpu_device_timing_interval = 0;
+    try {
+        (void)make_runtime("1", options);
+        FAIL() << "an interval of 0 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("cpu_device_timing_interval"), std::string::npos)
+            << e.what();
+    }
 }
 
 } // namespace
