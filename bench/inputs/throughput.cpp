@@ -344,9 +344,10 @@ int main(int argc, char** argv) {
                    "worker), sent by its feed on the pair's path, instead of the application's "
                    "image");
     app.add_option("--transfer-path", options.transfer_path, "force a transfer path");
-    app.add_option("--cpu-timing-interval", options.cpu_device_timing_interval,
-                   "time one job in N on a CPU device (RuntimeOptions::cpu_device_timing_interval; "
-                   "1: every job)")
+    std::int64_t timing_period_ms = options.cpu_device_timing_period.count();
+    app.add_option("--cpu-timing-period", timing_period_ms,
+                   "ms between timed jobs on a CPU device "
+                   "(RuntimeOptions::cpu_device_timing_period; 0: every job)")
         ->capture_default_str();
     app.add_option("--virtual-devices", options.virtual_devices,
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
@@ -360,6 +361,7 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    options.cpu_device_timing_period = std::chrono::milliseconds(timing_period_ms);
 
     try {
         options.log_level = tandem::harness::parse_log_level_option(log_level);
@@ -493,7 +495,7 @@ int main(int argc, char** argv) {
                              {"placement", placement},
                              {"producer", producer},
                              {"transfer_path", options.transfer_path},
-                             {"cpu_device_timing_interval", options.cpu_device_timing_interval}};
+                             {"cpu_device_timing_period_ms", timing_period_ms}};
             doc["rows"] = rows;
             std::ofstream(json_file) << doc.dump(2) << "\n";
         }

@@ -139,7 +139,7 @@ struct LatencyStats {
 
 // GPU time of a task's jobs on one device, in microseconds (TaskStats::gpu_us). The
 // percentiles cover the newest 4,096 timed jobs; count, total and first cover every timed job.
-// On a CPU device only some jobs are timed (RuntimeOptions::cpu_device_timing_interval):
+// On a CPU device only some jobs are timed (RuntimeOptions::cpu_device_timing_period):
 // `untimed` counts the others, so total_us / count * (count + untimed) is how long the device
 // spent on the task's commands there.
 struct GpuTimeStats {
@@ -241,8 +241,8 @@ struct TaskStats {
     // primary and its layout transitions, and the time the job waited before its commands
     // started. One sample per timed job whose commands ran to the end, taken once the worker's
     // completion watcher saw the job complete (so the count may trail `ready` for a moment).
-    // Every job is timed, except on a CPU device, where the first few and then one in
-    // RuntimeOptions::cpu_device_timing_interval are (gpu_us.untimed counts the others).
+    // Every job is timed, except on a CPU device, where the first few and then about one each
+    // RuntimeOptions::cpu_device_timing_period are (gpu_us.untimed counts the others).
     // gpu_timed is false where the device's queue family writes no timestamps
     // (timestampValidBits 0), or while the task is being prepared; gpu_us stays empty then.
     // Both are the active device's, as the latencies are; `devices` has every device's.

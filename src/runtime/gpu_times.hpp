@@ -17,7 +17,7 @@ struct GpuTimes {
     double total_us = 0;
     std::uint64_t first_generation = 0; // 0: none yet
     double first_us = 0;
-    std::uint64_t untimed = 0; // jobs recorded without timestamps (TaskInstance::timing_interval)
+    std::uint64_t untimed = 0; // jobs recorded without timestamps (TaskInstance::timing_period)
 
     void add(const JobTime& t) {
         samples.add(t.us);

@@ -178,7 +178,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             (void)instance.ring.apply(job.slot, SlotEvent::Abort);
             return;
         }
-        timed = instance.time_next_job(s.trial);
+        timed = instance.time_next_job(s.trial, t0);
         if (!timed && instance.timer) {
             ++instance.gpu.untimed;
         }

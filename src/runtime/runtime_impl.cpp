@@ -104,9 +104,10 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
         throw Error("RuntimeOptions::max_consecutive_failures is 0",
                     "Use 1 or more: how many jobs of a task may fail in a row before it stops");
     }
-    if (m_options.cpu_device_timing_interval == 0) {
-        throw Error("RuntimeOptions::cpu_device_timing_interval is 0",
-                    "Use 1 to time every job on a CPU device, or N to time one job in N there");
+    if (m_options.cpu_device_timing_period.count() < 0) {
+        throw Error("RuntimeOptions::cpu_device_timing_period is negative (" +
+                        std::to_string(m_options.cpu_device_timing_period.count()) + " ms)",
+                    "Use 0 to time every job on a CPU device, or the time between timed jobs");
     }
     for (std::uint32_t index : worker_adapters) {
         DeviceOptions o;

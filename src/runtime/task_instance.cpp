@@ -88,15 +88,19 @@ std::vector<const Device*> TaskInstance::retire_devices(const Device& primary) c
     return devices;
 }
 
-bool TaskInstance::time_next_job(bool trial_job) noexcept {
+bool TaskInstance::time_next_job(bool trial_job,
+                                 std::chrono::steady_clock::time_point now) noexcept {
     if (!timer) {
         return false;
     }
     if (trial_job) {
         return true; // what the scheduler measures the task by
     }
-    const std::uint64_t n = recorded_jobs++;
-    return n < k_first_timed_jobs || n % timing_interval == 0;
+    if (recorded_jobs++ < k_first_timed_jobs || now - last_timed >= timing_period) {
+        last_timed = now;
+        return true;
+    }
+    return false;
 }
 
 ChainFeed* TaskInstance::feed_for(const Worker* to) const noexcept {

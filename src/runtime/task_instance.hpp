@@ -212,15 +212,18 @@ struct TaskInstance {
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;
     // Times each job's workload commands; null where the worker's main queue has no timestamps.
-    // On a CPU device it times the first k_first_timed_jobs and then one in timing_interval
-    // (RuntimeOptions::cpu_device_timing_interval; 1 elsewhere), and every trial job: set by
-    // the preparation. `recorded_jobs` counts the application's jobs recorded (job thread).
+    // On a CPU device it times the first k_first_timed_jobs, then the first job recorded once
+    // timing_period passed since the last timed one (RuntimeOptions::cpu_device_timing_period;
+    // zero elsewhere: every job), and every trial job: set by the preparation. The job thread
+    // counts the application's jobs it recorded and when it last timed one.
     static constexpr std::uint64_t k_first_timed_jobs = 4;
     std::unique_ptr<JobTimer> timer;
-    std::uint32_t timing_interval = 1;
+    std::chrono::milliseconds timing_period{0};
     std::uint64_t recorded_jobs = 0;
-    // Whether the job thread times the job it records now (and counts it in recorded_jobs).
-    [[nodiscard]] bool time_next_job(bool trial_job) noexcept;
+    std::chrono::steady_clock::time_point last_timed{};
+    // Whether the job thread times the job it records at `now` (counted in recorded_jobs).
+    [[nodiscard]] bool time_next_job(bool trial_job,
+                                     std::chrono::steady_clock::time_point now) noexcept;
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
     InstanceInputs inputs; // TaskDesc::inputs (empty without)

@@ -291,7 +291,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
     task->timer = JobTimer::create(device, desc.slots, td.name);
     if (device.info().type == "cpu") {
-        task->timing_interval = m_options.cpu_device_timing_interval;
+        task->timing_period = m_options.cpu_device_timing_period;
     }
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;

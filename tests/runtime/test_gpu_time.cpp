@@ -1,10 +1,10 @@
 // The runtime times the jobs' own commands on the GPU, whatever the workload (an
 // application's TaskDesc::factory or a built-in one): lavapipe writes timestamps, so with
-// RuntimeOptions::cpu_device_timing_interval 1 a task reports one GPU time per completed job,
+// RuntimeOptions::cpu_device_timing_period 0 a task reports one GPU time per completed job,
 // above zero, in TaskStats::gpu_us and in its device's TaskDeviceStats, also with several jobs
-// in flight at once; a task still being prepared is not timed yet. By default a CPU device's
-// jobs are timed the first four and then one in the interval, trial jobs each, and the rest
-// are counted as untimed; on any other device every job is timed.
+// in flight at once; a task still being prepared is not timed yet. Otherwise a CPU device's
+// jobs are timed the first four and then one each period, trial jobs each, and the rest are
+// counted as untimed; on any other device every job is timed.
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ protected:
     // Every job timed, on a CPU device too.
     std::unique_ptr<Runtime> make_timed_runtime() {
         RuntimeOptions options;
-        options.cpu_device_timing_interval = 1;
+        options.cpu_device_timing_period = std::chrono::milliseconds(0);
         return make_runtime("1", options);
     }
 
@@ -152,16 +152,15 @@ TEST_F(GpuTime, ATaskBeingPreparedIsNotTimedYetAndPumpsManyJobsWithoutLosingOne)
     expect_timed(s, accepted, "back to back");
 }
 
-TEST_F(GpuTime, ACpuDevicesJobsAreTimedOneInTheIntervalAndTheRestCounted) {
+TEST_F(GpuTime, ACpuDevicesJobsAreTimedOnceEachPeriodAndTheRestCounted) {
     RuntimeOptions options;
-    options.cpu_device_timing_interval = 5;
+    options.cpu_device_timing_period = std::chrono::hours(1); // no period passes in the test
     auto runtime = make_runtime("1", options);
     ASSERT_FALSE(runtime->worker_devices().empty());
     const bool cpu = runtime->worker_devices()[0].type == "cpu";
     const TaskId task = runtime->register_task(clear_task("sampled", "worker:0", 2));
     constexpr std::uint64_t k_jobs = 23;
-    // The first four, then those whose index (from 0) is a multiple of 5: 5, 10, 15, 20.
-    const std::uint64_t timed = cpu ? 8 : k_jobs;
+    const std::uint64_t timed = cpu ? 4 : k_jobs; // the first four, then none for an hour
     for (std::uint64_t g = 1; g <= k_jobs; ++g) {
         ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
         ASSERT_TRUE(pump_until(*runtime, [&] {
@@ -202,14 +201,35 @@ TEST_F(GpuTime, ACpuDevicesJobsAreTimedOneInTheIntervalAndTheRestCounted) {
     EXPECT_EQ(trial_timed(), trials);
 }
 
-TEST_F(GpuTime, RefusesATimingIntervalOfZeroWithASentence) {
+TEST_F(GpuTime, ACpuDevicesPeriodTimesAJobEachTimeItPasses) {
     RuntimeOptions options;
-    options.cpu_device_timing_interval = 0;
+    options.cpu_device_timing_period = std::chrono::milliseconds(30);
+    auto runtime = make_runtime("1", options);
+    const TaskId task = runtime->register_task(clear_task("periodic", "worker:0", 1));
+    // Jobs recorded at least 40 ms apart: each comes after the period, so each is timed (the
+    // four first ones are anyway).
+    for (std::uint64_t g = 1; g <= 8; ++g) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            const TaskStats s = runtime->stats(task);
+            return s.ready + s.superseded >= g;
+        }));
+    }
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).gpu_us.count >= 8; }));
+    const TaskStats spaced = runtime->stats(task);
+    EXPECT_EQ(spaced.gpu_us.count, 8u);
+    EXPECT_EQ(spaced.gpu_us.untimed, 0u);
+}
+
+TEST_F(GpuTime, RefusesANegativeTimingPeriodWithASentence) {
+    RuntimeOptions options;
+    options.cpu_device_timing_period = std::chrono::milliseconds(-1);
     try {
         (void)make_runtime("1", options);
-        FAIL() << "an interval of 0 was accepted";
+        FAIL() << "a negative period was accepted";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("cpu_device_timing_interval"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("cpu_device_timing_period"), std::string::npos)
             << e.what();
     }
 }
