@@ -276,7 +276,8 @@ public:
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept;
 
     // Counters, latencies and the GPU time of each job's workload commands (TaskStats::gpu_us,
-    // timed by the runtime for every workload where the device has timestamps). Host memory
+    // timed by the runtime for every workload where the device has timestamps; on a CPU device
+    // one job each cpu_device_timing_period). Host memory
     // only: it never waits for a worker. TaskStats::error is UnknownTask (and all else empty)
     // for an id that names no live task. Throws only std::bad_alloc.
     [[nodiscard]] TaskStats stats(TaskId task) const;

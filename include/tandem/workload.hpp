@@ -30,7 +30,8 @@
 // workload_error say so, and the next job runs; only RuntimeOptions::max_consecutive_failures
 // failures in a row stop the task.
 // GPU time: Tandem writes a timestamp just before and just after the commands record() writes
-// and reports each job's time (TaskStats::gpu_us); a workload need not time itself.
+// and reports each job's time (TaskStats::gpu_us; on a CPU device, a job each
+// RuntimeOptions::cpu_device_timing_period); a workload need not time itself.
 // Lifetime: a workload is destroyed on a Tandem thread once every command buffer it recorded
 // has completed (or its device was lost), before the device it was made for.
 #pragma once

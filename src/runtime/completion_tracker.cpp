@@ -247,6 +247,16 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             return;
         }
         TaskInstance* old = task.active;
+        if (old != nullptr && task.shown_generation == 0 && old->prepared()) {
+            // Nothing handed out yet: the old instance's newest output is shown (kept, and
+            // acquired) until the new one has its own, so a task that moves or is reconfigured
+            // before the application's first acquire is not blank while outputs exist.
+            std::lock_guard lock(old->mutex);
+            if (const auto current = old->registry.current()) {
+                task.shown_serial = old->serial;
+                task.shown_generation = current->generation;
+            }
+        }
         {
             std::lock_guard lock(pending->mutex);
             const auto current = pending->registry.current();

@@ -97,8 +97,11 @@ struct Task {
     std::vector<std::uint32_t> refused;     // devices a move or a trial could not use
     std::vector<std::string> move_failures; // why, for the scheduler's report (it takes them)
 
-    std::uint64_t shown_serial = 0;     // the instance whose output was handed out last
-    std::uint64_t shown_generation = 0; // newest generation handed out
+    // The instance whose output was handed out last, and the newest generation handed out; when
+    // a new instance took over before anything was, the old one's newest output (shown until
+    // the new one has its own).
+    std::uint64_t shown_serial = 0;
+    std::uint64_t shown_generation = 0;
 
     std::vector<std::unique_ptr<TaskInstance>> retiring; // left use, not yet quiescent
 

@@ -488,6 +488,48 @@ TEST_F(TaskLifetime, ReconfigureChangesTheSizeWhileFramesRunNeverBlankNeverBack)
     EXPECT_EQ(runtime->stats(task).reconfigurations, 1u);
 }
 
+// The application had not acquired anything yet when the task moved: acquire still hands out
+// the newest output the old device made until the new shape has one of its own.
+TEST_F(TaskLifetime, AReconfigureBeforeTheFirstAcquireIsNotBlankWhileOutputsExist) {
+    auto runtime = make_runtime("1");
+    auto reader = make_reader(*runtime, 64, 48);
+    const TaskId task = runtime->register_task(pattern_task("worker:0", 64, 48));
+    for (std::uint64_t g = 1; g <= 2; ++g) {
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= g; }));
+    }
+    ASSERT_EQ(runtime->reconfigure(task, pattern_task("primary", 64, 48)), TaskError::None);
+    // The new shape takes over once prepared; no job of it ran.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).reconfigurations == 1; }));
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.device, runtime->primary_device().index);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease) << "blank though generation 2 is ready on the worker";
+    EXPECT_EQ(lease->generation, 2u);
+    EXPECT_EQ(lease->device, runtime->worker_devices()[0].index);
+    std::uint64_t v = 0;
+    expect_pattern(read_back(*reader, *lease, v), *lease);
+    EXPECT_EQ(runtime->release(*lease, v), TaskError::None);
+    // The new shape's first output replaces it, and nothing goes back.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
+    std::optional<Lease> newer;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        auto l = runtime->acquire(task);
+        if (l && l->generation > 2) {
+            newer = *l.lease;
+            return true;
+        }
+        if (l) {
+            EXPECT_EQ(l->generation, 2u);
+            (void)runtime->release(*l, 0);
+        }
+        return false;
+    }));
+    EXPECT_EQ(newer->generation, 3u);
+    EXPECT_EQ(newer->device, runtime->primary_device().index);
+    EXPECT_EQ(runtime->release(*newer, 0), TaskError::None);
+}
+
 TEST_F(TaskLifetime, TrialJobsTakeNoneOfTheApplicationsGenerationsOrCounts) {
     RuntimeOptions options;
     options.scheduler.decision_interval = 0ms;
