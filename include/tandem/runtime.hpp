@@ -262,7 +262,8 @@ public:
 
     // A lease on the newest ready output of `task`; none before the first one. While a task
     // moves or is reconfigured, the output shown before until the new instance has a newer
-    // one: generations handed out never go back.
+    // one (where none was acquired yet, the newest the old instance made): generations handed
+    // out never go back.
     [[nodiscard]] AcquireResult acquire(TaskId task) noexcept;
 
     // Hands `lease` back: the application's reads finish when primary_timeline() reaches
