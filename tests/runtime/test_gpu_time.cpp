@@ -70,17 +70,20 @@ protected:
         return desc;
     }
 
-    // Runs `jobs` jobs one after another; then waits until each is timed (the watcher counts a
-    // job once it saw it complete, which may come a moment after the pump saw it ready).
-    static void run_jobs(Runtime& runtime, TaskId task, std::uint64_t jobs) {
+    // Runs `jobs` jobs one after another, each submitted `spacing` after the one before was
+    // ready; then waits until `timed` of them are timed (the watcher counts a job once it saw
+    // it complete, which may come a moment after the pump saw it ready).
+    static void run_jobs(Runtime& runtime, TaskId task, std::uint64_t jobs, std::uint64_t timed,
+                         std::chrono::milliseconds spacing = std::chrono::milliseconds(0)) {
         for (std::uint64_t g = 1; g <= jobs; ++g) {
+            std::this_thread::sleep_for(spacing);
             ASSERT_TRUE(pump_until(runtime, [&] { return runtime.submit(task).accepted(); }));
             ASSERT_TRUE(pump_until(runtime, [&] {
                 const TaskStats s = runtime.stats(task);
                 return s.ready + s.superseded >= g;
             }));
         }
-        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).gpu_us.count >= jobs; }));
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).gpu_us.count >= timed; }));
     }
 
     static void expect_timed(const TaskStats& s, std::uint64_t jobs, const std::string& where) {
@@ -108,7 +111,7 @@ TEST_F(GpuTime, AnApplicationWorkloadsJobsAreTimedOnThePrimaryAndOnAWorker) {
     for (const std::string placement : {"primary", "worker:0"}) {
         const TaskId task = runtime->register_task(clear_task("clears-" + placement, placement, 8));
         constexpr std::uint64_t k_jobs = 5;
-        run_jobs(*runtime, task, k_jobs);
+        run_jobs(*runtime, task, k_jobs, k_jobs);
         expect_timed(runtime->stats(task), k_jobs, placement);
         // Counted once each: pumping on changes nothing.
         for (int i = 0; i < 20; ++i) {
@@ -122,7 +125,7 @@ TEST_F(GpuTime, AnApplicationWorkloadsJobsAreTimedOnThePrimaryAndOnAWorker) {
 TEST_F(GpuTime, TheBuiltInPatternWorkloadIsTimedToo) {
     auto runtime = make_timed_runtime();
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
-    run_jobs(*runtime, task, 4);
+    run_jobs(*runtime, task, 4, 4);
     expect_timed(runtime->stats(task), 4, "pattern");
 }
 
@@ -161,14 +164,7 @@ TEST_F(GpuTime, ACpuDevicesJobsAreTimedOnceEachPeriodAndTheRestCounted) {
     const TaskId task = runtime->register_task(clear_task("sampled", "worker:0", 2));
     constexpr std::uint64_t k_jobs = 23;
     const std::uint64_t timed = cpu ? 4 : k_jobs; // the first four, then none for an hour
-    for (std::uint64_t g = 1; g <= k_jobs; ++g) {
-        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
-        ASSERT_TRUE(pump_until(*runtime, [&] {
-            const TaskStats s = runtime->stats(task);
-            return s.ready + s.superseded >= g;
-        }));
-    }
-    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).gpu_us.count >= timed; }));
+    run_jobs(*runtime, task, k_jobs, timed);
     for (int i = 0; i < 20; ++i) {
         runtime->pump(); // nothing more is counted
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -208,15 +204,7 @@ TEST_F(GpuTime, ACpuDevicesPeriodTimesAJobEachTimeItPasses) {
     const TaskId task = runtime->register_task(clear_task("periodic", "worker:0", 1));
     // Jobs recorded at least 40 ms apart: each comes after the period, so each is timed (the
     // four first ones are anyway).
-    for (std::uint64_t g = 1; g <= 8; ++g) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(40));
-        ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
-        ASSERT_TRUE(pump_until(*runtime, [&] {
-            const TaskStats s = runtime->stats(task);
-            return s.ready + s.superseded >= g;
-        }));
-    }
-    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).gpu_us.count >= 8; }));
+    run_jobs(*runtime, task, 8, 8, std::chrono::milliseconds(40));
     const TaskStats spaced = runtime->stats(task);
     EXPECT_EQ(spaced.gpu_us.count, 8u);
     EXPECT_EQ(spaced.gpu_us.untimed, 0u);
