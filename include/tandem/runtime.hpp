@@ -209,7 +209,8 @@ public:
     // blocks, never throws. UnknownTask for an id that names no live task (twice, say).
     // A producer of a chain may be unregistered while its consumers live: their submits answer
     // Failed (TaskError::ChainBroken) from then on, and their jobs already accepted still read
-    // the producer's outputs they hold, which are freed after them.
+    // the producer's outputs they hold, which are freed after them. A consumer placed auto that
+    // followed it stays where it runs (the scheduler's reason says why).
     TaskError unregister_task(TaskId task) noexcept;
     // Changes a live task's size, format, slots, rate or placement (and its workload) to `desc`'s:
     // the new shape is prepared off the frame, as a move is, and acquire() hands out the old

@@ -164,7 +164,13 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
         if (task.leader != nullptr) {
             t.with = task.leader->key; // placed with it (the Placer ignores one not deciding)
         }
-        if (!task.automatic && task.active != nullptr) {
+        // Placed by hand, or following a producer that was unregistered (its submits fail
+        // wherever it runs, so a move would only cost a preparation): it stays where it is.
+        if (task.leader != nullptr && task.leader->unregistered.load(std::memory_order_acquire)) {
+            t.held = "Its producer '" + task.leader->key +
+                     "' was unregistered, so its submits fail wherever it runs.";
+        }
+        if ((!task.automatic || !t.held.empty()) && task.active != nullptr) {
             const std::uint32_t d = task.active->device();
             t.request = d == primary() ? Placement::on_primary() : Placement::on_adapter(d);
         }

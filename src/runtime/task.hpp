@@ -72,6 +72,9 @@ struct Task {
     WorkloadShape shape; // what predicts its cost (from desc)
     bool automatic;      // placement auto: the scheduler decides
     bool live = true;    // false once unregistered: every call answers UnknownTask
+    // `!live`, for whoever may not take this task's mutex: the scheduler deciding for a follower
+    // (which holds the follower's mutex) reads its leader's. Set with `live` (release).
+    std::atomic<bool> unregistered{false};
     // A chain placed as a unit (runtime/task_chains.hpp): an auto consumer of one producer
     // follows it (the scheduler puts both on one device and moves them together), `leader`
     // naming the producer. A producer read by any other consumer (placed by hand, or reading

@@ -337,6 +337,7 @@ TaskError RuntimeImpl::unregister_locked(
     feeding.swap(task->feeding);
     pinning.swap(task->pinning);
     task->live = false;
+    task->unregistered.store(true, std::memory_order_release);
     task->set_active(nullptr);
     task->pending = nullptr;
     if (task->cursor) {

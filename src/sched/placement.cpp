@@ -314,7 +314,11 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
     };
     std::string why;
     using Kind = PlacementKind;
-    if (item.invalid || (e.request.kind == Kind::Primary)) {
+    if (!item.invalid && !item.spec->held.empty() && e.request.kind != Kind::Auto &&
+        item.note.empty()) {
+        why = item.spec->held + " It stays on " +
+              (chosen.primary ? std::string("the primary") : adapter(option.device)) + ".";
+    } else if (item.invalid || (e.request.kind == Kind::Primary)) {
         why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
     } else if (e.request.kind == Kind::Device && item.note.empty()) {
         why = "Manual placement: it runs on " + adapter(option.device) + " as requested.";

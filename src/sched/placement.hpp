@@ -41,6 +41,9 @@ struct PlacementTask {
     // A chain placed as a unit: the task whose output this one reads, and whose device it takes
     // (empty, or a name not in the decision: placed on its own). Its request must be Auto.
     std::string with;
+    // Why a task placed auto is held where it runs (`request` names that device): said as its
+    // reason instead of a manual placement's. Empty for every other task.
+    std::string held;
 };
 
 // Throws Error with a sentence naming the task when its rate is not a positive finite number

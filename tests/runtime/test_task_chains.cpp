@@ -764,7 +764,9 @@ TEST_F(TaskChains, AHandPlacedConsumerPinsItsProducerOnlyWhileItReadsIt) {
 }
 
 TEST_F(TaskChains, AProducerUnregisteredUnderItsConsumerFailsItsSubmitsWithASentence) {
-    auto runtime = make_runtime("1");
+    RuntimeOptions options;
+    options.scheduler.decision_interval = std::chrono::milliseconds(0);
+    auto runtime = make_runtime("1", options);
     const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
     const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
     // Accepted jobs in flight when the producer goes: they still read what they hold.
@@ -785,11 +787,25 @@ TEST_F(TaskChains, AProducerUnregisteredUnderItsConsumerFailsItsSubmitsWithASent
     EXPECT_EQ(filled_with(read_back(reader, *lease, v), 2), lease->generation);
     runtime->release(*lease, v);
     EXPECT_EQ(runtime->stats(consumer).failed_jobs, 0u);
-    // The producer's objects go once its consumer's jobs let them go (the consumer, placed
-    // auto, may have moved meanwhile: it keeps an instance on each device it ran on).
-    ASSERT_TRUE(pump_until(*runtime, [&] {
-        return runtime->resources().instances == runtime->stats(consumer).devices.size();
-    }));
+    // The consumer, placed auto, followed its producer; with the producer gone it stays where
+    // it is (its submits fail wherever it runs: a move would only cost a preparation).
+    const std::uint64_t decided = runtime->placement_decisions();
+    ASSERT_TRUE(
+        pump_until(*runtime, [&] { return runtime->placement_decisions() >= decided + 20; }));
+    EXPECT_EQ(runtime->stats(consumer).moves, 0u);
+    EXPECT_EQ(runtime->stats(consumer).devices.size(), 1u);
+    bool explained = false;
+    for (const TaskPlacement& t : runtime->placement().tasks) {
+        if (t.task == consumer) {
+            explained = true;
+            EXPECT_FALSE(t.moved);
+            EXPECT_NE(t.reason.find("Its producer 'fill' was unregistered"), std::string::npos)
+                << t.reason;
+        }
+    }
+    EXPECT_TRUE(explained) << runtime->placement().text;
+    // The producer's objects go once its consumer's jobs let them go.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->resources().instances == 1; }));
     ASSERT_EQ(runtime->unregister_task(consumer), TaskError::None);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         const RuntimeResources held = runtime->resources();

@@ -221,6 +221,21 @@ TEST_F(Placement, ManualPlacementsAreNeverOverridden) {
     EXPECT_TRUE(to_json(plan)["devices"][2]["over_capacity"].get<bool>());
 }
 
+// A task placed auto that the runtime holds where it runs (a consumer whose producer went)
+// stays there, whatever the figures say, with the runtime's reason instead of a manual one.
+TEST_F(Placement, AHeldAutoTaskStaysWithItsReason) {
+    detail::CostModel model(synthetic({{1.0}, {1.0}, {20.0}}, SyntheticLink{}), infos());
+    detail::Placer placer(model);
+    detail::PlacementTask held = task("held", 1024, 30.0, parse("2")); // slow there
+    held.held = "Its producer 'fill' was unregistered.";
+    const auto plan = placer.decide({held}, devices());
+    ASSERT_EQ(plan.tasks.size(), 1u);
+    EXPECT_EQ(plan.tasks[0].chosen, 2u) << to_text(plan.tasks[0]);
+    EXPECT_TRUE(contains(plan.tasks[0].reason, "Its producer 'fill' was unregistered. It stays on"))
+        << plan.tasks[0].reason;
+    EXPECT_FALSE(contains(plan.tasks[0].reason, "Manual placement")) << plan.tasks[0].reason;
+}
+
 TEST_F(Placement, NoFlappingAroundTheThreshold) {
     detail::CostModel model(synthetic({}), infos());
     const std::vector<detail::PlacementTask> tasks = {task("edge", 256)};
