@@ -1,6 +1,10 @@
 #include "core/device.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include <dlfcn.h>
 
 #include "core/capabilities.hpp"
 #include "core/copy_queue.hpp"
@@ -257,8 +261,15 @@ void Device::load_functions(const Instance& instance) {
                 vkGetInstanceProcAddr(instance.handle(), name));
         };
         iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
-        iload(m_fn.cmd_begin_label, "vkCmdBeginDebugUtilsLabelEXT");
-        iload(m_fn.cmd_end_label, "vkCmdEndDebugUtilsLabelEXT");
+        if (validation_layer_races_on_labels(m_device)) {
+            log_info("device",
+                     "{}: no command-buffer debug labels: the validation layer in use "
+                     "races on them across threads (fixed in its 1.3.243)",
+                     m_label);
+        } else {
+            iload(m_fn.cmd_begin_label, "vkCmdBeginDebugUtilsLabelEXT");
+            iload(m_fn.cmd_end_label, "vkCmdEndDebugUtilsLabelEXT");
+        }
         iload(m_fn.queue_begin_label, "vkQueueBeginDebugUtilsLabelEXT");
         iload(m_fn.queue_end_label, "vkQueueEndDebugUtilsLabelEXT");
     }
@@ -427,6 +438,36 @@ void Device::end_label(VkCommandBuffer cmd) const {
     if (m_fn.cmd_end_label != nullptr) {
         m_fn.cmd_end_label(cmd);
     }
+}
+
+bool validation_layer_races_on_labels(VkDevice device) noexcept {
+    // Whose entry point the device's label command is: the first layer that intercepts it.
+    const PFN_vkVoidFunction entry = vkGetDeviceProcAddr(device, "vkCmdBeginDebugUtilsLabelEXT");
+    Dl_info where{};
+    if (entry == nullptr || dladdr(reinterpret_cast<void*>(entry), &where) == 0 ||
+        where.dli_fname == nullptr ||
+        std::string_view(where.dli_fname).find("VkLayer_khronos_validation") ==
+            std::string_view::npos) {
+        return false;
+    }
+    std::uint32_t count = 0;
+    std::vector<VkLayerProperties> layers;
+    try {
+        if (vkEnumerateInstanceLayerProperties(&count, nullptr) == VK_SUCCESS) {
+            layers.resize(count);
+            if (vkEnumerateInstanceLayerProperties(&count, layers.data()) != VK_SUCCESS) {
+                count = 0;
+            }
+        }
+    } catch (...) {
+        count = 0;
+    }
+    for (std::uint32_t i = 0; i < count && i < layers.size(); ++i) {
+        if (std::string_view(layers[i].layerName) == "VK_LAYER_KHRONOS_validation") {
+            return layers[i].specVersion < VK_MAKE_API_VERSION(0, 1, 3, 243);
+        }
+    }
+    return true; // its version unknown: as the old one
 }
 
 } // namespace tandem::detail

@@ -253,7 +253,8 @@ public:
                                             VkMemoryPropertyFlags preferred = 0) const;
     [[nodiscard]] VkMemoryPropertyFlags memory_flags(std::uint32_t type) const noexcept;
 
-    // Debug names and labels (no-ops without VK_EXT_debug_utils).
+    // Debug names and labels (no-ops without VK_EXT_debug_utils, and command-buffer labels
+    // no-ops where validation_layer_races_on_labels).
     void set_name(VkObjectType type, std::uint64_t handle, const std::string& name) const;
     template <typename T>
     void name(T handle, VkObjectType type, const std::string& name) const {
@@ -296,5 +297,13 @@ private:
     mutable std::once_flag m_copy_queue_once;
     mutable std::unique_ptr<CopyQueueChoice> m_copy_queue;
 };
+
+// True when `device`'s command-buffer debug labels go first through a Khronos validation layer
+// older than 1.3.243, whose label bookkeeping is not thread-safe: a thread freeing command
+// buffers (vkFreeCommandBuffers, vkDestroyCommandPool) while another records a label into
+// another command buffer can crash inside the layer (Vulkan-ValidationLayers issue 5172, fixed
+// in 1.3.243; Debian 12 ships 1.3.239). Tandem then records no command-buffer labels on it;
+// object names and queue labels stay.
+[[nodiscard]] bool validation_layer_races_on_labels(VkDevice device) noexcept;
 
 } // namespace tandem::detail

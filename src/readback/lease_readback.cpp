@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/device.hpp"
 #include "core/handle.hpp"
 #include "core/vk_check.hpp"
 #include "readback/lease_copy.hpp"
@@ -130,10 +131,12 @@ LeaseReadback::LeaseReadback(const Runtime& runtime) : m_state(std::make_unique<
     if (s.primary.debug_utils) {
         s.set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
             vkGetInstanceProcAddr(s.primary.instance, "vkSetDebugUtilsObjectNameEXT"));
-        s.begin_label = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(
-            vkGetInstanceProcAddr(s.primary.instance, "vkCmdBeginDebugUtilsLabelEXT"));
-        s.end_label = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(
-            vkGetInstanceProcAddr(s.primary.instance, "vkCmdEndDebugUtilsLabelEXT"));
+        if (!detail::validation_layer_races_on_labels(device)) {
+            s.begin_label = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(
+                vkGetInstanceProcAddr(s.primary.instance, "vkCmdBeginDebugUtilsLabelEXT"));
+            s.end_label = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(
+                vkGetInstanceProcAddr(s.primary.instance, "vkCmdEndDebugUtilsLabelEXT"));
+        }
     }
     VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
