@@ -115,9 +115,10 @@
 // delivery to the primary, its transfers, against their work on the primary), and a move ends
 // with both on the new device (the consumer's submits answer Preparing while the two are
 // apart; the producer leaves once a matching consumer took every generation it made there, so
-// none is skipped). A consumer placed by hand, or reading several producers, pins them: the
-// scheduler moves them no more while it reads them (until it is unregistered or reconfigured
-// to read others; the consumer goes to its first producer's device when auto).
+// none is skipped, and its own submits answer Preparing until then). A consumer placed by
+// hand, or reading several producers, pins them: the scheduler moves them no more while it
+// reads them (until it is unregistered or reconfigured to read others; the consumer goes to its
+// first producer's device when auto).
 // A consumer placed on the primary may read a producer on a
 // worker: it reads the output where the producer's hand-off delivered it on the primary (the
 // image a lease of it shows), copying nothing more, its batch waiting GPU-side for that

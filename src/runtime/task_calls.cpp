@@ -536,6 +536,18 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
                      " to send its output to a consumer on another worker";
         return nullptr;
     }
+    // A chain's leader whose move is ready leaves once its matching consumers read every
+    // generation it made here (CompletionTracker::settle_pending): it makes no more here
+    // meanwhile, or a consumer one generation behind would keep it here for as long as the two
+    // are submitted in step.
+    if (task.pending != nullptr && task.pending_kind == PendingKind::Move &&
+        task.pending->prepared() && task.chain_wants(task.generations)) {
+        ++task.busy;
+        why.reason = "task '" + task.desc.name + "' moves to adapter " +
+                     std::to_string(task.pending->device()) +
+                     " once its consumers read its generation " + std::to_string(task.generations);
+        return nullptr;
+    }
     switch (instance->phase.load(std::memory_order_acquire)) {
     case InstancePhase::Preparing:
         ++task.busy;

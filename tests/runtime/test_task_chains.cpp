@@ -708,7 +708,13 @@ TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
                                           runtime->stats(consumer).device == to &&
                                           shown_device == to;
                                }))
-            << "move " << move << " to adapter " << to;
+            << "move " << move << " to adapter " << to << ": producer on "
+            << runtime->stats(producer).device << " (preparing "
+            << runtime->stats(producer).preparing << "), consumer on "
+            << runtime->stats(consumer).device << " (preparing "
+            << runtime->stats(consumer).preparing << "), shown from " << shown_device
+            << "; last decision:\n"
+            << runtime->placement().text;
     }
     EXPECT_GE(runtime->stats(producer).moves, std::uint64_t{k_moves});
     EXPECT_GE(runtime->stats(consumer).moves, std::uint64_t{k_moves});
@@ -719,6 +725,99 @@ TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
         EXPECT_TRUE(t.automatic) << t.name;
     }
     EXPECT_NE(report.json.find("\"chain\": [\n        \"blur\""), std::string::npos) << report.json;
+}
+
+// A matching consumer one generation behind its producer, the two then submitted in step: the
+// producer's move still ends (it makes nothing more where it was until its consumer read what it
+// made there; it would otherwise stay ahead, and where it was, for as long as the two run), and
+// the consumer reads every generation, each its own.
+TEST_F(TaskChains, AChainMovesWhileItsConsumerRunsAGenerationBehind) {
+    RuntimeOptions options;
+    options.scheduler.decision_interval = std::chrono::milliseconds(0);
+    options.scheduler.openings_are_separate = true; // lavapipe opened three times
+    auto runtime = make_runtime("auto", options);
+    ASSERT_EQ(runtime->worker_devices().size(), 2u);
+    const std::uint32_t primary = runtime->primary_device().index;
+    const std::uint32_t w0 = runtime->worker_devices()[0].index;
+    const std::uint32_t w1 = runtime->worker_devices()[1].index;
+    TaskDesc fill = fill_task("fill", "auto");
+    fill.slots = 8;
+    const TaskId producer = runtime->register_task(fill);
+    const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
+    const auto price = [&](std::uint32_t cheap) {
+        for (const TaskId task : {producer, consumer}) {
+            for (int k = 0; k < 9; ++k) {
+                (void)runtime->observe_execute(task, primary, 400.0);
+                (void)runtime->observe_execute(task, cheap == w0 ? w1 : w0, 200.0);
+                (void)runtime->observe_execute(task, cheap, 0.1);
+            }
+        }
+    };
+    std::uint64_t produced = 0;
+    std::uint64_t consumed = 0;
+    bool waited = false; // the producer answered that it moves once its consumer read its own
+    const auto submit_producer = [&] {
+        const SubmitResult p = runtime->submit(producer);
+        EXPECT_NE(p.status, SubmitStatus::Failed) << p.reason;
+        if (p.accepted()) {
+            EXPECT_EQ(p.generation, produced + 1);
+            produced = p.generation;
+        } else if (p.reason.find("once its consumers read its generation") != std::string::npos) {
+            EXPECT_EQ(p.status, SubmitStatus::Preparing);
+            waited = true;
+        }
+    };
+    const auto submit_consumer = [&] {
+        const SubmitResult c = runtime->submit(consumer);
+        EXPECT_NE(c.status, SubmitStatus::Failed) << c.reason;
+        if (c.accepted()) {
+            EXPECT_EQ(c.generation, consumed + 1) << "generations are consecutive";
+            consumed = c.generation;
+        }
+    };
+    const auto on = [&](std::uint32_t device) {
+        return runtime->stats(producer).device == device &&
+               runtime->stats(consumer).device == device;
+    };
+    // On w0, the consumer caught up.
+    price(w0);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        if (consumed == produced) {
+            submit_producer();
+        }
+        submit_consumer();
+        return on(w0) && consumed == produced && consumed > 4;
+    }));
+    // The producer one ahead, then the two in step while the chain is priced onto w1.
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        submit_producer();
+        return produced == consumed + 1;
+    }));
+    price(w1);
+    int frames = 0;
+    const bool moved = pump_until(*runtime, [&] {
+        ++frames;
+        submit_producer();
+        submit_consumer();
+        return on(w1);
+    });
+    EXPECT_TRUE(moved) << "after " << frames << " frames the producer is on adapter "
+                       << runtime->stats(producer).device << ", generation " << produced
+                       << ", its consumer on " << runtime->stats(consumer).device << ", generation "
+                       << consumed;
+    // Every generation the consumer made read its producer's own.
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        submit_consumer();
+        return runtime->stats(consumer).newest_generation >= consumed && consumed >= produced;
+    }));
+    auto lease = runtime->acquire(consumer);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    EXPECT_EQ(filled_with(read_back(reader, *lease, v), produced),
+              std::optional<std::uint64_t>(lease->generation));
+    runtime->release(*lease, v);
+    EXPECT_EQ(runtime->stats(consumer).failed_jobs, 0u);
 }
 
 // A consumer placed by hand pins its producer (the scheduler moves it no more) only while its
