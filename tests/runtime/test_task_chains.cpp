@@ -112,6 +112,32 @@ std::string refusal(Fn&& fn) {
 
 class TaskChains : public RuntimeTest {
 protected:
+    // Lavapipe opened three times, the scheduler deciding in every pump and treating the openings
+    // as separate devices: a chain placed auto moves between the two workers.
+    std::unique_ptr<Runtime> make_moving_runtime() {
+        RuntimeOptions options;
+        options.scheduler.decision_interval = std::chrono::milliseconds(0);
+        options.scheduler.openings_are_separate = true;
+        auto runtime = make_runtime("auto", options);
+        EXPECT_EQ(runtime->worker_devices().size(), 2u);
+        return runtime;
+    }
+
+    // Observed costs that make the chain pay on worker `cheap` only (of the moving runtime's two
+    // workers): dear on the primary and dearer on the other worker.
+    static void price_chain(Runtime& runtime, TaskId producer, TaskId consumer,
+                            std::uint32_t cheap) {
+        const std::uint32_t w0 = runtime.worker_devices()[0].index;
+        const std::uint32_t w1 = runtime.worker_devices()[1].index;
+        for (const TaskId task : {producer, consumer}) {
+            for (int k = 0; k < 9; ++k) {
+                (void)runtime.observe_execute(task, runtime.primary_device().index, 400.0);
+                (void)runtime.observe_execute(task, cheap == w0 ? w1 : w0, 200.0);
+                (void)runtime.observe_execute(task, cheap, 0.1);
+            }
+        }
+    }
+
     // Frames of: a producer submit, a consumer submit, a pump, and a check of each new consumer
     // output (generation N holds colour(N) in matching mode; a producer generation no newer than
     // the producer's newest, never going back, in newest mode), until the consumer published
@@ -642,25 +668,13 @@ TEST_F(TaskChains, AConsumerPlacedAutoGoesWithItsProducer) {
 // the producer runs on the new device, and in between its submits answer Preparing: no submit
 // fails, no generation is skipped or read from another generation, nothing is copied.
 TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
-    RuntimeOptions options;
-    options.scheduler.decision_interval = std::chrono::milliseconds(0);
-    options.scheduler.openings_are_separate = true; // lavapipe opened three times
-    auto runtime = make_runtime("auto", options);
-    ASSERT_EQ(runtime->worker_devices().size(), 2u);
+    auto runtime = make_moving_runtime();
+    ASSERT_FALSE(HasFailure());
     const std::uint32_t primary = runtime->primary_device().index;
     const std::uint32_t w0 = runtime->worker_devices()[0].index;
     const std::uint32_t w1 = runtime->worker_devices()[1].index;
     const TaskId producer = runtime->register_task(fill_task("fill", "auto"));
     const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
-    const auto price = [&](std::uint32_t expensive) {
-        for (const TaskId task : {producer, consumer}) {
-            for (int k = 0; k < 9; ++k) {
-                (void)runtime->observe_execute(task, primary, 400.0);
-                (void)runtime->observe_execute(task, expensive, 200.0);
-                (void)runtime->observe_execute(task, expensive == w0 ? w1 : w0, 0.1);
-            }
-        }
-    };
     harness::LeaseReader reader(*runtime, 2, k_width, k_height);
     std::uint64_t produced = 0;
     std::uint64_t consumed = 0;
@@ -699,7 +713,7 @@ TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
     for (int move = 1; move <= k_moves && !HasFailure(); ++move) {
         const std::uint32_t from = runtime->stats(producer).device;
         const std::uint32_t to = from == w0 ? w1 : w0;
-        price(from == primary ? w1 : from);
+        price_chain(*runtime, producer, consumer, to);
         // Moved once the consumer's output from the new device is the one shown.
         ASSERT_TRUE(pump_until(*runtime,
                                [&] {
@@ -732,27 +746,14 @@ TEST_F(TaskChains, AnAutoChainMovesAsAUnitAndReadsInStepAcrossItsMoves) {
 // made there; it would otherwise stay ahead, and where it was, for as long as the two run), and
 // the consumer reads every generation, each its own.
 TEST_F(TaskChains, AChainMovesWhileItsConsumerRunsAGenerationBehind) {
-    RuntimeOptions options;
-    options.scheduler.decision_interval = std::chrono::milliseconds(0);
-    options.scheduler.openings_are_separate = true; // lavapipe opened three times
-    auto runtime = make_runtime("auto", options);
-    ASSERT_EQ(runtime->worker_devices().size(), 2u);
-    const std::uint32_t primary = runtime->primary_device().index;
+    auto runtime = make_moving_runtime();
+    ASSERT_FALSE(HasFailure());
     const std::uint32_t w0 = runtime->worker_devices()[0].index;
     const std::uint32_t w1 = runtime->worker_devices()[1].index;
     TaskDesc fill = fill_task("fill", "auto");
     fill.slots = 8;
     const TaskId producer = runtime->register_task(fill);
     const TaskId consumer = runtime->register_task(blur_of(producer, ChainMode::Matching));
-    const auto price = [&](std::uint32_t cheap) {
-        for (const TaskId task : {producer, consumer}) {
-            for (int k = 0; k < 9; ++k) {
-                (void)runtime->observe_execute(task, primary, 400.0);
-                (void)runtime->observe_execute(task, cheap == w0 ? w1 : w0, 200.0);
-                (void)runtime->observe_execute(task, cheap, 0.1);
-            }
-        }
-    };
     std::uint64_t produced = 0;
     std::uint64_t consumed = 0;
     bool waited = false; // the producer answered that it moves once its consumer read its own
@@ -780,7 +781,7 @@ TEST_F(TaskChains, AChainMovesWhileItsConsumerRunsAGenerationBehind) {
                runtime->stats(consumer).device == device;
     };
     // On w0, the consumer caught up.
-    price(w0);
+    price_chain(*runtime, producer, consumer, w0);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         if (consumed == produced) {
             submit_producer();
@@ -793,7 +794,7 @@ TEST_F(TaskChains, AChainMovesWhileItsConsumerRunsAGenerationBehind) {
         submit_producer();
         return produced == consumed + 1;
     }));
-    price(w1);
+    price_chain(*runtime, producer, consumer, w1);
     int frames = 0;
     const bool moved = pump_until(*runtime, [&] {
         ++frames;
