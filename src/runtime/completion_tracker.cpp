@@ -203,12 +203,14 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
     // A chain moves as a unit (runtime/task_chains.hpp): a follower takes its new device once its
     // leader runs there; a leader leaves once its matching consumers took every generation it
     // made where they run (they then follow it, answering Preparing meanwhile).
+    if (task.move_waits_for_consumers()) {
+        return;
+    }
     if (pending->prepared() && task.pending_kind == PendingKind::Move) {
         const std::uint32_t leader_at =
             task.leader != nullptr ? task.leader->active_device.load(std::memory_order_acquire)
                                    : Task::k_no_device;
-        if ((leader_at != Task::k_no_device && leader_at != pending->device()) ||
-            task.chain_wants(task.generations)) {
+        if (leader_at != Task::k_no_device && leader_at != pending->device()) {
             return;
         }
     }

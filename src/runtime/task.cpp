@@ -85,4 +85,9 @@ bool Task::chain_wants(std::uint64_t generation) const noexcept {
     return false;
 }
 
+bool Task::move_waits_for_consumers() const noexcept {
+    return pending != nullptr && pending_kind == PendingKind::Move && pending->prepared() &&
+           chain_wants(generations);
+}
+
 } // namespace tandem::detail

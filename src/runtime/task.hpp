@@ -159,6 +159,10 @@ struct Task {
 
     // True while a live matching consumer has not read `generation` yet. Caller holds mutex.
     [[nodiscard]] bool chain_wants(std::uint64_t generation) const noexcept;
+    // True while its move is prepared but waits for its matching consumers to read every
+    // generation it made where it runs: it leaves only then (CompletionTracker::settle_pending),
+    // and its submits answer Preparing meanwhile (RuntimeImpl::usable). Caller holds mutex.
+    [[nodiscard]] bool move_waits_for_consumers() const noexcept;
 
     // The usable instance on `device` (not link-failed), if any. Caller holds mutex.
     [[nodiscard]] TaskInstance* on(std::uint32_t device) const noexcept;

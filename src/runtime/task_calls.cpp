@@ -540,8 +540,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // generation it made here (CompletionTracker::settle_pending): it makes no more here
     // meanwhile, or a consumer one generation behind would keep it here for as long as the two
     // are submitted in step.
-    if (task.pending != nullptr && task.pending_kind == PendingKind::Move &&
-        task.pending->prepared() && task.chain_wants(task.generations)) {
+    if (task.move_waits_for_consumers()) {
         ++task.busy;
         why.reason = "task '" + task.desc.name + "' moves to adapter " +
                      std::to_string(task.pending->device()) +
