@@ -6,6 +6,10 @@
 #include <string>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 namespace tandem::detail {
 
 namespace {
@@ -57,6 +61,12 @@ bool may_poll(bool cpu_device_present) noexcept {
         return *forced;
     }
     return has_spare_cores() && !cpu_device_present;
+}
+
+void tighten_timer_slack() noexcept {
+#if defined(__linux__)
+    (void)prctl(PR_SET_TIMERSLACK, k_thread_timer_slack_ns, 0, 0, 0);
+#endif
 }
 
 } // namespace tandem::detail

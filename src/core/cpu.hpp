@@ -22,6 +22,18 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 // or 0 decides alone when set.
 [[nodiscard]] bool may_poll(bool cpu_device_present) noexcept;
 
+// How late the kernel may wake a sleeping thread of Tandem's (Linux timer slack): 1 us. Tandem's
+// threads wait for GPU progress in short sleeps (tens of microseconds) between polls, and every
+// hop of a frame through a host thread pays what they oversleep: under Linux's default slack of
+// 50 us a 10 us sleep lasted about 80 us on the development machine (32 us with 1 us of slack).
+// On the H200 with lavapipe as the worker it lifted 960x540 inputs by about a tenth
+// (docs/performance.md).
+inline constexpr unsigned long k_thread_timer_slack_ns = 1000;
+
+// Sets the calling thread's timer slack to k_thread_timer_slack_ns (Linux; nothing elsewhere).
+// For threads Tandem starts (start_logged_thread), never the application's.
+void tighten_timer_slack() noexcept;
+
 // Hardware threads a CPU Vulkan device keeps free for the application and Tandem's threads.
 inline constexpr std::uint32_t k_cores_kept_from_cpu_devices = 2;
 

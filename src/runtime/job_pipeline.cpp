@@ -13,6 +13,15 @@
 
 namespace tandem::detail {
 
+namespace {
+
+// How often the job thread looks whether a host bridge queued what its job waits for (an
+// input's arrival, a chained producer's hand-off): the bridge does so within microseconds of
+// the transfer's end, and the job's submission, which follows, is on every frame's path.
+constexpr auto k_hand_off_poll = std::chrono::microseconds(10);
+
+} // namespace
+
 std::optional<std::uint32_t> JobPipeline::take_free_slot(TaskInstance& instance) noexcept {
     const std::optional<std::uint32_t> slot = instance.ring.try_take_free();
     if (!slot) {
@@ -211,7 +220,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
                     why = "an input's link failed: " + link->error();
                 }
             }
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
+            std::this_thread::sleep_for(k_hand_off_poll);
         }
         // A link that failed while its device works: its path is dropped for the pair and the
         // task prepared again with the next one, as for outputs (the slot retired with it).
@@ -239,7 +248,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         const std::size_t before = waits.size();
         VkResult read = read_chained(chained, inputs, waits, why);
         while (read == VK_NOT_READY && !worker.lost()) {
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
+            std::this_thread::sleep_for(k_hand_off_poll);
             waits.resize(before); // each read's wait once
             read = read_chained(chained, inputs, waits, why);
         }

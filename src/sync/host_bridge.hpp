@@ -31,6 +31,12 @@
 
 namespace tandem::detail {
 
+// How long a wait's sleeps stay at their shortest before they grow: the span in which the
+// transfers a bridge waits for usually finish (a 1920x1080 RGBA8 frame's download on the H200
+// takes about 170 us), so that their end is seen within one short sleep instead of the half of
+// a doubled one.
+inline constexpr std::chrono::microseconds k_short_sleeps_for{500};
+
 class HostBridge {
 public:
     enum class State { Running, TimedOut, Failed, Stopped };
@@ -92,6 +98,7 @@ private:
         bool ran = false;     // some action ran
         bool pending = false; // a forward still waits for its worker value
         bool spin = false;    // ... and wants polling without sleeping
+        bool young = false;   // ... and began less than k_short_sleeps_for ago
         std::chrono::microseconds max_sleep{0};
         std::string device_failure; // set when the pair's device failed (VK_ERROR_DEVICE_LOST)
     };

@@ -12,8 +12,9 @@ namespace {
 // The thread polls the worker timelines instead of blocking in vkWaitSemaphores: a blocking wait
 // can wake milliseconds late (seen with CUDA-signalled semaphores on NVIDIA), one thread cannot
 // block on several devices' semaphores at once, and polling notices a new forward or a detach at
-// once. It spins while a waiting HostBridge asks (Options::spin), then sleeps in growing steps up
-// to the waiting bridges' Options::max_sleep, so a long wait costs little CPU.
+// once. It spins while a waiting HostBridge asks (Options::spin), sleeps k_first_sleep at a time
+// while a wait is young (k_short_sleeps_for), then sleeps in growing steps up to the waiting
+// bridges' Options::max_sleep, so a long wait costs little CPU.
 constexpr auto k_first_sleep = std::chrono::microseconds(10);
 } // namespace
 
@@ -116,6 +117,7 @@ void PairBridge::run() {
         pending = false;
         bool ran = false;
         bool spin = false;
+        bool young = false;
         auto max_sleep = std::chrono::microseconds(0);
         for (std::size_t i = 0; i < m_channels.size(); ++i) {
             HostBridge* channel = m_channels[i];
@@ -131,6 +133,7 @@ void PairBridge::run() {
             ran = ran || poll.ran;
             pending = pending || poll.pending;
             spin = spin || poll.spin;
+            young = young || poll.young;
             max_sleep = std::max(max_sleep, poll.max_sleep);
             if (!poll.device_failure.empty()) {
                 pending = true; // one more pass fails every other bridge of the pair
@@ -148,7 +151,8 @@ void PairBridge::run() {
             lock.lock();
         } else {
             m_cv.wait_for(lock, sleep, [&] { return m_stop || m_kicks != seen; });
-            sleep = std::min(sleep * 2, std::max(max_sleep, k_first_sleep));
+            // A young wait keeps its sleeps short (k_short_sleeps_for); an older one grows them.
+            sleep = young ? k_first_sleep : std::min(sleep * 2, std::max(max_sleep, k_first_sleep));
         }
     }
 }
