@@ -35,6 +35,7 @@
 #include "tandem/error.hpp"
 #include "tandem/post.hpp"
 #include "tandem/runtime.hpp"
+#include "tandem/trace.hpp"
 
 namespace {
 
@@ -355,6 +356,7 @@ int main(int argc, char** argv) {
     std::string placement = "worker";
     std::string machine;
     std::string json_file;
+    std::string trace_file;
     std::string log_level = "warn";
     tandem::RuntimeOptions options;
     options.validation = "off";
@@ -371,6 +373,8 @@ int main(int argc, char** argv) {
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
     app.add_option("--machine", machine, "A sentence describing the machine, for the JSON");
     app.add_option("--json", json_file, "Write the results as JSON to FILE");
+    app.add_option("--trace", trace_file,
+                   "Write the runtime's trace (Chrome trace-event JSON) of both tasks to FILE");
     bool lend = false;
     app.add_flag("--lend", lend,
                  "render into the images Tandem lends (lend_inputs) instead of having Tandem "
@@ -388,6 +392,7 @@ int main(int argc, char** argv) {
         if (std::sscanf(size.c_str(), "%ux%u", &w, &h) != 2 || w == 0 || h == 0) {
             throw tandem::Error("--size '" + size + "' is not WxH", "Give e.g. 1920x1080");
         }
+        options.trace = !trace_file.empty();
         tandem::Runtime runtime(options);
         const detail::Device& primary = detail::RuntimeAccess::impl(runtime).primary();
         const AppFrame frame = make_frame(primary, w, h);
@@ -577,6 +582,9 @@ int main(int argc, char** argv) {
                     "time (p50, paced like the tasks)\n",
                     floor_submit.p50, floor_record.p50, floor_copy.p50);
 
+        if (!trace_file.empty()) {
+            tandem::write_trace(runtime, trace_file);
+        }
         if (!json_file.empty()) {
             char host[256] = {};
             ::gethostname(host, sizeof host - 1);
