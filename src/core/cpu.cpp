@@ -1,5 +1,6 @@
 #include "core/cpu.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -63,10 +64,24 @@ bool may_poll(bool cpu_device_present) noexcept {
     return has_spare_cores() && !cpu_device_present;
 }
 
-void tighten_timer_slack() noexcept {
+namespace {
+std::atomic<std::uint64_t> g_tightened{0};
+} // namespace
+
+bool tighten_timer_slack() noexcept {
 #if defined(__linux__)
-    (void)prctl(PR_SET_TIMERSLACK, k_thread_timer_slack_ns, 0, 0, 0);
+    if (prctl(PR_SET_TIMERSLACK, k_thread_timer_slack_ns, 0, 0, 0) == 0 &&
+        prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) == static_cast<int>(k_thread_timer_slack_ns)) {
+        // Relaxed: a count for tests, ordering nothing.
+        g_tightened.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
 #endif
+    return false;
+}
+
+std::uint64_t tightened_threads() noexcept {
+    return g_tightened.load(std::memory_order_relaxed);
 }
 
 } // namespace tandem::detail

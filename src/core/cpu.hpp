@@ -22,17 +22,27 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 // or 0 decides alone when set.
 [[nodiscard]] bool may_poll(bool cpu_device_present) noexcept;
 
-// How late the kernel may wake a sleeping thread of Tandem's (Linux timer slack): 1 us. Tandem's
-// threads wait for GPU progress in short sleeps (tens of microseconds) between polls, and every
-// hop of a frame through a host thread pays what they oversleep: under Linux's default slack of
-// 50 us a 10 us sleep lasted about 80 us on the development machine (32 us with 1 us of slack).
-// On the H200 with lavapipe as the worker it lifted 960x540 inputs by about a tenth
-// (docs/performance.md).
+// How late the kernel may wake a sleeping thread of Tandem's that sleeps instead of polling
+// (Linux timer slack): 1 us. Where Tandem's threads may not poll (may_poll false: a CPU device
+// among the runtime's devices, or a small machine) they wait for GPU progress in short sleeps
+// (tens of microseconds), and every hop of a frame through such a thread pays what they
+// oversleep: under Linux's default slack of 50 us a 10 us sleep lasted about 80 us on the
+// development machine (32 us with 1 us of slack). On the H200 with lavapipe as the worker it
+// lifted 960x540 inputs by about a quarter with the bridge's short sleeps (docs/performance.md).
+// Threads that poll first keep the default: on the H200 opened twice, where they do, 1 us of
+// slack made their backed-off polls more frequent and 960x540 inputs about a sixth slower.
 inline constexpr unsigned long k_thread_timer_slack_ns = 1000;
 
 // Sets the calling thread's timer slack to k_thread_timer_slack_ns (Linux; nothing elsewhere).
-// For threads Tandem starts (start_logged_thread), never the application's.
-void tighten_timer_slack() noexcept;
+// Called at the start of Tandem's own threads that sleep instead of polling (a Worker made
+// without `spin`, the completion thread of a runtime whose threads may not poll, a PairBridge
+// whose bridges never spin); never on the application's. Returns whether the kernel now holds
+// the thread to it, and counts the thread in tightened_threads() when it does.
+bool tighten_timer_slack() noexcept;
+
+// How many threads tighten_timer_slack() tightened in this process so far (the tests' witness:
+// Linux shows another thread's slack nowhere every kernel lets a process read).
+[[nodiscard]] std::uint64_t tightened_threads() noexcept;
 
 // Hardware threads a CPU Vulkan device keeps free for the application and Tandem's threads.
 inline constexpr std::uint32_t k_cores_kept_from_cpu_devices = 2;

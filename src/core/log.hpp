@@ -27,7 +27,6 @@
 
 #include <fmt/format.h>
 
-#include "core/cpu.hpp"
 #include "tandem/log.hpp"
 
 namespace tandem::detail {
@@ -115,7 +114,6 @@ private:
 template <typename Body>
 [[nodiscard]] std::thread start_logged_thread(Body&& body) {
     return std::thread([logger = inherited_logger(), body = std::forward<Body>(body)]() mutable {
-        tighten_timer_slack();
         const LogScope scope(logger);
         body();
     });

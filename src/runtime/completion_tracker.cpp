@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu.hpp"
 #include "core/log.hpp"
 
 #include "core/vk_check.hpp"
@@ -40,8 +41,13 @@ CompletionTracker::~CompletionTracker() {
     stop();
 }
 
-void CompletionTracker::start() {
-    m_thread = start_logged_thread([this] { run(); });
+void CompletionTracker::start(bool poll) {
+    m_thread = start_logged_thread([this, poll] {
+        if (!poll) {
+            tighten_timer_slack();
+        }
+        run();
+    });
 }
 
 void CompletionTracker::stop() noexcept {

@@ -60,8 +60,10 @@ public:
     CompletionTracker(const CompletionTracker&) = delete;
     CompletionTracker& operator=(const CompletionTracker&) = delete;
 
-    // Starts the completion thread; stop() joins it (idempotent).
-    void start();
+    // Starts the completion thread; stop() joins it (idempotent). `poll`: whether the runtime's
+    // threads may poll (core/cpu.hpp may_poll); where they may not, it sleeps with a tight timer
+    // slack (tighten_timer_slack).
+    void start(bool poll);
     void stop() noexcept;
 
     // Observes every task's completions now, retires what left use (Runtime::pump).

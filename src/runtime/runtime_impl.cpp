@@ -154,7 +154,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     }
     m_scheduler = std::make_unique<Scheduler>(*this, m_options.scheduler, forced_path(m_options));
     m_fallback = std::make_unique<LinkFallback>(*this);
-    m_completion->start();
+    m_completion->start(m_poll);
     m_preparer->start();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/cpu.hpp"
 #include "core/log.hpp"
 
 namespace tandem::detail {
@@ -206,6 +207,9 @@ bool Worker::wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queu
 }
 
 void Worker::run() {
+    if (!m_spin) {
+        tighten_timer_slack(); // it sleeps instead of polling: on time
+    }
     for (;;) {
         WorkerJob job;
         set_activity(Thread::Jobs, "idle");
@@ -226,6 +230,9 @@ void Worker::run() {
 }
 
 void Worker::run_transfers() {
+    if (!m_spin) {
+        tighten_timer_slack();
+    }
     for (;;) {
         TransferStep next;
         set_activity(Thread::Transfers, "idle");
@@ -272,6 +279,9 @@ bool Worker::poll_completions() noexcept {
 }
 
 void Worker::run_watch() {
+    if (!m_spin) {
+        tighten_timer_slack();
+    }
     // Polls the counter rather than blocking in vkWaitSemaphores (a blocked thread can wake
     // milliseconds late, and on the H200s it slowed other work on the device); the sleep grows
     // while nothing completes and drops back when something does.

@@ -151,6 +151,7 @@ HostBridge::Poll HostBridge::poll() noexcept {
             out.pending = true;
             out.spin = now - m_wait_start < m_options.spin;
             out.young = now - m_wait_start < k_short_sleeps_for;
+            out.sleeps = m_options.spin.count() == 0;
             out.max_sleep = m_options.max_sleep;
             return out;
         }

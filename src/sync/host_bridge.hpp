@@ -99,6 +99,7 @@ private:
         bool pending = false; // a forward still waits for its worker value
         bool spin = false;    // ... and wants polling without sleeping
         bool young = false;   // ... and began less than k_short_sleeps_for ago
+        bool sleeps = false;  // ... on a bridge that never spins (Options::spin 0)
         std::chrono::microseconds max_sleep{0};
         std::string device_failure; // set when the pair's device failed (VK_ERROR_DEVICE_LOST)
     };

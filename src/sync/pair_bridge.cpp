@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/cpu.hpp"
 #include "core/log.hpp"
 #include "sync/host_bridge.hpp"
 
@@ -14,7 +15,9 @@ namespace {
 // block on several devices' semaphores at once, and polling notices a new forward or a detach at
 // once. It spins while a waiting HostBridge asks (Options::spin), sleeps k_first_sleep at a time
 // while a wait is young (k_short_sleeps_for), then sleeps in growing steps up to the waiting
-// bridges' Options::max_sleep, so a long wait costs little CPU.
+// bridges' Options::max_sleep, so a long wait costs little CPU. Serving a bridge that never spins
+// (Options::spin 0: a CPU device on the pair, or a small machine), it sleeps with a tight timer
+// slack (core/cpu.hpp), so that its short sleeps are short.
 constexpr auto k_first_sleep = std::chrono::microseconds(10);
 } // namespace
 
@@ -105,6 +108,7 @@ void PairBridge::run() {
     std::uint64_t seen = 0;
     bool pending = false;
     auto sleep = k_first_sleep;
+    bool tightened = false; // this thread's timer slack (core/cpu.hpp)
     for (;;) {
         if (!pending) {
             m_cv.wait(lock, [&] { return m_stop || m_kicks != seen; });
@@ -118,6 +122,7 @@ void PairBridge::run() {
         bool ran = false;
         bool spin = false;
         bool young = false;
+        bool sleeps = false;
         auto max_sleep = std::chrono::microseconds(0);
         for (std::size_t i = 0; i < m_channels.size(); ++i) {
             HostBridge* channel = m_channels[i];
@@ -134,6 +139,7 @@ void PairBridge::run() {
             pending = pending || poll.pending;
             spin = spin || poll.spin;
             young = young || poll.young;
+            sleeps = sleeps || poll.sleeps;
             max_sleep = std::max(max_sleep, poll.max_sleep);
             if (!poll.device_failure.empty()) {
                 pending = true; // one more pass fails every other bridge of the pair
@@ -150,6 +156,10 @@ void PairBridge::run() {
             std::this_thread::yield();
             lock.lock();
         } else {
+            if (sleeps && !tightened) {
+                tighten_timer_slack(); // a bridge that never spins wakes on time
+                tightened = true;
+            }
             m_cv.wait_for(lock, sleep, [&] { return m_stop || m_kicks != seen; });
             // A young wait keeps its sleeps short (k_short_sleeps_for); an older one grows them.
             sleep = young ? k_first_sleep : std::min(sleep * 2, std::max(max_sleep, k_first_sleep));

@@ -1,6 +1,6 @@
 // What Tandem leaves to the application on the CPU: a CPU Vulkan device keeps two hardware
-// threads free on a machine with cores to spare, and none is taken on a small one; the threads
-// Tandem starts wake on time from their short sleeps, and the application's threads keep theirs.
+// threads free on a machine with cores to spare, and none is taken on a small one; a thread of
+// Tandem's that sleeps instead of polling wakes on time, and the application's threads keep theirs.
 #include <gtest/gtest.h>
 
 #if defined(__linux__)
@@ -26,14 +26,22 @@ TEST(CpuDeviceThreads, ASmallMachineKeepsTheDriversDefault) {
 }
 
 #if defined(__linux__)
-TEST(ThreadTimerSlack, TandemsThreadsWakeWithinAMicrosecondAndTheCallersKeepsItsOwn) {
+TEST(ThreadTimerSlack, AThreadThatTightensItWakesWithinAMicrosecondAndOthersKeepTheirs) {
     const auto slack = [] {
         return static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
     };
     const unsigned long callers = slack();
-    unsigned long started = 0;
-    detail::start_logged_thread([&] { started = slack(); }).join();
-    EXPECT_EQ(started, detail::k_thread_timer_slack_ns);
+    unsigned long tightened = 0;
+    unsigned long plain = 0;
+    const std::uint64_t counted = detail::tightened_threads();
+    detail::start_logged_thread([&] {
+        EXPECT_TRUE(detail::tighten_timer_slack());
+        tightened = slack();
+    }).join();
+    EXPECT_EQ(detail::tightened_threads(), counted + 1);
+    detail::start_logged_thread([&] { plain = slack(); }).join();
+    EXPECT_EQ(tightened, detail::k_thread_timer_slack_ns);
+    EXPECT_EQ(plain, callers) << "a thread Tandem starts keeps the default unless it sleeps";
     EXPECT_EQ(slack(), callers) << "the calling (application's) thread's slack changed";
 }
 #endif

@@ -3,6 +3,9 @@
 // concurrently. Every test runs under the fixture's (synchronisation) validation.
 #include <set>
 
+#include <sys/prctl.h>
+
+#include "core/cpu.hpp"
 #include "runtime_fixture.hpp"
 
 namespace tandem::test {
@@ -191,6 +194,22 @@ TEST_F(Runtime_, TwoWorkersRunConcurrently) {
     }
     EXPECT_NE(runtime->stats(a).device, runtime->stats(b).device);
     feed_until_ready(*runtime, *reader, {a, b}, 20, 20);
+}
+
+// With a CPU device among its devices the runtime's threads sleep instead of polling, and they
+// wake on time: the worker's job, transfer and watch threads and the completion thread take the
+// tight timer slack; the application's thread keeps its own.
+TEST_F(Runtime_, ThreadsThatSleepInsteadOfPollingWakeOnTime) {
+    if (detail::may_poll(true)) {
+        GTEST_SKIP() << "TANDEM_SPARE_CORES=1: Tandem's threads poll here";
+    }
+    const std::uint64_t before = detail::tightened_threads();
+    const auto callers = static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    auto runtime = make_runtime();
+    ASSERT_EQ(runtime->primary_device().type, "cpu") << "the tests' primary is lavapipe";
+    EXPECT_TRUE(pump_until(*runtime, [&] { return detail::tightened_threads() >= before + 4; }))
+        << detail::tightened_threads() - before << " of the runtime's threads took the tight slack";
+    EXPECT_EQ(static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)), callers);
 }
 
 } // namespace
