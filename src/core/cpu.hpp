@@ -40,8 +40,8 @@ inline constexpr unsigned long k_thread_timer_slack_ns = 1000;
 // the thread to it, and counts the thread in tightened_threads() when it does.
 bool tighten_timer_slack() noexcept;
 
-// How many threads tighten_timer_slack() tightened in this process so far (the tests' witness:
-// Linux shows another thread's slack nowhere every kernel lets a process read).
+// How many threads tighten_timer_slack() tightened in this process so far: the tests' witness,
+// since not every kernel lets a process read another thread's slack (/proc/.../timerslack_ns).
 [[nodiscard]] std::uint64_t tightened_threads() noexcept;
 
 // Hardware threads a CPU Vulkan device keeps free for the application and Tandem's threads.
