@@ -3,6 +3,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <thread>
+#include <utility>
+
+#include "core/log.hpp"
 
 namespace tandem::detail {
 
@@ -34,11 +38,24 @@ inline constexpr std::uint32_t k_spare_core_threshold = 8;
 inline constexpr unsigned long k_thread_timer_slack_ns = 1000;
 
 // Sets the calling thread's timer slack to k_thread_timer_slack_ns (Linux; nothing elsewhere).
-// Called at the start of Tandem's own threads that sleep instead of polling (a Worker made
-// without `spin`, the completion thread of a runtime whose threads may not poll, a PairBridge
-// whose bridges never spin); never on the application's. Returns whether the kernel now holds
-// the thread to it, and counts the thread in tightened_threads() when it does.
+// Called at the start of Tandem's own threads that sleep instead of polling (start_waiting_thread:
+// a Worker's made without `spin`, the completion thread of a runtime whose threads may not poll;
+// and by a PairBridge whose bridges never spin); never on the application's. Returns whether the
+// kernel now holds the thread to it, and counts the thread in tightened_threads() when it does.
 bool tighten_timer_slack() noexcept;
+
+// A thread of Tandem's (start_logged_thread) running `body`; one that `sleeps` instead of polling
+// (may_poll false) runs it under tighten_timer_slack().
+//     m_thread = start_waiting_thread(!spin, [this] { run(); });
+template <typename Body>
+[[nodiscard]] std::thread start_waiting_thread(bool sleeps, Body&& body) {
+    return start_logged_thread([sleeps, body = std::forward<Body>(body)]() mutable {
+        if (sleeps) {
+            (void)tighten_timer_slack();
+        }
+        body();
+    });
+}
 
 // How many threads tighten_timer_slack() tightened in this process so far: the tests' witness,
 // since not every kernel lets a process read another thread's slack (/proc/.../timerslack_ns).

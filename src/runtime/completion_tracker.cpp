@@ -42,12 +42,7 @@ CompletionTracker::~CompletionTracker() {
 }
 
 void CompletionTracker::start(bool poll) {
-    m_thread = start_logged_thread([this, poll] {
-        if (!poll) {
-            tighten_timer_slack();
-        }
-        run();
-    });
+    m_thread = start_waiting_thread(!poll, [this] { run(); });
 }
 
 void CompletionTracker::stop() noexcept {

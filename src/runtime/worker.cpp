@@ -13,9 +13,10 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
       m_on_complete(std::move(on_complete)), m_spin(spin),
       m_work(device, device.label() + " work timeline") {
-    m_thread = start_logged_thread([this] { run(); });
-    m_transfer_thread = start_logged_thread([this] { run_transfers(); });
-    m_watch_thread = start_logged_thread([this] { run_watch(); });
+    // Without `spin` they sleep at once, with a tight timer slack (core/cpu.hpp).
+    m_thread = start_waiting_thread(!spin, [this] { run(); });
+    m_transfer_thread = start_waiting_thread(!spin, [this] { run_transfers(); });
+    m_watch_thread = start_waiting_thread(!spin, [this] { run_watch(); });
 }
 
 Worker::~Worker() {
@@ -207,9 +208,6 @@ bool Worker::wait_for_work(std::unique_lock<std::mutex>& lock, const Queue& queu
 }
 
 void Worker::run() {
-    if (!m_spin) {
-        tighten_timer_slack(); // it sleeps instead of polling: on time
-    }
     for (;;) {
         WorkerJob job;
         set_activity(Thread::Jobs, "idle");
@@ -230,9 +228,6 @@ void Worker::run() {
 }
 
 void Worker::run_transfers() {
-    if (!m_spin) {
-        tighten_timer_slack();
-    }
     for (;;) {
         TransferStep next;
         set_activity(Thread::Transfers, "idle");
@@ -279,9 +274,6 @@ bool Worker::poll_completions() noexcept {
 }
 
 void Worker::run_watch() {
-    if (!m_spin) {
-        tighten_timer_slack();
-    }
     // Polls the counter rather than blocking in vkWaitSemaphores (a blocked thread can wake
     // milliseconds late, and on the H200s it slowed other work on the device); the sleep grows
     // while nothing completes and drops back when something does.
