@@ -68,16 +68,14 @@ namespace {
 std::atomic<std::uint64_t> g_tightened{0};
 } // namespace
 
-bool tighten_timer_slack() noexcept {
+void tighten_timer_slack() noexcept {
 #if defined(__linux__)
     if (prctl(PR_SET_TIMERSLACK, k_thread_timer_slack_ns, 0, 0, 0) == 0 &&
         prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) == static_cast<int>(k_thread_timer_slack_ns)) {
         // Relaxed: a count for tests, ordering nothing.
         g_tightened.fetch_add(1, std::memory_order_relaxed);
-        return true;
     }
 #endif
-    return false;
 }
 
 std::uint64_t tightened_threads() noexcept {

@@ -40,9 +40,9 @@ inline constexpr unsigned long k_thread_timer_slack_ns = 1000;
 // Sets the calling thread's timer slack to k_thread_timer_slack_ns (Linux; nothing elsewhere).
 // Called at the start of Tandem's own threads that sleep instead of polling (start_waiting_thread:
 // a Worker's made without `spin`, the completion thread of a runtime whose threads may not poll;
-// and by a PairBridge whose bridges never spin); never on the application's. Returns whether the
-// kernel now holds the thread to it, and counts the thread in tightened_threads() when it does.
-bool tighten_timer_slack() noexcept;
+// and by a PairBridge whose bridges never spin); never on the application's. Counts the thread in
+// tightened_threads() once the kernel holds it to that slack.
+void tighten_timer_slack() noexcept;
 
 // A thread of Tandem's (start_logged_thread) running `body`; one that `sleeps` instead of polling
 // (may_poll false) runs it under tighten_timer_slack().
@@ -51,7 +51,7 @@ template <typename Body>
 [[nodiscard]] std::thread start_waiting_thread(bool sleeps, Body&& body) {
     return start_logged_thread([sleeps, body = std::forward<Body>(body)]() mutable {
         if (sleeps) {
-            (void)tighten_timer_slack();
+            tighten_timer_slack();
         }
         body();
     });

@@ -157,7 +157,7 @@ void PairBridge::run() {
             lock.lock();
         } else {
             if (sleeps && !tightened) {
-                (void)tighten_timer_slack(); // a bridge that never spins wakes on time
+                tighten_timer_slack(); // a bridge that never spins wakes on time
                 tightened = true;
             }
             m_cv.wait_for(lock, sleep, [&] { return m_stop || m_kicks != seen; });
