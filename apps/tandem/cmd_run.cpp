@@ -182,7 +182,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "frame alone, edge-directed with sharpening)");
     sub->add_option("--inputs", args->inputs,
                     "--post: how the frame reaches the task: lend (the view renders into the "
-                    "images Tandem lends, nothing copied on the primary) or copy (Tandem copies "
+                    "images Tandem lends and signals their loan's semaphore: nothing copied on "
+                    "the primary, and the submit makes no Vulkan call) or copy (Tandem copies "
                     "the view's own images at submit)")
         ->capture_default_str();
     sub->add_flag("--json", args->json, "Print the report JSON to stdout too");

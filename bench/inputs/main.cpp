@@ -264,13 +264,16 @@ nlohmann::json measure_copy_variants(const detail::Device& primary, const AppFra
 
 // The application's side with --lend: each frame it writes the three images Tandem lent
 // (Runtime::lend_inputs) where it would render them, here by copying its frame into them, on
-// the primary's main queue after the loan's writable value, and submits naming them: Tandem's
-// batch at submit then only changes their layout. A few command buffers in turn, each reused
-// once its last write finished.
+// the primary's main queue after the loan's writable value, and submits naming them. With
+// `signal_loan` the write also signals the loan's own semaphore and the submit names it, so the
+// submit makes no Vulkan call; else it names the writer's own timeline, and Tandem's batch at
+// submit only changes their layout. A few command buffers in turn, each reused once its last
+// write finished.
 class LentWriter {
 public:
-    LentWriter(const detail::Device& primary, VkSemaphore input_timeline)
-        : m_primary(primary), m_input(input_timeline), m_writes(primary, "bench lent writes"),
+    LentWriter(const detail::Device& primary, VkSemaphore input_timeline, bool signal_loan)
+        : m_primary(primary), m_input(input_timeline), m_signal_loan(signal_loan),
+          m_writes(primary, "bench lent writes"),
           m_pool(primary, primary.queue(detail::QueueRole::Main).family(), "bench lent writes") {
         for (auto& c : m_cmds) {
             c = m_pool.allocate("bench lent write");
@@ -303,16 +306,22 @@ public:
             detail::copy_whole_image(cmd, frame.images[i].get(),
                                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to,
                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, frame.images[i].extent);
-            out[i] = {to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, m_writes.handle(), m_value + 1};
+            out[i] = m_signal_loan ? tandem::InputImage{to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                                        loan.written, loan.written_value}
+                                   : tandem::InputImage{to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                                        m_writes.handle(), m_value + 1};
         }
         if (vkEndCommandBuffer(cmd) != VK_SUCCESS) {
             return std::nullopt;
         }
         const VkSemaphoreSubmitInfo wait = detail::semaphore_submit_info(
             m_input, loan.writable, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        const VkSemaphoreSubmitInfo signal =
-            m_writes.submit_info(m_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        if (m_primary.queue(detail::QueueRole::Main).submit_one(cmd, {&wait, 1}, {&signal, 1}) !=
+        const std::array<VkSemaphoreSubmitInfo, 2> signals{
+            m_writes.submit_info(m_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+            detail::semaphore_submit_info(loan.written, loan.written_value,
+                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
+        if (m_primary.queue(detail::QueueRole::Main)
+                .submit_one(cmd, {&wait, 1}, {signals.data(), m_signal_loan ? 2u : 1u}) !=
             VK_SUCCESS) {
             return std::nullopt;
         }
@@ -329,6 +338,7 @@ public:
 private:
     const detail::Device& m_primary;
     VkSemaphore m_input;
+    bool m_signal_loan;
     detail::TimelineSemaphore m_writes;
     detail::CommandPool m_pool;
     std::array<VkCommandBuffer, 4> m_cmds{};
@@ -379,6 +389,13 @@ int main(int argc, char** argv) {
     app.add_flag("--lend", lend,
                  "render into the images Tandem lends (lend_inputs) instead of having Tandem "
                  "copy the application's");
+    std::string lent_wait = "loan";
+    app.add_option("--lent-wait", lent_wait,
+                   "with --lend, what the submit names for the writes: loan (the loan's own "
+                   "semaphore, which the writes signal: the submit makes no Vulkan call) or app "
+                   "(the application's timeline: Tandem's batch at submit changes the layouts)")
+        ->check(CLI::IsMember({"loan", "app"}))
+        ->capture_default_str();
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -425,7 +442,7 @@ int main(int argc, char** argv) {
         const auto floor_record = tandem::harness::summarise(floor.record_and_submit_us);
         const auto floor_copy = tandem::harness::summarise(floor.copy_gpu_us);
         tandem::harness::LeaseReader reader(runtime, 2, w, h);
-        LentWriter lent_writer(primary, runtime.input_timeline());
+        LentWriter lent_writer(primary, runtime.input_timeline(), lent_wait == "loan");
         for (TaskRun& r : runs) {
             auto next = Clock::now();
             // Paced: a frame every period, taken or not. At --fps 0 a frame is retried until
@@ -520,9 +537,11 @@ int main(int argc, char** argv) {
                         r.placement.c_str(), s.worker_submit.p50_us, s.transfer_queued.p50_us,
                         s.worker_done.p50_us, s.ready_observed.p50_us, s.input_copy_gpu_us.p50_us);
             if (lend) {
-                std::printf("%-10s lent submits %llu of %llu, lend_inputs p50 %.2f us\n",
+                std::printf("%-10s lent submits %llu of %llu (%llu making no Vulkan call), "
+                            "lend_inputs p50 %.2f us\n",
                             r.placement.c_str(), static_cast<unsigned long long>(s.lent_submits),
                             static_cast<unsigned long long>(r.submits),
+                            static_cast<unsigned long long>(s.lent_signalled_submits),
                             tandem::harness::summarise(r.lend_us).p50);
             }
             std::printf("%-10s %-14s %10.2f %10.1f %12.1f %12.3f %10.1f %6s\n", r.placement.c_str(),
@@ -539,6 +558,7 @@ int main(int argc, char** argv) {
                  {"submit_us", tandem::harness::to_json(submit)},
                  {"lend_us", tandem::harness::to_json(tandem::harness::summarise(r.lend_us))},
                  {"lent_submits", s.lent_submits},
+                 {"lent_signalled_submits", s.lent_signalled_submits},
                  {"input_copies", s.input_copies},
                  {"stages_p50_us",
                   {{"worker_submitted", s.worker_submit.p50_us},
@@ -611,6 +631,7 @@ int main(int argc, char** argv) {
                              {"placement", placement},
                              {"transfer_path", options.transfer_path},
                              {"lend", lend},
+                             {"lent_wait", lend ? lent_wait : std::string()},
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {{"pass_gpu_us_p50_on_task_device", worker_pass},
                                {"submit_floor_us",

@@ -2,14 +2,16 @@
 // engine registers Tandem's built-in blur (tandem/post.hpp) as a task on a worker and, every
 // frame, renders straight into the image Tandem lends for the task's next job
 // (Runtime::lend_inputs): here its "render" clears the image to a colour of the frame's own, on
-// its queue, after the loan's writable value. It submits naming the lent image, acquires the
-// newest output and reads it back (tandem::LeaseReadback). A blur of a constant image is that
-// constant, so every output must hold its frame's colour exactly.
+// its queue, after the loan's writable value, and signals the loan's own semaphore
+// (InputLoan::written) beside its frame timeline. It submits naming the lent image and that
+// semaphore, so the submit makes no Vulkan call, acquires the newest output and reads it back
+// (tandem::LeaseReadback). A blur of a constant image is that constant, so every output must
+// hold its frame's colour exactly.
 //
 //     tandem-frames
 // Without a worker (one GPU; TANDEM_VIRTUAL_DEVICES=2 opens it twice) the task runs on the
 // primary. Exit code 0 when 10 generations were sampled, all exact, every accepted submit named
-// lent images and Tandem copied none.
+// lent images signalled by their loan and Tandem copied none.
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -62,10 +64,12 @@ public:
     EngineFrames(const EngineFrames&) = delete;
     EngineFrames& operator=(const EngineFrames&) = delete;
 
-    // "Renders" the frame into `image` (lent, so its contents are not kept: from UNDEFINED),
-    // once Tandem's input timeline reached `writable`, and returns the value its frame signals.
-    std::uint64_t render(VkImage image, const VkClearColorValue& colour, VkSemaphore input_timeline,
-                         std::uint64_t writable) {
+    // "Renders" the frame into the image `loan` lends (its contents are not kept: from
+    // UNDEFINED), once Tandem's input timeline reached loan.writable; the frame signals its own
+    // timeline and the loan's semaphore (loan.written to loan.written_value).
+    void render(const tandem::InputLoan& loan, const VkClearColorValue& colour,
+                VkSemaphore input_timeline) {
+        const VkImage image = loan.inputs.at(0).image;
         const std::size_t k = m_frames++ % m_cmds.size();
         check(wait(m_used[k]), "waiting for the engine's frame");
         VkCommandBuffer cmd = m_cmds[k];
@@ -90,34 +94,36 @@ public:
         vkCmdClearColorImage(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
                              &to_clear.subresourceRange);
         check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-        // Left in TRANSFER_DST_OPTIMAL: the submit names that layout, and Tandem's batch (which
-        // waits for this frame's value) takes it from there.
+        // Left in TRANSFER_DST_OPTIMAL: the submit names that layout, and the task's own batch
+        // (which waits for the loan's semaphore) takes it from there.
         VkSemaphoreSubmitInfo wait_info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
         wait_info.semaphore = input_timeline;
-        wait_info.value = writable;
+        wait_info.value = loan.writable;
         wait_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        signal.semaphore = m_timeline;
-        signal.value = ++m_value;
-        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        std::array<VkSemaphoreSubmitInfo, 2> signals{};
+        for (VkSemaphoreSubmitInfo& signal : signals) {
+            signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
+            signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        }
+        signals[0].semaphore = m_timeline;
+        signals[0].value = ++m_value;
+        signals[1].semaphore = loan.written;
+        signals[1].value = loan.written_value;
         VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
         cb.commandBuffer = cmd;
         VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        submit.waitSemaphoreInfoCount = writable > 0 ? 1u : 0u;
+        submit.waitSemaphoreInfoCount = loan.writable > 0 ? 1u : 0u;
         submit.pWaitSemaphoreInfos = &wait_info;
         submit.commandBufferInfoCount = 1;
         submit.pCommandBufferInfos = &cb;
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
+        submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+        submit.pSignalSemaphoreInfos = signals.data();
         {
             std::lock_guard lock(*m_vk.queue_mutex); // Tandem submits to this queue too
             check(vkQueueSubmit2(m_vk.queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit2");
         }
         m_used[k] = m_value;
-        return m_value;
     }
-
-    [[nodiscard]] VkSemaphore timeline() const noexcept { return m_timeline; }
 
 private:
     VkResult wait(std::uint64_t value) const {
@@ -158,7 +164,6 @@ int main() try {
         std::set<std::uint64_t> sampled;
         int mismatches = 0;
         std::uint32_t frame = 0;
-        std::uint64_t released = 0; // Tandem's batch of the last submit, which waits on frames
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (sampled.size() < 10 && std::chrono::steady_clock::now() < deadline) {
             runtime.pump();
@@ -175,17 +180,17 @@ int main() try {
                 for (int c = 0; c < 4; ++c) {
                     colour.float32[c] = static_cast<float>(rgba[c]) / 255.0f;
                 }
-                const VkImage image = lent.loan.inputs.at(0).image;
-                const std::uint64_t value =
-                    frames.render(image, colour, runtime.input_timeline(), lent.loan.writable);
-                const tandem::InputImage input{image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                               frames.timeline(), value};
+                frames.render(lent.loan, colour, runtime.input_timeline());
+                // Its writes finish when the loan's semaphore reaches its value: the submit
+                // makes no Vulkan call, and the task's own batch waits for them on the GPU.
+                const tandem::InputImage input{lent.loan.inputs[0].image,
+                                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                               lent.loan.written, lent.loan.written_value};
                 const tandem::SubmitResult r = runtime.submit(task, {}, std::span(&input, 1));
                 if (r.accepted()) {
                     std::uint32_t packed = 0;
                     std::memcpy(&packed, rgba.data(), 4);
                     submitted[r.generation] = packed;
-                    released = r.inputs_released;
                 } else {
                     (void)runtime.return_inputs(task, lent.loan); // its frame was submitted
                     if (r.status == tandem::SubmitStatus::Failed) {
@@ -209,22 +214,18 @@ int main() try {
             }
             sampled.insert(lease->generation);
         }
-        // Tandem's last batch waited on the engine's timeline: it ran before that timeline goes.
-        const VkSemaphore input_timeline = runtime.input_timeline();
-        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wait.semaphoreCount = 1;
-        wait.pSemaphores = &input_timeline;
-        wait.pValues = &released;
-        check(vkWaitSemaphores(runtime.primary_vulkan().device, &wait, 10'000'000'000ull),
-              "waiting for Tandem's last batch");
+        // Tandem's batches never waited on the engine's timeline (they wait on the loans'
+        // semaphores, which the runtime owns), so nothing of Tandem's holds it now.
         const tandem::TaskStats stats = runtime.stats(task);
         std::printf("tandem-frames: sampled %zu generations, %d mismatches, %llu accepted, "
-                    "%llu of them lent, %llu copied\n",
+                    "%llu of them lent (%llu making no Vulkan call), %llu copied\n",
                     sampled.size(), mismatches, static_cast<unsigned long long>(stats.accepted),
                     static_cast<unsigned long long>(stats.lent_submits),
+                    static_cast<unsigned long long>(stats.lent_signalled_submits),
                     static_cast<unsigned long long>(stats.input_copies));
         status = sampled.size() >= 10 && mismatches == 0 && stats.input_copies == 0 &&
-                         stats.lent_submits == stats.accepted
+                         stats.lent_submits == stats.accepted &&
+                         stats.lent_signalled_submits == stats.accepted
                      ? 0
                      : 1;
     } // the engine's objects and the readback go before the runtime

@@ -67,6 +67,29 @@
 //     }
 // clang-format on
 //
+// Signalled by the application: a submit makes no Vulkan call. The application signals the
+// loan's own semaphore, InputLoan::written, to InputLoan::written_value in the batch that
+// finishes its writes (one more signal in its own vkQueueSubmit2), and names that semaphore and
+// value for every lent image. Tandem's submit then records and submits nothing on the calling
+// thread: the task's own batches (its job on the primary, its input link elsewhere) wait for
+// that value on the GPU and change the images' layout from the one the submit names
+// (TaskStats::lent_signalled_submits; SubmitResult::inputs_released is 0, nothing of the
+// application's being read). Every input must be lent, none copied; a submit that names the
+// semaphore with another value than its loan's is refused (BadInputs).
+//
+// clang-format off
+//     // in the frame's vkQueueSubmit2, beside the application's own signals:
+//     VkSemaphoreSubmitInfo done{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+//     done.semaphore = lent.loan.written;
+//     done.value = lent.loan.written_value;
+//     done.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+//     ...
+//     tandem::InputImage color{lent.loan.inputs[0].image,
+//                              VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+//                              lent.loan.written, lent.loan.written_value};
+//     (void)runtime.submit(task, {}, std::span(&color, 1));  // no Vulkan call
+// clang-format on
+//
 // A loan holds its slot until a submit names its images (Accepted: the loan ends; any other
 // answer leaves it held, to submit again) or return_inputs() hands it back unused. The images'
 // usage is TaskInputDesc::usage besides transfers and sampling; write them on the primary's main
@@ -211,10 +234,15 @@ struct LentInput {
 // application names at submit, in that order (chained ones left out, as in the InputImage
 // span). The images' contents are not kept: write them from VK_IMAGE_LAYOUT_UNDEFINED, once
 // Runtime::input_timeline() reaches `writable` (the slot's last reads of them finished).
+// `written` is the loan's own timeline semaphore on the primary: signal it to `written_value`
+// from the batch that finishes the writes, and name it in the submit (see "Signalled by the
+// application" above) so that the submit makes no Vulkan call. Owned by the runtime.
 struct InputLoan {
     std::uint64_t ticket = 0; // unique within the runtime; 0: no loan
     std::vector<LentInput> inputs;
     std::uint64_t writable = 0;
+    VkSemaphore written = VK_NULL_HANDLE;
+    std::uint64_t written_value = 0;
 };
 
 // One input as a job's workload sees it (RecordContext::inputs): an image of the task's device

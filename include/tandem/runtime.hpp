@@ -231,7 +231,9 @@ public:
     // finished; SubmitResult::inputs_released says when the application may write them again
     // (input_timeline()). Inputs that do not match the task's (their number, an image missing)
     // answer Failed with TaskError::BadInputs and change nothing. The copies are submitted on
-    // the calling thread (to the primary's main queue, under its lock): never a wait on a GPU.
+    // the calling thread (to the primary's main queue, under its lock): never a wait on a GPU;
+    // a submit whose inputs are all lent and signalled by their loan's semaphore submits
+    // nothing (tandem/input.hpp, "Signalled by the application").
     // Chained inputs (TaskInputDesc::producer) are not named here: `inputs` lists the
     // application's own, in their declared order; a task whose inputs are all chained takes the
     // two-argument submit. A producer without the generation asked for answers Busy (with a

@@ -112,7 +112,8 @@ struct SubmitResult {
     TaskError error = TaskError::None; // Failed: why, as a value
     std::string reason; // Failed: a sentence saying why (Preparing: where; Busy: a chain's wait)
     // Accepted with inputs: the application may write its input images again once
-    // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise.
+    // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise,
+    // and 0 for a submit that submitted nothing (every input lent and signalled by its loan).
     std::uint64_t inputs_released = 0;
     [[nodiscard]] bool accepted() const noexcept { return status == SubmitStatus::Accepted; }
 };
@@ -268,12 +269,14 @@ struct TaskStats {
     std::string input_path;
     // What carried its inputs: submits whose application inputs Tandem copied on the primary,
     // inputs sent over a link to its device, and chained inputs read in place on the producer's
-    // device (none of them copied); and submits that named lent images (Runtime::lend_inputs),
-    // whose lent inputs nothing copied on the primary.
+    // device (none of them copied); submits that named lent images (Runtime::lend_inputs),
+    // whose lent inputs nothing copied on the primary; and of those, the ones whose lent images
+    // named their loan's own semaphore (InputLoan::written), which made no Vulkan call.
     std::uint64_t input_copies = 0;
     std::uint64_t input_sends = 0;
     std::uint64_t chained_reads = 0;
     std::uint64_t lent_submits = 0;
+    std::uint64_t lent_signalled_submits = 0;
     // The primary's GPU time for those copies (each submit's batch on the primary's main
     // queue, every input of it; for a lent input only its layout change): what a task's inputs
     // cost the primary's frame. A copy's time is

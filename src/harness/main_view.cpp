@@ -340,8 +340,9 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     }
     waits.insert(waits.end(), request.waits.begin(), request.waits.end());
     const std::uint64_t value = m_value + 1;
-    const VkSemaphoreSubmitInfo signal =
-        detail::semaphore_submit_info(m_timeline, value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    std::vector<VkSemaphoreSubmitInfo> signals{
+        detail::semaphore_submit_info(m_timeline, value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
+    signals.insert(signals.end(), request.signals.begin(), request.signals.end());
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = cmd;
     VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
@@ -349,8 +350,8 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     submit.pWaitSemaphoreInfos = waits.data();
     submit.commandBufferInfoCount = 1;
     submit.pCommandBufferInfos = &cmd_info;
-    submit.signalSemaphoreInfoCount = 1;
-    submit.pSignalSemaphoreInfos = &signal;
+    submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+    submit.pSignalSemaphoreInfos = signals.data();
     const VkResult r = m_device.queue(detail::QueueRole::Main).submit({&submit, 1});
     if (r != VK_SUCCESS) {
         m_error = std::string("the main view's submit failed (") + tandem::to_string(r) + ")";

@@ -70,6 +70,9 @@ struct MainFrameRequest {
     // More semaphores the frame's submission waits for (e.g. Runtime::input_timeline at the
     // value after which Tandem no longer reads the images this frame renders into).
     std::span<const VkSemaphoreSubmitInfo> waits;
+    // More semaphores the frame's submission signals once it finished (e.g. a loan's
+    // InputLoan::written at its written_value, when it renders into lent images).
+    std::span<const VkSemaphoreSubmitInfo> signals;
     // Render into these instead of the frame's own images (frame_images then still names the
     // view's own, which this frame left alone).
     const MainFrameTargets* targets = nullptr;

@@ -347,6 +347,14 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         request.read_main = read_main;
         request.read_leases = read_output;
         request.waits = waits;
+        // Rendering into lent images: the frame signals the loan's own semaphore, which the
+        // submit names, so that the submit makes no Vulkan call (tandem/input.hpp).
+        std::vector<VkSemaphoreSubmitInfo> signals;
+        if (loan) {
+            signals.push_back(detail::semaphore_submit_info(loan->written, loan->written_value,
+                                                            VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
+        request.signals = signals;
         const std::uint64_t value = view.render(scene, request);
         if (lease) {
             (void)runtime.release(*lease, value);
@@ -365,10 +373,12 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
             images.depth = targets.depth != VK_NULL_HANDLE ? targets.depth : images.depth;
             images.motion = targets.motion != VK_NULL_HANDLE ? targets.motion : images.motion;
         }
+        const VkSemaphore written = loan ? loan->written : runtime.primary_timeline();
+        const std::uint64_t written_value = loan ? loan->written_value : value;
         const std::array<InputImage, 3> inputs{
-            InputImage{images.color, images.layout, runtime.primary_timeline(), value},
-            InputImage{images.depth, images.layout, runtime.primary_timeline(), value},
-            InputImage{images.motion, images.layout, runtime.primary_timeline(), value}};
+            InputImage{images.color, images.layout, written, written_value},
+            InputImage{images.depth, images.layout, written, written_value},
+            InputImage{images.motion, images.layout, written, written_value}};
         SubmitResult r;
         r.status = SubmitStatus::Busy; // lent inputs without a loan: every slot was busy
         while (loan || !options.lend_inputs) {
@@ -523,6 +533,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["input_path"] = s.input_path;
     report["inputs_sent"] = options.lend_inputs ? "lent" : "copied";
     report["lent_submits"] = s.lent_submits;
+    report["lent_signalled_submits"] = s.lent_signalled_submits;
     report["input_copies"] = s.input_copies;
     report["output_path"] = s.transfer_path;
     report["real_frames"] = result.frames;

@@ -69,6 +69,26 @@ std::string match_loan(const Task& task, const TaskInstance& active,
                 }
                 out = LoanMatch{instance.get(), l, in.loans[l].slot, lent};
             }
+            // A loan semaphore names its own loan's writes: at another value its wait would
+            // pass before them (an earlier loan's) or never.
+            for (std::uint32_t s = 0; s < in.signals.size(); ++s) {
+                for (const InputImage& named : inputs) {
+                    if (named.wait_semaphore != in.signals[s].semaphore.handle()) {
+                        continue;
+                    }
+                    const bool own = out.instance == instance.get() && out.slot == s;
+                    if (!own || named.wait_value != in.signals[s].lent) {
+                        return "the submit waits on the semaphore of a loan of task '" +
+                               task.desc.name + "' (InputLoan::written)" +
+                               (own ? " at " + std::to_string(named.wait_value) +
+                                          " instead of its written_value " +
+                                          std::to_string(in.signals[s].lent)
+                                    : std::string(" without naming that loan's images")) +
+                               ": name each loan's semaphore with its own images and its "
+                               "written_value";
+                    }
+                }
+            }
         }
     }
     if (out.instance == nullptr || out.instance == &active) {
@@ -101,6 +121,10 @@ InputLoan loan_of(const TaskInstance& instance, std::uint32_t slot, std::uint64_
     loan.ticket = ticket;
     loan.writable = writable;
     const InstanceInputs& in = instance.inputs;
+    if (slot < in.signals.size()) {
+        loan.written = in.signals[slot].semaphore.handle();
+        loan.written_value = in.signals[slot].lent;
+    }
     for (std::size_t i = 0; i < in.slots[slot].size(); ++i) {
         LentInput lent;
         if (in.buffer_sizes[i] == 0) {
@@ -181,6 +205,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         }
         const std::uint64_t ticket = m_loan_tickets.fetch_add(1, std::memory_order_relaxed) + 1;
         in.loans.push_back({ticket, *slot});
+        ++in.signals[*slot].lent; // the value this loan's writes signal (InputLoan::written)
         out.loan = loan_of(*instance, *slot, ticket, writable);
         out.status = SubmitStatus::Accepted;
         return out;

@@ -296,7 +296,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         target.layout = VK_IMAGE_LAYOUT_UNDEFINED;
         target.inputs = inputs;
         worker.device().begin_label(cmd, instance.desc.name.c_str());
-        record_unpacks(instance, job.slot, cmd); // buffer inputs out of their carrier images
+        // Buffer inputs out of their carrier images; lent images the application signalled.
+        record_input_prelude(instance, job.slot, cmd);
         // The job's GPU time brackets the workload's own commands only.
         if (timed) {
             instance.timer->begin(cmd, job.slot);

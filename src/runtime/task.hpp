@@ -148,7 +148,8 @@ struct Task {
     std::uint64_t input_copies = 0;
     std::uint64_t chained_reads = 0;
     std::uint64_t lent_submits = 0; // submits that named lent images (TaskStats::lent_submits)
-    GpuTimes input_copy_gpu;        // TaskStats::input_copy_gpu_us, added by InputCopier::copy
+    std::uint64_t lent_signalled_submits = 0; // of those, submitting nothing (TaskStats)
+    GpuTimes input_copy_gpu; // TaskStats::input_copy_gpu_us, added by InputCopier::copy
     std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
 
     // Whether the scheduler places it: placement auto, not pinned, and not a consumer that stays

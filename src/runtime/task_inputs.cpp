@@ -203,6 +203,14 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     in.recorded.resize(instance.desc.slots);
     in.timer = JobTimer::create(primary, instance.desc.slots, base + " input copies");
     in.copied.assign(instance.desc.slots, 0);
+    // Lendable (an image input): each slot's loan semaphore (InputLoan::written).
+    if (std::any_of(in.buffer_sizes.begin(), in.buffer_sizes.end(),
+                    [](VkDeviceSize size) { return size == 0; })) {
+        for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
+            in.signals.push_back(LoanSignal{
+                TimelineSemaphore(primary, base + " loan writes slot " + std::to_string(s))});
+        }
+    }
 }
 
 InputCopier::InputCopier(const Device& primary)
@@ -387,11 +395,34 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
             }
         }
     }
+    const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
+    // Every input lent and signalled by the slot's loan semaphore: nothing to submit. The job's
+    // side waits for the application's signal and changes the layouts (send_inputs).
+    if (all_lent && slot < in.signals.size()) {
+        LoanSignal& signal = in.signals[slot];
+        const bool signalled =
+            std::all_of(inputs.begin(), inputs.end(), [&](const InputImage& input) {
+                return input.wait_semaphore == signal.semaphore.handle() &&
+                       input.wait_value == signal.lent;
+            });
+        signal.job_waits = signalled;
+        if (signalled) {
+            signal.named = signal.lent;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                images[i].lent_layout = inputs[i].layout;
+                images[i].to_send = to_link;
+            }
+            in.copied[slot] = 0;
+            value = 0;
+            return VK_SUCCESS;
+        }
+    } else if (slot < in.signals.size()) {
+        in.signals[slot].job_waits = false;
+    }
     // Every input lent: the batch only changes the images' layouts, from those the application
     // left them in, the same commands each time they are the same: recorded once for the slot
     // and submitted again (the application thread's cost is then the submit alone).
     RecordedBatch& recorded = in.recorded[slot];
-    const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
     bool same = all_lent && recorded.all_lent && recorded.layouts.size() == inputs.size();
     for (std::size_t i = 0; same && i < inputs.size(); ++i) {
         same = recorded.layouts[i] == inputs[i].layout;
@@ -519,10 +550,35 @@ VkResult InputCopier::fence(TaskInstance& instance) noexcept {
     return r;
 }
 
-void record_unpacks(const TaskInstance& instance, std::uint32_t slot,
-                    VkCommandBuffer cmd) noexcept {
+void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
+                          VkCommandBuffer cmd) noexcept {
     const InstanceInputs& in = instance.inputs;
-    if (in.empty() || instance.same_device) {
+    if (in.empty()) {
+        return;
+    }
+    if (instance.same_device) {
+        // Lent images the application signalled itself: from the layout its submit named to
+        // the one the workload reads, after its writes (the job's batch waited for them).
+        if (slot >= in.signals.size() || !in.signals[slot].job_waits) {
+            return;
+        }
+        std::array<VkImageMemoryBarrier2, k_max_inputs> barriers{};
+        std::uint32_t n = 0;
+        for (const InputSlot& input : in.slots[slot]) {
+            if (input.lent_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+                barriers[n++] = image_barrier_info(
+                    input.source.get(), input.lent_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                    VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                    VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                    VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+            }
+        }
+        if (n > 0) {
+            VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+            dep.imageMemoryBarrierCount = n;
+            dep.pImageMemoryBarriers = barriers.data();
+            vkCmdPipelineBarrier2(cmd, &dep);
+        }
         return;
     }
     for (std::size_t i = 0; i < in.buffer_sizes.size(); ++i) {
@@ -558,10 +614,16 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
     if (in.empty()) {
         return VK_SUCCESS;
     }
-    const std::uint64_t copied = in.copied[slot];
+    // What the sources wait for: Tandem's copy at submit, or the application's signal of the
+    // slot's loan semaphore when its submit submitted nothing (then from the layout it named).
+    const bool signalled = slot < in.signals.size() && in.signals[slot].job_waits;
+    const VkSemaphoreSubmitInfo written =
+        signalled ? in.signals[slot].semaphore.submit_info(in.signals[slot].named,
+                                                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)
+                  : copies.submit_info(in.copied[slot], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     try {
         if (instance.same_device) {
-            waits.push_back(copies.submit_info(copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            waits.push_back(written);
             return VK_SUCCESS;
         }
         for (std::size_t i = 0; i < in.links.size(); ++i) {
@@ -574,8 +636,8 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
             }
             SlotTicket ticket;
             VkResult r = in.links[i]->submit(
-                slot, image.source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                copies.submit_info(copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+                slot, image.source.get(),
+                signalled ? image.lent_layout : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, written,
                 image.target.get(), image.target_layout, ticket);
             if (r != VK_SUCCESS) {
                 why = "input '" + instance.desc.inputs[in.declared[i]].name +

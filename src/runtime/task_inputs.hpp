@@ -10,11 +10,14 @@
 //                    copies each image into the slot's copy and signals the runtime's input
 //                    timeline (SubmitResult::inputs_released). With every input lent the batch
 //                    only changes layouts: recorded once per slot and submitted again while the
-//                    application leaves the images in the same layouts (RecordedBatch).
+//                    application leaves the images in the same layouts (RecordedBatch). With
+//                    every input lent and named with the slot's loan semaphore, which the
+//                    application signals itself (LoanSignal), there is no batch at all.
 //   send_inputs      the worker's job thread, before the job's work: each input's link carries
-//                    the slot's copy to the device, waiting on the input timeline GPU-side or
-//                    through the pair's bridge; the job's batch waits for every arrival. On the
-//                    primary there is nothing to send: the job waits for the copy itself.
+//                    the slot's copy to the device, waiting on the input timeline (or the loan
+//                    semaphore) GPU-side or through the pair's bridge; the job's batch waits for
+//                    every arrival. On the primary there is nothing to send: the job waits for
+//                    the copy (or the application's signal) itself.
 //
 // Ordering: a slot's copy is rewritten only once the slot is Free again (its job completed,
 // which waited for its inputs' arrival, which waited for their download), and the next copy
@@ -130,10 +133,13 @@ private:
 // Non-blocking; true without such links.
 [[nodiscard]] bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
-// Records, first in the job's commands, the copy of each buffer input that arrived in its
-// carrier image into the slot's buffer (the workload reads the buffer). Nothing on the primary,
-// where the submit's copy wrote the buffer itself. The job thread.
-void record_unpacks(const TaskInstance& instance, std::uint32_t slot, VkCommandBuffer cmd) noexcept;
+// Records, first in the job's commands, what its inputs need before the workload reads them:
+// on another device, the copy of each buffer input that arrived in its carrier image into the
+// slot's buffer (the workload reads the buffer); on the primary, where the submit's copy wrote
+// the buffer itself, the layout change of lent images whose submit submitted nothing (their
+// application's layout to SHADER_READ_ONLY_OPTIMAL). The job thread.
+void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
+                          VkCommandBuffer cmd) noexcept;
 
 // The job's inputs as its workload sees them (RecordContext::inputs), one per declared input:
 // the application's filled in, the chained ones left for read_chained (task_chains.hpp).

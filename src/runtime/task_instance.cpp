@@ -64,6 +64,13 @@ std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& re
     if (inputs.last_copy > 0) {
         points.push_back({&input_copies.device(), input_copies.handle(), inputs.last_copy});
     }
+    // The application's writes of lent images its submits signalled: a job that failed before
+    // its batch never waited for them.
+    for (const LoanSignal& signal : inputs.signals) {
+        if (signal.named > 0) {
+            points.push_back({&signal.semaphore.device(), signal.semaphore.handle(), signal.named});
+        }
+    }
     std::uint64_t release = 0;
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         release = std::max(release, ring[i].release_value);

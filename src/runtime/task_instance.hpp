@@ -39,6 +39,7 @@
 #include "runtime/slot_transport.hpp"
 #include "runtime/worker.hpp"
 #include "sync/retire_list.hpp"
+#include "sync/timeline_semaphore.hpp"
 #include "tandem/task.hpp"
 #include "workloads/workload.hpp"
 
@@ -91,12 +92,15 @@ struct InputSlot {
     Image target; // on the task's device (empty on the primary, where the job reads `source`)
     // A buffer input: what the job reads, on the task's device. On the primary the submit
     // copies the application's bytes here (no images); elsewhere they travel in `source` and
-    // `target` (RGBA8) and the job's commands first copy `target` into it (record_unpacks).
+    // `target` (RGBA8) and the job's commands first copy `target` into it (record_input_prelude).
     Buffer buffer;
     VkImageLayout target_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::uint64_t source_free = 0; // the link's source timeline: its last read of `source` done
     std::uint64_t arrived = 0;     // the link's destination timeline: this job's input arrived
     bool to_send = false;          // copied for the slot's job, not yet handed to the link
+    // Lent and signalled by the application (LoanSignal::job_waits): the layout its submit named,
+    // which the job's side changes (the link's first band, or the job on the primary).
+    VkImageLayout lent_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     [[nodiscard]] const Image& read() const noexcept { return target.image ? target : source; }
 };
 
@@ -106,6 +110,18 @@ struct InputSlot {
 struct RecordedBatch {
     bool all_lent = false;
     std::vector<VkImageLayout> layouts;
+};
+
+// A slot's loan semaphore (InputLoan::written): the application signals it once its writes of
+// the slot's lent images finish. `lent` is the value the slot's current or last loan names;
+// `named` the newest a submit named (the instance is freed only once it was reached: the job
+// or link that waits for it may have failed before submitting); `job_waits` says the slot's
+// job waits for `named` itself, its submit having submitted nothing (InputCopier::copy).
+struct LoanSignal {
+    TimelineSemaphore semaphore;
+    std::uint64_t lent = 0;
+    std::uint64_t named = 0;
+    bool job_waits = false;
 };
 
 // A task instance's inputs. `links` carry them from the primary to the instance's device, one
@@ -134,6 +150,7 @@ struct InstanceInputs {
         std::uint32_t slot = 0;
     };
     std::vector<Loan> loans;
+    std::vector<LoanSignal> signals; // per slot; none for a task without an image input to lend
     [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }
     [[nodiscard]] std::string path_name() const {
         return links.empty() ? std::string("same-device") : links.front()->path_name();

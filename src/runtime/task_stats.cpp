@@ -89,6 +89,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     s.input_sends = task.input_sends.load(std::memory_order_relaxed);
     s.chained_reads = task.chained_reads;
     s.lent_submits = task.lent_submits;
+    s.lent_signalled_submits = task.lent_signalled_submits;
     out.input_copy_gpu = task.input_copy_gpu.snapshot();
     if (!task.fallback_error.empty()) {
         s.preparation_error = task.fallback_error;

@@ -88,10 +88,12 @@ TEST_P(CliRunPost, ProcessesTheFramesOnAWorkerAndWritesThem) {
     // Colour, depth and motion for frame generation and the temporal upscaler; colour alone
     // for the blur.
     EXPECT_EQ(post["inputs"].size(), kind == "blur" ? 1u : 3u);
-    // By default the view renders into the images Tandem lends: nothing copied on the primary.
+    // By default the view renders into the images Tandem lends and signals their loan's
+    // semaphore: nothing copied on the primary, nothing submitted at submit.
     EXPECT_EQ(post["inputs_sent"], "lent");
     EXPECT_EQ(post["input_copies"], 0);
     EXPECT_EQ(post["lent_submits"], post["accepted"]);
+    EXPECT_EQ(post["lent_signalled_submits"], post["accepted"]);
     EXPECT_TRUE(std::filesystem::exists(run.out / "report.json"));
 
     // Sampled frames 5 and 10: the real frame at the render size and the output at --size.

@@ -73,9 +73,12 @@ public:
 
     // Writes `bytes` into the image `loan` lent for the task's first input instead (from
     // UNDEFINED, once the input timeline reached loan.writable), as an application renders into
-    // a lent image; returns the InputImage naming it, in TRANSFER_DST_OPTIMAL.
-    InputImage write_lent(std::span<const std::uint8_t> bytes, const InputLoan& loan) {
-        return record(bytes, loan.writable, &loan.inputs.at(0));
+    // a lent image; returns the InputImage naming it, in TRANSFER_DST_OPTIMAL. With
+    // `signal_loan` the write also signals the loan's own semaphore (InputLoan::written), which
+    // the InputImage then names, so that the submit makes no Vulkan call.
+    InputImage write_lent(std::span<const std::uint8_t> bytes, const InputLoan& loan,
+                          bool signal_loan = false) {
+        return record(bytes, loan.writable, &loan.inputs.at(0), signal_loan ? &loan : nullptr);
     }
 
     // Waits for every write and for Tandem's copy of the last submit (`released`), before the
@@ -89,7 +92,7 @@ public:
 
 private:
     InputImage record(std::span<const std::uint8_t> bytes, std::uint64_t released,
-                      const LentInput* lent) {
+                      const LentInput* lent, const InputLoan* signalled = nullptr) {
         const std::size_t k = m_rounds % m_cmds.size();
         if (m_rounds >= m_cmds.size()) {
             EXPECT_EQ(m_writes.wait(m_values[k], std::chrono::seconds(20)), VK_SUCCESS);
@@ -141,8 +144,12 @@ private:
         wait.semaphore = m_input;
         wait.value = released;
         wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        const VkSemaphoreSubmitInfo signal =
-            m_writes.submit_info(++m_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        const std::array<VkSemaphoreSubmitInfo, 2> signals{
+            m_writes.submit_info(++m_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
+            detail::semaphore_submit_info(signalled != nullptr ? signalled->written
+                                                               : VK_NULL_HANDLE,
+                                          signalled != nullptr ? signalled->written_value : 0,
+                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
         VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
         cb.commandBuffer = cmd;
         VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
@@ -150,14 +157,18 @@ private:
         submit.pWaitSemaphoreInfos = &wait;
         submit.commandBufferInfoCount = 1;
         submit.pCommandBufferInfos = &cb;
-        submit.signalSemaphoreInfoCount = 1;
-        submit.pSignalSemaphoreInfos = &signal;
+        submit.signalSemaphoreInfoCount = signalled != nullptr ? 2 : 1;
+        submit.pSignalSemaphoreInfos = signals.data();
         {
             std::lock_guard lock(*m_vk.queue_mutex);
             EXPECT_EQ(vkQueueSubmit2(m_vk.queue, 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
         }
         m_values[k] = m_value;
         ++m_rounds;
+        if (signalled != nullptr) {
+            return InputImage{lent->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, signalled->written,
+                              signalled->written_value};
+        }
         if (lent != nullptr) {
             return InputImage{lent->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, m_writes.handle(),
                               m_value};

@@ -186,12 +186,17 @@ protected:
         return d;
     }
 
+    // How a round's image reaches the task: the application's own, copied; the image Tandem
+    // lends (Runtime::lend_inputs); or that image with the loan's semaphore signalled by the
+    // application's writes, so that the submit submits nothing.
+    enum class Lend { No, Yes, Signalled };
+
     // Rounds of: write the image (as soon as the last submit's inputs were released), submit,
     // pump, and check every output acquired against the bytes its generation was given.
     // Returns the outputs checked.
     // With `lend`, each round writes the image Tandem lends (Runtime::lend_inputs) instead.
     int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format, int rounds,
-                   bool lend = false) {
+                   Lend lend = Lend::No) {
         AppImage image(app, runtime, format, k_width, k_height);
         const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
         return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds, lend);
@@ -200,7 +205,7 @@ protected:
     // The same with the application's side given: `size` bytes a round, outputs read back at
     // most `output` large.
     int run_rounds(Runtime& runtime, TaskId task, AppImage& image, std::size_t size,
-                   VkExtent2D output, int rounds, bool lend = false) {
+                   VkExtent2D output, int rounds, Lend lend = Lend::No) {
         harness::LeaseReader reader(runtime, 2, output.width, output.height);
         std::map<std::uint64_t, std::uint64_t> round_of; // generation -> round
         std::uint64_t released = 0;
@@ -211,7 +216,7 @@ protected:
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
         std::uint64_t round = 1;
         std::optional<InputImage> input;
-        if (!lend) {
+        if (lend == Lend::No) {
             input = image.write(round_bytes(round, size), released);
         }
         while (static_cast<int>(round_of.size()) < rounds && !HasFailure() &&
@@ -221,7 +226,8 @@ protected:
                 if (l.lent()) {
                     EXPECT_EQ(l.loan.inputs.size(), 1u);
                     released = std::max(released, l.loan.writable);
-                    input = image.write_lent(round_bytes(round, size), l.loan);
+                    input =
+                        image.write_lent(round_bytes(round, size), l.loan, lend == Lend::Signalled);
                 } else {
                     EXPECT_NE(l.status, SubmitStatus::Failed) << l.reason;
                 }
@@ -231,13 +237,17 @@ protected:
             if (r.accepted()) {
                 EXPECT_EQ(r.generation, last_generation + 1) << "generations are consecutive";
                 last_generation = r.generation;
-                EXPECT_GT(r.inputs_released, released);
-                released = r.inputs_released;
+                if (lend == Lend::Signalled) {
+                    EXPECT_EQ(r.inputs_released, 0u) << "the submit submitted nothing";
+                } else {
+                    EXPECT_GT(r.inputs_released, released);
+                    released = r.inputs_released;
+                }
                 round_of[r.generation] = round;
                 ++round;
                 // At once: Tandem has its own copy of the image (or lends the next).
                 input.reset();
-                if (!lend) {
+                if (lend == Lend::No) {
                     input = image.write(round_bytes(round, size), released);
                 }
             } else {
@@ -294,7 +304,7 @@ protected:
     // 24 rounds of the case's input (written by the application, or with `lend` into the
     // images Tandem lends), each output checked byte for byte; skipped where the pair has no
     // such path.
-    void run_case(const InputCase& c, bool lend) {
+    void run_case(const InputCase& c, Lend lend) {
         RuntimeOptions options;
         if (!c.path.empty()) {
             const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
@@ -307,7 +317,7 @@ protected:
         }
         auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
         TaskDesc d = copy_task(c.format, c.placement);
-        if (lend) {
+        if (lend != Lend::No) {
             d.inputs[0].usage =
                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         }
@@ -317,9 +327,10 @@ protected:
         const TaskStats s = runtime->stats(task);
         EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
         EXPECT_EQ(s.accepted, s.ready + s.superseded);
-        if (lend) {
+        if (lend != Lend::No) {
             EXPECT_EQ(s.lent_submits, s.accepted);
             EXPECT_EQ(s.input_copies, 0u) << "a lent image is never copied on the primary";
+            EXPECT_EQ(s.lent_signalled_submits, lend == Lend::Signalled ? s.accepted : 0u);
         } else {
             EXPECT_EQ(s.input_copies, s.accepted);
         }
@@ -327,7 +338,7 @@ protected:
 };
 
 TEST_P(TaskInputPaths, ArriveByteForByteAndTheImageMayBeRewrittenOnceReleased) {
-    run_case(GetParam(), false);
+    run_case(GetParam(), Lend::No);
 }
 
 // Each of `formats` on the primary and over every path to a worker.
@@ -356,7 +367,14 @@ INSTANTIATE_TEST_SUITE_P(
 class TaskLentInputPaths : public TaskInputPaths {};
 
 TEST_P(TaskLentInputPaths, ArriveByteForByteAndNothingIsCopied) {
-    run_case(GetParam(), true);
+    run_case(GetParam(), Lend::Yes);
+}
+
+// The same with the application signalling each loan's own semaphore from its writes: the
+// submit submits nothing, and the task's own batches (its job on the primary, its link
+// elsewhere) wait for the writes and change the layout the application left.
+TEST_P(TaskLentInputPaths, SignalledByTheApplicationArriveByteForByteAndNothingIsSubmitted) {
+    run_case(GetParam(), Lend::Signalled);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -466,7 +484,9 @@ TEST_F(TaskInputs, ALoanOutlivingAMoveIsCopiedAndStaysExact) {
     ASSERT_TRUE(l.lent()) << l.reason;
     AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
     const std::vector<std::uint8_t> bytes = round_bytes(5, std::size_t{k_width} * k_height * 4);
-    const InputImage lent = own.write_lent(bytes, l.loan);
+    // Signalled by the application: the copy into the new instance waits for the old loan's
+    // semaphore.
+    const InputImage lent = own.write_lent(bytes, l.loan, true);
     d.placement = Placement::parse("primary").value();
     ASSERT_EQ(runtime->reconfigure(task, d), TaskError::None);
     // The new shape takes submits once prepared; the loan's instance has left use.
@@ -490,7 +510,64 @@ TEST_F(TaskInputs, ALoanOutlivingAMoveIsCopiedAndStaysExact) {
     const TaskStats s = runtime->stats(task);
     EXPECT_EQ(s.input_copies, 1u) << "the lent image was copied";
     EXPECT_EQ(s.lent_submits, 0u);
+    EXPECT_EQ(s.lent_signalled_submits, 0u);
     own.finish(r.inputs_released);
+}
+
+// A loan's semaphore (InputLoan::written) names that loan's writes only: at another value, or
+// beside another loan's images, the submit is refused with a sentence and nothing changes; at
+// its value the submit submits nothing and the job reads exactly what was written.
+TEST_F(TaskInputs, ALoanSemaphoreIsNamedWithItsOwnImagesAtItsValue) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+    d.slots = 3;
+    const TaskId task = runtime->register_task(d);
+    const LendResult a = runtime->lend_inputs(task);
+    const LendResult b = runtime->lend_inputs(task);
+    ASSERT_TRUE(a.lent()) << a.reason;
+    ASSERT_TRUE(b.lent()) << b.reason;
+    ASSERT_NE(a.loan.written, VK_NULL_HANDLE);
+    EXPECT_NE(a.loan.written, b.loan.written) << "each slot's loan has its own semaphore";
+    EXPECT_GT(a.loan.written_value, 0u);
+    AppImage own(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    const std::vector<std::uint8_t> bytes = round_bytes(7, std::size_t{k_width} * k_height * 4);
+    const InputImage lent = own.write_lent(bytes, a.loan, true);
+    InputImage stale = lent;
+    stale.wait_value = a.loan.written_value - 1;
+    SubmitResult r = runtime->submit(task, {}, std::span(&stale, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("instead of its written_value"), std::string::npos) << r.reason;
+    InputImage crossed = lent;
+    crossed.image = b.loan.inputs.at(0).image;
+    r = runtime->submit(task, {}, std::span(&crossed, 1));
+    EXPECT_EQ(r.error, TaskError::BadInputs);
+    EXPECT_NE(r.reason.find("without naming that loan's images"), std::string::npos) << r.reason;
+    EXPECT_EQ(runtime->stats(task).accepted, 0u) << "refusals change nothing";
+    r = runtime->submit(task, {}, std::span(&lent, 1));
+    ASSERT_TRUE(r.accepted()) << r.reason;
+    EXPECT_EQ(r.inputs_released, 0u);
+    EXPECT_EQ(runtime->return_inputs(task, b.loan), TaskError::None);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= 1; }));
+    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
+    auto lease = runtime->acquire(task);
+    ASSERT_TRUE(lease);
+    std::uint64_t v = 0;
+    EXPECT_TRUE(read_back(reader, *lease, v) == bytes) << "the job read what was written";
+    runtime->release(*lease, v);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.lent_signalled_submits, 1u);
+    EXPECT_EQ(s.input_copies, 0u);
+    // The next loan of a slot names a larger value.
+    LendResult again;
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        again = runtime->lend_inputs(task);
+        return again.lent();
+    }));
+    if (again.loan.written == a.loan.written) {
+        EXPECT_GT(again.loan.written_value, a.loan.written_value);
+    }
+    EXPECT_EQ(runtime->return_inputs(task, again.loan), TaskError::None);
+    own.finish(0);
 }
 
 // Loans come and go a thousand times, submitted, returned, or left to unregister_task, and
@@ -518,7 +595,8 @@ TEST_F(TaskInputs, AThousandLoansComeAndGoAndLeaveNothingBehind) {
             if (i == 1000 / k_tasks - 1) {
                 break; // left lent: unregister_task ends it
             }
-            const InputImage lent = own.write_lent(round_bytes(i, size), l.loan);
+            // Every other one signalled by the application: its submit submits nothing.
+            const InputImage lent = own.write_lent(round_bytes(i, size), l.loan, i % 2 == 0);
             SubmitResult r;
             ASSERT_TRUE(pump_until(*runtime, [&] {
                 r = runtime->submit(task, {}, std::span(&lent, 1));
