@@ -186,6 +186,41 @@ protected:
         return d;
     }
 
+    // The bytes of `task`'s first output (an RGBA8 image of at most k_width x k_height), once
+    // it is ready; empty, with a failure, when none comes.
+    static std::vector<std::uint8_t> first_output(Runtime& runtime, TaskId task) {
+        if (!pump_until(runtime, [&] { return runtime.stats(task).ready >= 1; })) {
+            ADD_FAILURE() << "no output: " << runtime.stats(task).workload_error;
+            return {};
+        }
+        harness::LeaseReader reader(runtime, 2, k_width, k_height);
+        const auto lease = runtime.acquire(task);
+        if (!lease) {
+            ADD_FAILURE() << "a ready output was not acquirable";
+            return {};
+        }
+        std::uint64_t v = 0;
+        std::vector<std::uint8_t> bytes = read_back(reader, *lease, v);
+        runtime.release(*lease, v);
+        return bytes;
+    }
+
+    // A copy task on a worker with `slots` slots, and two loans of it.
+    struct TwoLoans {
+        TaskId task;
+        LendResult a;
+        LendResult b;
+    };
+    static TwoLoans lend_two(Runtime& runtime, std::uint32_t slots) {
+        TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
+        d.slots = slots;
+        TwoLoans out;
+        out.task = runtime.register_task(d);
+        out.a = runtime.lend_inputs(out.task);
+        out.b = runtime.lend_inputs(out.task);
+        return out;
+    }
+
     // How a round's image reaches the task: the application's own, copied; the image Tandem
     // lends (Runtime::lend_inputs); or that image with the loan's semaphore signalled by the
     // application's writes, so that the submit submits nothing.
@@ -385,11 +420,7 @@ INSTANTIATE_TEST_SUITE_P(
 // slot lent answers Busy; an image whose loan ended is refused; refusals change nothing.
 TEST_F(TaskInputs, ALoanHoldsItsSlotUntilSubmittedOrReturned) {
     auto runtime = make_runtime("1");
-    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
-    d.slots = 2;
-    const TaskId task = runtime->register_task(d);
-    const LendResult a = runtime->lend_inputs(task);
-    const LendResult b = runtime->lend_inputs(task);
+    const auto [task, a, b] = lend_two(*runtime, 2);
     ASSERT_TRUE(a.lent()) << a.reason;
     ASSERT_TRUE(b.lent()) << b.reason;
     EXPECT_NE(a.loan.ticket, b.loan.ticket);
@@ -460,13 +491,7 @@ TEST_F(TaskInputs, LentAndOwnImagesMixInOneSubmit) {
     const std::array<InputImage, 2> both{lent, mine};
     r = runtime->submit(task, {}, both);
     ASSERT_TRUE(r.accepted()) << r.reason;
-    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= 1; }));
-    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
-    auto lease = runtime->acquire(task);
-    ASSERT_TRUE(lease);
-    std::uint64_t v = 0;
-    EXPECT_TRUE(read_back(reader, *lease, v) == bytes) << "the job read what was lent";
-    runtime->release(*lease, v);
+    EXPECT_TRUE(first_output(*runtime, task) == bytes) << "the job read what was lent";
     const TaskStats s = runtime->stats(task);
     EXPECT_EQ(s.lent_submits, 1u);
     EXPECT_EQ(s.input_copies, 1u) << "the application's own image was copied";
@@ -519,11 +544,7 @@ TEST_F(TaskInputs, ALoanOutlivingAMoveIsCopiedAndStaysExact) {
 // its value the submit submits nothing and the job reads exactly what was written.
 TEST_F(TaskInputs, ALoanSemaphoreIsNamedWithItsOwnImagesAtItsValue) {
     auto runtime = make_runtime("1");
-    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker");
-    d.slots = 3;
-    const TaskId task = runtime->register_task(d);
-    const LendResult a = runtime->lend_inputs(task);
-    const LendResult b = runtime->lend_inputs(task);
+    const auto [task, a, b] = lend_two(*runtime, 3);
     ASSERT_TRUE(a.lent()) << a.reason;
     ASSERT_TRUE(b.lent()) << b.reason;
     ASSERT_NE(a.loan.written, VK_NULL_HANDLE);
@@ -547,13 +568,7 @@ TEST_F(TaskInputs, ALoanSemaphoreIsNamedWithItsOwnImagesAtItsValue) {
     ASSERT_TRUE(r.accepted()) << r.reason;
     EXPECT_EQ(r.inputs_released, 0u);
     EXPECT_EQ(runtime->return_inputs(task, b.loan), TaskError::None);
-    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready >= 1; }));
-    harness::LeaseReader reader(*runtime, 2, k_width, k_height);
-    auto lease = runtime->acquire(task);
-    ASSERT_TRUE(lease);
-    std::uint64_t v = 0;
-    EXPECT_TRUE(read_back(reader, *lease, v) == bytes) << "the job read what was written";
-    runtime->release(*lease, v);
+    EXPECT_TRUE(first_output(*runtime, task) == bytes) << "the job read what was written";
     const TaskStats s = runtime->stats(task);
     EXPECT_EQ(s.lent_signalled_submits, 1u);
     EXPECT_EQ(s.input_copies, 0u);
