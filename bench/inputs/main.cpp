@@ -306,8 +306,7 @@ public:
             detail::copy_whole_image(cmd, frame.images[i].get(),
                                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to,
                                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, frame.images[i].extent);
-            out[i] = m_signal_loan ? tandem::InputImage{to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                                        loan.written, loan.written_value}
+            out[i] = m_signal_loan ? loan.input(i, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL)
                                    : tandem::InputImage{to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                                         m_writes.handle(), m_value + 1};
         }
@@ -318,8 +317,7 @@ public:
             m_input, loan.writable, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         const std::array<VkSemaphoreSubmitInfo, 2> signals{
             m_writes.submit_info(m_value + 1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
-            detail::semaphore_submit_info(loan.written, loan.written_value,
-                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
+            loan.written_signal()};
         if (m_primary.queue(detail::QueueRole::Main)
                 .submit_one(cmd, {&wait, 1}, {signals.data(), m_signal_loan ? 2u : 1u}) !=
             VK_SUCCESS) {

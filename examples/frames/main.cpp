@@ -100,15 +100,11 @@ public:
         wait_info.semaphore = input_timeline;
         wait_info.value = loan.writable;
         wait_info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        std::array<VkSemaphoreSubmitInfo, 2> signals{};
-        for (VkSemaphoreSubmitInfo& signal : signals) {
-            signal.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
-            signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        }
-        signals[0].semaphore = m_timeline;
-        signals[0].value = ++m_value;
-        signals[1].semaphore = loan.written;
-        signals[1].value = loan.written_value;
+        VkSemaphoreSubmitInfo frame_signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        frame_signal.semaphore = m_timeline;
+        frame_signal.value = ++m_value;
+        frame_signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        const std::array<VkSemaphoreSubmitInfo, 2> signals{frame_signal, loan.written_signal()};
         VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
         cb.commandBuffer = cmd;
         VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
@@ -183,9 +179,8 @@ int main() try {
                 frames.render(lent.loan, colour, runtime.input_timeline());
                 // Its writes finish when the loan's semaphore reaches its value: the submit
                 // makes no Vulkan call, and the task's own batch waits for them on the GPU.
-                const tandem::InputImage input{lent.loan.inputs[0].image,
-                                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                               lent.loan.written, lent.loan.written_value};
+                const tandem::InputImage input =
+                    lent.loan.input(0, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
                 const tandem::SubmitResult r = runtime.submit(task, {}, std::span(&input, 1));
                 if (r.accepted()) {
                     std::uint32_t packed = 0;

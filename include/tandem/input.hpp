@@ -79,14 +79,10 @@
 //
 // clang-format off
 //     // in the frame's vkQueueSubmit2, beside the application's own signals:
-//     VkSemaphoreSubmitInfo done{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-//     done.semaphore = lent.loan.written;
-//     done.value = lent.loan.written_value;
-//     done.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+//     const VkSemaphoreSubmitInfo signals[] = {frame_signal, lent.loan.written_signal()};
 //     ...
-//     tandem::InputImage color{lent.loan.inputs[0].image,
-//                              VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-//                              lent.loan.written, lent.loan.written_value};
+//     const tandem::InputImage color =
+//         lent.loan.input(0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL);
 //     (void)runtime.submit(task, {}, std::span(&color, 1));  // no Vulkan call
 // clang-format on
 //
@@ -243,6 +239,22 @@ struct InputLoan {
     std::uint64_t writable = 0;
     VkSemaphore written = VK_NULL_HANDLE;
     std::uint64_t written_value = 0;
+
+    // The signal to add to the batch that finishes the writes (its vkQueueSubmit2's
+    // pSignalSemaphoreInfos): `written` to `written_value` once `stage` of its commands ran.
+    [[nodiscard]] VkSemaphoreSubmitInfo written_signal(
+        VkPipelineStageFlags2 stage = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT) const noexcept {
+        VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        info.semaphore = written;
+        info.value = written_value;
+        info.stageMask = stage;
+        return info;
+    }
+    // The submit's entry for lent input `i`: its image, left in `layout` by the writes, which
+    // finish when `written` reaches `written_value` (the submit then makes no Vulkan call).
+    [[nodiscard]] InputImage input(std::size_t i, VkImageLayout layout) const {
+        return InputImage{inputs.at(i).image, layout, written, written_value};
+    }
 };
 
 // One input as a job's workload sees it (RecordContext::inputs): an image of the task's device

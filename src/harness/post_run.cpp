@@ -351,8 +351,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
         // submit names, so that the submit makes no Vulkan call (tandem/input.hpp).
         std::vector<VkSemaphoreSubmitInfo> signals;
         if (loan) {
-            signals.push_back(detail::semaphore_submit_info(loan->written, loan->written_value,
-                                                            VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+            signals.push_back(loan->written_signal());
         }
         request.signals = signals;
         const std::uint64_t value = view.render(scene, request);

@@ -146,10 +146,7 @@ private:
         wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
         const std::array<VkSemaphoreSubmitInfo, 2> signals{
             m_writes.submit_info(++m_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
-            detail::semaphore_submit_info(signalled != nullptr ? signalled->written
-                                                               : VK_NULL_HANDLE,
-                                          signalled != nullptr ? signalled->written_value : 0,
-                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
+            signalled != nullptr ? signalled->written_signal() : VkSemaphoreSubmitInfo{}};
         VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
         cb.commandBuffer = cmd;
         VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
@@ -166,8 +163,7 @@ private:
         m_values[k] = m_value;
         ++m_rounds;
         if (signalled != nullptr) {
-            return InputImage{lent->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, signalled->written,
-                              signalled->written_value};
+            return signalled->input(0, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
         }
         if (lent != nullptr) {
             return InputImage{lent->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, m_writes.handle(),
