@@ -644,8 +644,7 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         }
         const std::uint32_t lent = own_loan ? loan.lent : 0u;
         task.lent_submits += lent != 0 ? 1u : 0u;
-        if (own_loan && loan.slot < instance->inputs.signals.size() &&
-            instance->inputs.signals[loan.slot].job_waits) {
+        if (own_loan && instance->inputs.signalled(loan.slot)) {
             ++task.lent_signalled_submits; // nothing was submitted (InputCopier::copy)
         }
         if (!instance->inputs.empty() && lent != (1u << instance->inputs.declared.size()) - 1) {

@@ -398,15 +398,14 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
     // Every input lent and signalled by the slot's loan semaphore: nothing to submit. The job's
     // side waits for the application's signal and changes the layouts (send_inputs).
-    if (all_lent && slot < in.signals.size()) {
+    if (slot < in.signals.size()) {
         LoanSignal& signal = in.signals[slot];
-        const bool signalled =
-            std::all_of(inputs.begin(), inputs.end(), [&](const InputImage& input) {
+        signal.job_waits =
+            all_lent && std::all_of(inputs.begin(), inputs.end(), [&](const InputImage& input) {
                 return input.wait_semaphore == signal.semaphore.handle() &&
                        input.wait_value == signal.lent;
             });
-        signal.job_waits = signalled;
-        if (signalled) {
+        if (signal.job_waits) {
             signal.named = signal.lent;
             for (std::size_t i = 0; i < inputs.size(); ++i) {
                 images[i].lent_layout = inputs[i].layout;
@@ -416,8 +415,6 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
             value = 0;
             return VK_SUCCESS;
         }
-    } else if (slot < in.signals.size()) {
-        in.signals[slot].job_waits = false;
     }
     // Every input lent: the batch only changes the images' layouts, from those the application
     // left them in, the same commands each time they are the same: recorded once for the slot
@@ -559,7 +556,7 @@ void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
     if (instance.same_device) {
         // Lent images the application signalled itself: from the layout its submit named to
         // the one the workload reads, after its writes (the job's batch waited for them).
-        if (slot >= in.signals.size() || !in.signals[slot].job_waits) {
+        if (!in.signalled(slot)) {
             return;
         }
         std::array<VkImageMemoryBarrier2, k_max_inputs> barriers{};
@@ -616,7 +613,7 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
     }
     // What the sources wait for: Tandem's copy at submit, or the application's signal of the
     // slot's loan semaphore when its submit submitted nothing (then from the layout it named).
-    const bool signalled = slot < in.signals.size() && in.signals[slot].job_waits;
+    const bool signalled = in.signalled(slot);
     const VkSemaphoreSubmitInfo written =
         signalled ? in.signals[slot].semaphore.submit_info(in.signals[slot].named,
                                                            VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)

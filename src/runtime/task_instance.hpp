@@ -152,6 +152,10 @@ struct InstanceInputs {
     std::vector<Loan> loans;
     std::vector<LoanSignal> signals; // per slot; none for a task without an image input to lend
     [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }
+    // True while `slot`'s job waits for its loan semaphore itself (its submit submitted nothing).
+    [[nodiscard]] bool signalled(std::uint32_t slot) const noexcept {
+        return slot < signals.size() && signals[slot].job_waits;
+    }
     [[nodiscard]] std::string path_name() const {
         return links.empty() ? std::string("same-device") : links.front()->path_name();
     }
