@@ -166,8 +166,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             return out;
         }
         InstanceInputs& in = instance->inputs;
-        if (std::none_of(in.buffer_sizes.begin(), in.buffer_sizes.end(),
-                         [](VkDeviceSize size) { return size == 0; })) {
+        if (in.signals.empty()) { // no slot has a loan semaphore: nothing to lend
             ++task->failed;
             out.error = TaskError::BadInputs;
             out.reason = "task '" + task->desc.name +

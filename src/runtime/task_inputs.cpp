@@ -400,10 +400,10 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     // side waits for the application's signal and changes the layouts (send_inputs).
     if (slot < in.signals.size()) {
         LoanSignal& signal = in.signals[slot];
+        // The value need not be compared: match_loan refused any other than the loan's.
         signal.job_waits =
             all_lent && std::all_of(inputs.begin(), inputs.end(), [&](const InputImage& input) {
-                return input.wait_semaphore == signal.semaphore.handle() &&
-                       input.wait_value == signal.lent;
+                return input.wait_semaphore == signal.semaphore.handle();
             });
         if (signal.job_waits) {
             signal.named = signal.lent;

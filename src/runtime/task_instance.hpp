@@ -150,7 +150,8 @@ struct InstanceInputs {
         std::uint32_t slot = 0;
     };
     std::vector<Loan> loans;
-    std::vector<LoanSignal> signals; // per slot; none for a task without an image input to lend
+    // Per slot; none for a task without an image input of the application's (nothing to lend).
+    std::vector<LoanSignal> signals;
     [[nodiscard]] bool empty() const noexcept { return slots.empty() || slots.front().empty(); }
     // True while `slot`'s job waits for its loan semaphore itself (its submit submitted nothing).
     [[nodiscard]] bool signalled(std::uint32_t slot) const noexcept {
