@@ -199,6 +199,22 @@ ImageCreateInfo::ImageCreateInfo(const ImageDesc& desc) : families(desc.queue_fa
     info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
 }
 
+Handle<VkImageView> create_image_view(const Device& device, VkImage image, VkFormat format,
+                                      const std::string& name) {
+    const VkDevice dev = device.handle();
+    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view.image = image;
+    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view.format = format;
+    view.subresourceRange = {format == VK_FORMAT_D32_SFLOAT ? VK_IMAGE_ASPECT_DEPTH_BIT
+                                                            : VK_IMAGE_ASPECT_COLOR_BIT,
+                             0, 1, 0, 1};
+    VkImageView out = VK_NULL_HANDLE;
+    vk_check(vkCreateImageView(dev, &view, nullptr, &out), "vkCreateImageView " + name);
+    device.name(out, VK_OBJECT_TYPE_IMAGE_VIEW, name + " view");
+    return Handle<VkImageView>(out, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
+}
+
 Image create_image(const Device& device, const ImageDesc& desc) {
     if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
         throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
@@ -246,18 +262,7 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     out.memory = std::move(range.memory);
     out.memory_offset = range.offset;
 
-    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = image;
-    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view.format = desc.format;
-    view.subresourceRange = {desc.format == VK_FORMAT_D32_SFLOAT ? VK_IMAGE_ASPECT_DEPTH_BIT
-                                                                 : VK_IMAGE_ASPECT_COLOR_BIT,
-                             0, 1, 0, 1};
-    VkImageView image_view = VK_NULL_HANDLE;
-    vk_check(vkCreateImageView(dev, &view, nullptr, &image_view), "vkCreateImageView " + desc.name);
-    out.view = Handle<VkImageView>(image_view,
-                                   [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
-    device.name(image_view, VK_OBJECT_TYPE_IMAGE_VIEW, desc.name + " view");
+    out.view = create_image_view(device, image, desc.format, desc.name);
     return device.image_cache().lend(desc, std::move(out), req.memoryRequirements.size);
 }
 

@@ -77,20 +77,6 @@ VkMemoryRequirements requirements(const Device& device, VkImage image, bool& ded
     return req.memoryRequirements;
 }
 
-Handle<VkImageView> make_view(const Device& device, VkImage image, VkFormat format,
-                              const std::string& name) {
-    const VkDevice dev = device.handle();
-    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = image;
-    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view.format = format;
-    view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView out = VK_NULL_HANDLE;
-    vk_check(vkCreateImageView(dev, &view, nullptr, &out), "vkCreateImageView " + name);
-    device.name(out, VK_OBJECT_TYPE_IMAGE_VIEW, name + " view");
-    return Handle<VkImageView>(out, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
-}
-
 } // namespace
 
 ZeroCopyPath::ZeroCopyPath(const Device& worker, const Device& primary, const StagingLayout& layout)
@@ -178,8 +164,8 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
     primary().name(p.memory.get(), VK_OBJECT_TYPE_DEVICE_MEMORY, desc.name + " (imported)");
     vk_check(vkBindImageMemory(primary().handle(), p.get(), p.memory.get(), 0),
              "vkBindImageMemory " + desc.name);
-    w.view = make_view(worker(), w.get(), desc.format, desc.name + " (worker)");
-    p.view = make_view(primary(), p.get(), desc.format, desc.name + " (primary)");
+    w.view = create_image_view(worker(), w.get(), desc.format, desc.name + " (worker)");
+    p.view = create_image_view(primary(), p.get(), desc.format, desc.name + " (primary)");
     hand_over_layout(p);
     return worker().image_cache().lend_pair(primary(), "zero-copy", shared, std::move(out), size);
 }
