@@ -167,6 +167,7 @@ struct Measured {
     std::uint64_t checked = 0;
     bool exact = true;
     std::string path;
+    bool read_in_place = false;            // TaskStats::inputs_read_in_place
     std::uint32_t device = 0;              // the adapter it ran on
     std::optional<std::uint32_t> producer; // the producer's adapter (--producer)
 };
@@ -291,6 +292,7 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement,
     m.gbps = m.frames_per_s * static_cast<double>(size.w) * size.h * 4 / 1e9;
     const tandem::TaskStats s = runtime.stats(id);
     m.path = s.input_path;
+    m.read_in_place = s.inputs_read_in_place;
     m.device = s.device;
     m.exact = m.exact && m.checked > 0 && s.failed_jobs == 0;
     if (source) {
@@ -349,6 +351,12 @@ int main(int argc, char** argv) {
                    "ms between timed jobs on a CPU device "
                    "(RuntimeOptions::cpu_device_timing_period; 0: every job)")
         ->capture_default_str();
+    std::string in_place = options.cpu_reads_inputs_in_place ? "on" : "off";
+    app.add_option("--read-in-place", in_place,
+                   "on: a CPU device reads its inputs in the host memory they cross, off: it "
+                   "copies them (RuntimeOptions::cpu_reads_inputs_in_place)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
     app.add_option("--virtual-devices", options.virtual_devices,
                    "open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES)");
     app.add_option("--primary", options.primary, "the primary adapter (index or name)");
@@ -362,6 +370,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     options.cpu_device_timing_period = std::chrono::milliseconds(timing_period_ms);
+    options.cpu_reads_inputs_in_place = in_place == "on";
 
     try {
         options.log_level = tandem::harness::parse_log_level_option(log_level);
@@ -435,9 +444,9 @@ int main(int argc, char** argv) {
                         "h2d %.2f): x%.2f; the path's own pipeline %.2f GB/s (%.0f frames/s, "
                         "%s, %s): x%.2f\n",
                         size.w, size.h, sender->label().c_str(), worker->label().c_str(),
-                        m.path.c_str(), m.gbps, m.frames_per_s,
-                        m.exact ? "every checked output exact" : "OUTPUT MISMATCH", ceiling,
-                        d2h.gbps.median, h2d.gbps.median, d2h_image.gbps.median,
+                        (m.path + (m.read_in_place ? ", read in place" : "")).c_str(), m.gbps,
+                        m.frames_per_s, m.exact ? "every checked output exact" : "OUTPUT MISMATCH",
+                        ceiling, d2h.gbps.median, h2d.gbps.median, d2h_image.gbps.median,
                         h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met", streaming,
                         slots, d2h_ring.gbps.median, h2d_ring.gbps.median, streaming_ratio,
                         pipeline.gbps.median, pipeline.frames_per_s.median,
@@ -446,6 +455,7 @@ int main(int argc, char** argv) {
             rows.push_back({{"size", std::to_string(size.w) + "x" + std::to_string(size.h)},
                             {"bytes_per_frame", bytes},
                             {"path", m.path},
+                            {"read_in_place", m.read_in_place},
                             {"gbps", m.gbps},
                             {"frames_per_s", m.frames_per_s},
                             {"outputs_timed", m.outputs},
@@ -495,7 +505,8 @@ int main(int argc, char** argv) {
                              {"placement", placement},
                              {"producer", producer},
                              {"transfer_path", options.transfer_path},
-                             {"cpu_device_timing_period_ms", timing_period_ms}};
+                             {"cpu_device_timing_period_ms", timing_period_ms},
+                             {"read_in_place", in_place}};
             doc["rows"] = rows;
             std::ofstream(json_file) << doc.dump(2) << "\n";
         }

@@ -74,7 +74,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     std::vector<std::vector<std::uint8_t>> data;
     for (std::uint32_t s = 0; s < point.slots; ++s) {
         detail::LinkImages images =
-            link.create_images("bench image " + std::to_string(s),
+            link.create_images(s, "bench image " + std::to_string(s),
                                VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
                                VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
         sources.push_back(std::move(images.worker));

@@ -258,7 +258,9 @@ struct InputLoan {
 };
 
 // One input as a job's workload sees it (RecordContext::inputs): an image of the task's device
-// holding the submit's input, in `layout` (SHADER_READ_ONLY_OPTIMAL), readable by record()'s
+// holding the submit's input, in `layout` (SHADER_READ_ONLY_OPTIMAL; GENERAL where a CPU device
+// reads it in the host memory it crossed, RuntimeOptions::cpu_reads_inputs_in_place), readable
+// by record()'s
 // commands from their first stage on (Tandem's job waits for it to arrive). Its usage allows
 // sampling and transfers both ways; the commands may change it (it is rewritten before the
 // next job reads it) but must leave it in `layout`.

@@ -106,6 +106,13 @@ struct RuntimeOptions {
     // not a share of the jobs, so that the cost stays small at any frame rate. Trial jobs (the
     // scheduler's, Runtime::calibrate) are timed each. Not negative.
     std::chrono::milliseconds cpu_device_timing_period{100};
+    // Whether a task on a CPU device (lavapipe) reads its image inputs where they cross from the
+    // primary, when they take the host-imported path: its slot's input is a linear image over
+    // the host memory the primary's copy writes, so no copy on the CPU device follows it
+    // (TaskStats::inputs_read_in_place; RecordContext gives such an input in GENERAL). Where the
+    // driver cannot make such images for an input's format, or their rows do not fit the
+    // staging's, the input is copied as with false.
+    bool cpu_reads_inputs_in_place = true;
     // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one. Every
     // path is self-tested on its first use for a pair; one that fails then or later is dropped
     // for the pair and the next one taken (TaskStats::transfer_path, dropped_paths). A forced

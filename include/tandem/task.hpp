@@ -267,6 +267,9 @@ struct TaskStats {
     // The path its inputs take from the primary to its device now ("same-device" on the
     // primary; empty for a task without inputs; "chained" when all its inputs are chained).
     std::string input_path;
+    // True when its device reads its inputs where they cross (a CPU device on the host-imported
+    // path, RuntimeOptions::cpu_reads_inputs_in_place): nothing copies them on that device.
+    bool inputs_read_in_place = false;
     // What carried its inputs: submits whose application inputs Tandem copied on the primary,
     // inputs sent over a link to its device, and chained inputs read in place on the producer's
     // device (none of them copied); submits that named lent images (Runtime::lend_inputs),

@@ -405,7 +405,7 @@ std::vector<TransferSample> Measurer::transfer(const PairInfo& pair, TransferPat
         TransferLink link(worker, primary, pair, desc);
         // Zero copy: source and target are one allocation, seen from each side.
         const LinkImages images =
-            link.create_images("calibration transfer", VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+            link.create_images(0, "calibration transfer", VK_IMAGE_USAGE_TRANSFER_DST_BIT);
         const Image& source = images.worker;
         const Image& target = images.primary;
         submit_and_wait(worker, QueueRole::Main, [&](VkCommandBuffer cmd) {

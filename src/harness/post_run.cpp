@@ -530,6 +530,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["device"] = s.device;
     report["device_name"] = s.device_name;
     report["input_path"] = s.input_path;
+    report["inputs_read_in_place"] = s.inputs_read_in_place;
     report["inputs_sent"] = options.lend_inputs ? "lent" : "copied";
     report["lent_submits"] = s.lent_submits;
     report["lent_signalled_submits"] = s.lent_signalled_submits;

@@ -27,9 +27,10 @@ public:
     bool may_wait_for(std::uint64_t primary_value) const noexcept override {
         return m_link.may_wait_for(primary_value);
     }
-    SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
+    SlotImages create_images(std::uint32_t slot, const std::string& name,
+                             VkImageUsageFlags worker_usage,
                              VkImageUsageFlags primary_usage) const override {
-        LinkImages images = m_link.create_images(name, worker_usage, primary_usage);
+        LinkImages images = m_link.create_images(slot, name, worker_usage, primary_usage);
         return {std::move(images.worker), std::move(images.primary)};
     }
     VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
@@ -42,6 +43,10 @@ public:
         out.primary_value = ticket.primary_value;
         return r;
     }
+    VkImageLayout primary_layout_after() const noexcept override {
+        return m_link.primary_layout_after();
+    }
+    bool reads_in_place() const noexcept override { return m_link.reads_in_place(); }
     VkImageLayout worker_layout_after(VkImageLayout worker_layout) const noexcept override {
         return m_link.worker_layout_after(worker_layout);
     }
@@ -73,6 +78,7 @@ private:
         d.cuda_copier = desc.cuda_copier;
         d.observer = desc.observer;
         d.settle_on_destroy = desc.retire == nullptr;
+        d.read_in_place = desc.read_in_place;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }

@@ -24,7 +24,8 @@ public:
     std::string path_name() const override { return to_string(TransferPath::SameDevice); }
     bool shares_images() const noexcept override { return true; }
 
-    SlotImages create_images(const std::string& name, VkImageUsageFlags worker_usage,
+    SlotImages create_images(std::uint32_t /*slot*/, const std::string& name,
+                             VkImageUsageFlags worker_usage,
                              VkImageUsageFlags primary_usage) const override {
         ImageDesc d;
         d.width = m_desc.width;

@@ -65,6 +65,9 @@ struct TransportDesc {
     // What watches the stream's bands (TransferDesc::observer): the runtime's trace, while it
     // records. Null: nothing.
     std::shared_ptr<TransferObserver> observer;
+    // A CPU device receiving over the host-imported path reads the staging in place
+    // (TransferDesc::read_in_place): for a task's inputs, whose readers take the layout given.
+    bool read_in_place = false;
     // Where the transport's self-tests leave what they made (the runtime's RetireList); with it
     // links are retired through the list too, so nothing settles a device.
     RetireList* retire = nullptr;
@@ -89,10 +92,10 @@ public:
     [[nodiscard]] virtual bool may_wait_for(std::uint64_t /*primary_value*/) const noexcept {
         return true;
     }
-    // The images of one slot, named after `name`, with the workload's `worker_usage` on the image
+    // The images of `slot`, named after `name`, with the workload's `worker_usage` on the image
     // it writes and `primary_usage` on the primary's (one image when shares_images()). Throws
     // Error (set-up).
-    [[nodiscard]] virtual SlotImages create_images(const std::string& name,
+    [[nodiscard]] virtual SlotImages create_images(std::uint32_t slot, const std::string& name,
                                                    VkImageUsageFlags worker_usage,
                                                    VkImageUsageFlags primary_usage) const = 0;
 
@@ -105,6 +108,13 @@ public:
                                           VkImageLayout primary_layout,
                                           SlotTicket& out) noexcept = 0;
 
+    // The layout the primary image is in once a submit's primary_value is reached:
+    // SHADER_READ_ONLY_OPTIMAL, or GENERAL where the primary reads the path's staging in place
+    // (TransportDesc::read_in_place).
+    [[nodiscard]] virtual VkImageLayout primary_layout_after() const noexcept {
+        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
+    [[nodiscard]] virtual bool reads_in_place() const noexcept { return false; }
     // The layout the worker image is in once a submit's worker_value is reached, given the layout
     // it was submitted in; the transport leaves it there until the slot is written again (what
     // a chain's consumer on the same device reads it in).

@@ -185,7 +185,7 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
                 // The primary's image: written by the submit's copy or, lent, by the
                 // application (its usage); a loan that outlived a move is copied from.
                 SlotImages images = in.links[i]->create_images(
-                    name,
+                    s, name,
                     VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
                         inputs[i].usage,
                     VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
@@ -585,20 +585,23 @@ void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
         }
         const InputSlot& input = in.slots[slot][i];
         const VkImage carrier = input.target.get();
+        // Where the link left it (GENERAL when read in place, copied from as it is).
+        const VkImageLayout arrived = input.target_layout;
+        const VkImageLayout copied = arrived == VK_IMAGE_LAYOUT_GENERAL
+                                         ? VK_IMAGE_LAYOUT_GENERAL
+                                         : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         // The arrival (the job's batch waited for it) before the copy reads; the slot's last
         // job (which may have written the buffer) before the copy writes.
-        image_barrier(cmd, carrier, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        image_barrier(cmd, carrier, arrived, copied, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                       VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
                       VK_ACCESS_2_TRANSFER_READ_BIT);
         memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
                        VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
         const CarrierRegions c = carrier_regions(size, 0);
-        vkCmdCopyImageToBuffer(cmd, carrier, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                               input.buffer.buffer.get(), c.count, c.regions.data());
-        image_barrier(cmd, carrier, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                      VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                      VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        vkCmdCopyImageToBuffer(cmd, carrier, copied, input.buffer.buffer.get(), c.count,
+                               c.regions.data());
+        image_barrier(cmd, carrier, copied, arrived, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
         memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                        VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
@@ -647,7 +650,7 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
             image.to_send = false;
             // Relaxed: a counter for statistics, ordering nothing.
             instance.owner->input_sends.fetch_add(1, std::memory_order_relaxed);
-            image.target_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+            image.target_layout = in.links[i]->primary_layout_after();
             image.source_free = ticket.worker_value;
             image.arrived = ticket.primary_value;
             waits.push_back(semaphore_submit_info(in.links[i]->primary_semaphore(), image.arrived,
@@ -685,7 +688,9 @@ std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slo
         const Image& image = input.read();
         j.image = image.get();
         j.view = image.view.get();
-        j.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        // Where its link left it (GENERAL where the device reads the link's staging in place).
+        j.layout =
+            input.target.image ? input.target_layout : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
         j.format = image.format;
         j.extent = image.extent;
     }

@@ -20,6 +20,7 @@
 // never the other way round.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -159,6 +160,13 @@ struct InstanceInputs {
     }
     [[nodiscard]] std::string path_name() const {
         return links.empty() ? std::string("same-device") : links.front()->path_name();
+    }
+    // True when the instance's device reads every image input's link in place (its staging,
+    // TransportDesc::read_in_place).
+    [[nodiscard]] bool read_in_place() const noexcept {
+        return !links.empty() && std::all_of(links.begin(), links.end(), [](const auto& link) {
+            return link->reads_in_place();
+        });
     }
 };
 

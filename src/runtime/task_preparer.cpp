@@ -150,7 +150,7 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
         std::vector<SlotImages> out;
         for (std::uint32_t i = 0; i < task.desc.slots; ++i) {
             out.push_back(task.transport->create_images(
-                td.name + " slot " + std::to_string(i), usage,
+                i, td.name + " slot " + std::to_string(i), usage,
                 VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT));
         }
         return out;
@@ -186,6 +186,8 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
     td.height = input.height;
     td.format = input.format;
     td.worker_progress = nullptr; // the sender is the primary; the watchdog minds the worker
+    // A job reads its inputs in the layout RecordContext gives (GENERAL, read in place).
+    td.read_in_place = m_options.cpu_reads_inputs_in_place;
     return m_pairs.pair(m_primary, device).open_stream(m_primary, td);
 }
 
@@ -208,7 +210,7 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
                 try {
                     for (std::uint32_t s = 0; s < task.desc.slots; ++s) {
                         SlotImages images = feed->link->create_images(
-                            td.name + " slot " + std::to_string(s),
+                            s, td.name + " slot " + std::to_string(s),
                             VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                             VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
                         FeedSlot slot;

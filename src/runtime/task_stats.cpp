@@ -60,6 +60,7 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
         p.transfer_path = instance.transport->path_name();
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();
+            p.inputs_read_in_place = instance.inputs.read_in_place();
         } else if (!instance.desc.inputs.empty()) {
             p.input_path = "chained"; // every input is another task's output, read in place
         }
@@ -162,6 +163,7 @@ TaskStats summarise(TaskStatsParts parts) {
             out.worker_lost_reason = p.worker_lost_reason;
             out.transfer_path = p.transfer_path;
             out.input_path = p.input_path;
+            out.inputs_read_in_place = p.inputs_read_in_place;
         }
         out.devices.push_back(std::move(d));
     }

@@ -173,14 +173,17 @@ VkResult BandRecorder::record_band(std::uint32_t slot_index, std::uint32_t b, Vk
     if (m_timer != nullptr) {
         m_timer->write(pcmd, Side::Primary, slot_index, b, false);
     }
-    if (b == 0 && !zero_copy) {
+    // Zero copy, and a primary image that is the staging itself: no copy into it, so no layout
+    // change; the path records the barrier that makes the bytes visible.
+    const bool primary_copies = !zero_copy && !m_path->primary_reads_staging();
+    if (b == 0 && primary_copies) {
         record_to_copy_destination(pcmd, primary_image);
     }
     m_path->record_primary_band(pcmd, slot_index, band, primary_image);
     if (m_timer != nullptr) {
         m_timer->write(pcmd, Side::Primary, slot_index, b, true);
     }
-    if (b + 1 == m_bands && !zero_copy) {
+    if (b + 1 == m_bands && primary_copies) {
         record_to_sampled(pcmd, primary_image);
     }
     primary.end_label(pcmd);

@@ -7,7 +7,9 @@
 // band. The path records what hands each band between the devices (shared memory's queue-family
 // release to and acquire from VK_QUEUE_FAMILY_EXTERNAL, the host paths' host-access barriers);
 // zero copy's one band is its path's external release and acquire of the image, with no copy and
-// no image barrier of the recorder's. The same-device path is one command buffer, the whole
+// no image barrier of the recorder's; a primary image that is the staging itself
+// (TransferPathBackend::primary_reads_staging) gets no barrier of the recorder's on the
+// primary's side either, only its path's. The same-device path is one command buffer, the whole
 // transfer (SameDevicePath::record_transfer), and no primary side. With a BandGpuTimer, every
 // band's copies are timestamped on both sides.
 //

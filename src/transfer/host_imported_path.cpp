@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include <unistd.h>
 
@@ -14,10 +15,50 @@ namespace {
 
 constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+// What an image read in place must do as well as an optimal one of its format does it.
+constexpr VkFormatFeatureFlags k_in_place_features =
+    VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT |
+    VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
+    VK_FORMAT_FEATURE_TRANSFER_DST_BIT | VK_FORMAT_FEATURE_BLIT_SRC_BIT;
 
-void import_host_buffer(const Device& device, void* host, VkDeviceSize size,
-                        VkBufferUsageFlags usage, const std::string& name,
-                        Handle<VkBuffer>& buffer_out, Handle<VkDeviceMemory>& memory_out) {
+// A linear image of `desc` that host allocations can be bound to (no memory yet).
+Handle<VkImage> make_linear_image(const Device& device, const ImageDesc& desc) {
+    ImageCreateInfo create(desc);
+    VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
+    external.handleTypes = k_handle;
+    create.info.pNext = &external;
+    create.info.tiling = VK_IMAGE_TILING_LINEAR;
+    const VkDevice dev = device.handle();
+    VkImage image = VK_NULL_HANDLE;
+    vk_check(vkCreateImage(dev, &create.info, nullptr, &image), "vkCreateImage " + desc.name,
+             "Read the inputs in copies of their own (RuntimeOptions::cpu_reads_inputs_in_place)");
+    device.name(image, VK_OBJECT_TYPE_IMAGE, desc.name);
+    return Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
+}
+
+// Where `image`'s bytes lie and what memory it needs; nullopt when it needs an allocation of
+// its own or its rows do not start at its memory's start.
+std::optional<InPlaceImage> describe_linear_image(const Device& device, VkImage image) {
+    const VkImageSubresource colour{VK_IMAGE_ASPECT_COLOR_BIT, 0, 0};
+    VkSubresourceLayout rows{};
+    vkGetImageSubresourceLayout(device.handle(), image, &colour, &rows);
+    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    info.image = image;
+    VkMemoryDedicatedRequirements dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    req.pNext = &dedicated;
+    vkGetImageMemoryRequirements2(device.handle(), &info, &req);
+    if (rows.offset != 0 || dedicated.requiresDedicatedAllocation == VK_TRUE) {
+        return std::nullopt;
+    }
+    return InPlaceImage{rows.rowPitch, req.memoryRequirements.size,
+                        req.memoryRequirements.alignment, req.memoryRequirements.memoryTypeBits};
+}
+
+// Returns the memory type the import took.
+std::uint32_t import_host_buffer(const Device& device, void* host, VkDeviceSize size,
+                                 VkBufferUsageFlags usage, const std::string& name,
+                                 Handle<VkBuffer>& buffer_out, Handle<VkDeviceMemory>& memory_out) {
     const VkDevice dev = device.handle();
     const std::string hint = "Use the host-copy path (--paths host-copy or TransferDesc::forced)";
     if (device.fn().get_memory_host_pointer_properties == nullptr) {
@@ -65,6 +106,7 @@ void import_host_buffer(const Device& device, void* host, VkDeviceSize size,
     memory_out = own_memory(device, memory, size);
     device.name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, name);
     vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + name);
+    return alloc.memoryTypeIndex;
 }
 
 } // namespace
@@ -88,8 +130,9 @@ HostImportedPath::HostImportedPath(const Device& worker, const Device& primary,
         const std::string base = worker.label() + "->" + primary.label() + " host staging";
         import_host_buffer(worker, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                            base + " (worker)", m_worker_buffer, m_worker_memory);
-        import_host_buffer(primary, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                           base + " (primary)", m_primary_buffer, m_primary_memory);
+        m_primary_memory_type =
+            import_host_buffer(primary, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                               base + " (primary)", m_primary_buffer, m_primary_memory);
     } catch (...) {
         m_worker_buffer.reset();
         m_worker_memory.reset();
@@ -108,6 +151,107 @@ HostImportedPath::~HostImportedPath() {
     std::free(m_host);
 }
 
+std::optional<InPlaceImage> HostImportedPath::probe_in_place(const Device& device,
+                                                             const ImageDesc& desc) noexcept {
+    try {
+        if (device.fn().get_memory_host_pointer_properties == nullptr) {
+            return std::nullopt;
+        }
+        VkFormatProperties features{};
+        vkGetPhysicalDeviceFormatProperties(device.physical(), desc.format, &features);
+        const VkFormatFeatureFlags wanted = features.optimalTilingFeatures & k_in_place_features;
+        if ((features.linearTilingFeatures & wanted) != wanted) {
+            return std::nullopt;
+        }
+        VkPhysicalDeviceExternalImageFormatInfo external{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+        external.handleType = k_handle;
+        VkPhysicalDeviceImageFormatInfo2 info{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+        info.pNext = &external;
+        info.format = desc.format;
+        info.type = VK_IMAGE_TYPE_2D;
+        info.tiling = VK_IMAGE_TILING_LINEAR;
+        info.usage = desc.usage;
+        VkExternalImageFormatProperties external_props{
+            VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+        VkImageFormatProperties2 props{VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
+        props.pNext = &external_props;
+        if (vkGetPhysicalDeviceImageFormatProperties2(device.physical(), &info, &props) !=
+                VK_SUCCESS ||
+            (external_props.externalMemoryProperties.externalMemoryFeatures &
+             VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0 ||
+            props.imageFormatProperties.maxExtent.width < desc.width ||
+            props.imageFormatProperties.maxExtent.height < desc.height) {
+            return std::nullopt;
+        }
+        ImageDesc probe = desc;
+        probe.name = desc.name + " (probe)";
+        const Handle<VkImage> image = make_linear_image(device, probe);
+        return describe_linear_image(device, image.get());
+    } catch (...) {
+        return std::nullopt;
+    }
+}
+
+bool HostImportedPath::read_in_place(const InPlaceImage& image, std::string& why) {
+    const StagingLayout& staging = layout();
+    if (staging.band_count != 1) {
+        why = "the staging has " + std::to_string(staging.band_count) + " bands";
+    } else if (image.row_pitch != staging.row_pitch) {
+        why = "its rows are " + std::to_string(image.row_pitch) + " bytes apart, the staging's " +
+              std::to_string(staging.row_pitch);
+    } else if (image.alignment == 0 || staging.slot_stride % image.alignment != 0) {
+        why = "it needs an alignment of " + std::to_string(image.alignment) +
+              " bytes, which the staging's slots (" + std::to_string(staging.slot_stride) +
+              " bytes apart) do not keep";
+    } else if (image.size > staging.slot_stride) {
+        why = "it needs " + std::to_string(image.size) + " bytes, more than a slot's " +
+              std::to_string(staging.slot_stride);
+    } else if ((image.memory_type_bits & (1u << m_primary_memory_type)) == 0) {
+        why = "it cannot be bound to the imported memory's type " +
+              std::to_string(m_primary_memory_type);
+    } else {
+        m_in_place = true;
+        return true;
+    }
+    return false;
+}
+
+Image HostImportedPath::create_primary_image(std::uint32_t slot, const ImageDesc& desc) const {
+    const Device& device = primary();
+    const StagingLayout& staging = layout();
+    Image out;
+    out.format = desc.format;
+    out.extent = {desc.width, desc.height};
+    out.image = make_linear_image(device, desc);
+    // The caller's usage may lay the image out otherwise than the probe's did.
+    const std::optional<InPlaceImage> fits = describe_linear_image(device, out.get());
+    if (!m_in_place || slot >= staging.slots || !fits || fits->row_pitch != staging.row_pitch ||
+        fits->alignment == 0 || staging.slot_offset(slot) % fits->alignment != 0 ||
+        fits->size > staging.slot_stride ||
+        (fits->memory_type_bits & (1u << m_primary_memory_type)) == 0) {
+        throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
+                    device.label() + " cannot read " + desc.name +
+                        " in place in the host staging (its rows or alignment differ)",
+                    "Read the inputs in copies of their own "
+                    "(RuntimeOptions::cpu_reads_inputs_in_place)");
+    }
+    out.memory_offset = staging.slot_offset(slot);
+    vk_check(
+        vkBindImageMemory(device.handle(), out.get(), m_primary_memory.get(), out.memory_offset),
+        "vkBindImageMemory " + desc.name);
+    out.view = create_image_view(device, out.get(), desc.format, desc.name);
+    // GENERAL from the start, before any band is written: a linear image's bytes in GENERAL are
+    // its memory's, so what the worker's copy writes there is the image's contents.
+    submit_and_wait(device, QueueRole::Main, [&](VkCommandBuffer cmd) {
+        image_barrier(cmd, out.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
+                      VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+    });
+    return out;
+}
+
 void HostImportedPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                           VkImage image, VkImageLayout layout) const {
     const VkBufferImageCopy region =
@@ -120,6 +264,15 @@ void HostImportedPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slo
 
 void HostImportedPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t slot,
                                            const Band& band, VkImage image) const {
+    if (m_in_place) {
+        // The worker's copy wrote the image's own bytes: they become visible to the job's
+        // reads (and writes: it may change its input), the image staying in GENERAL.
+        image_barrier(cmd, image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_GENERAL,
+                      VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                      VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+        return;
+    }
     const VkBufferImageCopy region = band_region(slot, band);
     // Host memory written outside this device (the worker's copy engine) becomes visible.
     buffer_barrier(cmd, m_primary_buffer.get(), region.bufferOffset, band.bytes,

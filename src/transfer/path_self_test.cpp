@@ -194,7 +194,7 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     TransferLink* link = objects.link.get();
     try {
         objects.images =
-            link->create_images(worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+            link->create_images(0, worker.label() + " " + name, VK_IMAGE_USAGE_TRANSFER_DST_BIT,
                                 VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
     } catch (const std::exception& e) {
         return failure(std::string("creating its images failed: ") + e.what());

@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
+#include "transfer/host_imported_path.hpp"
 #include "transfer/link_copy_queue.hpp"
 #include "transfer/stream_hand_off.hpp"
 #include "transfer/zero_copy_path.hpp"
@@ -51,12 +52,33 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         no_bands || observer == nullptr ? std::vector<std::uint32_t>{} : observer->band_heights();
     const bool unbanded_by_default =
         m_path == TransferPath::SharedMemory && desc.band_rows == 0 && heights.empty();
-    const bool whole = no_bands || unbanded_by_default;
-    const StagingLayout layout = staging_layout_for(
-        worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
-        whole ? desc.height : desc.band_rows,
-        desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands, heights);
+    // Read in place: the primary's side has no copy for a next band to overlap, so one band.
+    std::optional<InPlaceImage> in_place;
+    if (desc.read_in_place && m_path == TransferPath::HostImported &&
+        primary.info().type == "cpu") {
+        ImageDesc probe = primary_image_desc(base + " in-place image");
+        probe.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT; // a task's inputs are copied from too
+        in_place = HostImportedPath::probe_in_place(primary, probe);
+    }
+    const bool whole = no_bands || unbanded_by_default || in_place.has_value();
+    // Read in place, the staging's rows and slots are laid out as the images' are.
+    StagingLayout layout =
+        staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
+                           desc.slots, whole ? desc.height : desc.band_rows,
+                           desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands,
+                           heights, in_place ? &*in_place : nullptr);
     m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
+    std::string why;
+    if (in_place && !static_cast<HostImportedPath&>(*m_backend).read_in_place(*in_place, why)) {
+        log_debug("transfer", "{}: {} cannot read {}x{} {} in place ({}); copied instead", base,
+                  primary.label(), desc.width, desc.height, format_name(desc.format), why);
+        // Banded again, as a copying link is.
+        layout = staging_layout_for(
+            worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
+            no_bands ? desc.height : desc.band_rows,
+            desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands, heights);
+        m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
+    }
 
     const bool gpu_wait = pair.gpu_side_sync && !m_backend->has_host_step();
     // A path with a stream of its copies (cuda-peer) is ordered on the GPUs where both devices
@@ -110,11 +132,11 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         m_slots[s].worker_fence =
             create_fence(worker, base + " slot " + std::to_string(s) + " worker fence");
     }
-    log_debug("transfer",
-              "{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}", base,
-              to_string(m_path), gpu_side_sync() ? "GPU-side" : "host-bridged", desc.slots,
-              m_recorder->bands(), layout.band_rows, layout.row_pitch,
-              gpu_times() ? ", bands timed on the GPUs" : "");
+    log_debug(
+        "transfer", "{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}{}",
+        base, to_string(m_path), gpu_side_sync() ? "GPU-side" : "host-bridged", desc.slots,
+        m_recorder->bands(), layout.band_rows, layout.row_pitch,
+        gpu_times() ? ", bands timed on the GPUs" : "", reads_in_place() ? ", read in place" : "");
 }
 
 TransferLink::~TransferLink() {
@@ -202,7 +224,8 @@ ImageDesc TransferLink::zero_copy_image_desc(const std::string& name) const {
     return desc;
 }
 
-LinkImages TransferLink::create_images(const std::string& name, VkImageUsageFlags worker_usage,
+LinkImages TransferLink::create_images(std::uint32_t slot, const std::string& name,
+                                       VkImageUsageFlags worker_usage,
                                        VkImageUsageFlags primary_usage) const {
     LinkImages out;
     if (m_path == TransferPath::ZeroCopy) {
@@ -219,7 +242,10 @@ LinkImages TransferLink::create_images(const std::string& name, VkImageUsageFlag
     ImageDesc pd = primary_image_desc(name + " (primary)");
     pd.usage |= primary_usage;
     out.worker = create_image(*m_worker, wd);
-    out.primary = create_image(*m_primary, pd);
+    out.primary =
+        reads_in_place()
+            ? static_cast<const HostImportedPath&>(*m_backend).create_primary_image(slot, pd)
+            : create_image(*m_primary, pd);
     return out;
 }
 

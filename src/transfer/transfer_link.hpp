@@ -10,15 +10,16 @@
 // staging and signals the worker timeline once per band (worker_value is the last band's value).
 // The hand-off then gets each band to the primary's copy queue, which copies it into the primary
 // image; after the last band the image is in SHADER_READ_ONLY_OPTIMAL and the primary timeline is
-// signalled (primary_value). GPU-side (GpuWaitHandOff) where the pair shares a semaphore and the
-// path has no host step; host-bridged otherwise (BridgeSubmitHandOff, or BridgeSignalHandOff with
-// TransferDesc::hand_off), on the bridge thread of the device pair (TransferDesc::bridge), shared
-// with the pair's other links. Either way band k's upload overlaps band k+1's download. The
-// same-device path is one batch on the device's copy queue that signals both timelines: no
-// staging, no hand-off, no copy when the worker image is the primary image. Zero-copy path: the
-// slot's worker and primary images share one allocation (create_images), and its one band copies
-// nothing: the worker's side releases the image to VK_QUEUE_FAMILY_EXTERNAL, the primary's
-// acquires it, with the same timelines.
+// signalled (primary_value). Read in place (TransferDesc::read_in_place), the primary image is
+// the slot's staging, so the primary's band copies nothing. GPU-side (GpuWaitHandOff) where the
+// pair shares a semaphore and the path has no host step; host-bridged otherwise
+// (BridgeSubmitHandOff, or BridgeSignalHandOff with TransferDesc::hand_off), on the bridge thread
+// of the device pair (TransferDesc::bridge), shared with the pair's other links. Either way band
+// k's upload overlaps band k+1's download. The same-device path is one batch on the device's copy
+// queue that signals both timelines: no staging, no hand-off, no copy when the worker image is the
+// primary image. Zero-copy path: the slot's worker and primary images share one allocation
+// (create_images), and its one band copies nothing: the worker's side releases the image to
+// VK_QUEUE_FAMILY_EXTERNAL, the primary's acquires it, with the same timelines.
 //
 // Threads: construction throws tandem::Error; submit() from one thread at a time, never throws
 // and never blocks on a GPU; the const queries from any thread. Lifetime: destroy while both
@@ -83,6 +84,14 @@ struct TransferDesc {
     // Host-bridged paths: the bridge thread of this (worker, primary) pair, shared with the
     // pair's other links (the runtime's DevicePair); null: a thread of the link's own.
     std::shared_ptr<PairBridge> bridge;
+    // Where the path is host-imported and the primary a CPU device (lavapipe), whose memory is
+    // the host's: the primary's slot images are the staging itself (linear images over the
+    // import), so the worker's copy is the whole transfer and the primary copies nothing
+    // (HostImportedPath::read_in_place). Those images stay in GENERAL (primary_layout_after)
+    // and must come from create_images(). Where the driver cannot, or the staging's rows do
+    // not fit its images, the link copies as ever (reads_in_place() says which). For a
+    // primary whose readers take any layout the link's says: a task's inputs.
+    bool read_in_place = false;
     // Measurement only (band heights, GPU times, hand-off calls); may be null.
     std::shared_ptr<TransferObserver> observer;
     // The cuda-peer path's copy between the stagings; empty: CUDA's (tests give the host's).
@@ -142,13 +151,25 @@ public:
     // families of both devices); its images must come from create_images().
     [[nodiscard]] ImageDesc worker_image_desc(const std::string& name) const;
     [[nodiscard]] ImageDesc primary_image_desc(const std::string& name) const;
-    // The two images of one slot, with the caller's usage ORed into each side's: two images of
+    // The two images of `slot`, with the caller's usage ORed into each side's: two images of
     // their own, or for zero copy two images over one allocation (the worker's exported, the
     // primary's imported; each carries the usage of both sides, as both must be created alike),
-    // so what the worker writes into its image is the primary's image. Throws Error.
-    [[nodiscard]] LinkImages create_images(const std::string& name,
+    // so what the worker writes into its image is the primary's image; reading in place, the
+    // primary's is the slot's staging. Throws Error.
+    [[nodiscard]] LinkImages create_images(std::uint32_t slot, const std::string& name,
                                            VkImageUsageFlags worker_usage = 0,
                                            VkImageUsageFlags primary_usage = 0) const;
+    // True when the primary's slot images are the staging (TransferDesc::read_in_place, where
+    // the path and the devices allow it).
+    [[nodiscard]] bool reads_in_place() const noexcept {
+        return m_backend->primary_reads_staging();
+    }
+    // The layout the primary image is in once a transfer's primary_value is reached:
+    // SHADER_READ_ONLY_OPTIMAL, or GENERAL when reads_in_place().
+    [[nodiscard]] VkImageLayout primary_layout_after() const noexcept {
+        return reads_in_place() ? VK_IMAGE_LAYOUT_GENERAL
+                                : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
     // Layout the worker image is in once worker_value is reached, given the layout it was
     // submitted in: GENERAL and SHADER_READ_ONLY_OPTIMAL stay, anything else becomes
     // TRANSFER_SRC_OPTIMAL (same-device path with one image, and zero copy:

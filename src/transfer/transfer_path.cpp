@@ -64,7 +64,8 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
                                   std::uint32_t slots, std::uint32_t band_rows,
                                   VkDeviceSize row_alignment, VkDeviceSize offset_alignment,
                                   VkDeviceSize slot_alignment, BandDefaults defaults,
-                                  std::span<const std::uint32_t> band_heights) {
+                                  std::span<const std::uint32_t> band_heights,
+                                  VkDeviceSize min_slot_bytes) {
     if (width == 0 || height == 0 || width > 16384 || height > 16384) {
         throw Error("Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
                         " is not valid",
@@ -107,7 +108,7 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
     }
     l.band_first_rows.push_back(row);
     const VkDeviceSize slot_unit = std::lcm(offset_unit, std::max<VkDeviceSize>(slot_alignment, 1));
-    l.slot_stride = align_up(offset, slot_unit);
+    l.slot_stride = align_up(std::max(offset, min_slot_bytes), slot_unit);
     l.total_bytes = l.slot_stride * slots;
     return l;
 }
@@ -115,18 +116,22 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
 StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                  std::uint32_t width, std::uint32_t height, VkFormat format,
                                  std::uint32_t slots, std::uint32_t band_rows,
-                                 BandDefaults defaults,
-                                 std::span<const std::uint32_t> band_heights) {
+                                 BandDefaults defaults, std::span<const std::uint32_t> band_heights,
+                                 const InPlaceImage* in_place) {
     const VkDeviceSize row =
-        std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_row_pitch_alignment),
-                 std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_row_pitch_alignment));
+        in_place != nullptr
+            ? in_place->row_pitch
+            : std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_row_pitch_alignment),
+                       std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_row_pitch_alignment));
     const VkDeviceSize offset =
         std::lcm(std::max<VkDeviceSize>(1, worker.optimal_buffer_copy_offset_alignment),
                  std::max<VkDeviceSize>(1, primary.optimal_buffer_copy_offset_alignment));
-    const VkDeviceSize atom = std::lcm(std::max<VkDeviceSize>(1, worker.non_coherent_atom_size),
-                                       std::max<VkDeviceSize>(1, primary.non_coherent_atom_size));
+    const VkDeviceSize atom =
+        std::lcm(std::lcm(std::max<VkDeviceSize>(1, worker.non_coherent_atom_size),
+                          std::max<VkDeviceSize>(1, primary.non_coherent_atom_size)),
+                 std::max<VkDeviceSize>(1, in_place != nullptr ? in_place->alignment : 1));
     return make_staging_layout(width, height, format, slots, band_rows, row, offset, atom, defaults,
-                               band_heights);
+                               band_heights, in_place != nullptr ? in_place->size : 0);
 }
 
 VkBufferImageCopy TransferPathBackend::record_band_download(VkCommandBuffer cmd, VkBuffer staging,

@@ -96,23 +96,35 @@ inline constexpr BandDefaults k_gated_bands{3u << 19, 5}; // 1.5 MiB
 // in bands of those heights, top to bottom (each at least 1, summing to the height, at most 16384
 // of them; else Error). Row pitch is a multiple of every `row_alignment` and of the texel size;
 // band and slot offsets of every `offset_alignment` and the texel size; slot offsets also of
-// `slot_alignment` (e.g. non-coherent atom size). Throws Error for a size or format Tandem does
-// not move.
-[[nodiscard]] StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height,
-                                                VkFormat format, std::uint32_t slots,
-                                                std::uint32_t band_rows, VkDeviceSize row_alignment,
-                                                VkDeviceSize offset_alignment,
-                                                VkDeviceSize slot_alignment = 1,
-                                                BandDefaults defaults = k_submitted_bands,
-                                                std::span<const std::uint32_t> band_heights = {});
+// `slot_alignment` (e.g. non-coherent atom size), and slots are at least `min_slot_bytes` apart.
+// Throws Error for a size or format Tandem does not move.
+[[nodiscard]] StagingLayout make_staging_layout(
+    std::uint32_t width, std::uint32_t height, VkFormat format, std::uint32_t slots,
+    std::uint32_t band_rows, VkDeviceSize row_alignment, VkDeviceSize offset_alignment,
+    VkDeviceSize slot_alignment = 1, BandDefaults defaults = k_submitted_bands,
+    std::span<const std::uint32_t> band_heights = {}, VkDeviceSize min_slot_bytes = 0);
 
-// The layout a path between `worker` and `primary` uses (alignments of both devices).
+// What a linear image needs of the memory it is bound to, to be read in place in a path's
+// staging (HostImportedPath::probe_in_place): its rows `row_pitch` bytes apart, `size` bytes
+// from a multiple of `alignment`, in one of `memory_type_bits`.
+struct InPlaceImage {
+    VkDeviceSize row_pitch = 0;
+    VkDeviceSize size = 0;
+    VkDeviceSize alignment = 0;
+    std::uint32_t memory_type_bits = 0;
+};
+
+// The layout a path between `worker` and `primary` uses (alignments of both devices). With
+// `in_place`, each slot holds such an image: rows exactly its pitch apart (a multiple of the
+// texel size, at least a row's bytes; the devices' optimal alignments are hints it overrides),
+// slots at least its size apart and at multiples of its alignment.
 [[nodiscard]] StagingLayout staging_layout_for(const DeviceInfo& worker, const DeviceInfo& primary,
                                                std::uint32_t width, std::uint32_t height,
                                                VkFormat format, std::uint32_t slots,
                                                std::uint32_t band_rows,
                                                BandDefaults defaults = k_submitted_bands,
-                                               std::span<const std::uint32_t> band_heights = {});
+                                               std::span<const std::uint32_t> band_heights = {},
+                                               const InPlaceImage* in_place = nullptr);
 
 class TransferPathBackend {
 public:
@@ -154,8 +166,12 @@ public:
     }
     // True when the stream signals its gate from the host (a test's stand-in for CUDA).
     [[nodiscard]] virtual bool stream_signals_from_host() const noexcept { return false; }
+    // True when the primary's slot images are the staging itself (HostImportedPath reading in
+    // place): the primary's side copies nothing and records its own barrier, the image staying
+    // in GENERAL, so BandRecorder changes none of its layouts.
+    [[nodiscard]] virtual bool primary_reads_staging() const noexcept { return false; }
     // Primary side (primary copy queue): copy `band` from `slot`'s staging into `image`
-    // (TRANSFER_DST_OPTIMAL).
+    // (TRANSFER_DST_OPTIMAL; GENERAL when primary_reads_staging(), where it copies nothing).
     virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                      VkImage image) const = 0;
 

@@ -49,8 +49,9 @@ TransferDesc bridged_desc(std::uint32_t w, std::uint32_t h, VkFormat format,
     return desc;
 }
 
-LinkImages slot_images(const TransferLink& link, const std::string& name) {
-    return link.create_images(name, VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+LinkImages slot_images(const TransferLink& link, const std::string& name, std::uint32_t slot = 0) {
+    return link.create_images(slot, name,
+                              VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
                               VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
 }
 

@@ -33,8 +33,9 @@ constexpr auto k_wait = std::chrono::seconds(20);
 
 // A slot's two images, with the test's upload (worker) and readback (primary) usage. On the
 // zero-copy path they are one allocation: poison the primary's before writing the worker's.
-LinkImages slot_images(const TransferLink& link, const std::string& name) {
-    return link.create_images(name, VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
+LinkImages slot_images(const TransferLink& link, const std::string& name, std::uint32_t slot = 0) {
+    return link.create_images(slot, name,
+                              VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
                               VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
 }
 
@@ -47,11 +48,12 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
                 TransferTicket* ticket_out = nullptr) {
     const Device& worker = link.worker_timeline().device();
     const Device& primary = link.primary_timeline().device();
-    const LinkImages images = slot_images(link, "round trip");
+    const LinkImages images = slot_images(link, "round trip", slot);
     const Image& src = images.worker;
     const Image& dst = images.primary;
+    const VkImageLayout arrived = link.primary_layout_after();
     const auto bytes = random_bytes(link.layout().image_bytes(), seed);
-    poison_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    poison_image(primary, dst, arrived);
     upload_image(worker, src, bytes, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     TimelineSemaphore done(worker, "worker work done");
     TransferTicket ticket;
@@ -87,7 +89,7 @@ void round_trip(TransferLink& link, std::uint32_t slot, std::uint32_t seed,
     // use); the worker's queues are this thread's alone here, so say it with an idle wait.
     ASSERT_EQ(vkDeviceWaitIdle(worker.handle()), VK_SUCCESS);
     EXPECT_FALSE(link.failed()) << link.error();
-    const auto out = read_image(primary, dst, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    const auto out = read_image(primary, dst, arrived);
     EXPECT_EQ(first_difference(out, bytes), -1);
     if (ticket_out != nullptr) {
         *ticket_out = ticket;
@@ -396,7 +398,7 @@ TEST_P(TransferLinks, TwoSlotsInFlightDoNotMix) {
     Device& worker = *m_worker;
     const PairInfo& pair = m_pair;
     TransferLink link(worker, primary, pair, desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 16));
-    const LinkImages images[2] = {slot_images(link, "slot 0"), slot_images(link, "slot 1")};
+    const LinkImages images[2] = {slot_images(link, "slot 0", 0), slot_images(link, "slot 1", 1)};
     const Image* src[2] = {&images[0].worker, &images[1].worker};
     const Image* dst[2] = {&images[0].primary, &images[1].primary};
     std::vector<std::uint8_t> bytes[2];
@@ -478,6 +480,48 @@ TEST_F(VulkanTest, SameDeviceLinkWithOneImageHandsItOverWithoutCopy) {
     EXPECT_EQ(first_difference(read_image(device, image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL),
                                bytes),
               -1);
+}
+
+// Read in place (TransferDesc::read_in_place) where the primary is a CPU device: its slot images
+// are the host staging itself, so the link moves one band and leaves them in GENERAL, and the
+// bytes arrive exactly in every slot, at sizes whose rows the driver pads and formats of every
+// texel size. Not asked, the same link copies, banded, into images of its own.
+TEST_F(VulkanTest, HostImportedLinkReadsInPlaceOnACpuPrimary) {
+    Device& primary = open(0);
+    Device& worker = open(1);
+    const auto pair = detail::query_pair_info(worker.info(), primary.info());
+    if (!pair.allows(TransferPath::HostImported) || primary.info().type != "cpu") {
+        GTEST_SKIP() << "needs the host-imported path to a CPU device";
+    }
+    struct Case {
+        std::uint32_t w, h;
+        VkFormat format;
+    };
+    const Case cases[] = {{129, 97, VK_FORMAT_R8G8B8A8_UNORM},
+                          {333, 257, VK_FORMAT_R16G16B16A16_SFLOAT},
+                          {1024, 17, VK_FORMAT_R32_SFLOAT},
+                          {1, 1, VK_FORMAT_B8G8R8A8_UNORM}};
+    std::uint32_t seed = 70;
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " " +
+                     detail::format_name(c.format));
+        TransferDesc desc = make_desc(c.w, c.h, c.format, TransferPath::HostImported, 8);
+        desc.read_in_place = true;
+        TransferLink link(worker, primary, pair, desc);
+        ASSERT_TRUE(link.reads_in_place());
+        EXPECT_EQ(link.layout().band_count, 1u) << "nothing on the primary's side to overlap";
+        EXPECT_EQ(link.primary_layout_after(), VK_IMAGE_LAYOUT_GENERAL);
+        for (std::uint32_t i = 0; i < 6; ++i) {
+            round_trip(link, i % 3, seed++);
+        }
+    }
+    TransferLink copying(
+        worker, primary, pair,
+        make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, TransferPath::HostImported, 8));
+    EXPECT_FALSE(copying.reads_in_place());
+    EXPECT_EQ(copying.layout().band_count, 13u);
+    EXPECT_EQ(copying.primary_layout_after(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+    round_trip(copying, 0, seed);
 }
 
 TEST_F(VulkanTest, LinkRefusesAForcedPathThePairDoesNotAllow) {
