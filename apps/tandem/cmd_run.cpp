@@ -628,6 +628,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 {"device", harness::device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
                 {"transfer_path", s.transfer_path},
+                {"outputs_written_in_place", s.outputs_written_in_place},
                 {"registrations", registrations},
                 {"accepted", s.accepted},
                 {"busy", s.busy},

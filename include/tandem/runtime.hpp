@@ -113,6 +113,14 @@ struct RuntimeOptions {
     // driver cannot make such images for an input's format, or their rows do not fit the
     // staging's, the input is copied as with false.
     bool cpu_reads_inputs_in_place = true;
+    // Whether a task on a CPU device (lavapipe) writes its outputs where they cross to the
+    // primary, when they take the host-imported path: its slot's output image is a linear image
+    // over the host memory the primary's copy reads, so no copy on the CPU device precedes it
+    // (TaskStats::outputs_written_in_place; a workload leaves its image in the layout its
+    // output() names, as ever, and Tandem changes it to GENERAL, which keeps its bytes). Where
+    // the driver cannot make such images for the task's format and usage, or their rows do not
+    // fit the staging's, the output is copied as with false.
+    bool cpu_writes_outputs_in_place = true;
     // Force a transfer path for cross-device tasks ("host-copy", ...); empty: the best one. Every
     // path is self-tested on its first use for a pair; one that fails then or later is dropped
     // for the pair and the next one taken (TaskStats::transfer_path, dropped_paths). A forced

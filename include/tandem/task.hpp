@@ -270,6 +270,10 @@ struct TaskStats {
     // True when its device reads its inputs where they cross (a CPU device on the host-imported
     // path, RuntimeOptions::cpu_reads_inputs_in_place): nothing copies them on that device.
     bool inputs_read_in_place = false;
+    // True when its device writes its outputs where they cross (a CPU device on the
+    // host-imported path, RuntimeOptions::cpu_writes_outputs_in_place): nothing copies them on
+    // that device.
+    bool outputs_written_in_place = false;
     // What carried its inputs: submits whose application inputs Tandem copied on the primary,
     // inputs sent over a link to its device, and chained inputs read in place on the producer's
     // device (none of them copied); submits that named lent images (Runtime::lend_inputs),

@@ -531,6 +531,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["device_name"] = s.device_name;
     report["input_path"] = s.input_path;
     report["inputs_read_in_place"] = s.inputs_read_in_place;
+    report["outputs_written_in_place"] = s.outputs_written_in_place;
     report["inputs_sent"] = options.lend_inputs ? "lent" : "copied";
     report["lent_submits"] = s.lent_submits;
     report["lent_signalled_submits"] = s.lent_signalled_submits;

@@ -273,13 +273,18 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // Acquire: pairs with the registration that made the task a producer (read once per job, so
     // the job and its transfer agree).
     const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
-    // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies.
-    const VkImageLayout written_layout =
-        instance.transport->shares_images()
-            ? (feeds.empty() ? instance.workload->output().layout
-                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL)
-            : (feeds_chain ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
-                           : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies. Written in place
+    // (the image is the transport's staging) it goes in GENERAL, where its bytes are the
+    // memory's, which the primary's copy reads; a chain's consumer samples it there too.
+    VkImageLayout written_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    if (instance.transport->shares_images()) {
+        written_layout = feeds.empty() ? instance.workload->output().layout
+                                       : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    } else if (instance.transport->writes_in_place()) {
+        written_layout = VK_IMAGE_LAYOUT_GENERAL;
+    } else if (feeds_chain) {
+        written_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer worker");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

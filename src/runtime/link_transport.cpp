@@ -47,6 +47,7 @@ public:
         return m_link.primary_layout_after();
     }
     bool reads_in_place() const noexcept override { return m_link.reads_in_place(); }
+    bool writes_in_place() const noexcept override { return m_link.writes_in_place(); }
     VkImageLayout worker_layout_after(VkImageLayout worker_layout) const noexcept override {
         return m_link.worker_layout_after(worker_layout);
     }
@@ -79,6 +80,8 @@ private:
         d.observer = desc.observer;
         d.settle_on_destroy = desc.retire == nullptr;
         d.read_in_place = desc.read_in_place;
+        d.write_in_place = desc.write_in_place;
+        d.worker_usage = desc.worker_usage;
         if (!desc.spin) {
             d.bridge_spin = std::chrono::microseconds(0);
         }

@@ -68,6 +68,11 @@ struct TransportDesc {
     // A CPU device receiving over the host-imported path reads the staging in place
     // (TransferDesc::read_in_place): for a task's inputs, whose readers take the layout given.
     bool read_in_place = false;
+    // A CPU worker sending over the host-imported path writes the staging in place
+    // (TransferDesc::write_in_place), its slot images made with `worker_usage`: for a task's
+    // outputs, whose job leaves them in the layout the transport asks for.
+    bool write_in_place = false;
+    VkImageUsageFlags worker_usage = 0;
     // Where the transport's self-tests leave what they made (the runtime's RetireList); with it
     // links are retired through the list too, so nothing settles a device.
     RetireList* retire = nullptr;
@@ -115,6 +120,9 @@ public:
         return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
     [[nodiscard]] virtual bool reads_in_place() const noexcept { return false; }
+    // True when the worker's slot images are the path's staging (TransportDesc::write_in_place):
+    // the work leaves them in GENERAL for submit().
+    [[nodiscard]] virtual bool writes_in_place() const noexcept { return false; }
     // The layout the worker image is in once a submit's worker_value is reached, given the layout
     // it was submitted in; the transport leaves it there until the slot is written again (what
     // a chain's consumer on the same device reads it in).

@@ -385,9 +385,11 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 return VK_ERROR_UNKNOWN;
             }
             // The hand-off's worker side read the image and left it in chain_layout (sampled:
-            // the producer's job asked for it); nothing writes it again while the hold lasts.
+            // the producer's job asked for it; GENERAL where it wrote the staging in place);
+            // nothing writes it again while the hold lasts.
             const SlotResources& res = producer.slots[read.slot];
-            if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
+            if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL &&
+                res.chain_layout != VK_IMAGE_LAYOUT_GENERAL) {
                 why = of + " was left in a layout it cannot be sampled in by " +
                       producer.transport->path_name();
                 return VK_ERROR_UNKNOWN;

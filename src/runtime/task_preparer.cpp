@@ -160,9 +160,14 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
         return slot_images();
     }
     DevicePair& pair = m_pairs.pair(device, m_primary);
+    // A CPU worker may render into the host staging itself (the job leaves the image in the
+    // layout the transport asks for); not the inputs' or feeds' links, which copy td.
+    TransportDesc outputs = td;
+    outputs.write_in_place = m_options.cpu_writes_outputs_in_place;
+    outputs.worker_usage = usage;
     // Each round returns or drops a path (open_stream throws once none is left).
     for (;;) {
-        task.transport = pair.open_stream(device, td);
+        task.transport = pair.open_stream(device, outputs);
         try {
             return slot_images();
         } catch (const Error& e) {

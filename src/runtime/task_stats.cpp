@@ -58,6 +58,7 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
         break;
     case InstancePhase::Ready:
         p.transfer_path = instance.transport->path_name();
+        p.outputs_written_in_place = instance.transport->writes_in_place();
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();
             p.inputs_read_in_place = instance.inputs.read_in_place();
@@ -164,6 +165,7 @@ TaskStats summarise(TaskStatsParts parts) {
             out.transfer_path = p.transfer_path;
             out.input_path = p.input_path;
             out.inputs_read_in_place = p.inputs_read_in_place;
+            out.outputs_written_in_place = p.outputs_written_in_place;
         }
         out.devices.push_back(std::move(d));
     }

@@ -42,6 +42,7 @@ struct InstanceStatsPart {
     std::string transfer_path;
     std::string input_path;
     bool inputs_read_in_place = false;
+    bool outputs_written_in_place = false;
     GpuTimes::Snapshot gpu;
     // The active instance's only: every stage's samples.
     LatencySamples::Snapshot samples[4];

@@ -142,12 +142,15 @@ VkResult BandRecorder::record_band(std::uint32_t slot_index, std::uint32_t b, Vk
     if (m_timer != nullptr) {
         m_timer->write(wcmd, Side::Worker, slot_index, b, false);
     }
-    if (b == 0 && !zero_copy) {
+    // Zero copy, and a worker image that is the staging itself: no copy from it, so no layout
+    // change of the recorder's (the path's band hands the image or its bytes over).
+    const bool worker_copies = !zero_copy && !m_path->worker_writes_staging();
+    if (b == 0 && worker_copies) {
         record_to_copy_source(wcmd, worker_image, worker_layout);
     }
     m_path->record_worker_band(wcmd, slot_index, band, worker_image,
-                               zero_copy ? worker_layout : copy_source_layout(worker_layout));
-    if (b + 1 == m_bands && !zero_copy &&
+                               worker_copies ? copy_source_layout(worker_layout) : worker_layout);
+    if (b + 1 == m_bands && worker_copies &&
         worker_layout == VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) {
         // Submitted sampled (a chain's consumer samples it on the worker): left sampled, after
         // every band's copy (earlier bands are earlier submissions on this queue).

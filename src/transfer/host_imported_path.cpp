@@ -15,11 +15,11 @@ namespace {
 
 constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-// What an image read in place must do as well as an optimal one of its format does it.
+// What an image in place must do as well as an optimal one of its format does it, beyond what
+// its usage asks (which the image format query checks): filtering, blending, blits.
 constexpr VkFormatFeatureFlags k_in_place_features =
-    VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT |
-    VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
-    VK_FORMAT_FEATURE_TRANSFER_DST_BIT | VK_FORMAT_FEATURE_BLIT_SRC_BIT;
+    VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT |
+    VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BLEND_BIT | VK_FORMAT_FEATURE_BLIT_SRC_BIT;
 
 // A linear image of `desc` that host allocations can be bound to (no memory yet).
 Handle<VkImage> make_linear_image(const Device& device, const ImageDesc& desc) {
@@ -31,7 +31,8 @@ Handle<VkImage> make_linear_image(const Device& device, const ImageDesc& desc) {
     const VkDevice dev = device.handle();
     VkImage image = VK_NULL_HANDLE;
     vk_check(vkCreateImage(dev, &create.info, nullptr, &image), "vkCreateImage " + desc.name,
-             "Read the inputs in copies of their own (RuntimeOptions::cpu_reads_inputs_in_place)");
+             "Let the CPU device copy (RuntimeOptions::cpu_reads_inputs_in_place, "
+             "cpu_writes_outputs_in_place)");
     device.name(image, VK_OBJECT_TYPE_IMAGE, desc.name);
     return Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
 }
@@ -128,9 +129,10 @@ HostImportedPath::HostImportedPath(const Device& worker, const Device& primary,
     std::memset(m_host, 0, m_host_bytes); // touch every page before the devices pin them
     try {
         const std::string base = worker.label() + "->" + primary.label() + " host staging";
-        import_host_buffer(worker, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                           base + " (worker)", m_worker_buffer, m_worker_memory);
-        m_primary_memory_type =
+        m_memory_types[0] =
+            import_host_buffer(worker, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               base + " (worker)", m_worker_buffer, m_worker_memory);
+        m_memory_types[1] =
             import_host_buffer(primary, m_host, m_host_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                base + " (primary)", m_primary_buffer, m_primary_memory);
     } catch (...) {
@@ -194,8 +196,10 @@ std::optional<InPlaceImage> HostImportedPath::probe_in_place(const Device& devic
     }
 }
 
-bool HostImportedPath::read_in_place(const InPlaceImage& image, std::string& why) {
+bool HostImportedPath::place_in_staging(StagingSide side, const InPlaceImage& image,
+                                        std::string& why) {
     const StagingLayout& staging = layout();
+    const std::uint32_t type = m_memory_types[side == StagingSide::Worker ? 0 : 1];
     if (staging.band_count != 1) {
         why = "the staging has " + std::to_string(staging.band_count) + " bands";
     } else if (image.row_pitch != staging.row_pitch) {
@@ -208,18 +212,21 @@ bool HostImportedPath::read_in_place(const InPlaceImage& image, std::string& why
     } else if (image.size > staging.slot_stride) {
         why = "it needs " + std::to_string(image.size) + " bytes, more than a slot's " +
               std::to_string(staging.slot_stride);
-    } else if ((image.memory_type_bits & (1u << m_primary_memory_type)) == 0) {
-        why = "it cannot be bound to the imported memory's type " +
-              std::to_string(m_primary_memory_type);
+    } else if ((image.memory_type_bits & (1u << type)) == 0) {
+        why = "it cannot be bound to the imported memory's type " + std::to_string(type);
     } else {
-        m_in_place = true;
+        m_in_place[side == StagingSide::Worker ? 0 : 1] = true;
         return true;
     }
     return false;
 }
 
-Image HostImportedPath::create_primary_image(std::uint32_t slot, const ImageDesc& desc) const {
-    const Device& device = primary();
+Image HostImportedPath::create_staging_image(StagingSide side, std::uint32_t slot,
+                                             const ImageDesc& desc) const {
+    const bool worker_side = side == StagingSide::Worker;
+    const Device& device = worker_side ? worker() : primary();
+    const VkDeviceMemory memory = worker_side ? m_worker_memory.get() : m_primary_memory.get();
+    const std::uint32_t type = m_memory_types[worker_side ? 0 : 1];
     const StagingLayout& staging = layout();
     Image out;
     out.format = desc.format;
@@ -227,23 +234,22 @@ Image HostImportedPath::create_primary_image(std::uint32_t slot, const ImageDesc
     out.image = make_linear_image(device, desc);
     // The caller's usage may lay the image out otherwise than the probe's did.
     const std::optional<InPlaceImage> fits = describe_linear_image(device, out.get());
-    if (!m_in_place || slot >= staging.slots || !fits || fits->row_pitch != staging.row_pitch ||
-        fits->alignment == 0 || staging.slot_offset(slot) % fits->alignment != 0 ||
-        fits->size > staging.slot_stride ||
-        (fits->memory_type_bits & (1u << m_primary_memory_type)) == 0) {
+    if (!m_in_place[worker_side ? 0 : 1] || slot >= staging.slots || !fits ||
+        fits->row_pitch != staging.row_pitch || fits->alignment == 0 ||
+        staging.slot_offset(slot) % fits->alignment != 0 || fits->size > staging.slot_stride ||
+        (fits->memory_type_bits & (1u << type)) == 0) {
         throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
-                    device.label() + " cannot read " + desc.name +
+                    device.label() + " cannot use " + desc.name +
                         " in place in the host staging (its rows or alignment differ)",
-                    "Read the inputs in copies of their own "
-                    "(RuntimeOptions::cpu_reads_inputs_in_place)");
+                    "Let the CPU device copy (RuntimeOptions::cpu_reads_inputs_in_place, "
+                    "cpu_writes_outputs_in_place)");
     }
     out.memory_offset = staging.slot_offset(slot);
-    vk_check(
-        vkBindImageMemory(device.handle(), out.get(), m_primary_memory.get(), out.memory_offset),
-        "vkBindImageMemory " + desc.name);
+    vk_check(vkBindImageMemory(device.handle(), out.get(), memory, out.memory_offset),
+             "vkBindImageMemory " + desc.name);
     out.view = create_image_view(device, out.get(), desc.format, desc.name);
     // GENERAL from the start, before any band is written: a linear image's bytes in GENERAL are
-    // its memory's, so what the worker's copy writes there is the image's contents.
+    // its memory's, so what the other side's copy writes there is the image's contents.
     submit_and_wait(device, QueueRole::Main, [&](VkCommandBuffer cmd) {
         image_barrier(cmd, out.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
                       VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
@@ -254,6 +260,14 @@ Image HostImportedPath::create_primary_image(std::uint32_t slot, const ImageDesc
 
 void HostImportedPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,
                                           VkImage image, VkImageLayout layout) const {
+    if (m_in_place[0]) {
+        // The work wrote the staging itself: its writes become available in host memory, where
+        // the primary's import reads them (GENERAL keeps the bytes where the memory has them).
+        image_barrier(cmd, image, layout, VK_IMAGE_LAYOUT_GENERAL,
+                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_MEMORY_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+        return;
+    }
     const VkBufferImageCopy region =
         record_band_download(cmd, m_worker_buffer.get(), slot, band, image, layout);
     // Make the band available in host memory, where the primary's import reads it.
@@ -264,7 +278,7 @@ void HostImportedPath::record_worker_band(VkCommandBuffer cmd, std::uint32_t slo
 
 void HostImportedPath::record_primary_band(VkCommandBuffer cmd, std::uint32_t slot,
                                            const Band& band, VkImage image) const {
-    if (m_in_place) {
+    if (m_in_place[1]) {
         // The worker's copy wrote the image's own bytes: they become visible to the job's
         // reads (and writes: it may change its input), the image staying in GENERAL.
         image_barrier(cmd, image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_GENERAL,

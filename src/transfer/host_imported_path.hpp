@@ -3,15 +3,18 @@
 // up). The worker's copy engine writes a band into it; the primary's copy engine reads the band
 // out of it. The CPU never touches the bytes: one pinned buffer, two DMA copies.
 //
-// Read in place (read_in_place): where the primary is a CPU device (lavapipe), whose memory is
-// the host's, its slot images are linear images bound to the import at each slot's staging
-// (create_primary_image), so the worker's copy into staging is the whole transfer: the
-// primary's side copies nothing, only makes the host's writes visible to its reads, and the
-// images stay in GENERAL (the layout in which a linear image's bytes are the memory's, whoever
-// wrote them). One band, since nothing on the primary's side would overlap a next one.
+// In place (place_in_staging): where one side is a CPU device (lavapipe), whose memory is the
+// host's, that side's slot images can be linear images bound to its import at each slot's
+// staging (create_staging_image), so the other side's copy is the whole transfer. Read in place
+// (the primary's side): the worker's copy writes the primary's image, whose side copies
+// nothing and only makes the host's writes visible to its reads. Written in place (the
+// worker's side): the worker's work writes the staging itself, and its side only hands those
+// writes to the host for the primary's copy. Such images are used in GENERAL, the layout in
+// which a linear image's bytes are the memory's whoever wrote them. One band, since nothing on
+// the side in place would overlap a next one.
 //
 // Threads and lifetime as TransferPathBackend; the host allocation outlives both imports. Slot
-// images made by create_primary_image may outlive the path (freeing memory that images are
+// images made by create_staging_image may outlive the path (freeing memory that images are
 // bound to is allowed), but must not be used once it is destroyed.
 #pragma once
 
@@ -41,15 +44,18 @@ public:
     // nullopt when the driver refuses it. Never throws.
     [[nodiscard]] static std::optional<InPlaceImage> probe_in_place(const Device& device,
                                                                     const ImageDesc& desc) noexcept;
-    // Switches the primary's side to reading in place, when `image` (probe_in_place on the
-    // primary) fits this path's staging: its rows at the layout's pitch, one band, each slot's
-    // start aligned for it, and a memory type the import has. False (nothing changed, `why`
-    // says what does not fit) otherwise.
-    [[nodiscard]] bool read_in_place(const InPlaceImage& image, std::string& why);
-    [[nodiscard]] bool primary_reads_staging() const noexcept override { return m_in_place; }
-    // With primary_reads_staging(): `slot`'s primary image, linear, bound to the import at the
-    // slot's staging, in GENERAL, with a view. Throws Error.
-    [[nodiscard]] Image create_primary_image(std::uint32_t slot, const ImageDesc& desc) const;
+    // Switches `side`'s slot images to the staging itself, when `image` (probe_in_place on that
+    // side's device) fits this path's staging: its rows at the layout's pitch, one band, each
+    // slot's start aligned for it and room for it, and a memory type that side's import has.
+    // False (nothing changed, `why` says what does not fit) otherwise.
+    [[nodiscard]] bool place_in_staging(StagingSide side, const InPlaceImage& image,
+                                        std::string& why);
+    [[nodiscard]] bool worker_writes_staging() const noexcept override { return m_in_place[0]; }
+    [[nodiscard]] bool primary_reads_staging() const noexcept override { return m_in_place[1]; }
+    // Once place_in_staging(side): `slot`'s image of that side, linear, bound to its import at
+    // the slot's staging, in GENERAL, with a view. Throws Error.
+    [[nodiscard]] Image create_staging_image(StagingSide side, std::uint32_t slot,
+                                             const ImageDesc& desc) const;
 
     [[nodiscard]] std::size_t alignment() const noexcept { return m_alignment; }
     [[nodiscard]] std::size_t host_bytes() const noexcept { return m_host_bytes; }
@@ -62,8 +68,8 @@ private:
     Handle<VkDeviceMemory> m_worker_memory;
     Handle<VkBuffer> m_primary_buffer;
     Handle<VkDeviceMemory> m_primary_memory;
-    std::uint32_t m_primary_memory_type = 0;
-    bool m_in_place = false;
+    std::uint32_t m_memory_types[2] = {0, 0}; // the imports' types, worker's and primary's
+    bool m_in_place[2] = {false, false};      // the worker's side, the primary's
 };
 
 } // namespace tandem::detail

@@ -52,16 +52,25 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         no_bands || observer == nullptr ? std::vector<std::uint32_t>{} : observer->band_heights();
     const bool unbanded_by_default =
         m_path == TransferPath::SharedMemory && desc.band_rows == 0 && heights.empty();
-    // Read in place: the primary's side has no copy for a next band to overlap, so one band.
+    // In place (one side's images the staging itself): that side has no copy for a next band
+    // to overlap, so one band. One side at most: the primary's when both are asked for.
     std::optional<InPlaceImage> in_place;
-    if (desc.read_in_place && m_path == TransferPath::HostImported &&
-        primary.info().type == "cpu") {
-        ImageDesc probe = primary_image_desc(base + " in-place image");
-        probe.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT; // a task's inputs are copied from too
-        in_place = HostImportedPath::probe_in_place(primary, probe);
+    StagingSide side = StagingSide::Primary;
+    if (m_path == TransferPath::HostImported) {
+        if (desc.read_in_place && primary.info().type == "cpu") {
+            ImageDesc probe = primary_image_desc(base + " in-place image");
+            probe.usage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT; // a task's inputs are copied from too
+            in_place = HostImportedPath::probe_in_place(primary, probe);
+        }
+        if (!in_place && desc.write_in_place && worker.info().type == "cpu") {
+            ImageDesc probe = worker_image_desc(base + " in-place image");
+            probe.usage |= desc.worker_usage;
+            in_place = HostImportedPath::probe_in_place(worker, probe);
+            side = StagingSide::Worker;
+        }
     }
     const bool whole = no_bands || unbanded_by_default || in_place.has_value();
-    // Read in place, the staging's rows and slots are laid out as the images' are.
+    // In place, the staging's rows and slots are laid out as the images' are.
     StagingLayout layout =
         staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
                            desc.slots, whole ? desc.height : desc.band_rows,
@@ -69,9 +78,11 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
                            heights, in_place ? &*in_place : nullptr);
     m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
     std::string why;
-    if (in_place && !static_cast<HostImportedPath&>(*m_backend).read_in_place(*in_place, why)) {
-        log_debug("transfer", "{}: {} cannot read {}x{} {} in place ({}); copied instead", base,
-                  primary.label(), desc.width, desc.height, format_name(desc.format), why);
+    if (in_place &&
+        !static_cast<HostImportedPath&>(*m_backend).place_in_staging(side, *in_place, why)) {
+        log_debug("transfer", "{}: {} cannot use {}x{} {} images in place ({}); copied instead",
+                  base, (side == StagingSide::Worker ? worker : primary).label(), desc.width,
+                  desc.height, format_name(desc.format), why);
         // Banded again, as a copying link is.
         layout = staging_layout_for(
             worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
@@ -136,7 +147,8 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
         "transfer", "{}: {} path, {} sync, {} slots, {} band(s) of {} rows, row pitch {} bytes{}{}",
         base, to_string(m_path), gpu_side_sync() ? "GPU-side" : "host-bridged", desc.slots,
         m_recorder->bands(), layout.band_rows, layout.row_pitch,
-        gpu_times() ? ", bands timed on the GPUs" : "", reads_in_place() ? ", read in place" : "");
+        gpu_times() ? ", bands timed on the GPUs" : "",
+        reads_in_place() ? ", read in place" : (writes_in_place() ? ", written in place" : ""));
 }
 
 TransferLink::~TransferLink() {
@@ -241,11 +253,14 @@ LinkImages TransferLink::create_images(std::uint32_t slot, const std::string& na
     wd.usage |= worker_usage;
     ImageDesc pd = primary_image_desc(name + " (primary)");
     pd.usage |= primary_usage;
-    out.worker = create_image(*m_worker, wd);
-    out.primary =
-        reads_in_place()
-            ? static_cast<const HostImportedPath&>(*m_backend).create_primary_image(slot, pd)
-            : create_image(*m_primary, pd);
+    // In place, one side's image is the slot's staging (only the host-imported path has one).
+    const auto* staging = reads_in_place() || writes_in_place()
+                              ? static_cast<const HostImportedPath*>(m_backend.get())
+                              : nullptr;
+    out.worker = writes_in_place() ? staging->create_staging_image(StagingSide::Worker, slot, wd)
+                                   : create_image(*m_worker, wd);
+    out.primary = reads_in_place() ? staging->create_staging_image(StagingSide::Primary, slot, pd)
+                                   : create_image(*m_primary, pd);
     return out;
 }
 

@@ -11,15 +11,16 @@
 // The hand-off then gets each band to the primary's copy queue, which copies it into the primary
 // image; after the last band the image is in SHADER_READ_ONLY_OPTIMAL and the primary timeline is
 // signalled (primary_value). Read in place (TransferDesc::read_in_place), the primary image is
-// the slot's staging, so the primary's band copies nothing. GPU-side (GpuWaitHandOff) where the
-// pair shares a semaphore and the path has no host step; host-bridged otherwise
-// (BridgeSubmitHandOff, or BridgeSignalHandOff with TransferDesc::hand_off), on the bridge thread
-// of the device pair (TransferDesc::bridge), shared with the pair's other links. Either way band
-// k's upload overlaps band k+1's download. The same-device path is one batch on the device's copy
-// queue that signals both timelines: no staging, no hand-off, no copy when the worker image is the
-// primary image. Zero-copy path: the slot's worker and primary images share one allocation
-// (create_images), and its one band copies nothing: the worker's side releases the image to
-// VK_QUEUE_FAMILY_EXTERNAL, the primary's acquires it, with the same timelines.
+// the slot's staging, so the primary's band copies nothing; written in place
+// (TransferDesc::write_in_place), the worker image is, so the worker's band copies nothing.
+// GPU-side (GpuWaitHandOff) where the pair shares a semaphore and the path has no host step;
+// host-bridged otherwise (BridgeSubmitHandOff, or BridgeSignalHandOff with TransferDesc::hand_off),
+// on the bridge thread of the device pair (TransferDesc::bridge), shared with the pair's other
+// links. Either way band k's upload overlaps band k+1's download. The same-device path is one batch
+// on the device's copy queue that signals both timelines: no staging, no hand-off, no copy when the
+// worker image is the primary image. Zero-copy path: the slot's worker and primary images share one
+// allocation (create_images), and its one band copies nothing: the worker's side releases the image
+// to VK_QUEUE_FAMILY_EXTERNAL, the primary's acquires it, with the same timelines.
 //
 // Threads: construction throws tandem::Error; submit() from one thread at a time, never throws
 // and never blocks on a GPU; the const queries from any thread. Lifetime: destroy while both
@@ -92,6 +93,13 @@ struct TransferDesc {
     // not fit its images, the link copies as ever (reads_in_place() says which). For a
     // primary whose readers take any layout the link's says: a task's inputs.
     bool read_in_place = false;
+    // The same on the worker's side, where the worker is a CPU device: its slot images are the
+    // staging, which its work writes, so the primary's copy is the whole transfer. The work
+    // must leave them in GENERAL (submit's worker_layout), and they need `worker_usage` (what
+    // create_images() will be given for them) in linear tiling. For a worker whose work takes
+    // the layout it is given: a task's outputs. Not with read_in_place (that side wins).
+    bool write_in_place = false;
+    VkImageUsageFlags worker_usage = 0;
     // Measurement only (band heights, GPU times, hand-off calls); may be null.
     std::shared_ptr<TransferObserver> observer;
     // The cuda-peer path's copy between the stagings; empty: CUDA's (tests give the host's).
@@ -163,6 +171,11 @@ public:
     // the path and the devices allow it).
     [[nodiscard]] bool reads_in_place() const noexcept {
         return m_backend->primary_reads_staging();
+    }
+    // True when the worker's slot images are the staging (TransferDesc::write_in_place, where
+    // the path and the devices allow it): submit them in GENERAL.
+    [[nodiscard]] bool writes_in_place() const noexcept {
+        return m_backend->worker_writes_staging();
     }
     // The layout the primary image is in once a transfer's primary_value is reached:
     // SHADER_READ_ONLY_OPTIMAL, or GENERAL when reads_in_place().

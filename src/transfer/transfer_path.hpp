@@ -104,6 +104,9 @@ inline constexpr BandDefaults k_gated_bands{3u << 19, 5}; // 1.5 MiB
     VkDeviceSize slot_alignment = 1, BandDefaults defaults = k_submitted_bands,
     std::span<const std::uint32_t> band_heights = {}, VkDeviceSize min_slot_bytes = 0);
 
+// A side of a transfer path.
+enum class StagingSide { Worker, Primary };
+
 // What a linear image needs of the memory it is bound to, to be read in place in a path's
 // staging (HostImportedPath::probe_in_place): its rows `row_pitch` bytes apart, `size` bytes
 // from a multiple of `alignment`, in one of `memory_type_bits`.
@@ -170,6 +173,10 @@ public:
     // place): the primary's side copies nothing and records its own barrier, the image staying
     // in GENERAL, so BandRecorder changes none of its layouts.
     [[nodiscard]] virtual bool primary_reads_staging() const noexcept { return false; }
+    // The same for the worker's slot images (HostImportedPath written in place): the worker's
+    // work writes the staging, its side copies nothing and record_worker_band expects the image
+    // in GENERAL (any other layout it changes to GENERAL, which keeps the contents).
+    [[nodiscard]] virtual bool worker_writes_staging() const noexcept { return false; }
     // Primary side (primary copy queue): copy `band` from `slot`'s staging into `image`
     // (TRANSFER_DST_OPTIMAL; GENERAL when primary_reads_staging(), where it copies nothing).
     virtual void record_primary_band(VkCommandBuffer cmd, std::uint32_t slot, const Band& band,

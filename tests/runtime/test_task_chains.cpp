@@ -246,6 +246,11 @@ TEST_P(TaskChainPlaces, OnOneDeviceNothingIsCopiedAndGenerationsStayConsistent) 
     if (!c.path.empty()) {
         EXPECT_EQ(runtime->stats(producer).transfer_path, c.path);
     }
+    // A CPU worker on the host-imported path renders into the staging itself, and its chained
+    // consumer samples it there (in GENERAL).
+    const bool cpu_worker = adapters().size() > 1 && adapters()[1].info.type == "cpu";
+    EXPECT_EQ(runtime->stats(producer).outputs_written_in_place,
+              c.path == "host-imported" && cpu_worker);
     EXPECT_FALSE(runtime->placement().tasks.empty());
     for (const TaskPlacement& t : runtime->placement().tasks) {
         if (t.task == consumer) {
@@ -260,15 +265,17 @@ TEST_P(TaskChainPlaces, OnOneDeviceNothingIsCopiedAndGenerationsStayConsistent) 
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(PrimaryAndWorker, TaskChainPlaces,
-                         ::testing::Values(ChainCase{"primary", "", ChainMode::Matching},
-                                           ChainCase{"primary", "", ChainMode::Newest},
-                                           ChainCase{"worker", "", ChainMode::Matching},
-                                           ChainCase{"worker", "", ChainMode::Newest},
-                                           ChainCase{"worker", "host-copy", ChainMode::Matching},
-                                           ChainCase{"worker", "shared-memory",
-                                                     ChainMode::Matching}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    PrimaryAndWorker, TaskChainPlaces,
+    ::testing::Values(ChainCase{"primary", "", ChainMode::Matching},
+                      ChainCase{"primary", "", ChainMode::Newest},
+                      ChainCase{"worker", "", ChainMode::Matching},
+                      ChainCase{"worker", "", ChainMode::Newest},
+                      ChainCase{"worker", "host-copy", ChainMode::Matching},
+                      ChainCase{"worker", "host-imported", ChainMode::Matching},
+                      ChainCase{"worker", "host-imported", ChainMode::Newest},
+                      ChainCase{"worker", "shared-memory", ChainMode::Matching}),
+    case_name);
 
 // A producer on a worker, its consumer placed on the primary: the consumer reads the output
 // where the producer's hand-off delivered it (the slot's primary image), copying and sending

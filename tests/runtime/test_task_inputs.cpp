@@ -367,6 +367,9 @@ protected:
         const bool cpu_worker = adapters().size() > 1 && adapters()[1].info.type == "cpu";
         EXPECT_EQ(runtime->stats(task).inputs_read_in_place,
                   c.path == "host-imported" && cpu_worker && !c.copied_on_cpu);
+        // Its outputs, written in place there, come back byte for byte all the same.
+        EXPECT_EQ(runtime->stats(task).outputs_written_in_place,
+                  c.path == "host-imported" && cpu_worker);
         EXPECT_GE(run_rounds(*runtime, app_device(), task, c.format, 24, lend), 3)
             << runtime->stats(task).workload_error;
         const TaskStats s = runtime->stats(task);

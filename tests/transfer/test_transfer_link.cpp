@@ -485,8 +485,9 @@ TEST_F(VulkanTest, SameDeviceLinkWithOneImageHandsItOverWithoutCopy) {
 // Read in place (TransferDesc::read_in_place) where the primary is a CPU device: its slot images
 // are the host staging itself, so the link moves one band and leaves them in GENERAL, and the
 // bytes arrive exactly in every slot, at sizes whose rows the driver pads and formats of every
-// texel size. Not asked, the same link copies, banded, into images of its own.
-TEST_F(VulkanTest, HostImportedLinkReadsInPlaceOnACpuPrimary) {
+// texel size; written in place likewise where the worker is one. Not asked, the same link
+// copies, banded, between images of its own.
+TEST_F(VulkanTest, HostImportedLinkUsesTheStagingInPlaceOnACpuDevice) {
     Device& primary = open(0);
     Device& worker = open(1);
     const auto pair = detail::query_pair_info(worker.info(), primary.info());
@@ -515,10 +516,30 @@ TEST_F(VulkanTest, HostImportedLinkReadsInPlaceOnACpuPrimary) {
             round_trip(link, i % 3, seed++);
         }
     }
+    // Written in place (TransferDesc::write_in_place) where the worker is one: the worker's
+    // images are the staging, which the test's upload writes, and only the primary copies.
+    if (worker.info().type == "cpu") {
+        for (const Case& c : cases) {
+            SCOPED_TRACE("written in place " + std::to_string(c.w) + "x" + std::to_string(c.h) +
+                         " " + detail::format_name(c.format));
+            TransferDesc desc = make_desc(c.w, c.h, c.format, TransferPath::HostImported, 8);
+            desc.write_in_place = true;
+            desc.worker_usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+            TransferLink link(worker, primary, pair, desc);
+            ASSERT_TRUE(link.writes_in_place());
+            EXPECT_FALSE(link.reads_in_place());
+            EXPECT_EQ(link.layout().band_count, 1u);
+            EXPECT_EQ(link.primary_layout_after(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            for (std::uint32_t i = 0; i < 6; ++i) {
+                round_trip(link, i % 3, seed++);
+            }
+        }
+    }
     TransferLink copying(
         worker, primary, pair,
         make_desc(129, 97, VK_FORMAT_R8G8B8A8_UNORM, TransferPath::HostImported, 8));
     EXPECT_FALSE(copying.reads_in_place());
+    EXPECT_FALSE(copying.writes_in_place());
     EXPECT_EQ(copying.layout().band_count, 13u);
     EXPECT_EQ(copying.primary_layout_after(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
     round_trip(copying, 0, seed);
