@@ -175,6 +175,8 @@ int main(int argc, char** argv) {
     bool cuda_check = false;
     bool watch_worker = false;
     bool gpu_times = false;
+    bool write_in_place = false;
+    bool read_in_place = false;
     std::string hand_off = "submit";
     std::string cuda_copies = "stream";
     std::uint32_t slots = 3;
@@ -237,6 +239,14 @@ int main(int argc, char** argv) {
                  "after each, placed on the host's clock with calibrated timestamps) and print "
                  "when each began and ended after the release; where a device cannot, nothing "
                  "is timed. The timestamps cost the copy engines a few us each");
+    app.add_flag("--write-in-place", write_in_place,
+                 "host-imported from a CPU worker (lavapipe): its images are the staging, "
+                 "written in place, so only the primary copies (TransferDesc::write_in_place; "
+                 "RuntimeOptions::cpu_writes_outputs_in_place in the runtime)");
+    app.add_flag("--read-in-place", read_in_place,
+                 "host-imported to a CPU primary (lavapipe): its images are the staging, read in "
+                 "place, so only the worker copies (TransferDesc::read_in_place; "
+                 "RuntimeOptions::cpu_reads_inputs_in_place in the runtime, for inputs)");
     app.add_flag("--concurrent-copies", concurrent,
                  "Only measure whether the worker's download and the primary's upload of one "
                  "1920x1080 RGBA8 copy slow each other down: each alone, then both released "
@@ -565,6 +575,8 @@ int main(int argc, char** argv) {
                     point.stream_copies = cuda_copies == "stream";
                     point.watch_worker = watch_worker;
                     point.gpu_times = gpu_times;
+                    point.write_in_place = write_in_place;
+                    point.read_in_place = read_in_place;
                     point.slots = slots;
                     point.batch = n;
                     point.runs = runs;
@@ -776,6 +788,8 @@ int main(int argc, char** argv) {
                              {"cuda_copies", cuda_copies},
                              {"watch_worker_bands", watch_worker},
                              {"gpu_times", gpu_times},
+                             {"write_in_place", write_in_place},
+                             {"read_in_place", read_in_place},
                              {"slots", slots},
                              {"batch", batch},
                              {"lead_us", lead_us},
@@ -819,6 +833,8 @@ int main(int argc, char** argv) {
                     {"band_heights", r.result.band_heights},
                     {"bands", r.result.bands()},
                     {"gpu_side_sync", r.result.gpu_side_sync},
+                    {"written_in_place", r.result.written_in_place},
+                    {"read_in_place", r.result.read_in_place},
                     {"throughput_gbps", tb::to_json(r.result.gbps)},
                     {"throughput_whole_batch_gbps", tb::to_json(r.result.gbps_whole_batch)},
                     {"latency_us", tb::to_json(r.result.latency_us)},

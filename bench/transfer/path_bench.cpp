@@ -53,6 +53,9 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     desc.stream_copies = point.stream_copies;
     desc.forced = point.path;
     desc.bridge_spin = point.bridge_spin;
+    desc.write_in_place = point.write_in_place;
+    desc.read_in_place = point.read_in_place;
+    desc.worker_usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
     const auto observer = std::make_shared<BenchObserver>(point.band_heights, point.gpu_times);
     desc.observer = observer;
     auto& handed = observer->handed;
@@ -61,6 +64,8 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         result.band_heights.push_back(link.layout().band(b).rows);
     }
     result.gpu_side_sync = link.gpu_side_sync();
+    result.written_in_place = link.writes_in_place();
+    result.read_in_place = link.reads_in_place();
 
     const VkExtent2D extent{point.width, point.height};
     const std::size_t bytes = link.layout().image_bytes();
@@ -70,7 +75,12 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     const bool zero_copy = link.path() == TransferPath::ZeroCopy;
     std::vector<detail::Image> sources;
     std::vector<detail::Image> targets;
-    std::vector<VkImageLayout> source_layouts(point.slots, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    // Read in place, the targets are the staging and stay in GENERAL.
+    const VkImageLayout target_layout = link.primary_layout_after();
+    // Written in place, the sources are the staging and go to the link in GENERAL.
+    const VkImageLayout source_layout =
+        link.writes_in_place() ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    std::vector<VkImageLayout> source_layouts(point.slots, source_layout);
     std::vector<std::vector<std::uint8_t>> data;
     for (std::uint32_t s = 0; s < point.slots; ++s) {
         detail::LinkImages images =
@@ -80,19 +90,16 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         sources.push_back(std::move(images.worker));
         targets.push_back(std::move(images.primary));
         data.push_back(pattern(bytes, 1000 + s * 7 + point.width));
-        poison_image(primary, targets[s].get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                     VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
-        upload_image(worker, sources[s].get(), extent, point.format, data[s],
-                     VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        poison_image(primary, targets[s].get(), VK_IMAGE_LAYOUT_UNDEFINED, target_layout);
+        upload_image(worker, sources[s].get(), extent, point.format, data[s], source_layout);
     }
     detail::TimelineSemaphore go(worker, "bench worker done");
     std::uint64_t go_value = 0;
     std::vector<detail::TransferTicket> tickets(point.slots);
 
     auto submit = [&](std::uint32_t s, VkSemaphoreSubmitInfo wait) {
-        const VkResult r =
-            link.submit(s, sources[s].get(), source_layouts[s], wait, targets[s].get(),
-                        VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, tickets[s]);
+        const VkResult r = link.submit(s, sources[s].get(), source_layouts[s], wait,
+                                       targets[s].get(), target_layout, tickets[s]);
         if (r != VK_SUCCESS) {
             throw Error(r, "Submitting a benchmark transfer", link.error());
         }
@@ -182,15 +189,14 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
     auto verify = [&]() {
         bool ok = true;
         for (std::uint32_t s = 0; s < point.slots; ++s) {
-            ok = ok && read_image(primary, targets[s].get(), extent, point.format,
-                                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) == data[s];
+            ok = ok && read_image(primary, targets[s].get(), extent, point.format, target_layout) ==
+                           data[s];
         }
         return ok;
     };
     auto poison = [&]() {
         for (auto& t : targets) {
-            poison_image(primary, t.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                         VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+            poison_image(primary, t.get(), target_layout, target_layout);
         }
         for (std::uint32_t s = 0; zero_copy && s < point.slots; ++s) {
             upload_image(worker, sources[s].get(), extent, point.format, data[s],
@@ -224,9 +230,8 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         result.verified = verify();
         poison();
         latency.push_back(single());
-        result.verified =
-            result.verified && read_image(primary, targets[0].get(), extent, point.format,
-                                          VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) == data[0];
+        result.verified = result.verified && read_image(primary, targets[0].get(), extent,
+                                                        point.format, target_layout) == data[0];
     }
     if (!result.verified) {
         result.error = "data differed after a transfer";

@@ -41,6 +41,12 @@ struct PathPoint {
     // Latency runs: time each band's copies on both GPUs (TransferObserver::times_bands_on_gpus),
     // where the devices allow it (PathResult::band_gpu_us).
     bool gpu_times = false;
+    // A CPU worker writes the staging in place (TransferDesc::write_in_place; host-imported):
+    // the benchmark's sources are the staging, and only the primary copies.
+    bool write_in_place = false;
+    // A CPU primary reads the staging in place (TransferDesc::read_in_place; host-imported):
+    // the benchmark's targets are the staging, and only the worker copies.
+    bool read_in_place = false;
 };
 
 // One band's copies timed on the GPUs, microseconds after the worker's release (medians).
@@ -50,6 +56,8 @@ struct BandGpuUs {
 
 struct PathResult {
     std::vector<std::uint32_t> band_heights; // the link's bands, top to bottom
+    bool written_in_place = false;           // TransferLink::writes_in_place
+    bool read_in_place = false;              // TransferLink::reads_in_place
     [[nodiscard]] std::uint32_t bands() const noexcept {
         return static_cast<std::uint32_t>(band_heights.size());
     }
