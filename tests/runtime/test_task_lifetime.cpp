@@ -256,6 +256,56 @@ TEST_F(TaskLifetime, TasksWithInputsAndChainsComeAndGoAndLeaveNothingBehind) {
     expect_same_holdings(runtime->resources(), base);
 }
 
+// On the host-imported path to a CPU worker, the slot images that are the staging itself (its
+// inputs read in place, its outputs written in place) come and go with their tasks: a thousand
+// registrations, every tenth running a job, leave nothing behind.
+TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) {
+    RuntimeOptions options;
+    options.transfer_path = "host-imported";
+    auto runtime = make_runtime("1", options);
+    const auto& workers = runtime->worker_devices();
+    ASSERT_EQ(workers.size(), 1u);
+    if (workers[0].type != "cpu") {
+        GTEST_SKIP() << "the staging is used in place by CPU devices only";
+    }
+    detail::Device& app = app_device();
+    AppImage image(app, *runtime, VK_FORMAT_R8G8B8A8_UNORM, 40, 24);
+    AppImage buffer(app, *runtime, 256, 0);
+    const std::vector<std::uint8_t> pixels(std::size_t{40} * 24 * 4, 7);
+    const std::vector<std::uint8_t> bytes(256, 9);
+    const std::array<InputImage, 2> inputs{image.write(pixels, 0), buffer.write(bytes, 0)};
+    const RuntimeResources base = runtime->resources();
+    std::uint64_t released = 0;
+    for (int i = 0; i < 1000; ++i) {
+        TaskDesc desc = pattern_task("worker:0", 40, 24);
+        desc.name = "in-place";
+        desc.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, 0, 0},
+                       {.name = "params", .buffer_size = 256}};
+        desc.factory = [](const WorkerContext&) { return std::make_unique<Clear>(); };
+        const TaskId id = runtime->register_task(desc);
+        const TaskStats s = runtime->stats(id);
+        ASSERT_EQ(s.transfer_path, "host-imported");
+        ASSERT_TRUE(s.inputs_read_in_place);
+        ASSERT_TRUE(s.outputs_written_in_place);
+        if (i % 10 == 0) {
+            const std::uint64_t before = s.ready;
+            ASSERT_TRUE(pump_until(*runtime, [&] {
+                const SubmitResult r = runtime->submit(id, {}, inputs);
+                released = std::max(released, r.inputs_released);
+                return r.accepted();
+            }));
+            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(id).ready > before; }))
+                << runtime->stats(id).workload_error;
+        }
+        ASSERT_EQ(runtime->unregister_task(id), TaskError::None);
+        runtime->pump();
+    }
+    image.finish(released);
+    buffer.finish(released);
+    ASSERT_TRUE(settled(*runtime));
+    expect_same_holdings(runtime->resources(), base);
+}
+
 TEST_F(TaskLifetime, AnAutoTaskMovedAThousandTimesKeepsOneInstancePerDevice) {
     RuntimeOptions options;
     options.scheduler.decision_interval = 0ms;
