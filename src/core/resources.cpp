@@ -199,6 +199,18 @@ ImageCreateInfo::ImageCreateInfo(const ImageDesc& desc) : families(desc.queue_fa
     info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
 }
 
+ImageMemoryNeeds image_memory_needs(const Device& device, VkImage image) {
+    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    info.image = image;
+    ImageMemoryNeeds out;
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    req.pNext = &out.dedicated;
+    vkGetImageMemoryRequirements2(device.handle(), &info, &req);
+    out.dedicated.pNext = nullptr;
+    out.requirements = req.memoryRequirements;
+    return out;
+}
+
 Handle<VkImageView> create_image_view(const Device& device, VkImage image, VkFormat format,
                                       const std::string& name) {
     const VkDevice dev = device.handle();
@@ -236,13 +248,8 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     out.image = Handle<VkImage>(image, [dev](VkImage i) { vkDestroyImage(dev, i, nullptr); });
     device.name(image, VK_OBJECT_TYPE_IMAGE, desc.name);
 
-    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
-    VkMemoryDedicatedRequirements dedicated_req{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    req.pNext = &dedicated_req;
-    VkImageMemoryRequirementsInfo2 req_info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
-    req_info.image = image;
-    vkGetImageMemoryRequirements2(dev, &req_info, &req);
-    const std::uint32_t bits = req.memoryRequirements.memoryTypeBits;
+    const ImageMemoryNeeds needs = image_memory_needs(device, image);
+    const std::uint32_t bits = needs.requirements.memoryTypeBits;
     std::uint32_t type =
         device.memory_type(bits, 0,
                            desc.transient ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
@@ -253,17 +260,16 @@ Image create_image(const Device& device, const ImageDesc& desc) {
     }
     const VkMemoryPropertyFlags flags = device.memory_flags(type);
     MemoryRange range =
-        pooled(flags, dedicated_req)
-            ? device.memory_pool().allocate(req.memoryRequirements, type, false, desc.name)
-            : dedicated_memory(device, req.memoryRequirements, type, VK_NULL_HANDLE, image,
-                               desc.name);
+        pooled(flags, needs.dedicated)
+            ? device.memory_pool().allocate(needs.requirements, type, false, desc.name)
+            : dedicated_memory(device, needs.requirements, type, VK_NULL_HANDLE, image, desc.name);
     vk_check(vkBindImageMemory(dev, image, range.memory.get(), range.offset),
              "vkBindImageMemory " + desc.name);
     out.memory = std::move(range.memory);
     out.memory_offset = range.offset;
 
     out.view = create_image_view(device, image, desc.format, desc.name);
-    return device.image_cache().lend(desc, std::move(out), req.memoryRequirements.size);
+    return device.image_cache().lend(desc, std::move(out), needs.requirements.size);
 }
 
 CommandPool::CommandPool(const Device& device, std::uint32_t family, const std::string& name)

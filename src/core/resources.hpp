@@ -110,6 +110,12 @@ struct ImageCreateInfo {
 // before for the same kind of description when the device keeps one (core/image_cache.hpp),
 // whose contents are undefined as a new one's; destroying it gives it back for reuse.
 [[nodiscard]] Image create_image(const Device& device, const ImageDesc& desc);
+// What `image` needs of its memory, and what its driver says of an allocation of its own.
+struct ImageMemoryNeeds {
+    VkMemoryRequirements requirements{};
+    VkMemoryDedicatedRequirements dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+};
+[[nodiscard]] ImageMemoryNeeds image_memory_needs(const Device& device, VkImage image);
 // A 2D view of the whole of `image` (one mip level and layer; the depth aspect for D32_SFLOAT,
 // else colour), named after `name`. Throws Error.
 [[nodiscard]] Handle<VkImageView> create_image_view(const Device& device, VkImage image,

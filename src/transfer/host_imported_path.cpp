@@ -43,17 +43,12 @@ std::optional<InPlaceImage> describe_linear_image(const Device& device, VkImage 
     const VkImageSubresource colour{VK_IMAGE_ASPECT_COLOR_BIT, 0, 0};
     VkSubresourceLayout rows{};
     vkGetImageSubresourceLayout(device.handle(), image, &colour, &rows);
-    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
-    info.image = image;
-    VkMemoryDedicatedRequirements dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
-    req.pNext = &dedicated;
-    vkGetImageMemoryRequirements2(device.handle(), &info, &req);
-    if (rows.offset != 0 || dedicated.requiresDedicatedAllocation == VK_TRUE) {
+    const ImageMemoryNeeds needs = image_memory_needs(device, image);
+    if (rows.offset != 0 || needs.dedicated.requiresDedicatedAllocation == VK_TRUE) {
         return std::nullopt;
     }
-    return InPlaceImage{rows.rowPitch, req.memoryRequirements.size,
-                        req.memoryRequirements.alignment, req.memoryRequirements.memoryTypeBits};
+    return InPlaceImage{rows.rowPitch, needs.requirements.size, needs.requirements.alignment,
+                        needs.requirements.memoryTypeBits};
 }
 
 // Returns the memory type the import took.

@@ -66,15 +66,10 @@ Handle<VkImage> make_image(const Device& device, const ImageCreate& create,
 
 // Requirements of `image`, and whether the driver requires or prefers a dedicated allocation.
 VkMemoryRequirements requirements(const Device& device, VkImage image, bool& dedicated) {
-    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
-    info.image = image;
-    VkMemoryDedicatedRequirements ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
-    req.pNext = &ded;
-    vkGetImageMemoryRequirements2(device.handle(), &info, &req);
-    dedicated = dedicated || ded.requiresDedicatedAllocation == VK_TRUE ||
-                ded.prefersDedicatedAllocation == VK_TRUE;
-    return req.memoryRequirements;
+    const ImageMemoryNeeds needs = image_memory_needs(device, image);
+    dedicated = dedicated || needs.dedicated.requiresDedicatedAllocation == VK_TRUE ||
+                needs.dedicated.prefersDedicatedAllocation == VK_TRUE;
+    return needs.requirements;
 }
 
 } // namespace

@@ -58,6 +58,20 @@ protected:
         EXPECT_EQ(now.retiring, 0u);
     }
 
+    // One submit of `inputs` to `task`, accepted, and its job's output ready; `released` grows
+    // to the newest value at which the application may write the inputs again.
+    static void run_with_inputs(Runtime& runtime, TaskId task, std::span<const InputImage> inputs,
+                                std::uint64_t& released) {
+        const std::uint64_t before = runtime.stats(task).ready;
+        ASSERT_TRUE(pump_until(runtime, [&] {
+            const SubmitResult r = runtime.submit(task, {}, inputs);
+            released = std::max(released, r.inputs_released);
+            return r.accepted();
+        }));
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).ready > before; }))
+            << runtime.stats(task).workload_error;
+    }
+
     // One job on `task`, waited for, its output leased and released: the GPU used its objects.
     static void run_one(Runtime& runtime, TaskId task, std::span<const std::byte> bytes = {}) {
         const std::uint64_t before = runtime.stats(task).ready;
@@ -222,14 +236,7 @@ TEST_F(TaskLifetime, TasksWithInputsAndChainsComeAndGoAndLeaveNothingBehind) {
         desc.factory = [](const WorkerContext&) { return std::make_unique<Clear>(); };
         const TaskId id = runtime->register_task(desc);
         if (i % 10 == 0) {
-            const std::uint64_t before = runtime->stats(id).ready;
-            ASSERT_TRUE(pump_until(*runtime, [&] {
-                const SubmitResult r = runtime->submit(id, {}, inputs);
-                released = std::max(released, r.inputs_released);
-                return r.accepted();
-            }));
-            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(id).ready > before; }))
-                << runtime->stats(id).workload_error;
+            run_with_inputs(*runtime, id, inputs, released);
         }
         ASSERT_EQ(runtime->unregister_task(id), TaskError::None);
         runtime->pump();
@@ -288,14 +295,7 @@ TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) 
         ASSERT_TRUE(s.inputs_read_in_place);
         ASSERT_TRUE(s.outputs_written_in_place);
         if (i % 10 == 0) {
-            const std::uint64_t before = s.ready;
-            ASSERT_TRUE(pump_until(*runtime, [&] {
-                const SubmitResult r = runtime->submit(id, {}, inputs);
-                released = std::max(released, r.inputs_released);
-                return r.accepted();
-            }));
-            ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(id).ready > before; }))
-                << runtime->stats(id).workload_error;
+            run_with_inputs(*runtime, id, inputs, released);
         }
         ASSERT_EQ(runtime->unregister_task(id), TaskError::None);
         runtime->pump();
