@@ -265,8 +265,9 @@ struct InputLoan {
 // sampling and transfers both ways; the commands may change it (it is rewritten before the
 // next job reads it) but must leave it in `layout`.
 // A chained input (`chained`) is the producer's output itself, shared with the application's
-// leases and other consumers: read it in `layout` (SHADER_READ_ONLY_OPTIMAL; its usage allows
-// sampling), and never write it or change its layout.
+// leases and other consumers: read it in `layout` (SHADER_READ_ONLY_OPTIMAL; GENERAL on a CPU
+// device where the host-imported path's staging is the image, written or read in place; its
+// usage allows sampling), and never write it or change its layout.
 // A buffer input has `buffer` (its `size` bytes from offset 0) and no image: a buffer of the
 // task's device, usable as a storage, uniform and transfer buffer, holding the submit's bytes
 // and readable from the job's first stage; the commands may change it (it is rewritten before

@@ -189,9 +189,12 @@ struct DroppedTransferPath {
 struct TaskFeedStats {
     std::uint32_t device = 0; // the consumers' adapter
     std::string path;         // "zero-copy", "host-copy", ...; empty when it could not be made
-    std::uint64_t sent = 0;   // outputs handed to that path (by the instance running now)
-    bool wanted = false;      // a live consumer there reads it (else no longer filled)
-    std::string error;        // why it could not be made, or why a send failed
+    // True when the consumers' device reads what the path carries where it crosses (a CPU
+    // device on the host-imported path, as its inputs: RuntimeOptions::cpu_reads_inputs_in_place).
+    bool read_in_place = false;
+    std::uint64_t sent = 0; // outputs handed to that path (by the instance running now)
+    bool wanted = false;    // a live consumer there reads it (else no longer filled)
+    std::string error;      // why it could not be made, or why a send failed
     // The paths dropped for the pair (its device, that worker), oldest first: one that fails in
     // use is dropped and the task prepared again with the next.
     std::vector<DroppedTransferPath> dropped_paths;

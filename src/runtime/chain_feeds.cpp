@@ -93,7 +93,7 @@ ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t 
             }
             continue;
         }
-        s.receiver_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        s.receiver_layout = feed.link->primary_layout_after();
         s.ticket = ticket;
         s.sent = generation;
         // Relaxed: a counter for statistics, ordering nothing.

@@ -340,9 +340,10 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 continue;
             }
             if (read.feed != nullptr) {
-                // On this worker: where the producer's feed delivered it, in
-                // SHADER_READ_ONLY_OPTIMAL once the link's value here is reached. The feed is
-                // handed to its link before the producer's slot leaves Recording.
+                // On this worker: where the producer's feed delivered it, in its receiver layout
+                // (SHADER_READ_ONLY_OPTIMAL; GENERAL where this device reads the link's staging
+                // in place) once the link's value here is reached. The feed is handed to its
+                // link before the producer's slot leaves Recording.
                 if (s.state == SlotState::Recording) {
                     return VK_NOT_READY;
                 }
@@ -368,7 +369,7 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 JobInput& in = inputs.at(read.input);
                 in.image = image.get();
                 in.view = image.view.get();
-                in.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+                in.layout = fed.receiver_layout;
                 in.format = image.format;
                 in.extent = image.extent;
                 in.chained = true;

@@ -207,6 +207,8 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
         DevicePair& pair = m_pairs.pair(from, device);
         TransportDesc td = output;
         td.name = output.name + " to " + device.label();
+        // Its consumers read it as their inputs, in the layout given (GENERAL, read in place).
+        td.read_in_place = m_options.cpu_reads_inputs_in_place;
         // A feed that cannot be made leaves its consumers' reads failing with why; the
         // producer itself runs on. Each round returns or drops a path, as for outputs.
         try {

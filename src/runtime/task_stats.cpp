@@ -109,6 +109,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
             TaskFeedStats f;
             f.device = feed->to->device().info().index;
             f.path = feed->link ? feed->link->path_name() : std::string();
+            f.read_in_place = feed->link && feed->link->reads_in_place();
             // Relaxed: counters and a flag, ordering nothing here.
             f.sent = feed->sends.load(std::memory_order_relaxed);
             f.wanted = feed->wanted.load(std::memory_order_relaxed);

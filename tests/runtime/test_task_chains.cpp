@@ -359,6 +359,12 @@ TEST_P(TaskChainAcross, AConsumerOnAnotherWorkerReadsWhatThePairsPathSentIt) {
     } else {
         EXPECT_FALSE(feed.path.empty());
     }
+    // A CPU consumer reads a host-imported feed where it crosses, as it reads its inputs.
+    bool cpu_consumer = false;
+    for (const DeviceInfo& d : runtime->worker_devices()) {
+        cpu_consumer = cpu_consumer || (d.index == s.device && d.type == "cpu");
+    }
+    EXPECT_EQ(feed.read_in_place, feed.path == "host-imported" && cpu_consumer);
     EXPECT_EQ(p.reconfigurations, 0u) << "prepared again with its feed, not reshaped";
 }
 
@@ -373,6 +379,7 @@ INSTANTIATE_TEST_SUITE_P(
                       AcrossCase{"worker:0", "worker:1", "", ChainMode::Newest},
                       AcrossCase{"worker:0", "worker:1", "host-copy", ChainMode::Matching},
                       AcrossCase{"worker:0", "worker:1", "host-imported", ChainMode::Newest},
+                      AcrossCase{"worker:0", "worker:1", "host-imported", ChainMode::Matching},
                       AcrossCase{"worker:0", "worker:1", "shared-memory", ChainMode::Matching},
                       AcrossCase{"primary", "worker:1", "", ChainMode::Matching}),
     across_name);
