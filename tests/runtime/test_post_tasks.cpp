@@ -90,12 +90,21 @@ protected:
     std::uint64_t m_released = 0;
 };
 
+// On the primary, on a worker over the pair's best path, and on a worker over the host-imported
+// path, where a CPU worker reads its inputs and writes its output in place (in GENERAL).
 class PostTasksOn : public PostTasks, public ::testing::WithParamInterface<const char*> {
 protected:
+    [[nodiscard]] bool on_primary() const { return std::string(GetParam()) == "primary"; }
     [[nodiscard]] std::unique_ptr<Runtime> placed_runtime() {
-        return make_runtime(std::string(GetParam()) == "primary" ? "none" : "1");
+        RuntimeOptions options;
+        if (std::string(GetParam()) == "worker_host_imported") {
+            options.transfer_path = "host-imported";
+        }
+        return make_runtime(on_primary() ? "none" : "1", options);
     }
-    [[nodiscard]] Placement placement() const { return Placement::parse(GetParam()).value(); }
+    [[nodiscard]] Placement placement() const {
+        return Placement::parse(on_primary() ? "primary" : "worker").value();
+    }
 };
 
 // --- blur -----------------------------------------------------------------------------------
@@ -300,7 +309,8 @@ TEST_P(PostTasksOn, InterpolateGeneratesTheMiddleFrameWithTheSquareAtTheMidpoint
     finish(images);
 }
 
-INSTANTIATE_TEST_SUITE_P(WorkerAndPrimary, PostTasksOn, ::testing::Values("worker", "primary"),
+INSTANTIATE_TEST_SUITE_P(WorkerAndPrimary, PostTasksOn,
+                         ::testing::Values("worker", "worker_host_imported", "primary"),
                          [](const auto& param) { return std::string(param.param); });
 
 // --- refusals -------------------------------------------------------------------------------
