@@ -191,29 +191,39 @@ std::optional<InPlaceImage> HostImportedPath::probe_in_place(const Device& devic
     }
 }
 
-bool HostImportedPath::place_in_staging(StagingSide side, const InPlaceImage& image,
-                                        std::string& why) {
+std::string HostImportedPath::misfit(StagingSide side, const InPlaceImage& image) const {
     const StagingLayout& staging = layout();
     const std::uint32_t type = m_memory_types[side == StagingSide::Worker ? 0 : 1];
     if (staging.band_count != 1) {
-        why = "the staging has " + std::to_string(staging.band_count) + " bands";
-    } else if (image.row_pitch != staging.row_pitch) {
-        why = "its rows are " + std::to_string(image.row_pitch) + " bytes apart, the staging's " +
-              std::to_string(staging.row_pitch);
-    } else if (image.alignment == 0 || staging.slot_stride % image.alignment != 0) {
-        why = "it needs an alignment of " + std::to_string(image.alignment) +
-              " bytes, which the staging's slots (" + std::to_string(staging.slot_stride) +
-              " bytes apart) do not keep";
-    } else if (image.size > staging.slot_stride) {
-        why = "it needs " + std::to_string(image.size) + " bytes, more than a slot's " +
-              std::to_string(staging.slot_stride);
-    } else if ((image.memory_type_bits & (1u << type)) == 0) {
-        why = "it cannot be bound to the imported memory's type " + std::to_string(type);
-    } else {
-        m_in_place[side == StagingSide::Worker ? 0 : 1] = true;
-        return true;
+        return "the staging has " + std::to_string(staging.band_count) + " bands";
     }
-    return false;
+    if (image.row_pitch != staging.row_pitch) {
+        return "its rows are " + std::to_string(image.row_pitch) + " bytes apart, the staging's " +
+               std::to_string(staging.row_pitch);
+    }
+    if (image.alignment == 0 || staging.slot_stride % image.alignment != 0) {
+        return "it needs an alignment of " + std::to_string(image.alignment) +
+               " bytes, which the staging's slots (" + std::to_string(staging.slot_stride) +
+               " bytes apart) do not keep";
+    }
+    if (image.size > staging.slot_stride) {
+        return "it needs " + std::to_string(image.size) + " bytes, more than a slot's " +
+               std::to_string(staging.slot_stride);
+    }
+    if ((image.memory_type_bits & (1u << type)) == 0) {
+        return "it cannot be bound to the imported memory's type " + std::to_string(type);
+    }
+    return {};
+}
+
+bool HostImportedPath::place_in_staging(StagingSide side, const InPlaceImage& image,
+                                        std::string& why) {
+    why = misfit(side, image);
+    if (!why.empty()) {
+        return false;
+    }
+    m_in_place[side == StagingSide::Worker ? 0 : 1] = true;
+    return true;
 }
 
 Image HostImportedPath::create_staging_image(StagingSide side, std::uint32_t slot,
@@ -221,7 +231,6 @@ Image HostImportedPath::create_staging_image(StagingSide side, std::uint32_t slo
     const bool worker_side = side == StagingSide::Worker;
     const Device& device = worker_side ? worker() : primary();
     const VkDeviceMemory memory = worker_side ? m_worker_memory.get() : m_primary_memory.get();
-    const std::uint32_t type = m_memory_types[worker_side ? 0 : 1];
     const StagingLayout& staging = layout();
     Image out;
     out.format = desc.format;
@@ -229,13 +238,20 @@ Image HostImportedPath::create_staging_image(StagingSide side, std::uint32_t slo
     out.image = make_linear_image(device, desc);
     // The caller's usage may lay the image out otherwise than the probe's did.
     const std::optional<InPlaceImage> fits = describe_linear_image(device, out.get());
-    if (!m_in_place[worker_side ? 0 : 1] || slot >= staging.slots || !fits ||
-        fits->row_pitch != staging.row_pitch || fits->alignment == 0 ||
-        staging.slot_offset(slot) % fits->alignment != 0 || fits->size > staging.slot_stride ||
-        (fits->memory_type_bits & (1u << type)) == 0) {
+    std::string why;
+    if (!m_in_place[worker_side ? 0 : 1]) {
+        why = "that side is not in place";
+    } else if (slot >= staging.slots) {
+        why = "there is no slot " + std::to_string(slot);
+    } else if (!fits) {
+        why = "it needs memory of its own";
+    } else {
+        why = misfit(side, *fits);
+    }
+    if (!why.empty()) {
         throw Error(VK_ERROR_FEATURE_NOT_PRESENT,
                     device.label() + " cannot use " + desc.name +
-                        " in place in the host staging (its rows or alignment differ)",
+                        " in place in the host staging: " + why,
                     "Let the CPU device copy (RuntimeOptions::cpu_reads_inputs_in_place, "
                     "cpu_writes_outputs_in_place)");
     }

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/handle.hpp"
 #include "core/resources.hpp"
@@ -61,6 +62,9 @@ public:
     [[nodiscard]] std::size_t host_bytes() const noexcept { return m_host_bytes; }
 
 private:
+    // Why `image` cannot be `side`'s images in this staging; empty when it can.
+    [[nodiscard]] std::string misfit(StagingSide side, const InPlaceImage& image) const;
+
     std::size_t m_alignment = 0;
     std::size_t m_host_bytes = 0;
     void* m_host = nullptr; // aligned_alloc'd; freed in the destructor after both imports

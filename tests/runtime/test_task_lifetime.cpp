@@ -58,6 +58,24 @@ protected:
         EXPECT_EQ(now.retiring, 0u);
     }
 
+    // The application's inputs of the lifetime tests' tasks with inputs, written once: a 40x24
+    // RGBA8 image (every byte 7) and a 256-byte buffer (every byte 9), in that order.
+    struct TwoInputs {
+        TwoInputs(detail::Device& device, const Runtime& runtime)
+            : image(device, runtime, VK_FORMAT_R8G8B8A8_UNORM, 40, 24),
+              buffer(device, runtime, 256, 0),
+              inputs{image.write(std::vector<std::uint8_t>(std::size_t{40} * 24 * 4, 7), 0),
+                     buffer.write(std::vector<std::uint8_t>(256, 9), 0)} {}
+        // Once the last submit's inputs were released at `released`.
+        void finish(std::uint64_t released) {
+            image.finish(released);
+            buffer.finish(released);
+        }
+        AppImage image;
+        AppImage buffer;
+        std::array<InputImage, 2> inputs;
+    };
+
     // One submit of `inputs` to `task`, accepted, and its job's output ready; `released` grows
     // to the newest value at which the application may write the inputs again.
     static void run_with_inputs(Runtime& runtime, TaskId task, std::span<const InputImage> inputs,
@@ -219,12 +237,8 @@ public:
 TEST_F(TaskLifetime, TasksWithInputsAndChainsComeAndGoAndLeaveNothingBehind) {
     auto runtime = make_runtime("auto");
     ASSERT_EQ(runtime->worker_devices().size(), 2u);
-    detail::Device& app = app_device();
-    AppImage image(app, *runtime, VK_FORMAT_R8G8B8A8_UNORM, 40, 24);
-    AppImage buffer(app, *runtime, 256, 0);
-    const std::vector<std::uint8_t> pixels(std::size_t{40} * 24 * 4, 7);
-    const std::vector<std::uint8_t> bytes(256, 9);
-    const std::array<InputImage, 2> inputs{image.write(pixels, 0), buffer.write(bytes, 0)};
+    TwoInputs app(app_device(), *runtime);
+    const std::array<InputImage, 2>& inputs = app.inputs;
     const RuntimeResources base = runtime->resources();
     const char* placements[] = {"primary", "worker:0", "worker:1"};
     std::uint64_t released = 0;
@@ -257,8 +271,7 @@ TEST_F(TaskLifetime, TasksWithInputsAndChainsComeAndGoAndLeaveNothingBehind) {
         ASSERT_EQ(runtime->unregister_task(i % 2 == 0 ? consumer : producer), TaskError::None);
         runtime->pump();
     }
-    image.finish(released);
-    buffer.finish(released);
+    app.finish(released);
     ASSERT_TRUE(settled(*runtime));
     expect_same_holdings(runtime->resources(), base);
 }
@@ -275,12 +288,8 @@ TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) 
     if (workers[0].type != "cpu") {
         GTEST_SKIP() << "the staging is used in place by CPU devices only";
     }
-    detail::Device& app = app_device();
-    AppImage image(app, *runtime, VK_FORMAT_R8G8B8A8_UNORM, 40, 24);
-    AppImage buffer(app, *runtime, 256, 0);
-    const std::vector<std::uint8_t> pixels(std::size_t{40} * 24 * 4, 7);
-    const std::vector<std::uint8_t> bytes(256, 9);
-    const std::array<InputImage, 2> inputs{image.write(pixels, 0), buffer.write(bytes, 0)};
+    TwoInputs app(app_device(), *runtime);
+    const std::array<InputImage, 2>& inputs = app.inputs;
     const RuntimeResources base = runtime->resources();
     std::uint64_t released = 0;
     for (int i = 0; i < 1000; ++i) {
@@ -300,8 +309,7 @@ TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) 
         ASSERT_EQ(runtime->unregister_task(id), TaskError::None);
         runtime->pump();
     }
-    image.finish(released);
-    buffer.finish(released);
+    app.finish(released);
     ASSERT_TRUE(settled(*runtime));
     expect_same_holdings(runtime->resources(), base);
 }
