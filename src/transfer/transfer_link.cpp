@@ -69,13 +69,16 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
             side = StagingSide::Worker;
         }
     }
-    const bool whole = no_bands || unbanded_by_default || in_place.has_value();
     // In place, the staging's rows and slots are laid out as the images' are.
-    StagingLayout layout =
-        staging_layout_for(worker.info(), primary.info(), desc.width, desc.height, desc.format,
-                           desc.slots, whole ? desc.height : desc.band_rows,
-                           desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands,
-                           heights, in_place ? &*in_place : nullptr);
+    const auto layout_for = [&](const InPlaceImage* image) {
+        const bool whole = no_bands || unbanded_by_default || image != nullptr;
+        return staging_layout_for(worker.info(), primary.info(), desc.width, desc.height,
+                                  desc.format, desc.slots, whole ? desc.height : desc.band_rows,
+                                  desc.hand_off == BandHandOff::Signal ? k_gated_bands
+                                                                       : k_submitted_bands,
+                                  heights, image);
+    };
+    StagingLayout layout = layout_for(in_place ? &*in_place : nullptr);
     m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
     std::string why;
     if (in_place &&
@@ -84,10 +87,7 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
                   base, (side == StagingSide::Worker ? worker : primary).label(), desc.width,
                   desc.height, format_name(desc.format), why);
         // Banded again, as a copying link is.
-        layout = staging_layout_for(
-            worker.info(), primary.info(), desc.width, desc.height, desc.format, desc.slots,
-            no_bands ? desc.height : desc.band_rows,
-            desc.hand_off == BandHandOff::Signal ? k_gated_bands : k_submitted_bands, heights);
+        layout = layout_for(nullptr);
         m_backend = make_transfer_path(m_path, worker, primary, layout, desc.cuda_copier);
     }
 
