@@ -43,9 +43,6 @@ public:
         out.primary_value = ticket.primary_value;
         return r;
     }
-    VkImageLayout primary_layout_after() const noexcept override {
-        return m_link.primary_layout_after();
-    }
     bool reads_in_place() const noexcept override { return m_link.reads_in_place(); }
     bool writes_in_place() const noexcept override { return m_link.writes_in_place(); }
     VkImageLayout worker_layout_after(VkImageLayout worker_layout) const noexcept override {

@@ -113,13 +113,14 @@ public:
                                           VkImageLayout primary_layout,
                                           SlotTicket& out) noexcept = 0;
 
-    // The layout the primary image is in once a submit's primary_value is reached:
-    // SHADER_READ_ONLY_OPTIMAL, or GENERAL where the primary reads the path's staging in place
-    // (TransportDesc::read_in_place).
-    [[nodiscard]] virtual VkImageLayout primary_layout_after() const noexcept {
-        return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    }
+    // True when the primary's slot images are the path's staging (TransportDesc::read_in_place).
     [[nodiscard]] virtual bool reads_in_place() const noexcept { return false; }
+    // The layout the primary image is in once a submit's primary_value is reached:
+    // SHADER_READ_ONLY_OPTIMAL, or GENERAL where the primary reads the staging in place.
+    [[nodiscard]] VkImageLayout primary_layout_after() const noexcept {
+        return reads_in_place() ? VK_IMAGE_LAYOUT_GENERAL
+                                : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
     // True when the worker's slot images are the path's staging (TransportDesc::write_in_place):
     // the work leaves them in GENERAL for submit().
     [[nodiscard]] virtual bool writes_in_place() const noexcept { return false; }
