@@ -259,8 +259,14 @@ Image HostImportedPath::create_staging_image(StagingSide side, std::uint32_t slo
     vk_check(vkBindImageMemory(device.handle(), out.get(), memory, out.memory_offset),
              "vkBindImageMemory " + desc.name);
     out.view = create_image_view(device, out.get(), desc.format, desc.name);
-    // GENERAL from the start, before any band is written: a linear image's bytes in GENERAL are
-    // its memory's, so what the other side's copy writes there is the image's contents.
+    if (worker_side) {
+        // The worker's work writes it from UNDEFINED each time and leaves it in GENERAL for its
+        // band (record_worker_band): no layout of its own until then.
+        return out;
+    }
+    // The primary's image is GENERAL from the start, before the worker's copy writes any band: a
+    // linear image's bytes in GENERAL are its memory's, so what that copy writes there is the
+    // image's contents (a change from UNDEFINED later could discard them).
     submit_and_wait(device, QueueRole::Main, [&](VkCommandBuffer cmd) {
         image_barrier(cmd, out.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
                       VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,

@@ -54,7 +54,8 @@ public:
     [[nodiscard]] bool worker_writes_staging() const noexcept override { return m_in_place[0]; }
     [[nodiscard]] bool primary_reads_staging() const noexcept override { return m_in_place[1]; }
     // Once place_in_staging(side): `slot`'s image of that side, linear, bound to its import at
-    // the slot's staging, in GENERAL, with a view. Throws Error.
+    // the slot's staging, with a view; the primary's already in GENERAL (one blocking submit on
+    // its main queue), the worker's UNDEFINED until its work writes it. Throws Error.
     [[nodiscard]] Image create_staging_image(StagingSide side, std::uint32_t slot,
                                              const ImageDesc& desc) const;
 
