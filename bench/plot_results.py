@@ -208,7 +208,19 @@ def cmd_transfer(args, plt):
         big = [i for i, s in enumerate(sizes) if megapixels(s) >= megapixels("1920x1080")]
         top.plot([xs[i] for i in big], [0.9 * ceiling[i] for i in big], color="black",
                  linewidth=4, alpha=0.35, label="goal: >= 0.9 x ceiling")
-        plot_series(top, transfer_series(doc, "throughput_gbps"))
+        # One side in place (a CPU device working on the staging itself): the other side's copy
+        # is the whole transfer, so that copy alone is the ceiling that matters.
+        config = doc["config"]
+        in_place = ("written in place" if config.get("write_in_place") else
+                    "read in place" if config.get("read_in_place") else "")
+        one_copy = []
+        if in_place:
+            key = "primary_h2d_gbps" if config.get("write_in_place") else "worker_d2h_gbps"
+            one_copy = [ceilings[s][key] for s in sizes]
+            top.plot(xs, one_copy, ":", color="grey", linewidth=2,
+                     label="in place: the other side's copy alone")
+        throughput = transfer_series(doc, "throughput_gbps")
+        plot_series(top, throughput)
         plot_series(bottom, transfer_series(doc, "latency_us"))
         raw = raw_latency(doc)
         rs = [s for s in sizes if s in raw]
@@ -219,16 +231,19 @@ def cmd_transfer(args, plt):
                         markersize=20, mew=3, linestyle="none", color="black",
                         label="goal 1920x1080 whole: 1.2 x raw + 50 us")
         worker, primary = pair_names(doc)
-        top.set_title(f"{short_device(worker)} -> {short_device(primary)}", fontsize="medium")
+        title = f"{short_device(worker)} -> {short_device(primary)}"
+        top.set_title(title + (f"\n{in_place}" if in_place else ""), fontsize="medium")
         log_y(bottom)
         size_axis(bottom, sizes, doc["config"].get("format", ""))
         for ax in (top, bottom):
             ax.grid(True, which="both", alpha=0.3)
-        top.set_ylim(0, max(ceiling) * 1.35)
+        highest = max(ceiling + one_copy +
+                      [p[3] for points in throughput.values() for p in points])
+        top.set_ylim(0, highest * 1.35)
         top.set_ylabel("throughput (GB/s)")
         bottom.set_ylabel("latency (us)")
     handles, labels = [], []
-    for ax in (axes[0][0], axes[1][0]):
+    for ax in [ax for row in axes for ax in row]:
         for h, label in zip(*ax.get_legend_handles_labels()):
             if label not in labels:
                 handles.append(h)
