@@ -198,7 +198,8 @@ def cmd_transfer(args, plt):
     docs = [load(p, "tandem-bench-transfer", is_transfer) for p in args.json]
     fig, axes = plt.subplots(2, len(docs), figsize=FIGSIZE, sharex="col", squeeze=False)
     for col, doc in enumerate(docs):
-        sizes = doc["config"]["sizes"]
+        config = doc["config"]
+        sizes = config["sizes"]
         xs = [megapixels(s) for s in sizes]
         ceilings = doc["ceilings"]
         top, bottom = axes[0][col], axes[1][col]
@@ -210,7 +211,6 @@ def cmd_transfer(args, plt):
                  linewidth=4, alpha=0.35, label="goal: >= 0.9 x ceiling")
         # One side in place (a CPU device working on the staging itself): the other side's copy
         # is the whole transfer, so that copy alone is the ceiling that matters.
-        config = doc["config"]
         in_place = ("written in place" if config.get("write_in_place") else
                     "read in place" if config.get("read_in_place") else "")
         one_copy = []
@@ -234,7 +234,7 @@ def cmd_transfer(args, plt):
         title = f"{short_device(worker)} -> {short_device(primary)}"
         top.set_title(title + (f"\n{in_place}" if in_place else ""), fontsize="medium")
         log_y(bottom)
-        size_axis(bottom, sizes, doc["config"].get("format", ""))
+        size_axis(bottom, sizes, config.get("format", ""))
         for ax in (top, bottom):
             ax.grid(True, which="both", alpha=0.3)
         highest = max(ceiling + one_copy +
