@@ -6,12 +6,16 @@
 // would not finish until a watchdog let the worker go, and the test would fail. And a slow
 // worker with a queue longer than the timeout, completing work all along, is not lost.
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -547,15 +551,38 @@ TEST_F(SlowWorkerTest, AFirstJobFarLongerThanTheTimeoutIsNotLost) {
     (void)runtime->release(*lease, v);
 }
 
-// A real hang is still caught: a worker whose job never finishes is lost within the documented
-// bound (first_job_timeout before anything was measured there), with a sentence saying where it
-// stopped; and once a job was measured, within max(worker_timeout, 4 x the longest job).
+// The allowance a loss's sentence says the worker ran past ("... its allowance of 1000 ms ...").
+std::optional<std::chrono::milliseconds> allowance_in(const std::string& reason) {
+    const std::string key = "allowance of ";
+    const auto at = reason.find(key);
+    if (at == std::string::npos) {
+        return std::nullopt;
+    }
+    std::int64_t ms = 0;
+    const char* first = reason.data() + at + key.size();
+    const char* last = reason.data() + reason.size();
+    const auto [end, error] = std::from_chars(first, last, ms);
+    if (error != std::errc{} ||
+        std::string_view(end, static_cast<std::size_t>(last - end)).substr(0, 3) != " ms") {
+        return std::nullopt;
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+// A real hang is still caught: a worker whose job never finishes is lost, with a sentence saying
+// where it stopped and which allowance it ran past: first_job_timeout before anything was
+// measured there; once a job was measured, max(worker_timeout, 4 x the longest job), and no
+// longer first_job_timeout. The loss is reported only after that allowance passed since the
+// submit (the runtime and the test read one steady clock); how late a loaded machine reports it
+// is left to pump_until's limit, not asserted.
 TEST_F(SlowWorkerTest, AJobThatNeverFinishesLosesTheWorkerWithinTheBound) {
     for (const bool measured_first : {false, true}) {
         GpuGate gate;
         RuntimeOptions options;
         options.worker_timeout = 200ms;
-        options.first_job_timeout = 1000ms;
+        // Measured first: a first-job allowance far past pump_until's 30 s, so that a loss
+        // reported at all shows that it no longer applies.
+        options.first_job_timeout = measured_first ? std::chrono::milliseconds(600'000) : 1000ms;
         auto runtime = make_runtime("1", options);
         detail::RuntimeAccess::impl(*runtime).workloads().add(
             "gated-pattern",
@@ -572,15 +599,25 @@ TEST_F(SlowWorkerTest, AJobThatNeverFinishesLosesTheWorkerWithinTheBound) {
             gate.close();
         }
         Watchdog watchdog([&] { gate.open(); });
-        const auto start = std::chrono::steady_clock::now();
+        const auto submitted = std::chrono::steady_clock::now();
         ASSERT_TRUE(runtime->submit(task).accepted());
         ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
-        const auto took = std::chrono::steady_clock::now() - start;
-        const auto bound = measured_first ? 200ms : 1000ms;
-        EXPECT_GE(took, bound) << "lost before its allowance";
-        EXPECT_LT(took, bound + 2s) << "lost long after its allowance";
-        EXPECT_NE(runtime->stats(task).worker_lost_reason.find("allowance of"), std::string::npos)
-            << runtime->stats(task).worker_lost_reason;
+        const auto reported = std::chrono::steady_clock::now();
+        const TaskStats s = runtime->stats(task);
+        const auto allowance = allowance_in(s.worker_lost_reason);
+        ASSERT_TRUE(allowance) << s.worker_lost_reason;
+        if (measured_first) {
+            EXPECT_GE(*allowance, options.worker_timeout) << s.worker_lost_reason;
+            EXPECT_LT(*allowance, options.first_job_timeout) << s.worker_lost_reason;
+        } else {
+            EXPECT_EQ(*allowance, options.first_job_timeout) << s.worker_lost_reason;
+        }
+        EXPECT_GE(reported - submitted, *allowance) << "lost before its allowance";
+        // Where it stopped: the held job's generation, its work not done.
+        const std::string held = "generation " + std::to_string(measured_first ? 2 : 1) + " of ";
+        EXPECT_NE(s.worker_lost_reason.find(held), std::string::npos) << s.worker_lost_reason;
+        EXPECT_EQ(s.ready, measured_first ? 1u : 0u);
+        EXPECT_FALSE(watchdog.finish()) << "the gate opened before the loss was seen";
         gate.open(); // the GPU finishes the job before the runtime goes
     }
 }

@@ -39,7 +39,7 @@ TEST(Calibration, ReferenceWorkloadsLetTheCostModelInterpolate) {
 TEST(Calibration, MedianIgnoresAStall) {
     EXPECT_DOUBLE_EQ(detail::median({}), 0.0);
     EXPECT_DOUBLE_EQ(detail::median({3.0}), 3.0);
-    EXPECT_DOUBLE_EQ(detail::median({4.0, 1.0, 3.0, 2.0}), 2.5);
+    EXPECT_DOUBLE_EQ(detail::median({4.0, 1.0, 3.0, 2.0}), 2.0); // nearest rank: the lower middle
     EXPECT_DOUBLE_EQ(detail::median({1.0, 1.1, 900.0, 0.9, 1.0}), 1.0);
 }
 
@@ -61,10 +61,20 @@ TEST(Calibration, FitsLatencyAndBandwidthDespiteStalls) {
 }
 
 TEST(Calibration, NeverFitsANegativeLatency) {
-    // Pure bandwidth with a slightly faster small copy: the fit goes through the origin.
-    const auto link = detail::fit_link({{1u << 16, 0.001}, {1u << 20, 0.1}, {1u << 24, 1.6}});
-    EXPECT_GE(link.latency_us, 0.0);
-    EXPECT_GT(link.gbps, 0.0);
+    // Pure bandwidth with a slightly faster small copy: the free fit's latency is negative
+    // (-2.8 us), so the fit goes through the origin instead, its slope least squares there.
+    const std::vector<detail::TransferSample> samples = {
+        {1u << 16, 0.001}, {1u << 20, 0.1}, {1u << 24, 1.6}};
+    const auto link = detail::fit_link(samples);
+    EXPECT_EQ(link.latency_us, 0.0);
+    double sxx = 0.0;
+    double sxy = 0.0;
+    for (const auto& s : samples) {
+        sxx += static_cast<double>(s.bytes) * static_cast<double>(s.bytes);
+        sxy += static_cast<double>(s.bytes) * s.ms;
+    }
+    EXPECT_NEAR(link.gbps, sxx / sxy / 1e6, 1e-9); // 10.49 GB/s
+    EXPECT_NEAR(link.ms_for(1u << 24), 1.6, 0.01) << "the large copies still fit";
     EXPECT_THROW((void)detail::fit_link({{1u << 20, 0.1}, {1u << 20, 0.2}}), Error);
 }
 
