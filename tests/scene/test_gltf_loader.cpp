@@ -400,36 +400,6 @@ TEST(GltfLoader, CorpusSeedsLoadOrAreRefused) {
     EXPECT_GE(textured, 2u);
 }
 
-// Writes the textured seeds of fuzz/corpus/gltf when TANDEM_WRITE_GLTF_SEEDS names a folder
-// (TANDEM_WRITE_GLTF_SEEDS=fuzz/corpus/gltf ./test_scene --gtest_filter=*WriteSeeds*).
-TEST(GltfLoader, WriteSeeds) {
-    const char* folder = std::getenv("TANDEM_WRITE_GLTF_SEEDS");
-    if (folder == nullptr) {
-        GTEST_SKIP() << "TANDEM_WRITE_GLTF_SEEDS is not set";
-    }
-    const auto dir = temp_folder("gltf-seeds");
-    auto copy = [&](const std::filesystem::path& from, const char* name) {
-        std::filesystem::copy_file(from, std::filesystem::path(folder) / name,
-                                   std::filesystem::copy_options::overwrite_existing);
-    };
-    TestGltf g = make_test_gltf();
-    embed_texture(g, true);
-    copy(write_test_gltf(dir / "glb", GltfForm::Binary, g), "textured.glb");
-    g = make_test_gltf();
-    embed_texture(g, false);
-    copy(write_test_gltf(dir / "gltf", GltfForm::EmbeddedBuffer, g), "textured.gltf");
-    // Strips, fans, lines and no "scene" property.
-    g = make_test_gltf();
-    embed_texture(g, true);
-    g.doc.erase("scene");
-    auto& panels = g.doc["meshes"][0]["primitives"];
-    panels[0]["mode"] = 5;
-    panels[0]["indices"] = add_indices(g, {0, 1, 3, 2});
-    panels[1]["mode"] = 6;
-    g.doc["meshes"][1]["primitives"][0]["mode"] = 3;
-    copy(write_test_gltf(dir / "modes", GltfForm::Binary, g), "strip_fan_lines.glb");
-}
-
 TEST(GltfLoader, RefusesMissingFile) {
     const std::string message = load_error("/nonexistent/tandem/scene.gltf");
     EXPECT_NE(message.find("Cannot open scene file"), std::string::npos) << message;
