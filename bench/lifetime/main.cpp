@@ -603,6 +603,7 @@ int main(int argc, char** argv) {
             }
             nlohmann::json doc;
             doc["benchmark"] = "lifetime";
+            doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
             doc["machine"] = {{"host", host},
                               {"description", machine},
                               {"cpus", std::thread::hardware_concurrency()},

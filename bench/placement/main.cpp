@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/stats.hpp"
 #include "harness/demo_tasks.hpp"
 
 namespace {
@@ -74,9 +75,7 @@ double median(std::vector<double> v) {
     if (v.empty()) {
         return 0.0;
     }
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return tandem::detail::percentile(std::move(v), 0.5);
 }
 
 struct RunResult {
@@ -371,6 +370,7 @@ int main(int argc, char** argv) {
         }
         json doc;
         doc["benchmark"] = "placement";
+        doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
         doc["machine"] = {{"host", host},
                           {"description", o.machine},
                           {"cpus", std::thread::hardware_concurrency()},

@@ -30,6 +30,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/stats.hpp"
 #include "harness/frame_loop.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/pattern_check.hpp"
@@ -106,7 +107,7 @@ Stats stats_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     s.min = v.front();
     s.max = v.back();
-    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    s.median = tandem::detail::percentile_sorted(v, 0.5);
     return s;
 }
 
@@ -557,6 +558,7 @@ int main(int argc, char** argv) {
             }
             nlohmann::json doc;
             doc["benchmark"] = "runtime";
+            doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
             doc["machine"] = {{"host", host},
                               {"description", machine},
                               {"cpus", std::thread::hardware_concurrency()},

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <thread>
 
+#include "core/stats.hpp"
+
 namespace tandem::bench {
 
 Stats stats_of(std::vector<double> samples) {
@@ -15,8 +17,7 @@ Stats stats_of(std::vector<double> samples) {
     std::sort(samples.begin(), samples.end());
     s.min = samples.front();
     s.max = samples.back();
-    const std::size_t mid = samples.size() / 2;
-    s.median = samples.size() % 2 == 1 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
+    s.median = detail::percentile_sorted(samples, 0.5);
     return s;
 }
 

@@ -55,9 +55,11 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             recent[i] = m_samples[(newest + size - i) % size];
         }
-        std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(n / 2),
+        // Nearest rank (core/stats.hpp): the ceil(n / 2)-th smallest.
+        const std::size_t rank = (n + 1) / 2 - 1;
+        std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(rank),
                          recent.end());
-        return static_cast<double>(recent[n / 2]);
+        return static_cast<double>(recent[rank]);
     }
 
     [[nodiscard]] static LatencyStats summarise(Snapshot snapshot) {

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "core/stats.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -25,17 +26,7 @@ std::vector<std::uint64_t> reference_transfer_sizes() {
 }
 
 double median(std::vector<double> samples) {
-    if (samples.empty()) {
-        return 0.0;
-    }
-    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
-    std::nth_element(samples.begin(), middle, samples.end());
-    if (samples.size() % 2 == 1) {
-        return *middle;
-    }
-    const double upper = *middle;
-    const double lower = *std::max_element(samples.begin(), middle);
-    return 0.5 * (lower + upper);
+    return percentile(std::move(samples), 0.5);
 }
 
 LinkCost fit_link(const std::vector<TransferSample>& samples) {

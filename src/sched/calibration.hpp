@@ -38,7 +38,8 @@ struct ReferenceWorkload {
 // fixed latency from its bandwidth.
 [[nodiscard]] std::vector<std::uint64_t> reference_transfer_sizes();
 
-// The median of `samples` (the mean of the middle two for an even count); 0 when empty.
+// The median of `samples` (nearest rank, core/stats.hpp: the lower middle for an even count); 0
+// when empty.
 [[nodiscard]] double median(std::vector<double> samples);
 
 struct TransferSample {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+
+#include "core/stats.hpp"
 
 namespace tandem::detail {
 
@@ -162,7 +165,7 @@ std::optional<double> RobustEstimate::estimate() const noexcept {
         sorted[i] = m_samples[(m_next + k_window - 1 - i) % k_window];
     }
     std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
-    return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    return percentile_sorted(std::span<const double>(sorted.data(), n), 0.5);
 }
 
 CostModel::CostModel(Profile profile, const std::vector<DeviceInfo>& devices)
