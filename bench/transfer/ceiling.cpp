@@ -1,7 +1,9 @@
 #include "ceiling.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <span>
 #include <thread>
@@ -122,13 +124,25 @@ ReleasedCopyTimes time_released_copies(const detail::Device& device, const detai
     (void)timed(many, false); // warm-up
     (void)timed(single, false);
     std::vector<double> gbps;
+    std::vector<double> steady;
     std::vector<double> latency;
     for (std::uint32_t r = 0; r < runs; ++r) {
-        const double us = timed(many, false);
+        const double us = timed(many, true);
+        const double one_us = timed(single, true);
         gbps.push_back(static_cast<double>(bytes) * batch / (us * 1e3));
-        latency.push_back(timed(single, true));
+        if (batch > 1 && us > one_us) {
+            steady.push_back(static_cast<double>(bytes) * (batch - 1) / ((us - one_us) * 1e3));
+        }
+        latency.push_back(one_us);
     }
-    return {stats_of(std::move(gbps)), stats_of(std::move(latency))};
+    return {stats_of(std::move(gbps)), stats_of(std::move(steady)), stats_of(std::move(latency))};
+}
+
+std::uint32_t uncached_ring(VkDeviceSize bytes, std::uint32_t batch) {
+    const VkDeviceSize pairs =
+        (k_uncached_ring_bytes + bytes - 1) / std::max<VkDeviceSize>(bytes, 1);
+    return static_cast<std::uint32_t>(
+        std::clamp<VkDeviceSize>(pairs, 1, std::max<std::uint32_t>(batch, 1)));
 }
 
 CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
@@ -140,8 +154,9 @@ CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction directi
 CopyCeiling measure_image_copy(const detail::Device& device, Direction direction, VkExtent2D extent,
                                std::uint32_t batch, std::uint32_t runs,
                                std::chrono::microseconds lead) {
-    return measure(device, direction, VkDeviceSize{extent.width} * extent.height * 4, extent, batch,
-                   runs, lead, 1);
+    const VkDeviceSize bytes = VkDeviceSize{extent.width} * extent.height * 4;
+    return measure(device, direction, bytes, extent, batch, runs, lead,
+                   uncached_ring(bytes, batch));
 }
 
 namespace {
@@ -171,7 +186,7 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
     const std::string name =
         device.label() + (image_extent ? " image copy " : " ceiling ") + to_string(direction);
     const auto [local, host] = copy_buffers(bytes, to_host, name);
-    ring = std::max<std::uint32_t>(ring, 1);
+    ring = ring == 0 ? uncached_ring(bytes, batch) : ring;
     std::vector<detail::Buffer> device_buffers;
     std::vector<detail::Buffer> host_buffers;
     std::vector<detail::Image> device_images;
@@ -246,6 +261,7 @@ CopyCeiling measure(const detail::Device& device, Direction direction, VkDeviceS
     CopyCeiling out;
     out.host_memory_flags = host_buffers.front().memory_flags;
     out.gbps = times.gbps;
+    out.steady_gbps = times.steady_gbps;
     out.latency_us = times.latency_us;
     const DeviceSide& side = sides.front(); // each buffer of the ring was copied alike
     detail::Buffer& host_buffer = host_buffers.front();
@@ -516,6 +532,41 @@ ConcurrentCopies measure_concurrent_copies(const detail::Device& worker,
     }
     return {stats_of(std::move(d2h_alone)), stats_of(std::move(h2d_alone)),
             stats_of(std::move(d2h_together)), stats_of(std::move(h2d_together))};
+}
+
+std::optional<PcieLink> pcie_link(const detail::Device& device) {
+    if (device.info().type == "cpu") {
+        return std::nullopt;
+    }
+    std::uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(device.physical(), nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> extensions(count);
+    vkEnumerateDeviceExtensionProperties(device.physical(), nullptr, &count, extensions.data());
+    const bool has_bus_info =
+        std::any_of(extensions.begin(), extensions.end(), [](const VkExtensionProperties& e) {
+            return std::strcmp(e.extensionName, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME) == 0;
+        });
+    if (!has_bus_info) {
+        return std::nullopt;
+    }
+    VkPhysicalDevicePCIBusInfoPropertiesEXT bus{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &bus};
+    vkGetPhysicalDeviceProperties2(device.physical(), &props);
+    char address[32];
+    std::snprintf(address, sizeof address, "%04x:%02x:%02x.%x", bus.pciDomain, bus.pciBus,
+                  bus.pciDevice, bus.pciFunction);
+    const std::string dir = std::string("/sys/bus/pci/devices/") + address + "/";
+    double gts = 0.0;
+    unsigned width = 0;
+    std::ifstream speed(dir + "current_link_speed");
+    std::ifstream lanes(dir + "current_link_width");
+    if (!(speed >> gts) || !(lanes >> width) || gts < 8.0 || width == 0) {
+        return std::nullopt; // unreadable, or PCIe 1.x/2.x (8b/10b coding)
+    }
+    char text[96];
+    std::snprintf(text, sizeof text, "%.1f GT/s x%u at %s", gts, width, address);
+    return PcieLink{gts * width * (128.0 / 130.0) / 8.0, text};
 }
 
 } // namespace tandem::bench

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "bench_util.hpp"
@@ -19,18 +20,23 @@ enum class Direction { DeviceToHost, HostToDevice };
 [[nodiscard]] const char* to_string(Direction d) noexcept;
 
 struct CopyCeiling {
-    Stats gbps;       // throughput of `batch` copies
-    Stats latency_us; // one copy
+    Stats gbps;        // throughput of `batch` copies, from the release to the last completion
+    Stats steady_gbps; // the same batch less its first copy (see ReleasedCopyTimes)
+    Stats latency_us;  // one copy
     bool verified = false;
     VkMemoryPropertyFlags host_memory_flags = 0; // of the host-visible side
 };
 
 // The timing both ceilings share: `many` (`batch` transfers of `bytes`) and `single` (one),
-// each submitted to `queue` waiting for a host signal, released and spun on; after a warm-up of
-// each, `runs` times: the batch's GB/s, and the single's latency released `lead` after its
-// submission. `what` names the measurement in errors. Throws Error on a failed call or a hang.
+// each submitted to `queue` waiting for a host signal, released `lead` after its submission and
+// spun on; after a warm-up of each, `runs` times: the batch's GB/s, and the single's latency.
+// `steady_gbps` pairs each run's batch with its single: (batch - 1) copies over the batch's time
+// less one copy's, the rate from the first copy's completion to the last's. That is how a path's
+// stream is timed (path_bench.hpp: first completion to last), so the two compare alike.
+// `what` names the measurement in errors. Throws Error on a failed call or a hang.
 struct ReleasedCopyTimes {
     Stats gbps;
+    Stats steady_gbps;
     Stats latency_us;
 };
 [[nodiscard]] ReleasedCopyTimes
@@ -40,19 +46,35 @@ time_released_copies(const detail::Device& device, const detail::Queue& queue,
                      const std::string& what);
 
 // `ring`: the batch's copies cycle through this many pairs of buffers (1: every copy between
-// the same two, which stay in the CPU's caches when the device is one; a stream of frames in
-// flight touches a buffer per frame).
+// the same two). 0, the default, takes enough pairs that the batch's buffers hold
+// k_uncached_ring_bytes, or one pair a copy: a copy never reads what an earlier copy of the batch
+// left in a cache. With one pair, an H200 re-reads the host buffer from its L2 cache (50 MiB):
+// 80-84 GB/s host -> device at 8 MiB, above what PCIe 5.0 x16 carries (63 GB/s), and a CPU
+// device keeps both buffers in the CPU's caches. A stream of frames touches a buffer per frame.
+inline constexpr VkDeviceSize k_uncached_ring_bytes = VkDeviceSize{256} << 20;
+[[nodiscard]] std::uint32_t uncached_ring(VkDeviceSize bytes, std::uint32_t batch);
 [[nodiscard]] CopyCeiling measure_copy_ceiling(const detail::Device& device, Direction direction,
                                                VkDeviceSize bytes, std::uint32_t batch,
                                                std::uint32_t runs, std::chrono::microseconds lead,
-                                               std::uint32_t ring = 1);
+                                               std::uint32_t ring = 0);
 
 // The same measurement with an optimally tiled RGBA8 image of `extent` on the device side
-// (vkCmdCopyImageToBuffer / vkCmdCopyBufferToImage): what the paths' copies can reach at best,
-// reported next to the ceiling so a gap between the two is seen as the image copies' own.
+// (vkCmdCopyImageToBuffer / vkCmdCopyBufferToImage), over an uncached ring: what the paths'
+// copies can reach at best, reported next to the ceiling so a gap between the two is seen as the
+// image copies' own.
 [[nodiscard]] CopyCeiling measure_image_copy(const detail::Device& device, Direction direction,
                                              VkExtent2D extent, std::uint32_t batch,
                                              std::uint32_t runs, std::chrono::microseconds lead);
+
+// The PCIe link between `device` and the host, GB/s of payload one way (transfer rate x width x
+// 128/130, PCIe 3.0 and later), read from sysfs at the bus address VK_EXT_pci_bus_info gives;
+// nothing for a CPU device, a device without the extension, or a link sysfs does not describe.
+// A host copy ceiling above it is a measurement error (a cache, not the link), never a ceiling.
+struct PcieLink {
+    double gbps = 0.0;
+    std::string text; // e.g. "32.0 GT/s x16 at 0000:19:00.0"
+};
+[[nodiscard]] std::optional<PcieLink> pcie_link(const detail::Device& device);
 
 } // namespace tandem::bench
 

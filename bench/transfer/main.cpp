@@ -1,7 +1,10 @@
 // tandem-bench-transfer: throughput and latency of every transfer path a worker -> primary pair
 // allows, against image size, banded and unbanded, next to the ceiling measured in the same run
-// (plain vkCmdCopyBuffer device -> host and host -> device on each device). Median of --runs,
-// data verified after every run, a table on stdout and the BENCH.md JSON with --json.
+// (plain vkCmdCopyBuffer device -> host and host -> device on each device, through buffers no
+// cache holds, and refused when faster than the PCIe link). Each path is divided by the copies it
+// really makes (a side in place makes none), timed alike (first completion to last). Median
+// (nearest rank) of --runs, data verified after every run and every transfer of an untimed stream
+// carrying its own bytes, a table on stdout and the BENCH.md JSON with --json.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -84,22 +87,89 @@ struct Row {
     Size size;
     bool banded;
     tb::PathResult result;
-    // Host paths: min(worker d2h, primary h2d) and worker d2h + primary h2d latency. Device-local
-    // paths (same-device, shared-memory): the path's own copies within the device, on the queue
-    // it copies on (on_device_ceiling.hpp). The cuda-peer path: the slower of its Vulkan
-    // copies (the same on-device copy as shared-memory's) and CUDA's own copy of the bytes
-    // between cuMemAlloc buffers on the two GPUs (cuda_ceiling.hpp), each measured alone.
+    // The copies the path really makes, timed as the path is (steady: first completion to
+    // last). Host paths: min(worker d2h, primary h2d) and worker d2h + primary h2d latency;
+    // with one side in place, the other side's copy alone (the in-place side makes none); with
+    // both in place, none (no ratio). Device-local paths (same-device, shared-memory): the path's
+    // own copies within the device, on the queue it copies on (on_device_ceiling.hpp). The
+    // cuda-peer path: the slower of its Vulkan copies (the same on-device copy as
+    // shared-memory's) and CUDA's own copy of the bytes between cuMemAlloc buffers on the two
+    // GPUs (cuda_ceiling.hpp), each measured alone.
     double ceiling_gbps = 0;
+    double ceiling_whole_gbps = 0; // the same copies from the release to the last completion
     double raw_latency_us = 0;
-    bool own_ceiling = false; // one of the last two
+    bool own_ceiling = false; // one of the device-local ceilings
     std::string ceiling = "min(worker d2h, primary h2d)";
     double cuda_copy_gbps = 0; // cuda-peer: CUDA's copy alone, reported beside the ceiling
+    // A host copy of the ceiling measured above the PCIe link it crosses: a cache, not the link,
+    // so no ratio against it is a result (ceiling.hpp, pcie_link).
+    std::string ceiling_error;
 };
+
+// A ceiling's rate timed as a path's stream is: steady where the ceiling has it (CUDA's copy
+// does not: its batch rate).
+double steady(const tb::CopyCeiling& c) {
+    return c.steady_gbps.n > 0 ? c.steady_gbps.median : c.gbps.median;
+}
 
 // The paths whose Vulkan copies stay within one GPU, compared with an on-device copy.
 bool device_local(TransferPath path) {
     return path == TransferPath::SameDevice || path == TransferPath::SharedMemory ||
            path == TransferPath::CudaPeer;
+}
+
+// Whether a measured host copy ran faster than the PCIe link it crosses can carry.
+std::string above_link(const tb::CopyCeiling& copy, const std::optional<tb::PcieLink>& link,
+                       const char* what) {
+    if (!link || steady(copy) <= link->gbps * 1.02) {
+        return {};
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "%s measured %.1f GB/s, above its PCIe link (%s: %.1f GB/s)",
+                  what, steady(copy), link->text.c_str(), link->gbps);
+    return text;
+}
+
+// A host path's ceiling: the copies it makes (in place, a side makes none).
+void host_ceiling(Row& row, const Ceilings& c, const std::optional<tb::PcieLink>& worker_link,
+                  const std::optional<tb::PcieLink>& primary_link) {
+    const bool read = row.result.read_in_place;
+    const bool written = row.result.written_in_place;
+    const std::string d2h = above_link(c.worker_d2h, worker_link, "worker d2h");
+    const std::string h2d = above_link(c.primary_h2d, primary_link, "primary h2d");
+    if (row.path == TransferPath::ZeroCopy) {
+        row.ceiling = "none: one allocation on both sides, no copy is made";
+        return;
+    }
+    if (read && written) {
+        row.ceiling = "none: both sides in place, no copy is made";
+        return;
+    }
+    if (read) {
+        row.ceiling = "worker d2h alone (the primary reads in place)";
+        row.ceiling_gbps = steady(c.worker_d2h);
+        row.ceiling_whole_gbps = c.worker_d2h.gbps.median;
+        row.raw_latency_us = c.worker_d2h.latency_us.median;
+        row.ceiling_error = d2h;
+        return;
+    }
+    if (written) {
+        row.ceiling = "primary h2d alone (the worker writes in place)";
+        row.ceiling_gbps = steady(c.primary_h2d);
+        row.ceiling_whole_gbps = c.primary_h2d.gbps.median;
+        row.raw_latency_us = c.primary_h2d.latency_us.median;
+        row.ceiling_error = h2d;
+        return;
+    }
+    row.ceiling_gbps = std::min(steady(c.worker_d2h), steady(c.primary_h2d));
+    row.ceiling_whole_gbps = std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
+    row.raw_latency_us = c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
+    row.ceiling_error = d2h.empty() ? h2d : (h2d.empty() ? d2h : d2h + "; " + h2d);
+}
+
+// A ratio against a ceiling; 0 where there is none.
+double ratio(double measured, double ceiling) {
+    return ceiling > 0 ? measured / ceiling : 0.0;
 }
 
 std::string num(double v, int precision = 2) {
@@ -149,6 +219,7 @@ std::string bands_text(const std::vector<std::uint32_t>& heights) {
 
 nlohmann::json ceiling_json(const tb::CopyCeiling& c) {
     return {{"gbps", tb::to_json(c.gbps)},
+            {"steady_gbps", tb::to_json(c.steady_gbps)},
             {"latency_us", tb::to_json(c.latency_us)},
             {"verified", c.verified},
             {"host_memory_device_local",
@@ -499,6 +570,16 @@ int main(int argc, char** argv) {
         if (&primary != &worker) {
             std::printf("primary copies on %s\n", primary.copy_queue_choice().reason.c_str());
         }
+        // The links the host copies cross, to refuse a ceiling measured above them.
+        const std::optional<tb::PcieLink> worker_link = tb::pcie_link(worker);
+        const std::optional<tb::PcieLink> primary_link = tb::pcie_link(primary);
+        for (const auto& [what, link] :
+             {std::pair{"worker", &worker_link}, std::pair{"primary", &primary_link}}) {
+            if (*link) {
+                std::printf("%s's PCIe link: %s, %s GB/s one way\n", what, (*link)->text.c_str(),
+                            num((*link)->gbps, 1).c_str());
+            }
+        }
         std::map<std::string, Ceilings> ceilings;
         std::vector<Row> rows;
         std::vector<std::string> notes;
@@ -591,26 +672,24 @@ int main(int argc, char** argv) {
                     const auto o = on_device.find(p);
                     if (p == TransferPath::CudaPeer) {
                         if (cuda_copy && o != on_device.end()) {
-                            const bool vulkan_slower =
-                                o->second.gbps.median < cuda_copy->gbps.median;
+                            const bool vulkan_slower = steady(o->second) < steady(*cuda_copy);
                             const tb::CopyCeiling& slower = vulkan_slower ? o->second : *cuda_copy;
-                            row.ceiling_gbps = slower.gbps.median;
+                            row.ceiling_gbps = steady(slower);
+                            row.ceiling_whole_gbps = slower.gbps.median;
                             row.raw_latency_us = slower.latency_us.median;
                             row.own_ceiling = true;
                             row.ceiling = vulkan_slower ? "Vulkan copies (slower than CUDA's)"
                                                         : "CUDA copy (slower than Vulkan's)";
-                            row.cuda_copy_gbps = cuda_copy->gbps.median;
+                            row.cuda_copy_gbps = steady(*cuda_copy);
                         }
                     } else if (o != on_device.end()) {
-                        row.ceiling_gbps = o->second.gbps.median;
+                        row.ceiling_gbps = steady(o->second);
+                        row.ceiling_whole_gbps = o->second.gbps.median;
                         row.raw_latency_us = o->second.latency_us.median;
                         row.own_ceiling = true;
                         row.ceiling = "on-device copy";
                     } else {
-                        row.ceiling_gbps =
-                            std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
-                        row.raw_latency_us =
-                            c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
+                        host_ceiling(row, c, worker_link, primary_link);
                     }
                     rows.push_back(row);
                     std::fflush(stdout);
@@ -651,13 +730,17 @@ int main(int argc, char** argv) {
         for (const Size& size : sizes) {
             image_line(size);
         }
-        std::printf("\nPaths (median [min-max] of %u runs; ceiling = min(worker d2h, primary h2d), "
-                    "raw = worker d2h + primary h2d latency; same-device and shared-memory: their "
-                    "own copies within the device, cuda-peer: the slower of those copies and "
-                    "CUDA's copy, above)\n",
-                    runs);
-        std::printf("%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", "path", "size", "bands", "GB/s",
-                    "x ceil", "latency us", "x raw", "verified");
+        std::printf(
+            "\nPaths (median [min-max] of %u runs, nearest rank; GB/s from the first "
+            "completion to the last, the ceiling's copies timed alike; ceiling = the copies "
+            "the path makes: min(worker d2h, primary h2d), or one side's copy alone where "
+            "the other is in place; raw = those copies' latency; same-device and "
+            "shared-memory: their own copies within the device, cuda-peer: the slower of "
+            "those copies and CUDA's copy, above; x whole: the batch from its release to "
+            "its last completion against the ceiling's batch timed so)\n",
+            runs);
+        std::printf("%-14s %-10s %-18s %-24s %8s %8s %-26s %8s %s\n", "path", "size", "bands",
+                    "GB/s", "x ceil", "x whole", "latency us", "x raw", "verified");
         for (const Row& r : rows) {
             const auto& res = r.result;
             if (!res.error.empty() && res.gbps.n == 0) {
@@ -668,21 +751,26 @@ int main(int argc, char** argv) {
             }
             const std::string bands =
                 std::string(r.banded ? "banded " : "whole ") + bands_text(res.band_heights);
+            const bool has_ceiling = r.ceiling_gbps > 0 && r.ceiling_error.empty();
             std::printf(
-                "%-14s %-10s %-18s %-24s %8s %-26s %8s %s\n", tandem::to_string(r.path),
+                "%-14s %-10s %-18s %-24s %8s %8s %-26s %8s %s\n", tandem::to_string(r.path),
                 r.size.name().c_str(), bands.c_str(),
                 (num(res.gbps.median) + " [" + num(res.gbps.min) + "-" + num(res.gbps.max) + "]")
                     .c_str(),
-                num(res.gbps.median / r.ceiling_gbps).c_str(),
+                has_ceiling ? num(ratio(res.gbps.median, r.ceiling_gbps)).c_str() : "-",
+                has_ceiling ? num(ratio(res.gbps_whole_batch.median, r.ceiling_whole_gbps)).c_str()
+                            : "-",
                 (num(res.latency_us.median, 1) + " [" + num(res.latency_us.min, 1) + "-" +
                  num(res.latency_us.max, 1) + "]")
                     .c_str(),
-                num(res.latency_us.median / r.raw_latency_us).c_str(),
+                has_ceiling ? num(ratio(res.latency_us.median, r.raw_latency_us)).c_str() : "-",
                 res.verified ? "yes" : ("NO: " + res.error).c_str());
+            std::printf("%-14s   ceiling: %s%s%s\n", "", r.ceiling.c_str(),
+                        r.ceiling_error.empty() ? "" : "; NOT USED: ", r.ceiling_error.c_str());
             if (r.cuda_copy_gbps > 0) {
-                std::printf("%-14s   %s of CUDA's copy alone (%s GB/s); ceiling: its %s\n", "",
+                std::printf("%-14s   %s of CUDA's copy alone (%s GB/s)\n", "",
                             num(res.gbps.median / r.cuda_copy_gbps, 3).c_str(),
-                            num(r.cuda_copy_gbps).c_str(), r.ceiling.c_str());
+                            num(r.cuda_copy_gbps).c_str());
             }
             if (r.banded && res.band_handed_us.size() > 1) {
                 std::printf("%-14s   bands handed to the primary at %s us after the release; "
@@ -704,18 +792,39 @@ int main(int argc, char** argv) {
 
         // Goals (host-imported, RGBA8, 1920x1080 and larger; device-local paths against their
         // own on-device ceiling).
+        // A goal is met only with a ceiling the path really has (none where both sides are in
+        // place, none measured above its link), verified data, and for a banded goal more than
+        // one band (banding that collapsed to one band measured nothing banded).
         nlohmann::json goals = nlohmann::json::array();
         const bool rgba8 = *format == VK_FORMAT_R8G8B8A8_UNORM;
+        auto goal = [&](const Row& r, const std::string& name, double measured, double target,
+                        bool at_most) {
+            nlohmann::json g = {
+                {"name", name}, {"measured", measured}, {"target", target}, {"ceiling", r.ceiling}};
+            std::string why;
+            if (!r.result.verified) {
+                why = "data not verified";
+            } else if (r.ceiling_gbps <= 0) {
+                why = "no ceiling: " + r.ceiling;
+            } else if (!r.ceiling_error.empty()) {
+                why = "ceiling not usable: " + r.ceiling_error;
+            } else if (r.banded && r.result.bands() <= 1) {
+                why = "banding collapsed to one band";
+            }
+            const bool within = at_most ? measured <= target : measured >= target;
+            g["met"] = why.empty() && within;
+            if (!why.empty()) {
+                g["not_evaluated"] = why;
+            }
+            goals.push_back(g);
+        };
         for (const Row& r : rows) {
             const std::uint64_t area = std::uint64_t{r.size.w} * r.size.h;
             if (r.own_ceiling && r.result.gbps.n > 0 && area >= 1920ull * 1080) {
-                const double ratio = r.result.gbps.median / r.ceiling_gbps;
-                goals.push_back({{"name", std::string(tandem::to_string(r.path)) + " throughput " +
-                                              r.size.name() + (r.banded ? " banded" : " unbanded") +
-                                              " / its own " + r.ceiling},
-                                 {"measured", ratio},
-                                 {"target", 0.9},
-                                 {"met", ratio >= 0.9 && r.result.verified}});
+                goal(r,
+                     std::string(tandem::to_string(r.path)) + " throughput " + r.size.name() +
+                         (r.banded ? " banded" : " unbanded") + " / its own " + r.ceiling,
+                     ratio(r.result.gbps.median, r.ceiling_gbps), 0.9, false);
             }
         }
         for (const Row& r : rows) {
@@ -725,30 +834,28 @@ int main(int argc, char** argv) {
             const std::uint64_t pixels = std::uint64_t{r.size.w} * r.size.h;
             const std::string mode = r.banded ? "banded" : "unbanded";
             if (pixels >= 1920ull * 1080) {
-                const double ratio = r.result.gbps.median / r.ceiling_gbps;
-                goals.push_back({{"name", "host-imported throughput " + r.size.name() + " " + mode +
-                                              " / min(raw d2h, raw h2d)"},
-                                 {"measured", ratio},
-                                 {"target", 0.9},
-                                 {"met", ratio >= 0.9 && r.result.verified}});
+                goal(r,
+                     "host-imported throughput " + r.size.name() + " " + mode + " / " + r.ceiling,
+                     ratio(r.result.gbps.median, r.ceiling_gbps), 0.9, false);
             }
             if (r.size.w == 1920 && r.size.h == 1080) {
                 const double target =
                     r.banded ? 0.7 * r.raw_latency_us : 1.2 * r.raw_latency_us + 50.0;
-                goals.push_back(
-                    {{"name", "host-imported latency 1920x1080 " + mode + " (us), " +
-                                  (r.banded ? "<= 0.7 x raw" : "<= 1.2 x raw + 50")},
-                     {"measured", r.result.latency_us.median},
-                     {"target", target},
-                     {"met", r.result.latency_us.median <= target && r.result.verified}});
+                goal(r,
+                     "host-imported latency 1920x1080 " + mode + " (us), " +
+                         (r.banded ? "<= 0.7 x raw" : "<= 1.2 x raw + 50"),
+                     r.result.latency_us.median, target, true);
             }
         }
         if (!goals.empty()) {
             std::printf("\nGoals\n");
             for (const auto& g : goals) {
-                std::printf("  %-70s measured %10.3f target %10.3f  %s\n",
+                std::printf("  %-70s measured %10.3f target %10.3f  %s%s\n",
                             g["name"].get<std::string>().c_str(), g["measured"].get<double>(),
-                            g["target"].get<double>(), g["met"].get<bool>() ? "met" : "NOT MET");
+                            g["target"].get<double>(), g["met"].get<bool>() ? "met" : "NOT MET",
+                            g.contains("not_evaluated")
+                                ? (" (" + g["not_evaluated"].get<std::string>() + ")").c_str()
+                                : "");
             }
         }
 
@@ -776,7 +883,14 @@ int main(int argc, char** argv) {
             for (TransferPath p : paths) {
                 path_names.push_back(tandem::to_string(p));
             }
-            doc["config"] = {{"primary", selection.primary},
+            doc["config"] = {{"percentile_rule", "nearest rank"},
+                             {"timing",
+                              "throughput: first completion to last, the ceilings' copies timed "
+                              "alike (their batch less one copy); whole batch: release to last "
+                              "completion, both"},
+                             {"worker_pcie_link", worker_link ? worker_link->text : "none"},
+                             {"primary_pcie_link", primary_link ? primary_link->text : "none"},
+                             {"primary", selection.primary},
                              {"worker", worker_index},
                              {"format", td::format_name(*format)},
                              {"sizes", size_names},
@@ -809,6 +923,13 @@ int main(int argc, char** argv) {
                     {"worker_h2d_gbps", c.worker_h2d.gbps.median},
                     {"primary_d2h_gbps", c.primary_d2h.gbps.median},
                     {"primary_h2d_gbps", c.primary_h2d.gbps.median},
+                    {"worker_d2h_steady_gbps", steady(c.worker_d2h)},
+                    {"worker_h2d_steady_gbps", steady(c.worker_h2d)},
+                    {"primary_d2h_steady_gbps", steady(c.primary_d2h)},
+                    {"primary_h2d_steady_gbps", steady(c.primary_h2d)},
+                    {"ring_buffers",
+                     tb::uncached_ring(VkDeviceSize{size.w} * size.h * texel,
+                                       batch_for(VkDeviceSize{size.w} * size.h * texel))},
                     {"worker_d2h_us", c.worker_d2h.latency_us.median},
                     {"primary_h2d_us", c.primary_h2d.latency_us.median},
                     {"detail",
@@ -842,15 +963,17 @@ int main(int argc, char** argv) {
                     {"worker_band_seen_us", r.result.worker_band_seen_us},
                     {"band_gpu_us", band_gpu_json(r.result.band_gpu_us)},
                     {"ceiling_gbps", r.ceiling_gbps},
+                    {"ceiling_whole_batch_gbps", r.ceiling_whole_gbps},
                     {"ceiling", r.ceiling},
-                    {"throughput_vs_ceiling",
-                     r.ceiling_gbps > 0 ? r.result.gbps.median / r.ceiling_gbps : 0.0},
+                    {"ceiling_error", r.ceiling_error},
+                    {"throughput_vs_ceiling", ratio(r.result.gbps.median, r.ceiling_gbps)},
+                    {"throughput_whole_batch_vs_ceiling",
+                     ratio(r.result.gbps_whole_batch.median, r.ceiling_whole_gbps)},
                     {"raw_latency_us", r.raw_latency_us},
                     {"cuda_copy_gbps", r.cuda_copy_gbps},
                     {"throughput_vs_cuda_copy",
                      r.cuda_copy_gbps > 0 ? r.result.gbps.median / r.cuda_copy_gbps : 0.0},
-                    {"latency_vs_raw",
-                     r.raw_latency_us > 0 ? r.result.latency_us.median / r.raw_latency_us : 0.0},
+                    {"latency_vs_raw", ratio(r.result.latency_us.median, r.raw_latency_us)},
                     {"verified", r.result.verified}};
                 if (!r.result.error.empty()) {
                     row["error"] = r.result.error;

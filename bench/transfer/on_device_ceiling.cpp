@@ -90,6 +90,7 @@ CopyCeiling measure_on_device_copy(const detail::Device& device, detail::QueueRo
                                                          runs, lead, "on-device ceiling");
     CopyCeiling out;
     out.gbps = times.gbps;
+    out.steady_gbps = times.steady_gbps;
     out.latency_us = times.latency_us;
     out.verified = read_image(device, dst.get(), extent, k_format,
                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL) == data;

@@ -205,6 +205,36 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         }
     };
 
+    // Every transfer with bytes of its own, untimed: 3 x slots transfers streaming as the timed
+    // batch does, each slot's source rewritten with its transfer's own bytes before the submit,
+    // its target read back and poisoned once that transfer completed (the other slots in flight
+    // meanwhile). A stale, skipped or reordered transfer leaves another's bytes or the poison.
+    auto verify_each = [&]() {
+        const std::uint32_t count = 3 * point.slots;
+        std::vector<std::vector<std::uint8_t>> own(point.slots);
+        bool ok = true;
+        for (std::uint32_t i = 0; i < count + point.slots && ok; ++i) {
+            const std::uint32_t s = i % point.slots;
+            if (i >= point.slots) {
+                wait_primary(tickets[s].primary_value);
+                ok = read_image(primary, targets[s].get(), extent, point.format, target_layout) ==
+                     own[s];
+                poison_image(primary, targets[s].get(), target_layout, target_layout);
+            }
+            if (i < count) {
+                own[s] = pattern(bytes, 5000 + i * 13 + point.width);
+                upload_image(worker, sources[s].get(), extent, point.format, own[s], source_layout);
+                source_layouts[s] = source_layout;
+                submit(s, {});
+            }
+        }
+        for (std::uint32_t s = 0; s < point.slots; ++s) { // the timed runs' bytes again
+            upload_image(worker, sources[s].get(), extent, point.format, data[s], source_layout);
+            source_layouts[s] = source_layout;
+        }
+        return ok;
+    };
+
     (void)pipelined(); // warm-up: every slot used once, memory touched
     (void)single();
     for (auto& h : handed_us) {
@@ -219,6 +249,10 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         }
     }
     result.verified = verify();
+    if (result.verified && !verify_each()) {
+        result.verified = false;
+        result.error = "a transfer of a stream carried another transfer's bytes";
+    }
     std::vector<double> gbps;
     std::vector<double> gbps_whole;
     std::vector<double> latency;
@@ -233,7 +267,7 @@ PathResult measure_path(const detail::Device& worker, const detail::Device& prim
         result.verified = result.verified && read_image(primary, targets[0].get(), extent,
                                                         point.format, target_layout) == data[0];
     }
-    if (!result.verified) {
+    if (!result.verified && result.error.empty()) {
         result.error = "data differed after a transfer";
     }
     result.gbps = stats_of(std::move(gbps));

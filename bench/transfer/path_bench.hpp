@@ -78,6 +78,8 @@ struct PathResult {
     std::vector<double> worker_band_seen_us;
     // With PathPoint::gpu_times where the devices allow it: each band's copies on the GPUs.
     std::vector<BandGpuUs> band_gpu_us;
+    // Every slot's last transfer of each timed batch, and every transfer of an untimed stream in
+    // which each carries bytes of its own (a stale, skipped or reordered one is caught).
     bool verified = false;
     std::string error; // non-empty when the point could not be measured
 };
