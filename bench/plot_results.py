@@ -34,6 +34,10 @@ Usage: bench/plot_results.py SUBCOMMAND JSON [JSON ...] -o OUT.png
       tandem-bench-placement: predicted against measured cost per task and device, and the
       primary frame time of every assignment.
 
+The plots compute no statistic of their own: every median and percentile they show is the
+result's, taken by Tandem's one rule, nearest rank (src/core/stats.hpp, bench/percentile.py),
+which each figure names in its corner.
+
 Needs python3-matplotlib (Debian: apt-get install python3-matplotlib).
 """
 import argparse
@@ -41,6 +45,9 @@ import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import percentile  # noqa: E402  (bench/percentile.py: the one percentile rule)
 
 FIGSIZE = (9, 5.5)
 DPI = 120
@@ -111,6 +118,8 @@ def log_y(ax):
 
 
 def save(fig, out):
+    fig.text(0.995, 0.005, f"percentile rule: {percentile.RULE}", ha="right", va="bottom",
+             fontsize=7, color="0.4")
     fig.savefig(out, dpi=DPI)
     print(f"wrote {out}")
 

@@ -9,7 +9,8 @@ clock, so the captures update at their own rate (60 Hz in tasks-720p60.json) wha
 rate. The frame time is the mean of the wall-clock intervals between frame starts (`tandem run`
 reports it; frames that write PNGs are left out): the mean, not the median, because captures
 that share the primary make some frames longer and not others, and the frame rate pays for all. Configurations are interleaved, --runs times
-each, and the median run is reported with its minimum and maximum.
+each, and the median run is reported with its minimum and maximum (percentile rule: nearest rank,
+bench/percentile.py, as in Tandem's own reports).
 
 Goals (--goals):
   offload (default): the mean frame time with the captures on the worker within 10% of no
@@ -22,12 +23,13 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import percentile  # noqa: E402  (bench/percentile.py: the one percentile rule)
 
 
 def run_config(args, name, tasks_file, placement, workdir):
@@ -49,7 +51,7 @@ def run_config(args, name, tasks_file, placement, workdir):
 
 
 def summary(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+    return {"median": percentile.median(values), "min": min(values), "max": max(values),
             "n": len(values)}
 
 
@@ -102,7 +104,7 @@ def main():
         s = summary(frame_ms[name])
         # The report of the median run, for the tasks' rates and devices.
         median_run = sorted(range(len(frame_ms[name])), key=lambda i: frame_ms[name][i])[
-            len(frame_ms[name]) // 2]
+            percentile.rank_index(len(frame_ms[name]), 0.5)]
         rep = reports[name][median_run]
         tasks = [{"name": t.get("name"), "device": t.get("device"), "ready_hz": t.get("ready_rate_hz"),
                   "transfer_path": t.get("transfer_path"),
@@ -120,7 +122,8 @@ def main():
     p99_worker_over_none = by_p99["captures-on-worker"] / by_p99["no-captures"]
     p99_primary_over_none = by_p99["captures-on-primary"] / by_p99["no-captures"]
 
-    print(f"\n{'configuration':<22} {'frame ms mean':>13} {'min':>8} {'max':>8} {'p99':>8}  tasks")
+    print(f"\nmedian of {args.runs} runs (percentile rule: {percentile.RULE})")
+    print(f"{'configuration':<22} {'frame ms mean':>13} {'min':>8} {'max':>8} {'p99':>8}  tasks")
     for r in rows:
         t = ", ".join(f"{x['name']} {x['ready_hz'] or 0:.0f}/s" for x in r["tasks"]) or "-"
         print(f"{r['name']:<22} {r['frame_ms']['median']:>13.3f} {r['frame_ms']['min']:>8.3f} "
@@ -159,6 +162,7 @@ def main():
                        "tasks": os.path.relpath(args.tasks, os.path.join(HERE, "..", "..")),
                        "goals": args.goals,
                        "fps": "unlimited", "clock": "wall"},
+            "percentile_rule": percentile.RULE,
             "ceilings": {"frame_ms_no_captures": by["no-captures"],
                          "frame_p99_ms_no_captures": by_p99["no-captures"]},
             "rows": rows,

@@ -10,7 +10,9 @@ Configurations (each one `tandem run --post KIND` of the built-in demo, --frames
   interpolate at --quality-fps on the frames clock (the scene moves 1/fps per frame: the
     quality of generated frames against the true in-between render and the 50/50 blend);
   upscale from half the size and blur, on the worker.
-Every number comes from the runs' report.json ("post" part, README's `tandem run --post`).
+Every number comes from the runs' report.json ("post" part, README's `tandem run --post`); its
+p50s and p99s follow Tandem's one percentile rule, nearest rank (bench/percentile.py,
+src/core/stats.hpp), which the output names.
 
 Goals: >= 0.99 generated frames per real frame; interpolation >= 3 dB above the blend; upscale
 above bilinear; a submit with inputs < 20 us on the application thread; <= 0.1 ms of primary GPU
@@ -28,6 +30,9 @@ import platform
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import percentile  # noqa: E402  (bench/percentile.py: the one percentile rule)
 
 CONFIGS = {
     # name: (kind, placement, fps key, clock)
@@ -171,6 +176,7 @@ def main():
                 rows[n] = row(n, json.load(f))
     doc = {
         "benchmark": "post",
+        "percentile_rule": percentile.RULE,
         "machine": machine(args) if not args.from_reports else {"host": platform.node()},
         "config": {"size": args.size, "fps": args.fps, "quality_fps": args.quality_fps,
                    "frames": args.frames, "png_every": args.png_every,
@@ -185,6 +191,7 @@ def main():
     }
     if args.machine_description:
         doc["machine"]["description"] = args.machine_description
+    print(f"percentile rule: {percentile.RULE}")
     print(f"{'config':22} {'device':26} {'path':14} {'out/real':>8} {'submit p50 us':>13} "
           f"{'pass p50 us':>11} {'PSNR dB':>8} {'baseline':>8}")
     for r in rows.values():

@@ -5,7 +5,8 @@ measured side by side in one run.
 
 Each configuration is one `tandem stream` of the pattern task at --rate Hz on the chosen worker,
 for --duration seconds, with --fps 30 and with --fps unlimited; configurations are interleaved,
---runs times each, and the median run is reported with its minimum and maximum. A frame loop that
+--runs times each, and the median run is reported with its minimum and maximum (percentile rule:
+nearest rank, bench/percentile.py, as in Tandem's own reports). A frame loop that
 spins, or calls into the worker every frame, takes the CPU a CPU worker (lavapipe) renders with
 and lowers the ready rate it reaches.
 
@@ -15,9 +16,11 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import percentile  # noqa: E402  (bench/percentile.py: the one percentile rule)
 
 
 def run_stream(args, fps):
@@ -35,7 +38,7 @@ def run_stream(args, fps):
 
 
 def summary(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+    return {"median": percentile.median(values), "min": min(values), "max": max(values),
             "n": len(values)}
 
 
@@ -75,7 +78,8 @@ def main():
     rows = [{"fps": fps, "ready_hz": summary(ready[fps]), "frames_hz": summary(frames[fps]),
              "command": commands[fps]} for fps in configs]
     ratio = rows[1]["ready_hz"]["median"] / rows[0]["ready_hz"]["median"]
-    print(f"\n{'frame loop':<12} {'ready/s':>10} {'min':>10} {'max':>10} {'frames/s':>10}")
+    print(f"\nmedian of {args.runs} runs (percentile rule: {percentile.RULE})")
+    print(f"{'frame loop':<12} {'ready/s':>10} {'min':>10} {'max':>10} {'frames/s':>10}")
     for r in rows:
         print(f"--fps {r['fps']:<6} {r['ready_hz']['median']:>10.1f} {r['ready_hz']['min']:>10.1f} "
               f"{r['ready_hz']['max']:>10.1f} {r['frames_hz']['median']:>10.1f}")
@@ -91,6 +95,7 @@ def main():
             "config": {"rate_hz": args.rate, "duration_s": args.duration, "size": args.size,
                        "placement": args.placement, "runs": args.runs, "primary": args.primary,
                        "workers": args.workers},
+            "percentile_rule": percentile.RULE,
             "ceilings": {"ready_hz_fps_30": rows[0]["ready_hz"]["median"]},
             "rows": rows,
             "goals": goals,
