@@ -555,6 +555,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
         report["scene"] = scene.demo() ? "(built-in demo)" : args->scene;
         report["tasks_file"] = args->tasks.empty() ? "(built in)" : args->tasks;
         report["frames"] = frames_done;
+        report["percentile_rule"] = "nearest rank"; // every p50/p90/p99 in the report
         report["fps"] = fps > 0 ? nlohmann::json(fps) : nlohmann::json("unlimited");
         report["scene_dt_s"] = scene_dt;
         report["elapsed_s"] = elapsed;

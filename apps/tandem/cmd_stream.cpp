@@ -197,6 +197,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
                                {"transfer_queued", harness::latency_json(s.task.transfer_queued)},
                                {"worker_done", harness::latency_json(s.task.worker_done)},
                                {"ready_observed", harness::latency_json(s.task.ready_observed)}};
+            j["percentile_rule"] = "nearest rank"; // every percentile in the report
             j["frames"] = {{"count", r.frames},
                            {"leases", r.leases},
                            {"new_outputs", r.new_outputs},

@@ -73,6 +73,7 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
     nlohmann::json report;
     report["scene"] = args.scene_label;
     report["frames"] = result.frames;
+    report["percentile_rule"] = "nearest rank"; // every p50/p90/p99 in the report
     report["fps"] = options.fps > 0 ? nlohmann::json(options.fps) : nlohmann::json("unlimited");
     report["clock"] = options.wall_clock ? "wall" : "frames";
     report["post"] = result.report;

@@ -1,6 +1,7 @@
 #include "harness/main_view.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -90,6 +91,7 @@ struct MainView::State {
     [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
     [[nodiscard]] const Frame* frame_of(std::uint64_t value) const noexcept;
     void collect_timestamps(Frame& frame, std::size_t index);
+    [[nodiscard]] std::optional<std::int64_t> end_host_ns(std::uint64_t value);
 
     // The primary as Tandem's own helpers (renderer, resources) take it: adopted, not owned.
     AdoptedPrimary m_primary;
@@ -105,6 +107,10 @@ struct MainView::State {
     detail::Handle<VkQueryPool> m_queries;
     double m_timestamp_period_ns = 0;
     std::uint64_t m_timestamp_mask = 0;
+    // Places the timestamps on the host's clock (end_host_ns), refreshed every
+    // k_calibration_frames frames against drift.
+    std::optional<detail::TimestampCalibration> m_calibration;
+    std::uint64_t m_calibrated_at = 0;
     std::vector<Frame> m_frames;
     std::uint64_t m_value = 0;
     std::vector<double> m_gpu_ms;
@@ -366,6 +372,29 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     return value;
 }
 
+std::optional<std::int64_t> MainView::State::end_host_ns(std::uint64_t value) {
+    constexpr std::uint64_t k_calibration_frames = 64;
+    const Frame* f = frame_of(value);
+    if (f == nullptr || !f->timed || !m_queries || !m_device.has_host_timed_queries()) {
+        return std::nullopt;
+    }
+    if (!m_calibration || value >= m_calibrated_at + k_calibration_frames) {
+        m_calibration = m_device.calibrate_timestamps();
+        m_calibrated_at = value;
+    }
+    if (!m_calibration) {
+        return std::nullopt;
+    }
+    const auto index = static_cast<std::uint32_t>(f - m_frames.data());
+    std::uint64_t end = 0;
+    if (vkGetQueryPoolResults(m_device.handle(), m_queries.get(), 2 * index + 1, 1, sizeof end,
+                              &end, sizeof end, VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+        return std::nullopt; // not available: the frame has not finished
+    }
+    return m_calibration->host_ns_of(end,
+                                     static_cast<std::uint32_t>(std::popcount(m_timestamp_mask)));
+}
+
 const MainView::State::Frame* MainView::State::frame_of(std::uint64_t value) const noexcept {
     for (const auto& f : m_frames) {
         if (f.value == value) {
@@ -434,6 +463,10 @@ bool MainView::has_timestamps() const noexcept {
 
 const std::vector<double>& MainView::gpu_ms() const noexcept {
     return m_state->m_gpu_ms;
+}
+
+std::optional<std::int64_t> MainView::end_host_ns(std::uint64_t value) {
+    return m_state->end_host_ns(value);
 }
 
 } // namespace tandem::harness

@@ -114,6 +114,11 @@ public:
     // queue has no timestamps.
     [[nodiscard]] bool has_timestamps() const noexcept;
     [[nodiscard]] const std::vector<double>& gpu_ms() const noexcept;
+    // After wait(value): when the frame that signalled `value` ended on the GPU (its last
+    // timestamp), in steady-clock nanoseconds, where the primary's timestamps can be placed on
+    // the host's clock (Device::has_host_timed_queries); nullopt elsewhere. The event itself,
+    // not when a host thread woke to see it.
+    [[nodiscard]] std::optional<std::int64_t> end_host_ns(std::uint64_t value);
 
 private:
     struct State;

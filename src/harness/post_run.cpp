@@ -214,7 +214,8 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     std::uint64_t newest_seen = 0;
     std::uint64_t new_outputs = 0;
     std::vector<double> submit_us;
-    std::vector<double> frame_end_to_ready_us; // sampled frames
+    std::vector<double> frame_end_to_ready_us; // timed frames (time_latency below)
+    std::uint64_t frame_ends_from_gpu = 0;     // of those, timed from the frame's GPU timestamp
     QualitySamples quality;
     detail::Rgba8Image previous_main;
     // The sample waiting for its output: the frame, its generation, the real frame and reference.
@@ -411,17 +412,28 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
             ++busy;
         }
 
-        if (read_main || read_output) {
+        // Every accepted frame after a warm-up is timed where frames are paced (the wait for its
+        // output fits in the frame's idle time); at an unlimited rate only the sampled ones.
+        constexpr std::uint64_t k_latency_warm_up = 10;
+        const bool time_latency =
+            r.accepted() && (sampled(frame) || (options.fps > 0 && frame >= k_latency_warm_up));
+        if (read_main || read_output || time_latency) {
             if (view.wait(value, std::chrono::seconds(10)) != VK_SUCCESS) {
                 result.failure = "frame " + std::to_string(frame) + " did not finish in 10 s";
                 break;
             }
         }
-        // At a sampled frame: from the real frame's end (its primary timeline value reached,
-        // seen by the wait above) to its output acquirable, the application polling as fast
-        // as it can. The output is read in the next frame, as for every sample.
-        if (sampled(frame) && r.accepted()) {
-            const auto frame_end = Clock::now();
+        // From the real frame's end on the GPU (its last timestamp on the host's clock; where
+        // the primary has none, when the wait above saw its timeline value) to its output
+        // acquirable, the application polling every 20 us. A sample's output is read in the
+        // next frame, as for every sample.
+        if (time_latency) {
+            const std::optional<std::int64_t> gpu_end = view.end_host_ns(value);
+            const auto frame_end =
+                gpu_end ? Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::nanoseconds(*gpu_end)))
+                        : Clock::now();
+            frame_ends_from_gpu += gpu_end ? 1 : 0;
             runtime.pump();
             const std::optional<Lease> l = acquire_at_least(
                 r.generation, runtime.acquire(task).lease, std::chrono::microseconds(20));
@@ -554,8 +566,12 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["submit_to_ready_us"] = latency_json(s.ready_observed);
     report["frame_end_to_ready_us"] = to_json(summarise(frame_end_to_ready_us));
     report["frame_end_to_ready_note"] =
-        "sampled frames: from the real frame's end on the primary (its timeline value observed "
-        "by the host) to its output acquirable, pump() and acquire() called every 20 us";
+        "every accepted frame after the first 10 at a paced --fps (at an unlimited rate the "
+        "sampled frames only): from the real frame's end on the primary (its last GPU "
+        "timestamp on the host's clock; where the primary has none, the host seeing its timeline "
+        "value) to its output acquirable, pump() and acquire() called every 20 us; "
+        "percentiles by nearest rank";
+    report["frame_end_to_ready_from_gpu_timestamp"] = frame_ends_from_gpu;
     report["submit_to_ready_note"] =
         "from the submit, right after the real frame was submitted on the primary, to the "
         "output observed ready on the primary by pump()";
