@@ -114,6 +114,43 @@ struct FolderJail {
     }
 };
 
+// Without its empty IDAT chunks, the PNG in `bytes`; empty when it has none (or is no PNG).
+// stb_image (Debian's 2.27) copies each IDAT into a buffer it allocates at the first non-empty
+// one, so an empty IDAT before it is a memcpy to a null pointer: undefined behaviour. An empty IDAT
+// adds nothing to the image data (every IDAT's data concatenated): dropping it changes no pixel.
+std::vector<unsigned char> png_without_empty_idat(const unsigned char* bytes, std::size_t size) {
+    static constexpr unsigned char k_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static constexpr std::size_t k_chunk_header = 8; // length and type; 4 bytes of CRC follow
+    if (size < sizeof k_signature || std::memcmp(bytes, k_signature, sizeof k_signature) != 0) {
+        return {};
+    }
+    auto be32 = [&](std::size_t at) {
+        return (std::uint32_t{bytes[at]} << 24) | (std::uint32_t{bytes[at + 1]} << 16) |
+               (std::uint32_t{bytes[at + 2]} << 8) | std::uint32_t{bytes[at + 3]};
+    };
+    std::vector<unsigned char> kept;
+    std::size_t copied_up_to = 0; // bytes before this are in `kept` (or dropped)
+    std::size_t at = sizeof k_signature;
+    while (size - at >= k_chunk_header) {
+        const std::uint32_t length = be32(at);
+        const bool idat = std::memcmp(bytes + at + 4, "IDAT", 4) == 0;
+        // The chunk's CRC may be cut off: stb_image still reads an empty IDAT there.
+        const std::size_t chunk = std::min(k_chunk_header + length + 4, size - at);
+        if (idat && length == 0) {
+            kept.insert(kept.end(), bytes + copied_up_to, bytes + at);
+            copied_up_to = at + chunk;
+        } else if (std::memcmp(bytes + at + 4, "IEND", 4) == 0) {
+            break;
+        }
+        at += chunk;
+    }
+    if (copied_up_to == 0) {
+        return {};
+    }
+    kept.insert(kept.end(), bytes + copied_up_to, bytes + size);
+    return kept;
+}
+
 // Decodes one image's encoded bytes (PNG, JPEG, ...) to RGBA8 in `image`; false with the reason
 // in `err` when they are not an image stb_image reads or it is too large.
 bool decode_into(tinygltf::Image& image, std::size_t index, const unsigned char* bytes,
@@ -122,6 +159,11 @@ bool decode_into(tinygltf::Image& image, std::size_t index, const unsigned char*
     if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         err += name + " has " + std::to_string(size) + " bytes of image data\n";
         return false;
+    }
+    const std::vector<unsigned char> png = png_without_empty_idat(bytes, size);
+    if (!png.empty()) {
+        bytes = png.data();
+        size = png.size();
     }
     const int length = static_cast<int>(size);
     int w = 0;
