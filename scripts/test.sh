@@ -2,8 +2,8 @@
 # The README's second command: installs what is missing, builds with warnings as errors, checks
 # formatting, and runs the whole test suite through CTest with Khronos validation (including
 # synchronisation validation) on every Vulkan test. Then builds the libFuzzer targets with clang
-# (AddressSanitizer + UBSan) in build-fuzz/ and runs each for a minute from its seed corpus
-# (TANDEM_SKIP_FUZZ=1 skips that part).
+# (AddressSanitizer + UBSan, every finding fatal) in build-fuzz/ and runs each for a minute from
+# its seed corpus; any sanitizer report fails the run (TANDEM_SKIP_FUZZ=1 skips that part).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TANDEM_BUILD_DIR:-$root/build}
