@@ -166,10 +166,17 @@ TEST_F(Log, TheCallbackReceivesLevelCategoryAndMessage) {
 }
 
 TEST_F(Log, ACallbackThatThrowsDoesNotReachTheCaller) {
+    int calls = 0;
     const auto logger = detail::Logger::create(
-        LogLevel::Warn, [](LogLevel, std::string_view, std::string_view) { throw 1; });
+        LogLevel::Warn, [&calls](LogLevel, std::string_view, std::string_view) {
+            ++calls;
+            throw 1;
+        });
     const detail::LogScope scope(*logger);
     EXPECT_NO_THROW(detail::log_error("runtime", "the callback throws"));
+    EXPECT_EQ(calls, 1); // the callback ran, and threw
+    EXPECT_NO_THROW(detail::log_error("runtime", "and again"));
+    EXPECT_EQ(calls, 2); // a callback that threw still gets the next message
 }
 
 TEST_F(Log, AScopeRoutesItsOwnThreadAndTheThreadsItStartsOnly) {
