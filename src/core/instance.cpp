@@ -15,26 +15,6 @@ namespace {
 constexpr const char* k_validation_layer = "VK_LAYER_KHRONOS_validation";
 std::mutex g_last_message_mutex;
 
-// The known false positive described at k_host_signalled_only: that message, about semaphores
-// that are all marked host-signalled only.
-bool known_false_positive(const VkDebugUtilsMessengerCallbackDataEXT* data) {
-    if (data == nullptr || data->pMessageIdName == nullptr ||
-        std::strcmp(data->pMessageIdName, "VUID-VkSemaphoreSignalInfo-value-03259") != 0 ||
-        data->objectCount == 0) {
-        return false;
-    }
-    for (std::uint32_t i = 0; i < data->objectCount; ++i) {
-        const auto& object = data->pObjects[i];
-        const std::string_view name = object.pObjectName != nullptr ? object.pObjectName : "";
-        if (object.objectType != VK_OBJECT_TYPE_SEMAPHORE ||
-            name.size() < k_host_signalled_only.size() ||
-            name.substr(name.size() - k_host_signalled_only.size()) != k_host_signalled_only) {
-            return false;
-        }
-    }
-    return true;
-}
-
 bool has_layer(const char* name) {
     std::uint32_t count = 0;
     vkEnumerateInstanceLayerProperties(&count, nullptr);
@@ -60,7 +40,35 @@ bool has_instance_extension(const char* name) {
     }
     return false;
 }
+// Indices into Instance::m_counts, in MessageCounts' order.
+enum CountIndex : std::size_t {
+    k_general,
+    k_validation,
+    k_performance,
+    k_verbose,
+    k_info,
+    k_warning,
+    k_error,
+    k_known_false_positives,
+};
 } // namespace
+
+bool is_known_false_positive(const VkDebugUtilsMessengerCallbackDataEXT* data) {
+    if (data == nullptr || data->pMessageIdName == nullptr ||
+        std::strcmp(data->pMessageIdName, k_host_signal_false_positive_vuid) != 0 ||
+        data->objectCount == 0) {
+        return false;
+    }
+    for (std::uint32_t i = 0; i < data->objectCount; ++i) {
+        const auto& object = data->pObjects[i];
+        const std::string_view name = object.pObjectName != nullptr ? object.pObjectName : "";
+        if (object.objectType != VK_OBJECT_TYPE_SEMAPHORE ||
+            !name.ends_with(k_host_signalled_only)) {
+            return false;
+        }
+    }
+    return true;
+}
 
 const char* to_string(Validation validation) noexcept {
     switch (validation) {
@@ -102,12 +110,6 @@ Validation validation_from_env(Validation fallback) {
 
 Instance::Instance(const InstanceOptions& options)
     : m_validation(options.validation), m_fail_severity(options.fail_severity) {
-    if (const auto threads = keep_cores_from_cpu_devices()) {
-        log_debug("device",
-                  "CPU Vulkan devices render with {} threads (LP_NUM_THREADS), keeping {} for the "
-                  "application",
-                  *threads, k_cores_kept_from_cpu_devices);
-    }
     std::uint32_t loader_version = 0;
     if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
         loader_version < VK_API_VERSION_1_3) {
@@ -235,6 +237,20 @@ std::string Instance::last_validation_message() const {
     return m_last_message;
 }
 
+MessageCounts Instance::message_counts() const noexcept {
+    // Relaxed: each counter is a statistic of its own; no other memory is published through it.
+    const auto at = [&](CountIndex i) { return m_counts[i].load(std::memory_order_relaxed); };
+    return {at(k_general), at(k_validation), at(k_performance), at(k_verbose),
+            at(k_info),    at(k_warning),    at(k_error),       at(k_known_false_positives)};
+}
+
+void Instance::reset_validation_messages() noexcept {
+    m_messages.store(0, std::memory_order_relaxed);
+    for (auto& count : m_counts) {
+        count.store(0, std::memory_order_relaxed);
+    }
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
@@ -245,9 +261,31 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
         line.remove_suffix(1);
     }
+    const auto count = [&](CountIndex i) {
+        self->m_counts[i].fetch_add(1, std::memory_order_relaxed);
+    };
+    if ((types & VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT) != 0) {
+        count(k_general);
+    }
+    if ((types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) != 0) {
+        count(k_validation);
+    }
+    if ((types & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT) != 0) {
+        count(k_performance);
+    }
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        count(k_error);
+    } else if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        count(k_warning);
+    } else if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) {
+        count(k_info);
+    } else {
+        count(k_verbose);
+    }
     // The thread that made the Vulkan call runs this, so its logger (a Runtime's, on the
     // Runtime's calls and threads) receives the message.
-    if (known_false_positive(data)) {
+    if (is_known_false_positive(data)) {
+        count(k_known_false_positives);
         log_debug("validation", "known false positive, not counted: {}", line);
         return VK_FALSE;
     }
