@@ -250,11 +250,13 @@ bool Worker::poll_completions() noexcept {
         m_watch_result.store(r, std::memory_order_release);
         return false;
     }
-    if (value <= m_completed_work.load(std::memory_order_relaxed)) {
-        return false;
-    }
+    // A job is noted after its submit: one whose value the last poll saw reached already is
+    // reported now, though the value did not move (else only once a later job moved it).
+    const std::uint64_t before = m_completed_work.load(std::memory_order_relaxed);
+    value = std::max(value, before);
     // Report the jobs first, then publish the value: a thread that sees the value (acquire)
     // also sees what on_complete did for the jobs behind it.
+    bool reported = false;
     for (;;) {
         WorkerJob job;
         {
@@ -266,6 +268,10 @@ bool Worker::poll_completions() noexcept {
             m_submitted.pop_front();
         }
         m_on_complete(*this, job);
+        reported = true;
+    }
+    if (value == before) {
+        return reported;
     }
     m_progress_at.store(std::chrono::steady_clock::now().time_since_epoch().count(),
                         std::memory_order_relaxed);

@@ -152,7 +152,8 @@ private:
     void run_transfers();
     void run_watch();
     // Reads the timeline once; publishes a new completed value and reports the jobs it
-    // completes. True when it moved. Watcher thread (or after stop()).
+    // completes, and those noted since with a value reached before. True when it moved or a
+    // job was reported. Watcher thread (or after stop()).
     bool poll_completions() noexcept;
     // Waits (holding `lock` on m_mutex) until `queue` has work or stop() was called; false on
     // stop. Before sleeping it polls `posts` for up to k_spin: a job that follows within that
