@@ -284,6 +284,9 @@ struct TaskStats {
     // named their loan's own semaphore (InputLoan::written), which made no Vulkan call.
     std::uint64_t input_copies = 0;
     std::uint64_t input_sends = 0;
+    // Of those sends, the ones a worker's job thread made for a queued job while an earlier
+    // job waited for its own inputs, so that the next download is in flight meanwhile.
+    std::uint64_t input_sends_early = 0;
     std::uint64_t chained_reads = 0;
     std::uint64_t lent_submits = 0;
     std::uint64_t lent_signalled_submits = 0;

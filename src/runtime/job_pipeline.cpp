@@ -1,5 +1,6 @@
 #include "runtime/job_pipeline.hpp"
 
+#include <array>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -143,6 +144,86 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why) 
     }
 }
 
+VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
+                                      std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
+                                      Clock::time_point& t_sent) noexcept {
+    TaskInstance& instance = *job.instance;
+    // A link that cannot take one yet is asked again, as the transfer is.
+    VkResult sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+    while (sent == VK_NOT_READY && !worker.lost()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        waits.clear();
+        sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+    }
+    t_sent = Clock::now();
+    if (sent != VK_SUCCESS || instance.inputs.links.empty()) {
+        return sent;
+    }
+    // The next jobs' downloads follow this one's on the primary while this job waits below, and
+    // those of jobs queued meanwhile once the queue moved.
+    std::uint64_t posts = worker.job_posts();
+    send_ahead(worker);
+    // A host bridge submits the receiving side later: the job's batch follows its submission.
+    while (!inputs_queued(instance, job.slot) && !worker.lost()) {
+        for (const auto& link : instance.inputs.links) {
+            if (link->failed()) {
+                why = "an input's link failed: " + link->error();
+                return VK_ERROR_UNKNOWN;
+            }
+        }
+        if (const std::uint64_t now = worker.job_posts(); now != posts) {
+            posts = now;
+            send_ahead(worker);
+        }
+        std::this_thread::sleep_for(k_hand_off_poll);
+    }
+    return VK_SUCCESS;
+}
+
+void JobPipeline::send_ahead(Worker& worker) noexcept {
+    if (worker.lost()) {
+        return; // its jobs' slots retire
+    }
+    std::array<WorkerJob, k_jobs_sent_ahead> queued{};
+    const std::size_t count = worker.queued_jobs(queued);
+    std::vector<VkSemaphoreSubmitInfo> waits; // the job's turn asks for them again
+    std::string why;                          // and reports a failure itself
+    for (std::size_t k = 0; k < count; ++k) {
+        const WorkerJob& next = queued[k];
+        TaskInstance& instance = *next.instance; // alive: its job holds it (host_jobs)
+        if (instance.inputs.links.empty()) {
+            continue; // nothing crosses a link
+        }
+        {
+            std::lock_guard lock(instance.mutex);
+            const SlotRecord& s = instance.ring[next.slot];
+            // Retired meanwhile (its worker or its link failed): its turn lets the job go. Only
+            // this thread takes a queued job's slot out of Recording otherwise.
+            if (s.state != SlotState::Recording || s.generation != next.generation) {
+                continue;
+            }
+        }
+        if (!inputs_to_send_ahead(instance, next.slot)) {
+            continue; // sent already, or waiting for the application's loan semaphore
+        }
+        const auto t0 = Clock::now();
+        waits.clear();
+        if (send_inputs(instance, next.slot, m_inputs.timeline(), waits, why, true) != VK_SUCCESS) {
+            return; // a link that cannot take it yet, or failed: the rest waits for its turn
+        }
+        if (m_trace.enabled()) {
+            try {
+                const std::uint32_t track = m_trace.track(worker.label() + " submit thread");
+                const std::string& name = instance.desc.name;
+                m_trace.span(track, "inputs sent early " + name, t0, Clock::now(), next.generation,
+                             name);
+            } catch (...) {
+                // Out of memory: the trace misses one span.
+            }
+        }
+    }
+}
+
 void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     TaskInstance& instance = *job.instance;
     const auto t0 = Clock::now();
@@ -199,29 +280,13 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
 
-    // The job's inputs on its way to the device, before its work waits for them (a link that
-    // cannot take one yet is asked again, as the transfer below is).
+    // The job's inputs on its way to the device, before its work waits for them.
     std::vector<VkSemaphoreSubmitInfo> waits;
     std::vector<JobInput> inputs;
     if (!instance.inputs.empty() || !chained.empty()) {
         std::string why;
-        VkResult sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
-        while (sent == VK_NOT_READY && !worker.lost()) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-            waits.clear();
-            sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
-        }
-        const auto t_sent = Clock::now();
-        // A host bridge submits the receiving side later: the job's batch follows its submission.
-        while (sent == VK_SUCCESS && !inputs_queued(instance, job.slot) && !worker.lost()) {
-            for (const auto& link : instance.inputs.links) {
-                if (link->failed()) {
-                    sent = VK_ERROR_UNKNOWN;
-                    why = "an input's link failed: " + link->error();
-                }
-            }
-            std::this_thread::sleep_for(k_hand_off_poll);
-        }
+        Clock::time_point t_sent;
+        const VkResult sent = send_job_inputs(worker, job, waits, why, t_sent);
         // A link that failed while its device works: its path is dropped for the pair and the
         // task prepared again with the next one, as for outputs (the slot retired with it).
         for (const auto& link : instance.inputs.links) {

@@ -3,7 +3,8 @@
 // and copies its bytes: a lock and a copy, and for a task with inputs the submit of their copies
 // on the primary (task_inputs.hpp), never a wait on a GPU; the caller then queues the job on
 // the instance's worker. Before its work, the job thread sends the slot's inputs to the device
-// and finds its chained inputs in place (task_chains.hpp: its batch waits for their producers'
+// (and, before it waits for them, those of the jobs queued behind it: send_ahead) and finds its
+// chained inputs in place (task_chains.hpp: its batch waits for their producers'
 // hand-offs; a producer's job waits for the consumers that read its slot before). On
 // the worker's job thread, process_job() records the job (the job timer's first timestamp, the
 // workload's commands, the second timestamp, the layout the transfer wants) and submits it,
@@ -29,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "runtime/completion_tracker.hpp"
 #include "runtime/link_failures.hpp"
@@ -84,6 +86,22 @@ public:
     void drop_job(const WorkerJob& job) noexcept;
 
 private:
+    // The jobs queued behind its own whose inputs the job thread sends at most (send_ahead):
+    // more in flight would not keep the primary's copies any busier.
+    static constexpr std::size_t k_jobs_sent_ahead = 8;
+
+    // Sends the job's inputs, then those of the jobs queued behind it (send_ahead), and waits
+    // until its batch may wait for their arrival (inputs_queued). VK_SUCCESS (also when the
+    // worker was lost meanwhile); else what failed, `why` set where a link said why. `t_sent`:
+    // when its own links took them.
+    [[nodiscard]] VkResult send_job_inputs(Worker& worker, const WorkerJob& job,
+                                           std::vector<VkSemaphoreSubmitInfo>& waits,
+                                           std::string& why, Clock::time_point& t_sent) noexcept;
+    // Sends the inputs of the jobs queued on `worker` behind the one its job thread holds (at
+    // most k_jobs_sent_ahead, in queue order, each once, only those inputs_to_send_ahead), so
+    // that the primary's next download is in flight while that job waits for its own. Stops at
+    // the first a link does not take; that job's own turn sends again and reports a failure.
+    void send_ahead(Worker& worker) noexcept;
     void submit_transfer(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                          Clock::time_point t_submit, std::uint64_t work_value,
                          VkSemaphoreSubmitInfo signal, VkImage worker_image,

@@ -150,7 +150,8 @@ struct Task {
     std::uint64_t lent_submits = 0; // submits that named lent images (TaskStats::lent_submits)
     std::uint64_t lent_signalled_submits = 0; // of those, submitting nothing (TaskStats)
     GpuTimes input_copy_gpu; // TaskStats::input_copy_gpu_us, added by InputCopier::copy
-    std::atomic<std::uint64_t> input_sends{0}; // the job threads count them
+    std::atomic<std::uint64_t> input_sends{0};       // the job threads count them
+    std::atomic<std::uint64_t> input_sends_early{0}; // of those, for a queued job (send_ahead)
 
     // Whether the scheduler places it: placement auto, not pinned, and not a consumer that stays
     // with its producers (one that reads several, or none that it follows). Caller holds mutex.

@@ -609,7 +609,8 @@ void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
 }
 
 VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineSemaphore& copies,
-                     std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why) noexcept {
+                     std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
+                     bool ahead) noexcept {
     InstanceInputs& in = instance.inputs;
     if (in.empty()) {
         return VK_SUCCESS;
@@ -650,6 +651,9 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
             image.to_send = false;
             // Relaxed: a counter for statistics, ordering nothing.
             instance.owner->input_sends.fetch_add(1, std::memory_order_relaxed);
+            if (ahead) {
+                instance.owner->input_sends_early.fetch_add(1, std::memory_order_relaxed);
+            }
             image.target_layout = in.links[i]->primary_layout_after();
             image.source_free = ticket.worker_value;
             image.arrived = ticket.primary_value;
@@ -660,6 +664,15 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
     return VK_SUCCESS;
+}
+
+bool inputs_to_send_ahead(const TaskInstance& instance, std::uint32_t slot) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    if (in.links.empty() || in.signalled(slot)) {
+        return false;
+    }
+    return std::any_of(in.slots[slot].begin(), in.slots[slot].end(),
+                       [](const InputSlot& image) { return image.to_send; });
 }
 
 bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept {

@@ -17,7 +17,9 @@
 //                    the slot's copy to the device, waiting on the input timeline (or the loan
 //                    semaphore) GPU-side or through the pair's bridge; the job's batch waits for
 //                    every arrival. On the primary there is nothing to send: the job waits for
-//                    the copy (or the application's signal) itself.
+//                    the copy (or the application's signal) itself. Before waiting for them,
+//                    the job thread also sends the inputs of the jobs queued behind (their
+//                    slots are Recording for them), so the next download is already in flight.
 //
 // Ordering: a slot's copy is rewritten only once the slot is Free again (its job completed,
 // which waited for its inputs' arrival, which waited for their download), and the next copy
@@ -122,10 +124,18 @@ private:
 // and appends the waits the job's batch needs to `waits`: each arrival on another device, the
 // copy itself on the primary. VK_SUCCESS; VK_NOT_READY when a link cannot take its input yet
 // (call again: what was sent is not sent twice); else the failing link's result, `why` set.
+// `ahead`: for a job queued behind the one the job thread holds (inputs_to_send_ahead), counted
+// in TaskStats::input_sends_early too.
 [[nodiscard]] VkResult send_inputs(TaskInstance& instance, std::uint32_t slot,
                                    const TimelineSemaphore& copies,
-                                   std::vector<VkSemaphoreSubmitInfo>& waits,
-                                   std::string& why) noexcept;
+                                   std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
+                                   bool ahead = false) noexcept;
+
+// True when the job thread may send `slot`'s inputs before the job's turn (its job queued,
+// the slot Recording for it): some are still to be sent over a link, and they wait for
+// Tandem's copy at submit, which is submitted already, not for the application's signal of a
+// loan semaphore, which may come only later. The job thread.
+[[nodiscard]] bool inputs_to_send_ahead(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
 // True once the job's batch may wait for every input of `slot`: a host-bridged link's bridge
 // submits the receiving side later, and the batch is submitted only once that side is queued

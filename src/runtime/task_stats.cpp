@@ -89,6 +89,7 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     s.input_copies = task.input_copies;
     // Relaxed: a counter, ordering nothing.
     s.input_sends = task.input_sends.load(std::memory_order_relaxed);
+    s.input_sends_early = task.input_sends_early.load(std::memory_order_relaxed);
     s.chained_reads = task.chained_reads;
     s.lent_submits = task.lent_submits;
     s.lent_signalled_submits = task.lent_signalled_submits;

@@ -35,6 +35,17 @@ void Worker::enqueue(const WorkerJob& job) {
     m_cv.notify_one();
 }
 
+std::size_t Worker::queued_jobs(std::span<WorkerJob> out) const {
+    std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (auto it = m_queue.begin(); it != m_queue.end() && n < out.size(); ++it) {
+        if (m_hold.count({it->instance, it->generation}) == 0) {
+            out[n++] = *it;
+        }
+    }
+    return n;
+}
+
 void Worker::note_submitted(const WorkerJob& job, std::uint64_t work_value) {
     {
         std::lock_guard lock(m_mutex);

@@ -4,7 +4,8 @@
 // transfer thread, which submits it. So recording and submitting job n+1 overlaps submitting
 // the transfer of job n, tasks on different workers run concurrently, and the app-thread cost
 // stays a lock and a push. Both queues are FIFO, so each task's transfers are submitted in the
-// order of its jobs.
+// order of its jobs. The job thread may look at the jobs queued behind the one it holds
+// (queued_jobs) to send their inputs ahead; it still takes them in order.
 //
 // A third thread, the completion watcher, is the only one that reads the worker's work timeline:
 // while submitted work is outstanding it polls the counter (never a blocking wait), publishes
@@ -32,6 +33,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -74,6 +76,15 @@ public:
     [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
 
     void enqueue(const WorkerJob& job);
+    // Copies the jobs queued behind the one the job thread holds into `out`, from the front,
+    // at most out.size() of them, leaving out those held (hold()): the job thread sends their
+    // inputs ahead (JobPipeline). They stay queued; any thread.
+    [[nodiscard]] std::size_t queued_jobs(std::span<WorkerJob> out) const;
+    // Grows whenever a job is queued: the job thread asks queued_jobs() again only once it moved.
+    [[nodiscard]] std::uint64_t job_posts() const noexcept {
+        // Acquire: pairs with enqueue's release, so the job queued is seen by queued_jobs().
+        return m_job_posts.load(std::memory_order_acquire);
+    }
     // The job thread submitted `job`'s work, signalling work_timeline() at `work_value`: the
     // watcher reports it to `on_complete` once the timeline reaches that value.
     void note_submitted(const WorkerJob& job, std::uint64_t work_value);

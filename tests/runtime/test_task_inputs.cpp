@@ -7,10 +7,14 @@
 // fixture's validation (synchronisation validation in the test job).
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "app_image.hpp"
 #include "core/capabilities.hpp"
@@ -39,6 +43,32 @@ std::vector<std::uint8_t> round_bytes(std::uint64_t round, std::size_t size) {
         out[i] = static_cast<std::uint8_t>(x >> 24);
     }
     return out;
+}
+
+// Every earlier access of the image (and of the buffer) before every later one.
+void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to) {
+    VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
+    b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    b.dstAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
+    b.oldLayout = from;
+    b.newLayout = to;
+    b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image;
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkMemoryBarrier2 m{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    m.srcStageMask = b.srcStageMask;
+    m.srcAccessMask = b.srcAccessMask;
+    m.dstStageMask = b.dstStageMask;
+    m.dstAccessMask = b.dstAccessMask;
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dep.memoryBarrierCount = 1;
+    dep.pMemoryBarriers = &m;
+    dep.imageMemoryBarrierCount = 1;
+    dep.pImageMemoryBarriers = &b;
+    vkCmdPipelineBarrier2(cmd, &dep);
 }
 
 // The application's workload: copies its one input, bit for bit, into the task's RGBA8 output
@@ -104,32 +134,6 @@ public:
     }
 
 private:
-    // Every earlier access of the image (and of the buffer) before every later one.
-    static void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to) {
-        VkImageMemoryBarrier2 b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-        b.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        b.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
-        b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        b.dstAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_MEMORY_READ_BIT;
-        b.oldLayout = from;
-        b.newLayout = to;
-        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        b.image = image;
-        b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        VkMemoryBarrier2 m{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        m.srcStageMask = b.srcStageMask;
-        m.srcAccessMask = b.srcAccessMask;
-        m.dstStageMask = b.dstStageMask;
-        m.dstAccessMask = b.dstAccessMask;
-        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dep.memoryBarrierCount = 1;
-        dep.pMemoryBarriers = &m;
-        dep.imageMemoryBarrierCount = 1;
-        dep.pImageMemoryBarriers = &b;
-        vkCmdPipelineBarrier2(cmd, &dep);
-    }
-
     VkDevice m_device;
     VkDeviceSize m_bytes = 0;
     VkBuffer m_buffer = VK_NULL_HANDLE;
@@ -169,6 +173,121 @@ public:
                                VK_ACCESS_2_TRANSFER_WRITE_BIT);
         vkCmdFillBuffer(job.cmd, in.buffer, 0, in.size, 0xdeadbeefu);
     }
+};
+
+// What each job of a JournalInput task read, by generation: filled as the jobs are seen
+// complete, so that a test checks every job's inputs, not only the outputs it acquires.
+struct InputJournal {
+    std::mutex mutex;
+    std::map<std::uint64_t, std::vector<std::uint8_t>> read; // generation -> its inputs' bytes
+    [[nodiscard]] std::optional<std::vector<std::uint8_t>> of(std::uint64_t generation) {
+        std::lock_guard lock(mutex);
+        const auto it = read.find(generation);
+        return it == read.end() ? std::nullopt : std::optional(it->second);
+    }
+};
+
+// The application's workload for streams of two inputs, an image and a buffer: copies both,
+// bit for bit, into an entry of host-visible memory of its device (one per generation, modulo
+// k_entries) and the image's bytes on into the task's RGBA8 output, then poisons both inputs
+// as CopyInput does; completed() keeps each entry in the journal.
+class JournalInput final : public Workload {
+public:
+    static constexpr std::uint64_t k_entries = 32;
+
+    JournalInput(const WorkerContext& context, std::shared_ptr<InputJournal> journal)
+        : m_device(context.device), m_journal(std::move(journal)) {
+        const TaskInputDesc& image = context.inputs.at(0);
+        m_image_bytes = VkDeviceSize{image.width} * image.height * texel_bytes(image.format);
+        m_entry = m_image_bytes + context.inputs.at(1).buffer_size;
+        VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        info.size = m_entry * k_entries;
+        info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        if (vkCreateBuffer(m_device, &info, nullptr, &m_buffer) != VK_SUCCESS) {
+            throw Error("creating the journal failed", "");
+        }
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(m_device, m_buffer, &req);
+        const auto type = context.find_memory_type(
+            req.memoryTypeBits,
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+        VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        alloc.allocationSize = req.size;
+        alloc.memoryTypeIndex = type.value_or(0);
+        void* mapped = nullptr;
+        if (!type || vkAllocateMemory(m_device, &alloc, nullptr, &m_memory) != VK_SUCCESS ||
+            vkBindBufferMemory(m_device, m_buffer, m_memory, 0) != VK_SUCCESS ||
+            vkMapMemory(m_device, m_memory, 0, VK_WHOLE_SIZE, 0, &mapped) != VK_SUCCESS) {
+            vkDestroyBuffer(m_device, m_buffer, nullptr);
+            vkFreeMemory(m_device, m_memory, nullptr);
+            throw Error("allocating the journal failed", "");
+        }
+        m_mapped = static_cast<const std::uint8_t*>(mapped);
+    }
+    ~JournalInput() override {
+        vkDestroyBuffer(m_device, m_buffer, nullptr);
+        vkFreeMemory(m_device, m_memory, nullptr);
+    }
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        if (job.inputs.size() != 2 || job.inputs[1].buffer == VK_NULL_HANDLE) {
+            throw Error("the job's inputs are not an image and a buffer", "");
+        }
+        const JobInput& in = job.inputs[0];
+        const JobInput& bytes = job.inputs[1];
+        const VkDeviceSize at = (job.generation % k_entries) * m_entry;
+        barrier(job.cmd, in.image, in.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+        VkBufferImageCopy region{};
+        region.bufferOffset = at;
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageExtent = {in.extent.width, in.extent.height, 1};
+        vkCmdCopyImageToBuffer(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_buffer, 1,
+                               &region);
+        const VkBufferCopy rest{0, at + m_image_bytes, bytes.size};
+        vkCmdCopyBuffer(job.cmd, bytes.buffer, m_buffer, 1, &rest);
+        // Poison what arrived: the next job must read its own inputs.
+        barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        const VkClearColorValue poison{{0.25f, 0.5f, 0.75f, 1.0f}};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &poison, 1,
+                             &range);
+        vkCmdFillBuffer(job.cmd, bytes.buffer, 0, bytes.size, 0xdeadbeefu);
+        barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.layout);
+        barrier(job.cmd, job.image, job.initial_layout, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+        VkBufferImageCopy out{};
+        out.bufferOffset = at;
+        out.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        out.imageExtent = {job.extent.width, job.extent.height, 1};
+        vkCmdCopyBufferToImage(job.cmd, m_buffer, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                               1, &out);
+        // The entry's bytes for the host, which reads them once the job completed.
+        detail::memory_barrier(job.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                               VK_ACCESS_2_MEMORY_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                               VK_ACCESS_2_HOST_READ_BIT);
+    }
+    void completed(std::uint32_t /*slot*/, std::uint64_t generation) noexcept override {
+        const std::uint8_t* entry = m_mapped + (generation % k_entries) * m_entry;
+        try {
+            std::lock_guard lock(m_journal->mutex);
+            m_journal->read[generation].assign(entry, entry + m_entry);
+        } catch (...) {
+            ADD_FAILURE() << "out of memory keeping generation " << generation;
+        }
+    }
+
+private:
+    VkDevice m_device;
+    std::shared_ptr<InputJournal> m_journal;
+    VkDeviceSize m_image_bytes = 0;
+    VkDeviceSize m_entry = 0;
+    VkBuffer m_buffer = VK_NULL_HANDLE;
+    VkDeviceMemory m_memory = VK_NULL_HANDLE;
+    const std::uint8_t* m_mapped = nullptr;
 };
 
 class TaskInputs : public RuntimeTest {
@@ -752,7 +871,7 @@ TEST_F(TaskInputs, AnInputPathThatFailsInUseIsDroppedAndTheNextCarriesTheInputs)
     detail::Device& app = app_device();
     const TaskId task = runtime->register_task(copy_task(VK_FORMAT_R8G8B8A8_UNORM, "worker"));
     const std::string first = runtime->stats(task).input_path;
-    const std::string outputs = runtime->stats(task).transfer_path;
+    const std::optional<TransferPath> outputs = runtime->stats(task).transfer_path;
     EXPECT_GE(run_rounds(*runtime, app, task, VK_FORMAT_R8G8B8A8_UNORM, 4), 1);
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
     // Nothing in flight: the next such recording is the input link's, before the job's.
@@ -874,6 +993,443 @@ TEST_F(TaskInputs, ATaskWithInputsIsNotCalibratedWithTrialJobs) {
     EXPECT_EQ(c.error, TaskError::NotMeasured);
     EXPECT_NE(c.reason.find("has inputs"), std::string::npos) << c.reason;
     EXPECT_EQ(runtime->stats(task).trial_jobs, 0u);
+}
+
+// Inputs sent ahead (JobPipeline::send_ahead): while a job waits for its own inputs, the
+// worker's job thread sends those of the jobs queued behind it. A JournalInput task (an image
+// and a buffer a job) takes bursts of submits held back on the worker until all are queued,
+// then let go at once; every job's inputs must be its own round's, whichever job sent them.
+constexpr std::size_t k_journal_bytes = std::size_t{k_width} * k_height * 4;
+constexpr std::uint64_t k_buffer_round = 1'000'000; // a buffer's bytes: another round's
+
+class TaskInputsSentEarly : public TaskInputs {
+protected:
+    static TaskDesc journal_task(const std::shared_ptr<InputJournal>& journal,
+                                 std::uint32_t slots) {
+        TaskDesc d;
+        d.name = "journal-inputs";
+        d.width = k_width;
+        d.height = k_height;
+        d.slots = slots;
+        d.placement = Placement::parse("worker").value();
+        d.inputs = {{"image", VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height},
+                    {.name = "bytes", .buffer_size = k_journal_bytes}};
+        d.factory = [journal](const WorkerContext& c) {
+            return std::make_unique<JournalInput>(c, journal);
+        };
+        return d;
+    }
+
+    // The application's two inputs, rewritten each round once the last submit released them.
+    struct TwoInputs {
+        TwoInputs(detail::Device& app, const Runtime& runtime)
+            : image(app, runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height),
+              buffer(app, runtime, k_journal_bytes, 0) {}
+        std::array<InputImage, 2> write(std::uint64_t round) {
+            return {image.write(round_bytes(round, k_journal_bytes), released),
+                    buffer.write(round_bytes(round + k_buffer_round, k_journal_bytes), released)};
+        }
+        void finish() {
+            image.finish(released);
+            buffer.finish(released);
+        }
+        AppImage image;
+        AppImage buffer;
+        std::uint64_t released = 0;
+    };
+
+    // Where the task's jobs are, for a failure's message.
+    static std::string describe(const TaskStats& s) {
+        return "accepted " + std::to_string(s.accepted) + ", ready " + std::to_string(s.ready) +
+               ", superseded " + std::to_string(s.superseded) + ", in flight " +
+               std::to_string(s.in_flight) + ", newest " + std::to_string(s.newest_generation) +
+               ", failed jobs " + std::to_string(s.failed_jobs) + " (" + s.workload_error +
+               "), input path " + s.input_path + ", worker lost: " + s.worker_lost_reason;
+    }
+
+    // What a job of `round` must have read: its image's bytes, then its buffer's.
+    static std::vector<std::uint8_t> journal_entry(std::uint64_t round) {
+        std::vector<std::uint8_t> out = round_bytes(round, k_journal_bytes);
+        const std::vector<std::uint8_t> rest = round_bytes(round + k_buffer_round, k_journal_bytes);
+        out.insert(out.end(), rest.begin(), rest.end());
+        return out;
+    }
+
+    // Submits `round` (pumping while every slot is busy or the task is being prepared); its
+    // generation on success.
+    std::uint64_t submit_round(Runtime& runtime, TaskId task, TwoInputs& app, std::uint64_t round) {
+        const std::array<InputImage, 2> inputs = app.write(round);
+        SubmitResult r;
+        EXPECT_TRUE(pump_until(runtime, [&] {
+            r = runtime.submit(task, {}, inputs);
+            return r.status != SubmitStatus::Busy && r.status != SubmitStatus::Preparing;
+        }));
+        EXPECT_TRUE(r.accepted()) << r.reason;
+        app.released = std::max(app.released, r.inputs_released);
+        return r.accepted() ? r.generation : 0;
+    }
+
+    // Every generation of `round_of` completed, and read its round's inputs (the journal); the
+    // newest output holds the newest round's image.
+    void check_rounds(Runtime& runtime, TaskId task, InputJournal& journal,
+                      const std::map<std::uint64_t, std::uint64_t>& round_of) {
+        ASSERT_FALSE(round_of.empty());
+        const std::uint64_t last = round_of.rbegin()->first;
+        ASSERT_TRUE(pump_until(runtime,
+                               [&] {
+                                   return runtime.stats(task).newest_generation >= last &&
+                                          journal.of(last).has_value();
+                               }))
+            << describe(runtime.stats(task)) << ", waiting for generation " << last;
+        for (const auto& [generation, round] : round_of) {
+            const auto read = journal.of(generation);
+            ASSERT_TRUE(read) << "generation " << generation << " never completed";
+            EXPECT_TRUE(*read == journal_entry(round))
+                << "generation " << generation << " did not read round " << round << "'s inputs";
+        }
+        harness::LeaseReader reader(runtime, 2, k_width, k_height);
+        const auto lease = runtime.acquire(task);
+        ASSERT_TRUE(lease);
+        std::uint64_t v = 0;
+        const auto px = read_back(reader, *lease, v);
+        runtime.release(*lease, v);
+        ASSERT_EQ(lease->generation, last);
+        EXPECT_TRUE(px == round_bytes(round_of.at(last), k_journal_bytes));
+    }
+
+    // `bursts` bursts of `slots - 1` submits (every slot but the published output's), each
+    // held back on the worker until all are queued and then let go at once: the job thread
+    // takes the first and sends the others' inputs while it waits for its own.
+    void run_bursts(Runtime& runtime, TaskId task, TwoInputs& app, InputJournal& journal,
+                    std::uint32_t slots, int bursts, std::uint64_t& round) {
+        auto& impl = detail::RuntimeAccess::impl(runtime);
+        for (int b = 0; b < bursts && !HasFailure(); ++b) {
+            const std::uint64_t first = runtime.stats(task).accepted + 1;
+            for (std::uint64_t g = first; g < first + slots - 1; ++g) {
+                impl.hold_generation(task, g);
+            }
+            std::map<std::uint64_t, std::uint64_t> round_of;
+            for (std::uint64_t g = first; g < first + slots - 1 && !HasFailure(); ++g) {
+                EXPECT_EQ(submit_round(runtime, task, app, round), g);
+                round_of[g] = round++;
+            }
+            impl.release_held(task);
+            check_rounds(runtime, task, journal, round_of);
+        }
+    }
+};
+
+struct SentEarlyCase {
+    std::string path; // forced primary -> worker path
+    bool in_place;    // RuntimeOptions::cpu_reads_inputs_in_place
+    std::uint32_t slots;
+};
+
+class TaskInputsSentEarlyPaths : public TaskInputsSentEarly,
+                                 public ::testing::WithParamInterface<SentEarlyCase> {};
+
+TEST_P(TaskInputsSentEarlyPaths, QueuedJobsInputsGoAheadAndEachJobReadsItsOwn) {
+    const SentEarlyCase& c = GetParam();
+    const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
+    if (!pair.allows(parse_transfer_path(c.path).value())) {
+        GTEST_SKIP() << c.path << " is not available from the primary to a worker here";
+    }
+    RuntimeOptions options;
+    options.transfer_path = c.path;
+    options.cpu_reads_inputs_in_place = c.in_place;
+    options.trace = true;
+    auto runtime = make_runtime("1", options);
+    const auto journal = std::make_shared<InputJournal>();
+    const TaskId task = runtime->register_task(journal_task(journal, c.slots));
+    const bool cpu_worker = adapters()[1].info.type == "cpu";
+    EXPECT_EQ(runtime->stats(task).inputs_read_in_place,
+              c.in_place && c.path == "host-imported" && cpu_worker);
+    TwoInputs app(app_device(), *runtime);
+    constexpr int k_bursts = 10;
+    std::uint64_t round = 1;
+    run_bursts(*runtime, task, app, *journal, c.slots, k_bursts, round);
+    // Then as the application streams them, jobs queueing or not.
+    std::map<std::uint64_t, std::uint64_t> round_of;
+    for (int i = 0; i < 40 && !HasFailure(); ++i) {
+        round_of[submit_round(*runtime, task, app, round)] = round;
+        ++round;
+        runtime->pump();
+    }
+    check_rounds(*runtime, task, *journal, round_of);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+    EXPECT_EQ(s.accepted, s.ready + s.superseded);
+    EXPECT_EQ(s.input_sends, 2 * s.accepted) << "each input of each job sent once";
+    // Each burst's first job sent the other jobs' two inputs ahead; the stream may add some.
+    EXPECT_GE(s.input_sends_early, 2u * k_bursts * (c.slots - 2));
+    EXPECT_LE(s.input_sends_early, s.input_sends - 2 * k_bursts);
+    // The trace shows them, each within its own generation.
+    const auto trace = detail::RuntimeAccess::impl(*runtime).trace().snapshot();
+    const auto early = std::count_if(trace.spans.begin(), trace.spans.end(), [](const auto& span) {
+        return span.name == "inputs sent early journal-inputs";
+    });
+    EXPECT_EQ(static_cast<std::uint64_t>(early) * 2, s.input_sends_early);
+    app.finish();
+}
+
+INSTANTIATE_TEST_SUITE_P(InPlaceAndCopied, TaskInputsSentEarlyPaths,
+                         ::testing::Values(SentEarlyCase{"host-imported", true, 3},
+                                           SentEarlyCase{"host-imported", true, 6},
+                                           SentEarlyCase{"host-imported", false, 3},
+                                           SentEarlyCase{"host-imported", false, 6},
+                                           SentEarlyCase{"host-copy", false, 6},
+                                           SentEarlyCase{"zero-copy", false, 6}),
+                         [](const ::testing::TestParamInfo<SentEarlyCase>& param) {
+                             const SentEarlyCase& c = param.param;
+                             std::string name = c.path + "_" +
+                                                (c.in_place ? "in_place" : "copied") + "_" +
+                                                std::to_string(c.slots) + "_slots";
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
+
+// Writes of the application's that take a while: fills of a large buffer on the primary's
+// queue, then a signal of `done` to 1. An input named with it waits for them, as for an
+// application's writes still running, with its signal submitted before (no wait before a
+// signal, which the validation layer's state tracking cannot follow from the host).
+class SlowWrites {
+public:
+    SlowWrites(detail::Device& device, const Runtime& runtime)
+        : m_vk(runtime.primary_vulkan()), m_done(device, "test slow writes"),
+          m_buffer(detail::create_buffer(
+              device, {k_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, 0, "test slow writes"})),
+          m_pool(device, m_vk.queue_family, "test slow writes pool"),
+          m_cmd(m_pool.allocate("test slow writes")) {}
+    ~SlowWrites() { EXPECT_EQ(m_done.wait(1, std::chrono::seconds(60)), VK_SUCCESS); }
+    SlowWrites(const SlowWrites&) = delete;
+    SlowWrites& operator=(const SlowWrites&) = delete;
+
+    // Submits `fills` fills of the buffer (on lavapipe about 10 ms each), then the signal.
+    void submit(int fills) {
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        ASSERT_EQ(vkBeginCommandBuffer(m_cmd, &begin), VK_SUCCESS);
+        for (int i = 0; i < fills; ++i) {
+            detail::memory_barrier(
+                m_cmd, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            vkCmdFillBuffer(m_cmd, m_buffer.buffer.get(), 0, VK_WHOLE_SIZE,
+                            static_cast<std::uint32_t>(i));
+        }
+        ASSERT_EQ(vkEndCommandBuffer(m_cmd), VK_SUCCESS);
+        const VkSemaphoreSubmitInfo signal =
+            m_done.submit_info(1, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        cb.commandBuffer = m_cmd;
+        VkSubmitInfo2 info{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        info.commandBufferInfoCount = 1;
+        info.pCommandBufferInfos = &cb;
+        info.signalSemaphoreInfoCount = 1;
+        info.pSignalSemaphoreInfos = &signal;
+        std::lock_guard lock(*m_vk.queue_mutex);
+        ASSERT_EQ(vkQueueSubmit2(m_vk.queue, 1, &info, VK_NULL_HANDLE), VK_SUCCESS);
+    }
+    [[nodiscard]] VkSemaphore semaphore() const noexcept { return m_done.handle(); }
+    [[nodiscard]] bool done() const {
+        std::uint64_t v = 0;
+        EXPECT_EQ(m_done.value(v), VK_SUCCESS);
+        return v >= 1;
+    }
+
+private:
+    static constexpr VkDeviceSize k_bytes = VkDeviceSize{64} << 20;
+    PrimaryVulkan m_vk;
+    detail::TimelineSemaphore m_done;
+    detail::Buffer m_buffer;
+    detail::CommandPool m_pool;
+    VkCommandBuffer m_cmd;
+};
+
+// A JournalInput task on the host-copy path, whose bridge delivers each input, so the job
+// thread waits for a job's arrival before its batch: its first job's inputs wait for slow
+// writes of the application's, and the job thread waits for that job while the next is
+// submitted, whose inputs it sends meanwhile.
+class TaskInputsSentEarlyGated : public TaskInputsSentEarly {
+protected:
+    void SetUp() override {
+        TaskInputsSentEarly::SetUp();
+        if (HasFatalFailure() || IsSkipped()) {
+            return;
+        }
+        const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
+        if (!pair.allows(TransferPath::HostCopy)) {
+            GTEST_SKIP() << "host-copy is not available from the primary to a worker here";
+        }
+        RuntimeOptions options;
+        options.transfer_path = "host-copy";
+        runtime = make_runtime("1", options);
+        base = runtime->resources();
+        task = runtime->register_task(journal_task(journal, 3));
+        app.emplace(app_device(), *runtime);
+        slow.emplace(app_device(), *runtime);
+    }
+    void TearDown() override {
+        slow.reset();
+        if (app) {
+            app->finish();
+        }
+        app.reset();
+        runtime.reset();
+        TaskInputsSentEarly::TearDown();
+    }
+
+    // Submits the first job, whose inputs wait for the slow writes (on lavapipe about a
+    // second), and once the job thread sent them (it then waits for their arrival), the next:
+    // their generations.
+    std::pair<std::uint64_t, std::uint64_t> submit_gated_and_next(bool inject_fault = false) {
+        std::array<InputImage, 2> inputs = app->write(round);
+        slow->submit(100);
+        for (InputImage& in : inputs) {
+            in.wait_semaphore = slow->semaphore(); // after the write, on the same queue
+            in.wait_value = 1;
+        }
+        const SubmitResult first = runtime->submit(task, {}, inputs);
+        EXPECT_TRUE(first.accepted()) << first.reason;
+        app->released = first.inputs_released;
+        round_of[first.generation] = round++;
+        EXPECT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).input_sends >= 2; }));
+        if (inject_fault) {
+            // The job thread waits for the first job's arrival: the next recording of a link is
+            // the second job's, sent ahead.
+            detail::inject_vk_fault("vkEndCommandBuffer transfer worker",
+                                    VK_ERROR_OUT_OF_DEVICE_MEMORY);
+        }
+        const std::uint64_t next = submit_round(*runtime, task, *app, round);
+        round_of[next] = round++;
+        return {first.generation, next};
+    }
+
+    // Every object of the runtime's tasks freed: as before the task was registered.
+    void expect_all_freed() {
+        ASSERT_TRUE(pump_until(*runtime,
+                               [&] {
+                                   const RuntimeResources now = runtime->resources();
+                                   return now.tasks == 0 && now.instances == 0 && now.retiring == 0;
+                               }))
+            << runtime->resources().retiring << " instances still retiring";
+        const RuntimeResources now = runtime->resources();
+        ASSERT_EQ(now.devices.size(), base.devices.size());
+        for (std::size_t i = 0; i < now.devices.size(); ++i) {
+            EXPECT_EQ(now.devices[i].allocations, base.devices[i].allocations) << "adapter " << i;
+            EXPECT_EQ(now.devices[i].bytes, base.devices[i].bytes) << "adapter " << i;
+        }
+    }
+
+    // The jobs of `round_of` ran, each with its own round's inputs.
+    void expect_each_read_its_own() {
+        for (const auto& [generation, r] : round_of) {
+            ASSERT_TRUE(pump_until(*runtime, [&] { return journal->of(generation).has_value(); }))
+                << "generation " << generation << " never ran";
+            EXPECT_TRUE(*journal->of(generation) == journal_entry(r))
+                << "generation " << generation << " did not read its own inputs";
+        }
+    }
+
+    std::shared_ptr<InputJournal> journal = std::make_shared<InputJournal>();
+    std::unique_ptr<Runtime> runtime;
+    RuntimeResources base;
+    TaskId task{};
+    std::optional<TwoInputs> app;
+    std::optional<SlowWrites> slow;
+    std::map<std::uint64_t, std::uint64_t> round_of;
+    std::uint64_t round = 1;
+};
+
+// A job whose inputs were sent ahead, and the job waiting before it, outlive unregister_task:
+// both run on with their own inputs, and everything they held is let go.
+TEST_F(TaskInputsSentEarlyGated, UnregisterWhileInputsWereSentEarlyLetsGoOfEverything) {
+    submit_gated_and_next();
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).input_sends_early == 2; }))
+        << "the second job's two inputs were not sent while the first waited";
+    EXPECT_FALSE(slow->done()) << "the first job no longer waited: the test proves nothing";
+    EXPECT_EQ(runtime->unregister_task(task), TaskError::None);
+    expect_each_read_its_own();
+    expect_all_freed();
+}
+
+// Reconfigured while a job's inputs were sent ahead: the old shape's jobs run on with their own
+// inputs, the new shape takes the next generations, each exact.
+TEST_F(TaskInputsSentEarlyGated, ReconfigureWhileInputsWereSentEarlyKeepsEveryJobExact) {
+    submit_gated_and_next();
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).input_sends_early == 2; }));
+    EXPECT_FALSE(slow->done()) << "the first job no longer waited: the test proves nothing";
+    ASSERT_EQ(runtime->reconfigure(task, journal_task(journal, 4)), TaskError::None);
+    expect_each_read_its_own();
+    // The new shape active (its jobs are the ones held), then bursts of its 4 slots.
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).reconfigurations >= 1; }));
+    run_bursts(*runtime, task, *app, *journal, 4, 4, round);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
+    EXPECT_GE(s.input_sends_early, 2u + 4 * 2 * 2);
+}
+
+// A fault in the send of a queued job's inputs (its link's recording fails: the path, not the
+// device) fails that link while the job before it waits: the path is dropped for the pair with
+// its reason, both jobs retire without running, and everything they held is let go.
+TEST_F(TaskInputsSentEarlyGated, AFaultInAnEarlySendRetiresThePathAndLetsGoOfEverything) {
+    const auto [first, second] = submit_gated_and_next(true);
+    EXPECT_EQ(second, first + 1);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(task).dropped_paths.empty(); }))
+        << "no path was dropped";
+    detail::clear_vk_faults();
+    const TaskStats s = runtime->stats(task);
+    EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
+    EXPECT_EQ(s.input_sends, 2u) << "only the first job's inputs went";
+    EXPECT_EQ(s.input_sends_early, 0u) << "a send that failed is not counted";
+    for (const DroppedTransferPath& d : s.dropped_paths) {
+        EXPECT_TRUE(d.inputs) << d.path << " was dropped for the outputs: the fault came late";
+        EXPECT_EQ(d.path, "host-copy");
+        EXPECT_NE(d.reason.find("failed in use"), std::string::npos) << d.reason;
+        EXPECT_NE(d.reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << d.reason;
+    }
+    EXPECT_EQ(runtime->unregister_task(task), TaskError::None);
+    expect_all_freed();
+    EXPECT_FALSE(journal->of(first)) << "a job of the failed path ran";
+    EXPECT_FALSE(journal->of(second)) << "a job of the failed path ran";
+}
+
+// The same fault in the first send of a burst of queued jobs on the pair's best path: that job
+// and those behind it, whose inputs it would have sent, retire with the path; the next path
+// carries every later job's inputs exactly.
+TEST_F(TaskInputsSentEarly, AFaultInTheSendBeforeQueuedJobsFallsBackAndStaysExact) {
+    auto runtime = make_runtime("1");
+    const auto journal = std::make_shared<InputJournal>();
+    const TaskId task = runtime->register_task(journal_task(journal, 4));
+    const std::string first_path = runtime->stats(task).input_path;
+    TwoInputs app(app_device(), *runtime);
+    std::uint64_t round = 1;
+    run_bursts(*runtime, task, app, *journal, 4, 2, round);
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
+    auto& impl = detail::RuntimeAccess::impl(*runtime);
+    const std::uint64_t next = runtime->stats(task).accepted + 1;
+    for (std::uint64_t g = next; g < next + 3; ++g) {
+        impl.hold_generation(task, g);
+        EXPECT_EQ(submit_round(*runtime, task, app, round++), g);
+    }
+    // Nothing in flight: the next recording of a link is the first queued job's own send.
+    detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    impl.release_held(task);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const TaskStats s = runtime->stats(task);
+        return s.input_path != first_path && s.in_flight == 0;
+    })) << describe(runtime->stats(task));
+    detail::clear_vk_faults();
+    for (std::uint64_t g = next; g < next + 3; ++g) {
+        EXPECT_FALSE(journal->of(g)) << "generation " << g << " ran on the failed path";
+    }
+    // The next path's instance active (its jobs are the ones held), then bursts.
+    const std::uint64_t after = submit_round(*runtime, task, app, round);
+    check_rounds(*runtime, task, *journal, {{after, round++}});
+    run_bursts(*runtime, task, app, *journal, 4, 4, round);
+    const TaskStats s = runtime->stats(task);
+    EXPECT_FALSE(s.worker_lost) << s.worker_lost_reason;
+    EXPECT_NE(s.input_path, first_path);
+    EXPECT_GE(s.input_sends_early, 2u * 4 * 2) << "the next path's bursts sent inputs ahead";
+    app.finish();
 }
 
 } // namespace
