@@ -140,9 +140,11 @@ struct RuntimeOptions {
 // staging, the built-in workloads' buffers; not the application's own), counted per object.
 // Most are ranges of a few large blocks Tandem keeps per memory type, so that tasks added and
 // removed for hours do not allocate and free device memory each time; a block that empties is
-// kept while it is its kind's only empty one. Images of a task that went are kept (up to 64, and
-// 256 MiB, per device; the zero-copy path's slot pairs by the worker that exports them) for the
-// next one of the same size and format. The pipelines of built-in and compute
+// kept while it is its kind's only empty one. Images of a task that went are kept for the next
+// one of the same size and format: each device keeps at most 64 (k_cached_bound), and 256 MiB,
+// of its images and of the zero-copy path's slot pairs it exported (a worker, with the
+// primary). A pair's other half lies in its partner's memory, so the primary's memory also holds
+// up to 64 halves per worker (partner_halves). The pipelines of built-in and compute
 // workloads are shared by every task that runs the same code on the device, and up to 16 nobody
 // uses are kept for the next task.
 struct DeviceResources {
@@ -152,8 +154,18 @@ struct DeviceResources {
     std::uint64_t bytes = 0;
     std::uint64_t pool_blocks = 0; // the blocks held (in use or kept empty) and their bytes
     std::uint64_t pool_bytes = 0;
-    std::uint32_t idle_images = 0; // this device's memory held by images kept for reuse
+    // Images kept for reuse in this device's memory: cached_images + cached_pairs +
+    // partner_halves, and their bytes.
+    std::uint32_t idle_images = 0;
     std::uint64_t idle_image_bytes = 0;
+    // This device's own cache: its images, and pairs it exported (counted once, by their half
+    // here); together at most k_cached_bound.
+    std::uint32_t cached_images = 0;
+    std::uint32_t cached_pairs = 0;
+    // Halves of pairs other devices' caches keep with this device as partner (the primary's).
+    std::uint32_t partner_halves = 0;
+    static constexpr std::uint32_t k_cached_bound = 64;
+    static constexpr std::uint64_t k_cached_bytes_bound = std::uint64_t{256} << 20;
     std::uint32_t pipelines = 0; // shared pipelines held (in use or kept)
 };
 

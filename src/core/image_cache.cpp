@@ -176,21 +176,29 @@ std::pair<std::size_t, VkDeviceSize> ImageCache::held_on(const Device& partner) 
     return out;
 }
 
-std::pair<std::size_t, VkDeviceSize> ImageCache::idle() const {
-    std::pair<std::size_t, VkDeviceSize> out;
+ImageCache::Held ImageCache::held() const {
+    Held out;
     {
         std::lock_guard lock(m_lock);
-        out = {m_idle.size(), m_idle_bytes};
+        for (const auto& e : m_idle) {
+            ++(e->partner != nullptr ? out.pairs : out.images);
+        }
+        out.bytes = m_idle_bytes;
     }
     std::lock_guard lock(registry_lock());
     for (const ImageCache* cache : registry()) {
         if (cache != this) {
-            const auto held = cache->held_on(m_device);
-            out.first += held.first;
-            out.second += held.second;
+            const auto halves = cache->held_on(m_device);
+            out.partner_halves += halves.first;
+            out.partner_bytes += halves.second;
         }
     }
     return out;
+}
+
+std::pair<std::size_t, VkDeviceSize> ImageCache::idle() const {
+    const Held h = held();
+    return {h.images + h.pairs + h.partner_halves, h.bytes + h.partner_bytes};
 }
 
 std::size_t ImageCache::idle_entries() const {

@@ -14,8 +14,11 @@
 // before any use (which discards the contents), as for a new image. Owners destroy images only
 // once the GPU is done with them (fenced retirement), so a reused image has no pending work. At
 // most k_idle_kept entries and k_idle_bytes of memory wait for reuse; the least recently
-// returned beyond that are destroyed. A device being destroyed takes its idle pairs out of every
-// other device's cache first. Thread-safe.
+// returned beyond that are destroyed: the bound is per cache, images and pairs together. A pair
+// holds memory on its partner as well, so a device's memory can hold, besides its own cache's
+// images and pairs, a half of each pair every other cache keeps with it as partner (held()). A
+// device being destroyed takes its idle pairs out of every other device's cache first.
+// Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +66,17 @@ public:
     // Device::~Device: destroys the idle pairs of every cache whose partner is `device`.
     static void forget_partner(const Device& device) noexcept;
 
+    // What waits for reuse with memory on this device, by kind: this cache's images and pairs
+    // (together at most k_idle_kept, k_idle_bytes) and the partner halves of other caches' pairs
+    // that name this device (bounded by those caches).
+    struct Held {
+        std::size_t images = 0;
+        std::size_t pairs = 0;
+        VkDeviceSize bytes = 0; // this device's memory of the two above
+        std::size_t partner_halves = 0;
+        VkDeviceSize partner_bytes = 0;
+    };
+    [[nodiscard]] Held held() const;
     // The allocations and bytes of this device's memory that entries waiting for reuse hold
     // (theirs here, and the partner side of other devices' pairs that name this device).
     [[nodiscard]] std::pair<std::size_t, VkDeviceSize> idle() const;

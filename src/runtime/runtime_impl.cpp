@@ -326,18 +326,25 @@ std::vector<const Worker*> RuntimeImpl::workers() const {
     return out;
 }
 
+static_assert(ImageCache::k_idle_kept == DeviceResources::k_cached_bound &&
+              ImageCache::k_idle_bytes == DeviceResources::k_cached_bytes_bound);
+
 RuntimeResources RuntimeImpl::resources() const {
     RuntimeResources out;
     auto device = [&](const Device& d) {
         // Read the cache first: an image taken from it meanwhile is then counted in use.
-        const auto idle = d.image_cache().idle();
+        const ImageCache::Held held = d.image_cache().held();
+        const std::uint64_t idle = held.images + held.pairs + held.partner_halves;
+        const std::uint64_t idle_bytes = held.bytes + held.partner_bytes;
         DeviceResources r;
         r.device = d.info().index;
-        r.idle_images = static_cast<std::uint32_t>(idle.first);
-        r.idle_image_bytes = idle.second;
-        r.allocations =
-            d.live_allocations() - std::min<std::uint64_t>(idle.first, d.live_allocations());
-        r.bytes = d.live_bytes() - std::min(idle.second, d.live_bytes());
+        r.idle_images = static_cast<std::uint32_t>(idle);
+        r.idle_image_bytes = idle_bytes;
+        r.cached_images = static_cast<std::uint32_t>(held.images);
+        r.cached_pairs = static_cast<std::uint32_t>(held.pairs);
+        r.partner_halves = static_cast<std::uint32_t>(held.partner_halves);
+        r.allocations = d.live_allocations() - std::min<std::uint64_t>(idle, d.live_allocations());
+        r.bytes = d.live_bytes() - std::min(idle_bytes, d.live_bytes());
         r.pool_blocks = d.memory_pool().blocks();
         r.pool_bytes = d.memory_pool().block_bytes();
         r.pipelines = static_cast<std::uint32_t>(d.pipelines().size());

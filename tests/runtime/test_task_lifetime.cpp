@@ -196,12 +196,22 @@ TEST_F(TaskLifetime, ThousandsOfTasksComeAndGoAndLeaveNothingBehind) {
     // What is kept for the next task is bounded: per device, images up to the caches' bound, one
     // empty block for images and one for buffers (lavapipe has one memory type) beyond what the
     // kept images use, and the pattern, compute and mesh pipelines.
+    std::uint32_t pairs_of_workers = 0;
     for (std::size_t d = 0; d < now.devices.size(); ++d) {
-        // Each device's cache keeps up to 64 images (256 MiB); a zero-copy pair is kept by the
-        // worker that exports it and holds memory on the primary as well.
+        // Each device's cache keeps up to 64 images and pairs together (256 MiB); a zero-copy
+        // pair is kept by the worker that exports it and holds memory on the primary as well.
+        const DeviceResources& r = now.devices[d];
+        EXPECT_LE(r.cached_images + r.cached_pairs, DeviceResources::k_cached_bound)
+            << "adapter " << r.device;
+        EXPECT_EQ(r.idle_images, r.cached_images + r.cached_pairs + r.partner_halves);
         const auto caches = static_cast<std::uint32_t>(now.devices.size());
-        EXPECT_LE(now.devices[d].idle_images, 64u * caches) << "adapter " << now.devices[d].device;
-        EXPECT_LE(now.devices[d].idle_image_bytes, (std::uint64_t{256} << 20) * caches);
+        EXPECT_LE(r.idle_image_bytes, DeviceResources::k_cached_bytes_bound * caches);
+        if (d == 0) {
+            EXPECT_EQ(r.cached_pairs, 0u) << "the primary exports no pair";
+        } else {
+            EXPECT_EQ(r.partner_halves, 0u) << "a worker is no pair's partner";
+            pairs_of_workers += r.cached_pairs;
+        }
         const std::uint64_t block = std::uint64_t{32} << 20;
         EXPECT_LE(now.devices[d].pool_blocks,
                   base.devices[d].pool_blocks + 2 + now.devices[d].idle_image_bytes / block + 1)
@@ -209,6 +219,7 @@ TEST_F(TaskLifetime, ThousandsOfTasksComeAndGoAndLeaveNothingBehind) {
         EXPECT_LE(now.devices[d].pipelines, base.devices[d].pipelines + 3)
             << "adapter " << now.devices[d].device;
     }
+    EXPECT_EQ(now.devices[0].partner_halves, pairs_of_workers);
 }
 
 // A workload that clears its output and reads nothing: what its task's inputs cost is Tandem's.
