@@ -152,7 +152,8 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
                                                      static_cast<std::uint32_t>(i + 1), on_job,
                                                      on_drop, on_complete, m_poll));
     }
-    m_scheduler = std::make_unique<Scheduler>(*this, m_options.scheduler, forced_path(m_options));
+    m_scheduler =
+        std::make_unique<Scheduler>(*this, m_schedule, m_options.scheduler, forced_path(m_options));
     m_fallback = std::make_unique<LinkFallback>(*this);
     m_completion->start(m_poll);
     m_preparer->start();

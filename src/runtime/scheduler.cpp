@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <unordered_set>
 
 #include "core/log.hpp"
 
@@ -54,6 +55,18 @@ void check_options(const SchedulerOptions& o) {
     }
 }
 
+// Releases a held lock for its scope and takes it again (calibrate's trial jobs).
+class Unlocked {
+public:
+    explicit Unlocked(std::mutex& held) : m_held(held) { m_held.unlock(); }
+    ~Unlocked() { m_held.lock(); }
+    Unlocked(const Unlocked&) = delete;
+    Unlocked& operator=(const Unlocked&) = delete;
+
+private:
+    std::mutex& m_held;
+};
+
 std::vector<DeviceInfo> runtime_devices(const RuntimeImpl& runtime) {
     std::vector<DeviceInfo> devices{runtime.primary().info()};
     for (const Worker* w : runtime.workers()) {
@@ -64,9 +77,9 @@ std::vector<DeviceInfo> runtime_devices(const RuntimeImpl& runtime) {
 
 } // namespace
 
-Scheduler::Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
+Scheduler::Scheduler(RuntimeImpl& runtime, std::mutex& schedule, const SchedulerOptions& options,
                      std::optional<TransferPath> forced_path)
-    : m_runtime(&runtime), m_options(options), m_forced_path(forced_path) {
+    : m_runtime(&runtime), m_schedule(&schedule), m_options(options), m_forced_path(forced_path) {
     check_options(options);
     const std::vector<DeviceInfo> devices = runtime_devices(runtime);
     m_model_note = "measured timings only (no profile)";
@@ -110,6 +123,44 @@ void Scheduler::refresh_paths() {
             m_paths[worker.info().index] = *path;
         } else {
             m_paths.erase(worker.info().index); // none left: its moves are priced as unmeasured
+        }
+    }
+}
+
+const std::string& Scheduler::key_of(const Task& task) {
+    if (const auto it = m_keys.find(task.id); it != m_keys.end()) {
+        return it->second;
+    }
+    auto taken = [&](const std::string& key) {
+        return std::any_of(m_keys.begin(), m_keys.end(),
+                           [&](const auto& known) { return known.second == key; });
+    };
+    std::string key = task.key;
+    if (taken(key)) {
+        key = task.key + " (" + to_string(task.id) + ")"; // ids are never reused
+    }
+    while (taken(key)) {
+        key += "'"; // an application's own name may look like that
+    }
+    return m_keys.emplace(task.id, std::move(key)).first->second;
+}
+
+const std::string& Scheduler::known_key(const Task& task) const {
+    const auto it = m_keys.find(task.id);
+    return it != m_keys.end() ? it->second : task.key;
+}
+
+void Scheduler::drop_unlisted(const TaskList& tasks) {
+    std::unordered_set<TaskId> listed;
+    for (const auto& task : tasks) {
+        listed.insert(task->id);
+    }
+    for (auto it = m_keys.begin(); it != m_keys.end();) {
+        if (listed.contains(it->first)) {
+            ++it;
+        } else {
+            m_model->forget(it->second);
+            it = m_keys.erase(it);
         }
     }
 }
@@ -158,16 +209,17 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
     std::vector<PlacementTask> out;
     auto add = [&](const Task& task) {
         PlacementTask t;
-        t.name = task.key;
+        t.name = known_key(task);
         t.shape = task.shape;
         t.rate_hz = task.desc.rate_hz;
         if (task.leader != nullptr) {
-            t.with = task.leader->key; // placed with it (the Placer ignores one not deciding)
+            // Placed with it (the Placer ignores one not deciding).
+            t.with = known_key(*task.leader);
         }
         // Placed by hand, or following a producer that was unregistered (its submits fail
         // wherever it runs, so a move would only cost a preparation): it stays where it is.
         if (task.leader != nullptr && task.leader->unregistered.load(std::memory_order_acquire)) {
-            t.held = "Its producer '" + task.leader->key +
+            t.held = "Its producer '" + known_key(*task.leader) +
                      "' was unregistered, so its submits fail wherever it runs.";
         }
         if ((!task.automatic || !t.held.empty()) && task.active != nullptr) {
@@ -190,16 +242,21 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
 }
 
 std::uint32_t Scheduler::place_new(const TaskList& tasks, Task& task) {
+    drop_unlisted(tasks);
+    for (const auto& t : tasks) {
+        (void)key_of(*t);
+    }
+    const std::string key = key_of(task);
     refresh_paths();
     m_plan = m_placer->decide(placement_tasks(tasks, &task), device_set());
     m_decisions.store(m_plan.decision, std::memory_order_relaxed);
     m_last_decision = std::chrono::steady_clock::now();
     for (const auto& t : tasks) {
-        if (const auto chosen = m_plan.device_of(t->key)) {
+        if (const auto chosen = m_plan.device_of(known_key(*t))) {
             apply(*t, *chosen);
         }
     }
-    return m_plan.device_of(task.key).value_or(primary());
+    return m_plan.device_of(key).value_or(primary());
 }
 
 void Scheduler::note_failure(std::string why, std::optional<std::uint32_t> device) {
@@ -281,6 +338,10 @@ void Scheduler::apply(Task& task, std::uint32_t chosen) {
 }
 
 void Scheduler::step(const TaskList& tasks, std::chrono::steady_clock::time_point now) {
+    drop_unlisted(tasks);
+    for (const auto& task : tasks) {
+        (void)key_of(*task);
+    }
     collect_failures(tasks);
     bool any_auto = false;
     bool lost_now = false;
@@ -305,20 +366,34 @@ void Scheduler::step(const TaskList& tasks, std::chrono::steady_clock::time_poin
 }
 
 void Scheduler::refresh(const TaskList& tasks) {
+    drop_unlisted(tasks);
+    for (const auto& task : tasks) {
+        (void)key_of(*task);
+    }
     m_last_decision = std::chrono::steady_clock::now();
     refresh_paths();
     decide(tasks);
 }
 
-void Scheduler::forget(const std::string& key) {
-    m_model->forget(key);
+void Scheduler::forget(TaskId task) {
+    if (const auto it = m_keys.find(task); it != m_keys.end()) {
+        m_model->forget(it->second);
+        m_keys.erase(it);
+    }
 }
+
+void Scheduler::forget(const std::string& /*key*/) {}
 
 void Scheduler::observe(const TaskList& tasks) {
     const std::uint32_t p = primary();
     for (const auto& task : tasks) {
+        const std::string& key = known_key(*task);
+        const bool calibrated = calibrating(*task);
         std::lock_guard lock(task->mutex);
         for (const auto& instance : task->instances) {
+            if (calibrated && instance.get() != task->active) {
+                continue; // calibrate() times its own trial jobs
+            }
             const TaskPulse pulse =
                 instance_pulse(*instance, instance->trial ? 1 : k_recent_samples);
             if (pulse.completed == instance->completed_seen) {
@@ -335,21 +410,22 @@ void Scheduler::observe(const TaskList& tasks) {
             const double delivery_ms = (pulse.ready_us - pulse.worker_done_us) / 1000.0;
             const std::uint32_t device = instance->device();
             if (!task->external_execute && execute_ms >= 0.0 && s.worker_done.count > 0) {
-                (void)m_model->observe(task->key, device, Stage::Execute, execute_ms);
+                (void)m_model->observe(key, device, Stage::Execute, execute_ms);
             }
             if (device != p && delivery_ms >= 0.0 && s.ready_observed.count > 0) {
-                (void)m_model->observe(task->key, device, Stage::Delivery, delivery_ms);
+                (void)m_model->observe(key, device, Stage::Delivery, delivery_ms);
             }
         }
     }
 }
 
 bool Scheduler::needs_measuring(const Task& task, std::uint32_t device) const {
-    if (!m_model->execute(task.key, task.shape, device)) {
+    const std::string& key = known_key(task);
+    if (!m_model->execute(key, task.shape, device)) {
         return true;
     }
     return device != primary() &&
-           !m_model->move(task.key, task.shape, device, primary(), path_of(device));
+           !m_model->move(key, task.shape, device, primary(), path_of(device));
 }
 
 void Scheduler::run_trials(const TaskList& tasks) {
@@ -364,6 +440,9 @@ void Scheduler::run_trials(const TaskList& tasks) {
         return d != primary() && set.share_capacity(d, primary());
     });
     for (const auto& task : tasks) {
+        if (calibrating(*task)) {
+            continue; // calibrate() runs its trial jobs now
+        }
         bool wanted = false;
         for (const std::uint32_t d : devices) {
             std::vector<std::byte> snapshot;
@@ -435,7 +514,7 @@ void Scheduler::decide(const TaskList& tasks) {
     m_plan = m_placer->decide(placement_tasks(tasks, nullptr), device_set());
     m_decisions.store(m_plan.decision, std::memory_order_relaxed);
     for (const auto& task : tasks) {
-        if (const auto chosen = m_plan.device_of(task->key)) {
+        if (const auto chosen = m_plan.device_of(known_key(*task))) {
             apply(*task, *chosen);
         }
     }
@@ -482,118 +561,156 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
             return out;
         }
     }
-    const std::vector<std::uint32_t> devices = scan_devices().live;
+    const std::string key = key_of(task); // a copy: m_keys may change while unlocked
+    const std::uint32_t p = primary();
+    // Under the schedule lock: the task's instance on each device that may run it.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> trials; // device, instance serial
+    for (const std::uint32_t d : scan_devices().live) {
+        std::lock_guard lock(task.mutex);
+        if (!task.live) {
+            break;
+        }
+        try {
+            TaskInstance* instance = task.on(d);
+            if (instance == nullptr) {
+                instance = &m_runtime->add_instance(task, task.desc, d);
+            }
+            trials.emplace_back(d, instance->serial);
+        } catch (const Error& e) {
+            task.refused.push_back(d);
+            note_failure(e.what(), d);
+        }
+    }
+
+    // Without it: the preparations and the trial jobs. What they measure and every failure are
+    // kept here and handed to the cost model and the report under the lock again.
+    struct Timing {
+        std::uint32_t device;
+        Stage stage;
+        double ms;
+    };
+    std::vector<Timing> timings;
+    std::vector<std::pair<std::string, std::uint32_t>> failures;
     const auto timeout = 2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout();
     std::size_t measured = 0;
-    for (const std::uint32_t d : devices) {
-        std::uint64_t serial = 0;
-        {
-            std::lock_guard lock(task.mutex);
-            if (!task.live) {
-                break;
-            }
-            try {
-                TaskInstance* instance = task.on(d);
-                if (instance == nullptr) {
-                    instance = &m_runtime->add_instance(task, task.desc, d);
+    const auto calibrating_entry = m_calibrating.insert(task.id);
+    try {
+        const Unlocked unlocked(*m_schedule);
+        for (const auto& [d, serial] : trials) {
+            if (!wait_prepared(task, serial)) {
+                std::lock_guard lock(task.mutex);
+                if (TaskInstance* instance = task.find(serial); instance != nullptr) {
+                    task.refused.push_back(d);
+                    failures.emplace_back("task \"" + task.desc.name +
+                                              "\" could not run on adapter " + std::to_string(d) +
+                                              ": " + instance->preparation_error,
+                                          d);
                 }
-                serial = instance->serial;
-            } catch (const Error& e) {
-                task.refused.push_back(d);
-                note_failure(e.what(), d);
                 continue;
             }
-        }
-        if (!wait_prepared(task, serial)) {
-            std::lock_guard lock(task.mutex);
-            if (TaskInstance* instance = task.find(serial); instance != nullptr) {
-                task.refused.push_back(d);
-                note_failure("task \"" + task.desc.name + "\" could not run on adapter " +
-                                 std::to_string(d) + ": " + instance->preparation_error,
-                             d);
-            }
-            continue;
-        }
-        // The instance while the task holds it (checked under the task's mutex each time).
-        auto with = [&](auto&& f) {
-            std::lock_guard lock(task.mutex);
-            TaskInstance* instance = task.live ? task.find(serial) : nullptr;
-            return f(instance);
-        };
-        bool failed = false;
-        for (std::uint32_t j = 0; j < jobs && !failed; ++j) {
-            const std::uint64_t before = with(
-                [](TaskInstance* i) { return i != nullptr ? instance_pulse(*i, 0).completed : 0; });
-            const auto deadline = std::chrono::steady_clock::now() + timeout;
-            for (;;) {
-                TaskInstance* instance = with([](TaskInstance* i) { return i; });
-                if (instance == nullptr) {
-                    failed = true; // the task was unregistered meanwhile
-                    break;
-                }
-                if (m_runtime->submit_trial(task, *instance, bytes)) {
-                    break;
-                }
-                if (std::chrono::steady_clock::now() > deadline) {
-                    note_failure("task \"" + task.desc.name +
-                                     "\": its trial jobs did not start on "
-                                     "adapter " +
-                                     std::to_string(d),
-                                 d);
-                    failed = true;
-                    break;
-                }
-                m_runtime->pump_completions();
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
-            }
-            while (!failed) {
-                m_runtime->pump_completions();
-                std::string failure;
-                const bool done = with([&](TaskInstance* i) {
-                    if (i == nullptr) {
-                        failure = "the task was unregistered";
-                        return false;
-                    }
-                    const TaskPulse p = instance_pulse(*i, 1);
-                    if (p.completed > before) {
-                        if (j >= k_warm_up_outputs) {
-                            (void)m_model->observe(task.key, d, Stage::Execute, execute_of(p));
-                            if (d != primary()) {
-                                (void)m_model->observe(task.key, d, Stage::Delivery,
-                                                       (p.ready_us - p.worker_done_us) / 1000.0);
-                            }
-                        }
-                        i->completed_seen = p.completed;
-                        return true;
-                    }
-                    if (p.counters.worker_lost) {
-                        failure = p.counters.worker_lost_reason;
-                    } else if (p.counters.failed_jobs > 0 && task.consecutive_failures > 0 &&
-                               !task.last_failure.empty()) {
-                        failure = task.last_failure;
-                    }
-                    return false;
+            // The instance while the task holds it (checked under the task's mutex each time).
+            auto with = [&, serial = serial](auto&& f) {
+                std::lock_guard lock(task.mutex);
+                TaskInstance* instance = task.live ? task.find(serial) : nullptr;
+                return f(instance);
+            };
+            bool failed = false;
+            for (std::uint32_t j = 0; j < jobs && !failed; ++j) {
+                const std::uint64_t before = with([](TaskInstance* i) {
+                    return i != nullptr ? instance_pulse(*i, 0).completed : 0;
                 });
-                if (done) {
-                    break;
+                const auto deadline = std::chrono::steady_clock::now() + timeout;
+                for (;;) {
+                    TaskInstance* instance = with([](TaskInstance* i) { return i; });
+                    if (instance == nullptr) {
+                        failed = true; // the task was unregistered meanwhile
+                        break;
+                    }
+                    if (m_runtime->submit_trial(task, *instance, bytes)) {
+                        break;
+                    }
+                    if (std::chrono::steady_clock::now() > deadline) {
+                        failures.emplace_back("task \"" + task.desc.name +
+                                                  "\": its trial jobs did not start on adapter " +
+                                                  std::to_string(d),
+                                              d);
+                        failed = true;
+                        break;
+                    }
+                    m_runtime->pump_completions();
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
                 }
-                if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
-                    failure =
-                        "a job did not complete within " + std::to_string(timeout.count()) + " ms";
+                while (!failed) {
+                    m_runtime->pump_completions();
+                    std::string failure;
+                    const bool done = with([&](TaskInstance* i) {
+                        if (i == nullptr) {
+                            failure = "the task was unregistered";
+                            return false;
+                        }
+                        const TaskPulse pulse = instance_pulse(*i, 1);
+                        if (pulse.completed > before) {
+                            if (j >= k_warm_up_outputs) {
+                                timings.push_back({d, Stage::Execute, execute_of(pulse)});
+                                if (d != p) {
+                                    timings.push_back(
+                                        {d, Stage::Delivery,
+                                         (pulse.ready_us - pulse.worker_done_us) / 1000.0});
+                                }
+                            }
+                            i->completed_seen = pulse.completed;
+                            return true;
+                        }
+                        if (pulse.counters.worker_lost) {
+                            failure = pulse.counters.worker_lost_reason;
+                        } else if (pulse.counters.failed_jobs > 0 &&
+                                   task.consecutive_failures > 0 && !task.last_failure.empty()) {
+                            failure = task.last_failure;
+                        }
+                        return false;
+                    });
+                    if (done) {
+                        break;
+                    }
+                    if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
+                        failure = "a job did not complete within " +
+                                  std::to_string(timeout.count()) + " ms";
+                    }
+                    if (!failure.empty()) {
+                        std::lock_guard lock(task.mutex);
+                        task.refused.push_back(d);
+                        failures.emplace_back("task \"" + task.desc.name +
+                                                  "\" could not run on adapter " +
+                                                  std::to_string(d) + ": " + failure,
+                                              d);
+                        failed = true;
+                        break;
+                    }
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
                 }
-                if (!failure.empty()) {
-                    std::lock_guard lock(task.mutex);
-                    task.refused.push_back(d);
-                    note_failure("task \"" + task.desc.name + "\" could not run on adapter " +
-                                     std::to_string(d) + ": " + failure,
-                                 d);
-                    failed = true;
-                    break;
-                }
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
+            measured += failed ? 0 : 1;
         }
-        measured += failed ? 0 : 1;
+    } catch (...) {
+        m_calibrating.erase(calibrating_entry);
+        throw;
+    }
+    m_calibrating.erase(calibrating_entry);
+
+    // Under the lock again. A task unregistered meanwhile keeps nothing (its measurements go
+    // with it); the pump may have dropped it already.
+    for (auto& [why, d] : failures) {
+        note_failure(std::move(why), d);
+    }
+    bool live = false;
+    {
+        std::lock_guard lock(task.mutex);
+        live = task.live;
+    }
+    if (const auto it = m_keys.find(task.id); live && it != m_keys.end() && it->second == key) {
+        for (const Timing& t : timings) {
+            (void)m_model->observe(key, t.device, t.stage, t.ms);
+        }
     }
     out.costs = costs(task);
     if (measured == 0) {
@@ -610,7 +727,7 @@ void Scheduler::observe_execute(Task& task, std::uint32_t device, double ms) {
         std::lock_guard lock(task.mutex);
         task.external_execute = true;
     }
-    (void)m_model->observe(task.key, device, Stage::Execute, ms);
+    (void)m_model->observe(key_of(task), device, Stage::Execute, ms);
 }
 
 std::vector<DeviceCost> Scheduler::costs(const Task& task) const {
@@ -624,13 +741,13 @@ std::vector<DeviceCost> Scheduler::costs(const Task& task) const {
         DeviceCost c;
         c.device = d.index;
         c.primary = d.index == primary();
-        if (const auto e = m_model->execute(task.key, shape, d.index)) {
+        if (const auto e = m_model->execute(known_key(task), shape, d.index)) {
             c.execute_ms = e->ms;
             c.source = to_string(e->source);
         }
         if (!c.primary) {
             if (const auto m =
-                    m_model->move(task.key, shape, d.index, primary(), path_of(d.index))) {
+                    m_model->move(known_key(task), shape, d.index, primary(), path_of(d.index))) {
                 c.move_ms = m->total_ms();
             }
         }
@@ -654,7 +771,7 @@ PlacementReport Scheduler::report(const TaskList& tasks) const {
         TaskPlacement t;
         t.name = e.task;
         for (const auto& task : tasks) {
-            if (task->key == e.task) {
+            if (known_key(*task) == e.task) {
                 std::lock_guard lock(task->mutex);
                 t.task = task->id;
                 t.name = task->desc.name;

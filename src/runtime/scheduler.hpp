@@ -7,9 +7,14 @@
 // the new device the task's pending one: the completion pass makes it active once it is
 // prepared (CompletionTracker::settle_pending).
 //
+// What it learns is keyed by TaskId: a task's measurements go with it (the first step() that no
+// longer lists it), and a new task of the same name starts from none of them. Trial jobs run
+// only for tasks placed auto.
+//
 // Threads: every method runs under the runtime's schedule lock, so one at a time; step() is
-// called from pump() and never blocks on a GPU. It touches a task's instances only under the
-// task's mutex (an instance may leave use at any time: unregister_task needs no schedule lock).
+// called from pump() and never blocks on a GPU. calibrate() releases the lock while its trial
+// jobs run. It touches a task's instances only under the task's mutex (an instance may leave
+// use at any time: unregister_task needs no schedule lock).
 #pragma once
 
 #include <atomic>
@@ -17,7 +22,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,7 +43,8 @@ using TaskList = std::vector<std::shared_ptr<Task>>;
 class Scheduler {
 public:
     // Loads the profile (throws Error when it cannot be read or describes other adapters).
-    Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
+    // `schedule` is the runtime's schedule lock, which every caller holds.
+    Scheduler(RuntimeImpl& runtime, std::mutex& schedule, const SchedulerOptions& options,
               std::optional<TransferPath> forced_path);
 
     // Where a new auto task starts: one decision over the known tasks and `task` (which has no
@@ -47,11 +55,18 @@ public:
     // One pump's part: when a decision is due (the interval passed, or an active worker was
     // lost) observes, runs trials and decides.
     void step(const TaskList& tasks, std::chrono::steady_clock::time_point now);
-    // A task left (unregistered): its measurements go.
+    // A task left (unregistered): its measurements go now.
+    void forget(TaskId task);
+    // The pump's call by the task's key, which may name a new task of the same name by then: it
+    // drops nothing. The task's measurements go by its TaskId in the next step(), which no
+    // longer lists it (the pump erases it first).
     void forget(const std::string& key);
 
     // Runtime::calibrate: blocks while `jobs` trial jobs run on each candidate device of
     // `task`. Throws Error for jobs below the minimum; NotMeasured when no device ran them.
+    // Called with the schedule lock held; it makes the task's instances under it, then releases
+    // it while they are prepared and the trial jobs run (so that registrations, placement()
+    // and observe_execute go on), and takes it again to feed the timings to the cost model.
     [[nodiscard]] CalibrationResult calibrate(Task& task, std::span<const std::byte> bytes,
                                               std::uint32_t jobs);
     void observe_execute(Task& task, std::uint32_t device, double ms);
@@ -67,6 +82,19 @@ public:
     [[nodiscard]] std::vector<DeviceCost> costs(const Task& task) const;
 
 private:
+    // The name the cost model and the Placer know `task` by: its key, made unique among the
+    // tasks the scheduler holds measurements of (an unregistered task holds its name until
+    // step() drops it), given on first sight and kept for the task's life.
+    const std::string& key_of(const Task& task);
+    // key_of's name where given, else the task's key (const callers: nothing is known of it).
+    [[nodiscard]] const std::string& known_key(const Task& task) const;
+    // Forgets every task not among `tasks` (unregistered ones the pump erased).
+    void drop_unlisted(const TaskList& tasks);
+    // Whether `task` runs calibrate() now: its trial jobs and timings are calibrate's alone.
+    [[nodiscard]] bool calibrating(const Task& task) const {
+        return m_calibrating.contains(task.id);
+    }
+
     [[nodiscard]] std::vector<PlacementTask> placement_tasks(const TaskList& tasks,
                                                              const Task* extra) const;
     // The one walk over the runtime's workers: every worker's adapter index, and the devices
@@ -95,6 +123,7 @@ private:
     bool wait_prepared(Task& task, std::uint64_t serial);
 
     RuntimeImpl* m_runtime;
+    std::mutex* m_schedule;
     SchedulerOptions m_options;
     std::optional<TransferPath> m_forced_path;
     // The path each worker's output stream would take on its pair now (refresh_paths).
@@ -109,6 +138,8 @@ private:
     std::atomic<std::uint64_t> m_decisions{0};
     std::vector<std::uint32_t> m_lost; // lost or refused workers seen so far
     std::chrono::steady_clock::time_point m_last_decision{};
+    std::map<TaskId, std::string> m_keys; // key_of's names
+    std::multiset<TaskId> m_calibrating;  // one entry per calibrate() running
 };
 
 } // namespace tandem::detail
