@@ -156,7 +156,8 @@ struct InteropAvailability {
     std::string reason; // one sentence, for "no" as much as for "yes"
 };
 
-// One cell of the pair matrix: the worker's result moves worker -> primary.
+// One cell of the pair matrix: the worker's result moves worker -> primary (a runtime's:
+// Runtime::worker_pairs).
 struct TANDEM_API PairInfo {
     std::uint32_t worker = 0;
     std::uint32_t primary = 0;

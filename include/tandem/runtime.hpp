@@ -128,6 +128,11 @@ struct RuntimeOptions {
     std::string transfer_path;
     // Record trace events (tandem::write_trace in tandem/trace.hpp exports them).
     bool trace = false;
+    // Name Tandem's Vulkan objects (VK_EXT_debug_utils, where the instance has it) for
+    // RenderDoc, Nsight and validation messages. The validation layer keeps what it learns of
+    // every name set for as long as the device lives, images reused included (README.md's
+    // validation section): an engine running under validation for hours can turn this off.
+    bool name_objects = true;
     // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
     SchedulerOptions scheduler;
     // What the runtime logs (on its calls and its threads, validation messages included) at
@@ -336,6 +341,10 @@ public:
     // the application's own).
     [[nodiscard]] PrimaryVulkan primary_vulkan() const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
+    // The pair matrix's cell from each worker to the primary, in worker_devices() order: the
+    // paths the pair allows and why (before any was dropped: TaskStats::dropped_paths says
+    // which were), and whether they share a semaphore. What `tandem devices` prints.
+    [[nodiscard]] std::vector<PairInfo> worker_pairs() const;
     // What the runtime holds now: memory per device, threads, tasks, instances, retiring objects.
     [[nodiscard]] RuntimeResources resources() const;
     // Messages of the Khronos validation layer (warning or worse) since the runtime opened its

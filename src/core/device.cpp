@@ -126,7 +126,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOpt
     vk_check(vkCreateDevice(m_physical, &info, nullptr, &m_device),
              "vkCreateDevice on " + m_info.name);
 
-    load_functions(instance);
+    load_functions(instance, options);
     m_host_timed_queries =
         m_enabled_features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
 
@@ -207,7 +207,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
                         " lacks graphics or compute",
                     "Hand Tandem a queue of a graphics+compute family");
     }
-    load_functions(instance);
+    load_functions(instance, options);
     m_host_timed_queries =
         m_info.features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
     VkQueue queue = VK_NULL_HANDLE;
@@ -219,7 +219,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
 }
 
-void Device::load_functions(const Instance& instance) {
+void Device::load_functions(const Instance& instance, const DeviceOptions& options) {
     auto load = [&](auto& fn, const char* name) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
             vkGetDeviceProcAddr(m_device, name));
@@ -260,7 +260,9 @@ void Device::load_functions(const Instance& instance) {
             fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
                 vkGetInstanceProcAddr(instance.handle(), name));
         };
-        iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
+        if (options.name_objects) {
+            iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");
+        }
         if (validation_layer_races_on_labels(m_device)) {
             log_info("device",
                      "{}: no command-buffer debug labels: the validation layer in use "

@@ -77,6 +77,9 @@ struct DeviceOptions {
     // Prefer a dedicated transfer-only queue family for the transfer queue when present.
     bool dedicated_transfer_queue = true;
     std::string label; // used in object names and logs, e.g. "primary" or "worker1"
+    // Name its objects for debuggers and validation messages (VK_EXT_debug_utils); the
+    // validation layer keeps memory for every name set (RuntimeOptions::name_objects).
+    bool name_objects = true;
 };
 
 // Extension entry points, null when the extension is not enabled.
@@ -253,8 +256,9 @@ public:
                                             VkMemoryPropertyFlags preferred = 0) const;
     [[nodiscard]] VkMemoryPropertyFlags memory_flags(std::uint32_t type) const noexcept;
 
-    // Debug names and labels (no-ops without VK_EXT_debug_utils, and command-buffer labels
-    // no-ops where validation_layer_races_on_labels).
+    // Debug names and labels (no-ops without VK_EXT_debug_utils, names no-ops without
+    // DeviceOptions::name_objects, and command-buffer labels no-ops where
+    // validation_layer_races_on_labels).
     void set_name(VkObjectType type, std::uint64_t handle, const std::string& name) const;
     template <typename T>
     void name(T handle, VkObjectType type, const std::string& name) const {
@@ -264,7 +268,7 @@ public:
     void end_label(VkCommandBuffer cmd) const;
 
 private:
-    void load_functions(const Instance& instance);
+    void load_functions(const Instance& instance, const DeviceOptions& options);
 
     VkDevice m_device = VK_NULL_HANDLE;
     bool m_owned = true;

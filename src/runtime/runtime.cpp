@@ -1,5 +1,6 @@
 #include "tandem/runtime.hpp"
 
+#include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace tandem {
@@ -177,6 +178,15 @@ std::vector<DeviceInfo> Runtime::worker_devices() const {
     std::vector<DeviceInfo> out;
     for (const auto* w : m_impl->workers()) {
         out.push_back(w->device().info());
+    }
+    return out;
+}
+
+std::vector<PairInfo> Runtime::worker_pairs() const {
+    const detail::LogScope scope(m_impl->logger());
+    std::vector<PairInfo> out;
+    for (const auto* w : m_impl->workers()) {
+        out.push_back(detail::query_pair_info(w->device().info(), m_impl->primary().info()));
     }
     return out;
 }

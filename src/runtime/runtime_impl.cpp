@@ -62,6 +62,7 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
     const Selection selection = select_adapters(m_adapters, options.primary, options.workers);
     DeviceOptions primary_options;
     primary_options.label = "primary";
+    primary_options.name_objects = options.name_objects;
     m_primary =
         std::make_unique<Device>(*m_instance, m_adapters[selection.primary], primary_options);
     open_workers(selection.workers);
@@ -94,6 +95,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     adopted.enabled_features = embed.enabled_features;
     DeviceOptions primary_options;
     primary_options.label = "primary";
+    primary_options.name_objects = options.name_objects;
     m_primary =
         std::make_unique<Device>(*m_instance, m_adapters[*primary_index], adopted, primary_options);
     open_workers(selection.workers);
@@ -112,6 +114,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     for (std::uint32_t index : worker_adapters) {
         DeviceOptions o;
         o.label = "worker" + std::to_string(m_worker_devices.size() + 1);
+        o.name_objects = m_options.name_objects;
         m_worker_devices.push_back(std::make_unique<Device>(*m_instance, m_adapters[index], o));
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");

@@ -4,13 +4,15 @@
 // refused at registration. Each post task's settings are checked at submit as tandem/post.hpp
 // documents: NaN, infinities and values out of range fail that submit with BadBytes, and every
 // value at the ends of its range passes the check (the submit then fails only for its missing
-// inputs, so no job runs).
+// inputs, so no job runs). Runtime::worker_pairs answers each worker's cell to the primary, and
+// RuntimeOptions::name_objects off leaves every device without the naming entry point.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "runtime/worker.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/post.hpp"
 
@@ -94,6 +96,43 @@ private:
     Runtime& m_runtime;
     TaskId m_task;
 };
+
+TEST_F(PublicApiRuntime, WorkerPairsAreEachWorkersCellToThePrimary) {
+    auto runtime = make_runtime("auto");
+    const std::vector<DeviceInfo> workers = runtime->worker_devices();
+    const std::vector<PairInfo> pairs = runtime->worker_pairs();
+    ASSERT_EQ(pairs.size(), workers.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        EXPECT_EQ(pairs[i].worker, workers[i].index);
+        EXPECT_EQ(pairs[i].primary, runtime->primary_device().index);
+        ASSERT_EQ(pairs[i].paths.size(), k_all_transfer_paths.size());
+        EXPECT_FALSE(pairs[i].allows(TransferPath::SameDevice)) << "two devices";
+        EXPECT_TRUE(pairs[i].allows(TransferPath::HostCopy)) << "every pair has the host";
+        EXPECT_TRUE(pairs[i].best_path().has_value());
+    }
+}
+
+// Naming is Device::set_name's call of vkSetDebugUtilsObjectNameEXT, which it skips without the
+// entry point: off, no device of the runtime has it; on (the default), each has it where the
+// instance has VK_EXT_debug_utils.
+TEST_F(PublicApiRuntime, NameObjectsOffNamesNoObjectOnAnyDevice) {
+    for (const bool name_objects : {true, false}) {
+        RuntimeOptions options;
+        options.name_objects = name_objects;
+        auto runtime = make_runtime("auto", options);
+        const detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(*runtime);
+        const bool named = name_objects && instance().has_debug_utils();
+        EXPECT_EQ(impl.primary().fn().set_object_name != nullptr, named) << name_objects;
+        ASSERT_EQ(impl.workers().size(), 2u);
+        for (const detail::Worker* worker : impl.workers()) {
+            EXPECT_EQ(worker->device().fn().set_object_name != nullptr, named) << name_objects;
+        }
+        // Tasks run as ever without names.
+        auto reader = make_reader(*runtime);
+        const TaskId task = runtime->register_task(pattern_task("auto"));
+        feed_until_ready(*runtime, *reader, {task}, 2, 1);
+    }
+}
 
 TEST_F(PublicApiRuntime, BlurSettingsAreChecked) {
     auto runtime = make_runtime();
