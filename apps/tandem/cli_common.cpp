@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <system_error>
+#include <thread>
 
 #include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
@@ -39,14 +41,41 @@ void report_validation(const harness::DeviceSession& session) {
     }
 }
 
+namespace {
+// An option's value, else the environment variable's, else empty.
+std::string option_or_env(const std::string& option, const char* variable) {
+    if (!option.empty()) {
+        return option;
+    }
+    const char* value = std::getenv(variable);
+    return value != nullptr ? std::string(value) : std::string();
+}
+} // namespace
+
+void keep_cores_from_cpu_devices() {
+    // The rule of core/cpu.hpp's cpu_device_threads, which the tool cannot include: on a machine
+    // of 8 or more hardware threads lavapipe renders with all but 2 of them, so that a CPU
+    // worker never takes every core from the frame loop (docs/performance.md). The user's
+    // LP_NUM_THREADS wins. Before any instance exists: lavapipe reads it then.
+    constexpr unsigned k_spare_core_threshold = 8;
+    constexpr unsigned k_cores_kept = 2;
+    const unsigned threads = std::thread::hardware_concurrency();
+    if (std::getenv("LP_NUM_THREADS") == nullptr && threads >= k_spare_core_threshold) {
+        (void)setenv("LP_NUM_THREADS", std::to_string(threads - k_cores_kept).c_str(), 0);
+    }
+}
+
 RuntimeOptions runtime_options(const GlobalOptions& global,
                                std::chrono::milliseconds worker_timeout) {
     RuntimeOptions options;
     options.primary = global.primary;
     options.workers = global.workers;
-    options.validation = global.validation;
-    if (!global.virtual_devices.empty()) {
-        options.virtual_devices = harness::parse_virtual_devices(global.virtual_devices);
+    // The tool reads the environment and hands the runtime options.
+    options.validation = option_or_env(global.validation, "TANDEM_VALIDATION");
+    const std::string virtual_devices =
+        option_or_env(global.virtual_devices, "TANDEM_VIRTUAL_DEVICES");
+    if (!virtual_devices.empty()) {
+        options.virtual_devices = harness::parse_virtual_devices(virtual_devices);
     }
     options.worker_timeout = worker_timeout;
     options.log_level = log_level(global);

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
         return tandem::cli::report_parse_error(app, e);
     }
     try {
+        tandem::cli::keep_cores_from_cpu_devices();
         tandem::cli::apply_log_level(global);
         for (auto& [sub, run] : commands) {
             if (sub->parsed()) {

@@ -26,8 +26,27 @@
 //     tandem::EmbedInfo embed{instance, physical, device, family, queue_index};
 //     embed.set_enabled(device_create_info);           // the extensions and features it has
 //     embed.queue_mutex = shared_lock;                 // when the engine submits to that queue too
-//     tandem::Runtime runtime(embed);                  // workers: every other adapter of `instance`
+//     tandem::Runtime runtime(embed);                  // workers: the instance's other GPUs
 // clang-format on
+//
+// Embedded, Tandem opens only what the options name: by default its workers are the instance's
+// other physical GPUs, one opening each; a CPU device (lavapipe) is a worker only with
+// RuntimeOptions::embedded_cpu_workers (or named in `workers`), and the application's own GPU is
+// opened again only with RuntimeOptions::virtual_devices. Trial jobs run only for tasks placed
+// auto (SchedulerOptions::background_calibration), on the devices those may move to.
+// Standalone, "auto" takes every other adapter, CPU devices included, and where there is one
+// adapter alone (one GPU, or lavapipe on a machine without one) a second opening of it, so that
+// the demo still spans two devices.
+//
+// The environment: Tandem never changes it (it sets no variable, LP_NUM_THREADS included: the
+// `tandem` tool sets that one for itself), and reads only these debug variables:
+//   TANDEM_VALIDATION=off|core|sync  standalone: validation when RuntimeOptions::validation is
+//                                    empty (an embedded runtime uses the application's instance)
+//   TANDEM_VIRTUAL_DEVICES=N         standalone: openings of each device when
+//                                    RuntimeOptions::virtual_devices is 0 (never embedded)
+//   TANDEM_NO_CUDA=1                 libcuda.so.1 is not loaded (no CUDA paths nor matrices)
+//   TANDEM_COPY_QUEUE=main|transfer  the queue family transfers use
+//   TANDEM_SPARE_CORES=1|0           whether Tandem's threads poll before sleeping
 //
 // Threads: every method is thread-safe (a stream's timer thread may submit while the frame
 // loop pumps and acquires). submit/pump/acquire/release/unregister_task never block on a GPU and
@@ -79,10 +98,17 @@ struct RuntimeAccess;
 struct RuntimeOptions {
     // Adapter selection (standalone): "auto", an index, a UUID prefix or part of a name.
     std::string primary = "auto";
-    // "auto" (every other adapter), "none", or comma-separated selectors.
+    // "auto", "none", or comma-separated selectors. "auto" standalone: every other adapter (a
+    // second opening of the only one where there is one); embedded: every other GPU of the
+    // application's instance (above).
     std::string workers = "auto";
-    // Open each physical device this many times (0: $TANDEM_VIRTUAL_DEVICES, else 1).
+    // Open each physical device this many times (0: standalone $TANDEM_VIRTUAL_DEVICES, else 1;
+    // embedded 1). Embedded, the further openings of every device are workers with "auto", the
+    // application's own GPU's included.
     std::uint32_t virtual_devices = 0;
+    // Embedded with workers "auto": CPU Vulkan devices (lavapipe) are workers too. Standalone
+    // "auto" takes them anyway.
+    bool embedded_cpu_workers = false;
     // "off", "core" or "sync" (standalone only); empty: $TANDEM_VALIDATION, else off.
     std::string validation;
     // When a worker is lost: Vulkan reports its device lost or a submission to it fails, or it

@@ -46,17 +46,6 @@ std::optional<std::uint32_t> cpu_device_threads(std::uint32_t hardware_threads) 
     return hardware_threads - k_cores_kept_from_cpu_devices;
 }
 
-std::optional<std::uint32_t> keep_cores_from_cpu_devices() {
-    if (std::getenv("LP_NUM_THREADS") != nullptr) {
-        return std::nullopt; // the user's choice
-    }
-    const auto threads = cpu_device_threads(std::thread::hardware_concurrency());
-    if (threads) {
-        (void)setenv("LP_NUM_THREADS", std::to_string(*threads).c_str(), 0);
-    }
-    return threads;
-}
-
 bool may_poll(bool cpu_device_present) noexcept {
     if (const auto forced = forced_spare_cores()) {
         return *forced;

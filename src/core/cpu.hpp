@@ -69,12 +69,9 @@ inline constexpr std::uint32_t k_cores_kept_from_cpu_devices = 2;
 // spare (k_spare_core_threshold or more), else nullopt (the driver's default, every thread).
 // On the H200 machine (16 threads), lavapipe rendering captures on all 16 made 1% of the
 // primary's frames 14-22% longer (the application thread waited for a core); on 14, none.
+// The library never sets the variable (an application's environment is its own): the `tandem`
+// tool sets it for itself (apps/tandem/cli_common.cpp, the same rule).
 [[nodiscard]] std::optional<std::uint32_t>
 cpu_device_threads(std::uint32_t hardware_threads) noexcept;
-
-// Sets LP_NUM_THREADS to cpu_device_threads(this machine) unless the environment sets it
-// already; called before Tandem creates an instance (lavapipe reads it when it enumerates its
-// device). Returns the value set, if any. Not thread-safe (setenv): set-up only.
-std::optional<std::uint32_t> keep_cores_from_cpu_devices();
 
 } // namespace tandem::detail

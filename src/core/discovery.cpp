@@ -60,6 +60,27 @@ std::string adapter_list(const std::vector<Adapter>& adapters) {
     return text;
 }
 
+// The workers a comma-separated list of selectors names, each once, in the order named;
+// none for "none" or an empty list.
+std::vector<std::uint32_t> selected_workers(const std::vector<Adapter>& adapters,
+                                            std::string_view workers) {
+    std::vector<std::uint32_t> out;
+    if (workers == "none" || workers.empty()) {
+        return out;
+    }
+    std::size_t start = 0;
+    while (start <= workers.size()) {
+        const std::size_t comma = std::min(workers.find(',', start), workers.size());
+        for (std::uint32_t index : match_adapters(adapters, workers.substr(start, comma - start))) {
+            if (std::find(out.begin(), out.end(), index) == out.end()) {
+                out.push_back(index);
+            }
+        }
+        start = comma + 1;
+    }
+    return out;
+}
+
 } // namespace
 
 std::uint32_t parse_virtual_devices(std::string_view text) {
@@ -166,6 +187,8 @@ Selection select_adapters(std::vector<Adapter>& adapters, std::string_view prima
     }
 
     if (workers == "auto") {
+        // One adapter: a second opening of it, so that the pipeline still spans two devices
+        // (how a machine with one GPU, or lavapipe alone, runs the demo).
         if (adapters.size() == 1) {
             Adapter second = adapters.front();
             second.info.index = 1;
@@ -177,21 +200,27 @@ Selection select_adapters(std::vector<Adapter>& adapters, std::string_view prima
                 selection.workers.push_back(a.info.index);
             }
         }
-    } else if (workers != "none" && !workers.empty()) {
-        std::size_t start = 0;
-        while (start <= workers.size()) {
-            const std::size_t comma = std::min(workers.find(',', start), workers.size());
-            for (std::uint32_t index :
-                 match_adapters(adapters, workers.substr(start, comma - start))) {
-                if (std::find(selection.workers.begin(), selection.workers.end(), index) ==
-                    selection.workers.end()) {
-                    selection.workers.push_back(index);
-                }
-            }
-            start = comma + 1;
-        }
+    } else {
+        selection.workers = selected_workers(adapters, workers);
     }
     return selection;
+}
+
+std::vector<std::uint32_t> select_embedded_workers(const std::vector<Adapter>& adapters,
+                                                   std::uint32_t primary, std::string_view workers,
+                                                   bool cpu_workers) {
+    if (workers != "auto") {
+        return selected_workers(adapters, workers);
+    }
+    const Adapter& own = adapters.at(primary);
+    std::vector<std::uint32_t> out;
+    for (const auto& a : adapters) {
+        const bool own_device = a.physical == own.physical;
+        if (a.info.index != primary && (own_device || a.info.type != "cpu" || cpu_workers)) {
+            out.push_back(a.info.index);
+        }
+    }
+    return out;
 }
 
 } // namespace tandem::detail

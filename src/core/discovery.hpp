@@ -23,7 +23,8 @@ struct Adapter {
 };
 
 // How many logical devices each physical device is opened as: TANDEM_VIRTUAL_DEVICES, or
-// `fallback` when unset. Throws Error for anything but a whole number from 1 to 16.
+// `fallback` when unset. Throws Error for anything but a whole number from 1 to 16. One of the
+// debug variables (tandem/runtime.hpp): a standalone runtime reads it, an embedded one never.
 [[nodiscard]] std::uint32_t virtual_devices_from_env(std::uint32_t fallback);
 [[nodiscard]] std::uint32_t parse_virtual_devices(std::string_view text);
 
@@ -54,5 +55,14 @@ struct Selection {
 // "auto", `adapters` gains a second opening of it, so the pipeline still spans two devices.
 [[nodiscard]] Selection select_adapters(std::vector<Adapter>& adapters, std::string_view primary,
                                         std::string_view workers);
+
+// The workers of a runtime embedded on adapter `primary` (the application's device). `workers`
+// "auto": every other GPU, that is every adapter but the primary that is not a CPU device
+// (lavapipe) unless `cpu_workers`; the other openings of the primary's physical device are
+// among them only where `adapters` holds them (virtual devices asked for). Nothing is added.
+// Else as select_adapters.
+[[nodiscard]] std::vector<std::uint32_t>
+select_embedded_workers(const std::vector<Adapter>& adapters, std::uint32_t primary,
+                        std::string_view workers, bool cpu_workers);
 
 } // namespace tandem::detail

@@ -73,7 +73,8 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
       m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
     const LogScope scope(*m_logger); // the threads started below inherit it
     m_instance = std::make_unique<Instance>(embed.instance, embed.debug_utils);
-    m_adapters = discover_adapters(*m_instance, pick_virtual_devices(options));
+    // The application decides what opens: no environment variable adds openings here.
+    m_adapters = discover_adapters(*m_instance, std::max(options.virtual_devices, 1u));
     std::optional<std::uint32_t> primary_index;
     for (const auto& a : m_adapters) {
         if (a.physical == embed.physical_device && !primary_index) {
@@ -84,8 +85,8 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
         throw Error("The application's physical device is not one of its instance's devices",
                     "Pass the VkPhysicalDevice the VkDevice was created from");
     }
-    const Selection selection =
-        select_adapters(m_adapters, std::to_string(*primary_index), options.workers);
+    const std::vector<std::uint32_t> workers = select_embedded_workers(
+        m_adapters, *primary_index, options.workers, options.embedded_cpu_workers);
     AdoptedDevice adopted;
     adopted.device = embed.device;
     adopted.queue_family = embed.queue_family;
@@ -98,7 +99,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     primary_options.name_objects = options.name_objects;
     m_primary =
         std::make_unique<Device>(*m_instance, m_adapters[*primary_index], adopted, primary_options);
-    open_workers(selection.workers);
+    open_workers(workers);
 }
 
 void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters) {
