@@ -377,7 +377,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                 std::fprintf(stderr, "  %-12s %ux%u @ %g Hz on %s (adapter %u) via %s%s\n",
                              specs[i].name.c_str(), specs[i].width, specs[i].height,
                              specs[i].rate_hz, s.device_name.c_str(), s.device,
-                             s.transfer_path.c_str(), specs[i].automatic ? " (auto)" : "");
+                             transfer_path_name(s).c_str(), specs[i].automatic ? " (auto)" : "");
             }
         }
 
@@ -628,7 +628,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                  automatic ? std::string("scheduler") : spec.placement.to_string()},
                 {"device", harness::device_json(device)},
                 {"on_primary", device.index == runtime.primary_device().index},
-                {"transfer_path", s.transfer_path},
+                {"transfer_path", transfer_path_name(s)},
                 {"outputs_written_in_place", s.outputs_written_in_place},
                 {"registrations", registrations},
                 {"accepted", s.accepted},

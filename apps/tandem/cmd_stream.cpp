@@ -130,7 +130,7 @@ Runner add_stream_command(CLI::App& app, const GlobalOptions& global) {
             Placement::parse(args->placement).value_or(Placement::on_device(args->placement));
         const TaskId task = runtime.register_task(desc);
         const TaskStats placed = runtime.stats(task);
-        const std::string& path = placed.transfer_path;
+        const std::string path = transfer_path_name(placed);
 
         harness::StreamOptions stream_options;
         stream_options.rate_hz = rate;

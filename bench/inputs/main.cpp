@@ -549,7 +549,7 @@ int main(int argc, char** argv) {
                 {{"task_on", r.placement},
                  {"device", s.device_name},
                  {"input_path", s.input_path},
-                 {"output_path", s.transfer_path},
+                 {"output_path", transfer_path_name(s)},
                  {"submits", r.submits},
                  {"ready", s.ready},
                  {"superseded", s.superseded},

@@ -450,7 +450,7 @@ int main(int argc, char** argv) {
         }();
         std::printf("primary: %s (adapter %u); worker: %s (adapter %u) via %s\n",
                     primary.name.c_str(), primary.index, worker.name.c_str(), worker.index,
-                    placed.transfer_path.c_str());
+                    transfer_path_name(placed).c_str());
 
         // Warm-up: pipelines built, memory touched, first submits done.
         (void)pipelined_ready_hz(runtime, big_task, 0.3);
@@ -570,7 +570,7 @@ int main(int argc, char** argv) {
                              {"slots", slots},
                              {"runs", runs},
                              {"seconds_per_run", seconds},
-                             {"transfer_path", runtime.stats(big_task).transfer_path},
+                             {"transfer_path", transfer_path_name(runtime.stats(big_task))},
                              {"validation", options.validation}};
             doc["ceilings"] = {{"ready_hz_fps_unlimited", su.median},
                                {"ready_hz_serial_submit_and_wait", ss.median}};

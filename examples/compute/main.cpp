@@ -99,7 +99,8 @@ int main() try {
     runtime.pump();
     const tandem::TaskStats placed = runtime.stats(task);
     std::printf("tandem-compute: ripples on %s (adapter %u) via %s: %s\n",
-                placed.device_name.c_str(), placed.device, placed.transfer_path.c_str(),
+                placed.device_name.c_str(), placed.device,
+                tandem::transfer_path_name(placed).c_str(),
                 runtime.placement().tasks.at(0).reason.c_str());
 
     int status = 1;

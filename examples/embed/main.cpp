@@ -192,7 +192,7 @@ int main() try {
         }
         std::printf("tandem-embed: engine-fill task on %s (adapter %u) via %s\n",
                     runtime.stats(task).device_name.c_str(), runtime.stats(task).device,
-                    runtime.stats(task).transfer_path.c_str());
+                    tandem::transfer_path_name(runtime.stats(task)).c_str());
 
         // The engine's check of each output: one batch on the engine's queue (under the queue
         // lock it shares with Tandem) that waits for the lease and copies its image to host

@@ -238,7 +238,8 @@ int main(int argc, char** argv) try {
     std::printf("tandem-meshes: %u meshes; one task on %s (adapter %u) via %s, one on the "
                 "primary\n",
                 scene->mesh_count(), runtime.stats(on_worker).device_name.c_str(),
-                runtime.stats(on_worker).device, runtime.stats(on_worker).transfer_path.c_str());
+                runtime.stats(on_worker).device,
+                tandem::transfer_path_name(runtime.stats(on_worker)).c_str());
 
     int status = 1;
     {

@@ -32,10 +32,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/error.hpp"
 #include "tandem/export.hpp"
 #include "tandem/lease.hpp"
 
@@ -54,8 +56,17 @@ struct ReadbackImage {
     std::vector<std::uint8_t> bytes;
 
     // Texel (x, y) of a 4-byte format as its bytes packed little-endian (RGBA8: R in the low
-    // byte), the form tandem::pattern_texel gives. For 8-byte formats, read `bytes`.
-    [[nodiscard]] std::uint32_t texel(std::uint32_t x, std::uint32_t y) const noexcept {
+    // byte), the form tandem::pattern_texel gives. Throws tandem::Error for (x, y) outside the
+    // image, or an image whose texels are not 4 bytes (for 8-byte formats, read `bytes`).
+    [[nodiscard]] std::uint32_t texel(std::uint32_t x, std::uint32_t y) const {
+        if (texel_bytes != 4 || x >= extent.width || y >= extent.height ||
+            bytes.size() < std::size_t{extent.width} * extent.height * 4) {
+            throw Error("Texel (" + std::to_string(x) + ", " + std::to_string(y) + ") of a " +
+                            std::to_string(extent.width) + "x" + std::to_string(extent.height) +
+                            " image of " + std::to_string(texel_bytes) + "-byte texels",
+                        "Ask for x < width and y < height of a 4-byte format; read `bytes` "
+                        "for an 8-byte one");
+        }
         std::uint32_t value = 0;
         std::memcpy(&value, bytes.data() + (std::size_t{y} * extent.width + x) * texel_bytes,
                     sizeof value);

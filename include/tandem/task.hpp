@@ -19,11 +19,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
 
+#include "tandem/device_info.hpp"
 #include "tandem/export.hpp"
 #include "tandem/input.hpp"
 #include "tandem/placement.hpp"
@@ -259,13 +261,14 @@ struct TaskStats {
     std::string device_name;
     std::uint64_t moves = 0;
     std::vector<TaskDeviceStats> devices;
-    // The path its outputs take to the primary now ("same-device" on the primary; "(preparing)"
-    // while a registration is prepared), and the paths dropped for its device's pair with the
-    // primary, oldest first (then those dropped for its inputs, in the other direction). A path
-    // that fails after outputs were published is dropped and the task is prepared again on the
-    // same device with the next path: its last output stays acquirable and its generations go
-    // on from where they were.
-    std::string transfer_path;
+    // The path its outputs take to the primary now (SameDevice on the primary; none while a
+    // registration is prepared, `preparing`, or when it could not be; transfer_path_name()
+    // prints it), and the paths dropped for its device's pair with the primary, oldest first
+    // (then those dropped for its inputs, in the other direction). A path that fails after
+    // outputs were published is dropped and the task is prepared again on the same device with
+    // the next path: its last output stays acquirable and its generations go on from where
+    // they were.
+    std::optional<TransferPath> transfer_path;
     std::vector<DroppedTransferPath> dropped_paths;
     // The path its inputs take from the primary to its device now ("same-device" on the
     // primary; empty for a task without inputs; "chained" when all its inputs are chained).
@@ -300,5 +303,9 @@ struct TaskStats {
     // device (empty when none does).
     std::vector<TaskFeedStats> feeds;
 };
+
+// TaskStats::transfer_path as text: the path's name (to_string), "(preparing)" while the task's
+// registration is prepared, "(not prepared)" when it could not be, and "" for UnknownTask.
+[[nodiscard]] TANDEM_API std::string transfer_path_name(const TaskStats& stats);
 
 } // namespace tandem

@@ -548,7 +548,7 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["lent_submits"] = s.lent_submits;
     report["lent_signalled_submits"] = s.lent_signalled_submits;
     report["input_copies"] = s.input_copies;
-    report["output_path"] = s.transfer_path;
+    report["output_path"] = transfer_path_name(s);
     report["real_frames"] = result.frames;
     report["elapsed_s"] = elapsed;
     report["accepted"] = accepted;

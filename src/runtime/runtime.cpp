@@ -182,6 +182,16 @@ std::vector<DeviceInfo> Runtime::worker_devices() const {
     return out;
 }
 
+std::string transfer_path_name(const TaskStats& stats) {
+    if (stats.transfer_path) {
+        return to_string(*stats.transfer_path);
+    }
+    if (stats.error == TaskError::UnknownTask) {
+        return {};
+    }
+    return stats.preparing ? "(preparing)" : "(not prepared)";
+}
+
 std::vector<PairInfo> Runtime::worker_pairs() const {
     const detail::LogScope scope(m_impl->logger());
     std::vector<PairInfo> out;

@@ -51,13 +51,13 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
     d.worker_lost = p.worker_lost;
     switch (phase) {
     case InstancePhase::Preparing:
-        p.transfer_path = "(preparing)";
+        p.transfer_path.reset(); // TaskStats::preparing says why
         break;
     case InstancePhase::Failed:
-        p.transfer_path = "(not prepared)";
+        p.transfer_path.reset();
         break;
     case InstancePhase::Ready:
-        p.transfer_path = instance.transport->path_name();
+        p.transfer_path = parse_transfer_path(instance.transport->path_name());
         p.outputs_written_in_place = instance.transport->writes_in_place();
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();

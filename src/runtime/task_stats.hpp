@@ -39,7 +39,7 @@ struct InstanceStatsPart {
     std::uint32_t in_flight = 0;
     bool worker_lost = false;
     std::string worker_lost_reason;
-    std::string transfer_path;
+    std::optional<TransferPath> transfer_path;
     std::string input_path;
     bool inputs_read_in_place = false;
     bool outputs_written_in_place = false;

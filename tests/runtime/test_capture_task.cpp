@@ -104,7 +104,7 @@ TEST_F(CaptureTaskTest, ArraysOnAWorkerEqualTheGltfLoadedEquivalentPixelForPixel
     auto reader = make_reader(*runtime, k_w, k_h);
     const TaskId from_arrays = capture_task(*runtime, arrays.scene, "arrays", "worker:0");
     const TaskId from_gltf = capture_task(*runtime, gltf, "gltf", "worker:0");
-    EXPECT_NE(runtime->stats(from_arrays).transfer_path, "same-device");
+    EXPECT_NE(runtime->stats(from_arrays).transfer_path, TransferPath::SameDevice);
 
     CaptureSnapshot shot = shot_of(arrays.instances);
     shot.camera = file.cameras.at(0).camera; // the file's camera for both
@@ -128,8 +128,8 @@ TEST_F(CaptureTaskTest, AWorkersCaptureEqualsThePrimarysAndIndexWidthsAgree) {
     const TaskId worker = capture_task(*runtime, s16.scene, "worker", "worker:0");
     const TaskId primary = capture_task(*runtime, s16.scene, "primary", "primary");
     const TaskId wide = capture_task(*runtime, s32.scene, "wide", "worker:0");
-    EXPECT_NE(runtime->stats(worker).transfer_path, "same-device");
-    EXPECT_EQ(runtime->stats(primary).transfer_path, "same-device");
+    EXPECT_NE(runtime->stats(worker).transfer_path, TransferPath::SameDevice);
+    EXPECT_EQ(runtime->stats(primary).transfer_path, TransferPath::SameDevice);
 
     for (const float x : {0.0f, 0.7f}) {
         CaptureSnapshot shot = shot_of(s16.instances);

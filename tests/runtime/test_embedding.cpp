@@ -392,7 +392,7 @@ TEST_P(OptionalItemTest, ADeviceWithoutItRunsWorkerTasksWithoutTryingWhatItRules
     EXPECT_TRUE(stats.dropped_paths.empty())
         << stats.dropped_paths.front().path << ": " << stats.dropped_paths.front().reason;
     ASSERT_TRUE(pair.best_path());
-    EXPECT_EQ(stats.transfer_path, to_string(*pair.best_path()));
+    EXPECT_EQ(stats.transfer_path, pair.best_path());
 }
 
 INSTANTIATE_TEST_SUITE_P(Embedding, OptionalItemTest,

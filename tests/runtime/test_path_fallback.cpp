@@ -133,9 +133,9 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
         }
         auto reader = make_reader(*runtime);
         const TaskId task = runtime->register_task(pattern_task("worker:0"));
-        EXPECT_EQ(runtime->stats(task).transfer_path, to_string(*next));
+        EXPECT_EQ(runtime->stats(task).transfer_path, next);
         const TaskStats stats = runtime->stats(task);
-        EXPECT_EQ(stats.transfer_path, to_string(*next));
+        EXPECT_EQ(stats.transfer_path, next);
         const std::string reason = dropped_reason(stats, path());
         EXPECT_NE(
             reason.find(corrupt ? "byte 0 of texel (5, 3)" : "VK_ERROR_INVALID_EXTERNAL_HANDLE"),
@@ -144,7 +144,7 @@ TEST_P(PathFallback, AFailedSelfTestDropsThePathAndTheNextRunsTheTask) {
         (void)deliver_exact(*runtime, *reader, task, 3, 0);
         // A second task of the pair is not self-tested again, and never gets the dropped path.
         const TaskId other = runtime->register_task(pattern_task("worker:0", 33, 17));
-        EXPECT_EQ(runtime->stats(other).transfer_path, to_string(*next));
+        EXPECT_EQ(runtime->stats(other).transfer_path, next);
         detail::clear_vk_faults();
     }
 }
@@ -154,7 +154,7 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
     auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
-    ASSERT_EQ(runtime->stats(task).transfer_path, to_string(path()));
+    ASSERT_EQ(runtime->stats(task).transfer_path, path());
     const std::uint64_t shown = deliver_exact(*runtime, *reader, task, 2, 0);
     ASSERT_GT(shown, 0u);
 
@@ -190,7 +190,7 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
         const TaskStats stats = runtime->stats(task);
         EXPECT_FALSE(stats.worker_lost) << stats.worker_lost_reason;
         const SubmitResult r = runtime->submit(task);
-        settled = next ? stats.transfer_path == to_string(*next) : r.status == SubmitStatus::Failed;
+        settled = next ? stats.transfer_path == next : r.status == SubmitStatus::Failed;
         if (!next && settled) {
             EXPECT_NE(r.reason.find("no other path"), std::string::npos) << r.reason;
             EXPECT_NE(r.reason.find("was dropped"), std::string::npos) << r.reason;
@@ -206,7 +206,7 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
               std::string::npos)
         << reason;
     if (next) {
-        EXPECT_EQ(runtime->stats(task).transfer_path, to_string(*next));
+        EXPECT_EQ(runtime->stats(task).transfer_path, next);
         const std::uint64_t newest = deliver_exact(*runtime, *reader, task, 3, previous);
         EXPECT_GT(newest, shown);
         EXPECT_FALSE(runtime->stats(task).worker_lost);
@@ -230,19 +230,19 @@ TEST_P(PathFallback, AFailedImportOfSlotImagesDropsThePathForTheNextTask) {
     auto runtime = path_runtime();
     auto reader = make_reader(*runtime);
     const TaskId first = runtime->register_task(pattern_task("worker:0"));
-    ASSERT_EQ(runtime->stats(first).transfer_path, "zero-copy");
+    ASSERT_EQ(runtime->stats(first).transfer_path, TransferPath::ZeroCopy);
     const std::uint64_t shown = deliver_exact(*runtime, *reader, first, 2, 0);
 
     detail::inject_vk_fault("vkAllocateMemory import", VK_ERROR_OUT_OF_DEVICE_MEMORY);
     const TaskId second = runtime->register_task(pattern_task("worker:0"));
     const auto next = next_path();
     ASSERT_TRUE(next);
-    EXPECT_EQ(runtime->stats(second).transfer_path, to_string(*next));
+    EXPECT_EQ(runtime->stats(second).transfer_path, next);
     const std::string reason = dropped_reason(runtime->stats(second), TransferPath::ZeroCopy);
     EXPECT_NE(reason.find("slot images"), std::string::npos) << reason;
     EXPECT_NE(reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos) << reason;
     (void)deliver_exact(*runtime, *reader, second, 2, 0);
-    EXPECT_EQ(runtime->stats(first).transfer_path, "zero-copy");
+    EXPECT_EQ(runtime->stats(first).transfer_path, TransferPath::ZeroCopy);
     EXPECT_GT(deliver_exact(*runtime, *reader, first, 2, shown), shown);
     EXPECT_FALSE(runtime->stats(first).worker_lost);
 }

@@ -1,22 +1,19 @@
 // The public headers' value types and names, as an application uses them (no device): every
 // Placement factory with its text form and parse() round trip, Error's parts, each to_string
 // of the public headers (one distinct, non-empty name per value; a value outside the enum
-// answered without naming a real one), and a built Scene's counts and mesh names.
+// answered without naming a real one), TaskStats::transfer_path's text, a built Scene's counts
+// and mesh names, and a read-back image's texels, refused outside the image. All through tandem/tandem.hpp alone.
 #include <array>
 #include <cstdint>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "tandem/device_info.hpp"
-#include "tandem/error.hpp"
-#include "tandem/log.hpp"
-#include "tandem/placement.hpp"
-#include "tandem/scene.hpp"
-#include "tandem/task.hpp"
-#include "tandem/task_id.hpp"
+// The one include an application needs: everything below comes through it.
+#include "tandem/tandem.hpp"
 
 namespace tandem {
 namespace {
@@ -189,6 +186,48 @@ TEST(PublicScene, CountsImagesAndNamesMeshes) {
     white.positions = triangle;
     (void)plain.add_mesh("plain", {white});
     EXPECT_EQ(plain.build()->image_count(), 0u);
+}
+
+// tandem.hpp declares the whole API: trace export (tandem/trace.hpp) as well.
+static_assert(std::is_same_v<decltype(&write_trace), void (*)(const Runtime&, const std::string&)>);
+
+TEST(PublicNames, ATaskStatsTransferPathReadsAsItsNameOrWhyThereIsNone) {
+    TaskStats stats;
+    for (const TransferPath path : k_all_transfer_paths) {
+        stats.transfer_path = path;
+        EXPECT_EQ(transfer_path_name(stats), to_string(path));
+    }
+    stats.transfer_path.reset();
+    stats.preparing = true;
+    EXPECT_EQ(transfer_path_name(stats), "(preparing)");
+    stats.preparing = false;
+    EXPECT_EQ(transfer_path_name(stats), "(not prepared)");
+    stats.error = TaskError::UnknownTask;
+    EXPECT_EQ(transfer_path_name(stats), "");
+}
+
+TEST(PublicReadback, TexelReadsInsideTheImageAndRefusesOutsideIt) {
+    ReadbackImage image;
+    image.format = VK_FORMAT_R8G8B8A8_UNORM;
+    image.extent = {3, 2};
+    image.texel_bytes = 4;
+    for (std::uint8_t i = 0; i < 3 * 2 * 4; ++i) {
+        image.bytes.push_back(i);
+    }
+    EXPECT_EQ(image.texel(0, 0), 0x03020100u);
+    EXPECT_EQ(image.texel(2, 1), 0x17161514u); // the last texel
+    EXPECT_THROW((void)image.texel(3, 0), Error);
+    EXPECT_THROW((void)image.texel(0, 2), Error);
+    try {
+        (void)image.texel(7, 9);
+        ADD_FAILURE() << "texel (7, 9) of a 3x2 image was read";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("(7, 9) of a 3x2 image"), std::string::npos)
+            << e.what();
+    }
+    image.texel_bytes = 8; // RGBA16F: read `bytes`
+    EXPECT_THROW((void)image.texel(0, 0), Error);
+    EXPECT_THROW((void)ReadbackImage{}.texel(0, 0), Error) << "an empty image has no texel";
 }
 
 } // namespace

@@ -30,7 +30,7 @@ TEST_F(Runtime_, DeliversTheExactPatternOnThePrimary) {
     std::uint64_t value = 0;
     expect_pattern(read_back(*reader, *lease, value), *lease);
     runtime->release(*lease, value);
-    EXPECT_EQ(runtime->stats(task).transfer_path, "same-device");
+    EXPECT_EQ(runtime->stats(task).transfer_path, TransferPath::SameDevice);
 }
 
 TEST_F(Runtime_, BusyLeavesPhaseGenerationAndCountersUntouched) {

@@ -244,7 +244,7 @@ TEST_P(TaskChainPlaces, OnOneDeviceNothingIsCopiedAndGenerationsStayConsistent) 
     EXPECT_GE(checked, 5);
     expect_in_place(*runtime, producer, consumer);
     if (!c.path.empty()) {
-        EXPECT_EQ(runtime->stats(producer).transfer_path, c.path);
+        EXPECT_EQ(transfer_path_name(runtime->stats(producer)), c.path);
     }
     // A CPU worker on the host-imported path renders into the staging itself, and its chained
     // consumer samples it there (in GENERAL).
@@ -301,7 +301,7 @@ TEST_P(TaskChainDelivered, AConsumerOnThePrimaryReadsAWorkersOutputWhereItArrive
     EXPECT_NE(runtime->stats(producer).device, s.device);
     EXPECT_EQ(runtime->stats(producer).failed_jobs, 0u);
     if (!c.path.empty()) {
-        EXPECT_EQ(runtime->stats(producer).transfer_path, c.path);
+        EXPECT_EQ(transfer_path_name(runtime->stats(producer)), c.path);
     }
 }
 
@@ -355,7 +355,7 @@ TEST_P(TaskChainAcross, AConsumerOnAnotherWorkerReadsWhatThePairsPathSentIt) {
     EXPECT_GE(feed.sent, s.ready) << "each output the consumer read was sent to its worker";
     if (!c.path.empty()) {
         EXPECT_EQ(feed.path, c.path) << "the pair of workers' own path";
-        EXPECT_EQ(p.transfer_path, c.path);
+        EXPECT_EQ(transfer_path_name(p), c.path);
     } else {
         EXPECT_FALSE(feed.path.empty());
     }

@@ -311,7 +311,7 @@ TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) 
         desc.factory = [](const WorkerContext&) { return std::make_unique<Clear>(); };
         const TaskId id = runtime->register_task(desc);
         const TaskStats s = runtime->stats(id);
-        ASSERT_EQ(s.transfer_path, "host-imported");
+        ASSERT_EQ(s.transfer_path, TransferPath::HostImported);
         ASSERT_TRUE(s.inputs_read_in_place);
         ASSERT_TRUE(s.outputs_written_in_place);
         if (i % 10 == 0) {

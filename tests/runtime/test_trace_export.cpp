@@ -59,7 +59,7 @@ TEST_F(TraceExport, HostBridgedTransfersShowEachBandTheBridgeHandsOn) {
         ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(task).accepted(); }));
     }
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
-    ASSERT_EQ(runtime->stats(task).transfer_path, "host-copy");
+    ASSERT_EQ(runtime->stats(task).transfer_path, TransferPath::HostCopy);
     const std::uint64_t ready = runtime->stats(task).ready;
     const std::string path = ::testing::TempDir() + "tandem-trace-bridge-test.json";
     write_trace(*runtime, path);

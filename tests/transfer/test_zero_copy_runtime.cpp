@@ -36,9 +36,9 @@ protected:
 TEST_F(ZeroCopyRuntime, IsNegotiatedForTwoOpeningsOfOneDevice) {
     auto runtime = zero_copy_runtime(false);
     const TaskId task = runtime->register_task(pattern_task("worker:0"));
-    EXPECT_EQ(runtime->stats(task).transfer_path, "zero-copy");
+    EXPECT_EQ(runtime->stats(task).transfer_path, TransferPath::ZeroCopy);
     const TaskId local = runtime->register_task(pattern_task("primary"));
-    EXPECT_EQ(runtime->stats(local).transfer_path, "same-device");
+    EXPECT_EQ(runtime->stats(local).transfer_path, TransferPath::SameDevice);
 }
 
 // Every output of several slot counts and sizes, read back on the primary from the leased image
@@ -56,7 +56,7 @@ TEST_F(ZeroCopyRuntime, DeliversExactPatternsThroughLeases) {
         desc.name += "-" + std::to_string(c.slots);
         desc.slots = c.slots;
         const TaskId task = runtime->register_task(desc);
-        ASSERT_EQ(runtime->stats(task).transfer_path, "zero-copy");
+        ASSERT_EQ(runtime->stats(task).transfer_path, TransferPath::ZeroCopy);
         std::uint64_t previous = 0;
         int verified = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
