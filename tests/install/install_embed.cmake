@@ -12,10 +12,16 @@ function(run)
 endfunction()
 
 # The installed headers are the public API alone: each includes only the standard library,
-# Vulkan's core header and other tandem/ headers (no glm, nothing from src/).
+# Vulkan's core header and other tandem/ headers (no glm, nothing from src/); tandem.hpp
+# includes every other one.
 function(check_headers prefix)
     file(GLOB installed_headers ${prefix}/include/tandem/*.hpp)
+    file(READ ${prefix}/include/tandem/tandem.hpp all_in_one)
     foreach(header ${installed_headers})
+        get_filename_component(name ${header} NAME)
+        if(NOT name STREQUAL "tandem.hpp" AND NOT all_in_one MATCHES "#include \"tandem/${name}\"")
+            message(FATAL_ERROR "tandem/tandem.hpp does not include tandem/${name}")
+        endif()
         file(STRINGS ${header} includes REGEX "^#include")
         foreach(line ${includes})
             if(NOT line MATCHES "^#include (<[a-z_]+>|<vulkan/vulkan_core\\.h>|\"tandem/[a-z_]+\\.hpp\")$")
@@ -35,11 +41,13 @@ function(needed_libraries binary out)
     set(${out} "${needed}" PARENT_SCOPE)
 endfunction()
 
-# Builds and runs the four examples against the package in `prefix`; ARGN: more configure
+# Builds and runs the five examples against the package in `prefix`; ARGN: more configure
 # arguments. The shared package's examples name libtandem.so and none of Tandem's dependencies
-# (those are libtandem.so's own); the static package's name no libtandem.
+# (those are libtandem.so's own); the static package's name no libtandem. None runs with
+# LD_LIBRARY_PATH: the build tree's rpath finds libtandem.so, and examples/sampling installed
+# (INSTALL_RPATH_USE_LINK_PATH) finds it from its own.
 function(build_examples prefix kind)
-    foreach(example embed compute meshes frames)
+    foreach(example embed compute meshes frames sampling)
         set(build ${WORK_DIR}/${kind}-${example})
         run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${example} -B ${build} -G ${GENERATOR}
             -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release ${ARGN})
@@ -65,6 +73,12 @@ function(build_examples prefix kind)
     # An engine's frames blurred on a worker, rendered into the images Tandem lends (nothing
     # copied), every output exact (examples/frames).
     run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/${kind}-frames/tandem-frames)
+    # An engine's frame that waits on a lease, copies it into its own image, signals the primary
+    # timeline and releases the lease with that value, every pixel exact (examples/sampling),
+    # run from where it was installed.
+    run(${CMAKE_COMMAND} --install ${WORK_DIR}/${kind}-sampling --prefix ${WORK_DIR}/${kind}-app)
+    run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH TANDEM_VIRTUAL_DEVICES=2
+        ${WORK_DIR}/${kind}-app/bin/tandem-sampling)
 endfunction()
 
 if(SHARED)
@@ -97,10 +111,17 @@ if(SHARED)
         message(FATAL_ERROR "pkg-config --cflags --libs tandem failed (${rc})")
     endif()
     separate_arguments(flags UNIX_COMMAND "${flags}")
+    # The prefix is no system one: the program finds libtandem.so by the rpath README.md shows,
+    # and runs without LD_LIBRARY_PATH.
+    execute_process(COMMAND pkg-config --variable=libdir tandem OUTPUT_VARIABLE lib_dir
+        RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0 OR NOT EXISTS ${lib_dir}/libtandem.so)
+        message(FATAL_ERROR "pkg-config --variable=libdir tandem: '${lib_dir}' (${rc})")
+    endif()
     set(client ${WORK_DIR}/pkg-config-client)
-    run(${CXX} -std=c++20 ${CMAKE_CURRENT_LIST_DIR}/pkg_config_client.cpp ${flags} -o ${client})
-    get_filename_component(lib_dir ${pc_dir} DIRECTORY)
-    run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${lib_dir} ${client})
+    run(${CXX} -std=c++20 ${CMAKE_CURRENT_LIST_DIR}/pkg_config_client.cpp ${flags}
+        -Wl,-rpath,${lib_dir} -o ${client})
+    run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${client})
     unset(ENV{PKG_CONFIG_PATH})
 
     set(prefix ${WORK_DIR}/static)
