@@ -13,6 +13,12 @@
 // has reached the release value, and its image, view and semaphore stay valid until then even
 // when the task moves, is reconfigured or is unregistered meanwhile. The image must be back in
 // `layout` by then (a reader that copies from it transitions to TRANSFER_SRC_OPTIMAL and back).
+//
+// Each lease is its own ticket (Lease::ticket), as a swapchain image acquired in OpenXR is: two
+// acquires of the same output are two leases, each released once. A second release of a ticket
+// answers TaskError::LeaseNotHeld and frees nothing, so a slot another lease still holds is
+// never rewritten. A lease held longer than max(10 of its task's periods between outputs, 1 s)
+// is counted in TaskStats::leases_held_long and logged once, at warn.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +32,10 @@ namespace tandem {
 
 struct Lease {
     TaskId task;
+    // This lease's own ticket: issued by acquire(), never twice in the process (so never reused
+    // within a runtime, and never one another runtime holds), ended by its first release().
+    // 0 is never issued: a default Lease holds nothing.
+    std::uint64_t ticket = 0;
     // The task's instance on `device` that made it: release() hands the lease straight back
     // there. Opaque; unique within the runtime.
     std::uint64_t instance = 0;

@@ -324,13 +324,16 @@ public:
     // A lease on the newest ready output of `task`; none before the first one. While a task
     // moves or is reconfigured, the output shown before until the new instance has a newer
     // one (where none was acquired yet, the newest the old instance made): generations handed
-    // out never go back.
+    // out never go back. Each call that answers a lease issues a new ticket (Lease::ticket):
+    // two acquires of the same output are two leases, each to be released once.
     [[nodiscard]] AcquireResult acquire(TaskId task) noexcept;
 
     // Hands `lease` back: the application's reads finish when primary_timeline() reaches
     // `primary_value` (0: no GPU reads pending). Works after the task was unregistered too.
-    // LeaseNotHeld when the lease was released already; UnknownTask when its task and every
-    // object behind it are gone.
+    // LeaseNotHeld, and nothing changes, when its ticket is not held: released already, never
+    // issued (a default Lease), or a copy naming another task, slot or generation. UnknownTask
+    // when its task and every object behind it are gone (a lease of another runtime, too). The
+    // slot is reused only once every ticket on it was released and its values reached.
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
 
     // A timeline semaphore on the primary device that the application signals when its reads

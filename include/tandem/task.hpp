@@ -302,6 +302,13 @@ struct TaskStats {
     // As a chain's producer: its feeds to the workers where consumers of it run on another
     // device (empty when none does).
     std::vector<TaskFeedStats> feeds;
+    // Its leases held now (acquired and not yet released, on any of its devices), how many of
+    // them were held longer than max(10 of its periods between outputs, 1 s) (each is logged
+    // once, at warn: a lease is meant for a frame or two), and the age of the oldest. The
+    // period is measured from the outputs acquired; until two were, the 1 s floor alone counts.
+    std::uint32_t leases_held = 0;
+    std::uint32_t leases_held_long = 0;
+    double oldest_lease_us = 0;
 };
 
 // TaskStats::transfer_path as text: the path's name (to_string), "(preparing)" while the task's

@@ -88,6 +88,7 @@ void CompletionTracker::run() noexcept {
         // Retired objects are destroyed here only, on this thread, never the application's: so
         // no semaphore polled below goes while it is polled.
         m_retire.collect();
+        m_leases.note_long_held(Clock::now()); // here, so that it is logged without a pump
         // What completes next: every transport's primary timeline (each instance's earliest
         // value in flight) and the application's primary timeline (the earliest release value).
         expected.clear();

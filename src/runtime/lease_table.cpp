@@ -1,11 +1,26 @@
 #include "runtime/lease_table.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/log.hpp"
 
 namespace tandem::detail {
+namespace {
+
+// Tickets are numbered once for the whole process, so a lease of another runtime never names
+// one held here. Relaxed: only uniqueness matters, it orders nothing.
+std::atomic<std::uint64_t> g_next_ticket{1};
+
+double ms(Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+}
+
+} // namespace
 
 std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
-                                       std::uint64_t at_least) const noexcept {
+                                       std::uint64_t at_least) noexcept {
     if (!instance.prepared()) {
         return std::nullopt;
     }
@@ -15,13 +30,41 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
         return std::nullopt;
     }
     SlotRecord& s = instance.ring[current->slot];
-    if (!instance.ring.apply(current->slot, SlotEvent::Lease)) {
-        return std::nullopt;
+    const std::uint64_t ticket = g_next_ticket.fetch_add(1, std::memory_order_relaxed);
+    {
+        std::lock_guard table(m_mutex);
+        try {
+            m_tickets.emplace(ticket, Ticket{task, instance.serial, current->slot, s.generation,
+                                             &instance, Clock::now(), false});
+        } catch (...) {
+            return std::nullopt; // out of memory: nothing this frame
+        }
+        if (!instance.ring.apply(current->slot, SlotEvent::Lease)) {
+            m_tickets.erase(ticket);
+            return std::nullopt;
+        }
+        // The task's period between outputs, from this output's arrival and the last leased.
+        try {
+            Pace& pace = m_paces[task];
+            if (s.generation > pace.generation && s.times.ready > pace.ready) {
+                if (pace.generation != 0) {
+                    const auto sample = (s.times.ready - pace.ready) /
+                                        static_cast<std::int64_t>(s.generation - pace.generation);
+                    pace.period =
+                        pace.period == Clock::duration{} ? sample : (pace.period * 3 + sample) / 4;
+                }
+                pace.generation = s.generation;
+                pace.ready = s.times.ready;
+            }
+        } catch (...) {
+            // Out of memory: the period stays unknown, and the floor alone applies.
+        }
     }
     ++s.leases;
     const Image& image = instance.slots[current->slot].primary_image;
     Lease lease;
     lease.task = task;
+    lease.ticket = ticket;
     lease.instance = instance.serial;
     lease.slot = current->slot;
     lease.generation = s.generation;
@@ -38,19 +81,105 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
 }
 
 bool LeaseTable::release(TaskInstance& instance, const Lease& lease,
-                         std::uint64_t primary_value) const noexcept {
+                         std::uint64_t primary_value) noexcept {
     if (lease.slot >= instance.ring.size()) {
         return false;
     }
     std::lock_guard lock(instance.mutex);
     SlotRecord& s = instance.ring[lease.slot];
+    {
+        // The ticket must be held, and held for exactly this task's output: a copy with another
+        // task, instance, slot or generation ends nothing.
+        std::lock_guard table(m_mutex);
+        const auto it = m_tickets.find(lease.ticket);
+        if (it == m_tickets.end() || it->second.task != lease.task ||
+            it->second.serial != instance.serial || it->second.slot != lease.slot ||
+            it->second.generation != lease.generation) {
+            return false;
+        }
+        m_tickets.erase(it);
+    }
+    // Each ticket held one count on its slot: the slot's record agrees while it is held.
     if (s.generation != lease.generation || s.leases == 0 || s.trial) {
-        return false;
+        return false; // a bug: the ticket outlived its count
     }
     --s.leases;
     s.release_value = std::max(s.release_value, primary_value);
     finish_reads(instance, lease.slot, m_reads_seen.load(std::memory_order_relaxed));
     return true;
+}
+
+Clock::duration LeaseTable::long_after(TaskId task) const noexcept {
+    const auto pace = m_paces.find(task);
+    const Clock::duration period = pace == m_paces.end() ? Clock::duration{} : pace->second.period;
+    return std::max(period * k_long_periods, k_long_floor);
+}
+
+HeldLeases LeaseTable::held(TaskId task, Clock::time_point now) const noexcept {
+    HeldLeases out;
+    std::lock_guard table(m_mutex);
+    const Clock::duration limit = long_after(task);
+    for (const auto& [number, ticket] : m_tickets) {
+        if (ticket.task != task) {
+            continue;
+        }
+        const Clock::duration age = std::max(now - ticket.since, Clock::duration{});
+        ++out.count;
+        out.long_held += age > limit ? 1 : 0;
+        out.oldest = std::max(out.oldest, age);
+    }
+    return out;
+}
+
+std::size_t LeaseTable::tickets_held() const noexcept {
+    std::lock_guard table(m_mutex);
+    return m_tickets.size();
+}
+
+void LeaseTable::note_long_held(Clock::time_point now) noexcept {
+    struct Warning {
+        std::uint64_t ticket;
+        std::string task;
+        std::uint64_t generation;
+        std::uint32_t slot;
+        Clock::duration age;
+        Clock::duration limit;
+    };
+    std::vector<Warning> warnings;
+    try {
+        std::lock_guard table(m_mutex);
+        if (now - m_last_check < k_long_check) {
+            return;
+        }
+        m_last_check = now;
+        for (auto& [number, ticket] : m_tickets) {
+            if (ticket.logged) {
+                continue;
+            }
+            const Clock::duration limit = long_after(ticket.task);
+            if (now - ticket.since > limit) {
+                warnings.push_back({number, ticket.instance->desc.name, ticket.generation,
+                                    ticket.slot, now - ticket.since, limit});
+                ticket.logged = true;
+            }
+        }
+    } catch (...) {
+        // Out of memory: the tickets not marked yet are looked at again next time.
+    }
+    // Logged with the table's lock no longer held: a slow callback delays no acquire.
+    for (const Warning& w : warnings) {
+        log_warn("runtime",
+                 "task '{}': lease {} (generation {}, slot {}) held for {:.0f} ms, longer than "
+                 "{:.0f} ms ({} of the task's periods between outputs, at least {:.0f} ms); its "
+                 "slot is not reused until it is released",
+                 w.task, w.ticket, w.generation, w.slot, ms(w.age), ms(w.limit), k_long_periods,
+                 ms(k_long_floor));
+    }
+}
+
+void LeaseTable::forget(TaskId task) noexcept {
+    std::lock_guard table(m_mutex);
+    m_paces.erase(task);
 }
 
 void LeaseTable::observe_reads(std::uint64_t reads) noexcept {

@@ -323,6 +323,9 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     const TaskError answer = unregister_locked(*task, feeding, pinning);
     release_feeds(feeding); // its producers' mutexes, with its own no longer held
     release_pins(pinning);
+    if (answer == TaskError::None) {
+        m_leases->forget(id);
+    }
     return answer;
 }
 
@@ -829,6 +832,9 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
 }
 
 TaskError RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+    if (lease.ticket == 0) {
+        return TaskError::LeaseNotHeld; // never issued: a default Lease
+    }
     std::shared_ptr<Task> task;
     try {
         task = m_tasks.find(lease.task); // an unregistered task's leases are released here too
@@ -864,6 +870,10 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
         parts = collect_stats(*task, *m_links);
     }
     TaskStats out = summarise(std::move(parts));
+    const HeldLeases held = m_leases->held(id, Clock::now());
+    out.leases_held = held.count;
+    out.leases_held_long = held.long_held;
+    out.oldest_lease_us = micros(Clock::time_point{}, Clock::time_point{} + held.oldest);
     if (const Worker* w = worker_of(out.device)) {
         out.device_name = w->device().info().name;
     }
