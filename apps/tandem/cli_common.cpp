@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <string>
 #include <system_error>
-#include <thread>
 
 #include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
@@ -51,19 +50,6 @@ std::string option_or_env(const std::string& option, const char* variable) {
     return value != nullptr ? std::string(value) : std::string();
 }
 } // namespace
-
-void keep_cores_from_cpu_devices() {
-    // The rule of core/cpu.hpp's cpu_device_threads, which the tool cannot include: on a machine
-    // of 8 or more hardware threads lavapipe renders with all but 2 of them, so that a CPU
-    // worker never takes every core from the frame loop (docs/performance.md). The user's
-    // LP_NUM_THREADS wins. Before any instance exists: lavapipe reads it then.
-    constexpr unsigned k_spare_core_threshold = 8;
-    constexpr unsigned k_cores_kept = 2;
-    const unsigned threads = std::thread::hardware_concurrency();
-    if (std::getenv("LP_NUM_THREADS") == nullptr && threads >= k_spare_core_threshold) {
-        (void)setenv("LP_NUM_THREADS", std::to_string(threads - k_cores_kept).c_str(), 0);
-    }
-}
 
 RuntimeOptions runtime_options(const GlobalOptions& global,
                                std::chrono::milliseconds worker_timeout) {

@@ -68,11 +68,6 @@ void report_validation(const Runtime& runtime);
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);
 
-// Sets LP_NUM_THREADS for lavapipe to all but two hardware threads on machines of 8 or more,
-// unless the user set it. The tool's own choice: the library never changes the environment.
-// Before any Vulkan instance is created; not thread-safe (setenv).
-void keep_cores_from_cpu_devices();
-
 // Runtime options from the global options (adapter selection, validation, virtual devices, log
 // level; an option left empty is read from TANDEM_VALIDATION and TANDEM_VIRTUAL_DEVICES) and a
 // worker timeout. Throws tandem::Error on a bad virtual device count.

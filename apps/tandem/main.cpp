@@ -9,6 +9,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "harness/cpu_threads.hpp"
 #include "tandem/error.hpp"
 
 int main(int argc, char** argv) {
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
         return tandem::cli::report_parse_error(app, e);
     }
     try {
-        tandem::cli::keep_cores_from_cpu_devices();
+        tandem::harness::keep_cores_from_cpu_devices();
         tandem::cli::apply_log_level(global);
         for (auto& [sub, run] : commands) {
             if (sub->parsed()) {

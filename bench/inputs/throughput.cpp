@@ -42,6 +42,7 @@
 #include "app_images.hpp"
 #include "core/capabilities.hpp"
 #include "core/resources.hpp"
+#include "harness/cpu_threads.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/tool_log.hpp"
 #include "runtime/runtime_impl.hpp"
@@ -482,6 +483,7 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    tandem::harness::keep_cores_from_cpu_devices(); // before any instance: lavapipe reads it
     options.cpu_device_timing_period = std::chrono::milliseconds(timing_period_ms);
     options.cpu_reads_inputs_in_place = in_place == "on";
 

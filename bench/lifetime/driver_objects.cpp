@@ -32,6 +32,7 @@
 #include "core/pipeline_shelf.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
+#include "harness/cpu_threads.hpp"
 #include "shaders/embedded.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
@@ -358,6 +359,7 @@ int main(int argc, char** argv) {
     app.add_option("--json", json_file, "Write the results as JSON to FILE");
     app.add_option("--validation", validation, "off, core or sync")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    tandem::harness::keep_cores_from_cpu_devices(); // before any instance: lavapipe reads it
 
     try {
         const auto level = parse_validation(validation);

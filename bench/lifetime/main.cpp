@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 #include <vulkan/vulkan.h>
 
+#include "harness/cpu_threads.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/pattern_check.hpp"
 #include "harness/statistics.hpp"
@@ -309,6 +310,7 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    tandem::harness::keep_cores_from_cpu_devices(); // before any instance: lavapipe reads it
 
     try {
         options.log_level = tandem::harness::parse_log_level_option(log_level);

@@ -27,6 +27,7 @@
 #include "core/instance.hpp"
 #include "core/resources.hpp"
 #include "cuda_ceiling.hpp"
+#include "harness/cpu_threads.hpp"
 #include "on_device_ceiling.hpp"
 #include "path_bench.hpp"
 #include "tandem/error.hpp"
@@ -350,6 +351,7 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    tandem::harness::keep_cores_from_cpu_devices(); // before any instance: lavapipe reads it
 
     try {
         const auto level = tandem::parse_log_level(log_level);

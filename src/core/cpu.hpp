@@ -70,7 +70,7 @@ inline constexpr std::uint32_t k_cores_kept_from_cpu_devices = 2;
 // On the H200 machine (16 threads), lavapipe rendering captures on all 16 made 1% of the
 // primary's frames 14-22% longer (the application thread waited for a core); on 14, none.
 // The library never sets the variable (an application's environment is its own): the `tandem`
-// tool sets it for itself (apps/tandem/cli_common.cpp, the same rule).
+// tools set it for themselves (harness/cpu_threads.hpp).
 [[nodiscard]] std::optional<std::uint32_t>
 cpu_device_threads(std::uint32_t hardware_threads) noexcept;
 
