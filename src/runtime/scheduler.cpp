@@ -382,8 +382,6 @@ void Scheduler::forget(TaskId task) {
     }
 }
 
-void Scheduler::forget(const std::string& /*key*/) {}
-
 void Scheduler::observe(const TaskList& tasks) {
     const std::uint32_t p = primary();
     for (const auto& task : tasks) {

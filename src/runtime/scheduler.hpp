@@ -57,10 +57,6 @@ public:
     void step(const TaskList& tasks, std::chrono::steady_clock::time_point now);
     // A task left (unregistered): its measurements go now.
     void forget(TaskId task);
-    // The pump's call by the task's key, which may name a new task of the same name by then: it
-    // drops nothing. The task's measurements go by its TaskId in the next step(), which no
-    // longer lists it (the pump erases it first).
-    void forget(const std::string& key);
 
     // Runtime::calibrate: blocks while `jobs` trial jobs run on each candidate device of
     // `task`. Throws Error for jobs below the minimum; NotMeasured when no device ran them.

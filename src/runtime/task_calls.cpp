@@ -772,7 +772,7 @@ void RuntimeImpl::pump() noexcept {
                 gone = !(*it)->live;
             }
             if (gone) {
-                m_scheduler->forget((*it)->key); // its measurements go with it
+                m_scheduler->forget((*it)->id); // its measurements go with it
                 it = m_all.erase(it);
             } else {
                 ++it;
