@@ -21,9 +21,17 @@
 // nothing changes.
 //
 // compute_workload() validates the module with SPIRV-Tools and reflects it with SPIRV-Cross
-// before any device is touched: invalid SPIR-V, a missing entry point, a workgroup size, push-
-// constant block or input buffer that does not match the description, or a missing binding is
-// refused with a tandem::Error naming what differs.
+// before any device is touched, and refuses with a tandem::Error naming what differs: invalid
+// SPIR-V, a missing entry point, a workgroup size or push-constant block that does not match the
+// description, and every descriptor that is not exactly the interface above (the error names
+// its set and binding, what the module has there and what the description says): a descriptor
+// set other than 0, a binding of another type (a sampler, a uniform buffer, an image where a
+// buffer is declared) or an array of descriptors, a binding past the declared inputs, an input
+// buffer whose size does not match, no output image. What only the task tells is checked when
+// the task is registered (register_task throws, a move fails the preparation), before any
+// pipeline is made: the output image's format qualifier must be the task's format (rgba8 for
+// RGBA8, r32f for R32F, ...) or absent where the device writes that format without one, its
+// texel type the format's, and the workgroup and push constants within the device's limits.
 #pragma once
 
 #include <array>

@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spirv-tools/libspirv.h>
@@ -25,8 +26,8 @@ namespace {
 
 constexpr const char* k_fix = "Check the module and the ComputeTaskDesc against tandem/compute.hpp";
 
-[[noreturn]] void refuse(const std::string& what) {
-    throw Error("The compute task's SPIR-V " + what, k_fix);
+[[noreturn]] void refuse(const std::string& what, const std::string& fix = k_fix) {
+    throw Error("The compute task's SPIR-V " + what, fix);
 }
 
 void validate(const std::vector<std::uint32_t>& words) {
@@ -46,10 +47,119 @@ void validate(const std::vector<std::uint32_t>& words) {
     }
 }
 
+// The SPIR-V image formats (GLSL's layout qualifiers) and the Vulkan format a storage image of
+// each must have (the Vulkan specification's "Compatibility Between SPIR-V Image Formats And
+// Vulkan Formats").
+struct StorageFormat {
+    SpvImageFormat spirv;
+    const char* glsl;
+    VkFormat vulkan;
+};
+constexpr StorageFormat k_storage_formats[] = {
+    {SpvImageFormatRgba32f, "rgba32f", VK_FORMAT_R32G32B32A32_SFLOAT},
+    {SpvImageFormatRgba16f, "rgba16f", VK_FORMAT_R16G16B16A16_SFLOAT},
+    {SpvImageFormatR32f, "r32f", VK_FORMAT_R32_SFLOAT},
+    {SpvImageFormatRgba8, "rgba8", VK_FORMAT_R8G8B8A8_UNORM},
+    {SpvImageFormatRgba8Snorm, "rgba8_snorm", VK_FORMAT_R8G8B8A8_SNORM},
+    {SpvImageFormatRg32f, "rg32f", VK_FORMAT_R32G32_SFLOAT},
+    {SpvImageFormatRg16f, "rg16f", VK_FORMAT_R16G16_SFLOAT},
+    {SpvImageFormatR11fG11fB10f, "r11f_g11f_b10f", VK_FORMAT_B10G11R11_UFLOAT_PACK32},
+    {SpvImageFormatR16f, "r16f", VK_FORMAT_R16_SFLOAT},
+    {SpvImageFormatRgba16, "rgba16", VK_FORMAT_R16G16B16A16_UNORM},
+    {SpvImageFormatRgb10A2, "rgb10_a2", VK_FORMAT_A2B10G10R10_UNORM_PACK32},
+    {SpvImageFormatRg16, "rg16", VK_FORMAT_R16G16_UNORM},
+    {SpvImageFormatRg8, "rg8", VK_FORMAT_R8G8_UNORM},
+    {SpvImageFormatR16, "r16", VK_FORMAT_R16_UNORM},
+    {SpvImageFormatR8, "r8", VK_FORMAT_R8_UNORM},
+    {SpvImageFormatRgba16Snorm, "rgba16_snorm", VK_FORMAT_R16G16B16A16_SNORM},
+    {SpvImageFormatRg16Snorm, "rg16_snorm", VK_FORMAT_R16G16_SNORM},
+    {SpvImageFormatRg8Snorm, "rg8_snorm", VK_FORMAT_R8G8_SNORM},
+    {SpvImageFormatR16Snorm, "r16_snorm", VK_FORMAT_R16_SNORM},
+    {SpvImageFormatR8Snorm, "r8_snorm", VK_FORMAT_R8_SNORM},
+    {SpvImageFormatRgba32i, "rgba32i", VK_FORMAT_R32G32B32A32_SINT},
+    {SpvImageFormatRgba16i, "rgba16i", VK_FORMAT_R16G16B16A16_SINT},
+    {SpvImageFormatRgba8i, "rgba8i", VK_FORMAT_R8G8B8A8_SINT},
+    {SpvImageFormatR32i, "r32i", VK_FORMAT_R32_SINT},
+    {SpvImageFormatRg32i, "rg32i", VK_FORMAT_R32G32_SINT},
+    {SpvImageFormatRg16i, "rg16i", VK_FORMAT_R16G16_SINT},
+    {SpvImageFormatRg8i, "rg8i", VK_FORMAT_R8G8_SINT},
+    {SpvImageFormatR16i, "r16i", VK_FORMAT_R16_SINT},
+    {SpvImageFormatR8i, "r8i", VK_FORMAT_R8_SINT},
+    {SpvImageFormatRgba32ui, "rgba32ui", VK_FORMAT_R32G32B32A32_UINT},
+    {SpvImageFormatRgba16ui, "rgba16ui", VK_FORMAT_R16G16B16A16_UINT},
+    {SpvImageFormatRgba8ui, "rgba8ui", VK_FORMAT_R8G8B8A8_UINT},
+    {SpvImageFormatR32ui, "r32ui", VK_FORMAT_R32_UINT},
+    {SpvImageFormatRgb10a2ui, "rgb10_a2ui", VK_FORMAT_A2B10G10R10_UINT_PACK32},
+    {SpvImageFormatRg32ui, "rg32ui", VK_FORMAT_R32G32_UINT},
+    {SpvImageFormatRg16ui, "rg16ui", VK_FORMAT_R16G16_UINT},
+    {SpvImageFormatRg8ui, "rg8ui", VK_FORMAT_R8G8_UINT},
+    {SpvImageFormatR16ui, "r16ui", VK_FORMAT_R16_UINT},
+    {SpvImageFormatR8ui, "r8ui", VK_FORMAT_R8_UINT},
+    {SpvImageFormatR64ui, "r64ui", VK_FORMAT_R64_UINT},
+    {SpvImageFormatR64i, "r64i", VK_FORMAT_R64_SINT},
+};
+
+const StorageFormat* find_storage_format(SpvImageFormat f) {
+    for (const auto& entry : k_storage_formats) {
+        if (entry.spirv == f) {
+            return &entry;
+        }
+    }
+    return nullptr;
+}
+
+// The texel type a shader reads and writes an image of `format` with: a uint image (uimage2D)
+// for the UINT formats, an int one for SINT, a float one for every other colour format.
+spvc_basetype texel_type(VkFormat format) {
+    for (const auto& entry : k_storage_formats) {
+        if (entry.vulkan == format) {
+            const std::string_view glsl = entry.glsl;
+            if (glsl.ends_with("ui")) {
+                return SPVC_BASETYPE_UINT32;
+            }
+            if (glsl.ends_with("i")) {
+                return SPVC_BASETYPE_INT32;
+            }
+        }
+    }
+    return SPVC_BASETYPE_FP32;
+}
+
+const char* texel_type_name(spvc_basetype t) {
+    return t == SPVC_BASETYPE_UINT32  ? "uimage2D (uint texels)"
+           : t == SPVC_BASETYPE_INT32 ? "iimage2D (int texels)"
+                                      : "image2D (float texels)";
+}
+
+// What the module's output image is (set 0, binding 0): its format qualifier (Unknown: none)
+// and its texel type; checked against the task's format when the workload is made on a device.
+struct OutputImage {
+    SpvImageFormat format = SpvImageFormatUnknown;
+    spvc_basetype texel = SPVC_BASETYPE_FP32;
+};
+
 // What the module's interface is, from SPIRV-Cross.
 struct Reflection {
     std::array<std::uint32_t, 3> local_size{1, 1, 1};
+    std::vector<OutputImage> outputs; // the images the module declares at set 0, binding 0
 };
+
+// The descriptor the description puts at set 0, `binding`, as a phrase.
+std::string declared_at(std::uint32_t binding, const ComputeTaskDesc& desc) {
+    const std::size_t inputs = desc.input_bytes.size();
+    if (binding == 0) {
+        return "the output there, one storage image (image2D) of the task's format";
+    }
+    if (binding <= inputs) {
+        return "input " + std::to_string(binding) + " there, one storage buffer of " +
+               std::to_string(desc.input_bytes[binding - 1]) + " bytes";
+    }
+    return "nothing there: it declares " +
+           (inputs == 0 ? std::string("no inputs, only the output at binding 0")
+            : inputs == 1
+                ? std::string("1 input, at binding 1")
+                : std::to_string(inputs) + " inputs, at bindings 1.." + std::to_string(inputs));
+}
 
 class Reflector {
 public:
@@ -82,17 +192,27 @@ public:
                        size3(desc.workgroup_size));
             }
         }
-        if (out.local_size[0] == 0 || out.local_size[2] != 1) {
+        // LocalSizeId (a size from specialisation constants) reads as 0 here: refused too.
+        if (out.local_size[0] == 0 || out.local_size[1] == 0 || out.local_size[2] != 1) {
             refuse("declares workgroup size " + size3(out.local_size) +
                    ": a 2D image task needs LocalSize x y 1 with x, y > 0");
+        }
+        if (desc.input_bytes.size() > k_max_compute_inputs) {
+            throw Error("The compute task has " + std::to_string(desc.input_bytes.size()) +
+                            " inputs",
+                        "Use at most 8 storage buffers");
         }
         spvc_resources resources = nullptr;
         if (spvc_compiler_create_shader_resources(m_compiler, &resources) != SPVC_SUCCESS) {
             refuse("has resources SPIRV-Cross cannot list");
         }
         check_push_constants(resources, desc.push_constant_bytes);
-        check_output(resources);
-        check_inputs(resources, desc.input_bytes);
+        check_bindings(resources, desc, out);
+        if (out.outputs.empty()) {
+            refuse("has no storage image at set 0, binding 0 (the task's output)",
+                   "Declare the output as layout(set = 0, binding = 0, <format>) uniform "
+                   "writeonly image2D (tandem/compute.hpp)");
+        }
         return out;
     }
 
@@ -142,55 +262,262 @@ private:
             refuse("has a push-constant block of " + std::to_string(size) +
                    " bytes; the description says " + std::to_string(declared));
         }
+        if (declared % 4 != 0) {
+            refuse("has a push-constant block of " + std::to_string(size) +
+                       " bytes; Vulkan pushes whole 4-byte words",
+                   "Pad the push-constant block to a multiple of 4 bytes");
+        }
     }
 
-    void check_output(spvc_resources resources) {
-        for (const auto& image : list(resources, SPVC_RESOURCE_TYPE_STORAGE_IMAGE)) {
-            if (decoration(image.id, SpvDecorationDescriptorSet) == 0 &&
-                decoration(image.id, SpvDecorationBinding) == 0) {
-                return;
-            }
-        }
-        refuse("has no storage image at set 0, binding 0 (the task's output)");
+    // An optimised module has no names; SPIRV-Cross then makes one up ("_20_22"): not shown.
+    static std::string shown(const char* name) {
+        const std::string_view given = name != nullptr ? name : "";
+        const bool made_up =
+            given.size() > 1 && given[0] == '_' && given[1] >= '0' && given[1] <= '9';
+        return made_up ? std::string() : std::string(given);
     }
 
-    void check_inputs(spvc_resources resources, const std::vector<std::uint32_t>& declared) {
-        if (declared.size() > k_max_compute_inputs) {
-            throw Error("The compute task has " + std::to_string(declared.size()) + " inputs",
-                        "Use at most 8 storage buffers");
+    static std::string in_parentheses(const std::string& name) {
+        return name.empty() ? "" : " (" + name.substr(1) + ")";
+    }
+
+    // The descriptor kind of one resource, as the shader author wrote it: "a combined image
+    // sampler (sampler2D 'source')".
+    std::string describe(const spvc_reflected_resource& r, spvc_resource_type kind) {
+        const spvc_type type = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
+        // The variable's own name (a buffer's reflected name is its block's).
+        const std::string variable = shown(spvc_compiler_get_name(m_compiler, r.id));
+        const std::string name = variable.empty() ? "" : " '" + variable + "'";
+        const auto image = [&](const char* prefix) {
+            static constexpr const char* dims[] = {"1D",   "2D",     "3D",         "Cube",
+                                                   "Rect", "Buffer", "SubpassData"};
+            const SpvDim dim = spvc_type_get_image_dimension(type);
+            const auto d = static_cast<unsigned>(dim);
+            std::string s = std::string(prefix) + (d < 7 ? dims[d] : "?") +
+                            (spvc_type_get_image_multisampled(type) ? "MS" : "") +
+                            (spvc_type_get_image_arrayed(type) ? "Array" : "");
+            return s;
+        };
+        switch (kind) {
+        case SPVC_RESOURCE_TYPE_UNIFORM_BUFFER:
+        case SPVC_RESOURCE_TYPE_STORAGE_BUFFER: {
+            const char* block = spvc_compiler_get_name(m_compiler, r.base_type_id);
+            const std::string what =
+                shown(block).empty() ? (name.empty() ? "" : name.substr(1)) : shown(block) + name;
+            return std::string(kind == SPVC_RESOURCE_TYPE_UNIFORM_BUFFER ? "a uniform buffer"
+                                                                         : "a storage buffer") +
+                   (what.empty() ? "" : " (" + what + ")");
         }
-        const auto buffers = list(resources, SPVC_RESOURCE_TYPE_STORAGE_BUFFER);
-        for (const auto& b : buffers) {
-            const std::uint32_t binding = decoration(b.id, SpvDecorationBinding);
-            if (decoration(b.id, SpvDecorationDescriptorSet) != 0 || binding == 0 ||
-                binding > declared.size()) {
-                refuse("reads a storage buffer at set " +
-                       std::to_string(decoration(b.id, SpvDecorationDescriptorSet)) + ", binding " +
-                       std::to_string(binding) + ", which the description's " +
-                       std::to_string(declared.size()) + " input(s) (bindings 1.." +
-                       std::to_string(declared.size()) + ") do not provide");
+        case SPVC_RESOURCE_TYPE_STORAGE_IMAGE: {
+            const StorageFormat* f = find_storage_format(spvc_type_get_image_storage_format(type));
+            const bool texel_buffer = spvc_type_get_image_dimension(type) == SpvDimBuffer;
+            return std::string(texel_buffer ? "a storage texel buffer (" : "a storage image (") +
+                   image("image") + ", " + (f != nullptr ? f->glsl : "no format qualifier") + name +
+                   ")";
+        }
+        case SPVC_RESOURCE_TYPE_SAMPLED_IMAGE:
+            return spvc_type_get_image_dimension(type) == SpvDimBuffer
+                       ? "a uniform texel buffer (samplerBuffer" + name + ")"
+                       : "a combined image sampler (" + image("sampler") + name + ")";
+        case SPVC_RESOURCE_TYPE_SEPARATE_IMAGE:
+            return spvc_type_get_image_dimension(type) == SpvDimBuffer
+                       ? "a uniform texel buffer (textureBuffer" + name + ")"
+                       : "a sampled image (" + image("texture") + name + ")";
+        case SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS:
+            return "a sampler" + in_parentheses(name);
+        case SPVC_RESOURCE_TYPE_SUBPASS_INPUT:
+            return "an input attachment" + in_parentheses(name);
+        case SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE:
+            return "an acceleration structure" + in_parentheses(name);
+        default:
+            return "a resource of SPIRV-Cross kind " + std::to_string(kind) + in_parentheses(name);
+        }
+    }
+
+    // How many descriptors the resource takes: 1, the product of its array sizes, 0 for a
+    // runtime-sized array and -1 for a size from a specialisation constant.
+    long long descriptor_count(const spvc_reflected_resource& r) {
+        const spvc_type type = spvc_compiler_get_type_handle(m_compiler, r.type_id);
+        long long count = 1;
+        for (unsigned d = 0; d < spvc_type_get_num_array_dimensions(type); ++d) {
+            if (!spvc_type_array_dimension_is_literal(type, d)) {
+                return -1;
             }
-            spvc_type type = spvc_compiler_get_type_handle(m_compiler, b.base_type_id);
-            std::size_t fixed = 0;
-            std::size_t with_one = 0;
-            spvc_compiler_get_declared_struct_size(m_compiler, type, &fixed);
-            spvc_compiler_get_declared_struct_size_runtime_array(m_compiler, type, 1, &with_one);
-            const std::size_t size = declared[binding - 1];
-            const std::size_t stride = with_one - fixed;
-            const bool fits =
-                stride == 0 ? size == fixed : size >= fixed && (size - fixed) % stride == 0;
-            if (!fits) {
-                refuse("declares input " + std::to_string(binding) + " (binding " +
-                       std::to_string(binding) + ") as " + std::to_string(fixed) + " bytes" +
-                       (stride == 0 ? "" : " plus elements of " + std::to_string(stride)) +
-                       "; the description gives it " + std::to_string(size));
+            const long long size = spvc_type_get_array_dimension(type, d);
+            if (size == 0) {
+                return 0;
             }
+            // Past 2^32 the count matches no description; stop there, before it overflows.
+            count = count > (1LL << 32) / size ? 1LL << 32 : count * size;
+        }
+        return count;
+    }
+
+    // Every descriptor the module declares, of every kind, against the description: set 0
+    // alone; binding 0 one 2D storage image; bindings 1..N one storage buffer each of its size;
+    // nothing else. A pipeline layout built from the description then covers the module.
+    void check_bindings(spvc_resources resources, const ComputeTaskDesc& desc, Reflection& out) {
+        static constexpr spvc_resource_type kinds[] = {
+            SPVC_RESOURCE_TYPE_UNIFORM_BUFFER,         SPVC_RESOURCE_TYPE_STORAGE_BUFFER,
+            SPVC_RESOURCE_TYPE_SUBPASS_INPUT,          SPVC_RESOURCE_TYPE_STORAGE_IMAGE,
+            SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,          SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,
+            SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,         SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS,
+            SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE, SPVC_RESOURCE_TYPE_SHADER_RECORD_BUFFER,
+        };
+        const std::size_t inputs = desc.input_bytes.size();
+        for (const spvc_resource_type kind : kinds) {
+            for (const auto& r : list(resources, kind)) {
+                const std::uint32_t set = decoration(r.id, SpvDecorationDescriptorSet);
+                const std::uint32_t binding = decoration(r.id, SpvDecorationBinding);
+                const std::string what = describe(r, kind);
+                const std::string where =
+                    " at set " + std::to_string(set) + ", binding " + std::to_string(binding);
+                if (set != 0) {
+                    refuse("has " + what + where +
+                               "; Tandem binds descriptor set 0 alone (the output at binding 0, "
+                               "the inputs at bindings 1..N)",
+                           "Move binding " + std::to_string(binding) +
+                               " into set 0 and declare it in the ComputeTaskDesc, or remove "
+                               "it (tandem/compute.hpp)");
+                }
+                const spvc_resource_type expected = binding == 0 ? SPVC_RESOURCE_TYPE_STORAGE_IMAGE
+                                                    : binding <= inputs
+                                                        ? SPVC_RESOURCE_TYPE_STORAGE_BUFFER
+                                                        : SPVC_RESOURCE_TYPE_UNKNOWN;
+                const std::string says = "; the description has " + declared_at(binding, desc);
+                if (expected == SPVC_RESOURCE_TYPE_UNKNOWN) {
+                    refuse("has " + what + where + says,
+                           "Remove binding " + std::to_string(binding) +
+                               " from the shader, or make it a storage buffer at binding " +
+                               std::to_string(inputs + 1) +
+                               " and give its size in ComputeTaskDesc::input_bytes "
+                               "(tandem/compute.hpp)");
+                }
+                const spvc_type base = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
+                const bool right_kind =
+                    kind == expected && (kind != SPVC_RESOURCE_TYPE_STORAGE_IMAGE ||
+                                         (spvc_type_get_image_dimension(base) == SpvDim2D &&
+                                          !spvc_type_get_image_arrayed(base) &&
+                                          !spvc_type_get_image_multisampled(base)));
+                if (!right_kind) {
+                    refuse("has " + what + where + says,
+                           binding == 0 ? "Declare binding 0 as layout(set = 0, binding = 0, "
+                                          "<format>) uniform writeonly image2D "
+                                          "(tandem/compute.hpp)"
+                                        : "Declare binding " + std::to_string(binding) +
+                                              " as a readonly buffer block, or change "
+                                              "ComputeTaskDesc::input_bytes "
+                                              "(tandem/compute.hpp)");
+                }
+                if (const long long count = descriptor_count(r); count != 1) {
+                    refuse("has " + what + where + " as an array of " +
+                               (count == 0    ? std::string("runtime size")
+                                : count == -1 ? std::string("a specialisation constant's size")
+                                              : std::to_string(count)) +
+                               " descriptors" + says,
+                           "Declare one descriptor at binding " + std::to_string(binding) +
+                               " (an array inside the buffer block is fine)");
+                }
+                if (kind == SPVC_RESOURCE_TYPE_STORAGE_IMAGE) {
+                    const SpvImageFormat format = spvc_type_get_image_storage_format(base);
+                    if (format != SpvImageFormatUnknown && find_storage_format(format) == nullptr) {
+                        refuse("has " + what + where + " with SPIR-V image format " +
+                               std::to_string(format) + ", which no Vulkan format matches" + says);
+                    }
+                    const spvc_type texel = spvc_compiler_get_type_handle(
+                        m_compiler, spvc_type_get_image_sampled_type(base));
+                    out.outputs.push_back({format, spvc_type_get_basetype(texel)});
+                } else {
+                    check_input_size(r, binding, desc.input_bytes[binding - 1]);
+                }
+            }
+        }
+    }
+
+    void check_input_size(const spvc_reflected_resource& b, std::uint32_t binding,
+                          std::size_t size) {
+        spvc_type type = spvc_compiler_get_type_handle(m_compiler, b.base_type_id);
+        std::size_t fixed = 0;
+        std::size_t with_one = 0;
+        spvc_compiler_get_declared_struct_size(m_compiler, type, &fixed);
+        spvc_compiler_get_declared_struct_size_runtime_array(m_compiler, type, 1, &with_one);
+        const std::size_t stride = with_one - fixed;
+        const bool fits =
+            stride == 0 ? size == fixed : size >= fixed && (size - fixed) % stride == 0;
+        if (!fits) {
+            refuse("declares input " + std::to_string(binding) + " (binding " +
+                   std::to_string(binding) + ") as " + std::to_string(fixed) + " bytes" +
+                   (stride == 0 ? "" : " plus elements of " + std::to_string(stride)) +
+                   "; the description gives it " + std::to_string(size));
         }
     }
 
     spvc_context m_context = nullptr;
     spvc_compiler m_compiler = nullptr;
 };
+
+// What only the device and the task can tell: the output format against the module's image,
+// and the device's limits against the workgroup and push constants. Runs when the workload is
+// made (registration, or a move), before any Vulkan object exists.
+void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
+                     const Reflection& reflection) {
+    const std::string task = "The compute task '" + context.task_name + "'";
+    for (const OutputImage& image : reflection.outputs) {
+        const StorageFormat* qualifier = find_storage_format(image.format);
+        if (qualifier != nullptr && qualifier->vulkan != context.format) {
+            throw Error(task + "'s SPIR-V declares its output (set 0, binding 0) as a " +
+                            qualifier->glsl + " storage image; the task's output has format " +
+                            detail::format_name(context.format),
+                        "Give the image the format qualifier of TaskDesc::format, or none "
+                        "(tandem/compute.hpp)");
+        }
+        if (image.texel != texel_type(context.format)) {
+            throw Error(task + "'s SPIR-V declares its output (set 0, binding 0) as " +
+                            texel_type_name(image.texel) + "; the task's output format " +
+                            detail::format_name(context.format) + " needs " +
+                            texel_type_name(texel_type(context.format)),
+                        "Declare the output image with the texel type of TaskDesc::format");
+        }
+        if (qualifier == nullptr && context.physical_device != VK_NULL_HANDLE) {
+            // Without a format qualifier the device must write the format unformatted.
+            VkFormatProperties3 props3{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3};
+            VkFormatProperties2 props{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, &props3};
+            vkGetPhysicalDeviceFormatProperties2(context.physical_device, context.format, &props);
+            if ((props3.optimalTilingFeatures &
+                 VK_FORMAT_FEATURE_2_STORAGE_WRITE_WITHOUT_FORMAT_BIT) == 0) {
+                throw Error(task +
+                                "'s SPIR-V declares its output (set 0, binding 0) with no "
+                                "format qualifier, and " +
+                                context.device_info.name + " cannot write " +
+                                detail::format_name(context.format) + " images without one",
+                            "Give the image the format qualifier of TaskDesc::format");
+            }
+        }
+    }
+    if (context.physical_device == VK_NULL_HANDLE) {
+        return; // a context without one: the driver's own checks stand
+    }
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(context.physical_device, &props);
+    const VkPhysicalDeviceLimits& limits = props.limits;
+    const auto& local = reflection.local_size;
+    if (local[0] > limits.maxComputeWorkGroupSize[0] ||
+        local[1] > limits.maxComputeWorkGroupSize[1] ||
+        std::uint64_t{local[0]} * local[1] > limits.maxComputeWorkGroupInvocations) {
+        throw Error(task + "'s workgroup of " + std::to_string(local[0]) + "x" +
+                        std::to_string(local[1]) + " exceeds " + context.device_info.name +
+                        "'s limits (" + std::to_string(limits.maxComputeWorkGroupSize[0]) + "x" +
+                        std::to_string(limits.maxComputeWorkGroupSize[1]) + ", " +
+                        std::to_string(limits.maxComputeWorkGroupInvocations) + " invocations)",
+                    "Use a smaller LocalSize, or place the task on another device");
+    }
+    if (desc.push_constant_bytes > limits.maxPushConstantsSize) {
+        throw Error(task + " pushes " + std::to_string(desc.push_constant_bytes) +
+                        " bytes of constants; " + context.device_info.name + " takes at most " +
+                        std::to_string(limits.maxPushConstantsSize),
+                    "Move the rest into an input buffer (ComputeTaskDesc::input_bytes)");
+    }
+}
 
 void check_vk(VkResult r, const char* what) {
     if (r != VK_SUCCESS) {
@@ -475,12 +802,25 @@ private:
     std::vector<std::vector<void*>> m_mapped; // [slot][input]
 };
 
+// SPIRV-Cross's C API lets some of its C++ exceptions through (an execution mode argument that
+// is not a constant: "Bad cast"), even for a module SPIRV-Tools accepted; they are refusals too.
+Reflection reflect(const ComputeTaskDesc& desc) {
+    try {
+        return Reflector(desc.spirv).check(desc);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        refuse(std::string("cannot be reflected (SPIRV-Cross: ") + e.what() + ")");
+    }
+}
+
 } // namespace
 
 WorkloadFactory compute_workload(const ComputeTaskDesc& desc) {
     validate(desc.spirv);
-    const Reflection reflection = Reflector(desc.spirv).check(desc);
+    const Reflection reflection = reflect(desc);
     return [desc, reflection](const WorkerContext& context) -> std::unique_ptr<Workload> {
+        check_on_device(context, desc, reflection);
         return std::make_unique<ComputeWorkload>(context, desc, reflection);
     };
 }

@@ -1,0 +1,155 @@
+// A compute module whose resources do not match its ComputeTaskDesc is refused when the factory
+// is made (or, for what only the task's format tells, when the task is registered), with a
+// tandem::Error naming the binding, what the module has there and what the description says;
+// never later, where a pipeline layout without that binding crashed the job. After each
+// refusal the same runtime registers a valid compute task and runs it to the exact bytes.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime_fixture.hpp"
+#include "tandem/compute.hpp"
+
+namespace tandem::test {
+namespace {
+
+// The module compiled from tests/runtime/shaders/<name>.comp at build time.
+std::vector<std::uint32_t> module(const std::string& name) {
+    std::ifstream f(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv",
+                    std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_FALSE(bytes.empty()) << name;
+    std::vector<std::uint32_t> words(bytes.size() / 4);
+    std::memcpy(words.data(), bytes.data(), words.size() * 4);
+    return words;
+}
+
+ComputeTaskDesc compute_desc(const std::string& name, std::vector<std::uint32_t> input_bytes) {
+    ComputeTaskDesc d;
+    d.spirv = module(name);
+    d.input_bytes = std::move(input_bytes);
+    return d;
+}
+
+std::string refusal(const ComputeTaskDesc& desc) {
+    try {
+        (void)compute_workload(desc);
+    } catch (const Error& e) {
+        return std::string(e.what()) + " | " + e.hint();
+    }
+    return "(accepted)";
+}
+
+class ComputeRefusalTest : public RuntimeTest {
+protected:
+    static constexpr std::uint32_t k_w = 13;
+    static constexpr std::uint32_t k_h = 11;
+
+    // Registers fill.comp on `placement`, runs one job of `colour` and checks every texel.
+    void expect_a_valid_task_runs(Runtime& runtime, harness::LeaseReader& reader,
+                                  std::uint32_t colour, const std::string& placement) {
+        TaskDesc desc = pattern_task(placement, k_w, k_h);
+        desc.name = "fill after refusal";
+        desc.factory = compute_workload(compute_desc("fill", {4}));
+        const TaskId task = runtime.register_task(desc);
+        std::byte bytes[4];
+        std::memcpy(bytes, &colour, 4);
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.submit(task, bytes).accepted(); }));
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).ready == 1; }))
+            << runtime.stats(task).workload_error;
+        auto lease = runtime.acquire(task);
+        ASSERT_TRUE(lease);
+        std::uint64_t v = 0;
+        const auto px = read_back(reader, *lease, v);
+        runtime.release(*lease, v);
+        ASSERT_EQ(px.size(), std::size_t{k_w} * k_h * 4);
+        for (std::size_t i = 0; i < px.size(); i += 4) {
+            std::uint32_t texel = 0;
+            std::memcpy(&texel, px.data() + i, 4);
+            ASSERT_EQ(texel, colour) << "texel " << i / 4;
+        }
+        EXPECT_EQ(runtime.unregister_task(task), TaskError::None);
+    }
+};
+
+struct Mismatch {
+    const char* shader;
+    std::vector<std::uint32_t> input_bytes;
+    std::vector<const char*> says; // every phrase the refusal must contain
+};
+
+TEST_F(ComputeRefusalTest, EachMismatchIsRefusedNamingTheBindingAndTheRuntimeGoesOn) {
+    const std::vector<Mismatch> rows = {
+        {"refuse_sampler_without_inputs",
+         {},
+         {"a combined image sampler (sampler2D 'source') at set 0, binding 1",
+          "the description has nothing there: it declares no inputs",
+          "Remove binding 1 from the shader"}},
+        {"refuse_input_in_set_1",
+         {4},
+         {"a storage buffer", "at set 1, binding 1", "Tandem binds descriptor set 0 alone"}},
+        {"refuse_uniform_input",
+         {16},
+         {"a uniform buffer", "at set 0, binding 1",
+          "the description has input 1 there, one storage buffer of 16 bytes"}},
+        {"refuse_input_array",
+         {4},
+         {"at set 0, binding 1 as an array of 2 descriptors",
+          "the description has input 1 there, one storage buffer of 4 bytes"}},
+        {"refuse_undeclared_binding",
+         {4},
+         {"a storage buffer (Mask 'input_mask') at set 0, binding 7",
+          "nothing there: it declares 1 input, at binding 1"}},
+    };
+    auto runtime = make_runtime("1");
+    auto reader = make_reader(*runtime, k_w, k_h);
+    std::uint32_t colour = 0x10203040u;
+    for (const Mismatch& row : rows) {
+        const std::string why = refusal(compute_desc(row.shader, row.input_bytes));
+        for (const char* phrase : row.says) {
+            EXPECT_NE(why.find(phrase), std::string::npos)
+                << row.shader << ": '" << phrase << "' not in: " << why;
+        }
+        colour += 0x01010101u;
+        expect_a_valid_task_runs(*runtime, *reader, colour, "worker:0");
+    }
+    expect_a_valid_task_runs(*runtime, *reader, 0xff00ff00u, "primary");
+}
+
+// The output's format qualifier is checked against the task's format when the task is
+// registered: an rgba32f image for an RGBA8 task is refused there, on every placement.
+TEST_F(ComputeRefusalTest, AnOutputFormatTheTaskCannotHaveIsRefusedAtRegistration) {
+    auto runtime = make_runtime("1");
+    auto reader = make_reader(*runtime, k_w, k_h);
+    const WorkloadFactory factory = compute_workload(compute_desc("refuse_rgba32f_output", {}));
+    for (const std::string placement : {"worker:0", "primary"}) {
+        TaskDesc desc = pattern_task(placement, k_w, k_h);
+        desc.factory = factory;
+        std::string why = "(registered)";
+        try {
+            (void)runtime->register_task(desc);
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        EXPECT_NE(why.find("declares its output (set 0, binding 0) as a rgba32f storage image; "
+                           "the task's output has format RGBA8"),
+                  std::string::npos)
+            << placement << ": " << why;
+        expect_a_valid_task_runs(*runtime, *reader, 0x0a0b0c0du, placement);
+    }
+}
+
+// The valid module, the same shaders' control: accepted, and its output exact.
+TEST_F(ComputeRefusalTest, TheMatchingModuleIsAccepted) {
+    EXPECT_EQ(refusal(compute_desc("fill", {4})), "(accepted)");
+    EXPECT_NE(refusal(compute_desc("fill", {8})).find("declares input 1 (binding 1) as 4 bytes"),
+              std::string::npos);
+    EXPECT_NE(refusal(compute_desc("fill", {})).find("at set 0, binding 1"), std::string::npos);
+}
+
+} // namespace
+} // namespace tandem::test
