@@ -30,7 +30,8 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WERROR=ON -DTANDEM_BUILD_FUZZERS=ON \
             -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
-    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot fuzz_capture fuzz_profile
+    cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot fuzz_capture fuzz_profile \
+        fuzz_compute
     # Each fuzzer runs for TANDEM_FUZZ_SECONDS (60 by default; fuzz/CMakeLists.txt), one per core.
     ctest --test-dir "$fuzz_build" --output-on-failure -j "$jobs"
 fi
