@@ -76,7 +76,8 @@ struct Engine {
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t family = 0;
     VkQueue queue = VK_NULL_HANDLE;
-    tandem::EmbedInfo embed; // what Tandem is handed
+    tandem::EmbedInfo embed;          // what Tandem is handed
+    std::uint32_t physical_count = 0; // the GPUs (and CPU devices) the instance lists
 
     Engine() {
         const tandem::EmbeddingRequirements for_instance = tandem::embedding_requirements();
@@ -99,6 +100,7 @@ struct Engine {
         std::vector<VkPhysicalDevice> devices(count);
         vkEnumeratePhysicalDevices(instance, &count, devices.data());
         physical = devices[0];
+        physical_count = count;
 
         // What Tandem needs of this device, and what each optional item unlocks.
         const tandem::EmbeddingRequirements need = tandem::embedding_requirements(physical);
@@ -173,7 +175,12 @@ int main() try {
 
     int status = 0;
     {
-        tandem::Runtime runtime(embed); // workers: the instance's other adapters
+        // Embedded, Tandem's workers are the instance's other GPUs. On a machine with one device
+        // the example asks for a second opening of the engine's own, so that its task still
+        // crosses two devices (RuntimeOptions::virtual_devices).
+        tandem::RuntimeOptions options;
+        options.virtual_devices = engine.physical_count == 1 ? 2 : 0;
+        tandem::Runtime runtime(embed, options);
         tandem::TaskDesc desc;
         desc.name = "engine-fill";
         desc.width = 128;
