@@ -201,6 +201,7 @@ struct Measured {
     bool exact = true;
     std::string path;
     bool read_in_place = false;            // TaskStats::inputs_read_in_place
+    std::uint64_t sends_early = 0;         // TaskStats::input_sends_early
     std::uint32_t device = 0;              // the adapter it ran on
     std::optional<std::uint32_t> producer; // the producer's adapter (--producer)
 };
@@ -326,6 +327,7 @@ Measured run_task(tandem::Runtime& runtime, const std::string& placement,
     const tandem::TaskStats s = runtime.stats(id);
     m.path = s.input_path;
     m.read_in_place = s.inputs_read_in_place;
+    m.sends_early = s.input_sends_early;
     m.device = s.device;
     m.exact = m.exact && m.checked > 0 && s.failed_jobs == 0;
     if (source) {
@@ -569,7 +571,8 @@ int main(int argc, char** argv) {
                     : tb::PairPipeline{}; // nothing staged to stream: reported as 0
             const double pipeline_ratio =
                 pipeline.gbps.median > 0.0 ? m.gbps / pipeline.gbps.median : 0.0;
-            std::printf("%ux%u %s -> %s over %s: %.2f GB/s of inputs (%.0f frames/s, %s; %llu "
+            std::printf("%ux%u %s -> %s over %s: %.2f GB/s of inputs (%.0f frames/s, %llu sent "
+                        "ahead of their turn, %s; %llu "
                         "whole frames, each its own, %s), ceiling %s %.2f GB/s (sender d2h %.2f, "
                         "receiver h2d %.2f, steady; image copies %.2f / %.2f): x%.2f "
                         "(goal >= 0.9: %s); streaming ceiling %.2f GB/s (a ring of %u: d2h %.2f, "
@@ -577,7 +580,8 @@ int main(int argc, char** argv) {
                         "%s, %s): x%.2f\n",
                         size.w, size.h, sender->label().c_str(), worker->label().c_str(),
                         (m.path + (m.read_in_place ? ", read in place" : "")).c_str(), m.gbps,
-                        m.frames_per_s, m.exact ? "every checked output exact" : "OUTPUT MISMATCH",
+                        m.frames_per_s, static_cast<unsigned long long>(m.sends_early),
+                        m.exact ? "every checked output exact" : "OUTPUT MISMATCH",
                         static_cast<unsigned long long>(whole.checked),
                         whole.exact ? "exact" : "MISMATCH", ceiling_name.c_str(), ceiling,
                         steady(d2h), steady(h2d), d2h_image.gbps.median, h2d_image.gbps.median,
@@ -590,6 +594,7 @@ int main(int argc, char** argv) {
                             {"bytes_per_frame", bytes},
                             {"path", m.path},
                             {"read_in_place", m.read_in_place},
+                            {"input_sends_early", m.sends_early},
                             {"gbps", m.gbps},
                             {"frames_per_s", m.frames_per_s},
                             {"outputs_timed", m.outputs},
