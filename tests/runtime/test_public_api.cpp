@@ -2,7 +2,8 @@
 // Placement factory with its text form and parse() round trip, Error's parts, each to_string
 // of the public headers (one distinct, non-empty name per value; a value outside the enum
 // answered without naming a real one), TaskStats::transfer_path's text, a built Scene's counts
-// and mesh names, and a read-back image's texels, refused outside the image. All through tandem/tandem.hpp alone.
+// and mesh names, and a read-back image's texels, refused outside the image. All through
+// tandem/tandem.hpp alone.
 #include <array>
 #include <cstdint>
 #include <set>
