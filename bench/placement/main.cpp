@@ -28,8 +28,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/stats.hpp"
 #include "harness/demo_tasks.hpp"
+#include "harness/statistics.hpp"
 
 namespace {
 
@@ -75,7 +75,7 @@ double median(std::vector<double> v) {
     if (v.empty()) {
         return 0.0;
     }
-    return tandem::detail::percentile(std::move(v), 0.5);
+    return tandem::harness::percentile(std::move(v), 0.5);
 }
 
 struct RunResult {
@@ -370,7 +370,7 @@ int main(int argc, char** argv) {
         }
         json doc;
         doc["benchmark"] = "placement";
-        doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
+        doc["percentile_rule"] = "nearest rank"; // harness/statistics.hpp, every figure
         doc["machine"] = {{"host", host},
                           {"description", o.machine},
                           {"cpus", std::thread::hardware_concurrency()},

@@ -30,7 +30,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/stats.hpp"
 #include "harness/cpu_threads.hpp"
 #include "harness/frame_loop.hpp"
 #include "harness/lease_reader.hpp"
@@ -108,7 +107,7 @@ Stats stats_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     s.min = v.front();
     s.max = v.back();
-    s.median = tandem::detail::percentile_sorted(v, 0.5);
+    s.median = tandem::harness::percentile_sorted(v, 0.5);
     return s;
 }
 
@@ -560,7 +559,7 @@ int main(int argc, char** argv) {
             }
             nlohmann::json doc;
             doc["benchmark"] = "runtime";
-            doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
+            doc["percentile_rule"] = "nearest rank"; // harness/statistics.hpp, every figure
             doc["machine"] = {{"host", host},
                               {"description", machine},
                               {"cpus", std::thread::hardware_concurrency()},
