@@ -146,20 +146,21 @@ void host_ceiling(Row& row, const Ceilings& c, const std::optional<tb::PcieLink>
         row.ceiling = "none: both sides in place, no copy is made";
         return;
     }
+    // One side in place: the other side's copy alone.
+    const auto alone = [&row](const tb::CopyCeiling& copy, const char* name,
+                              const std::string& error) {
+        row.ceiling = name;
+        row.ceiling_gbps = steady(copy);
+        row.ceiling_whole_gbps = copy.gbps.median;
+        row.raw_latency_us = copy.latency_us.median;
+        row.ceiling_error = error;
+    };
     if (read) {
-        row.ceiling = "worker d2h alone (the primary reads in place)";
-        row.ceiling_gbps = steady(c.worker_d2h);
-        row.ceiling_whole_gbps = c.worker_d2h.gbps.median;
-        row.raw_latency_us = c.worker_d2h.latency_us.median;
-        row.ceiling_error = d2h;
+        alone(c.worker_d2h, "worker d2h alone (the primary reads in place)", d2h);
         return;
     }
     if (written) {
-        row.ceiling = "primary h2d alone (the worker writes in place)";
-        row.ceiling_gbps = steady(c.primary_h2d);
-        row.ceiling_whole_gbps = c.primary_h2d.gbps.median;
-        row.raw_latency_us = c.primary_h2d.latency_us.median;
-        row.ceiling_error = h2d;
+        alone(c.primary_h2d, "primary h2d alone (the worker writes in place)", h2d);
         return;
     }
     row.ceiling_gbps = std::min(steady(c.worker_d2h), steady(c.primary_h2d));
