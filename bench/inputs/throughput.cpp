@@ -516,23 +516,21 @@ int main(int argc, char** argv) {
                 *worker, tb::Direction::HostToDevice, bytes, batch, runs, lead, slots);
             // The copies the path makes, timed as the stream is (steady rates): read in place, the
             // receiver makes none and the sender's download alone is the ceiling.
-            const auto steady = [](const tb::CopyCeiling& c) {
-                return c.steady_gbps.n > 0 ? c.steady_gbps.median : c.gbps.median;
-            };
             // Zero copy makes none: no ceiling, no ratio.
             const bool zero_copy = m.path == "zero-copy";
-            const double ceiling = zero_copy         ? 0.0
-                                   : m.read_in_place ? steady(d2h)
-                                                     : std::min(steady(d2h), steady(h2d));
+            const double ceiling = zero_copy ? 0.0
+                                   : m.read_in_place
+                                       ? tb::steady_rate(d2h)
+                                       : std::min(tb::steady_rate(d2h), tb::steady_rate(h2d));
             const std::string ceiling_name = zero_copy ? "none: zero copy makes no copy"
                                              : m.read_in_place
                                                  ? "sender d2h alone (the receiver reads in place)"
                                                  : "min(sender d2h, receiver h2d)";
             const double ratio = ceiling > 0.0 ? m.gbps / ceiling : 0.0;
-            const double streaming = zero_copy ? 0.0
-                                     : m.read_in_place
-                                         ? steady(d2h_ring)
-                                         : std::min(steady(d2h_ring), steady(h2d_ring));
+            const double streaming =
+                zero_copy         ? 0.0
+                : m.read_in_place ? tb::steady_rate(d2h_ring)
+                                  : std::min(tb::steady_rate(d2h_ring), tb::steady_rate(h2d_ring));
             const double streaming_ratio = streaming > 0.0 ? m.gbps / streaming : 0.0;
             const WholeFrames whole = check_whole_frames(runtime, placement, primary, size, slots);
             const auto path = tandem::parse_transfer_path(m.path);
@@ -557,10 +555,10 @@ int main(int argc, char** argv) {
                         m.exact ? "every checked output exact" : "OUTPUT MISMATCH",
                         static_cast<unsigned long long>(whole.checked),
                         whole.exact ? "exact" : "MISMATCH", ceiling_name.c_str(), ceiling,
-                        steady(d2h), steady(h2d), d2h_image.gbps.median, h2d_image.gbps.median,
-                        ratio, ratio >= 0.9 ? "met" : "not met", streaming, slots, steady(d2h_ring),
-                        steady(h2d_ring), streaming_ratio, pipeline.gbps.median,
-                        pipeline.frames_per_s.median,
+                        tb::steady_rate(d2h), tb::steady_rate(h2d), d2h_image.gbps.median,
+                        h2d_image.gbps.median, ratio, ratio >= 0.9 ? "met" : "not met", streaming,
+                        slots, tb::steady_rate(d2h_ring), tb::steady_rate(h2d_ring),
+                        streaming_ratio, pipeline.gbps.median, pipeline.frames_per_s.median,
                         pipeline.gpu_side ? "GPU-side waits" : "host hand-off",
                         pipeline.verified ? "exact" : "NOT EXACT", pipeline_ratio);
             rows.push_back({{"size", std::to_string(size.w) + "x" + std::to_string(size.h)},

@@ -66,6 +66,12 @@ inline constexpr VkDeviceSize k_uncached_ring_bytes = VkDeviceSize{256} << 20;
                                              VkExtent2D extent, std::uint32_t batch,
                                              std::uint32_t runs, std::chrono::microseconds lead);
 
+// A ceiling's rate timed as a path's stream is: its steady rate where it has one (CUDA's copy
+// does not: its batch rate).
+[[nodiscard]] inline double steady_rate(const CopyCeiling& c) noexcept {
+    return c.steady_gbps.n > 0 ? c.steady_gbps.median : c.gbps.median;
+}
+
 // The PCIe link between `device` and the host, GB/s of payload one way (transfer rate x width x
 // 128/130, PCIe 3.0 and later), read from sysfs at the bus address VK_EXT_pci_bus_info gives;
 // nothing for a CPU device, a device without the extension, or a link sysfs does not describe.

@@ -107,12 +107,6 @@ struct Row {
     std::string ceiling_error;
 };
 
-// A ceiling's rate timed as a path's stream is: steady where the ceiling has it (CUDA's copy
-// does not: its batch rate).
-double steady(const tb::CopyCeiling& c) {
-    return c.steady_gbps.n > 0 ? c.steady_gbps.median : c.gbps.median;
-}
-
 // The paths whose Vulkan copies stay within one GPU, compared with an on-device copy.
 bool device_local(TransferPath path) {
     return path == TransferPath::SameDevice || path == TransferPath::SharedMemory ||
@@ -122,12 +116,12 @@ bool device_local(TransferPath path) {
 // Whether a measured host copy ran faster than the PCIe link it crosses can carry.
 std::string above_link(const tb::CopyCeiling& copy, const std::optional<tb::PcieLink>& link,
                        const char* what) {
-    if (!link || steady(copy) <= link->gbps * 1.02) {
+    if (!link || tb::steady_rate(copy) <= link->gbps * 1.02) {
         return {};
     }
     char text[256];
     std::snprintf(text, sizeof text, "%s measured %.1f GB/s, above its PCIe link (%s: %.1f GB/s)",
-                  what, steady(copy), link->text.c_str(), link->gbps);
+                  what, tb::steady_rate(copy), link->text.c_str(), link->gbps);
     return text;
 }
 
@@ -150,7 +144,7 @@ void host_ceiling(Row& row, const Ceilings& c, const std::optional<tb::PcieLink>
     const auto alone = [&row](const tb::CopyCeiling& copy, const char* name,
                               const std::string& error) {
         row.ceiling = name;
-        row.ceiling_gbps = steady(copy);
+        row.ceiling_gbps = tb::steady_rate(copy);
         row.ceiling_whole_gbps = copy.gbps.median;
         row.raw_latency_us = copy.latency_us.median;
         row.ceiling_error = error;
@@ -163,7 +157,7 @@ void host_ceiling(Row& row, const Ceilings& c, const std::optional<tb::PcieLink>
         alone(c.primary_h2d, "primary h2d alone (the worker writes in place)", h2d);
         return;
     }
-    row.ceiling_gbps = std::min(steady(c.worker_d2h), steady(c.primary_h2d));
+    row.ceiling_gbps = std::min(tb::steady_rate(c.worker_d2h), tb::steady_rate(c.primary_h2d));
     row.ceiling_whole_gbps = std::min(c.worker_d2h.gbps.median, c.primary_h2d.gbps.median);
     row.raw_latency_us = c.worker_d2h.latency_us.median + c.primary_h2d.latency_us.median;
     row.ceiling_error = d2h.empty() ? h2d : (h2d.empty() ? d2h : d2h + "; " + h2d);
@@ -675,18 +669,19 @@ int main(int argc, char** argv) {
                     const auto o = on_device.find(p);
                     if (p == TransferPath::CudaPeer) {
                         if (cuda_copy && o != on_device.end()) {
-                            const bool vulkan_slower = steady(o->second) < steady(*cuda_copy);
+                            const bool vulkan_slower =
+                                tb::steady_rate(o->second) < tb::steady_rate(*cuda_copy);
                             const tb::CopyCeiling& slower = vulkan_slower ? o->second : *cuda_copy;
-                            row.ceiling_gbps = steady(slower);
+                            row.ceiling_gbps = tb::steady_rate(slower);
                             row.ceiling_whole_gbps = slower.gbps.median;
                             row.raw_latency_us = slower.latency_us.median;
                             row.own_ceiling = true;
                             row.ceiling = vulkan_slower ? "Vulkan copies (slower than CUDA's)"
                                                         : "CUDA copy (slower than Vulkan's)";
-                            row.cuda_copy_gbps = steady(*cuda_copy);
+                            row.cuda_copy_gbps = tb::steady_rate(*cuda_copy);
                         }
                     } else if (o != on_device.end()) {
-                        row.ceiling_gbps = steady(o->second);
+                        row.ceiling_gbps = tb::steady_rate(o->second);
                         row.ceiling_whole_gbps = o->second.gbps.median;
                         row.raw_latency_us = o->second.latency_us.median;
                         row.own_ceiling = true;
@@ -926,10 +921,10 @@ int main(int argc, char** argv) {
                     {"worker_h2d_gbps", c.worker_h2d.gbps.median},
                     {"primary_d2h_gbps", c.primary_d2h.gbps.median},
                     {"primary_h2d_gbps", c.primary_h2d.gbps.median},
-                    {"worker_d2h_steady_gbps", steady(c.worker_d2h)},
-                    {"worker_h2d_steady_gbps", steady(c.worker_h2d)},
-                    {"primary_d2h_steady_gbps", steady(c.primary_d2h)},
-                    {"primary_h2d_steady_gbps", steady(c.primary_h2d)},
+                    {"worker_d2h_steady_gbps", tb::steady_rate(c.worker_d2h)},
+                    {"worker_h2d_steady_gbps", tb::steady_rate(c.worker_h2d)},
+                    {"primary_d2h_steady_gbps", tb::steady_rate(c.primary_d2h)},
+                    {"primary_h2d_steady_gbps", tb::steady_rate(c.primary_h2d)},
                     {"ring_buffers",
                      tb::uncached_ring(VkDeviceSize{size.w} * size.h * texel,
                                        batch_for(VkDeviceSize{size.w} * size.h * texel))},
