@@ -32,6 +32,19 @@
 // GPU time: Tandem writes a timestamp just before and just after the commands record() writes
 // and reports each job's time (TaskStats::gpu_us; on a CPU device, a job each
 // RuntimeOptions::cpu_device_timing_period); a workload need not time itself.
+// In flight at record(): Tandem records slot s again only once every command buffer recorded
+// for it before has completed on the device (or was never submitted: a record() that threw), so
+// record() may rewrite on the host, without waiting, what only slot s's jobs use (its descriptor
+// set, buffers it maps, its own images). completed() of that earlier job may still be on its way
+// (a job is sometimes seen complete through its transfer first): never wait for it. Jobs of the
+// other slots (up to slots - 1) may still run: what slots share is rewritten only by commands,
+// never by the host in record(); a task's jobs on one device go to one queue in the order
+// recorded, so a barrier at the start of the commands orders them after the earlier jobs'. The
+// slot's image may still be read by the transfer of its previous output; the job waits for that
+// on the GPU before its commands start.
+// Freeing: what slot s alone uses may be freed or replaced in record() for slot s; what slots
+// share, in the destructor. completed() runs on another thread, maybe after the slot's next
+// record(): free nothing there that record() uses.
 // Lifetime: a workload is destroyed on a Tandem thread once every command buffer it recorded
 // has completed (or its device was lost), before the device it was made for.
 #pragma once
