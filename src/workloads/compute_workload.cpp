@@ -138,11 +138,50 @@ struct OutputImage {
     spvc_basetype texel = SPVC_BASETYPE_FP32;
 };
 
+// TaskDesc::inputs holds at most 8 (registration refuses more): their bindings follow the
+// ComputeTaskDesc's buffers.
+constexpr std::uint32_t k_max_task_inputs = 8;
+
+// How the module reads a task input (TaskDesc::inputs) at its binding.
+enum class InputKind {
+    CombinedSampler, // sampler2D: Tandem's nearest, clamp-to-edge sampler with the input's view
+    SampledImage,    // texture2D (texelFetch without a sampler)
+    StorageImage,    // readonly image2D (imageLoad), from the workload's copy of the input
+    StorageBuffer,   // a buffer input (TaskInputDesc::buffer_size)
+};
+
+// One binding past the ComputeTaskDesc's buffers as the module declares it; checked against the
+// task's input there when the workload is made on a device.
+struct TaskInputBinding {
+    std::uint32_t binding = 0;
+    std::uint32_t input = 0; // its index in TaskDesc::inputs
+    InputKind kind = InputKind::SampledImage;
+    std::string what;                              // the module's declaration, for refusals
+    SpvImageFormat format = SpvImageFormatUnknown; // a storage image's format qualifier
+    spvc_basetype texel = SPVC_BASETYPE_FP32;      // an image's texel type
+    std::size_t fixed = 0;                         // a buffer block's fixed part, in bytes
+    std::size_t stride = 0;                        // its runtime array's element (0: none)
+};
+
 // What the module's interface is, from SPIRV-Cross.
 struct Reflection {
     std::array<std::uint32_t, 3> local_size{1, 1, 1};
-    std::vector<OutputImage> outputs; // the images the module declares at set 0, binding 0
+    std::vector<OutputImage> outputs;          // the images the module declares at set 0, binding 0
+    std::vector<TaskInputBinding> task_inputs; // in binding order
 };
+
+// `count` inputs from binding `first` on, as a phrase: "1 input, at binding 1".
+std::string inputs_at(std::size_t count, std::size_t first) {
+    return count == 1 ? "1 input, at binding " + std::to_string(first)
+                      : std::to_string(count) + " inputs, at bindings " + std::to_string(first) +
+                            ".." + std::to_string(first + count - 1);
+}
+
+// What the ComputeTaskDesc declares past the output, as a phrase.
+std::string buffers_declared(std::size_t inputs) {
+    return inputs == 0 ? std::string("no inputs, only the output at binding 0")
+                       : inputs_at(inputs, 1);
+}
 
 // The descriptor the description puts at set 0, `binding`, as a phrase.
 std::string declared_at(std::uint32_t binding, const ComputeTaskDesc& desc) {
@@ -154,11 +193,15 @@ std::string declared_at(std::uint32_t binding, const ComputeTaskDesc& desc) {
         return "input " + std::to_string(binding) + " there, one storage buffer of " +
                std::to_string(desc.input_bytes[binding - 1]) + " bytes";
     }
-    return "nothing there: it declares " +
-           (inputs == 0 ? std::string("no inputs, only the output at binding 0")
-            : inputs == 1
-                ? std::string("1 input, at binding 1")
-                : std::to_string(inputs) + " inputs, at bindings 1.." + std::to_string(inputs));
+    if (binding <= inputs + k_max_task_inputs) {
+        return "the task's input " + std::to_string(binding - inputs - 1) +
+               " (TaskDesc::inputs) there: a sampler2D, a texture2D or a readonly image2D for "
+               "an image, a readonly buffer block for a buffer";
+    }
+    return "nothing there: it declares " + buffers_declared(inputs) +
+           ", and a task's inputs (at most " + std::to_string(k_max_task_inputs) +
+           ") follow at bindings " + std::to_string(inputs + 1) + ".." +
+           std::to_string(inputs + k_max_task_inputs);
 }
 
 class Reflector {
@@ -380,34 +423,15 @@ private:
                                " into set 0 and declare it in the ComputeTaskDesc, or remove "
                                "it (tandem/compute.hpp)");
                 }
-                const spvc_resource_type expected = binding == 0 ? SPVC_RESOURCE_TYPE_STORAGE_IMAGE
-                                                    : binding <= inputs
-                                                        ? SPVC_RESOURCE_TYPE_STORAGE_BUFFER
-                                                        : SPVC_RESOURCE_TYPE_UNKNOWN;
                 const std::string says = "; the description has " + declared_at(binding, desc);
-                if (expected == SPVC_RESOURCE_TYPE_UNKNOWN) {
+                if (binding > inputs + k_max_task_inputs) {
                     refuse("has " + what + where + says,
                            "Remove binding " + std::to_string(binding) +
                                " from the shader, or make it a storage buffer at binding " +
                                std::to_string(inputs + 1) +
-                               " and give its size in ComputeTaskDesc::input_bytes "
-                               "(tandem/compute.hpp)");
-                }
-                const spvc_type base = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
-                const bool right_kind =
-                    kind == expected && (kind != SPVC_RESOURCE_TYPE_STORAGE_IMAGE ||
-                                         (spvc_type_get_image_dimension(base) == SpvDim2D &&
-                                          !spvc_type_get_image_arrayed(base) &&
-                                          !spvc_type_get_image_multisampled(base)));
-                if (!right_kind) {
-                    refuse("has " + what + where + says,
-                           binding == 0 ? "Declare binding 0 as layout(set = 0, binding = 0, "
-                                          "<format>) uniform writeonly image2D "
-                                          "(tandem/compute.hpp)"
-                                        : "Declare binding " + std::to_string(binding) +
-                                              " as a readonly buffer block, or change "
-                                              "ComputeTaskDesc::input_bytes "
-                                              "(tandem/compute.hpp)");
+                               " and give its size in ComputeTaskDesc::input_bytes, or read a "
+                               "task input at bindings " +
+                               std::to_string(inputs + 1) + ".. (tandem/compute.hpp)");
                 }
                 if (const long long count = descriptor_count(r); count != 1) {
                     refuse("has " + what + where + " as an array of " +
@@ -418,20 +442,120 @@ private:
                            "Declare one descriptor at binding " + std::to_string(binding) +
                                " (an array inside the buffer block is fine)");
                 }
+                if (binding > inputs) {
+                    out.task_inputs.push_back(task_input(
+                        r, kind, binding, static_cast<std::uint32_t>(binding - inputs - 1),
+                        what + where, says));
+                    continue;
+                }
+                const spvc_resource_type expected = binding == 0
+                                                        ? SPVC_RESOURCE_TYPE_STORAGE_IMAGE
+                                                        : SPVC_RESOURCE_TYPE_STORAGE_BUFFER;
+                const spvc_type base = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
+                const bool right_kind =
+                    kind == expected &&
+                    (kind != SPVC_RESOURCE_TYPE_STORAGE_IMAGE || plain_2d(base));
+                if (!right_kind) {
+                    refuse("has " + what + where + says,
+                           binding == 0 ? "Declare binding 0 as layout(set = 0, binding = 0, "
+                                          "<format>) uniform writeonly image2D "
+                                          "(tandem/compute.hpp)"
+                                        : "Declare binding " + std::to_string(binding) +
+                                              " as a readonly buffer block, or change "
+                                              "ComputeTaskDesc::input_bytes "
+                                              "(tandem/compute.hpp)");
+                }
                 if (kind == SPVC_RESOURCE_TYPE_STORAGE_IMAGE) {
-                    const SpvImageFormat format = spvc_type_get_image_storage_format(base);
-                    if (format != SpvImageFormatUnknown && find_storage_format(format) == nullptr) {
-                        refuse("has " + what + where + " with SPIR-V image format " +
-                               std::to_string(format) + ", which no Vulkan format matches" + says);
-                    }
-                    const spvc_type texel = spvc_compiler_get_type_handle(
-                        m_compiler, spvc_type_get_image_sampled_type(base));
-                    out.outputs.push_back({format, spvc_type_get_basetype(texel)});
+                    out.outputs.push_back({known_format(base, what + where, says), texel_of(base)});
                 } else {
                     check_input_size(r, binding, desc.input_bytes[binding - 1]);
                 }
             }
         }
+        std::sort(out.task_inputs.begin(), out.task_inputs.end(),
+                  [](const TaskInputBinding& a, const TaskInputBinding& b) {
+                      return a.binding < b.binding;
+                  });
+    }
+
+    static bool plain_2d(spvc_type image) {
+        return spvc_type_get_image_dimension(image) == SpvDim2D &&
+               !spvc_type_get_image_arrayed(image) && !spvc_type_get_image_multisampled(image);
+    }
+
+    spvc_basetype texel_of(spvc_type image) {
+        return spvc_type_get_basetype(
+            spvc_compiler_get_type_handle(m_compiler, spvc_type_get_image_sampled_type(image)));
+    }
+
+    // A storage image's format qualifier (Unknown: none); refused when no Vulkan format has it.
+    static SpvImageFormat known_format(spvc_type image, const std::string& what_where,
+                                       const std::string& says) {
+        const SpvImageFormat format = spvc_type_get_image_storage_format(image);
+        if (format != SpvImageFormatUnknown && find_storage_format(format) == nullptr) {
+            refuse("has " + what_where + " with SPIR-V image format " + std::to_string(format) +
+                   ", which no Vulkan format matches" + says);
+        }
+        return format;
+    }
+
+    // A binding that reads a task input: an image (sampled, or a readonly storage image) or a
+    // buffer. What the input is, the factory checks on the device (check_task_inputs).
+    TaskInputBinding task_input(const spvc_reflected_resource& r, spvc_resource_type kind,
+                                std::uint32_t binding, std::uint32_t input,
+                                const std::string& what_where, const std::string& says) {
+        const std::string b = std::to_string(binding);
+        const std::string fix = "Declare binding " + b +
+                                " as a sampler2D, a texture2D or a readonly image2D (an image "
+                                "input), or a readonly buffer block (a buffer input) "
+                                "(tandem/compute.hpp)";
+        TaskInputBinding t;
+        t.binding = binding;
+        t.input = input;
+        t.what = what_where.substr(0, what_where.rfind(" at set 0"));
+        const spvc_type base = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
+        switch (kind) {
+        case SPVC_RESOURCE_TYPE_SAMPLED_IMAGE:
+            t.kind = InputKind::CombinedSampler;
+            break;
+        case SPVC_RESOURCE_TYPE_SEPARATE_IMAGE:
+            t.kind = InputKind::SampledImage;
+            break;
+        case SPVC_RESOURCE_TYPE_STORAGE_IMAGE:
+            t.kind = InputKind::StorageImage;
+            break;
+        case SPVC_RESOURCE_TYPE_STORAGE_BUFFER:
+            t.kind = InputKind::StorageBuffer;
+            break;
+        default:
+            refuse("has " + what_where + says, fix);
+        }
+        if (t.kind == InputKind::StorageBuffer) {
+            const spvc_type block = spvc_compiler_get_type_handle(m_compiler, r.base_type_id);
+            std::size_t with_one = 0;
+            spvc_compiler_get_declared_struct_size(m_compiler, block, &t.fixed);
+            spvc_compiler_get_declared_struct_size_runtime_array(m_compiler, block, 1, &with_one);
+            t.stride = with_one - t.fixed;
+            return t;
+        }
+        if (!plain_2d(base)) {
+            refuse("has " + what_where + says, fix);
+        }
+        if (t.kind != InputKind::StorageImage && spvc_type_get_image_is_depth(base)) {
+            refuse("has " + what_where + ", a depth-comparison image" + says,
+                   "Declare binding " + b + " as a sampler2D or a texture2D, and compare by hand");
+        }
+        t.texel = texel_of(base);
+        if (t.kind == InputKind::StorageImage) {
+            t.format = known_format(base, what_where, says);
+            if (!spvc_compiler_has_decoration(m_compiler, r.id, SpvDecorationNonWritable)) {
+                refuse("has " + what_where +
+                           " without readonly; a task's input is read, never "
+                           "written",
+                       "Declare binding " + b + " readonly");
+            }
+        }
+        return t;
     }
 
     void check_input_size(const spvc_reflected_resource& b, std::uint32_t binding,
@@ -456,11 +580,125 @@ private:
     spvc_compiler m_compiler = nullptr;
 };
 
+// The task's input `input` as a phrase: "image input 0 ('colour', RGBA8 64x48)".
+std::string task_input_phrase(const TaskInputDesc& in, std::uint32_t input) {
+    const std::string name = "input " + std::to_string(input) + " ('" + in.name + "', ";
+    if (in.buffer_size > 0) {
+        return "buffer " + name + std::to_string(in.buffer_size) + " bytes)";
+    }
+    return std::string(in.producer ? "chained " : "image ") + name +
+           detail::format_name(in.format) + " " + std::to_string(in.width) + "x" +
+           std::to_string(in.height) + ")";
+}
+
+// Each binding past the ComputeTaskDesc's buffers against the task's input there: the kind of
+// resource, an image's texel type and storage format, a buffer's size, and what the device can
+// read. Runs with check_on_device, before any Vulkan object exists.
+void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc,
+                       const Reflection& reflection) {
+    const std::string task = "The compute task '" + context.task_name + "'";
+    const std::size_t first = desc.input_bytes.size() + 1;
+    VkPhysicalDeviceLimits limits{};
+    if (context.physical_device != VK_NULL_HANDLE) {
+        VkPhysicalDeviceProperties props{};
+        vkGetPhysicalDeviceProperties(context.physical_device, &props);
+        limits = props.limits;
+    }
+    for (const TaskInputBinding& t : reflection.task_inputs) {
+        const std::string b = std::to_string(t.binding);
+        const std::string has = task + "'s SPIR-V has " + t.what + " at set 0, binding " + b;
+        if (t.input >= context.inputs.size()) {
+            const std::size_t n = context.inputs.size();
+            throw Error(
+                has + "; the description has nothing there: it declares " +
+                    buffers_declared(desc.input_bytes.size()) + ", and the task " +
+                    (n == 0 ? std::string("no inputs (TaskDesc::inputs)") : inputs_at(n, first)),
+                "Remove binding " + b +
+                    " from the shader, or declare the task input it reads in "
+                    "TaskDesc::inputs (tandem/compute.hpp)");
+        }
+        const TaskInputDesc& in = context.inputs[t.input];
+        const std::string there = "; the task's " + task_input_phrase(in, t.input) + " is there";
+        if (in.buffer_size > 0) {
+            if (t.kind != InputKind::StorageBuffer) {
+                throw Error(has + there, "Declare binding " + b +
+                                             " as a readonly buffer block (tandem/compute.hpp)");
+            }
+            const bool fits = t.stride == 0 ? in.buffer_size == t.fixed
+                                            : in.buffer_size >= t.fixed &&
+                                                  (in.buffer_size - t.fixed) % t.stride == 0;
+            if (!fits) {
+                throw Error(
+                    has + " of " + std::to_string(t.fixed) + " bytes" +
+                        (t.stride == 0 ? "" : " plus elements of " + std::to_string(t.stride)) +
+                        there,
+                    "Make the block's size the input's buffer_size");
+            }
+            if (context.physical_device != VK_NULL_HANDLE &&
+                in.buffer_size > limits.maxStorageBufferRange) {
+                throw Error(has + there + ", more than " + context.device_info.name +
+                                " binds as one storage buffer (" +
+                                std::to_string(limits.maxStorageBufferRange) + " bytes)",
+                            "Use a smaller buffer input, or place the task on another device");
+            }
+            continue;
+        }
+        if (t.kind == InputKind::StorageBuffer) {
+            throw Error(has + there, "Declare binding " + b +
+                                         " as a sampler2D, a texture2D or a readonly image2D "
+                                         "(tandem/compute.hpp)");
+        }
+        if (t.texel != texel_type(in.format)) {
+            const auto texels = [](spvc_basetype type) {
+                return std::string(type == SPVC_BASETYPE_UINT32  ? "uint"
+                                   : type == SPVC_BASETYPE_INT32 ? "int"
+                                                                 : "float") +
+                       " texels";
+            };
+            throw Error(has + ", of " + texels(t.texel) + there + ", which has " +
+                            texels(texel_type(in.format)),
+                        "Declare binding " + b + " with the texel type of the input's format");
+        }
+        if (t.kind != InputKind::StorageImage) {
+            continue;
+        }
+        if (in.producer) {
+            throw Error(has + there +
+                            ": a chained input is read in place, in its layout, and "
+                            "cannot be bound as a storage image",
+                        "Declare binding " + b + " as a sampler2D or a texture2D");
+        }
+        const StorageFormat* qualifier = find_storage_format(t.format);
+        if (qualifier != nullptr && qualifier->vulkan != in.format) {
+            throw Error(has + " (" + qualifier->glsl + ")" + there,
+                        "Give binding " + b +
+                            " the format qualifier of the input's format, or declare it a "
+                            "sampler2D or texture2D");
+        }
+        if (context.physical_device == VK_NULL_HANDLE) {
+            continue;
+        }
+        VkFormatProperties3 props3{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3};
+        VkFormatProperties2 props{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, &props3};
+        vkGetPhysicalDeviceFormatProperties2(context.physical_device, in.format, &props);
+        const VkFormatFeatureFlags2 features = props3.optimalTilingFeatures;
+        if ((features & VK_FORMAT_FEATURE_2_STORAGE_IMAGE_BIT) == 0 ||
+            (qualifier == nullptr &&
+             (features & VK_FORMAT_FEATURE_2_STORAGE_READ_WITHOUT_FORMAT_BIT) == 0)) {
+            throw Error(has + there + ", and " + context.device_info.name + " cannot read " +
+                            detail::format_name(in.format) + " as a storage image" +
+                            (qualifier == nullptr ? " without a format qualifier" : ""),
+                        "Declare binding " + b + " as a sampler2D or a texture2D");
+        }
+    }
+}
+
 // What only the device and the task can tell: the output format against the module's image,
 // and the device's limits against the workgroup and push constants. Runs when the workload is
 // made (registration, or a move), before any Vulkan object exists.
 void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
                      const Reflection& reflection) {
+    check_task_inputs(context, desc, reflection);
     const std::string task = "The compute task '" + context.task_name + "'";
     for (const OutputImage& image : reflection.outputs) {
         const StorageFormat* qualifier = find_storage_format(image.format);
@@ -526,14 +764,30 @@ void check_vk(VkResult r, const char* what) {
     }
 }
 
+VkDescriptorType descriptor_type(InputKind kind) {
+    switch (kind) {
+    case InputKind::CombinedSampler:
+        return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    case InputKind::SampledImage:
+        return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
+    case InputKind::StorageImage:
+        return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case InputKind::StorageBuffer:
+        return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    }
+    return VK_DESCRIPTOR_TYPE_MAX_ENUM;
+}
+
 // The module's pipeline on one device, with one descriptor set and one set of input buffers
-// per slot. Raw Vulkan over the public WorkerContext, destroyed in reverse.
+// per slot (and, for each input read as a storage image, one image the job copies it into).
+// Raw Vulkan over the public WorkerContext, destroyed in reverse.
 class ComputeWorkload final : public Workload {
 public:
     ComputeWorkload(const WorkerContext& context, const ComputeTaskDesc& desc,
                     const Reflection& reflection)
         : m_device(context.device), m_runtime_device(detail::application_device(context.device)),
-          m_desc(desc), m_local(reflection.local_size), m_slots(context.slots) {
+          m_desc(desc), m_local(reflection.local_size), m_slots(context.slots),
+          m_task_inputs(reflection.task_inputs), m_input_count(context.inputs.size()) {
         try {
             build(context);
         } catch (...) {
@@ -574,20 +828,19 @@ public:
             std::memcpy(m_mapped[job.slot][i], job.bytes.data() + offset, m_desc.input_bytes[i]);
             offset += m_desc.input_bytes[i];
         }
-        VkDescriptorImageInfo image{VK_NULL_HANDLE, job.view, VK_IMAGE_LAYOUT_GENERAL};
-        VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        write.dstSet = m_sets[job.slot];
-        write.dstBinding = 0;
-        write.descriptorCount = 1;
-        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-        write.pImageInfo = &image;
-        vkUpdateDescriptorSets(m_device, 1, &write, 0, nullptr);
+        if (job.inputs.size() != m_input_count) {
+            throw std::invalid_argument("a job of the compute task came with " +
+                                        std::to_string(job.inputs.size()) +
+                                        " inputs; its task has " + std::to_string(m_input_count));
+        }
+        bind(job);
 
         // Every texel is written: the old contents (UNDEFINED) are not needed.
         detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
                               VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
                               VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                               VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+        copy_storage_inputs(job);
         vkCmdBindPipeline(job.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline);
         vkCmdBindDescriptorSets(job.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_layout, 0, 1,
                                 &m_sets[job.slot], 0, nullptr);
@@ -600,6 +853,109 @@ public:
     }
 
 private:
+    struct OwnImage {
+        VkImage image = VK_NULL_HANDLE;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        VkImageView view = VK_NULL_HANDLE;
+        VkExtent2D extent{};
+    };
+
+    // Points the slot's set at this job's output and inputs. The slot's previous job completed
+    // (tandem/workload.hpp), so its set is free; every job writes it again, since a chained
+    // input's view is the producer's slot of the day.
+    void bind(const RecordContext& job) {
+        constexpr std::size_t n = 1 + k_max_task_inputs;
+        std::array<VkDescriptorImageInfo, n> images{};
+        std::array<VkDescriptorBufferInfo, n> buffers{};
+        std::array<VkWriteDescriptorSet, n> writes{};
+        images[0] = {VK_NULL_HANDLE, job.view, VK_IMAGE_LAYOUT_GENERAL};
+        writes[0] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[0].dstBinding = 0;
+        writes[0].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        writes[0].pImageInfo = &images[0];
+        std::size_t copy = 0;
+        for (std::size_t i = 0; i < m_task_inputs.size(); ++i) {
+            const TaskInputBinding& t = m_task_inputs[i];
+            const JobInput& in = job.inputs[t.input];
+            VkWriteDescriptorSet& w = writes[i + 1];
+            w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+            w.dstBinding = t.binding;
+            w.descriptorType = descriptor_type(t.kind);
+            if (t.kind == InputKind::StorageBuffer) {
+                if (in.buffer == VK_NULL_HANDLE) {
+                    throw std::invalid_argument("a job of the compute task has no buffer for its "
+                                                "input " +
+                                                std::to_string(t.input));
+                }
+                buffers[i + 1] = {in.buffer, 0, in.size};
+                w.pBufferInfo = &buffers[i + 1];
+                continue;
+            }
+            if (in.view == VK_NULL_HANDLE) {
+                throw std::invalid_argument("a job of the compute task has no image for its "
+                                            "input " +
+                                            std::to_string(t.input));
+            }
+            images[i + 1] =
+                t.kind == InputKind::StorageImage
+                    ? VkDescriptorImageInfo{VK_NULL_HANDLE, m_copies[job.slot][copy++].view,
+                                            VK_IMAGE_LAYOUT_GENERAL}
+                    : VkDescriptorImageInfo{t.kind == InputKind::CombinedSampler ? m_sampler
+                                                                                 : VK_NULL_HANDLE,
+                                            in.view, in.layout};
+            w.pImageInfo = &images[i + 1];
+        }
+        const std::size_t count = 1 + m_task_inputs.size();
+        for (std::size_t i = 0; i < count; ++i) {
+            writes[i].dstSet = m_sets[job.slot];
+            writes[i].descriptorCount = 1;
+        }
+        vkUpdateDescriptorSets(m_device, static_cast<std::uint32_t>(count), writes.data(), 0,
+                               nullptr);
+    }
+
+    // Tandem's input images are made for sampling: an input the module reads with imageLoad is
+    // copied into the slot's own storage image first, the input left in the layout it arrived
+    // in. Sampled inputs need nothing here: they are readable from the job's first stage.
+    void copy_storage_inputs(const RecordContext& job) {
+        std::size_t copy = 0;
+        for (const TaskInputBinding& t : m_task_inputs) {
+            if (t.kind != InputKind::StorageImage) {
+                continue;
+            }
+            const JobInput& in = job.inputs[t.input];
+            const OwnImage& own = m_copies[job.slot][copy++];
+            if (in.extent.width != own.extent.width || in.extent.height != own.extent.height) {
+                throw std::invalid_argument("a job of the compute task has input " +
+                                            std::to_string(t.input) + " of another size");
+            }
+            // The slot's last dispatch read the copy: done before it is written again.
+            detail::image_barrier(job.cmd, own.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+            const VkImageLayout source = in.layout == VK_IMAGE_LAYOUT_GENERAL
+                                             ? VK_IMAGE_LAYOUT_GENERAL
+                                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            if (source != in.layout) {
+                detail::image_barrier(job.cmd, in.image, in.layout, source,
+                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+            }
+            detail::copy_whole_image(job.cmd, in.image, source, own.image,
+                                     VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.extent);
+            if (source != in.layout) {
+                detail::image_barrier(job.cmd, in.image, source, in.layout,
+                                      VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            }
+            detail::image_barrier(
+                job.cmd, own.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL,
+                VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_READ_BIT);
+        }
+    }
+
     // The module, layouts and pipeline: made here, or (inside a runtime) shared with every task
     // instance on the device that runs the same code (core/pipeline_shelf.hpp).
     detail::PipelineObjects build_pipeline(const std::string& name) const {
@@ -619,6 +975,12 @@ private:
         for (std::uint32_t i = 0; i < m_desc.input_bytes.size(); ++i) {
             bindings.push_back({i + 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                                 VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+        }
+        // The sampler is written with each descriptor, not immutable: the layout is shared
+        // between task instances (pipeline_key), the sampler is this one's.
+        for (const TaskInputBinding& t : m_task_inputs) {
+            bindings.push_back(
+                {t.binding, descriptor_type(t.kind), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
         }
         VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
         li.bindingCount = static_cast<std::uint32_t>(bindings.size());
@@ -687,6 +1049,9 @@ private:
         if (inputs > 0) {
             sizes.push_back({VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, m_slots * inputs});
         }
+        for (const TaskInputBinding& t : m_task_inputs) {
+            sizes.push_back({descriptor_type(t.kind), m_slots});
+        }
         VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
         dpi.maxSets = m_slots;
         dpi.poolSizeCount = static_cast<std::uint32_t>(sizes.size());
@@ -708,6 +1073,85 @@ private:
                 add_input(context, s, i);
             }
         }
+        build_task_inputs(context);
+    }
+
+    // Nearest, clamp to edge: exact texels wherever the module samples (any input format can
+    // be sampled so, where linear filtering of R32F, say, is optional), edges repeated.
+    void build_task_inputs(const WorkerContext& context) {
+        const auto has = [this](InputKind kind) {
+            return std::any_of(m_task_inputs.begin(), m_task_inputs.end(),
+                               [kind](const TaskInputBinding& t) { return t.kind == kind; });
+        };
+        if (has(InputKind::CombinedSampler)) {
+            VkSamplerCreateInfo si{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+            si.magFilter = VK_FILTER_NEAREST;
+            si.minFilter = VK_FILTER_NEAREST;
+            si.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+            si.addressModeU = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+            si.addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+            si.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+            si.maxLod = 0.0f;
+            check_vk(vkCreateSampler(m_device, &si, nullptr, &m_sampler), "vkCreateSampler");
+            name(VK_OBJECT_TYPE_SAMPLER, m_sampler, context, context.task_name + " input sampler");
+        }
+        m_copies.resize(m_slots);
+        for (std::uint32_t s = 0; s < m_slots; ++s) {
+            for (const TaskInputBinding& t : m_task_inputs) {
+                if (t.kind == InputKind::StorageImage) {
+                    m_copies[s].push_back({});
+                    add_copy(context, context.inputs[t.input], s, m_copies[s].back());
+                }
+            }
+        }
+    }
+
+    template <typename T>
+    static void name(VkObjectType type, T handle, const WorkerContext& context,
+                     const std::string& what) {
+        if (context.set_name) {
+            context.set_name(type, reinterpret_cast<std::uint64_t>(handle), what);
+        }
+    }
+
+    // The slot's image an input read with imageLoad is copied into: the input's format and size.
+    void add_copy(const WorkerContext& context, const TaskInputDesc& in, std::uint32_t slot,
+                  OwnImage& own) {
+        own.extent = {in.width, in.height};
+        VkImageCreateInfo ii{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+        ii.imageType = VK_IMAGE_TYPE_2D;
+        ii.format = in.format;
+        ii.extent = {in.width, in.height, 1};
+        ii.mipLevels = 1;
+        ii.arrayLayers = 1;
+        ii.samples = VK_SAMPLE_COUNT_1_BIT;
+        ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+        ii.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+        ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        check_vk(vkCreateImage(m_device, &ii, nullptr, &own.image), "vkCreateImage");
+        VkMemoryRequirements req;
+        vkGetImageMemoryRequirements(m_device, own.image, &req);
+        const auto type =
+            context.find_memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        if (!type) {
+            throw Error("The device has no memory for a copy of the compute task's input '" +
+                            in.name + "'",
+                        "Place the task on another device");
+        }
+        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mai.allocationSize = req.size;
+        mai.memoryTypeIndex = *type;
+        check_vk(vkAllocateMemory(m_device, &mai, nullptr, &own.memory), "vkAllocateMemory");
+        check_vk(vkBindImageMemory(m_device, own.image, own.memory, 0), "vkBindImageMemory");
+        VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+        vi.image = own.image;
+        vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+        vi.format = in.format;
+        vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        check_vk(vkCreateImageView(m_device, &vi, nullptr, &own.view), "vkCreateImageView");
+        name(VK_OBJECT_TYPE_IMAGE, own.image, context,
+             context.task_name + " input " + in.name + " copy slot " + std::to_string(slot));
     }
 
     // The slot's input buffer: host-visible and coherent, device-local where the device has
@@ -764,6 +1208,16 @@ private:
     }
 
     void destroy() noexcept {
+        for (auto& slot : m_copies) {
+            for (OwnImage& own : slot) {
+                vkDestroyImageView(m_device, own.view, nullptr);
+                vkDestroyImage(m_device, own.image, nullptr);
+                vkFreeMemory(m_device, own.memory, nullptr);
+            }
+        }
+        m_copies.clear();
+        vkDestroySampler(m_device, m_sampler, nullptr);
+        m_sampler = VK_NULL_HANDLE;
         m_pooled.clear();
         for (VkBuffer b : m_buffers) {
             vkDestroyBuffer(m_device, b, nullptr);
@@ -799,7 +1253,11 @@ private:
     std::vector<detail::Buffer> m_pooled; // inside a runtime
     std::vector<VkBuffer> m_buffers;      // outside one, with their memory
     std::vector<VkDeviceMemory> m_memory;
-    std::vector<std::vector<void*>> m_mapped; // [slot][input]
+    std::vector<std::vector<void*>> m_mapped;    // [slot][input]
+    std::vector<TaskInputBinding> m_task_inputs; // the module's bindings of TaskDesc::inputs
+    std::size_t m_input_count;                   // TaskDesc::inputs
+    VkSampler m_sampler = VK_NULL_HANDLE;        // for sampler2D inputs
+    std::vector<std::vector<OwnImage>> m_copies; // [slot][storage-image input, in binding order]
 };
 
 // SPIRV-Cross's C API lets some of its C++ exceptions through (an execution mode argument that

@@ -1,5 +1,6 @@
 // A compute module whose resources do not match its ComputeTaskDesc is refused when the factory
-// is made (or, for what only the task's format tells, when the task is registered), with a
+// is made (or, for what only the task tells, its format and its inputs, when the task is
+// registered), with a
 // tandem::Error naming the binding, what the module has there and what the description says;
 // never later, where a pipeline layout without that binding crashed the job. After each
 // refusal the same runtime registers a valid compute task and runs it to the exact bytes.
@@ -42,6 +43,27 @@ std::string refusal(const ComputeTaskDesc& desc) {
         return std::string(e.what()) + " | " + e.hint();
     }
     return "(accepted)";
+}
+
+// The same, and for a module compute_workload() accepts (its bindings past the description's
+// buffers may be the task's inputs), the refusal of a task without inputs on worker:0.
+std::string refusal(Runtime& runtime, const ComputeTaskDesc& desc) {
+    if (std::string why = refusal(desc); why != "(accepted)") {
+        return why;
+    }
+    TaskDesc task;
+    task.name = "refused";
+    task.width = 8;
+    task.height = 8;
+    task.placement = Placement::parse("worker:0").value();
+    task.factory = compute_workload(desc);
+    try {
+        const TaskId id = runtime.register_task(task);
+        EXPECT_EQ(runtime.unregister_task(id), TaskError::None);
+    } catch (const Error& e) {
+        return std::string(e.what()) + " | " + e.hint();
+    }
+    return "(registered)";
 }
 
 class ComputeRefusalTest : public RuntimeTest {
@@ -87,7 +109,7 @@ TEST_F(ComputeRefusalTest, EachMismatchIsRefusedNamingTheBindingAndTheRuntimeGoe
         {"refuse_sampler_without_inputs",
          {},
          {"a combined image sampler (sampler2D 'source') at set 0, binding 1",
-          "the description has nothing there: it declares no inputs",
+          "the description has nothing there: it declares no inputs", "and the task no inputs",
           "Remove binding 1 from the shader"}},
         {"refuse_input_in_set_1",
          {4},
@@ -103,13 +125,13 @@ TEST_F(ComputeRefusalTest, EachMismatchIsRefusedNamingTheBindingAndTheRuntimeGoe
         {"refuse_undeclared_binding",
          {4},
          {"a storage buffer (Mask 'input_mask') at set 0, binding 7",
-          "nothing there: it declares 1 input, at binding 1"}},
+          "nothing there: it declares 1 input, at binding 1, and the task no inputs"}},
     };
     auto runtime = make_runtime("1");
     auto reader = make_reader(*runtime, k_w, k_h);
     std::uint32_t colour = 0x10203040u;
     for (const Mismatch& row : rows) {
-        const std::string why = refusal(compute_desc(row.shader, row.input_bytes));
+        const std::string why = refusal(*runtime, compute_desc(row.shader, row.input_bytes));
         for (const char* phrase : row.says) {
             EXPECT_NE(why.find(phrase), std::string::npos)
                 << row.shader << ": '" << phrase << "' not in: " << why;
@@ -148,7 +170,10 @@ TEST_F(ComputeRefusalTest, TheMatchingModuleIsAccepted) {
     EXPECT_EQ(refusal(compute_desc("fill", {4})), "(accepted)");
     EXPECT_NE(refusal(compute_desc("fill", {8})).find("declares input 1 (binding 1) as 4 bytes"),
               std::string::npos);
-    EXPECT_NE(refusal(compute_desc("fill", {})).find("at set 0, binding 1"), std::string::npos);
+    // Without the buffer, binding 1 would be the task's first input: a task with none refuses.
+    auto runtime = make_runtime("1");
+    EXPECT_NE(refusal(*runtime, compute_desc("fill", {})).find("at set 0, binding 1"),
+              std::string::npos);
 }
 
 } // namespace

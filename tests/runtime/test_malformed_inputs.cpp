@@ -204,8 +204,9 @@ const std::vector<Row> k_rows = {
     {"compute_workload", "nine inputs", [](Env&) { return compute(with([](auto& d) { d.input_bytes.assign(9, 4); })); }, "at most 8"},
     {"compute_workload", "an input of zero bytes", [](Env&) { return compute(with([](auto& d) { d.input_bytes = {0}; })); }, "binding 1"},
     {"compute_workload", "a huge input", [](Env&) { return compute(with([](auto& d) { d.input_bytes = {0xffffffffu}; })); }, "binding 1"},
-    {"compute_workload", "no inputs for its binding 1", [](Env&) { return compute(with([](auto& d) { d.input_bytes.clear(); })); }, "binding 1"},
-    {"compute_workload", "binding 1 a sampler, no inputs", [](Env&) { return compute(with([](auto& d) { d.spirv = module("refuse_sampler_without_inputs"); d.input_bytes.clear(); })); }, "combined image sampler"},
+    // Bindings past the description's buffers are the task's inputs: a task without refuses.
+    {"register_task", "no inputs for its binding 1", [](Env& e) { return registration(e, task([](auto& d) { d.factory = compute_workload(with([](auto& c) { c.input_bytes.clear(); })); })); }, "binding 1"},
+    {"register_task", "binding 1 a sampler, no inputs", [](Env& e) { return registration(e, task([](auto& d) { d.factory = compute_workload(with([](auto& c) { c.spirv = module("refuse_sampler_without_inputs"); c.input_bytes.clear(); })); })); }, "combined image sampler"},
     // register_task(): the task's description.
     {"register_task", "width 0", [](Env& e) { return registration(e, task([](auto& d) { d.width = 0; })); }, "has size 0x7"},
     {"register_task", "height 0", [](Env& e) { return registration(e, task([](auto& d) { d.height = 0; })); }, "has size 9x0"},
