@@ -57,9 +57,12 @@ struct Lease {
 
 // What acquire() answered: a lease on the newest output, or none (before the first output, or
 // with an error). Reads like std::optional<Lease>: `if (auto lease = runtime.acquire(task))`.
+// Errors: UnknownTask (the id names no live task), OutOfMemory (host memory ran out; try again
+// next frame), each with a sentence in `reason`. No lease and None: no output yet.
 struct AcquireResult {
     std::optional<Lease> lease;
-    TaskError error = TaskError::None; // UnknownTask: the id names no live task
+    TaskError error = TaskError::None;
+    std::string reason;
 
     [[nodiscard]] explicit operator bool() const noexcept { return lease.has_value(); }
     [[nodiscard]] const Lease& operator*() const noexcept { return *lease; }

@@ -64,8 +64,9 @@
 // on every device (slot images, staging, pipelines, transfer objects) is freed on a Tandem thread
 // once the GPU has passed the last timeline value that used it and every lease on it was
 // released; nothing ever waits on the application's queue for that, and nothing a runtime holds
-// has a fixed capacity. Destroy the runtime before the application's device and instance; its
-// destructor is the one place that waits for devices (bounded by the worker timeout).
+// has a fixed capacity but its event log (RuntimeOptions::max_events). Destroy the runtime
+// before the application's device and instance; its destructor is the one place that waits for
+// devices (bounded by the worker timeout).
 #pragma once
 
 #include <chrono>
@@ -165,6 +166,47 @@ struct RuntimeOptions {
     // `log_level` or above goes to `log` (tandem/log.hpp); null: to stderr. Never to stdout.
     LogLevel log_level = LogLevel::Warn;
     LogCallback log;
+    // What happened on Tandem's threads is kept for Runtime::take_events(): at most this many
+    // events wait to be taken; when one more comes the oldest waiting goes (counted in
+    // Runtime::events_dropped()), so a runtime whose application never takes them holds a
+    // bounded log. 0: no event is kept (each counts as dropped).
+    std::size_t max_events = 1024;
+};
+
+// What happened to a task or a device on Tandem's own threads, which no call's answer says: a
+// job accepted earlier failed, a task stopped or moved, a preparation failed, a device was lost,
+// a transfer path was dropped. Polled from the application's thread (Runtime::take_events), as
+// Dawn's device-lost and uncaptured-error callbacks report, but never called on Tandem's
+// threads. Also logged, as before.
+enum class RuntimeEventKind {
+    // A job the application's submit accepted will never be published: `generation` names it,
+    // `error` says why (WorkloadFailed, DeviceLost, TransferFailed). Trial jobs are not reported.
+    JobFailed,
+    // The task stopped after RuntimeOptions::max_consecutive_failures failed jobs in a row
+    // (error Stopped): its submits answer Failed from now on.
+    TaskStopped,
+    // The task could not be prepared on `device` (error PreparationFailed): its registration,
+    // a move, a reconfigure (it keeps its old shape), or a new transfer path after one failed.
+    PreparationFailed,
+    // Device `device` was lost (error DeviceLost; task: default): its manual tasks fail, its
+    // auto tasks move.
+    DeviceLost,
+    // A transfer path between the task's device and the primary failed while carrying it and
+    // is dropped for the pair (error TransferFailed): the task is prepared again with the next.
+    TransferPathDropped,
+    // The scheduler moved the task to `device` (error None).
+    TaskMoved,
+};
+[[nodiscard]] TANDEM_API const char* to_string(RuntimeEventKind kind) noexcept;
+
+struct RuntimeEvent {
+    RuntimeEventKind kind = RuntimeEventKind::JobFailed;
+    TaskId task;                       // default for DeviceLost
+    std::uint32_t device = 0;          // the adapter it happened on
+    std::uint64_t generation = 0;      // JobFailed: the job's generation (SubmitResult's)
+    TaskError error = TaskError::None; // the code, as the calls' answers use them
+    std::string message;               // a sentence saying what happened and why
+    std::uint64_t sequence = 0;        // 1, 2, ... in the order they happened, dropped included
 };
 
 // Where one device's memory stands: the memory Tandem's objects on it hold now (slot images,
@@ -274,8 +316,11 @@ public:
     // the new shape is prepared off the frame, as a move is, and acquire() hands out the old
     // output until the new shape has one, so the task never goes blank or back in time; its
     // generations go on. Submits go to the new shape once it is prepared (Preparing never
-    // answers meanwhile: the old shape takes them). UnknownTask for an id that names no live
-    // task; throws tandem::Error for what is wrong with `desc` itself, changing nothing.
+    // answers meanwhile: the old shape takes them). The id is checked first: UnknownTask for an
+    // id that names no live task, whatever `desc` holds; then throws tandem::Error
+    // (ErrorCategory::InvalidArgument) for what is wrong with `desc` itself (a chain's producer
+    // that is no live task included), changing nothing. A new shape that cannot be prepared is
+    // reported by a PreparationFailed event (take_events) and TaskStats::preparation_error.
     TaskError reconfigure(TaskId task, const TaskDesc& desc);
 
     // Starts a new generation of `task` from `snapshot` (plain data the workload understands;
@@ -321,9 +366,10 @@ public:
     // sees the loss.
     void pump() noexcept;
 
-    // A lease on the newest ready output of `task`; none before the first one. While a task
-    // moves or is reconfigured, the output shown before until the new instance has a newer
-    // one (where none was acquired yet, the newest the old instance made): generations handed
+    // A lease on the newest ready output of `task`; none before the first one. UnknownTask
+    // for an id that names no live task, OutOfMemory when host memory ran out (AcquireResult).
+    // While a task moves or is reconfigured, the output shown before until the new instance has a
+    // newer one (where none was acquired yet, the newest the old instance made): generations handed
     // out never go back. Each call that answers a lease issues a new ticket (Lease::ticket):
     // two acquires of the same output are two leases, each to be released once.
     [[nodiscard]] AcquireResult acquire(TaskId task) noexcept;
@@ -356,14 +402,25 @@ public:
     // whose next decision uses them. They are trial jobs: never handed out, never counted as the
     // application's, no generation of the task's. For set-up code: blocks for as long as the
     // jobs take. Throws tandem::Error for jobs < 3; NotMeasured with the reason when no device
-    // could run them.
+    // could run them. The id is checked first (UnknownTask), then `jobs` (the throw,
+    // ErrorCategory::InvalidArgument).
     [[nodiscard]] CalibrationResult calibrate(TaskId task, std::span<const std::byte> snapshot = {},
                                               std::uint32_t jobs = 8);
     // A time of one job of `task` on adapter `device` that the application measured itself:
     // the scheduler then prices the task's execution by these instead of the runtime's own
     // timings (the GPU time of the job's commands where the device has timestamps, else its
-    // submit-to-done time). Non-finite or negative values are ignored.
+    // submit-to-done time). UnknownTask for an id that names no live task; BadArgument, and
+    // nothing changes, for a device that is no adapter of this runtime or a time that is not
+    // finite or is negative; OutOfMemory, and nothing changes, when host memory ran out
+    // recording it.
     TaskError observe_execute(TaskId task, std::uint32_t device, double ms) noexcept;
+
+    // The events that happened since the last call (RuntimeEvent), oldest first, and no longer
+    // kept. Call it from the frame loop (after pump(), say); it never waits on a GPU. Throws
+    // only std::bad_alloc (the events stay kept then).
+    [[nodiscard]] std::vector<RuntimeEvent> take_events();
+    // Events that went before they were taken (RuntimeOptions::max_events), since the start.
+    [[nodiscard]] std::uint64_t events_dropped() const noexcept;
 
     [[nodiscard]] const DeviceInfo& primary_device() const noexcept;
     // The primary's instance, physical device, device and main queue with its lock (embedded:

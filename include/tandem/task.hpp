@@ -34,25 +34,41 @@
 
 namespace tandem {
 
-// Why a call about a task did not do what it was asked. Every call that takes a TaskId answers
-// an id that names no live task (never registered, or unregistered) with UnknownTask: in
-// SubmitResult::error, AcquireResult::error, TaskStats::error, and as the result of release,
-// unregister_task, reconfigure, calibrate and observe_execute. None of them throws for it.
+// Why a call about a task did not do what it was asked, or why one of its jobs failed. Every
+// per-frame call answers with one of these, never by throwing: submit, lend_inputs, acquire and
+// calibrate in their result's `error` beside a sentence (`reason`), release, unregister_task,
+// reconfigure, return_inputs and observe_execute as their result, and stats in TaskStats::error.
+// Checked in one order: the id first, then the other arguments, then the task's state. An id
+// that names no live task of the runtime (a default TaskId, one never registered, one
+// unregistered, another runtime's) answers UnknownTask, from every call that takes the id as an
+// argument; an id inside a TaskDesc (a chain's producer) is part of the description, which
+// register_task and reconfigure refuse by throwing tandem::Error (ErrorCategory::
+// InvalidArgument). A job that was accepted and then failed is named by a RuntimeEvent
+// (tandem/runtime.hpp, Runtime::take_events) with its generation and one of these codes.
 enum class TaskError {
     None,
-    UnknownTask,       // the id names no live task
-    BadBytes,          // the task's workload refused the job's bytes (Workload::check)
-    Stopped,           // the task stopped: RuntimeOptions::max_consecutive_failures jobs failed
-    PreparationFailed, // it could not be prepared on its device (TaskStats::preparation_error)
-    DeviceLost,        // its device was lost and it cannot move (a manual placement)
-    NoTransferPath,    // every transfer path between its device and the primary was dropped
-    OutOfMemory,       // host memory ran out copying the job's bytes
-    LeaseNotHeld,      // release: the lease was released already, or never handed out
-    NotMeasured,       // calibrate: no device could run the task's jobs
-    BadInputs,         // submit: the inputs do not match the task's (TaskDesc::inputs)
-    ChainBroken,       // submit: a chained input cannot be read (tandem/input.hpp, Chains)
-    LoanNotHeld,       // return_inputs: the loan was submitted or returned already, or its task
-                       // unregistered (tandem/input.hpp, Lent input images)
+    UnknownTask,         // the id names no live task
+    BadBytes,            // the task's workload refused the job's bytes (Workload::check said why,
+                         // or threw: its what() is the reason)
+    Stopped,             // the task stopped: RuntimeOptions::max_consecutive_failures jobs failed
+    PreparationFailed,   // it could not be prepared on its device (TaskStats::preparation_error)
+    DeviceLost,          // its device was lost and it cannot move (a manual placement); a job:
+                         // its device was lost, or its submission there failed, while it ran
+    NoTransferPath,      // every transfer path between its device and the primary was dropped
+    OutOfMemory,         // host memory ran out (copying the job's bytes, composing an answer)
+    LeaseNotHeld,        // release: the lease was released already, or never handed out
+    NotMeasured,         // calibrate: no device could run the task's jobs
+    BadInputs,           // submit: the inputs do not match the task's (TaskDesc::inputs)
+    ChainBroken,         // submit: a chained input cannot be read (tandem/input.hpp, Chains)
+    LoanNotHeld,         // return_inputs: the loan was submitted or returned already, or is of
+                         // another task (tandem/input.hpp, Lent input images)
+    BadArgument,         // an argument other than the id is out of range: observe_execute's
+                         // device (no adapter of the runtime) or time (not finite, or negative)
+    PrimarySubmitFailed, // submit, lend_inputs: a submission to the primary's main queue failed
+                         // with a result other than VK_ERROR_DEVICE_LOST (in the reason)
+    WorkloadFailed,      // a job: the task's workload failed recording it (its record() threw)
+    TransferFailed,      // a job: its transfer path failed while carrying it; the path is
+                         // dropped and the task prepared again with the next one
 };
 [[nodiscard]] TANDEM_API const char* to_string(TaskError error) noexcept;
 
@@ -97,6 +113,11 @@ struct TaskDesc {
     std::vector<TaskInputDesc> inputs;
 };
 
+// The per-frame calls' results (SubmitResult, LendResult, AcquireResult, CalibrationResult)
+// each carry `error`, a TaskError (None when the call did what it was asked), and `reason`, a
+// sentence saying why when it is not None (and, for submit's Busy and Preparing, what it waits
+// for). The calls whose answer is a code alone return the TaskError itself.
+
 // What submit() answered.
 enum class SubmitStatus {
     Accepted,  // a slot was taken and a new generation will be produced
@@ -124,8 +145,8 @@ struct SubmitResult {
 // or Busy, Preparing or Failed as a submit would, with nothing lent.
 struct LendResult {
     SubmitStatus status = SubmitStatus::Failed;
-    TaskError error = TaskError::None;
-    std::string reason;
+    TaskError error = TaskError::None; // Failed: why, as a value
+    std::string reason;                // Failed: a sentence saying why (Busy, Preparing: what)
     InputLoan loan;
     [[nodiscard]] bool lent() const noexcept { return status == SubmitStatus::Accepted; }
 };

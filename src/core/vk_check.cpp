@@ -25,8 +25,51 @@ std::string compose(VkResult result, const std::string& context, const std::stri
 } // namespace
 
 Error::Error(VkResult result, std::string what_was_done, std::string what_to_do)
-    : std::runtime_error(compose(result, what_was_done, what_to_do)), m_result(result),
-      m_context(std::move(what_was_done)), m_hint(std::move(what_to_do)) {}
+    : Error(category_of(result), result, std::move(what_was_done), std::move(what_to_do)) {}
+
+Error::Error(ErrorCategory category, VkResult result, std::string what_was_done,
+             std::string what_to_do)
+    : std::runtime_error(compose(result, what_was_done, what_to_do)), m_category(category),
+      m_result(result), m_context(std::move(what_was_done)), m_hint(std::move(what_to_do)) {}
+
+ErrorCategory category_of(VkResult result) noexcept {
+    switch (result) {
+    case VK_SUCCESS:
+        return ErrorCategory::Other;
+    case VK_ERROR_DEVICE_LOST:
+        return ErrorCategory::DeviceLost;
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+        return ErrorCategory::OutOfMemory;
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_FORMAT_NOT_SUPPORTED:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+        return ErrorCategory::Unsupported;
+    default:
+        return ErrorCategory::Vulkan;
+    }
+}
+
+const char* to_string(ErrorCategory category) noexcept {
+    switch (category) {
+    case ErrorCategory::Other:
+        return "other";
+    case ErrorCategory::InvalidArgument:
+        return "invalid argument";
+    case ErrorCategory::Unsupported:
+        return "unsupported";
+    case ErrorCategory::OutOfMemory:
+        return "out of memory";
+    case ErrorCategory::DeviceLost:
+        return "device lost";
+    case ErrorCategory::Vulkan:
+        return "vulkan";
+    }
+    return "?";
+}
 
 const char* to_string(VkResult result) noexcept {
     switch (result) {

@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 
 #include "core/vk_check.hpp"
+#include "runtime/event_queue.hpp"
 #include "runtime/task_chains.hpp"
 #include "runtime/task_preparer.hpp"
 #include "tandem/error.hpp"
@@ -31,10 +32,11 @@ CompletionTracker::CompletionTracker(TaskTable& tasks, LeaseTable& leases, LinkF
                                      const Device& primary, const TimelineSemaphore& reads,
                                      const TimelineSemaphore& input_copies, TraceLog& trace,
                                      const std::atomic<std::int64_t>& timeout_ms,
-                                     std::chrono::milliseconds first_job_timeout)
-    : m_tasks(tasks), m_leases(leases), m_links(links), m_preparer(preparer), m_retire(retire),
-      m_primary(primary), m_reads(reads), m_input_copies(input_copies), m_trace(trace),
-      m_trace_app(trace.track("app thread")), m_timeout_ms(timeout_ms),
+                                     std::chrono::milliseconds first_job_timeout,
+                                     EventQueue& events)
+    : m_tasks(tasks), m_events(events), m_leases(leases), m_links(links), m_preparer(preparer),
+      m_retire(retire), m_primary(primary), m_reads(reads), m_input_copies(input_copies),
+      m_trace(trace), m_trace_app(trace.track("app thread")), m_timeout_ms(timeout_ms),
       m_first_job_timeout(first_job_timeout) {}
 
 CompletionTracker::~CompletionTracker() {
@@ -271,6 +273,9 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
         switch (task.pending_kind) {
         case PendingKind::Move:
             ++task.moves;
+            m_events.post(RuntimeEventKind::TaskMoved, task.id, pending->device(), 0,
+                          TaskError::None, "the scheduler moved the task to ",
+                          pending->worker->label());
             // The old device's instance stays for a quick move back, unless it cannot serve.
             if (old != nullptr &&
                 (old->worker->lost() || old->link_failed.load(std::memory_order_acquire) ||
@@ -487,6 +492,9 @@ void CompletionTracker::lose_worker(Worker& worker, const std::string& reason) n
     if (!worker.mark_lost(reason)) {
         return;
     }
+    const std::uint32_t device = worker.device().info().index;
+    m_events.post(RuntimeEventKind::DeviceLost, TaskId{}, device, 0, TaskError::DeviceLost,
+                  worker.label(), " is lost: ", reason);
     std::vector<std::shared_ptr<Task>> tasks;
     try {
         m_tasks.snapshot(tasks);
@@ -502,7 +510,13 @@ void CompletionTracker::lose_worker(Worker& worker, const std::string& reason) n
                 }
                 std::lock_guard lock(instance->mutex);
                 for (std::uint32_t i = 0; i < instance->ring.size(); ++i) {
-                    const SlotState s = instance->ring[i].state;
+                    const SlotRecord& slot = instance->ring[i];
+                    const SlotState s = slot.state;
+                    if (in_flight(s) && !slot.trial && !slot.lent) {
+                        m_events.post(RuntimeEventKind::JobFailed, task->id, device,
+                                      slot.generation, TaskError::DeviceLost,
+                                      "the job failed with its device: ", reason);
+                    }
                     // Ready and Leased slots hold finished outputs on the primary: readable.
                     if (s == SlotState::Free || in_flight(s)) {
                         (void)instance->ring.apply(i, SlotEvent::Fail);

@@ -44,18 +44,20 @@
 
 namespace tandem::detail {
 
+class EventQueue;
 class TaskPreparer;
 
 class CompletionTracker {
 public:
     // `reads`: the primary timeline the application signals; `timeout_ms`: the runtime's
     // worker timeout (changed by a test hook while running); `first_job_timeout`:
-    // RuntimeOptions::first_job_timeout.
+    // RuntimeOptions::first_job_timeout; `events`: where a lost worker, its failed jobs and the
+    // tasks that moved are reported.
     CompletionTracker(TaskTable& tasks, LeaseTable& leases, LinkFailures& links,
                       TaskPreparer& preparer, RetireList& retire, const Device& primary,
                       const TimelineSemaphore& reads, const TimelineSemaphore& input_copies,
                       TraceLog& trace, const std::atomic<std::int64_t>& timeout_ms,
-                      std::chrono::milliseconds first_job_timeout);
+                      std::chrono::milliseconds first_job_timeout, EventQueue& events);
     ~CompletionTracker();
     CompletionTracker(const CompletionTracker&) = delete;
     CompletionTracker& operator=(const CompletionTracker&) = delete;
@@ -72,7 +74,8 @@ public:
     // time and hands the completion to the workload.
     void job_completed(const WorkerJob& job) noexcept;
     // The worker is lost for `reason`: its instances' Free and in-flight slots retire (Ready and
-    // Leased ones keep the last outputs readable), then it is marked retired.
+    // Leased ones keep the last outputs readable), then it is marked retired. A DeviceLost
+    // event says so, and a JobFailed event names each application job that was in flight.
     void lose_worker(Worker& worker, const std::string& reason) noexcept;
     // Moves `task`'s quiescent retiring instances to the RetireList (their counters into the
     // task's). Caller holds task.mutex.
@@ -111,6 +114,7 @@ private:
     void run() noexcept;
 
     TaskTable& m_tasks;
+    EventQueue& m_events;
     LeaseTable& m_leases;
     LinkFailures& m_links;
     TaskPreparer& m_preparer;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/runtime_impl.hpp"
+#include "tandem/error.hpp"
 
 namespace tandem::detail {
 
@@ -192,14 +193,16 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             return out;
         }
         std::uint64_t writable = 0;
-        if (m_input_copies->lend(*instance, *slot, last_work, writable) != VK_SUCCESS) {
+        if (const VkResult r = m_input_copies->lend(*instance, *slot, last_work, writable);
+            r != VK_SUCCESS) {
             std::lock_guard instance_lock(instance->mutex);
             instance->ring[*slot].lent = false;
             (void)instance->ring.apply(*slot, SlotEvent::Abort);
             ++task->failed;
-            out.error = TaskError::DeviceLost;
-            out.reason = "the primary refused the batch that lends task '" + task->desc.name +
-                         "''s input images";
+            out.error =
+                r == VK_ERROR_DEVICE_LOST ? TaskError::DeviceLost : TaskError::PrimarySubmitFailed;
+            out.reason = "the primary's queue refused the batch that lends task '" +
+                         task->desc.name + "''s input images (" + tandem::to_string(r) + ")";
             return out;
         }
         const std::uint64_t ticket = m_loan_tickets.fetch_add(1, std::memory_order_relaxed) + 1;

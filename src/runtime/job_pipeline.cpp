@@ -10,6 +10,7 @@
 
 #include "core/vk_check.hpp"
 #include "runtime/chain_feeds.hpp"
+#include "runtime/event_queue.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -64,9 +65,10 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
     }
     if (with_inputs) {
         std::uint64_t value = 0;
-        if (m_inputs.copy(instance, *slot, inputs, lent, value) != VK_SUCCESS) {
+        if (const VkResult r = m_inputs.copy(instance, *slot, inputs, lent, value);
+            r != VK_SUCCESS) {
             abort(*slot);
-            return Take::InputsFailed;
+            return r == VK_ERROR_DEVICE_LOST ? Take::PrimaryLost : Take::InputsFailed;
         }
         if (inputs_released != nullptr) {
             *inputs_released = value;
@@ -109,17 +111,38 @@ void JobPipeline::drop_job(const WorkerJob& job) noexcept {
 
 void JobPipeline::fail_job(Worker& worker, const WorkerJob& job,
                            const std::string& reason) noexcept {
-    m_completion.lose_worker(worker, reason);
+    m_completion.lose_worker(worker, reason); // names the job when it loses the worker
     std::lock_guard lock(job.instance->mutex);
+    const SlotRecord& s = job.instance->ring[job.slot];
+    if (s.state == SlotState::Recording && s.generation == job.generation && !s.trial &&
+        job.instance->owner->events != nullptr) {
+        // Lost before by another thread: this job was not in flight then.
+        job.instance->owner->events->post(
+            RuntimeEventKind::JobFailed, job.instance->owner->id, worker.device().info().index,
+            job.generation, TaskError::DeviceLost, "the job failed with its device: ", reason);
+    }
     (void)job.instance->ring.apply(job.slot, SlotEvent::Fail);
     --job.instance->host_jobs;
 }
 
-void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why) noexcept {
+void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why,
+                                  TaskError code) noexcept {
     TaskInstance& instance = *job.instance;
     // The task's mutex first (the lock order), while the slot is still Recording: the task and
-    // the instance stay alive until the slot leaves it.
+    // the instance stay alive until the slot leaves it, so the events are posted before that.
     Task& task = *instance.owner;
+    const std::uint32_t device = instance.worker->device().info().index;
+    auto report = [&](bool stopped_now) noexcept {
+        if (instance.ring[job.slot].trial || task.events == nullptr) {
+            return; // a trial job is Tandem's own: no generation of the task's
+        }
+        task.events->post(RuntimeEventKind::JobFailed, task.id, device, job.generation, code,
+                          "the job failed: ", why);
+        if (stopped_now) {
+            task.events->post(RuntimeEventKind::TaskStopped, task.id, device, job.generation,
+                              TaskError::Stopped, "the task stopped: its last jobs failed: ", why);
+        }
+    };
     bool stopped_now = false;
     try {
         std::lock_guard task_lock(task.mutex);
@@ -131,11 +154,13 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why) 
             task.stopped = true;
             stopped_now = true;
         }
+        report(stopped_now);
         (void)instance.ring.apply(job.slot, SlotEvent::Abort);
         --instance.host_jobs;
     } catch (...) {
         // Out of memory for the sentence: the slot is freed all the same below.
         std::lock_guard lock(instance.mutex);
+        report(false);
         (void)instance.ring.apply(job.slot, SlotEvent::Abort);
         --instance.host_jobs;
     }
@@ -264,6 +289,12 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             // Out of memory: the job fails below, having read nothing.
         }
         if (!listed || chained.size() != instance.slots[job.slot].chained.size()) {
+            if (!s.trial && instance.owner->events != nullptr) {
+                instance.owner->events->post(
+                    RuntimeEventKind::JobFailed, instance.owner->id, worker.device().info().index,
+                    job.generation, TaskError::OutOfMemory,
+                    "the job failed: out of memory listing its chained inputs");
+            }
             --instance.host_jobs;
             (void)instance.ring.apply(job.slot, SlotEvent::Abort);
             return;
@@ -297,15 +328,17 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
             }
         }
         if (sent != VK_SUCCESS) {
-            workload_failed(job, why.empty() ? std::string("its inputs could not be sent (") +
-                                                   tandem::to_string(sent) + ")"
-                                             : why);
+            workload_failed(job,
+                            why.empty() ? std::string("its inputs could not be sent (") +
+                                              tandem::to_string(sent) + ")"
+                                        : why,
+                            TaskError::TransferFailed);
             return;
         }
         try {
             inputs = job_inputs(instance, job.slot);
         } catch (...) {
-            workload_failed(job, "out of memory listing the job's inputs");
+            workload_failed(job, "out of memory listing the job's inputs", TaskError::OutOfMemory);
             return;
         }
         // Chained inputs: the producers' images in place, once their hand-offs were submitted
@@ -319,7 +352,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         }
         if (read != VK_SUCCESS) {
             workload_failed(job,
-                            why.empty() ? std::string("its chained inputs cannot be read") : why);
+                            why.empty() ? std::string("its chained inputs cannot be read") : why,
+                            TaskError::ChainBroken);
             return;
         }
         if (m_trace.enabled()) {

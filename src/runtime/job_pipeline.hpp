@@ -45,8 +45,9 @@ namespace tandem::detail {
 
 class JobPipeline {
 public:
-    // InputsFailed: the copy of the job's inputs could not be submitted (the primary's device).
-    enum class Take { Accepted, Busy, OutOfMemory, InputsFailed };
+    // InputsFailed: the copy of the job's inputs could not be submitted to the primary's queue;
+    // PrimaryLost: that submit answered VK_ERROR_DEVICE_LOST.
+    enum class Take { Accepted, Busy, OutOfMemory, InputsFailed, PrimaryLost };
 
     // `reads`: the primary timeline the application signals (a job on the primary's own device
     // waits GPU-side for the reads of its image); `timeout_ms`: the runtime's worker timeout;
@@ -106,10 +107,14 @@ private:
                          Clock::time_point t_submit, std::uint64_t work_value,
                          VkSemaphoreSubmitInfo signal, VkImage worker_image,
                          VkImageLayout written_layout, std::span<const std::size_t> feeds) noexcept;
-    // The worker is lost for `reason` and the job's slot retires.
+    // The worker is lost for `reason` and the job's slot retires (a JobFailed event names it:
+    // lose_worker's, or this one's when the worker was lost already).
     void fail_job(Worker& worker, const WorkerJob& job, const std::string& reason) noexcept;
-    // The job's workload failed (`why`): its slot goes back to Free and the task counts it.
-    void workload_failed(const WorkerJob& job, const std::string& why) noexcept;
+    // The job failed alone (`why`; `code` WorkloadFailed: its workload's record() threw): its
+    // slot goes back to Free, the task counts it, and a JobFailed event names its generation
+    // (with TaskStopped when it was the last failure the task allows in a row).
+    void workload_failed(const WorkerJob& job, const std::string& why,
+                         TaskError code = TaskError::WorkloadFailed) noexcept;
 
     CompletionTracker& m_completion;
     LinkFailures& m_links;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/log.hpp"
+#include "runtime/event_queue.hpp"
+#include "runtime/task.hpp"
 
 #include "tandem/error.hpp"
 
@@ -76,8 +78,20 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
             return false;
         }
         task.link_error = link.what + path + " failed: " + error;
+        EventQueue* events = task.owner->events;
+        if (events != nullptr) {
+            events->post(RuntimeEventKind::TransferPathDropped, task.owner->id, task.device(), 0,
+                         TaskError::TransferFailed, task.link_error,
+                         "; it is dropped for the pair and the task prepared again");
+        }
         for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
-            const SlotState s = task.ring[i].state;
+            const SlotRecord& slot = task.ring[i];
+            const SlotState s = slot.state;
+            if (events != nullptr && in_flight(s) && !slot.trial && !slot.lent) {
+                events->post(RuntimeEventKind::JobFailed, task.owner->id, task.device(),
+                             slot.generation, TaskError::TransferFailed,
+                             "the job failed: ", task.link_error);
+            }
             // As for a lost worker: Ready and Leased slots hold finished outputs on the primary.
             if (s == SlotState::Free || in_flight(s)) {
                 (void)task.ring.apply(i, SlotEvent::Fail);

@@ -47,6 +47,32 @@ const char* to_string(TaskError error) noexcept {
         return "chain broken";
     case TaskError::LoanNotHeld:
         return "loan not held";
+    case TaskError::BadArgument:
+        return "bad argument";
+    case TaskError::PrimarySubmitFailed:
+        return "primary submit failed";
+    case TaskError::WorkloadFailed:
+        return "workload failed";
+    case TaskError::TransferFailed:
+        return "transfer failed";
+    }
+    return "?";
+}
+
+const char* to_string(RuntimeEventKind kind) noexcept {
+    switch (kind) {
+    case RuntimeEventKind::JobFailed:
+        return "job failed";
+    case RuntimeEventKind::TaskStopped:
+        return "task stopped";
+    case RuntimeEventKind::PreparationFailed:
+        return "preparation failed";
+    case RuntimeEventKind::DeviceLost:
+        return "device lost";
+    case RuntimeEventKind::TransferPathDropped:
+        return "transfer path dropped";
+    case RuntimeEventKind::TaskMoved:
+        return "task moved";
     }
     return "?";
 }
@@ -151,6 +177,14 @@ CalibrationResult Runtime::calibrate(TaskId task, std::span<const std::byte> sna
 TaskError Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
     const detail::LogScope scope(m_impl->logger());
     return m_impl->observe_execute(task, device, ms);
+}
+
+std::vector<RuntimeEvent> Runtime::take_events() {
+    return m_impl->events().take();
+}
+
+std::uint64_t Runtime::events_dropped() const noexcept {
+    return m_impl->events().dropped();
 }
 
 const DeviceInfo& Runtime::primary_device() const noexcept {

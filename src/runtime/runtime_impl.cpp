@@ -28,7 +28,8 @@ Validation pick_validation(const RuntimeOptions& options) {
     }
     auto parsed = parse_validation(options.validation);
     if (!parsed) {
-        throw Error("Validation '" + options.validation + "' is not understood",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Validation '" + options.validation + "' is not understood",
                     "Use off, core or sync");
     }
     return *parsed;
@@ -53,7 +54,8 @@ std::optional<TransferPath> forced_path(const RuntimeOptions& options) {
 
 RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
     : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
-      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+      m_events(options.max_events), m_timeout_ms(options.worker_timeout.count()),
+      m_trace(options.trace) {
     const LogScope scope(*m_logger); // the threads started below inherit it
     InstanceOptions instance_options;
     instance_options.validation = pick_validation(options);
@@ -70,7 +72,8 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
 
 RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     : m_logger(Logger::create(options.log_level, options.log)), m_options(options),
-      m_timeout_ms(options.worker_timeout.count()), m_trace(options.trace) {
+      m_events(options.max_events), m_timeout_ms(options.worker_timeout.count()),
+      m_trace(options.trace) {
     const LogScope scope(*m_logger); // the threads started below inherit it
     m_instance = std::make_unique<Instance>(embed.instance, embed.debug_utils);
     // The application decides what opens: no environment variable adds openings here.
@@ -82,7 +85,8 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
         }
     }
     if (!primary_index) {
-        throw Error("The application's physical device is not one of its instance's devices",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The application's physical device is not one of its instance's devices",
                     "Pass the VkPhysicalDevice the VkDevice was created from");
     }
     const std::vector<std::uint32_t> workers = select_embedded_workers(
@@ -104,11 +108,12 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
 
 void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters) {
     if (m_options.max_consecutive_failures == 0) {
-        throw Error("RuntimeOptions::max_consecutive_failures is 0",
+        throw Error(ErrorCategory::InvalidArgument, "RuntimeOptions::max_consecutive_failures is 0",
                     "Use 1 or more: how many jobs of a task may fail in a row before it stops");
     }
     if (m_options.cpu_device_timing_period.count() < 0) {
-        throw Error("RuntimeOptions::cpu_device_timing_period is negative (" +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "RuntimeOptions::cpu_device_timing_period is negative (" +
                         std::to_string(m_options.cpu_device_timing_period.count()) + " ms)",
                     "Use 0 to time every job on a CPU device, or the time between timed jobs");
     }
@@ -137,7 +142,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
                                                 *m_pairs, *m_retire, m_trace);
     m_completion = std::make_unique<CompletionTracker>(
         m_tasks, *m_leases, *m_links, *m_preparer, *m_retire, *m_primary, *m_reads,
-        m_input_copies->timeline(), m_trace, m_timeout_ms, m_options.first_job_timeout);
+        m_input_copies->timeline(), m_trace, m_timeout_ms, m_options.first_job_timeout, m_events);
     m_jobs =
         std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, *m_input_copies, m_trace,
                                       m_timeout_ms, m_options.max_consecutive_failures);
@@ -229,7 +234,8 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) const {
     case PlacementKind::Worker: {
         if (p.worker) {
             if (*p.worker + 1 >= m_workers.size()) {
-                throw Error("Placement '" + p.to_string() + "' names no worker",
+                throw Error(ErrorCategory::InvalidArgument,
+                            "Placement '" + p.to_string() + "' names no worker",
                             "This runtime has " + std::to_string(m_workers.size() - 1) +
                                 " worker(s): use worker:0 to worker:" +
                                 std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
@@ -258,7 +264,8 @@ Worker& RuntimeImpl::place(const TaskDesc& desc) const {
             return *w;
         }
     }
-    throw Error("Placement '" + p.to_string() + "' matches no device of this runtime",
+    throw Error(ErrorCategory::InvalidArgument,
+                "Placement '" + p.to_string() + "' matches no device of this runtime",
                 "Use auto, primary, worker, worker:N or a selector of one of its devices");
 }
 
@@ -273,21 +280,25 @@ Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {
 
 WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
     if (desc.slots < 2 || desc.slots > 16) {
-        throw Error("Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Task '" + desc.name + "' asks for " + std::to_string(desc.slots) + " slots",
                     "Use 2 to 16 slots (3 is the default)");
     }
     if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
-        throw Error("Task '" + desc.name + "' has size " + std::to_string(desc.width) + "x" +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Task '" + desc.name + "' has size " + std::to_string(desc.width) + "x" +
                         std::to_string(desc.height),
                     "Use a width and height from 1 to 16384");
     }
     if (!std::isfinite(desc.rate_hz) || desc.rate_hz <= 0.0) {
-        throw Error("Task '" + desc.name + "' has an update rate of " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Task '" + desc.name + "' has an update rate of " +
                         std::to_string(desc.rate_hz) + " Hz",
                     "Give rate_hz as a positive number of updates per second (30 by default)");
     }
     if (!m_options.transfer_path.empty() && !parse_transfer_path(m_options.transfer_path)) {
-        throw Error("Transfer path '" + m_options.transfer_path + "' is not known",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Transfer path '" + m_options.transfer_path + "' is not known",
                     "Use " + transfer_path_names());
     }
     if (desc.placement.kind != PlacementKind::Auto) {
@@ -303,7 +314,8 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     WorkloadFactory named = desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
     Worker* worker = device ? worker_of(*device) : &place(desc);
     if (worker == nullptr) {
-        throw Error("Adapter " + std::to_string(*device) + " is not a device of this runtime",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Adapter " + std::to_string(*device) + " is not a device of this runtime",
                     "Place the task on the primary or one of the runtime's workers");
     }
     const std::uint64_t serial = m_serials.fetch_add(1, std::memory_order_relaxed) + 1;

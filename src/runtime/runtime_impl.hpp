@@ -53,6 +53,7 @@
 #include "core/placement.hpp"
 #include "runtime/completion_tracker.hpp"
 #include "runtime/device_pairs.hpp"
+#include "runtime/event_queue.hpp"
 #include "runtime/job_pipeline.hpp"
 #include "runtime/lease_table.hpp"
 #include "runtime/link_failures.hpp"
@@ -98,6 +99,7 @@ public:
     [[nodiscard]] CalibrationResult calibrate(TaskId id, std::span<const std::byte> bytes,
                                               std::uint32_t jobs);
     TaskError observe_execute(TaskId id, std::uint32_t device, double ms) noexcept;
+    [[nodiscard]] EventQueue& events() noexcept { return m_events; }
     [[nodiscard]] RuntimeResources resources() const;
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
     [[nodiscard]] VkSemaphore input_timeline() const noexcept {
@@ -249,6 +251,7 @@ private:
     // everything that may log. ~RuntimeImpl sequences the normal shutdown explicitly.
     std::shared_ptr<Logger> m_logger; // RuntimeOptions::log and log_level
     RuntimeOptions m_options;
+    EventQueue m_events; // before every part that posts to it
     bool m_poll = false; // Tandem's threads may poll before sleeping (core/cpu.hpp may_poll)
     std::unique_ptr<Instance> m_instance;
     std::vector<Adapter> m_adapters;

@@ -37,21 +37,25 @@ constexpr std::size_t k_recent_samples = 8;
 
 void check_options(const SchedulerOptions& o) {
     if (!std::isfinite(o.capacity) || o.capacity <= 0.0 || o.capacity > 1.0) {
-        throw Error("The scheduler's capacity " + std::to_string(o.capacity) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scheduler's capacity " + std::to_string(o.capacity) +
                         " is not a fraction of a second",
                     "Use a capacity above 0 and at most 1 (0.9 is the default)");
     }
     if (!std::isfinite(o.margin_ms) || o.margin_ms < 0.0 || !std::isfinite(o.margin_fraction) ||
         o.margin_fraction < 0.0) {
-        throw Error("The scheduler's margin is negative or not a number",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scheduler's margin is negative or not a number",
                     "Use margin_ms >= 0 and margin_fraction >= 0");
     }
     if (!std::isfinite(o.primary_frame_rate_hz) || o.primary_frame_rate_hz <= 0.0) {
-        throw Error("The scheduler's primary frame rate is not a positive number",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scheduler's primary frame rate is not a positive number",
                     "Give the application's frame rate in Hz (60 is the default)");
     }
     if (o.decision_interval.count() < 0) {
-        throw Error("The scheduler's decision interval is negative", "Use 0 ms or more");
+        throw Error(ErrorCategory::InvalidArgument, "The scheduler's decision interval is negative",
+                    "Use 0 ms or more");
     }
 }
 
@@ -544,6 +548,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                                        std::uint32_t jobs) {
     if (jobs < k_warm_up_outputs + RobustEstimate::k_min_samples) {
         throw Error(
+            ErrorCategory::InvalidArgument,
             "Calibrating task '" + task.desc.name + "' with " + std::to_string(jobs) + " jobs",
             "Use at least " + std::to_string(k_warm_up_outputs + RobustEstimate::k_min_samples) +
                 " jobs: the first two warm up, the cost is the median of the rest");

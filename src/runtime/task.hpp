@@ -35,6 +35,8 @@
 
 namespace tandem::detail {
 
+class EventQueue;
+
 // Why the pending instance is being prepared.
 // Feeds: prepared again on its device to send its output to a worker where a new consumer of
 // it runs (a chain across two workers, runtime/chain_feeds.hpp).
@@ -66,6 +68,9 @@ struct Task {
 
     const TaskId id;
     const std::string key; // the scheduler's name for it (unique among the runtime's tasks)
+    // Where what happens to it on Tandem's threads is reported (the runtime's; set before the
+    // task is published, never changed).
+    EventQueue* events = nullptr;
 
     mutable std::mutex mutex;
     TaskDesc desc;       // the shape the active instance has (or will have, before the first)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <new>
 
 #include "core/log.hpp"
 
@@ -54,7 +55,8 @@ RuntimeImpl::chain_device(const TaskDesc& desc,
     for (const auto& producer : producers) {
         std::lock_guard lock(producer->mutex);
         if (producer->active == nullptr) {
-            throw Error("Task '" + desc.name + "' reads task '" + producer->desc.name +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Task '" + desc.name + "' reads task '" + producer->desc.name +
                             "', which could not be placed",
                         "Register the producer again, then its consumer");
         }
@@ -262,8 +264,10 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
         }
         task = m_tasks.add([&](TaskId id) {
             std::string key = taken ? desc.name + " (" + to_string(id) + ")" : desc.name;
-            return std::make_shared<Task>(id, std::move(key), desc, workload_shape(desc),
-                                          automatic);
+            auto made =
+                std::make_shared<Task>(id, std::move(key), desc, workload_shape(desc), automatic);
+            made->events = &m_events;
+            return made;
         });
         try {
             if (leader != nullptr) {
@@ -368,6 +372,10 @@ TaskError RuntimeImpl::unregister_locked(
 }
 
 TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
+    // The id first, as every call checks it: UnknownTask whatever the description holds.
+    if (!live(id)) {
+        return TaskError::UnknownTask;
+    }
     (void)check_description(given);
     const std::shared_ptr<Task> task = m_tasks.find(id);
     if (!task) {
@@ -580,9 +588,20 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         if (instance == nullptr) {
             return not_usable;
         }
-        if (std::string why = instance->workload->check(bytes); !why.empty()) {
+        std::string refused;
+        try {
+            refused = instance->workload->check(bytes);
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& e) {
+            // The application's check threw: its bytes are refused, with what it said.
+            refused = std::string("the task's workload check threw: ") + e.what();
+        } catch (...) {
+            refused = "the task's workload check threw";
+        }
+        if (!refused.empty()) {
             ++task.failed;
-            return failed(TaskError::BadBytes, std::move(why));
+            return failed(TaskError::BadBytes, std::move(refused));
         }
         if (std::string why = InputCopier::check(*instance, inputs); !why.empty()) {
             ++task.failed;
@@ -628,9 +647,14 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             return failed(TaskError::OutOfMemory, "Out of memory copying the job's bytes");
         case JobPipeline::Take::InputsFailed:
             ++task.failed;
+            return failed(TaskError::PrimarySubmitFailed,
+                          "the copy of the inputs of task '" + task.desc.name +
+                              "' could not be submitted to the primary's queue");
+        case JobPipeline::Take::PrimaryLost:
+            ++task.failed;
             return failed(TaskError::DeviceLost, "the copy of the inputs of task '" +
                                                      task.desc.name +
-                                                     "' could not be submitted on the primary");
+                                                     "' found the primary device lost");
         case JobPipeline::Take::Accepted:
             break;
         }
@@ -791,16 +815,24 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
     try {
         task = m_tasks.find(id);
     } catch (...) {
-        return out; // out of memory: nothing this frame
-    }
-    if (!task) {
-        out.error = TaskError::UnknownTask;
+        out.error = TaskError::OutOfMemory; // nothing this frame; no words either
         return out;
+    }
+    auto unknown = [&] {
+        out.error = TaskError::UnknownTask;
+        try {
+            out.reason = unknown_task(id);
+        } catch (...) {
+            // Out of memory for the sentence: the code says it.
+        }
+        return out;
+    };
+    if (!task) {
+        return unknown();
     }
     std::lock_guard lock(task->mutex);
     if (!task->live) {
-        out.error = TaskError::UnknownTask;
-        return out;
+        return unknown();
     }
     auto hand_out = [&](TaskInstance& instance, std::uint64_t at_least) {
         out.lease = m_leases->lease(instance, id, at_least);
@@ -907,11 +939,15 @@ TaskError RuntimeImpl::observe_execute(TaskId id, std::uint32_t device, double m
     if (!task) {
         return TaskError::UnknownTask;
     }
-    if (!std::isfinite(ms) || ms < 0.0) {
-        return TaskError::None;
+    if (worker_of(device) == nullptr || !std::isfinite(ms) || ms < 0.0) {
+        return TaskError::BadArgument;
     }
-    std::lock_guard lock(m_schedule);
-    m_scheduler->observe_execute(*task, device, ms);
+    try {
+        std::lock_guard lock(m_schedule);
+        m_scheduler->observe_execute(*task, device, ms);
+    } catch (...) {
+        return TaskError::OutOfMemory; // the cost model could not record it
+    }
     return TaskError::None;
 }
 

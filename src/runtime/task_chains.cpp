@@ -60,19 +60,22 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
             }
         }
         if (!producer) {
-            throw Error(what + " names task " + to_string(input.producer) +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " names task " + to_string(input.producer) +
                             " as its producer, which is not a live task of this runtime",
                         "Name a task this runtime registered and has not unregistered (an id "
                         "another runtime gave names no task here)");
         }
         if (input.format != made.format) {
-            throw Error(what + " has format " + format_name(input.format) + " and its producer '" +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " has format " + format_name(input.format) + " and its producer '" +
                             made.name + "' makes " + format_name(made.format),
                         "Give a chained input its producer's output format");
         }
         if (!self && input.chain == ChainMode::Matching && ran > 0) {
             // Its generation N reads the producer's N: from 1, so registered before the first.
-            throw Error(what + " reads in step with its producer '" + made.name +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " reads in step with its producer '" + made.name +
                             "', which already made " + std::to_string(ran) + " generation(s)",
                         "Register a matching consumer before its producer's first submit, or "
                         "read its newest output (ChainMode::Newest)");
@@ -80,7 +83,8 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
         input.width = input.width == 0 ? made.width : input.width;
         input.height = input.height == 0 ? made.height : input.height;
         if (input.width != made.width || input.height != made.height) {
-            throw Error(what + " is " + size_text(input.width, input.height) +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " is " + size_text(input.width, input.height) +
                             " and its producer '" + made.name + "' makes " +
                             size_text(made.width, made.height),
                         "Give a chained input its producer's size, or 0 for it");
@@ -99,7 +103,8 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
                     for (const std::string& name : path) {
                         chain += (chain.empty() ? "" : " -> ") + quoted(name);
                     }
-                    throw Error(what + " would make a cycle: " + chain + " (each reads the next)",
+                    throw Error(ErrorCategory::InvalidArgument,
+                                what + " would make a cycle: " + chain + " (each reads the next)",
                                 "A chain must not lead back to a task in it");
                 }
                 if (!seen.insert(id).second) {

@@ -69,7 +69,8 @@ VkExtent2D buffer_carrier(VkDeviceSize size) noexcept {
 
 std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
     if (desc.inputs.size() > k_max_inputs) {
-        throw Error("Task '" + desc.name + "' declares " + std::to_string(desc.inputs.size()) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Task '" + desc.name + "' declares " + std::to_string(desc.inputs.size()) +
                         " inputs",
                     "Give a task at most " + std::to_string(k_max_inputs) + " inputs");
     }
@@ -78,26 +79,30 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
     for (TaskInputDesc input : desc.inputs) {
         const std::string what = "Input '" + input.name + "' of task '" + desc.name + "'";
         if (!names.insert(input.name).second) {
-            throw Error(what + " is declared twice", "Give each input a name of its own");
+            throw Error(ErrorCategory::InvalidArgument, what + " is declared twice",
+                        "Give each input a name of its own");
         }
         constexpr VkImageUsageFlags lendable = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
                                                VK_IMAGE_USAGE_STORAGE_BIT |
                                                VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         if ((input.usage & ~lendable) != 0 ||
             (input.usage != 0 && (input.buffer_size > 0 || input.producer))) {
-            throw Error(what + " asks for image usage " + usage_hex(input.usage),
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " asks for image usage " + usage_hex(input.usage),
                         "Give only an image input of the application's usage, and only "
                         "COLOR_ATTACHMENT, STORAGE or TRANSFER_DST (for rendering into lent "
                         "images; transfers and sampling are always allowed)");
         }
         if (input.buffer_size > 0) {
             if (input.producer) {
-                throw Error(what + " is a buffer (buffer_size " +
+                throw Error(ErrorCategory::InvalidArgument,
+                            what + " is a buffer (buffer_size " +
                                 std::to_string(input.buffer_size) + ") and names a producer",
                             "A chained input is its producer's output image: leave buffer_size 0");
             }
             if (input.buffer_size % 4 != 0 || input.buffer_size > k_max_input_buffer) {
-                throw Error(what + " is a buffer of " + std::to_string(input.buffer_size) +
+                throw Error(ErrorCategory::InvalidArgument,
+                            what + " is a buffer of " + std::to_string(input.buffer_size) +
                                 " bytes",
                             "Give a buffer input a multiple of 4 bytes, at most " +
                                 std::to_string(k_max_input_buffer >> 20) + " MiB");
@@ -108,14 +113,16 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
             continue;
         }
         if (!is_input_format(input.format)) {
-            throw Error(what + " has format " + format_name(input.format) +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " has format " + format_name(input.format) +
                             ", which Tandem does not carry between devices",
                         "Use RGBA8, BGRA8, RGBA16F, RG16F or R32F (depth as R32F)");
         }
         input.width = input.width == 0 ? desc.width : input.width;
         input.height = input.height == 0 ? desc.height : input.height;
         if (input.width > 16384 || input.height > 16384) {
-            throw Error(what + " has size " + std::to_string(input.width) + "x" +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " has size " + std::to_string(input.width) + "x" +
                             std::to_string(input.height),
                         "Use a width and height from 1 to 16384 (0: the task's)");
         }

@@ -6,6 +6,7 @@
 
 #include "core/log.hpp"
 
+#include "runtime/event_queue.hpp"
 #include "runtime/task.hpp"
 #include "runtime/task_inputs.hpp"
 #include "tandem/error.hpp"
@@ -75,7 +76,7 @@ void TaskPreparer::wait_prepared(const TaskInstance& instance) {
         try {
             std::rethrow_exception(instance.preparation_exception);
         } catch (const Error& e) {
-            throw Error(e.result(), e.context(), e.hint());
+            throw Error(e.category(), e.result(), e.context(), e.hint());
         }
     }
 }
@@ -107,6 +108,12 @@ void TaskPreparer::run() noexcept {
         if (phase == InstancePhase::Failed) {
             log_debug("runtime", "task '{}' could not be prepared on {}: {}", instance->desc.name,
                       instance->worker->label(), instance->preparation_error);
+            if (EventQueue* events = instance->owner->events) {
+                events->post(RuntimeEventKind::PreparationFailed, instance->owner->id,
+                             instance->device(), 0, TaskError::PreparationFailed,
+                             instance->worker->label(),
+                             " could not prepare the task: ", instance->preparation_error);
+            }
         }
         {
             std::lock_guard lock(m_mutex);

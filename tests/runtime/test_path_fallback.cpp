@@ -6,6 +6,7 @@
 // same device with the next path while its last output stays acquirable, its generations never
 // go back and its later outputs are exact. A link failing with a lost device loses the worker
 // instead, dropping no path. Under the fixture's synchronisation validation.
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -198,6 +199,15 @@ TEST_P(PathFallback, APathThatFailsInUseFallsBackKeepingTheOutput) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     ASSERT_TRUE(settled);
+    // The drop, and the job whose transfer failed, are reported as events.
+    const auto events = runtime->take_events();
+    const auto reported = [&](RuntimeEventKind kind) {
+        return std::any_of(events.begin(), events.end(), [&](const RuntimeEvent& e) {
+            return e.kind == kind && e.task == task && e.error == TaskError::TransferFailed;
+        });
+    };
+    EXPECT_TRUE(reported(RuntimeEventKind::TransferPathDropped));
+    EXPECT_TRUE(reported(RuntimeEventKind::JobFailed));
     const TaskStats stats = runtime->stats(task);
     const std::string reason = dropped_reason(stats, path());
     EXPECT_NE(reason.find("failed in use"), std::string::npos) << reason;

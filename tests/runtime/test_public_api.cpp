@@ -107,7 +107,16 @@ TEST(PublicNames, EveryEnumValueHasItsOwnName) {
         std::array{TaskError::None, TaskError::UnknownTask, TaskError::BadBytes, TaskError::Stopped,
                    TaskError::PreparationFailed, TaskError::DeviceLost, TaskError::NoTransferPath,
                    TaskError::OutOfMemory, TaskError::LeaseNotHeld, TaskError::NotMeasured,
-                   TaskError::BadInputs, TaskError::ChainBroken, TaskError::LoanNotHeld});
+                   TaskError::BadInputs, TaskError::ChainBroken, TaskError::LoanNotHeld,
+                   TaskError::BadArgument, TaskError::PrimarySubmitFailed,
+                   TaskError::WorkloadFailed, TaskError::TransferFailed});
+    expect_distinct_names(std::array{ErrorCategory::Other, ErrorCategory::InvalidArgument,
+                                     ErrorCategory::Unsupported, ErrorCategory::OutOfMemory,
+                                     ErrorCategory::DeviceLost, ErrorCategory::Vulkan});
+    expect_distinct_names(
+        std::array{RuntimeEventKind::JobFailed, RuntimeEventKind::TaskStopped,
+                   RuntimeEventKind::PreparationFailed, RuntimeEventKind::DeviceLost,
+                   RuntimeEventKind::TransferPathDropped, RuntimeEventKind::TaskMoved});
     expect_distinct_names(std::array{LogLevel::Trace, LogLevel::Debug, LogLevel::Info,
                                      LogLevel::Warn, LogLevel::Error, LogLevel::Off});
     expect_distinct_names(k_all_transfer_paths);

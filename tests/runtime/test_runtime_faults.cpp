@@ -1,7 +1,14 @@
 // Lost devices and timeouts: the worker is marked lost, its slots retire, its last published
-// output stays available and exact, submits answer Failed with a reason, nothing hangs.
+// output stays available and exact, submits answer Failed with a reason, nothing hangs. Every
+// job accepted and then failed is named, with its generation, by a JobFailed event.
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "runtime_fixture.hpp"
+#include "tandem/workload.hpp"
 
 namespace tandem::test {
 namespace {
@@ -13,6 +20,37 @@ protected:
     void TearDown() override {
         detail::clear_vk_faults();
         RuntimeTest::TearDown();
+    }
+
+    // Pumps until the runtime reported a JobFailed event of `task` for each of `generations`
+    // with `code`; returns every event it took.
+    static std::vector<RuntimeEvent> expect_failed_jobs(Runtime& runtime, TaskId task,
+                                                        const std::set<std::uint64_t>& generations,
+                                                        TaskError code) {
+        std::vector<RuntimeEvent> events;
+        std::set<std::uint64_t> named;
+        const bool all = pump_until(runtime, [&] {
+            for (RuntimeEvent& e : runtime.take_events()) {
+                if (e.kind == RuntimeEventKind::JobFailed && e.task == task) {
+                    EXPECT_EQ(e.error, code) << e.message;
+                    EXPECT_FALSE(e.message.empty());
+                    EXPECT_TRUE(named.insert(e.generation).second)
+                        << "generation " << e.generation << " named twice";
+                }
+                events.push_back(std::move(e));
+            }
+            return std::includes(named.begin(), named.end(), generations.begin(),
+                                 generations.end());
+        });
+        EXPECT_TRUE(all) << "not every failed job was named";
+        EXPECT_EQ(named, generations) << "a job that did not fail was named";
+        EXPECT_EQ(runtime.events_dropped(), 0u);
+        return events;
+    }
+
+    static bool has_event(const std::vector<RuntimeEvent>& events, RuntimeEventKind kind) {
+        return std::any_of(events.begin(), events.end(),
+                           [&](const RuntimeEvent& e) { return e.kind == kind; });
     }
 
     static void expect_retired_except_published(detail::RuntimeImpl& impl, TaskId task) {
@@ -33,8 +71,12 @@ TEST_F(RuntimeFaults, ForcedDeviceLossRetiresSlotsAndKeepsTheLastOutput) {
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
 
     impl.force_device_lost(task);
-    ASSERT_TRUE(runtime->submit(task).accepted()) << "the loss is discovered by the worker";
+    const SubmitResult lost = runtime->submit(task);
+    ASSERT_TRUE(lost.accepted()) << "the loss is discovered by the worker";
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
+    const auto events =
+        expect_failed_jobs(*runtime, task, {lost.generation}, TaskError::DeviceLost);
+    EXPECT_TRUE(has_event(events, RuntimeEventKind::DeviceLost));
     const auto stats = runtime->stats(task);
     EXPECT_NE(stats.worker_lost_reason.find("VK_ERROR_DEVICE_LOST"), std::string::npos)
         << stats.worker_lost_reason;
@@ -64,8 +106,12 @@ TEST_F(RuntimeFaults, WorkThatDoesNotCompleteInTimeMarksTheWorkerLost) {
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
     impl.hold_generation(task, 2); // never reaches the GPU until released
-    ASSERT_TRUE(runtime->submit(task).accepted());
+    const SubmitResult held = runtime->submit(task);
+    ASSERT_TRUE(held.accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
+    EXPECT_TRUE(
+        has_event(expect_failed_jobs(*runtime, task, {held.generation}, TaskError::DeviceLost),
+                  RuntimeEventKind::DeviceLost));
     EXPECT_NE(
         runtime->stats(task).worker_lost_reason.find("no progress for longer than its allowance"),
         std::string::npos)
@@ -88,14 +134,116 @@ TEST_F(RuntimeFaults, LosingOneWorkerLeavesTheOtherRunning) {
     const TaskId a = runtime->register_task(pattern_task("worker:0"));
     const TaskId b = runtime->register_task(pattern_task("worker:1"));
     impl.force_device_lost(a);
-    (void)runtime->submit(a);
+    const SubmitResult lost = runtime->submit(a);
+    ASSERT_TRUE(lost.accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(a).worker_lost; }));
+    const auto events = expect_failed_jobs(*runtime, a, {lost.generation}, TaskError::DeviceLost);
+    const auto loss = std::find_if(events.begin(), events.end(), [](const RuntimeEvent& e) {
+        return e.kind == RuntimeEventKind::DeviceLost;
+    });
+    ASSERT_NE(loss, events.end());
+    EXPECT_EQ(loss->device, runtime->stats(a).device);
     EXPECT_EQ(runtime->submit(a).status, SubmitStatus::Failed);
     for (int i = 0; i < 5; ++i) {
         ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(b).accepted(); }));
     }
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(b).newest_generation == 5; }));
     EXPECT_FALSE(runtime->stats(b).worker_lost);
+}
+
+// Fails the jobs whose single byte is 0xEE (its record() throws); clears the others.
+class FailOnRequest final : public Workload {
+public:
+    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
+    WorkloadOutput output() const override {
+        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    }
+    void record(const RecordContext& job) override {
+        if (job.bytes.size() == 1 && job.bytes[0] == std::byte{0xEE}) {
+            throw std::runtime_error("the test asked this job to fail");
+        }
+        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
+                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const VkClearColorValue colour{};
+        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
+                             &range);
+    }
+};
+
+// Every job whose record() was made to throw, among jobs that succeed, is named by a JobFailed
+// event with its generation (and only those); the last one the task allows in a row stops it,
+// which a TaskStopped event says.
+TEST_F(RuntimeFaults, EveryJobMadeToFailIsNamedByItsGeneration) {
+    RuntimeOptions options;
+    options.max_consecutive_failures = 3;
+    auto runtime = make_runtime("1", options);
+    TaskDesc desc = pattern_task("worker:0");
+    desc.workload = "(application)";
+    desc.factory = [](const WorkerContext&) { return std::make_unique<FailOnRequest>(); };
+    const TaskId task = runtime->register_task(desc);
+    const std::byte fail[1] = {std::byte{0xEE}};
+    const std::byte good[4] = {};
+    std::set<std::uint64_t> failed;
+    // Failures among successes (never three in a row), then three in a row.
+    const bool plan[] = {true, false, true, true, false, false, true, false, true, true, true};
+    for (const bool to_fail : plan) {
+        SubmitResult r;
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            r = to_fail ? runtime->submit(task, fail) : runtime->submit(task, good);
+            return r.status != SubmitStatus::Busy;
+        }));
+        ASSERT_TRUE(r.accepted()) << r.reason;
+        if (to_fail) {
+            failed.insert(r.generation);
+        }
+        // One at a time, so that the failures in a row are the plan's.
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            const TaskStats s = runtime->stats(task);
+            return s.ready + s.superseded + s.failed_jobs >= r.generation;
+        }));
+    }
+    const auto events = expect_failed_jobs(*runtime, task, failed, TaskError::WorkloadFailed);
+    const auto stopped = std::count_if(events.begin(), events.end(), [&](const RuntimeEvent& e) {
+        return e.kind == RuntimeEventKind::TaskStopped && e.task == task &&
+               e.error == TaskError::Stopped;
+    });
+    EXPECT_EQ(stopped, 1);
+    EXPECT_EQ(runtime->stats(task).failed_jobs, failed.size());
+    EXPECT_EQ(runtime->submit(task, good).error, TaskError::Stopped);
+}
+
+// The event log is bounded: with max_events 2, the newest two are kept and the rest counted.
+TEST_F(RuntimeFaults, TheEventLogKeepsTheNewestAndCountsTheRest) {
+    RuntimeOptions options;
+    options.max_events = 2;
+    options.max_consecutive_failures = 100;
+    auto runtime = make_runtime("none", options);
+    TaskDesc desc = pattern_task();
+    desc.workload = "(application)";
+    desc.factory = [](const WorkerContext&) { return std::make_unique<FailOnRequest>(); };
+    const TaskId task = runtime->register_task(desc);
+    const std::byte fail[1] = {std::byte{0xEE}};
+    std::uint64_t last = 0;
+    for (int i = 0; i < 5; ++i) {
+        SubmitResult r;
+        ASSERT_TRUE(pump_until(*runtime, [&] {
+            r = runtime->submit(task, fail);
+            return r.status != SubmitStatus::Busy;
+        }));
+        ASSERT_TRUE(r.accepted());
+        last = r.generation;
+    }
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).failed_jobs == 5; }));
+    const auto events = runtime->take_events();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events.back().generation, last);
+    EXPECT_EQ(events.back().sequence, 5u);
+    EXPECT_EQ(runtime->events_dropped(), 3u);
+    EXPECT_TRUE(runtime->take_events().empty());
 }
 
 } // namespace
