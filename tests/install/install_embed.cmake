@@ -41,13 +41,13 @@ function(needed_libraries binary out)
     set(${out} "${needed}" PARENT_SCOPE)
 endfunction()
 
-# Builds and runs the five examples against the package in `prefix`; ARGN: more configure
+# Builds and runs the six examples against the package in `prefix`; ARGN: more configure
 # arguments. The shared package's examples name libtandem.so and none of Tandem's dependencies
 # (those are libtandem.so's own); the static package's name no libtandem. None runs with
 # LD_LIBRARY_PATH: the build tree's rpath finds libtandem.so, and examples/sampling installed
 # (INSTALL_RPATH_USE_LINK_PATH) finds it from its own.
 function(build_examples prefix kind)
-    foreach(example embed compute meshes frames sampling)
+    foreach(example embed compute meshes frames sampling postpass)
         set(build ${WORK_DIR}/${kind}-${example})
         run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${example} -B ${build} -G ${GENERATOR}
             -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release ${ARGN})
@@ -73,6 +73,10 @@ function(build_examples prefix kind)
     # An engine's frames blurred on a worker, rendered into the images Tandem lends (nothing
     # copied), every output exact (examples/frames).
     run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2 ${WORK_DIR}/${kind}-frames/tandem-frames)
+    # An engine's own post pass over its colour and depth (a compute task reading its inputs),
+    # on a worker, every texel exact (examples/postpass).
+    run(${CMAKE_COMMAND} -E env TANDEM_VIRTUAL_DEVICES=2
+        ${WORK_DIR}/${kind}-postpass/tandem-postpass)
     # An engine's frame that waits on a lease, copies it into its own image, signals the primary
     # timeline and releases the lease with that value, every pixel exact (examples/sampling),
     # run from where it was installed.
