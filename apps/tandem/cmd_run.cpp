@@ -738,6 +738,12 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             std::FILE* out = args->json ? stderr : stdout;
             harness::Table table({"task", "device", "path", "accepted", "busy", "ready", "ready Hz",
                                   "ready p50 ms", "p99 ms", "shown gen"});
+            // A latency of no samples is none, not 0.00 ms.
+            auto ms_text = [](const nlohmann::json& latency, const char* key) {
+                return latency["count"].get<std::uint64_t>() == 0
+                           ? std::string("none")
+                           : harness::fixed(latency[key].get<double>() / 1000.0, 2);
+            };
             for (const auto& t : tasks_json) {
                 const auto& l = t["latency_us"]["ready_observed"];
                 table.add(
@@ -745,9 +751,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                      t["device"]["index"].dump() + " " + t["device"]["name"].get<std::string>(),
                      t["transfer_path"].get<std::string>(), t["accepted"].dump(), t["busy"].dump(),
                      t["ready"].dump(), harness::fixed(t["ready_rate_hz"].get<double>()),
-                     harness::fixed(l["p50_us"].get<double>() / 1000.0, 2),
-                     harness::fixed(l["p99_us"].get<double>() / 1000.0, 2),
-                     t["shown_generation"].dump()});
+                     ms_text(l, "p50_us"), ms_text(l, "p99_us"), t["shown_generation"].dump()});
             }
             table.print(out);
             std::fprintf(out, "%llu frames in %.2f s (%.1f FPS)",

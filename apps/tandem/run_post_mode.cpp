@@ -22,11 +22,42 @@ std::string db_text(const nlohmann::json& db) {
     return harness::fixed(db["mean"].get<double>(), 2) + " dB";
 }
 
-std::string number_text(const nlohmann::json& j, const char* key, double scale, int digits) {
+// A figure of a summary ({"n", "p50", ...}) or a latency ({"count", "p50_us", ...}) scaled,
+// with its unit, or "none" where it has no samples (null in the report): never 0.00 ms for
+// nothing measured.
+std::string number_text(const nlohmann::json& j, const char* key, double scale, int digits,
+                        const char* unit) {
     if (!j.is_object() || !j.contains(key) || !j[key].is_number()) {
-        return "-";
+        return "none";
     }
-    return harness::fixed(j[key].get<double>() * scale, digits);
+    return harness::fixed(j[key].get<double>() * scale, digits) + " " + unit;
+}
+
+// Summaries and latencies of no samples carry null figures, not 0 (their count stays 0).
+void null_empty_figures(nlohmann::json& j) {
+    if (j.is_array()) {
+        for (auto& e : j) {
+            null_empty_figures(e);
+        }
+        return;
+    }
+    if (!j.is_object()) {
+        return;
+    }
+    for (const char* count : {"n", "count"}) {
+        if (j.contains(count) && j[count].is_number() && j[count].get<double>() == 0.0) {
+            for (auto& [key, value] : j.items()) {
+                if (key != count && value.is_number()) {
+                    value = nullptr;
+                }
+            }
+            return;
+        }
+    }
+    for (auto& [key, value] : j.items()) {
+        (void)key;
+        null_empty_figures(value);
+    }
 }
 
 void write_report(const std::string& path, const nlohmann::json& report) {
@@ -70,13 +101,15 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
         std::fprintf(stderr, "\n");
     }
 
+    nlohmann::json post = result.report;
+    null_empty_figures(post);
     nlohmann::json report;
     report["scene"] = args.scene_label;
     report["frames"] = result.frames;
     report["percentile_rule"] = "nearest rank"; // every p50/p90/p99 in the report
     report["fps"] = options.fps > 0 ? nlohmann::json(options.fps) : nlohmann::json("unlimited");
     report["clock"] = options.wall_clock ? "wall" : "frames";
-    report["post"] = result.report;
+    report["post"] = post;
     report["pngs"] = result.pngs;
     if (!result.failure.empty()) {
         report["failure"] = result.failure;
@@ -89,7 +122,7 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
     }
     if (!args.quiet) {
         std::FILE* out = args.json ? stderr : stdout;
-        const nlohmann::json& p = result.report;
+        const nlohmann::json& p = post;
         std::fprintf(out, "%s on %s (adapter %s), inputs via %s, output via %s\n",
                      p["kind"].get<std::string>().c_str(),
                      p["device_name"].get<std::string>().c_str(), p["device"].dump().c_str(),
@@ -97,16 +130,16 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
                      p["output_path"].get<std::string>().c_str());
         std::fprintf(out,
                      "%llu real frames in %.2f s: %s outputs ready (%s per real frame), %s "
-                     "display frames; submit p50 %s us, submit to ready p50 %s ms, real frame's "
-                     "end to its output p50 %s ms, pass GPU p50 %s us\n",
+                     "display frames; submit p50 %s, submit to ready p50 %s, real frame's "
+                     "end to its output p50 %s, pass GPU p50 %s\n",
                      static_cast<unsigned long long>(result.frames), p["elapsed_s"].get<double>(),
                      p["ready"].dump().c_str(),
                      harness::fixed(p["outputs_per_real_frame"].get<double>(), 3).c_str(),
                      p["display_frames"].dump().c_str(),
-                     number_text(p["submit_us"], "p50", 1.0, 1).c_str(),
-                     number_text(p["submit_to_ready_us"], "p50_us", 1e-3, 2).c_str(),
-                     number_text(p["frame_end_to_ready_us"], "p50", 1e-3, 2).c_str(),
-                     number_text(p["pass_gpu_us"], "p50", 1.0, 1).c_str());
+                     number_text(p["submit_us"], "p50", 1.0, 1, "us").c_str(),
+                     number_text(p["submit_to_ready_us"], "p50_us", 1e-3, 2, "ms").c_str(),
+                     number_text(p["frame_end_to_ready_us"], "p50", 1e-3, 2, "ms").c_str(),
+                     number_text(p["pass_gpu_us"], "p50", 1.0, 1, "us").c_str());
         const nlohmann::json& q = p["quality"];
         if (q["samples"].get<std::uint64_t>() > 0) {
             std::fprintf(out, "quality against %s: %s; %s: %s (%s samples)\n",

@@ -95,6 +95,16 @@ TEST_P(CliRunPost, ProcessesTheFramesOnAWorkerAndWritesThem) {
     EXPECT_EQ(post["lent_submits"], post["accepted"]);
     EXPECT_EQ(post["lent_signalled_submits"], post["accepted"]);
     EXPECT_TRUE(std::filesystem::exists(run.out / "report.json"));
+    // A figure of no samples is null in the report and "none" in the summary line, never 0.
+    const nlohmann::json& latency = post["frame_end_to_ready_us"];
+    if (latency["n"] == 0) {
+        EXPECT_TRUE(latency["p50"].is_null()) << latency.dump();
+        EXPECT_NE(run.result.err.find("end to its output p50 none,"), std::string::npos)
+            << run.result.err;
+    } else {
+        EXPECT_TRUE(latency["p50"].is_number()) << latency.dump();
+    }
+    EXPECT_EQ(run.result.err.find(" 0.00 ms"), std::string::npos) << run.result.err;
 
     // Sampled frames 5 and 10: the real frame at the render size and the output at --size.
     const std::uint32_t render_w = kind == "upscale" ? 160 : 320;
