@@ -180,7 +180,8 @@ struct RuntimeOptions {
 // threads. Also logged, as before.
 enum class RuntimeEventKind {
     // A job the application's submit accepted will never be published: `generation` names it,
-    // `error` says why (WorkloadFailed, DeviceLost, TransferFailed). Trial jobs are not reported.
+    // `error` says why (WorkloadFailed, DeviceLost, TransferFailed; OutOfMemory or ChainBroken
+    // for its inputs). Trial jobs are not reported, nor the jobs the runtime's destructor drops.
     JobFailed,
     // The task stopped after RuntimeOptions::max_consecutive_failures failed jobs in a row
     // (error Stopped): its submits answer Failed from now on.
