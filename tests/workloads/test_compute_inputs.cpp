@@ -7,10 +7,12 @@
 // lavapipe opened twice, under the fixture's validation (synchronisation validation in the test
 // job): any message fails.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -79,6 +81,14 @@ std::vector<std::uint8_t> inverted(std::vector<std::uint8_t> rgba) {
         if (i % 4 != 3) {
             rgba[i] = static_cast<std::uint8_t>(255 - rgba[i]);
         }
+    }
+    return rgba;
+}
+
+// load_storage.comp on the CPU: red and blue swapped.
+std::vector<std::uint8_t> swapped(std::vector<std::uint8_t> rgba) {
+    for (std::size_t i = 0; i < rgba.size(); i += 4) {
+        std::swap(rgba[i], rgba[i + 2]);
     }
     return rgba;
 }
@@ -212,16 +222,54 @@ TEST_F(ComputeInputs, AStorageImageInputIsReadWithImageLoad) {
             [&](int round, std::uint64_t after) {
                 return std::vector<InputImage>{colour.write(colour_bytes(round), after)};
             },
-            [](int round) {
-                std::vector<std::uint8_t> want = colour_bytes(round);
-                for (std::size_t i = 0; i < want.size(); i += 4) {
-                    std::swap(want[i], want[i + 2]);
-                }
-                return want;
-            });
+            [](int round) { return swapped(colour_bytes(round)); });
         colour.finish(released);
         EXPECT_EQ(runtime->unregister_task(id), TaskError::None);
     }
+}
+
+// Jobs submitted as fast as they are accepted, several in flight at once: each slot's descriptor
+// set and storage copy are rewritten only once the slot's last job completed, so every output
+// holds its own round's input.
+TEST_F(ComputeInputs, JobsInFlightTogetherEachReadTheirOwnInput) {
+    auto runtime = make_runtime("1");
+    const TaskId id =
+        runtime->register_task(task("worker:0", compute_desc("load_storage"),
+                                    {{.name = "colour", .format = VK_FORMAT_R8G8B8A8_UNORM}}));
+    AppImage colour(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_w, k_h);
+    auto reader = make_reader(*runtime, k_w, k_h);
+    std::map<std::uint64_t, int> round_of; // generation -> round
+    std::uint64_t released = 0;
+    int round = 1;
+    InputImage input = colour.write(colour_bytes(round), released);
+    std::uint64_t shown = 0;
+    int checked = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (checked < 16 && !HasFailure() && std::chrono::steady_clock::now() < deadline) {
+        const SubmitResult r = runtime->submit(id, {}, std::span(&input, 1));
+        EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+        if (r.accepted()) {
+            round_of[r.generation] = round;
+            released = std::max(released, r.inputs_released);
+            input = colour.write(colour_bytes(++round), released);
+        }
+        runtime->pump();
+        if (auto lease = runtime->acquire(id)) {
+            std::uint64_t v = 0;
+            if (lease->generation > shown) {
+                const auto px = read_back(*reader, *lease, v);
+                expect_texels(px, swapped(colour_bytes(round_of.at(lease->generation))),
+                              "generation " + std::to_string(lease->generation));
+                shown = lease->generation;
+                ++checked;
+            }
+            runtime->release(*lease, v);
+        }
+    }
+    EXPECT_GE(checked, 16);
+    EXPECT_EQ(runtime->stats(id).failed_jobs, 0u) << runtime->stats(id).workload_error;
+    colour.finish(released);
+    EXPECT_EQ(runtime->unregister_task(id), TaskError::None);
 }
 
 // An engine's pass over its colour and depth: one ComputeTaskDesc buffer (binding 1), then the
