@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
+#include <string_view>
 
 #include "core/log.hpp"
 
@@ -13,6 +15,50 @@
 #include "workloads/application_workload.hpp"
 
 namespace tandem::detail {
+namespace {
+
+// How link_failures.cpp begins the reason of a path it drops while a job carried it.
+constexpr std::string_view k_in_use_drop = "it failed in use: ";
+
+// Reports, when it goes, each path the pair dropped from adapter `from` while it lived: a
+// self-test or slot images that failed while a task was prepared. No job carried those, so
+// link_failures.cpp's in-use report never sees them; its own drops are skipped here.
+class DropReport {
+public:
+    DropReport(const TaskInstance& task, const DevicePair& pair, std::uint32_t from)
+        : m_task(task), m_pair(pair), m_from(from), m_before(pair.dropped(from).size()) {}
+    DropReport(const DropReport&) = delete;
+    DropReport& operator=(const DropReport&) = delete;
+    ~DropReport() {
+        EventQueue* events = m_task.owner->events;
+        if (events == nullptr) {
+            return;
+        }
+        try {
+            const std::vector<DroppedTransferPath> dropped = m_pair.dropped(m_from);
+            for (std::size_t i = m_before; i < dropped.size(); ++i) {
+                if (dropped[i].reason.starts_with(k_in_use_drop)) {
+                    continue; // a job's link failed meanwhile: reported where it was retired
+                }
+                events->post(RuntimeEventKind::TransferPathDropped, m_task.owner->id,
+                             m_task.device(), 0, TaskError::TransferFailed,
+                             "the " + dropped[i].path + " path from adapter " +
+                                 std::to_string(m_from) + " is dropped for the pair: ",
+                             dropped[i].reason);
+            }
+        } catch (...) {
+            // Out of memory: the drop stays in the task's stats, unreported as an event.
+        }
+    }
+
+private:
+    const TaskInstance& m_task;
+    const DevicePair& m_pair;
+    std::uint32_t m_from;
+    std::size_t m_before;
+};
+
+} // namespace
 
 TaskPreparer::TaskPreparer(const Instance& instance, const Device& primary,
                            const RuntimeOptions& options, bool poll, DevicePairs& pairs,
@@ -167,6 +213,7 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
         return slot_images();
     }
     DevicePair& pair = m_pairs.pair(device, m_primary);
+    const DropReport report(task, pair, device.info().index);
     // A CPU worker may render into the host staging itself (the job leaves the image in the
     // layout the transport asks for); not the inputs' or feeds' links, which copy td.
     TransportDesc outputs = td;
@@ -212,6 +259,7 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
         feed->to = to;
         const Device& device = to->device();
         DevicePair& pair = m_pairs.pair(from, device);
+        const DropReport report(task, pair, from.info().index);
         TransportDesc td = output;
         td.name = output.name + " to " + device.label();
         // Its consumers read it as their inputs, in the layout given (GENERAL, read in place).
@@ -299,8 +347,16 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         td.forced = parse_transfer_path(m_options.transfer_path);
     }
     std::vector<SlotImages> images = make_transport_and_images(*task, td);
-    prepare_inputs(*task, m_primary, params.inputs,
-                   [&](const TaskInputDesc& input) { return make_input_link(device, input, td); });
+    {
+        // Inputs travel primary -> device: their pair's drops are keyed from the primary.
+        std::optional<DropReport> report;
+        if (!task->same_device && !params.inputs.empty()) {
+            report.emplace(*task, m_pairs.pair(m_primary, device), m_primary.info().index);
+        }
+        prepare_inputs(*task, m_primary, params.inputs, [&](const TaskInputDesc& input) {
+            return make_input_link(device, input, td);
+        });
+    }
     prepare_feeds(*task, td);
 
     task->pool =
