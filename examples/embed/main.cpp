@@ -2,7 +2,7 @@
 // way an engine would, from what tandem::embedding_requirements() asks for, hands them to Tandem,
 // runs its own workload (EngineFill: the image cleared to a colour the engine submits with each
 // job) as a task on a worker, and each frame acquires the newest output, reads it back on its
-// own queue (tandem::LeaseReadback, which shares the engine's queue lock), checks one texel
+// Tandem's queue (tandem::LeaseReadback, under that queue's lock), checks one texel
 // against the colour it submitted for that generation, and releases the lease.
 //
 // Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
@@ -76,8 +76,9 @@ struct Engine {
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t family = 0;
     VkQueue queue = VK_NULL_HANDLE;
-    tandem::EmbedInfo embed;          // what Tandem is handed
-    std::uint32_t physical_count = 0; // the GPUs (and CPU devices) the instance lists
+    bool tandem_has_own_queue = false; // queue index 1 of `family` is Tandem's alone
+    tandem::EmbedInfo embed;           // what Tandem is handed
+    std::uint32_t physical_count = 0;  // the GPUs (and CPU devices) the instance lists
 
     Engine() {
         const tandem::EmbeddingRequirements for_instance = tandem::embedding_requirements();
@@ -129,11 +130,17 @@ struct Engine {
         VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
         f12.pNext = &f13;
         need.merge_features(f12, f13);
-        const float priority = 1.0f;
+        // A queue of Tandem's own beside the engine's where the family has two (need.queues[1]):
+        // then no lock is shared. Otherwise Tandem shares the engine's queue under a mutex.
+        for (const tandem::QueueFamilyOffer& offer : need.queues.at(1).families) {
+            tandem_has_own_queue =
+                tandem_has_own_queue || (offer.family == family && offer.queue_count >= 2);
+        }
+        const float priorities[2] = {1.0f, 1.0f};
         VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
         qi.queueFamilyIndex = family;
-        qi.queueCount = 1;
-        qi.pQueuePriorities = &priority;
+        qi.queueCount = tandem_has_own_queue ? 2 : 1;
+        qi.pQueuePriorities = priorities;
         VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
         di.pNext = &f12;
         di.queueCreateInfoCount = 1;
@@ -147,7 +154,7 @@ struct Engine {
         embed.physical_device = physical;
         embed.device = device;
         embed.queue_family = family;
-        embed.queue_index = 0;
+        embed.queue_index = tandem_has_own_queue ? 1 : 0;
         embed.set_enabled(di); // the extensions and features the device was created with
         embed.debug_utils =
             std::any_of(instance_extensions.begin(), instance_extensions.end(), [](const char* e) {
@@ -167,11 +174,17 @@ struct Engine {
 
 int main() try {
     Engine engine;
-    // The engine shares its only queue with Tandem: both lock this around submits.
+    // Sharing its only queue with Tandem, the engine locks this around its own submits,
+    // presents and waits on it, as Tandem does around its submits (tandem/embedding.hpp).
     auto queue_mutex = std::make_shared<std::mutex>();
 
     tandem::EmbedInfo embed = engine.embed;
-    embed.queue_mutex = queue_mutex;
+    if (!engine.tandem_has_own_queue) {
+        embed.queue_mutex = queue_mutex;
+    }
+    std::printf("tandem-embed: Tandem %s\n", engine.tandem_has_own_queue
+                                                 ? "has a queue of its own"
+                                                 : "shares the engine's queue under a mutex");
 
     int status = 0;
     {
@@ -201,8 +214,8 @@ int main() try {
                     runtime.stats(task).device_name.c_str(), runtime.stats(task).device,
                     tandem::transfer_path_name(runtime.stats(task)).c_str());
 
-        // The engine's check of each output: one batch on the engine's queue (under the queue
-        // lock it shares with Tandem) that waits for the lease and copies its image to host
+        // The engine's check of each output: one batch on Tandem's queue (under its lock, the
+        // engine's mutex when shared) that waits for the lease and copies its image to host
         // memory.
         tandem::LeaseReadback readback(runtime);
         std::set<std::uint64_t> sampled;

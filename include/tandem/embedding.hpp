@@ -16,6 +16,7 @@
 //     for (const char* e : need.instance_extension_names()) instance_extensions.push_back(e);
 //     // ... vkCreateInstance, pick `physical` ...
 //     need = tandem::embedding_requirements(physical);      // throws nothing; need.missing()
+//     // need.queues: a graphics+compute family; one more queue there gives Tandem its own.
 //     for (const char* e : need.device_extension_names()) device_extensions.push_back(e);
 //     need.merge_features(engine_vulkan12, engine_vulkan13); // the engine's own feature structs
 //     // ... vkCreateDevice(physical, &create_info, ...) ...
@@ -65,6 +66,27 @@ struct EmbeddingFeatures {
     bool maintenance4 = false;       // VkPhysicalDeviceVulkan13Features::maintenance4
 };
 
+// A queue family of the physical device that can carry Tandem's queue.
+struct QueueFamilyOffer {
+    std::uint32_t family = 0;      // its index, for VkDeviceQueueCreateInfo::queueFamilyIndex
+    std::uint32_t queue_count = 0; // VkQueueFamilyProperties::queueCount: how many it offers
+};
+
+// The queues Tandem submits to, stated like a Requirement: queues of one family with every bit of
+// `flags`. Tandem uses one queue (EmbedInfo::queue_family, queue_index) whatever the entry.
+struct QueueRequirement {
+    VkQueueFlags flags = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    // Queues of that family the engine creates (VkDeviceQueueCreateInfo::queueCount): 1 when
+    // Tandem shares the engine's queue, 2 when it has one of its own beside the engine's.
+    std::uint32_t count = 1;
+    bool required = false;
+    // Some family of the physical device has `flags` and at least `count` queues; false when no
+    // physical device was given.
+    bool supported = false;
+    std::vector<QueueFamilyOffer> families; // those with `flags`, lowest index first
+    std::string unlocks;                    // what it gives, one sentence
+};
+
 struct TANDEM_API EmbeddingRequirements {
     // The least Vulkan version: VkApplicationInfo::apiVersion of the engine's instance and the
     // physical device's apiVersion must both be at least this.
@@ -74,6 +96,10 @@ struct TANDEM_API EmbeddingRequirements {
     std::vector<Requirement> instance_extensions;
     std::vector<Requirement> device_extensions;
     std::vector<Requirement> features;
+    // Two entries: queues[0], required, one queue of a graphics+compute family (the engine's own,
+    // shared under EmbedInfo::queue_mutex); queues[1], optional, two queues of such a family, the
+    // second Tandem's alone (hand it over with no queue_mutex).
+    std::vector<QueueRequirement> queues;
     // The feature structs with every required member set, and each optional one the physical
     // device supports; pNext null. Chain them into VkDeviceCreateInfo::pNext, or merge_features()
     // into the engine's own.
@@ -107,14 +133,31 @@ embedding_requirements(VkPhysicalDevice physical_device = VK_NULL_HANDLE);
 // Create the instance with at least Vulkan 1.3 and the device from embedding_requirements(),
 // and say here what the device was created with. Tandem submits only to queue (queue_family,
 // queue_index) of a graphics+compute family; leases are readable by that family.
+//
+// Tandem's externally synchronised use of that queue, all of it, each under queue_mutex:
+//   - vkQueueSubmit2 from the application's thread: Runtime::submit() and lend_inputs() (a
+//     task's copied inputs) and LeaseReadback::read();
+//   - vkQueueSubmit2 from Tandem's threads: job threads (a primary task's job), the transfer and
+//     bridge threads (a worker's image copied onto the primary), whichever thread collects
+//     retired resources (an empty signal), and at set-up path self-tests and one-shot uploads.
+// It never calls vkQueueWaitIdle, vkQueuePresentKHR, vkQueueBindSparse or the queue debug-label
+// functions on it, nor vkDeviceWaitIdle on the engine's device (it waits on its own fences and
+// timeline semaphores). So the mutex covers every call the Vulkan specification makes the
+// engine and Tandem serialise on that queue; the engine holds it around its own calls of these
+// (its submits and presents to that queue, its vkQueueWaitIdle, vkDeviceWaitIdle).
+// Best: a queue of Tandem's own (EmbeddingRequirements::queues[1]: create two queues of the
+// family and hand over the second with queue_mutex null). Then no lock is shared and Tandem's
+// submissions never wait for the engine's; only the engine's vkDeviceWaitIdle, which covers
+// every queue, holds Tandem's lock (Runtime::primary_vulkan().queue_mutex) or runs once the
+// Runtime is destroyed.
 struct TANDEM_API EmbedInfo {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE; // the one `device` was created from
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t queue_family = 0;
     std::uint32_t queue_index = 0;
-    // When the application also submits to that queue, both sides lock this mutex around
-    // vkQueueSubmit*; null when the queue is Tandem's alone.
+    // When the application also uses that queue, both sides lock this mutex around every call
+    // listed above; null when the queue is Tandem's alone (Tandem then locks one of its own).
     std::shared_ptr<std::mutex> queue_mutex;
     // The device extensions `device` was created with (ppEnabledExtensionNames). Tandem uses
     // only these: an optional one missing here is reported in DeviceInfo::not_enabled.

@@ -94,6 +94,8 @@ struct Measurer::Dev {
     Image prepare_target;
 
     ~Dev() {
+        // The calibration's own device (Measurer opens one per adapter), never an engine's: no
+        // other thread uses its queues.
         if (device) {
             (void)vkDeviceWaitIdle(device->handle());
         }

@@ -99,6 +99,40 @@ EmbeddingRequirements embedding_requirements(VkPhysicalDevice physical_device) {
         wanted.*f.member = f.required || has;
     }
     detail::set_feature_structs(wanted, r.vulkan12, r.vulkan13);
+
+    // The families that can carry Tandem's queue, and whether one has room for a second queue.
+    std::vector<QueueFamilyOffer> offers;
+    if (physical_device != VK_NULL_HANDLE) {
+        std::uint32_t family_count = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
+        std::vector<VkQueueFamilyProperties> families(family_count);
+        vkGetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, families.data());
+        const VkQueueFlags flags = QueueRequirement{}.flags;
+        for (std::uint32_t i = 0; i < family_count && i < families.size(); ++i) {
+            if ((families[i].queueFlags & flags) == flags) {
+                offers.push_back({i, families[i].queueCount});
+            }
+        }
+    }
+    auto queue_entry = [&](std::uint32_t queues_needed, bool required, std::string unlocks) {
+        QueueRequirement q;
+        q.count = queues_needed;
+        q.required = required;
+        q.families = offers;
+        q.supported = std::any_of(offers.begin(), offers.end(), [&](const QueueFamilyOffer& o) {
+            return o.queue_count >= queues_needed;
+        });
+        q.unlocks = std::move(unlocks);
+        return q;
+    };
+    r.queues.push_back(queue_entry(
+        1, true,
+        "the queue Tandem submits its jobs, copies and lease readbacks to; shared with the engine, "
+        "both lock EmbedInfo::queue_mutex around every call on it"));
+    r.queues.push_back(queue_entry(
+        2, false,
+        "a queue of Tandem's own beside the engine's (hand over the second, queue_mutex null): no "
+        "shared lock, and Tandem's submissions never wait for the engine's"));
     return r;
 }
 
@@ -123,6 +157,11 @@ std::string EmbeddingRequirements::missing() const {
                 lacking.push_back(item.structure.empty() ? item.name
                                                          : item.structure + "::" + item.name);
             }
+        }
+    }
+    for (const QueueRequirement& q : queues) {
+        if (device && q.required && !q.supported) {
+            lacking.push_back("a queue family with graphics and compute");
         }
     }
     return lacking.empty() ? std::string() : "Tandem needs " + listed(lacking);

@@ -3,10 +3,16 @@
 // and runs tasks on the primary and on a worker; a device created without a required feature is
 // refused with an Error naming it; a device created without an optional extension or feature is
 // embedded, its DeviceInfo and pair reasons say what that rules out, no path is tried that needs
-// it (none fails or is dropped), and a task on a worker delivers exact outputs.
+// it (none fails or is dropped), and a task on a worker delivers exact outputs. The requirements'
+// queue entries list the device's graphics+compute families; a queue handed over with no mutex
+// (alone, or a second queue of the family while the engine submits to its first) carries tasks
+// on the primary and on a worker exactly.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -40,11 +46,25 @@ VkBool32* feature_member(VkPhysicalDeviceVulkan12Features& f12,
     return nullptr;
 }
 
+// The queues an engine creates in its main family, and which one it hands Tandem.
+struct EngineQueues {
+    std::uint32_t created = 1;
+    std::uint32_t tandems = 0;
+    bool shared_mutex = true; // false: queue_mutex null, the queue is Tandem's alone
+};
+
+// The number of queues the first graphics+compute family offers, from the requirements.
+std::uint32_t main_family_queue_count(VkPhysicalDevice physical) {
+    const EmbeddingRequirements need = embedding_requirements(physical);
+    const auto& families = need.queues.at(0).families;
+    return families.empty() ? 0 : families.front().queue_count;
+}
+
 // An engine's own device, created the way an engine would from embedding_requirements(), less
 // `left_out` (an extension or feature name; empty: nothing left out). Owned: destroyed last.
 class EngineDevice {
 public:
-    EngineDevice(VkPhysicalDevice physical, const std::string& left_out) {
+    EngineDevice(VkPhysicalDevice physical, const std::string& left_out, EngineQueues queues = {}) {
         const EmbeddingRequirements need = embedding_requirements(physical);
         std::uint32_t count = 0;
         vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
@@ -72,11 +92,11 @@ public:
         if (VkBool32* member = feature_member(f12, f13, left_out)) {
             *member = VK_FALSE;
         }
-        const float priority = 1.0f;
+        const std::vector<float> priorities(queues.created, 1.0f);
         VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
         queue.queueFamilyIndex = m_family;
-        queue.queueCount = 1;
-        queue.pQueuePriorities = &priority;
+        queue.queueCount = queues.created;
+        queue.pQueuePriorities = priorities.data();
         VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
         info.pNext = &f12;
         info.queueCreateInfoCount = 1;
@@ -87,8 +107,10 @@ public:
         m_embed.physical_device = physical;
         m_embed.device = m_device;
         m_embed.queue_family = m_family;
-        m_embed.queue_index = 0;
-        m_embed.queue_mutex = std::make_shared<std::mutex>();
+        m_embed.queue_index = queues.tandems;
+        if (queues.shared_mutex) {
+            m_embed.queue_mutex = std::make_shared<std::mutex>();
+        }
         m_embed.set_enabled(info);
     }
     ~EngineDevice() {
@@ -98,6 +120,9 @@ public:
     }
     EngineDevice(const EngineDevice&) = delete;
     EngineDevice& operator=(const EngineDevice&) = delete;
+
+    [[nodiscard]] VkDevice handle() const { return m_device; }
+    [[nodiscard]] std::uint32_t family() const { return m_family; }
 
     // What the engine hands Tandem for this device on `instance`.
     [[nodiscard]] EmbedInfo embed(VkInstance instance, bool debug_utils) const {
@@ -135,6 +160,16 @@ protected:
         const TaskId task = runtime.register_task(pattern_task(placement));
         feed_until_ready(runtime, *reader, {task}, 4, 1);
         return runtime.stats(task);
+    }
+
+    // Pattern tasks on the primary (job threads submit to the embedded queue) and on a worker
+    // (the copy onto the primary does) deliver exact images and drop no path.
+    void expect_runs_on_primary_and_worker(Runtime& runtime) {
+        for (const std::string placement : {"primary", "worker:0"}) {
+            const TaskStats stats = run_pattern(runtime, placement);
+            EXPECT_GE(stats.ready, 4u) << placement;
+            EXPECT_TRUE(stats.dropped_paths.empty()) << placement;
+        }
     }
 
     // The pair cell the runtime's transfer layer works from: its worker's and its primary's
@@ -274,6 +309,85 @@ TEST_F(EmbeddingTest, ADeviceCreatedFromTheRequirementsIsEmbeddedAndRunsTasks) {
             << placement << ": " << stats.dropped_paths.front().path << ": "
             << stats.dropped_paths.front().reason;
     }
+}
+
+TEST_F(EmbeddingTest, TheRequirementsAskForAQueueAndOfferOneOfItsOwn) {
+    const EmbeddingRequirements before = embedding_requirements();
+    ASSERT_EQ(before.queues.size(), 2u);
+    EXPECT_FALSE(before.queues[0].supported) << "nothing is known before a physical device";
+    EXPECT_TRUE(before.queues[0].families.empty());
+    EXPECT_TRUE(before.satisfied()) << before.missing();
+
+    const EmbeddingRequirements need = embedding_requirements(physical());
+    ASSERT_EQ(need.queues.size(), 2u);
+    const QueueRequirement& shared = need.queues[0];
+    const QueueRequirement& own = need.queues[1];
+    EXPECT_TRUE(shared.required);
+    EXPECT_FALSE(own.required);
+    EXPECT_EQ(shared.count, 1u);
+    EXPECT_EQ(own.count, 2u);
+    for (const QueueRequirement* q : {&shared, &own}) {
+        EXPECT_EQ(q->flags, VkQueueFlags{VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT});
+        EXPECT_FALSE(q->unlocks.empty());
+    }
+    // The offers are exactly the device's graphics+compute families, with their queue counts.
+    std::uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical(), &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical(), &count, families.data());
+    std::vector<QueueFamilyOffer> expected;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        if ((families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0 &&
+            (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) {
+            expected.push_back({i, families[i].queueCount});
+        }
+    }
+    ASSERT_EQ(shared.families.size(), expected.size());
+    std::uint32_t most = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(shared.families[i].family, expected[i].family);
+        EXPECT_EQ(shared.families[i].queue_count, expected[i].queue_count);
+        most = std::max(most, expected[i].queue_count);
+    }
+    EXPECT_EQ(own.families.size(), expected.size());
+    EXPECT_EQ(shared.supported, most >= 1);
+    EXPECT_EQ(own.supported, most >= 2) << "a queue of its own needs a family with two";
+    EXPECT_TRUE(need.satisfied()) << need.missing();
+}
+
+TEST_F(EmbeddingTest, AQueueHandedOverAloneNeedsNoMutex) {
+    // The engine's only queue, which the engine itself leaves to Tandem.
+    EngineDevice device(physical(), "", EngineQueues{1, 0, false});
+    auto runtime = embed(device, "auto");
+    expect_runs_on_primary_and_worker(*runtime);
+}
+
+TEST_F(EmbeddingTest, ASecondQueueOfTheFamilyIsTandemsOwnWhileTheEngineSubmitsToItsFirst) {
+    if (main_family_queue_count(physical()) < 2) {
+        GTEST_SKIP() << "[expected-skip:one-queue-family] the device's graphics+compute family "
+                        "offers one queue: no second queue to hand Tandem";
+    }
+    EngineDevice device(physical(), "", EngineQueues{2, 1, false});
+    auto runtime = embed(device, "auto");
+    // The engine submits to its queue 0 all along, with no lock Tandem knows of.
+    VkQueue engine_queue = VK_NULL_HANDLE;
+    vkGetDeviceQueue(device.handle(), device.family(), 0, &engine_queue);
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> engine_submits{0};
+    std::thread engine([&] {
+        while (!stop.load()) {
+            VkSubmitInfo2 empty{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+            EXPECT_EQ(vkQueueSubmit2(engine_queue, 1, &empty, VK_NULL_HANDLE), VK_SUCCESS);
+            engine_submits.fetch_add(1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    expect_runs_on_primary_and_worker(*runtime);
+    stop.store(true);
+    engine.join();
+    EXPECT_GT(engine_submits.load(), 0u);
+    runtime.reset();
+    EXPECT_EQ(vkQueueWaitIdle(engine_queue), VK_SUCCESS);
 }
 
 // Each required feature left out of the engine's device.
