@@ -32,7 +32,8 @@ ComputeProgram::ComputeProgram(const Device& device, std::span<const std::uint32
     : m_device(device), m_types(bindings.begin(), bindings.end()) {
     slots = std::max(slots, 1u);
     if (bindings.size() > k_max_program_bindings) {
-        throw Error(name + " has " + std::to_string(bindings.size()) + " bindings",
+        throw Error(ErrorCategory::InvalidArgument,
+                    name + " has " + std::to_string(bindings.size()) + " bindings",
                     "A post-processing program has at most 8");
     }
 

@@ -14,7 +14,8 @@ void check_same_size(const Rgba8Image& a, const Rgba8Image& b, const char* what)
     if (a.width != b.width || a.height != b.height ||
         a.pixels.size() != static_cast<std::size_t>(a.width) * a.height * 4 ||
         b.pixels.size() != a.pixels.size()) {
-        throw Error(std::string(what) + ": images of " + std::to_string(a.width) + "x" +
+        throw Error(ErrorCategory::InvalidArgument,
+                    std::string(what) + ": images of " + std::to_string(a.width) + "x" +
                         std::to_string(a.height) + " and " + std::to_string(b.width) + "x" +
                         std::to_string(b.height) + " (or pixel data of another size)",
                     "Pass two RGBA8 images of the same size");
@@ -30,7 +31,8 @@ std::uint8_t to_byte(float v) noexcept {
 double psnr(const Rgba8Image& a, const Rgba8Image& b) {
     check_same_size(a, b, "psnr");
     if (a.pixels.empty()) {
-        throw Error("psnr: empty images", "Pass images of at least one pixel");
+        throw Error(ErrorCategory::InvalidArgument, "psnr: empty images",
+                    "Pass images of at least one pixel");
     }
     double sum = 0.0;
     for (std::size_t i = 0; i < a.pixels.size(); i += 4) {
@@ -49,7 +51,8 @@ double psnr(const Rgba8Image& a, const Rgba8Image& b) {
 Rgba8Image bilinear_upscale(const Rgba8Image& in, std::uint32_t width, std::uint32_t height,
                             float jitter_x, float jitter_y) {
     if (in.width == 0 || in.height == 0 || width == 0 || height == 0) {
-        throw Error("bilinear_upscale: empty image", "Pass non-empty sizes");
+        throw Error(ErrorCategory::InvalidArgument, "bilinear_upscale: empty image",
+                    "Pass non-empty sizes");
     }
     Rgba8Image out(width, height);
     const float sx = static_cast<float>(in.width) / static_cast<float>(width);

@@ -18,7 +18,8 @@ std::uint32_t lease_texel_bytes(VkFormat format) {
     case VK_FORMAT_R16G16B16A16_SFLOAT:
         return 8;
     default:
-        throw Error("A lease's image of format " + format_name(format) + " cannot be read back",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "A lease's image of format " + format_name(format) + " cannot be read back",
                     "Read leases of RGBA8, BGRA8, R32F or RGBA16F tasks");
     }
 }

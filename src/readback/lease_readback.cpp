@@ -104,7 +104,8 @@ struct LeaseReadback::State {
         vkGetBufferMemoryRequirements(device, b, &req);
         const std::optional<std::uint32_t> type = host_memory_type(memory, req.memoryTypeBits);
         if (!type) {
-            throw Error("The primary device has no host-visible memory for a readback buffer",
+            throw Error(ErrorCategory::Unsupported,
+                        "The primary device has no host-visible memory for a readback buffer",
                         "Read leases back on a device with host-visible memory");
         }
         VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -177,7 +178,8 @@ ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds t
     State& s = *m_state;
     const std::uint32_t texel_bytes = detail::lease_texel_bytes(lease.format);
     if (lease.queue_family != s.primary.queue_family) {
-        throw Error("The lease is readable by queue family " + std::to_string(lease.queue_family) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The lease is readable by queue family " + std::to_string(lease.queue_family) +
                         ", the primary's main queue is of family " +
                         std::to_string(s.primary.queue_family),
                     "Read leases of the runtime the LeaseReadback was made for");

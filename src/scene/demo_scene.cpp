@@ -53,7 +53,8 @@ Fit fit(const Scene& scene) {
 
 Scene make_demo_scene(const DemoOptions& options) {
     if (options.crowd > k_max_demo_crowd) {
-        throw Error("A demo crowd of " + std::to_string(options.crowd) + " spheres is too large",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "A demo crowd of " + std::to_string(options.crowd) + " spheres is too large",
                     "Use 0 to " + std::to_string(k_max_demo_crowd) + " spheres");
     }
     auto assets = std::make_shared<SceneAssets>();
@@ -246,14 +247,16 @@ std::uint32_t main_camera(const Scene& scene, const TasksFile& tasks) {
         if (auto c = scene.find_camera(*tasks.main_camera)) {
             return *c;
         }
-        throw Error("The scene has no camera '" + *tasks.main_camera + "'",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scene has no camera '" + *tasks.main_camera + "'",
                     "Name one of the scene's cameras in /main/camera");
     }
     if (auto c = scene.find_camera("main")) {
         return *c;
     }
     if (scene.cameras().empty()) {
-        throw Error("The scene has no camera", "Call add_fitted_main_camera first");
+        throw Error(ErrorCategory::InvalidArgument, "The scene has no camera",
+                    "Call add_fitted_main_camera first");
     }
     return 0;
 }

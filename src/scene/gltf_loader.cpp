@@ -289,12 +289,12 @@ private:
             why += " (" + std::to_string(m_skipped_primitives) +
                    " primitive(s) of points, lines or fewer than 3 vertices are not drawn)";
         }
-        throw Error("Scene " + m_origin + " " + why,
+        throw Error(ErrorCategory::InvalidArgument, "Scene " + m_origin + " " + why,
                     "Tandem draws triangle meshes: give a scene whose nodes hold some");
     }
 
     [[noreturn]] void fail(const std::string& what) const {
-        throw Error("Scene " + m_origin + ": " + what, k_gltf_hint);
+        throw Error(ErrorCategory::InvalidArgument, "Scene " + m_origin + ": " + what, k_gltf_hint);
     }
 
     static std::string index_name(const char* kind, std::size_t i, const std::string& name) {
@@ -803,14 +803,16 @@ void require_gltf2(const std::string& version, const std::string& origin) {
         return;
     }
     if (version.empty()) {
-        throw Error("Scene " + origin +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Scene " + origin +
                         " has no asset.version, so it is not glTF 2.0 (an older glTF file, such "
                         "as glTF 1.0, or not glTF at all); Tandem reads glTF 2.0 only",
                     k_convert_hint);
     }
     const std::string what =
         version.rfind("1.", 0) == 0 ? "a glTF 1.0 file" : "glTF version " + version;
-    throw Error("Scene " + origin + " is " + what + " (asset.version \"" + version +
+    throw Error(ErrorCategory::InvalidArgument,
+                "Scene " + origin + " is " + what + " (asset.version \"" + version +
                     "\"); Tandem reads glTF 2.0 only",
                 k_convert_hint);
 }
@@ -820,7 +822,8 @@ void require_gltf2(const std::string& version, const std::string& origin) {
 Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::string& base_dir,
                             const std::string& origin) {
     if (bytes.size() > k_max_file_bytes) {
-        throw Error("Scene " + origin + " is larger than 1 GiB", "Use a smaller scene");
+        throw Error(ErrorCategory::InvalidArgument, "Scene " + origin + " is larger than 1 GiB",
+                    "Use a smaller scene");
     }
     FolderJail jail;
     if (!base_dir.empty()) {
@@ -836,7 +839,8 @@ Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::stri
         std::uint32_t version = 0;
         std::memcpy(&version, bytes.data() + 4, 4); // little-endian, as the hosts Tandem runs on
         if (version == 1) {
-            throw Error("Scene " + origin +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Scene " + origin +
                             " is binary glTF 1.0 (GLB version 1); Tandem reads glTF 2.0 only",
                         k_convert_hint);
         }
@@ -873,7 +877,8 @@ Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::stri
     }
     if (ok) {
         if (std::string why = decode_view_images(model); !why.empty()) {
-            throw Error("Scene " + origin + ": " + trim(why), k_gltf_hint);
+            throw Error(ErrorCategory::InvalidArgument, "Scene " + origin + ": " + trim(why),
+                        k_gltf_hint);
         }
     }
     if (!ok) {
@@ -881,7 +886,8 @@ Scene load_gltf_from_memory(std::span<const std::uint8_t> bytes, const std::stri
         if (!jail.rejected.empty()) {
             why = jail.rejected + (why.empty() ? "" : " (" + why + ")");
         }
-        throw Error("Scene " + origin + " cannot be loaded: " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Scene " + origin + " cannot be loaded: " +
                         (why.empty() ? std::string("not a glTF 2.0 document") : why),
                     k_gltf_hint);
     }

@@ -32,7 +32,8 @@ RunInputs prepare_run(const RunRequest& request) {
     RunInputs out;
     const auto size = parse_size(request.size);
     if (!size) {
-        throw Error("--size '" + request.size + "' is not a usable size",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "--size '" + request.size + "' is not a usable size",
                     "Give WIDTHxHEIGHT with each side from 1 to " +
                         std::to_string(k_max_task_size) + ", e.g. 1280x720");
     }
@@ -42,13 +43,15 @@ RunInputs prepare_run(const RunRequest& request) {
     if (request.placement) {
         placement = parse_placement(*request.placement);
         if (!placement) {
-            throw Error("--placement '" + *request.placement + "' is not a placement",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "--placement '" + *request.placement + "' is not a placement",
                         "Use auto, primary, worker, worker:N, an adapter index or device:SELECTOR");
         }
     }
     out.demo = request.scene_path.empty();
     if (!out.demo && request.demo_crowd > 0) {
-        throw Error("--demo-crowd applies to the built-in demo, not to " + request.scene_path,
+        throw Error(ErrorCategory::InvalidArgument,
+                    "--demo-crowd applies to the built-in demo, not to " + request.scene_path,
                     "Leave out --scene to load the demo, or --demo-crowd to run your scene");
     }
     out.scene =

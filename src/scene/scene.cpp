@@ -44,12 +44,14 @@ Scene::Scene(std::shared_ptr<const SceneAssets> assets) : m_assets(std::move(ass
 std::uint32_t Scene::add_node(Node node) {
     const auto index = static_cast<std::uint32_t>(m_nodes.size());
     if (node.parent && *node.parent >= index) {
-        throw Error("Node '" + node.name + "' names a parent that is not added yet",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Node '" + node.name + "' names a parent that is not added yet",
                     "Add parents before their children");
     }
     if (node.mesh && *node.mesh >= m_assets->meshes.size()) {
-        throw Error("Node '" + node.name + "' names mesh " + std::to_string(*node.mesh) +
-                    ", which does not exist");
+        throw Error(ErrorCategory::InvalidArgument, "Node '" + node.name + "' names mesh " +
+                                                        std::to_string(*node.mesh) +
+                                                        ", which does not exist");
     }
     m_own_tags.push_back(node.tags);
     m_rest.push_back(node.local);
@@ -59,7 +61,8 @@ std::uint32_t Scene::add_node(Node node) {
 
 std::uint32_t Scene::add_camera(std::string name, std::uint32_t node, const CameraModel& model) {
     if (node >= m_nodes.size()) {
-        throw Error("Camera '" + name + "' names a node that does not exist");
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Camera '" + name + "' names a node that does not exist");
     }
     const auto index = static_cast<std::uint32_t>(m_cameras.size());
     m_cameras.push_back({std::move(name), node, model});
@@ -69,7 +72,7 @@ std::uint32_t Scene::add_camera(std::string name, std::uint32_t node, const Came
 
 void Scene::add_motion(const Motion& motion) {
     if (motion.node >= m_nodes.size()) {
-        throw Error("A motion names a node that does not exist");
+        throw Error(ErrorCategory::InvalidArgument, "A motion names a node that does not exist");
     }
     m_motions.push_back(motion);
 }

@@ -51,48 +51,55 @@ detail::Primitive convert(const PrimitiveDesc& p, const std::string& what,
         "Give 3 floats per vertex for positions and normals and 2 for UVs, the same vertices in "
         "each";
     if (p.positions.size() % 3 != 0) {
-        throw Error(what + " has " + std::to_string(p.positions.size()) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has " + std::to_string(p.positions.size()) +
                         " position floats, not a whole number of vertices (3 floats each)",
                     fix_lengths);
     }
     const std::size_t vertices = p.positions.size() / 3;
     if (vertices < 3 || vertices > k_max_primitive_vertices) {
-        throw Error(what + " has " + std::to_string(vertices) + " vertices",
-                    "Give a primitive 3 to " + std::to_string(k_max_primitive_vertices) +
-                        " vertices");
+        throw Error(
+            ErrorCategory::InvalidArgument, what + " has " + std::to_string(vertices) + " vertices",
+            "Give a primitive 3 to " + std::to_string(k_max_primitive_vertices) + " vertices");
     }
     if (!p.normals.empty() && p.normals.size() != p.positions.size()) {
-        throw Error(what + " has " + std::to_string(p.normals.size()) + " normal floats for " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has " + std::to_string(p.normals.size()) + " normal floats for " +
                         std::to_string(vertices) + " vertices (" +
                         std::to_string(p.positions.size()) + " expected)",
                     std::string(fix_lengths) + ", or no normals to have them computed");
     }
     if (!p.uvs.empty() && p.uvs.size() != vertices * 2) {
-        throw Error(what + " has " + std::to_string(p.uvs.size()) + " UV floats for " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has " + std::to_string(p.uvs.size()) + " UV floats for " +
                         std::to_string(vertices) + " vertices (" + std::to_string(vertices * 2) +
                         " expected)",
                     std::string(fix_lengths) + ", or no UVs");
     }
     const char* const fix_values = "Give finite numbers (no NaN or infinity)";
     if (!all_finite(p.positions)) {
-        throw Error(what +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what +
                         " has a position that is not finite: " + first_not_finite(p.positions, 3),
                     fix_values);
     }
     if (!all_finite(p.normals)) {
-        throw Error(what + " has a normal that is not finite: " + first_not_finite(p.normals, 3),
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has a normal that is not finite: " + first_not_finite(p.normals, 3),
                     fix_values);
     }
     if (!all_finite(p.uvs)) {
-        throw Error(what + " has a UV that is not finite: " + first_not_finite(p.uvs, 2),
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has a UV that is not finite: " + first_not_finite(p.uvs, 2),
                     fix_values);
     }
     if (!p.indices16.empty() && !p.indices32.empty()) {
-        throw Error(what + " has both 16-bit and 32-bit indices",
+        throw Error(ErrorCategory::InvalidArgument, what + " has both 16-bit and 32-bit indices",
                     "Give indices16 or indices32, not both");
     }
     if (p.material.index >= material_count) {
-        throw Error(what + " names material " + std::to_string(p.material.index) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " names material " + std::to_string(p.material.index) +
                         ", which this builder does not have (it has " +
                         std::to_string(material_count) + ", the default one included)",
                     "Use a MaterialId returned by this builder's add_material, or MaterialId{} "
@@ -108,7 +115,8 @@ detail::Primitive convert(const PrimitiveDesc& p, const std::string& what,
         if (!p.normals.empty()) {
             x.normal = {p.normals[3 * v], p.normals[3 * v + 1], p.normals[3 * v + 2]};
             if (glm::length(x.normal) <= 0.0f) {
-                throw Error(what + " has a normal of length 0 at vertex " + std::to_string(v),
+                throw Error(ErrorCategory::InvalidArgument,
+                            what + " has a normal of length 0 at vertex " + std::to_string(v),
                             "Give every vertex a normal of some length (Tandem normalises "
                             "them), or no normals to have them computed");
             }
@@ -119,14 +127,16 @@ detail::Primitive convert(const PrimitiveDesc& p, const std::string& what,
     }
     auto take = [&](auto indices) {
         if (indices.size() > k_max_primitive_vertices) {
-            throw Error(what + " has " + std::to_string(indices.size()) + " indices",
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " has " + std::to_string(indices.size()) + " indices",
                         "Give a primitive at most " + std::to_string(k_max_primitive_vertices) +
                             " indices");
         }
         out.indices.resize(indices.size());
         for (std::size_t i = 0; i < indices.size(); ++i) {
             if (indices[i] >= vertices) {
-                throw Error(what + " has index " + std::to_string(indices[i]) + " at position " +
+                throw Error(ErrorCategory::InvalidArgument,
+                            what + " has index " + std::to_string(indices[i]) + " at position " +
                                 std::to_string(i) + ", but only " + std::to_string(vertices) +
                                 " vertices (0 to " + std::to_string(vertices - 1) + ")",
                             "Give indices below the primitive's vertex count");
@@ -145,7 +155,8 @@ detail::Primitive convert(const PrimitiveDesc& p, const std::string& what,
         }
     }
     if (out.indices.size() % 3 != 0) {
-        throw Error(what + " has " + std::to_string(out.indices.size()) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " has " + std::to_string(out.indices.size()) +
                         (p.indices16.empty() && p.indices32.empty() ? " vertices and no indices"
                                                                     : " indices") +
                         ", not a whole number of triangles",
@@ -159,7 +170,8 @@ detail::Primitive convert(const PrimitiveDesc& p, const std::string& what,
 
 const detail::Mesh& mesh_at(const SceneAssets& assets, MeshId mesh) {
     if (mesh.index >= assets.meshes.size()) {
-        throw Error("The scene has no mesh " + std::to_string(mesh.index) + " (it has " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scene has no mesh " + std::to_string(mesh.index) + " (it has " +
                         std::to_string(assets.meshes.size()) + ")",
                     "Use a MeshId returned by the builder that built this scene");
     }
@@ -224,12 +236,14 @@ ImageId SceneBuilder::add_image(std::uint32_t width, std::uint32_t height,
     }
     const std::string what = "Image " + std::to_string(m_assets->textures.size()) + quoted(name);
     if (width == 0 || height == 0 || width > k_max_image_side || height > k_max_image_side) {
-        throw Error(what + " is " + std::to_string(width) + "x" + std::to_string(height),
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " is " + std::to_string(width) + "x" + std::to_string(height),
                     "Give an image 1 to " + std::to_string(k_max_image_side) + " texels per side");
     }
     const std::size_t expected = std::size_t{width} * height * 4;
     if (rgba.size() != expected) {
-        throw Error(what + " is " + std::to_string(width) + "x" + std::to_string(height) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " is " + std::to_string(width) + "x" + std::to_string(height) +
                         " but has " + std::to_string(rgba.size()) + " bytes (" +
                         std::to_string(expected) + " expected)",
                     "Give width * height * 4 bytes: R, G, B, A per texel, rows tightly packed");
@@ -253,14 +267,16 @@ MaterialId SceneBuilder::add_material(const MaterialDesc& material) {
     for (std::size_t c = 0; c < 4; ++c) {
         const float v = material.base_color[c];
         if (!std::isfinite(v) || v < 0.0f || v > 1.0f) {
-            throw Error(what + " has base colour component " + std::to_string(c) + " of " +
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " has base colour component " + std::to_string(c) + " of " +
                             std::to_string(v),
                         "Give base colour components from 0 to 1");
         }
     }
     if (material.base_color_image &&
         material.base_color_image->index >= m_assets->textures.size()) {
-        throw Error(what + " names image " + std::to_string(material.base_color_image->index) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    what + " names image " + std::to_string(material.base_color_image->index) +
                         ", which this builder does not have (it has " +
                         std::to_string(m_assets->textures.size()) + ")",
                     "Add the image first and use the ImageId add_image returned");
@@ -284,7 +300,8 @@ MeshId SceneBuilder::add_mesh(std::string name, std::span<const PrimitiveDesc> p
     }
     const std::string what = "Mesh " + std::to_string(m_assets->meshes.size()) + quoted(name);
     if (primitives.empty()) {
-        throw Error(what + " has no primitives", "Give a mesh at least one primitive");
+        throw Error(ErrorCategory::InvalidArgument, what + " has no primitives",
+                    "Give a mesh at least one primitive");
     }
     detail::Mesh mesh;
     mesh.name = name.empty() ? "mesh" + std::to_string(m_assets->meshes.size()) : std::move(name);
@@ -300,7 +317,8 @@ MeshId SceneBuilder::add_mesh(std::string name, std::span<const PrimitiveDesc> p
 
 std::shared_ptr<const Scene> SceneBuilder::build() {
     if (!m_assets || m_assets->meshes.empty()) {
-        throw Error("The scene builder holds no mesh, so there is nothing to draw",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The scene builder holds no mesh, so there is nothing to draw",
                     "Add at least one mesh (add_mesh) before build()");
     }
     std::shared_ptr<const SceneAssets> assets = std::exchange(m_assets, empty_assets());

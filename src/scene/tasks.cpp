@@ -197,13 +197,15 @@ TasksFile parse_tasks(std::string_view json, const std::string& origin) {
     try {
         doc = Json::parse(json.begin(), json.end());
     } catch (const Json::parse_error& e) {
-        throw Error("Tasks file " + origin + " is not valid JSON (byte " + std::to_string(e.byte) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Tasks file " + origin + " is not valid JSON (byte " + std::to_string(e.byte) +
                         ")",
                     k_schema_hint);
     } catch (const Json::exception&) {
         // The parser's one other refusal: a number beyond what a double holds (1e999).
         const JsonRefusal where = locate_json_refusal(json);
-        throw Error("Tasks file " + origin + " has 1 problem:\n  " + where.pointer + ": " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Tasks file " + origin + " has 1 problem:\n  " + where.pointer + ": " +
                         where.token + " is a number out of range (byte " +
                         std::to_string(where.byte) + ")",
                     k_schema_hint);
@@ -242,7 +244,8 @@ TasksFile parse_tasks(std::string_view json, const std::string& origin) {
         }
     }
     if (!problems.empty()) {
-        throw Error("Tasks file " + origin + " has " + std::to_string(problems.size()) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Tasks file " + origin + " has " + std::to_string(problems.size()) +
                         (problems.size() == 1 ? " problem:" : " problems:") +
                         join_problems(problems),
                     k_schema_hint);
@@ -305,7 +308,8 @@ std::vector<std::string> check_tasks(const TasksFile& tasks, const Scene& scene)
 void require_valid_tasks(const TasksFile& tasks, const Scene& scene, const std::string& origin) {
     const auto problems = check_tasks(tasks, scene);
     if (!problems.empty()) {
-        throw Error("Tasks file " + origin + " does not fit scene '" + scene.name() +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Tasks file " + origin + " does not fit scene '" + scene.name() +
                         "':" + join_problems(problems),
                     k_schema_hint);
     }

@@ -38,7 +38,8 @@ template <typename T>
 T field(const json& object, const char* key, const std::string& where) {
     const auto it = object.find(key); // end() for an object without it, or a non-object
     if (it == object.end()) {
-        throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where + " has no \"" + std::string(key) + "\"",
                     k_recalibrate);
     }
     const auto wrong_type = [&] {
@@ -56,7 +57,8 @@ T field(const json& object, const char* key, const std::string& where) {
                                                     std::numeric_limits<T>::max())
                               : std::in_range<T>(it->template get<std::int64_t>());
         if (!fits) {
-            throw Error("the profile's " + where + " has \"" + std::string(key) +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "the profile's " + where + " has \"" + std::string(key) +
                             "\" = " + it->dump() + ", out of range (" +
                             std::to_string(std::numeric_limits<T>::min()) + " to " +
                             std::to_string(std::numeric_limits<T>::max()) + ")",
@@ -81,11 +83,13 @@ std::string optional_string(const json& object, const char* key, const std::stri
 const json& array_field(const json& object, const char* key, const std::string& where) {
     const auto it = object.find(key); // end() for an object without it, or a non-object
     if (it == object.end()) {
-        throw Error("the profile's " + where + " has no \"" + std::string(key) + "\"",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where + " has no \"" + std::string(key) + "\"",
                     k_recalibrate);
     }
     if (!it->is_array()) {
-        throw Error("the profile's " + where + " has a \"" + std::string(key) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where + " has a \"" + std::string(key) +
                         "\" that is not an array",
                     k_recalibrate);
     }
@@ -94,7 +98,8 @@ const json& array_field(const json& object, const char* key, const std::string& 
 
 double non_negative(double value, const char* key, const std::string& where) {
     if (!(value >= 0.0) || value > 1e12) {
-        throw Error("the profile's " + where + " has \"" + std::string(key) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where + " has \"" + std::string(key) +
                         "\" = " + std::to_string(value) + ", not a non-negative finite number",
                     k_recalibrate);
     }
@@ -108,7 +113,8 @@ LinkCost link_from_json(const json& object, const std::string& where, bool requi
     link.gbps = non_negative(field<double>(object, "gbps", where), "gbps", where);
     link.latency_us = non_negative(field<double>(object, "latency_us", where), "latency_us", where);
     if (require_bandwidth && link.gbps <= 0.0) {
-        throw Error("the profile's " + where + " has a bandwidth of 0 GB/s", k_recalibrate);
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where + " has a bandwidth of 0 GB/s", k_recalibrate);
     }
     return link;
 }
@@ -208,11 +214,13 @@ namespace {
 
 Profile read_profile(const json& document) {
     if (!document.is_object()) {
-        throw Error("the profile is not a JSON object", k_recalibrate);
+        throw Error(ErrorCategory::InvalidArgument, "the profile is not a JSON object",
+                    k_recalibrate);
     }
     const int schema = field<int>(document, "schema_version", "document");
     if (schema != k_profile_schema_version) {
-        throw Error("the profile has schema_version " + std::to_string(schema) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile has schema_version " + std::to_string(schema) +
                         ", this tandem reads version " + std::to_string(k_profile_schema_version),
                     k_recalibrate);
     }
@@ -241,13 +249,15 @@ Profile read_profile(const json& document) {
             sample.ms = non_negative(field<double>(w, "ms", at), "ms", at);
             sample.content = optional_string(w, "content", at);
             if (sample.kind.empty() || sample.width == 0 || sample.height == 0) {
-                throw Error("the profile's " + at + " needs a kind and a non-zero size",
+                throw Error(ErrorCategory::InvalidArgument,
+                            "the profile's " + at + " needs a kind and a non-zero size",
                             k_recalibrate);
             }
             p.workloads.push_back(std::move(sample));
         }
         if (profile.device(p.index) != nullptr) {
-            throw Error("the profile lists device index " + std::to_string(p.index) + " twice",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "the profile lists device index " + std::to_string(p.index) + " twice",
                         k_recalibrate);
         }
         profile.devices.push_back(std::move(p));
@@ -258,7 +268,8 @@ Profile read_profile(const json& document) {
         p.worker = field<std::uint32_t>(j, "worker", where);
         p.primary = field<std::uint32_t>(j, "primary", where);
         if (profile.device(p.worker) == nullptr || profile.device(p.primary) == nullptr) {
-            throw Error("the profile's " + where + " refers to a device it does not list",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "the profile's " + where + " refers to a device it does not list",
                         k_recalibrate);
         }
         p.gpu_side_sync = field<bool>(j, "gpu_side_sync", where);
@@ -267,7 +278,8 @@ Profile read_profile(const json& document) {
             const auto name = field<std::string>(path, "path", where);
             const auto parsed = parse_transfer_path(name);
             if (!parsed) {
-                throw Error("the profile's " + where + " names an unknown transfer path \"" + name +
+                throw Error(ErrorCategory::InvalidArgument,
+                            "the profile's " + where + " names an unknown transfer path \"" + name +
                                 "\"",
                             k_recalibrate);
             }
@@ -285,7 +297,8 @@ Profile profile_from_json(const json& document) {
         return read_profile(document);
     } catch (const json::exception& e) {
         // Every access above is checked; this keeps a missed one a refusal, not a crash.
-        throw Error(std::string("the profile cannot be read: ") + e.what(), k_recalibrate);
+        throw Error(ErrorCategory::InvalidArgument,
+                    std::string("the profile cannot be read: ") + e.what(), k_recalibrate);
     }
 }
 
@@ -294,12 +307,14 @@ Profile parse_profile(std::string_view text) {
     try {
         document = json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
-        throw Error("the profile is not valid JSON (byte " + std::to_string(e.byte) + ")",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile is not valid JSON (byte " + std::to_string(e.byte) + ")",
                     k_recalibrate);
     } catch (const json::exception&) {
         // The parser's one other refusal: a number beyond what a double holds (1e999).
         const JsonRefusal where = locate_json_refusal(text);
-        throw Error("the profile's " + where.pointer + " is " + where.token +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "the profile's " + where.pointer + " is " + where.token +
                         ", a number out of range (byte " + std::to_string(where.byte) + ")",
                     k_recalibrate);
     }
@@ -332,7 +347,8 @@ Profile load_profile(const std::filesystem::path& path) {
     try {
         return parse_profile(text.str());
     } catch (const Error& e) {
-        throw Error("the calibration profile " + path.string() + " is unusable: " + e.context(),
+        throw Error(e.category(), e.result(),
+                    "the calibration profile " + path.string() + " is unusable: " + e.context(),
                     e.hint());
     }
 }
@@ -424,7 +440,7 @@ std::vector<std::uint32_t> bind_profile(const Profile& profile,
         for (std::size_t i = 0; i < mismatches.size(); ++i) {
             message += (i == 0 ? "" : "; ") + mismatches[i].reason;
         }
-        throw Error(message, k_recalibrate);
+        throw Error(ErrorCategory::InvalidArgument, message, k_recalibrate);
     }
     std::uint32_t size = 0;
     for (const auto& d : devices) {

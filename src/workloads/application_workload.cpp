@@ -63,7 +63,8 @@ ApplicationWorkload::ApplicationWorkload(const tandem::WorkloadFactory& factory,
         m_workload = factory(context);
     }
     if (!m_workload) {
-        throw Error("The workload factory of task '" + params.task_name + "' returned nothing",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The workload factory of task '" + params.task_name + "' returned nothing",
                     "Return a tandem::Workload from TaskDesc::factory");
     }
     m_output = m_workload->output();

@@ -48,7 +48,8 @@ public:
         std::string why;
         const std::optional<detail::CaptureFrame> frame = decode(job.bytes, why);
         if (!frame) {
-            throw Error(why, "Submit the bytes tandem::encode_capture returns for this scene");
+            throw Error(ErrorCategory::InvalidArgument, why,
+                        "Submit the bytes tandem::encode_capture returns for this scene");
         }
         const VkResult r = m_capture.record(job.cmd, job.slot, job.image, job.view,
                                             detail::frame_snapshot(*frame, m_aspect));
@@ -90,13 +91,14 @@ private:
 
 WorkloadFactory capture_workload(std::shared_ptr<const Scene> scene) {
     if (!scene) {
-        throw Error("tandem::capture_workload was given no scene",
+        throw Error(ErrorCategory::InvalidArgument, "tandem::capture_workload was given no scene",
                     "Pass the scene SceneBuilder::build() returned");
     }
     return [scene = std::move(scene)](const WorkerContext& context) -> std::unique_ptr<Workload> {
         const detail::Device* device = detail::application_device(context.device);
         if (device == nullptr) {
-            throw Error("tandem::capture_workload's factory was called outside a Tandem runtime",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "tandem::capture_workload's factory was called outside a Tandem runtime",
                         "Give it to TaskDesc::factory; the runtime calls it on each device");
         }
         return std::make_unique<CaptureWorkload>(*device, context,

@@ -27,7 +27,7 @@ namespace {
 constexpr const char* k_fix = "Check the module and the ComputeTaskDesc against tandem/compute.hpp";
 
 [[noreturn]] void refuse(const std::string& what, const std::string& fix = k_fix) {
-    throw Error("The compute task's SPIR-V " + what, fix);
+    throw Error(ErrorCategory::InvalidArgument, "The compute task's SPIR-V " + what, fix);
 }
 
 void validate(const std::vector<std::uint32_t>& words) {
@@ -241,7 +241,8 @@ public:
                    ": a 2D image task needs LocalSize x y 1 with x, y > 0");
         }
         if (desc.input_bytes.size() > k_max_compute_inputs) {
-            throw Error("The compute task has " + std::to_string(desc.input_bytes.size()) +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "The compute task has " + std::to_string(desc.input_bytes.size()) +
                             " inputs",
                         "Use at most 8 storage buffers");
         }
@@ -610,6 +611,7 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
         if (t.input >= context.inputs.size()) {
             const std::size_t n = context.inputs.size();
             throw Error(
+                ErrorCategory::InvalidArgument,
                 has + "; the description has nothing there: it declares " +
                     buffers_declared(desc.input_bytes.size()) + ", and the task " +
                     (n == 0 ? std::string("no inputs (TaskDesc::inputs)") : inputs_at(n, first)),
@@ -621,14 +623,16 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
         const std::string there = "; the task's " + task_input_phrase(in, t.input) + " is there";
         if (in.buffer_size > 0) {
             if (t.kind != InputKind::StorageBuffer) {
-                throw Error(has + there, "Declare binding " + b +
-                                             " as a readonly buffer block (tandem/compute.hpp)");
+                throw Error(ErrorCategory::InvalidArgument, has + there,
+                            "Declare binding " + b +
+                                " as a readonly buffer block (tandem/compute.hpp)");
             }
             const bool fits = t.stride == 0 ? in.buffer_size == t.fixed
                                             : in.buffer_size >= t.fixed &&
                                                   (in.buffer_size - t.fixed) % t.stride == 0;
             if (!fits) {
                 throw Error(
+                    ErrorCategory::InvalidArgument,
                     has + " of " + std::to_string(t.fixed) + " bytes" +
                         (t.stride == 0 ? "" : " plus elements of " + std::to_string(t.stride)) +
                         there,
@@ -636,7 +640,8 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
             }
             if (context.physical_device != VK_NULL_HANDLE &&
                 in.buffer_size > limits.maxStorageBufferRange) {
-                throw Error(has + there + ", more than " + context.device_info.name +
+                throw Error(ErrorCategory::Unsupported,
+                            has + there + ", more than " + context.device_info.name +
                                 " binds as one storage buffer (" +
                                 std::to_string(limits.maxStorageBufferRange) + " bytes)",
                             "Use a smaller buffer input, or place the task on another device");
@@ -644,9 +649,10 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
             continue;
         }
         if (t.kind == InputKind::StorageBuffer) {
-            throw Error(has + there, "Declare binding " + b +
-                                         " as a sampler2D, a texture2D or a readonly image2D "
-                                         "(tandem/compute.hpp)");
+            throw Error(ErrorCategory::InvalidArgument, has + there,
+                        "Declare binding " + b +
+                            " as a sampler2D, a texture2D or a readonly image2D "
+                            "(tandem/compute.hpp)");
         }
         if (t.texel != texel_type(in.format)) {
             const auto texels = [](spvc_basetype type) {
@@ -655,7 +661,8 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
                                                                  : "float") +
                        " texels";
             };
-            throw Error(has + ", of " + texels(t.texel) + there + ", which has " +
+            throw Error(ErrorCategory::InvalidArgument,
+                        has + ", of " + texels(t.texel) + there + ", which has " +
                             texels(texel_type(in.format)),
                         "Declare binding " + b + " with the texel type of the input's format");
         }
@@ -663,14 +670,15 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
             continue;
         }
         if (in.producer) {
-            throw Error(has + there +
+            throw Error(ErrorCategory::InvalidArgument,
+                        has + there +
                             ": a chained input is read in place, in its layout, and "
                             "cannot be bound as a storage image",
                         "Declare binding " + b + " as a sampler2D or a texture2D");
         }
         const StorageFormat* qualifier = find_storage_format(t.format);
         if (qualifier != nullptr && qualifier->vulkan != in.format) {
-            throw Error(has + " (" + qualifier->glsl + ")" + there,
+            throw Error(ErrorCategory::InvalidArgument, has + " (" + qualifier->glsl + ")" + there,
                         "Give binding " + b +
                             " the format qualifier of the input's format, or declare it a "
                             "sampler2D or texture2D");
@@ -685,7 +693,8 @@ void check_task_inputs(const WorkerContext& context, const ComputeTaskDesc& desc
         if ((features & VK_FORMAT_FEATURE_2_STORAGE_IMAGE_BIT) == 0 ||
             (qualifier == nullptr &&
              (features & VK_FORMAT_FEATURE_2_STORAGE_READ_WITHOUT_FORMAT_BIT) == 0)) {
-            throw Error(has + there + ", and " + context.device_info.name + " cannot read " +
+            throw Error(ErrorCategory::Unsupported,
+                        has + there + ", and " + context.device_info.name + " cannot read " +
                             detail::format_name(in.format) + " as a storage image" +
                             (qualifier == nullptr ? " without a format qualifier" : ""),
                         "Declare binding " + b + " as a sampler2D or a texture2D");
@@ -703,14 +712,16 @@ void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
     for (const OutputImage& image : reflection.outputs) {
         const StorageFormat* qualifier = find_storage_format(image.format);
         if (qualifier != nullptr && qualifier->vulkan != context.format) {
-            throw Error(task + "'s SPIR-V declares its output (set 0, binding 0) as a " +
+            throw Error(ErrorCategory::InvalidArgument,
+                        task + "'s SPIR-V declares its output (set 0, binding 0) as a " +
                             qualifier->glsl + " storage image; the task's output has format " +
                             detail::format_name(context.format),
                         "Give the image the format qualifier of TaskDesc::format, or none "
                         "(tandem/compute.hpp)");
         }
         if (image.texel != texel_type(context.format)) {
-            throw Error(task + "'s SPIR-V declares its output (set 0, binding 0) as " +
+            throw Error(ErrorCategory::InvalidArgument,
+                        task + "'s SPIR-V declares its output (set 0, binding 0) as " +
                             texel_type_name(image.texel) + "; the task's output format " +
                             detail::format_name(context.format) + " needs " +
                             texel_type_name(texel_type(context.format)),
@@ -723,7 +734,8 @@ void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
             vkGetPhysicalDeviceFormatProperties2(context.physical_device, context.format, &props);
             if ((props3.optimalTilingFeatures &
                  VK_FORMAT_FEATURE_2_STORAGE_WRITE_WITHOUT_FORMAT_BIT) == 0) {
-                throw Error(task +
+                throw Error(ErrorCategory::Unsupported,
+                            task +
                                 "'s SPIR-V declares its output (set 0, binding 0) with no "
                                 "format qualifier, and " +
                                 context.device_info.name + " cannot write " +
@@ -742,7 +754,8 @@ void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
     if (local[0] > limits.maxComputeWorkGroupSize[0] ||
         local[1] > limits.maxComputeWorkGroupSize[1] ||
         std::uint64_t{local[0]} * local[1] > limits.maxComputeWorkGroupInvocations) {
-        throw Error(task + "'s workgroup of " + std::to_string(local[0]) + "x" +
+        throw Error(ErrorCategory::Unsupported,
+                    task + "'s workgroup of " + std::to_string(local[0]) + "x" +
                         std::to_string(local[1]) + " exceeds " + context.device_info.name +
                         "'s limits (" + std::to_string(limits.maxComputeWorkGroupSize[0]) + "x" +
                         std::to_string(limits.maxComputeWorkGroupSize[1]) + ", " +
@@ -750,7 +763,8 @@ void check_on_device(const WorkerContext& context, const ComputeTaskDesc& desc,
                     "Use a smaller LocalSize, or place the task on another device");
     }
     if (desc.push_constant_bytes > limits.maxPushConstantsSize) {
-        throw Error(task + " pushes " + std::to_string(desc.push_constant_bytes) +
+        throw Error(ErrorCategory::Unsupported,
+                    task + " pushes " + std::to_string(desc.push_constant_bytes) +
                         " bytes of constants; " + context.device_info.name + " takes at most " +
                         std::to_string(limits.maxPushConstantsSize),
                     "Move the rest into an input buffer (ComputeTaskDesc::input_bytes)");
@@ -1135,7 +1149,8 @@ private:
         const auto type =
             context.find_memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
         if (!type) {
-            throw Error("The device has no memory for a copy of the compute task's input '" +
+            throw Error(ErrorCategory::Unsupported,
+                        "The device has no memory for a copy of the compute task's input '" +
                             in.name + "'",
                         "Place the task on another device");
         }
@@ -1169,7 +1184,8 @@ private:
                     {size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, required,
                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, context.task_name + " compute input"}));
             } catch (const Error& e) {
-                throw Error(std::string(no_memory) + ": " + e.what(),
+                // Its what() names the result already: the category alone is carried over.
+                throw Error(e.category(), std::string(no_memory) + ": " + e.what(),
                             "Place the task on another device");
             }
             buffer = m_pooled.back().get();
@@ -1185,7 +1201,8 @@ private:
             const auto type = context.find_memory_type(req.memoryTypeBits, required,
                                                        VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
             if (!type) {
-                throw Error(no_memory, "Place the task on another device");
+                throw Error(ErrorCategory::Unsupported, no_memory,
+                            "Place the task on another device");
             }
             VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
             mai.allocationSize = req.size;

@@ -74,7 +74,7 @@ std::int64_t pattern_mismatch(const std::uint8_t* pixels, std::uint64_t generati
 PatternWorkload::PatternWorkload(const Device& device, const WorkloadParams& params)
     : m_device(device) {
     if (params.format != VK_FORMAT_R8G8B8A8_UNORM) {
-        throw Error("The pattern workload writes RGBA8 only",
+        throw Error(ErrorCategory::InvalidArgument, "The pattern workload writes RGBA8 only",
                     "Register the task with format RGBA8 (VK_FORMAT_R8G8B8A8_UNORM)");
     }
     const std::string label = device.label() + " pattern " + params.task_name;

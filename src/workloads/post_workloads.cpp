@@ -29,7 +29,8 @@ using detail::Device;
 const Device& device_of(const WorkerContext& context, const char* kind) {
     const Device* device = detail::application_device(context.device);
     if (device == nullptr) {
-        throw Error(std::string("The ") + kind + " workload was made outside a Tandem runtime",
+        throw Error(ErrorCategory::InvalidArgument,
+                    std::string("The ") + kind + " workload was made outside a Tandem runtime",
                     "Give its factory to TaskDesc::factory; the runtime calls it");
     }
     return *device;
@@ -40,18 +41,21 @@ void expect_inputs(const WorkerContext& context, const char* kind,
                    std::initializer_list<std::pair<const char*, VkFormat>> wanted) {
     const std::string task = "Task '" + context.task_name + "' (" + kind + ")";
     if (context.format != VK_FORMAT_R8G8B8A8_UNORM) {
-        throw Error(task + " has output format " + detail::format_name(context.format),
+        throw Error(ErrorCategory::InvalidArgument,
+                    task + " has output format " + detail::format_name(context.format),
                     std::string("A ") + kind + " task's output is RGBA8 UNORM");
     }
     if (context.inputs.size() != wanted.size()) {
-        throw Error(task + " declares " + std::to_string(context.inputs.size()) + " inputs",
+        throw Error(ErrorCategory::InvalidArgument,
+                    task + " declares " + std::to_string(context.inputs.size()) + " inputs",
                     std::string("A ") + kind + " task takes " + std::to_string(wanted.size()) +
                         " (start from tandem::" + kind + "_task)");
     }
     std::size_t i = 0;
     for (const auto& [name, format] : wanted) {
         if (context.inputs[i].format != format) {
-            throw Error(task + "'s input " + std::to_string(i) + " ('" + context.inputs[i].name +
+            throw Error(ErrorCategory::InvalidArgument,
+                        task + "'s input " + std::to_string(i) + " ('" + context.inputs[i].name +
                             "') has format " + detail::format_name(context.inputs[i].format),
                         std::string("Its ") + name + " input is " + detail::format_name(format));
         }
@@ -62,7 +66,8 @@ void expect_inputs(const WorkerContext& context, const char* kind,
 void expect_task_size(const WorkerContext& context, const char* kind, std::size_t input) {
     const TaskInputDesc& in = context.inputs[input];
     if (in.width != context.width || in.height != context.height) {
-        throw Error("Task '" + context.task_name + "' (" + kind + ") has input '" + in.name +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Task '" + context.task_name + "' (" + kind + ") has input '" + in.name +
                         "' of " + std::to_string(in.width) + "x" + std::to_string(in.height) +
                         " and an output of " + std::to_string(context.width) + "x" +
                         std::to_string(context.height),
@@ -112,7 +117,8 @@ protected:
     }
     static void check_recorded(VkResult r, const char* kind) {
         if (r != VK_SUCCESS) {
-            throw Error(std::string("recording the ") + kind + " pass failed (" +
+            throw Error(category_of(r),
+                        std::string("recording the ") + kind + " pass failed (" +
                             tandem::to_string(r) + ")",
                         "");
         }
@@ -234,7 +240,8 @@ private:
     static bool expect_same_size(const WorkerContext& context, const char* kind) {
         for (const TaskInputDesc& in : context.inputs) {
             if (in.width != context.inputs[0].width || in.height != context.inputs[0].height) {
-                throw Error("Task '" + context.task_name + "' (" + kind + ") has input '" +
+                throw Error(ErrorCategory::InvalidArgument,
+                            "Task '" + context.task_name + "' (" + kind + ") has input '" +
                                 in.name + "' of " + std::to_string(in.width) + "x" +
                                 std::to_string(in.height) + " and colour of " +
                                 std::to_string(context.inputs[0].width) + "x" +
@@ -254,7 +261,8 @@ private:
 void expect_unchained(const WorkerContext& context) {
     for (const TaskInputDesc& in : context.inputs) {
         if (in.producer) {
-            throw Error("Task '" + context.task_name + "' (interpolate) has input '" + in.name +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Task '" + context.task_name + "' (interpolate) has input '" + in.name +
                             "' chained to another task's output",
                         "Give an interpolate task the application's images as its inputs");
         }

@@ -38,7 +38,7 @@ WorkloadFactory WorkloadTable::find(std::string_view name) const {
     for (const auto& n : names()) {
         known += (known.empty() ? "" : ", ") + n;
     }
-    throw Error("Workload '" + std::string(name) + "' is not known",
+    throw Error(ErrorCategory::InvalidArgument, "Workload '" + std::string(name) + "' is not known",
                 "Use one of: " + known + ", or give the task a WorkloadFactory of your own");
 }
 

@@ -1,10 +1,11 @@
 // Bad input never crashes: every public entry point that takes the application's data (SPIR-V
 // and compute descriptions, task and input descriptions, job bytes, input images, post-process
-// settings, scene data, capture snapshots, tasks and profile files) is fed each malformed
-// variant in the table below. Each must answer with a clear error the way its API documents
-// (tandem::Error at set-up, a Failed SubmitResult with a reason per frame, a sentence from a
-// check function), and after each one the same runtime registers and runs a valid compute task
-// to its exact bytes.
+// settings and baselines, scene data and glTF files, capture snapshots, lease readbacks, tasks
+// and profile files) is fed each malformed variant in the table below. Each must answer with a
+// clear error the way its API documents (tandem::Error at set-up, of category InvalidArgument
+// unless a file could not be read; a Failed SubmitResult with a reason per frame; a sentence
+// from a check function), and after each one the same runtime registers and runs a valid
+// compute task to its exact bytes.
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -17,12 +18,16 @@
 
 #include <gtest/gtest.h>
 
+#include "post/reference.hpp"
 #include "runtime_fixture.hpp"
+#include "scene/gltf_loader.hpp"
 #include "scene/tasks.hpp"
 #include "sched/profile.hpp"
 #include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
+#include "tandem/gltf.hpp"
 #include "tandem/post.hpp"
+#include "tandem/readback.hpp"
 #include "tandem/scene.hpp"
 
 namespace tandem::test {
@@ -62,13 +67,14 @@ ComputeTaskDesc fill_desc() {
 // What a row's call answered: the error's text, or "" when it accepted the input.
 using Answer = std::string;
 
-// A set-up call: the text of the tandem::Error it throws. Any other exception is a failure of
-// its own (reported as such), and no exception at all answers "".
+// A set-up call: the text of the tandem::Error it throws, after its category in brackets
+// ("[invalid argument] ..."). Any other exception is a failure of its own (reported as such),
+// and no exception at all answers "".
 Answer thrown(const std::function<void()>& call) {
     try {
         call();
     } catch (const Error& e) {
-        return e.what();
+        return "[" + std::string(to_string(e.category())) + "] " + e.what();
     } catch (const std::exception& e) {
         return std::string("NOT A tandem::Error: ") + e.what();
     }
@@ -107,6 +113,9 @@ struct Row {
     const char* variant; // what is wrong with its input
     std::function<Answer(Env&)> call;
     const char* says; // a phrase the answer must contain
+    // A thrown Error's category: the application's data or argument was refused, unless the
+    // row says otherwise (a file that cannot be read, an application's own Error).
+    ErrorCategory category = ErrorCategory::InvalidArgument;
 };
 
 ComputeTaskDesc with(const std::function<void(ComputeTaskDesc&)>& change) {
@@ -220,7 +229,7 @@ const std::vector<Row> k_rows = {
     {"register_task", "an unknown workload", [](Env& e) { return registration(e, task([](auto& d) { d.factory = {}; d.workload = "nope"; })); }, "nope"},
     {"register_task", "a worker it lacks", [](Env& e) { return registration(e, task([](auto& d) { d.placement = Placement::parse("worker:9").value(); })); }, "worker:9"},
     {"register_task", "an output format the module cannot write", [](Env& e) { return registration(e, task([](auto& d) { d.format = VK_FORMAT_R32_SFLOAT; })); }, "task's output has format R32F"},
-    {"register_task", "a factory that throws", [](Env& e) { return registration(e, task([](auto& d) { d.factory = [](const WorkerContext&) -> std::unique_ptr<Workload> { throw Error("the application's factory refused"); }; })); }, "the application's factory refused"},
+    {"register_task", "a factory that throws", [](Env& e) { return registration(e, task([](auto& d) { d.factory = [](const WorkerContext&) -> std::unique_ptr<Workload> { throw Error("the application's factory refused"); }; })); }, "the application's factory refused", ErrorCategory::Other},
     // register_task(): its inputs (TaskInputDesc).
     {"TaskInputDesc", "nine inputs", [](Env& e) { return registration(e, task([](auto& d) { for (int i = 0; i < 9; ++i) { d.inputs.push_back(image_input([i](auto& in) { in.name += std::to_string(i); })); } })); }, "9"},
     {"TaskInputDesc", "a name twice", [](Env& e) { return registration(e, task([](auto& d) { d.inputs = {image_input([](auto&) {}), image_input([](auto&) {})}; })); }, "declared twice"},
@@ -273,11 +282,16 @@ const std::vector<Row> k_rows = {
     {"submit", "a capture job of 7 bytes", [](Env& e) { return failed(e.runtime.submit(e.capture, bytes_of_size(7))); }, "bad bytes"},
     {"submit", "a capture job of zeros", [](Env& e) { return failed(e.runtime.submit(e.capture, bytes_of_size(4096))); }, "bad bytes"},
     {"capture_workload", "no scene", [](Env&) { return thrown([] { (void)capture_workload(nullptr); }); }, "scene"},
+    // glTF scenes, the post-processing baselines, lease readbacks.
+    {"load_gltf", "bytes that are no glTF", [](Env&) { return thrown([] { const std::array<std::uint8_t, 5> bytes{'h', 'e', 'l', 'l', 'o'}; (void)detail::load_gltf_from_memory(bytes, "", "s.gltf"); }); }, "s.gltf"},
+    {"load_gltf", "a file that does not exist", [](Env&) { return thrown([] { SceneBuilder b; (void)load_gltf("/nonexistent/s.gltf", b); }); }, "/nonexistent/s.gltf", ErrorCategory::Other},
+    {"psnr", "images of two sizes", [](Env&) { return thrown([] { (void)detail::psnr(detail::Rgba8Image(2, 2), detail::Rgba8Image(3, 2)); }); }, "images of 2x2 and 3x2"},
+    {"LeaseReadback", "a lease of format undefined", [](Env& e) { return thrown([&] { LeaseReadback r(e.runtime); (void)r.read(Lease{}); }); }, "cannot be read back"},
     // Tasks files and calibration profiles (what `tandem run` and the scheduler read).
     {"tasks file", "empty", [](Env&) { return thrown([] { (void)detail::parse_tasks("", "t.json"); }); }, "t.json"},
     {"tasks file", "cut short", [](Env&) { return thrown([] { (void)detail::parse_tasks(R"({"tasks": [{"name": )", "t.json"); }); }, "t.json"},
     {"tasks file", "a task of size 0x0", [](Env&) { return thrown([] { (void)detail::parse_tasks(R"({"tasks": [{"name": "a", "camera": "c", "resolution": [0, 0]}]})", "t.json"); }); }, "/tasks/0"},
-    {"tasks file", "a file that does not exist", [](Env&) { return thrown([] { (void)detail::load_tasks("/nonexistent/tasks.json"); }); }, "/nonexistent/tasks.json"},
+    {"tasks file", "a file that does not exist", [](Env&) { return thrown([] { (void)detail::load_tasks("/nonexistent/tasks.json"); }); }, "/nonexistent/tasks.json", ErrorCategory::Other},
     {"profile", "empty", [](Env&) { return thrown([] { (void)detail::parse_profile(""); }); }, "profile"},
     {"profile", "an array", [](Env&) { return thrown([] { (void)detail::parse_profile("[1, 2]"); }); }, "profile"},
     {"profile", "a workload of negative time", [](Env&) { return thrown([] { (void)detail::parse_profile(R"({"version": 1, "devices": [{"workloads": [{"kind": "pattern", "width": 1, "height": 1, "ms": -1}]}]})"); }); }, "profile"},
@@ -341,6 +355,10 @@ TEST_F(MalformedInputs, EachIsRefusedClearlyAndTheRuntimeStillWorks) {
         EXPECT_EQ(answer.find("NOT A tandem::Error"), std::string::npos) << answer;
         EXPECT_NE(answer.find(row.says), std::string::npos)
             << "'" << row.says << "' not in: " << answer;
+        if (answer.starts_with("[")) {
+            EXPECT_TRUE(answer.starts_with("[" + std::string(to_string(row.category)) + "]"))
+                << answer;
+        }
         colour = colour * 1664525u + 1013904223u;
         expect_a_valid_task_runs(*runtime, *reader, colour);
     }
