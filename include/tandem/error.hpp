@@ -20,7 +20,7 @@ namespace tandem {
 // Other unless the thrower names it: InvalidArgument for a refused argument (a TaskDesc, an
 // option, a chain whose producer is no live task of the runtime, a calibration's job count).
 enum class ErrorCategory {
-    Other,           // not one of the below: a file that could not be read, a scene, a profile
+    Other,           // not one of the below: a file that could not be opened or read
     InvalidArgument, // the call's argument was refused; the call changed nothing
     Unsupported,     // the device or driver lacks what was asked (layer, extension, feature)
     OutOfMemory,     // host or device memory ran out

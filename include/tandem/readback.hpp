@@ -61,7 +61,8 @@ struct ReadbackImage {
     [[nodiscard]] std::uint32_t texel(std::uint32_t x, std::uint32_t y) const {
         if (texel_bytes != 4 || x >= extent.width || y >= extent.height ||
             bytes.size() < std::size_t{extent.width} * extent.height * 4) {
-            throw Error("Texel (" + std::to_string(x) + ", " + std::to_string(y) + ") of a " +
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Texel (" + std::to_string(x) + ", " + std::to_string(y) + ") of a " +
                             std::to_string(extent.width) + "x" + std::to_string(extent.height) +
                             " image of " + std::to_string(texel_bytes) + "-byte texels",
                         "Ask for x < width and y < height of a 4-byte format; read `bytes` "

@@ -192,8 +192,9 @@ enum class RuntimeEventKind {
     // Device `device` was lost (error DeviceLost; task: default): its manual tasks fail, its
     // auto tasks move.
     DeviceLost,
-    // A transfer path between the task's device and the primary failed while carrying it and
-    // is dropped for the pair (error TransferFailed): the task is prepared again with the next.
+    // A transfer path between the task's device and the primary failed, while carrying the
+    // task or at its self-test while the task was prepared, and is dropped for the pair (error
+    // TransferFailed): the task is prepared again with the next.
     TransferPathDropped,
     // The scheduler moved the task to `device` (error None).
     TaskMoved,

@@ -234,6 +234,7 @@ TEST(PublicReadback, TexelReadsInsideTheImageAndRefusesOutsideIt) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("(7, 9) of a 3x2 image"), std::string::npos)
             << e.what();
+        EXPECT_EQ(e.category(), ErrorCategory::InvalidArgument);
     }
     image.texel_bytes = 8; // RGBA16F: read `bytes`
     EXPECT_THROW((void)image.texel(0, 0), Error);
