@@ -4,9 +4,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -81,6 +83,29 @@ protected:
         const auto* px = reader.pixels(value);
         const std::size_t bytes = std::size_t{lease.extent.width} * lease.extent.height * 4;
         return px ? std::vector<std::uint8_t>(px, px + bytes) : std::vector<std::uint8_t>{};
+    }
+
+    // Submits `bytes` to `task`, whose workload fills its w x h output with one RGBA8 colour,
+    // waits for its first output, checks that every texel of it is `colour`, and unregisters
+    // the task: that a runtime still works (after a refusal, say).
+    static void expect_first_output_filled(Runtime& runtime, harness::LeaseReader& reader,
+                                           TaskId task, std::span<const std::byte> bytes,
+                                           std::uint32_t colour, std::uint32_t w, std::uint32_t h) {
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.submit(task, bytes).accepted(); }));
+        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).ready == 1; }))
+            << runtime.stats(task).workload_error;
+        auto lease = runtime.acquire(task);
+        ASSERT_TRUE(lease);
+        std::uint64_t v = 0;
+        const auto px = read_back(reader, *lease, v);
+        runtime.release(*lease, v);
+        ASSERT_EQ(px.size(), std::size_t{w} * h * 4);
+        for (std::size_t i = 0; i < px.size(); i += 4) {
+            std::uint32_t texel = 0;
+            std::memcpy(&texel, px.data() + i, 4);
+            ASSERT_EQ(texel, colour) << "texel " << i / 4;
+        }
+        EXPECT_EQ(runtime.unregister_task(task), TaskError::None);
     }
 
     static void expect_pattern(const std::vector<std::uint8_t>& px, const Lease& lease) {

@@ -13,36 +13,20 @@
 
 #include <gtest/gtest.h>
 
-#include "core/resources.hpp"
+#include "clear_workload.hpp"
 #include "runtime_fixture.hpp"
-#include "tandem/workload.hpp"
 
 namespace tandem::test {
 namespace {
 
 // A workload whose check() throws for any bytes but none: the application's own code failing.
-class ThrowingCheck final : public Workload {
+class ThrowingCheck final : public ClearWorkload {
 public:
-    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
-    WorkloadOutput output() const override {
-        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                VK_ACCESS_2_TRANSFER_WRITE_BIT};
-    }
     std::string check(std::span<const std::byte> bytes) const override {
         if (!bytes.empty()) {
             throw std::invalid_argument("the check could not parse the bytes");
         }
         return {};
-    }
-    void record(const RecordContext& job) override {
-        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
-                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
-                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        const VkClearColorValue colour{};
-        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
-                             &range);
     }
 };
 

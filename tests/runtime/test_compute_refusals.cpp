@@ -5,14 +5,13 @@
 // never later, where a pipeline layout without that binding crashed the job. After each
 // refusal the same runtime registers a valid compute task and runs it to the exact bytes.
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "runtime_fixture.hpp"
+#include "spirv_file.hpp"
 #include "tandem/compute.hpp"
 
 namespace tandem::test {
@@ -20,12 +19,8 @@ namespace {
 
 // The module compiled from tests/runtime/shaders/<name>.comp at build time.
 std::vector<std::uint32_t> module(const std::string& name) {
-    std::ifstream f(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv",
-                    std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    EXPECT_FALSE(bytes.empty()) << name;
-    std::vector<std::uint32_t> words(bytes.size() / 4);
-    std::memcpy(words.data(), bytes.data(), words.size() * 4);
+    auto words = read_spirv_file(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv");
+    EXPECT_FALSE(words.empty()) << name;
     return words;
 }
 
@@ -80,21 +75,7 @@ protected:
         const TaskId task = runtime.register_task(desc);
         std::byte bytes[4];
         std::memcpy(bytes, &colour, 4);
-        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.submit(task, bytes).accepted(); }));
-        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).ready == 1; }))
-            << runtime.stats(task).workload_error;
-        auto lease = runtime.acquire(task);
-        ASSERT_TRUE(lease);
-        std::uint64_t v = 0;
-        const auto px = read_back(reader, *lease, v);
-        runtime.release(*lease, v);
-        ASSERT_EQ(px.size(), std::size_t{k_w} * k_h * 4);
-        for (std::size_t i = 0; i < px.size(); i += 4) {
-            std::uint32_t texel = 0;
-            std::memcpy(&texel, px.data() + i, 4);
-            ASSERT_EQ(texel, colour) << "texel " << i / 4;
-        }
-        EXPECT_EQ(runtime.unregister_task(task), TaskError::None);
+        expect_first_output_filled(runtime, reader, task, bytes, colour, k_w, k_h);
     }
 };
 

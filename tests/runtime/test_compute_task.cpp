@@ -4,12 +4,11 @@
 // or description that does not fit is refused at registration with its sentence; a job whose
 // bytes do not add up is refused by submit() with one, and the next good job runs.
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <gtest/gtest.h>
 
 #include "runtime_fixture.hpp"
+#include "spirv_file.hpp"
 #include "tandem/compute.hpp"
 
 namespace tandem::test {
@@ -20,11 +19,7 @@ constexpr std::uint32_t k_h = 29;
 constexpr std::uint32_t k_count = 5; // palette entries
 
 std::vector<std::uint32_t> palette_module() {
-    std::ifstream f(TANDEM_TEST_SHADER, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<std::uint32_t> words(bytes.size() / 4);
-    std::memcpy(words.data(), bytes.data(), words.size() * 4);
-    return words;
+    return read_spirv_file(TANDEM_TEST_SHADER);
 }
 
 ComputeTaskDesc palette_desc() {

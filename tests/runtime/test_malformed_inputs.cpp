@@ -23,6 +23,7 @@
 #include "scene/gltf_loader.hpp"
 #include "scene/tasks.hpp"
 #include "sched/profile.hpp"
+#include "spirv_file.hpp"
 #include "tandem/capture.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/gltf.hpp"
@@ -38,12 +39,7 @@ constexpr std::uint32_t k_h = 7;
 constexpr float k_nan = std::numeric_limits<float>::quiet_NaN();
 
 std::vector<std::uint32_t> module(const std::string& name) {
-    std::ifstream f(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv",
-                    std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<std::uint32_t> words(bytes.size() / 4);
-    std::memcpy(words.data(), bytes.data(), words.size() * 4);
-    return words;
+    return read_spirv_file(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv");
 }
 
 // A module libFuzzer found (fuzz/corpus/compute, after its 16-byte description header):
@@ -311,21 +307,7 @@ protected:
         desc.factory = compute_workload(fill_desc());
         const TaskId task = runtime.register_task(desc);
         const auto bytes = bytes_of(colour);
-        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.submit(task, bytes).accepted(); }));
-        ASSERT_TRUE(pump_until(runtime, [&] { return runtime.stats(task).ready == 1; }))
-            << runtime.stats(task).workload_error;
-        auto lease = runtime.acquire(task);
-        ASSERT_TRUE(lease);
-        std::uint64_t v = 0;
-        const auto px = read_back(reader, *lease, v);
-        runtime.release(*lease, v);
-        ASSERT_EQ(px.size(), std::size_t{k_w} * k_h * 4);
-        for (std::size_t i = 0; i < px.size(); i += 4) {
-            std::uint32_t texel = 0;
-            std::memcpy(&texel, px.data() + i, 4);
-            ASSERT_EQ(texel, colour) << "texel " << i / 4;
-        }
-        EXPECT_EQ(runtime.unregister_task(task), TaskError::None);
+        expect_first_output_filled(runtime, reader, task, bytes, colour, k_w, k_h);
     }
 };
 

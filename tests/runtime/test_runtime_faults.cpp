@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "clear_workload.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "runtime_fixture.hpp"
@@ -152,25 +153,13 @@ TEST_F(RuntimeFaults, LosingOneWorkerLeavesTheOtherRunning) {
 }
 
 // Fails the jobs whose single byte is 0xEE (its record() throws); clears the others.
-class FailOnRequest final : public Workload {
+class FailOnRequest final : public ClearWorkload {
 public:
-    VkImageUsageFlags target_usage() const override { return VK_IMAGE_USAGE_TRANSFER_DST_BIT; }
-    WorkloadOutput output() const override {
-        return {VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                VK_ACCESS_2_TRANSFER_WRITE_BIT};
-    }
     void record(const RecordContext& job) override {
         if (job.bytes.size() == 1 && job.bytes[0] == std::byte{0xEE}) {
             throw std::runtime_error("the test asked this job to fail");
         }
-        detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_UNDEFINED,
-                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE,
-                              VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                              VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        const VkClearColorValue colour{};
-        const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        vkCmdClearColorImage(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
-                             &range);
+        ClearWorkload::record(job);
     }
 };
 

@@ -9,9 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <span>
 #include <string>
@@ -19,6 +17,7 @@
 
 #include "app_image.hpp"
 #include "runtime_fixture.hpp"
+#include "spirv_file.hpp"
 #include "tandem/compute.hpp"
 
 namespace tandem::test {
@@ -30,12 +29,8 @@ constexpr std::size_t k_texels = std::size_t{k_w} * k_h;
 
 // The module compiled from tests/workloads/shaders/<name>.comp at build time.
 std::vector<std::uint32_t> module(const std::string& name) {
-    std::ifstream f(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv",
-                    std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    EXPECT_FALSE(bytes.empty()) << name;
-    std::vector<std::uint32_t> words(bytes.size() / 4);
-    std::memcpy(words.data(), bytes.data(), words.size() * 4);
+    auto words = read_spirv_file(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv");
+    EXPECT_FALSE(words.empty()) << name;
     return words;
 }
 
