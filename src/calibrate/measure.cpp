@@ -166,7 +166,8 @@ Measurer::Measurer(const Instance& instance, const std::vector<Adapter>& adapter
         const auto it = std::find_if(adapters.begin(), adapters.end(),
                                      [&](const Adapter& a) { return a.info.index == index; });
         if (it == adapters.end()) {
-            throw Error("Adapter " + std::to_string(index) + " is not present",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Adapter " + std::to_string(index) + " is not present",
                         "Run `tandem devices` to list the adapters");
         }
         auto d = std::make_unique<Dev>();
@@ -205,7 +206,8 @@ Measurer::~Measurer() = default;
 Measurer::Dev& Measurer::dev(std::uint32_t adapter) const {
     const auto it = m_devices.find(adapter);
     if (it == m_devices.end()) {
-        throw Error("Adapter " + std::to_string(adapter) + " was not opened for calibration",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Adapter " + std::to_string(adapter) + " was not opened for calibration",
                     "Calibrate the adapters the run uses");
     }
     return *it->second;
@@ -214,7 +216,8 @@ Measurer::Dev& Measurer::dev(std::uint32_t adapter) const {
 void Measurer::add_task_content(const std::string& key, std::shared_ptr<const SceneAssets> assets,
                                 std::vector<std::byte> snapshot) {
     if (!assets) {
-        throw Error("Calibrating task " + key + " needs the scene's assets",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Calibrating task " + key + " needs the scene's assets",
                     "Pass Scene::shared_assets()");
     }
     m_tasks[key] = {std::move(assets), std::move(snapshot)};
@@ -437,9 +440,11 @@ std::vector<TransferSample> Measurer::transfer(const PairInfo& pair, TransferPat
                 throw Error(r, std::string("a ") + to_string(path) + " calibration transfer",
                             link.failed() ? link.error() : "Check the pair with `tandem devices`");
             }
-            if (link.primary_timeline().wait(ticket.primary_value, m_options.timeout) !=
-                VK_SUCCESS) {
-                throw Error(std::string("a ") + to_string(path) + " calibration transfer from " +
+            if (const VkResult waited =
+                    link.primary_timeline().wait(ticket.primary_value, m_options.timeout);
+                waited != VK_SUCCESS) {
+                throw Error(waited,
+                            std::string("a ") + to_string(path) + " calibration transfer from " +
                                 "adapter " + std::to_string(pair.worker) + " did not finish",
                             link.failed() ? link.error() : "Check the pair with `tandem probe`");
             }

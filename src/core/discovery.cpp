@@ -87,7 +87,8 @@ std::uint32_t parse_virtual_devices(std::string_view text) {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc{} || end != text.data() + text.size() || value < 1 || value > 16) {
-        throw Error("Virtual device count '" + std::string(text) + "' is not valid",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Virtual device count '" + std::string(text) + "' is not valid",
                     "Give a whole number from 1 to 16 (how many logical devices to open on each "
                     "physical device)");
     }
@@ -132,7 +133,7 @@ std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
                                           std::string_view selector) {
     std::vector<std::uint32_t> matches;
     if (selector.empty()) {
-        throw Error("An empty device selector was given",
+        throw Error(ErrorCategory::InvalidArgument, "An empty device selector was given",
                     "Use an index, a UUID or part of a device name; `tandem devices` lists them");
     }
     const bool numeric = std::all_of(selector.begin(), selector.end(),
@@ -157,7 +158,8 @@ std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
         }
     }
     if (matches.empty()) {
-        throw Error("No device matches '" + std::string(selector) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "No device matches '" + std::string(selector) +
                         "'. Devices:" + adapter_list(adapters),
                     "Use an index, a UUID or part of a device name from this list");
     }
@@ -167,7 +169,7 @@ std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
 Selection select_adapters(std::vector<Adapter>& adapters, std::string_view primary,
                           std::string_view workers) {
     if (adapters.empty()) {
-        throw Error("No Vulkan device was found",
+        throw Error(ErrorCategory::Unsupported, "No Vulkan device was found",
                     "Install mesa-vulkan-drivers (lavapipe) or your GPU's Vulkan driver");
     }
     Selection selection;

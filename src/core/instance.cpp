@@ -102,7 +102,8 @@ Validation validation_from_env(Validation fallback) {
     }
     auto parsed = parse_validation(value);
     if (!parsed) {
-        throw Error("TANDEM_VALIDATION='" + std::string(value) + "' is not understood",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "TANDEM_VALIDATION='" + std::string(value) + "' is not understood",
                     "Use 0 (off), 1 (core validation) or sync (core plus synchronisation)");
     }
     return *parsed;
@@ -196,7 +197,7 @@ Instance::Instance(VkInstance external, bool debug_utils)
     : m_instance(external), m_fail_severity(VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT),
       m_debug_utils(debug_utils), m_owned(false) {
     if (external == VK_NULL_HANDLE) {
-        throw Error("The application's VkInstance is null",
+        throw Error(ErrorCategory::InvalidArgument, "The application's VkInstance is null",
                     "Create the instance before handing it to Tandem");
     }
 }
@@ -221,7 +222,10 @@ std::vector<VkPhysicalDevice> Instance::physical_devices() const {
     std::uint32_t count = 0;
     vk_check(vkEnumeratePhysicalDevices(m_instance, &count, nullptr), "vkEnumeratePhysicalDevices");
     if (count == 0) {
-        throw Error(VK_ERROR_INITIALIZATION_FAILED, "No Vulkan device was found",
+        // No driver offers a device: Unsupported, as discovery's empty list is; the result
+        // stays in the text users and scripts already know.
+        throw Error(ErrorCategory::Unsupported, VK_ERROR_INITIALIZATION_FAILED,
+                    "No Vulkan device was found",
                     "Install mesa-vulkan-drivers (lavapipe) or your GPU's Vulkan driver, and check "
                     "VK_DRIVER_FILES / VK_ICD_FILENAMES if set");
     }

@@ -24,7 +24,8 @@ std::unique_ptr<detail::Device> adopt(const detail::Instance& instance,
             return std::make_unique<detail::Device>(instance, a, adopted, options);
         }
     }
-    throw Error("The runtime's primary is not a device of its instance",
+    throw Error(ErrorCategory::InvalidArgument,
+                "The runtime's primary is not a device of its instance",
                 "Pass Runtime::primary_vulkan() as it is");
 }
 

@@ -16,7 +16,8 @@ std::vector<std::string> demo_task_names() {
 nlohmann::json demo_tasks_document(const std::vector<std::string>& placements) {
     const detail::TasksFile tasks = detail::demo_tasks();
     if (placements.size() != tasks.tasks.size()) {
-        throw Error("The demo has " + std::to_string(tasks.tasks.size()) + " tasks, not " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The demo has " + std::to_string(tasks.tasks.size()) + " tasks, not " +
                         std::to_string(placements.size()),
                     "Give one placement per task");
     }

@@ -20,7 +20,8 @@ DeviceSession::DeviceSession(const SessionOptions& options) : m_state(std::make_
     if (!options.validation.empty()) {
         auto parsed = detail::parse_validation(options.validation);
         if (!parsed) {
-            throw Error("--validation '" + options.validation + "' is not understood",
+            throw Error(ErrorCategory::InvalidArgument,
+                        "--validation '" + options.validation + "' is not understood",
                         "Use off, core or sync");
         }
         validation = *parsed;

@@ -407,7 +407,8 @@ const MainView::State::Frame* MainView::State::frame_of(std::uint64_t value) con
 MainFrameImages MainView::frame_images(std::uint64_t value) const {
     const State::Frame* f = m_state->frame_of(value);
     if (f == nullptr) {
-        throw Error("The main view frame " + std::to_string(value) + " was reused",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The main view frame " + std::to_string(value) + " was reused",
                     "Take a frame's images before rendering frames_in_flight further frames");
     }
     return {f->color.get(), f->depth.get(), f->motion.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
@@ -416,7 +417,8 @@ MainFrameImages MainView::frame_images(std::uint64_t value) const {
 std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {
     const State::Frame* f = m_state->frame_of(value);
     if (f == nullptr) {
-        throw Error("The main view frame " + std::to_string(value) + " was reused",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The main view frame " + std::to_string(value) + " was reused",
                     "Read a frame's pixels before rendering further frames");
     }
     return buffer_pixels(m_state->m_device, f->main_readback, m_state->m_extent);
@@ -425,7 +427,8 @@ std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {
 std::vector<std::uint8_t> MainView::lease_pixels(std::uint64_t value, std::size_t lease) const {
     const State::Frame* f = m_state->frame_of(value);
     if (f == nullptr || lease >= f->lease_extents.size()) {
-        throw Error("The main view frame " + std::to_string(value) + " read no lease " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The main view frame " + std::to_string(value) + " read no lease " +
                         std::to_string(lease),
                     "Ask for read_leases in that frame");
     }

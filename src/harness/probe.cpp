@@ -34,6 +34,13 @@ detail::QueueRole queue_role(ProbeQueue queue) {
     return detail::QueueRole::Transfer;
 }
 
+// A bridge stops on a failed Vulkan wait or submit, a timeout, or its pair's device lost. It
+// keeps a sentence, not the VkResult, so the device lost is the one case told apart.
+ErrorCategory bridge_failure(const detail::HostBridge& bridge) {
+    const bool lost = bridge.pair() && !bridge.pair()->device_failure().empty();
+    return lost ? ErrorCategory::DeviceLost : ErrorCategory::Vulkan;
+}
+
 // One side (worker or primary) of the probe: a command buffer per in-flight slot, recorded once.
 struct Side {
     std::unique_ptr<detail::Device> device;
@@ -117,7 +124,8 @@ ProbeMode parse_probe_mode(const std::string& text) {
     if (text == "copy") {
         return ProbeMode::Copy;
     }
-    throw Error("Probe mode '" + text + "' is not known", "Use signal, empty or copy");
+    throw Error(ErrorCategory::InvalidArgument, "Probe mode '" + text + "' is not known",
+                "Use signal, empty or copy");
 }
 
 ProbeQueue parse_probe_queue(const std::string& text) {
@@ -130,7 +138,8 @@ ProbeQueue parse_probe_queue(const std::string& text) {
     if (text == "transfer") {
         return ProbeQueue::Transfer;
     }
-    throw Error("Queue '" + text + "' is not known", "Use graphics, compute or transfer");
+    throw Error(ErrorCategory::InvalidArgument, "Queue '" + text + "' is not known",
+                "Use graphics, compute or transfer");
 }
 
 ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
@@ -140,11 +149,13 @@ ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
     const double rate = o.rate_hz;
     const DeviceSession::State& s = session.state();
     if (s.selection.workers.empty()) {
-        throw Error("The probe needs a worker adapter", "Pass --workers or leave it on auto");
+        throw Error(ErrorCategory::InvalidArgument, "The probe needs a worker adapter",
+                    "Pass --workers or leave it on auto");
     }
     const std::uint32_t worker_index = s.selection.workers.front();
     if (worker_index == s.selection.primary) {
-        throw Error("The probe's worker and primary are the same adapter",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The probe's worker and primary are the same adapter",
                     "Pick a different worker, or --virtual-devices 2 to open one GPU twice");
     }
     const auto& worker_adapter = s.adapters.at(worker_index);
@@ -230,8 +241,9 @@ ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
                             times->has_bridged = true;
                             return result;
                         })) {
-                        throw Error("The probe bridge refused job " + std::to_string(j) + ": " +
-                                    bridge->error());
+                        throw Error(bridge_failure(*bridge), "The probe bridge refused job " +
+                                                                 std::to_string(j) + ": " +
+                                                                 bridge->error());
                     }
                 }
             } else {
@@ -260,7 +272,8 @@ ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
             }
         } else {
             if (bridge->state() != detail::HostBridge::State::Running) {
-                throw Error("The probe bridge stopped: " + bridge->error());
+                throw Error(bridge_failure(*bridge),
+                            "The probe bridge stopped: " + bridge->error());
             }
         }
         for (; completed < std::min<std::uint64_t>(value, accepted); ++completed) {

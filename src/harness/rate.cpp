@@ -27,7 +27,8 @@ double parse_rate_hz(std::string_view text) {
     const double value = plain ? std::strtod(normalised.c_str(), &end) : 0.0;
     const bool parsed = plain && end == normalised.c_str() + normalised.size();
     if (!parsed || !std::isfinite(value) || value <= 0.0) {
-        throw Error("Rate '" + std::string(text) + "' is not a positive finite number of Hz",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Rate '" + std::string(text) + "' is not a positive finite number of Hz",
                     "Give a number such as 60, 37.5 or 37,5");
     }
     return value;

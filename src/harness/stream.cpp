@@ -11,7 +11,8 @@ Stream::Stream(Runtime& runtime, TaskId task, const StreamOptions& options,
                std::vector<std::byte> snapshot)
     : m_runtime(runtime), m_task(task), m_options(options), m_snapshot(std::move(snapshot)) {
     if (!std::isfinite(options.rate_hz) || options.rate_hz <= 0.0) {
-        throw Error("Stream rate " + std::to_string(options.rate_hz) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Stream rate " + std::to_string(options.rate_hz) +
                         " Hz is not a positive finite number",
                     "Give a rate such as 60, 37.5 or 37,5");
     }

@@ -9,7 +9,8 @@ namespace tandem::harness {
 LogLevel parse_log_level_option(std::string_view text) {
     const auto level = parse_log_level(text);
     if (!level) {
-        throw Error("Log level '" + std::string(text) + "' is not known",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Log level '" + std::string(text) + "' is not known",
                     "Use trace, debug, info, warn, error or off");
     }
     return *level;

@@ -24,6 +24,24 @@ Buffer readback_buffer(const Device& device, VkExtent2D extent, const std::strin
                           VK_MEMORY_PROPERTY_HOST_CACHED_BIT, name + " readback"});
 }
 
+// A render refused for its snapshot or target is the caller's; the descriptor and device
+// failures are failed Vulkan calls whose result only the log holds.
+ErrorCategory category_of(RenderStatus status) noexcept {
+    switch (status) {
+    case RenderStatus::DescriptorFailure:
+    case RenderStatus::DeviceFailure:
+        return ErrorCategory::Vulkan;
+    case RenderStatus::Ok:
+    case RenderStatus::ExtentMismatch:
+    case RenderStatus::UnknownMesh:
+    case RenderStatus::TooManyInstances:
+    case RenderStatus::UnknownSurface:
+    case RenderStatus::NoMotionOutputs:
+        break;
+    }
+    return ErrorCategory::InvalidArgument;
+}
+
 std::vector<std::uint8_t> host_copy(const Device& device, const Buffer& buffer) {
     invalidate_buffer(device, buffer);
     const auto* p = static_cast<const std::uint8_t*>(buffer.mapped);
@@ -50,11 +68,13 @@ std::vector<std::uint8_t> read_back_rgba8(const Device& device, VkImage image, V
 void write_png(const std::string& path, std::uint32_t width, std::uint32_t height,
                std::span<const std::uint8_t> rgba) {
     if (rgba.size() != std::size_t{width} * height * 4 || width == 0 || height == 0) {
-        throw Error("Cannot write " + path + ": the pixels do not match " + std::to_string(width) +
-                    "x" + std::to_string(height));
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Cannot write " + path + ": the pixels do not match " + std::to_string(width) +
+                        "x" + std::to_string(height));
     }
     if (stbi_write_png(path.c_str(), static_cast<int>(width), static_cast<int>(height), 4,
                        rgba.data(), static_cast<int>(width * 4)) == 0) {
+        // Other: the file could not be written, like a profile that cannot be saved.
         throw Error("Cannot write " + path, "Check that the folder exists and is writable");
     }
 }
@@ -72,7 +92,8 @@ HeadlessView::HeadlessView(const Renderer& renderer, VkExtent2D extent, const st
       m_target(renderer, extent, 4096, 8, name),
       m_readback(readback_buffer(renderer.device(), extent, name)) {
     if (renderer.color_format() != VK_FORMAT_R8G8B8A8_UNORM) {
-        throw Error("HeadlessView needs a renderer that draws RGBA8");
+        throw Error(ErrorCategory::InvalidArgument,
+                    "HeadlessView needs a renderer that draws RGBA8");
     }
 }
 
@@ -103,7 +124,7 @@ std::vector<std::uint8_t> HeadlessView::render(const FrameSnapshot& snapshot,
                        VK_ACCESS_2_HOST_READ_BIT);
     });
     if (status != RenderStatus::Ok) {
-        throw Error(std::string("Render refused: ") + to_string(status));
+        throw Error(category_of(status), std::string("Render refused: ") + to_string(status));
     }
     return host_copy(device, m_readback);
 }

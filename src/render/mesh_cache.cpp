@@ -70,13 +70,14 @@ VkDescriptorSet MeshCache::texture_set(VkImageView view) {
 
 void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
     if (!assets) {
-        throw Error("MeshCache::upload was given no scene assets");
+        throw Error(ErrorCategory::InvalidArgument, "MeshCache::upload was given no scene assets");
     }
     if (m_assets == assets) {
         return;
     }
     if (m_assets) {
-        throw Error("This mesh cache already holds another scene's assets",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "This mesh cache already holds another scene's assets",
                     "Use one MeshCache per device and scene");
     }
     const SceneAssets& a = *assets;
@@ -101,7 +102,8 @@ void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
     for (const Texture& t : a.textures) {
         if (t.width == 0 || t.height == 0 ||
             t.rgba.size() != static_cast<std::size_t>(t.width) * t.height * 4) {
-            throw Error("Texture '" + t.name + "' has no valid RGBA8 pixels");
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Texture '" + t.name + "' has no valid RGBA8 pixels");
         }
         textures.push_back(&t);
     }
@@ -158,8 +160,9 @@ void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
         VkDeviceSize io = l.index_offset;
         for (const Primitive& prim : m.primitives) {
             if (prim.material >= a.materials.size() && !a.materials.empty()) {
-                throw Error("Mesh '" + m.name + "' names material " +
-                            std::to_string(prim.material) + ", which does not exist");
+                throw Error(ErrorCategory::InvalidArgument,
+                            "Mesh '" + m.name + "' names material " +
+                                std::to_string(prim.material) + ", which does not exist");
             }
             g.primitives.push_back({first_index, static_cast<std::uint32_t>(prim.indices.size()),
                                     vertex_offset, prim.material});
@@ -236,7 +239,8 @@ void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
     for (const Material& m : a.materials) {
         const std::uint32_t tex = m.base_color_texture ? *m.base_color_texture + 1 : 0;
         if (tex >= m_texture_sets.size()) {
-            throw Error("Material '" + m.name + "' names a texture that does not exist");
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Material '" + m.name + "' names a texture that does not exist");
         }
         m_materials.push_back({m.base_color, m_texture_sets[tex]});
     }

@@ -30,7 +30,7 @@ SceneCapture::SceneCapture(std::shared_ptr<MeshCache> cache, VkFormat color, VkE
                            std::uint32_t slots)
     : m_cache(std::move(cache)), m_renderer(*m_cache, color), m_extent(extent) {
     if (slots == 0) {
-        throw Error("A scene capture needs at least one slot");
+        throw Error(ErrorCategory::InvalidArgument, "A scene capture needs at least one slot");
     }
     for (std::uint32_t i = 0; i < slots; ++i) {
         m_targets.push_back(std::make_unique<RenderTarget>(

@@ -592,12 +592,14 @@ std::vector<std::string> describe_openings(const std::vector<DeviceLoad>& loads,
 
 void check_placement_task(const PlacementTask& task) {
     if (!std::isfinite(task.rate_hz) || task.rate_hz <= 0.0) {
-        throw Error("task \"" + task.name + "\" has an update rate of " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "task \"" + task.name + "\" has an update rate of " +
                         std::to_string(task.rate_hz) + " Hz",
                     "Give a positive finite rate in Hz");
     }
     if (task.shape.kind.empty() || task.shape.width == 0 || task.shape.height == 0) {
-        throw Error("task \"" + task.name + "\" has no workload kind or an empty size",
+        throw Error(ErrorCategory::InvalidArgument,
+                    "task \"" + task.name + "\" has no workload kind or an empty size",
                     "Give the task a kind and a non-zero width and height");
     }
 }

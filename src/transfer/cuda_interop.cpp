@@ -11,6 +11,23 @@ constexpr const char* k_cuda_hint =
     "Check the NVIDIA driver, and that CUDA sees both GPUs (CUDA_VISIBLE_DEVICES)";
 constexpr cuda::CUresult k_peer_access_already_enabled = 704;
 
+// A CUDA call's failure in Tandem's categories. Out of memory and a driver, device or peer
+// access that is missing are told apart; any other CUDA failure is Other, as it is no VkResult.
+ErrorCategory category_of_cuda(cuda::CUresult result) noexcept {
+    switch (result) {
+    case 2: // CUDA_ERROR_OUT_OF_MEMORY
+        return ErrorCategory::OutOfMemory;
+    case 35:  // CUDA_ERROR_INSUFFICIENT_DRIVER
+    case 100: // CUDA_ERROR_NO_DEVICE
+    case 217: // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+    case 801: // CUDA_ERROR_NOT_SUPPORTED
+    case 803: // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+        return ErrorCategory::Unsupported;
+    default:
+        return ErrorCategory::Other;
+    }
+}
+
 // An import's step: on failure the fd is still the caller's, so it is closed before the throw.
 void check_or_close(const CudaDriver& cuda, cuda::CUresult result, int fd, const char* call) {
     if (result != cuda::CUDA_SUCCESS) {
@@ -23,13 +40,14 @@ void check_or_close(const CudaDriver& cuda, cuda::CUresult result, int fd, const
 
 void cu_check(const CudaDriver& cuda, cuda::CUresult result, const char* call) {
     if (result != cuda::CUDA_SUCCESS) {
-        throw Error(cuda.describe(call, result), k_cuda_hint);
+        throw Error(category_of_cuda(result), cuda.describe(call, result), k_cuda_hint);
     }
 }
 
 CudaGpu::CudaGpu(const CudaDriver& cuda, int ordinal) : m_cuda(cuda), m_ordinal(ordinal) {
     if (!m_cuda.ready) {
-        throw Error("CUDA is not available: " + m_cuda.error, k_cuda_hint);
+        throw Error(ErrorCategory::Unsupported, "CUDA is not available: " + m_cuda.error,
+                    k_cuda_hint);
     }
     cu_check(m_cuda, m_cuda.cuDeviceGet(&m_device, ordinal), "cuDeviceGet");
     cu_check(m_cuda, m_cuda.cuDevicePrimaryCtxRetain(&m_context, m_device),

@@ -168,8 +168,8 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     const CudaImportedTimeline primary_semaphore(on_primary, cuda_done.export_fd());
     const CudaMemory bounce(on_primary, bytes);
 
-    const auto fail = [&](const std::string& what) {
-        throw Error(what, "Run it again with --validation core to see what Vulkan says");
+    const auto fail = [&](VkResult result, const std::string& what) {
+        throw Error(result, what, "Run it again with --validation core to see what Vulkan says");
     };
     for (std::uint32_t run = 0; run < out.runs; ++run) {
         const std::uint64_t value = run + 1;
@@ -186,16 +186,19 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
             cuda_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         const VkSemaphoreSubmitInfo copied =
             primary_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        if (primary.queue(QueueRole::Transfer)
-                .submit_one(primary_cmd, {&cuda_wait, 1}, {&copied, 1}) != VK_SUCCESS) {
-            fail("submitting the primary's copy failed");
+        if (const VkResult r = primary.queue(QueueRole::Transfer)
+                                   .submit_one(primary_cmd, {&cuda_wait, 1}, {&copied, 1});
+            r != VK_SUCCESS) {
+            fail(r, "submitting the primary's copy failed");
         }
         const auto t0 = Clock::now();
         const VkSemaphoreSubmitInfo written[] = {
             worker_done.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT),
             worker_copied.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
-        if (worker.queue(QueueRole::Transfer).submit_one(worker_cmd, {}, written) != VK_SUCCESS) {
-            fail("submitting the worker's copy failed");
+        if (const VkResult r =
+                worker.queue(QueueRole::Transfer).submit_one(worker_cmd, {}, written);
+            r != VK_SUCCESS) {
+            fail(r, "submitting the worker's copy failed");
         }
         // Worker GPU: wait for Vulkan's value, peer-copy into CUDA memory on the primary GPU.
         cu_check(cuda, on_worker.make_current(), "cuCtxSetCurrent");
@@ -212,8 +215,8 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
                  "cuMemcpyPeerAsync");
         cu_check(cuda, cuda.cuStreamSynchronize(on_worker.stream()), "cuStreamSynchronize");
         // Seen by the worker's Vulkan side too, so its command buffer may be submitted again.
-        if (worker_copied.wait(value, k_wait) != VK_SUCCESS) {
-            fail("the worker's copy did not complete within 10 s");
+        if (const VkResult r = worker_copied.wait(value, k_wait); r != VK_SUCCESS) {
+            fail(r, "the worker's copy did not complete within 10 s");
         }
         // Primary GPU: into the primary's imported buffer, then signal Vulkan's timeline.
         cu_check(cuda, on_primary.make_current(), "cuCtxSetCurrent");
@@ -229,8 +232,8 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
             cuda.cuSignalExternalSemaphoresAsync(&primary_signal, &signal, 1, on_primary.stream()),
             "cuSignalExternalSemaphoresAsync");
         // Polled: a blocking wait on a CUDA-signalled timeline woke ~10 ms late on the H200s.
-        if (primary_done.wait(value, k_wait) != VK_SUCCESS) {
-            fail("the primary's copy did not complete within 10 s");
+        if (const VkResult r = primary_done.wait(value, k_wait); r != VK_SUCCESS) {
+            fail(r, "the primary's copy did not complete within 10 s");
         }
         out.chain_us.push_back(
             std::chrono::duration<double, std::micro>(Clock::now() - t0).count());

@@ -345,7 +345,9 @@ TransferPath choose_tested_path(const Device& worker, const Device& primary, con
             for (const auto& d : dropped) {
                 why += std::string(why.empty() ? "" : "; ") + to_string(d.path) + ": " + d.reason;
             }
-            throw Error("Every transfer path from adapter " + std::to_string(pair.worker) +
+            // Unsupported: the pair has no transfer path that works, whatever the task asks.
+            throw Error(ErrorCategory::Unsupported,
+                        "Every transfer path from adapter " + std::to_string(pair.worker) +
                             " to adapter " + std::to_string(pair.primary) + " was dropped (" + why +
                             ")",
                         "Place the task on the primary, or on another worker");

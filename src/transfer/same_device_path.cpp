@@ -10,7 +10,8 @@ SameDevicePath::SameDevicePath(const Device& worker, const Device& primary,
                                const StagingLayout& layout)
     : TransferPathBackend(worker, primary, layout) {
     if (&worker != &primary) {
-        throw Error("The same-device transfer path needs the worker and the primary to be one "
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The same-device transfer path needs the worker and the primary to be one "
                     "Device",
                     "Use a cross-device path (shared memory, host imported or host copy)");
     }

@@ -26,8 +26,10 @@ StreamHandOff::StreamHandOff(const HandOffContext& context, const std::string& n
              !context.path->stream_signals_from_host()),
       m_stream(context.path->make_stream(*context.worker_timeline, m_gate)) {
     if (!m_stream) {
-        throw Error(std::string("The ") + tandem::to_string(context.path->kind()) +
-                    " path's copier has no stream of its copies");
+        // Unsupported: this path's copier cannot stream; the link falls back to the bridge.
+        throw Error(ErrorCategory::Unsupported, std::string("The ") +
+                                                    tandem::to_string(context.path->kind()) +
+                                                    " path's copier has no stream of its copies");
     }
 }
 

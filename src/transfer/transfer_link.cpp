@@ -26,7 +26,8 @@ TransferLink::TransferLink(const Device& worker, const Device& primary, const Pa
       m_path(negotiate_path(pair, desc.forced)) {
     const bool same = m_path == TransferPath::SameDevice;
     if (same != (&worker == &primary)) {
-        throw Error("The same-device path needs one Device as worker and primary, and the other "
+        throw Error(ErrorCategory::InvalidArgument,
+                    "The same-device path needs one Device as worker and primary, and the other "
                     "paths two",
                     "Pass the same Device twice for a same-device pair, else two Devices");
     }

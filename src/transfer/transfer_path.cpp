@@ -35,12 +35,13 @@ void check_band_heights(std::span<const std::uint32_t> heights, std::uint32_t he
     std::uint64_t sum = 0;
     for (const std::uint32_t rows : heights) {
         if (rows == 0) {
-            throw Error("A band of 0 rows was asked for", fix);
+            throw Error(ErrorCategory::InvalidArgument, "A band of 0 rows was asked for", fix);
         }
         sum += rows;
     }
     if (sum != height) {
-        throw Error("Band heights add up to " + std::to_string(sum) + " rows, not the image's " +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Band heights add up to " + std::to_string(sum) + " rows, not the image's " +
                         std::to_string(height),
                     fix);
     }
@@ -67,12 +68,14 @@ StagingLayout make_staging_layout(std::uint32_t width, std::uint32_t height, VkF
                                   std::span<const std::uint32_t> band_heights,
                                   VkDeviceSize min_slot_bytes) {
     if (width == 0 || height == 0 || width > 16384 || height > 16384) {
-        throw Error("Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Transfer size " + std::to_string(width) + "x" + std::to_string(height) +
                         " is not valid",
                     "Use a width and height from 1 to 16384");
     }
     if (slots == 0 || slots > 64) {
-        throw Error("A transfer needs from 1 to 64 slots, not " + std::to_string(slots),
+        throw Error(ErrorCategory::InvalidArgument,
+                    "A transfer needs from 1 to 64 slots, not " + std::to_string(slots),
                     "Use the default of 3 slots");
     }
     StagingLayout l;
@@ -169,14 +172,17 @@ TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> fo
                 if (a.available) {
                     return *forced;
                 }
-                throw Error(std::string("Transfer path ") + to_string(*forced) +
+                // Unsupported: the pair lacks the forced path; the reason says what it lacks.
+                throw Error(ErrorCategory::Unsupported,
+                            std::string("Transfer path ") + to_string(*forced) +
                                 " is not available from adapter " + std::to_string(pair.worker) +
                                 " to adapter " + std::to_string(pair.primary) + ": " + a.reason,
                             "Leave the path to negotiation, or force one that `tandem devices` "
                             "lists as available for this pair");
             }
         }
-        throw Error(std::string("Transfer path ") + to_string(*forced) +
+        throw Error(ErrorCategory::Unsupported,
+                    std::string("Transfer path ") + to_string(*forced) +
                         " is not in the pair matrix of adapters " + std::to_string(pair.worker) +
                         " -> " + std::to_string(pair.primary),
                     "Leave the path to negotiation");
@@ -184,7 +190,8 @@ TransferPath negotiate_path(const PairInfo& pair, std::optional<TransferPath> fo
     if (auto best = pair.best_path()) {
         return *best;
     }
-    throw Error("No transfer path exists from adapter " + std::to_string(pair.worker) +
+    throw Error(ErrorCategory::Unsupported,
+                "No transfer path exists from adapter " + std::to_string(pair.worker) +
                     " to adapter " + std::to_string(pair.primary),
                 "Pick other devices; `tandem devices` shows the pair matrix");
 }
@@ -208,6 +215,7 @@ std::unique_ptr<TransferPathBackend> make_transfer_path(TransferPath path, const
     case TransferPath::HostCopy:
         return std::make_unique<HostCopyPath>(worker, primary, layout);
     }
+    // Other: a value outside the enum is Tandem's bug, not the application's refused argument.
     throw Error("Unknown transfer path", "This is a bug in Tandem");
 }
 

@@ -108,7 +108,8 @@ bool ZeroCopyPath::exports(const Device& device, VkFormat format, VkImageUsageFl
 
 std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const {
     if (desc.width == 0 || desc.height == 0 || desc.width > 16384 || desc.height > 16384) {
-        throw Error("Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Image size " + std::to_string(desc.width) + "x" + std::to_string(desc.height) +
                         " is not valid",
                     "Use a width and height from 1 to 16384");
     }

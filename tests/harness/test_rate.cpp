@@ -22,6 +22,7 @@ TEST(Rate, RefusesWhatIsNotAPositiveFiniteNumber) {
             const std::string what = e.what();
             EXPECT_NE(what.find(std::string("'") + bad + "'"), std::string::npos) << what;
             EXPECT_NE(what.find("positive finite"), std::string::npos) << what;
+            EXPECT_EQ(e.category(), ErrorCategory::InvalidArgument) << what;
         }
     }
 }

@@ -130,6 +130,8 @@ TEST(PathHealthRecord, DroppedPathsAreUnavailableWithTheirFirstReasonInOrder) {
         ADD_FAILURE() << "a dropped path was negotiated when forced";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("second"), std::string::npos) << e.what();
+        // The pair lacks the forced path: Unsupported, so a caller can fall back to another.
+        EXPECT_EQ(e.category(), ErrorCategory::Unsupported);
     }
 }
 

@@ -315,9 +315,19 @@ TEST(StagingLayout, TakesBandsOfGivenHeights) {
         (void)detail::make_staging_layout(129, 97, VK_FORMAT_R8G8B8A8_UNORM, 2, 0, 1, 1, 1,
                                           detail::k_submitted_bands, h);
     };
-    EXPECT_THROW(bad({10, 50, 36}), Error);    // 96 rows
-    EXPECT_THROW(bad({10, 50, 0, 37}), Error); // an empty band
-    EXPECT_THROW(bad({10, 50, 1, 37}), Error); // 98 rows
+    // Band heights are the caller's argument: refused as InvalidArgument.
+    const auto refusal = [&](std::vector<std::uint32_t> h) {
+        try {
+            bad(std::move(h));
+        } catch (const Error& e) {
+            return e.category();
+        }
+        ADD_FAILURE() << "accepted";
+        return ErrorCategory::Other;
+    };
+    EXPECT_EQ(refusal({10, 50, 36}), ErrorCategory::InvalidArgument);    // 96 rows
+    EXPECT_EQ(refusal({10, 50, 0, 37}), ErrorCategory::InvalidArgument); // an empty band
+    EXPECT_EQ(refusal({10, 50, 1, 37}), ErrorCategory::InvalidArgument); // 98 rows
     EXPECT_NO_THROW(bad({97}));
 }
 
