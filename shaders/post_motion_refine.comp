@@ -1,0 +1,113 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Motion from colour, step 4, per texel of frame z at full size: of the vectors of its own 8x8
+// block and the eight around it, the one that best matches a 5x5 window around the texel (so a
+// block across an object's edge splits along it), then one Lucas-Kanade step for the sub-texel
+// part (kept only where it lowers the cost). Written in InterpolatePass's convention (pixels,
+// pointing back one frame: B's vector is where its texel was in A; A's is minus where it goes in
+// B, constant motion continued) with a confidence: 1 - 2 cost / (zero-motion cost), scaled down
+// where moving the texel gains little over not moving it (flat, still or unmatched regions),
+// where the interpolation falls back to the blend. The depth the interpolation resolves by is
+// 1 - confidence: where two texels land on one, the better matched one wins.
+#include "post_motion.glsl"
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(binding = 1, std430) readonly buffer Vectors { ivec2 vectors[]; }; // level 0's
+layout(binding = 2, std430) writeonly buffer Motion { uint motion[]; };   // half2, A's then B's
+layout(binding = 3, std430) writeonly buffer Depth { float depth[]; };
+layout(binding = 4, std430) writeonly buffer Confidence { float confidence[]; };
+layout(push_constant) uniform Push {
+    ivec2 size;
+    ivec2 blocks;
+} pc;
+
+const int k_block = 8;
+const int k_window = 2;           // 5x5
+const float k_smoothness = 0.002; // cost per texel of distance from the block's own vector
+const float k_noise = 0.02;       // luminance differences below this are not worth moving for
+
+int g_frame;
+ivec2 g_lo;
+ivec2 g_hi;
+
+float window_cost(ivec2 p, vec2 d) {
+    float sum = 0.0;
+    for (int y = g_lo.y; y <= g_hi.y; ++y) {
+        for (int x = g_lo.x; x <= g_hi.x; ++x) {
+            vec2 q = vec2(x, y);
+            sum += abs(luma_at(0, pc.size, g_frame, ivec2(x, y)) -
+                       luma_bilinear(0, pc.size, 1 - g_frame, q + d));
+        }
+    }
+    ivec2 n = g_hi - g_lo + 1;
+    return sum / float(n.x * n.y);
+}
+
+ivec2 block_vector(ivec2 block) {
+    ivec2 b = clamp(block, ivec2(0), pc.blocks - 1);
+    return vectors[g_frame * pc.blocks.x * pc.blocks.y + b.y * pc.blocks.x + b.x];
+}
+
+// One Gauss-Newton step on the window's squared differences around whole-texel d.
+vec2 sub_texel(ivec2 d) {
+    mat2 gtg = mat2(0.0);
+    vec2 gte = vec2(0.0);
+    for (int y = g_lo.y; y <= g_hi.y; ++y) {
+        for (int x = g_lo.x; x <= g_hi.x; ++x) {
+            ivec2 q = ivec2(x, y) + d;
+            int other = 1 - g_frame;
+            vec2 g = 0.5 * vec2(luma_at(0, pc.size, other, q + ivec2(1, 0)) -
+                                    luma_at(0, pc.size, other, q - ivec2(1, 0)),
+                                luma_at(0, pc.size, other, q + ivec2(0, 1)) -
+                                    luma_at(0, pc.size, other, q - ivec2(0, 1)));
+            float e = luma_at(0, pc.size, other, q) - luma_at(0, pc.size, g_frame, ivec2(x, y));
+            gtg += outerProduct(g, g);
+            gte += g * e;
+        }
+    }
+    float det = determinant(gtg);
+    if (!(det > 1e-8)) {
+        return vec2(0.0);
+    }
+    return clamp(-(inverse(gtg) * gte), vec2(-0.5), vec2(0.5));
+}
+
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    g_frame = int(gl_GlobalInvocationID.z);
+    if (any(greaterThanEqual(p, pc.size))) {
+        return;
+    }
+    g_lo = max(p - k_window, ivec2(0));
+    g_hi = min(p + k_window, pc.size - 1);
+    ivec2 block = p / k_block;
+    ivec2 own = block_vector(block);
+    ivec2 best = own;
+    float best_cost = window_cost(p, vec2(own));
+    for (int by = -1; by <= 1; ++by) {
+        for (int bx = -1; bx <= 1; ++bx) {
+            ivec2 d = block_vector(block + ivec2(bx, by));
+            ivec2 off = abs(d - own);
+            float cost = window_cost(p, vec2(d)) + k_smoothness * float(off.x + off.y);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = d;
+            }
+        }
+    }
+    float matched = window_cost(p, vec2(best));
+    vec2 v = vec2(best);
+    vec2 refined = v + sub_texel(best);
+    float refined_cost = window_cost(p, refined);
+    if (refined_cost < matched) {
+        v = refined;
+        matched = refined_cost;
+    }
+    float still = window_cost(p, vec2(0.0));
+    float conf = clamp(1.0 - 2.0 * matched / max(still, k_noise), 0.0, 1.0) *
+                 clamp((still - matched) / k_noise, 0.0, 1.0);
+
+    uint i = uint(g_frame * pc.size.x * pc.size.y + p.y * pc.size.x + p.x);
+    motion[i] = packHalf2x16(g_frame == 0 ? -v : v);
+    depth[i] = 1.0 - conf;
+    confidence[i] = conf;
+}
