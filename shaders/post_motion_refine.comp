@@ -29,7 +29,21 @@ int g_frame;
 ivec2 g_lo;
 ivec2 g_hi;
 
-float window_cost(ivec2 p, vec2 d) {
+// Mean absolute difference over the window, the other frame at whole-texel offset d.
+float window_cost(ivec2 d) {
+    float sum = 0.0;
+    for (int y = g_lo.y; y <= g_hi.y; ++y) {
+        for (int x = g_lo.x; x <= g_hi.x; ++x) {
+            ivec2 q = ivec2(x, y);
+            sum += abs(luma_at(0, pc.size, g_frame, q) - luma_at(0, pc.size, 1 - g_frame, q + d));
+        }
+    }
+    ivec2 n = g_hi - g_lo + 1;
+    return sum / float(n.x * n.y);
+}
+
+// The same at a sub-texel offset, the other frame read bilinearly.
+float window_cost_at(vec2 d) {
     float sum = 0.0;
     for (int y = g_lo.y; y <= g_hi.y; ++y) {
         for (int x = g_lo.x; x <= g_hi.x; ++x) {
@@ -81,28 +95,44 @@ void main() {
     g_hi = min(p + k_window, pc.size - 1);
     ivec2 block = p / k_block;
     ivec2 own = block_vector(block);
+    // The own block's vector, then its neighbours' in a fixed order, each distinct one costed
+    // once (in a smooth field they are mostly the same).
+    ivec2 seen[9];
+    int distinct = 1;
+    seen[0] = own;
     ivec2 best = own;
-    float best_cost = window_cost(p, vec2(own));
+    float matched = window_cost(own);
+    float best_cost = matched;
     for (int by = -1; by <= 1; ++by) {
         for (int bx = -1; bx <= 1; ++bx) {
             ivec2 d = block_vector(block + ivec2(bx, by));
+            bool repeated = false;
+            for (int k = 0; k < distinct; ++k) {
+                repeated = repeated || seen[k] == d;
+            }
+            if (repeated) {
+                continue;
+            }
+            seen[distinct++] = d;
             ivec2 off = abs(d - own);
-            float cost = window_cost(p, vec2(d)) + k_smoothness * float(off.x + off.y);
-            if (cost < best_cost) {
-                best_cost = cost;
+            float cost = window_cost(d);
+            if (cost + k_smoothness * float(off.x + off.y) < best_cost) {
+                best_cost = cost + k_smoothness * float(off.x + off.y);
                 best = d;
+                matched = cost;
             }
         }
     }
-    float matched = window_cost(p, vec2(best));
     vec2 v = vec2(best);
     vec2 refined = v + sub_texel(best);
-    float refined_cost = window_cost(p, refined);
-    if (refined_cost < matched) {
-        v = refined;
-        matched = refined_cost;
+    if (refined != v) {
+        float refined_cost = window_cost_at(refined);
+        if (refined_cost < matched) {
+            v = refined;
+            matched = refined_cost;
+        }
     }
-    float still = window_cost(p, vec2(0.0));
+    float still = window_cost(ivec2(0));
     float conf = clamp(1.0 - 2.0 * matched / max(still, k_noise), 0.0, 1.0) *
                  clamp((still - matched) / k_noise, 0.0, 1.0);
 

@@ -68,6 +68,13 @@ void main() {
     ivec2 best = ivec2(0);
     float best_cost = 1e30;
     for (int c = 0; c < count; ++c) {
+        bool repeated = false;
+        for (int k = 0; k < c; ++k) {
+            repeated = repeated || candidates[k] == candidates[c];
+        }
+        if (repeated) {
+            continue; // the same neighbourhood again
+        }
         for (int dy = -pc.radius; dy <= pc.radius; ++dy) {
             for (int dx = -pc.radius; dx <= pc.radius; ++dx) {
                 ivec2 d = candidates[c] + ivec2(dx, dy);

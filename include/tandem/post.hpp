@@ -20,6 +20,13 @@
 //                this one's (at InterpolateSettings::t): both frames warped towards it by their
 //                motion, disocclusions resolved by depth, holes filled from the background. The
 //                first job on a device (nothing before it there) gives its own colour.
+//                From colour alone (interpolate_colour_task: one RGBA8 input, for a program that
+//                gives no depth and no motion vectors), the motion is estimated from the two
+//                frames (coarse-to-fine block matching on their luminance, refined per texel
+//                with a sub-texel step) with a confidence per texel; where the confidence is low
+//                (flat, still or unmatched regions) the output falls back to the blend
+//                (1 - t) previous + t this. The same InterpolateSettings (t and fill_radius
+//                used; depth_tolerance and reversed_depth checked, not used), the same first job.
 //
 // clang-format off
 //     tandem::TaskDesc desc = tandem::interpolate_task("frame-gen", 1920, 1080);
@@ -100,6 +107,7 @@ template <typename Settings>
 [[nodiscard]] TANDEM_API WorkloadFactory blur_workload();
 [[nodiscard]] TANDEM_API WorkloadFactory upscale_workload();
 [[nodiscard]] TANDEM_API WorkloadFactory interpolate_workload();
+[[nodiscard]] TANDEM_API WorkloadFactory interpolate_colour_workload();
 
 // Task descriptions of each kind, named `name`, with their inputs and output, placed auto.
 [[nodiscard]] TANDEM_API TaskDesc blur_task(const std::string& name, std::uint32_t width,
@@ -110,6 +118,10 @@ template <typename Settings>
                                                std::uint32_t height);
 [[nodiscard]] TANDEM_API TaskDesc interpolate_task(const std::string& name, std::uint32_t width,
                                                    std::uint32_t height);
+// Frame generation from colour alone: one RGBA8 input, the output the same size.
+[[nodiscard]] TANDEM_API TaskDesc interpolate_colour_task(const std::string& name,
+                                                          std::uint32_t width,
+                                                          std::uint32_t height);
 // The temporal upscaler: inputs colour (RGBA8), depth (R32F) and motion vectors (RG16F, in
 // render texels, pointing back one frame), all at `input_width` x `input_height`; the output at
 // `width` x `height`. Each job's bytes: empty or one TemporalUpscaleSettings.

@@ -1,5 +1,6 @@
 // The post-processing tasks of tandem/post.hpp: public Workloads over the post layer's passes
-// (post/blur.hpp, post/upscale.hpp, post/interpolate.hpp), reading the job's inputs.
+// (post/blur.hpp, post/upscale.hpp, post/interpolate.hpp, post/colour_motion.hpp), reading the
+// job's inputs.
 //
 // Threads and lifetime as tandem::Workload: made on the preparation thread (the Device comes
 // from application_device, valid during the factory call and outliving the workload), record()
@@ -11,9 +12,11 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/resources.hpp"
 #include "post/blur.hpp"
+#include "post/colour_motion.hpp"
 #include "post/interpolate.hpp"
 #include "post/post_pass.hpp"
 #include "post/temporal_upscale.hpp"
@@ -258,55 +261,53 @@ private:
 
 // Interpolation copies its inputs for the next job, changing their layout: a chained input (the
 // producer's own image, read in place) cannot be treated so.
-void expect_unchained(const WorkerContext& context) {
+void expect_unchained(const WorkerContext& context, const char* kind) {
     for (const TaskInputDesc& in : context.inputs) {
         if (in.producer) {
             throw Error(ErrorCategory::InvalidArgument,
-                        "Task '" + context.task_name + "' (interpolate) has input '" + in.name +
+                        "Task '" + context.task_name + "' (" + kind + ") has input '" + in.name +
                             "' chained to another task's output",
-                        "Give an interpolate task the application's images as its inputs");
+                        std::string("Give an ") + kind +
+                            " task the application's images as its inputs");
         }
     }
 }
 
-// Keeps the previous job's colour, depth and motion on the device (copied at the end of each
-// job, on the same queue, so the next job reads them after its own barrier).
-class InterpolateWorkload final : public PostWorkload {
+// Why `bytes` are not InterpolateSettings in range; empty when they are.
+std::string check_interpolate_settings(std::span<const std::byte> bytes) {
+    const auto s = settings_of<InterpolateSettings>(bytes);
+    if (!s) {
+        return size_error<InterpolateSettings>("interpolate", bytes.size());
+    }
+    if (!(s->t >= 0.0f && s->t <= 1.0f) || !(s->depth_tolerance >= 0.0f) ||
+        s->fill_radius > detail::k_max_fill_radius || s->reversed_depth > 1) {
+        return "an interpolation's t is 0 to 1, its depth tolerance at least 0, its fill "
+               "radius 0 to " +
+               std::to_string(detail::k_max_fill_radius) + " and reversed_depth 0 or 1";
+    }
+    return {};
+}
+
+// Frame generation between the previous job's inputs and this one's: keeps the previous job's
+// inputs on the device (copied at the end of each job, on the same queue, so the next job reads
+// them after its own barrier); the first job on a device gives its own colour.
+class FrameGenerationWorkload : public PostWorkload {
 public:
-    explicit InterpolateWorkload(const WorkerContext& context)
-        : m_device((expect_inputs(context, "interpolate",
-                                  {{"colour", VK_FORMAT_R8G8B8A8_UNORM},
-                                   {"depth", VK_FORMAT_R32_SFLOAT},
-                                   {"motion", VK_FORMAT_R16G16_SFLOAT}}),
-                    expect_task_size(context, "interpolate", 0),
-                    expect_task_size(context, "interpolate", 1),
-                    expect_task_size(context, "interpolate", 2), expect_unchained(context),
-                    device_of(context, "interpolate"))),
-          m_pass(m_device, {context.width, context.height}, context.slots) {
-        for (std::size_t i = 0; i < m_previous.size(); ++i) {
+    FrameGenerationWorkload(const WorkerContext& context, const Device& device) : m_device(device) {
+        for (const TaskInputDesc& in : context.inputs) {
             detail::ImageDesc d;
             d.width = context.width;
             d.height = context.height;
-            d.format = context.inputs[i].format;
+            d.format = in.format;
             d.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-            d.name = context.task_name + " previous " + context.inputs[i].name;
+            d.name = context.task_name + " previous " + in.name;
             d.queue_families = {context.queue_family};
-            m_previous[i] = detail::create_image(m_device, d);
+            m_previous.push_back(detail::create_image(m_device, d));
         }
     }
 
     std::string check(std::span<const std::byte> bytes) const override {
-        const auto s = settings_of<InterpolateSettings>(bytes);
-        if (!s) {
-            return size_error<InterpolateSettings>("interpolate", bytes.size());
-        }
-        if (!(s->t >= 0.0f && s->t <= 1.0f) || !(s->depth_tolerance >= 0.0f) ||
-            s->fill_radius > detail::k_max_fill_radius || s->reversed_depth > 1) {
-            return "an interpolation's t is 0 to 1, its depth tolerance at least 0, its fill "
-                   "radius 0 to " +
-                   std::to_string(detail::k_max_fill_radius) + " and reversed_depth 0 or 1";
-        }
-        return {};
+        return check_interpolate_settings(bytes);
     }
     // The first job copies its colour: the output is written by a copy then, by compute after.
     VkImageUsageFlags target_usage() const override {
@@ -319,27 +320,26 @@ public:
     void record(const RecordContext& job) override {
         if (!m_has_previous) {
             first_frame(job);
-            keep_as_previous(job);
-            return;
+        } else {
+            const InterpolateSettings s =
+                settings_of<InterpolateSettings>(job.bytes).value_or(InterpolateSettings{});
+            begin_output(job);
+            generate(job, s);
         }
-        const InterpolateSettings s =
-            settings_of<InterpolateSettings>(job.bytes).value_or(InterpolateSettings{});
-        detail::InterpolateParams p;
-        p.t = s.t;
-        p.depth_tolerance = s.depth_tolerance;
-        p.fill_radius = s.fill_radius;
-        p.reversed_depth = s.reversed_depth != 0;
-        const detail::FrameInputs now{sampled(job.inputs[0]), sampled(job.inputs[1]),
-                                      sampled(job.inputs[2])};
-        const VkImageLayout read = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-        const detail::FrameInputs before{{m_previous[0].view.get(), read},
-                                         {m_previous[1].view.get(), read},
-                                         {m_previous[2].view.get(), read}};
-        begin_output(job);
-        check_recorded(m_pass.record(job.cmd, job.slot, before, now, job.view, job.extent, p),
-                       "interpolate");
         keep_as_previous(job);
     }
+
+protected:
+    // Records the frame between the previous inputs and this job's into the job's output (in
+    // GENERAL, its earlier uses done).
+    virtual void generate(const RecordContext& job, const InterpolateSettings& s) = 0;
+
+    // Input `i` of the previous job, readable by compute.
+    [[nodiscard]] detail::SampledInput previous(std::size_t i) const {
+        return {m_previous[i].view.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    }
+
+    const Device& m_device;
 
 private:
     // Nothing before it on this device: the output is the job's own colour.
@@ -392,10 +392,64 @@ private:
         m_has_previous = true;
     }
 
-    const Device& m_device;
-    detail::InterpolatePass m_pass;
-    std::array<detail::Image, 3> m_previous;
+    std::vector<detail::Image> m_previous;
     bool m_has_previous = false;
+};
+
+// Colour, depth and motion vectors from the application (post/interpolate.hpp).
+class InterpolateWorkload final : public FrameGenerationWorkload {
+public:
+    explicit InterpolateWorkload(const WorkerContext& context)
+        : FrameGenerationWorkload(context, (expect_inputs(context, "interpolate",
+                                                          {{"colour", VK_FORMAT_R8G8B8A8_UNORM},
+                                                           {"depth", VK_FORMAT_R32_SFLOAT},
+                                                           {"motion", VK_FORMAT_R16G16_SFLOAT}}),
+                                            expect_task_size(context, "interpolate", 0),
+                                            expect_task_size(context, "interpolate", 1),
+                                            expect_task_size(context, "interpolate", 2),
+                                            expect_unchained(context, "interpolate"),
+                                            device_of(context, "interpolate"))),
+          m_pass(m_device, {context.width, context.height}, context.slots) {}
+
+private:
+    void generate(const RecordContext& job, const InterpolateSettings& s) override {
+        detail::InterpolateParams p;
+        p.t = s.t;
+        p.depth_tolerance = s.depth_tolerance;
+        p.fill_radius = s.fill_radius;
+        p.reversed_depth = s.reversed_depth != 0;
+        const detail::FrameInputs now{sampled(job.inputs[0]), sampled(job.inputs[1]),
+                                      sampled(job.inputs[2])};
+        const detail::FrameInputs before{previous(0), previous(1), previous(2)};
+        check_recorded(m_pass.record(job.cmd, job.slot, before, now, job.view, job.extent, p),
+                       "interpolate");
+    }
+
+    detail::InterpolatePass m_pass;
+};
+
+// Colour alone: the motion estimated from the two frames (post/colour_motion.hpp).
+class ColourInterpolateWorkload final : public FrameGenerationWorkload {
+public:
+    explicit ColourInterpolateWorkload(const WorkerContext& context)
+        : FrameGenerationWorkload(context, (expect_inputs(context, "interpolate_colour",
+                                                          {{"colour", VK_FORMAT_R8G8B8A8_UNORM}}),
+                                            expect_task_size(context, "interpolate_colour", 0),
+                                            expect_unchained(context, "interpolate_colour"),
+                                            device_of(context, "interpolate_colour"))),
+          m_pass(m_device, {context.width, context.height}, context.slots) {}
+
+private:
+    void generate(const RecordContext& job, const InterpolateSettings& s) override {
+        detail::InterpolateParams p;
+        p.t = s.t;
+        p.fill_radius = s.fill_radius;
+        check_recorded(m_pass.record(job.cmd, job.slot, previous(0), sampled(job.inputs[0]),
+                                     job.view, job.extent, p),
+                       "colour interpolate");
+    }
+
+    detail::ColourInterpolatePass m_pass;
 };
 
 TaskDesc post_task(const std::string& name, std::uint32_t width, std::uint32_t height,
@@ -456,6 +510,10 @@ WorkloadFactory interpolate_workload() {
     return [](const WorkerContext& c) { return std::make_unique<InterpolateWorkload>(c); };
 }
 
+WorkloadFactory interpolate_colour_workload() {
+    return [](const WorkerContext& c) { return std::make_unique<ColourInterpolateWorkload>(c); };
+}
+
 TaskDesc blur_task(const std::string& name, std::uint32_t width, std::uint32_t height) {
     TaskDesc d = post_task(name, width, height, blur_workload());
     d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, width, height}};
@@ -484,6 +542,13 @@ TaskDesc interpolate_task(const std::string& name, std::uint32_t width, std::uin
     d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, width, height},
                 {"depth", VK_FORMAT_R32_SFLOAT, width, height},
                 {"motion", VK_FORMAT_R16G16_SFLOAT, width, height}};
+    return d;
+}
+
+TaskDesc interpolate_colour_task(const std::string& name, std::uint32_t width,
+                                 std::uint32_t height) {
+    TaskDesc d = post_task(name, width, height, interpolate_colour_workload());
+    d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, width, height}};
     return d;
 }
 
