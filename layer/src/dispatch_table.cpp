@@ -1,0 +1,42 @@
+#include "dispatch_table.hpp"
+
+namespace tandem::layer {
+namespace {
+
+template <typename Function>
+void load(Function& slot, PFN_vkVoidFunction function) {
+    slot = reinterpret_cast<Function>(function);
+}
+
+} // namespace
+
+InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstanceProcAddr next) {
+    InstanceDispatch table;
+    table.GetInstanceProcAddr = next;
+    load(table.DestroyInstance, next(instance, "vkDestroyInstance"));
+    load(table.GetPhysicalDeviceProperties, next(instance, "vkGetPhysicalDeviceProperties"));
+    load(table.GetPhysicalDeviceSurfaceCapabilitiesKHR,
+         next(instance, "vkGetPhysicalDeviceSurfaceCapabilitiesKHR"));
+    return table;
+}
+
+DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr next) {
+    DeviceDispatch table;
+    table.GetDeviceProcAddr = next;
+    load(table.DestroyDevice, next(device, "vkDestroyDevice"));
+    load(table.GetDeviceQueue, next(device, "vkGetDeviceQueue"));
+    load(table.GetDeviceQueue2, next(device, "vkGetDeviceQueue2"));
+    load(table.QueueSubmit, next(device, "vkQueueSubmit"));
+    load(table.QueueSubmit2, next(device, "vkQueueSubmit2"));
+    load(table.QueueSubmit2KHR, next(device, "vkQueueSubmit2KHR"));
+    load(table.QueueWaitIdle, next(device, "vkQueueWaitIdle"));
+    load(table.QueueBindSparse, next(device, "vkQueueBindSparse"));
+    load(table.DeviceWaitIdle, next(device, "vkDeviceWaitIdle"));
+    load(table.QueuePresentKHR, next(device, "vkQueuePresentKHR"));
+    load(table.CreateSwapchainKHR, next(device, "vkCreateSwapchainKHR"));
+    load(table.DestroySwapchainKHR, next(device, "vkDestroySwapchainKHR"));
+    load(table.GetSwapchainImagesKHR, next(device, "vkGetSwapchainImagesKHR"));
+    return table;
+}
+
+} // namespace tandem::layer

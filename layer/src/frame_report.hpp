@@ -1,0 +1,34 @@
+// The JSON report the layer writes when TANDEM_FRAMEGEN_REPORT names a file: at every
+// vkDestroyDevice, and at process exit while a device is still open. docs/layer.md describes its
+// fields. The file is written next to its final name and renamed, so that a reader never sees
+// half of one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layer_settings.hpp"
+
+namespace tandem::layer {
+
+struct DeviceCounts {
+    std::string name;
+    std::uint64_t devices = 0; // how many devices of this name were opened (and counted here)
+    std::uint64_t open = 0;    // of those, still open when the report was written
+    std::uint64_t swapchains_created = 0;
+    std::uint64_t real_frames_presented = 0;
+    std::uint64_t generated_frames = 0;
+};
+
+struct ReportContents {
+    std::string program;          // the executable's name
+    std::string application_name; // VkApplicationInfo::pApplicationName of the last instance
+    std::vector<DeviceCounts> devices;
+    const LayerSettings* settings = nullptr;
+};
+
+// Writes the report to settings.report_path; on failure logs one line and returns false.
+bool write_frame_report(const ReportContents& contents);
+
+} // namespace tandem::layer

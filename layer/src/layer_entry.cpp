@@ -1,0 +1,468 @@
+// VK_LAYER_TANDEM_frame_generation's entry points: the loader's layer interface
+// (vkNegotiateLoaderLayerInterfaceVersion, then vkGetInstanceProcAddr / vkGetDeviceProcAddr) and
+// the functions the layer intercepts. This version passes every call down unchanged except two:
+// vkCreateSwapchainKHR adds VK_IMAGE_USAGE_TRANSFER_SRC_BIT when the surface allows it (a later
+// version copies presented images), and every queue call holds its queue's lock. It counts
+// swapchains and presented frames for the report (frame_report.hpp).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include "dispatch_table.hpp"
+#include "frame_report.hpp"
+#include "layer_log.hpp"
+#include "layer_settings.hpp"
+#include "layer_state.hpp"
+
+namespace tandem::layer {
+namespace {
+
+// The loader's link in the create info's pNext chain that carries the next layer's
+// GetInstanceProcAddr (and GetDeviceProcAddr). Each layer consumes its link by moving the chain's
+// pLayerInfo on before calling down; the chain is const in the signature but is the loader's, made
+// for this.
+template <typename LinkInfo>
+LinkInfo* find_link(const void* next, VkStructureType type) {
+    auto* info = static_cast<LinkInfo*>(const_cast<void*>(next));
+    while (info != nullptr && !(info->sType == type && info->function == VK_LAYER_LINK_INFO)) {
+        info = static_cast<LinkInfo*>(const_cast<void*>(info->pNext));
+    }
+    return info;
+}
+
+void write_report_if_asked() {
+    if (!layer_settings().report_path.empty()) {
+        static_cast<void>(write_frame_report(registry().report_contents()));
+    }
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create_info,
+                                              const VkAllocationCallbacks* allocator,
+                                              VkInstance* instance) {
+    auto* link = find_link<VkLayerInstanceCreateInfo>(
+        create_info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    if (link == nullptr || link->u.pLayerInfo == nullptr) {
+        log_problem("vkCreateInstance without the loader's layer link: is the layer loaded by the "
+                    "Vulkan loader?");
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    const PFN_vkGetInstanceProcAddr next = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    const auto create =
+        reinterpret_cast<PFN_vkCreateInstance>(next(VK_NULL_HANDLE, "vkCreateInstance"));
+    if (create == nullptr) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    const VkResult result = create(create_info, allocator, instance);
+    if (result != VK_SUCCESS) {
+        return result;
+    }
+    auto record = std::make_shared<InstanceRecord>();
+    record->instance = *instance;
+    record->dispatch = load_instance_dispatch(*instance, next);
+    if (const VkApplicationInfo* app = create_info->pApplicationInfo; app != nullptr) {
+        record->application_name = app->pApplicationName != nullptr ? app->pApplicationName : "";
+        record->engine_name = app->pEngineName != nullptr ? app->pEngineName : "";
+    }
+    static_cast<void>(layer_settings()); // a bad setting is logged once, here
+    log_info("instance created for '" + record->application_name + "'");
+    registry().add_instance(std::move(record));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
+                                           const VkAllocationCallbacks* allocator) {
+    if (instance == VK_NULL_HANDLE) {
+        return;
+    }
+    const std::shared_ptr<InstanceRecord> record = registry().remove_instance(instance);
+    if (record != nullptr && record->dispatch.DestroyInstance != nullptr) {
+        record->dispatch.DestroyInstance(instance, allocator);
+    }
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
+                                            const VkDeviceCreateInfo* create_info,
+                                            const VkAllocationCallbacks* allocator,
+                                            VkDevice* device) {
+    auto* link = find_link<VkLayerDeviceCreateInfo>(create_info->pNext,
+                                                    VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+    const std::shared_ptr<InstanceRecord> instance = registry().find_instance(physical_device);
+    if (link == nullptr || link->u.pLayerInfo == nullptr || instance == nullptr) {
+        log_problem("vkCreateDevice without the loader's layer link or on an instance the layer "
+                    "did not see created");
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    const PFN_vkGetInstanceProcAddr next_instance = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    const PFN_vkGetDeviceProcAddr next_device = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    const auto create =
+        reinterpret_cast<PFN_vkCreateDevice>(next_instance(instance->instance, "vkCreateDevice"));
+    if (create == nullptr) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    const VkResult result = create(physical_device, create_info, allocator, device);
+    if (result != VK_SUCCESS) {
+        return result;
+    }
+    auto record = std::make_shared<DeviceRecord>();
+    record->device = *device;
+    record->physical_device = physical_device;
+    record->dispatch = load_device_dispatch(*device, next_device);
+    record->instance = instance;
+    if (instance->dispatch.GetPhysicalDeviceProperties != nullptr) {
+        VkPhysicalDeviceProperties properties{};
+        instance->dispatch.GetPhysicalDeviceProperties(physical_device, &properties);
+        record->device_name = properties.deviceName;
+    }
+    log_info("device created: " + record->device_name + ", " +
+             layer_settings().pass_through_reason);
+    registry().add_device(std::move(record));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
+    if (device == VK_NULL_HANDLE) {
+        return;
+    }
+    const std::shared_ptr<DeviceRecord> record = registry().remove_device(device);
+    if (record == nullptr) {
+        return;
+    }
+    if (record->dispatch.DestroyDevice != nullptr) {
+        record->dispatch.DestroyDevice(device, allocator);
+    }
+    log_info("device destroyed: " + record->device_name + ", " +
+             std::to_string(record->frames_presented.load(std::memory_order_relaxed)) +
+             " frames presented");
+    write_report_if_asked();
+}
+
+VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, std::uint32_t family,
+                                          std::uint32_t index, VkQueue* queue) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr || record->dispatch.GetDeviceQueue == nullptr) {
+        *queue = VK_NULL_HANDLE;
+        return;
+    }
+    record->dispatch.GetDeviceQueue(device, family, index, queue);
+    if (*queue != VK_NULL_HANDLE) {
+        record->note_queue(*queue, family, index);
+        registry().add_queue(*queue, record);
+    }
+}
+
+VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* info,
+                                           VkQueue* queue) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr || record->dispatch.GetDeviceQueue2 == nullptr) {
+        *queue = VK_NULL_HANDLE;
+        return;
+    }
+    record->dispatch.GetDeviceQueue2(device, info, queue);
+    if (*queue != VK_NULL_HANDLE) {
+        record->note_queue(*queue, info->queueFamilyIndex, info->queueIndex);
+        registry().add_queue(*queue, record);
+    }
+}
+
+// Runs `call(device)` holding the queue's lock; VK_ERROR_DEVICE_LOST when the queue's device is
+// unknown (a queue of a destroyed device).
+template <typename Call>
+VkResult on_queue(VkQueue queue, Call&& call) {
+    const std::shared_ptr<DeviceRecord> device = registry().find_queue_device(queue);
+    if (device == nullptr) {
+        log_problem("a queue call on a queue of no device the layer knows");
+        return VK_ERROR_DEVICE_LOST;
+    }
+    const std::shared_ptr<QueueRecord> record = device->queue_record(queue);
+    const std::lock_guard lock(record->mutex);
+    return call(*device);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, std::uint32_t count,
+                                           const VkSubmitInfo* submits, VkFence fence) {
+    return on_queue(queue, [&](DeviceRecord& device) {
+        return device.dispatch.QueueSubmit(queue, count, submits, fence);
+    });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, std::uint32_t count,
+                                            const VkSubmitInfo2* submits, VkFence fence) {
+    return on_queue(queue, [&](DeviceRecord& device) {
+        if (device.dispatch.QueueSubmit2 == nullptr) {
+            return VK_ERROR_FEATURE_NOT_PRESENT;
+        }
+        return device.dispatch.QueueSubmit2(queue, count, submits, fence);
+    });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, std::uint32_t count,
+                                               const VkSubmitInfo2* submits, VkFence fence) {
+    return on_queue(queue, [&](DeviceRecord& device) {
+        if (device.dispatch.QueueSubmit2KHR == nullptr) {
+            return VK_ERROR_EXTENSION_NOT_PRESENT;
+        }
+        return device.dispatch.QueueSubmit2KHR(queue, count, submits, fence);
+    });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
+    return on_queue(queue,
+                    [&](DeviceRecord& device) { return device.dispatch.QueueWaitIdle(queue); });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, std::uint32_t count,
+                                               const VkBindSparseInfo* binds, VkFence fence) {
+    return on_queue(queue, [&](DeviceRecord& device) {
+        return device.dispatch.QueueBindSparse(queue, count, binds, fence);
+    });
+}
+
+// A frame counts as presented when its swapchain's own result (pResults, else the call's) is
+// VK_SUCCESS or VK_SUBOPTIMAL_KHR: the image was queued for the display either way.
+std::uint64_t frames_presented(const VkPresentInfoKHR& info, VkResult result) {
+    if (info.pResults == nullptr) {
+        const bool queued = result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
+        return queued ? info.swapchainCount : 0;
+    }
+    std::uint64_t frames = 0;
+    for (std::uint32_t i = 0; i < info.swapchainCount; ++i) {
+        frames += info.pResults[i] == VK_SUCCESS || info.pResults[i] == VK_SUBOPTIMAL_KHR;
+    }
+    return frames;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+    return on_queue(queue, [&](DeviceRecord& device) {
+        if (device.dispatch.QueuePresentKHR == nullptr) {
+            return VK_ERROR_EXTENSION_NOT_PRESENT;
+        }
+        const VkResult result = device.dispatch.QueuePresentKHR(queue, info);
+        // Relaxed: a counter for the report, ordered with nothing else.
+        device.frames_presented.fetch_add(frames_presented(*info, result),
+                                          std::memory_order_relaxed);
+        return result;
+    });
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr) {
+        return VK_ERROR_DEVICE_LOST;
+    }
+    // vkDeviceWaitIdle needs every queue of the device externally synchronised: hold them all, in
+    // one order (by handle) so that two callers cannot deadlock.
+    std::vector<VkQueue> queues = record->queues();
+    std::sort(queues.begin(), queues.end());
+    std::vector<std::shared_ptr<QueueRecord>> held;
+    std::vector<std::unique_lock<std::mutex>> locks;
+    held.reserve(queues.size());
+    locks.reserve(queues.size());
+    for (const VkQueue queue : queues) {
+        held.push_back(record->queue_record(queue));
+        locks.emplace_back(held.back()->mutex);
+    }
+    return record->dispatch.DeviceWaitIdle(device);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
+                                                  const VkSwapchainCreateInfoKHR* create_info,
+                                                  const VkAllocationCallbacks* allocator,
+                                                  VkSwapchainKHR* swapchain) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr || record->dispatch.CreateSwapchainKHR == nullptr) {
+        return VK_ERROR_EXTENSION_NOT_PRESENT;
+    }
+    VkSwapchainCreateInfoKHR info = *create_info;
+    bool transfer_src_added = false;
+    if ((info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0) {
+        const auto capabilities_of =
+            record->instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR;
+        VkSurfaceCapabilitiesKHR capabilities{};
+        if (capabilities_of != nullptr &&
+            capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS &&
+            (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
+            info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+            transfer_src_added = true;
+        } else {
+            log_info("the surface does not allow transfer-source swapchain images: the "
+                     "swapchain's usage is left as the program asked");
+        }
+    }
+    const VkResult result =
+        record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
+    if (result != VK_SUCCESS) {
+        return result;
+    }
+    SwapchainRecord swapchain_record;
+    swapchain_record.surface = info.surface;
+    swapchain_record.format = info.imageFormat;
+    swapchain_record.extent = info.imageExtent;
+    swapchain_record.usage = info.imageUsage;
+    swapchain_record.transfer_src_added = transfer_src_added;
+    record->add_swapchain(*swapchain, std::move(swapchain_record));
+    record->swapchains_created.fetch_add(1, std::memory_order_relaxed);
+    log_info("swapchain created: " + std::to_string(info.imageExtent.width) + "x" +
+             std::to_string(info.imageExtent.height) +
+             (transfer_src_added ? ", transfer-source usage added" : ""));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR swapchain,
+                                               const VkAllocationCallbacks* allocator) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr || record->dispatch.DestroySwapchainKHR == nullptr) {
+        return;
+    }
+    record->remove_swapchain(swapchain);
+    record->dispatch.DestroySwapchainKHR(device, swapchain, allocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetSwapchainImagesKHR(VkDevice device, VkSwapchainKHR swapchain,
+                                                     std::uint32_t* count, VkImage* images) {
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
+    if (record == nullptr || record->dispatch.GetSwapchainImagesKHR == nullptr) {
+        return VK_ERROR_EXTENSION_NOT_PRESENT;
+    }
+    const VkResult result =
+        record->dispatch.GetSwapchainImagesKHR(device, swapchain, count, images);
+    if (images != nullptr && (result == VK_SUCCESS || result == VK_INCOMPLETE)) {
+        record->set_swapchain_images(swapchain, std::vector<VkImage>(images, images + *count));
+    }
+    return result;
+}
+
+PFN_vkVoidFunction to_void(auto function) {
+    return reinterpret_cast<PFN_vkVoidFunction>(function);
+}
+
+// The device-level functions the layer intercepts, by name; nullptr for any other.
+PFN_vkVoidFunction device_interception(std::string_view name) {
+    struct Entry {
+        std::string_view name;
+        PFN_vkVoidFunction function;
+    };
+    static const Entry entries[] = {
+        {"vkDestroyDevice", to_void(&DestroyDevice)},
+        {"vkGetDeviceQueue", to_void(&GetDeviceQueue)},
+        {"vkGetDeviceQueue2", to_void(&GetDeviceQueue2)},
+        {"vkQueueSubmit", to_void(&QueueSubmit)},
+        {"vkQueueSubmit2", to_void(&QueueSubmit2)},
+        {"vkQueueSubmit2KHR", to_void(&QueueSubmit2KHR)},
+        {"vkQueueWaitIdle", to_void(&QueueWaitIdle)},
+        {"vkQueueBindSparse", to_void(&QueueBindSparse)},
+        {"vkDeviceWaitIdle", to_void(&DeviceWaitIdle)},
+        {"vkQueuePresentKHR", to_void(&QueuePresentKHR)},
+        {"vkCreateSwapchainKHR", to_void(&CreateSwapchainKHR)},
+        {"vkDestroySwapchainKHR", to_void(&DestroySwapchainKHR)},
+        {"vkGetSwapchainImagesKHR", to_void(&GetSwapchainImagesKHR)},
+    };
+    for (const Entry& entry : entries) {
+        if (entry.name == name) {
+            return entry.function;
+        }
+    }
+    return nullptr;
+}
+
+PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name);
+
+// An intercepted device function is offered only where the next layer offers it, so that asking
+// for an extension's function the device did not enable still answers nullptr.
+PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name) {
+    if (name == nullptr) {
+        return nullptr;
+    }
+    if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) {
+        return to_void(&GetDeviceProcAddr);
+    }
+    const std::shared_ptr<DeviceRecord> record =
+        device != VK_NULL_HANDLE ? registry().find_device(device) : nullptr;
+    if (record == nullptr) {
+        return nullptr;
+    }
+    const PFN_vkVoidFunction next = record->dispatch.GetDeviceProcAddr(device, name);
+    if (next == nullptr) {
+        return nullptr;
+    }
+    const PFN_vkVoidFunction own = device_interception(name);
+    return own != nullptr ? own : next;
+}
+
+PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name) {
+    if (name == nullptr) {
+        return nullptr;
+    }
+    const std::string_view function(name);
+    if (function == "vkGetInstanceProcAddr") {
+        return to_void(&GetInstanceProcAddr);
+    }
+    if (function == "vkCreateInstance") {
+        return to_void(&CreateInstance);
+    }
+    if (function == "vkGetDeviceProcAddr") {
+        return to_void(&GetDeviceProcAddr);
+    }
+    const std::shared_ptr<InstanceRecord> record =
+        instance != VK_NULL_HANDLE ? registry().find_instance(instance) : nullptr;
+    if (record == nullptr) {
+        return nullptr;
+    }
+    if (function == "vkDestroyInstance") {
+        return to_void(&DestroyInstance);
+    }
+    if (function == "vkCreateDevice") {
+        return to_void(&CreateDevice);
+    }
+    const PFN_vkVoidFunction next = record->dispatch.GetInstanceProcAddr(instance, name);
+    if (next == nullptr) {
+        return nullptr;
+    }
+    const PFN_vkVoidFunction own = device_interception(function);
+    return own != nullptr ? own : next;
+}
+
+} // namespace
+} // namespace tandem::layer
+
+// The exported names are the loader's own (libvulkan exports them too): inside this library a
+// reference to them could bind to libvulkan's, so everything here hands out the internal
+// functions above and the exports only forward to them.
+extern "C" {
+
+VK_LAYER_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                             const char* name) {
+    return tandem::layer::GetDeviceProcAddr(device, name);
+}
+
+VK_LAYER_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                               const char* name) {
+    return tandem::layer::GetInstanceProcAddr(instance, name);
+}
+
+VK_LAYER_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* interface) {
+    if (interface == nullptr || interface->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    // Version 2 is the one whose GetInstanceProcAddr / GetDeviceProcAddr the loader takes from
+    // here; a loader that asks for less cannot load this layer.
+    if (interface->loaderLayerInterfaceVersion < 2) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    interface->loaderLayerInterfaceVersion = 2;
+    interface->pfnGetInstanceProcAddr = &tandem::layer::GetInstanceProcAddr;
+    interface->pfnGetDeviceProcAddr = &tandem::layer::GetDeviceProcAddr;
+    interface->pfnGetPhysicalDeviceProcAddr = nullptr;
+    return VK_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,127 @@
+// What the layer knows about each instance, device, queue and swapchain it has seen, and the one
+// registry that finds a record from a dispatchable handle.
+//
+// Records are keyed by the handle's dispatch key (the loader's dispatch table pointer, the first
+// word of every dispatchable object), shared by an instance and its physical devices, and by a
+// device and its queues. A record is created by the interception of vkCreateInstance /
+// vkCreateDevice and freed at vkDestroyInstance / vkDestroyDevice. Any thread may call the
+// registry; one mutex guards its maps and is never held while calling the next layer. Records are
+// shared_ptrs so that a lookup racing a destroy (a program bug) reads a live record, not freed
+// memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatch_table.hpp"
+#include "frame_report.hpp"
+
+namespace tandem::layer {
+
+[[nodiscard]] inline void* dispatch_key(const void* dispatchable) {
+    return *static_cast<void* const*>(dispatchable);
+}
+
+struct InstanceRecord {
+    VkInstance instance = VK_NULL_HANDLE;
+    InstanceDispatch dispatch;
+    std::string application_name; // VkApplicationInfo::pApplicationName, empty when not given
+    std::string engine_name;
+};
+
+// One queue of the program's device. Every queue call the layer intercepts holds `mutex` while
+// it calls the next layer, so that Tandem's own submissions on this queue (a later version) are
+// serialised with the program's, as Vulkan requires of a queue used from several threads.
+struct QueueRecord {
+    static constexpr std::uint32_t k_unknown = UINT32_MAX;
+    std::uint32_t family = k_unknown;
+    std::uint32_t index = k_unknown;
+    std::mutex mutex;
+};
+
+struct SwapchainRecord {
+    VkSurfaceKHR surface = VK_NULL_HANDLE;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+    VkImageUsageFlags usage = 0; // as created, VK_IMAGE_USAGE_TRANSFER_SRC_BIT included if added
+    bool transfer_src_added = false;
+    std::vector<VkImage> images; // from vkGetSwapchainImagesKHR, once the program asked for them
+};
+
+// The program's device. A later version embeds a Tandem Runtime here, on the program's own
+// device and queue; this version only counts and passes through.
+struct DeviceRecord {
+    VkDevice device = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    DeviceDispatch dispatch;
+    std::shared_ptr<const InstanceRecord> instance;
+    std::string device_name;
+
+    std::atomic<std::uint64_t> swapchains_created{0};
+    std::atomic<std::uint64_t> frames_presented{0};
+
+    // The queue of `queue`, created on first use when the program got it in a way the layer did
+    // not see. Never returns nullptr.
+    [[nodiscard]] std::shared_ptr<QueueRecord> queue_record(VkQueue queue);
+    // Records the queue's family and index (vkGetDeviceQueue / vkGetDeviceQueue2).
+    void note_queue(VkQueue queue, std::uint32_t family, std::uint32_t index);
+    [[nodiscard]] std::vector<VkQueue> queues() const;
+
+    void add_swapchain(VkSwapchainKHR swapchain, SwapchainRecord record);
+    void remove_swapchain(VkSwapchainKHR swapchain);
+    void set_swapchain_images(VkSwapchainKHR swapchain, std::vector<VkImage> images);
+
+private:
+    mutable std::mutex m_mutex; // guards the two maps below
+    std::unordered_map<VkQueue, std::shared_ptr<QueueRecord>> m_queues;
+    std::unordered_map<VkSwapchainKHR, SwapchainRecord> m_swapchains;
+};
+
+class LayerRegistry {
+public:
+    // Reads the settings first, so that they outlive the registry at exit.
+    LayerRegistry();
+    // At process exit with devices still open (a program that never destroys them), the report
+    // is written one last time from what they counted.
+    ~LayerRegistry();
+    LayerRegistry(const LayerRegistry&) = delete;
+    LayerRegistry& operator=(const LayerRegistry&) = delete;
+
+    void add_instance(std::shared_ptr<InstanceRecord> record);
+    [[nodiscard]] std::shared_ptr<InstanceRecord> find_instance(const void* dispatchable) const;
+    [[nodiscard]] std::shared_ptr<InstanceRecord> remove_instance(const void* dispatchable);
+
+    void add_device(std::shared_ptr<DeviceRecord> record);
+    [[nodiscard]] std::shared_ptr<DeviceRecord> find_device(const void* dispatchable) const;
+    // Forgets the device and its queues, and keeps its counts for the report.
+    [[nodiscard]] std::shared_ptr<DeviceRecord> remove_device(const void* dispatchable);
+
+    // The device a queue belongs to (from vkGetDeviceQueue*, else by its dispatch key).
+    void add_queue(VkQueue queue, const std::shared_ptr<DeviceRecord>& device);
+    [[nodiscard]] std::shared_ptr<DeviceRecord> find_queue_device(VkQueue queue) const;
+
+    // The report from every device this process has had while the layer was loaded, open or
+    // destroyed.
+    [[nodiscard]] ReportContents report_contents() const;
+
+private:
+    mutable std::mutex m_mutex;
+    std::unordered_map<void*, std::shared_ptr<InstanceRecord>> m_instances;
+    std::unordered_map<void*, std::shared_ptr<DeviceRecord>> m_devices;
+    std::unordered_map<VkQueue, std::shared_ptr<DeviceRecord>> m_queue_devices;
+    // Destroyed devices' counts by device name: bounded by the distinct devices of the machine,
+    // however many times a program creates and destroys them.
+    std::map<std::string, DeviceCounts> m_finished;
+    std::string m_application_name; // the last instance's
+};
+
+// The process's one registry.
+[[nodiscard]] LayerRegistry& registry();
+
+} // namespace tandem::layer

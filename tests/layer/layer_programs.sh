@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Runs programs written elsewhere (vkcube, vkcubepp from vulkan-tools) with the Tandem layer
+# enabled on lavapipe, under a virtual X server (xvfb-run -a), with the Khronos validation layer
+# beneath it (synchronisation validation too, unless TANDEM_VALIDATION is off or 0), and checks
+# what a user depends on: the program behaves as without the layer, the validation layer sees
+# nothing wrong in what the layer passes down, and the layer's report counts what was presented.
+#
+#   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR
+#
+# CASE: vkcube | vkcubepp | validation_canary | bad_multiplier | killed | installed_implicit
+# A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
+# that skipped on a machine without them would hide a layer that no longer loads.
+set -euo pipefail
+case_name=$1
+layer_dir=$2
+tandem_cli=$3
+build_dir=$4
+work=$5/$case_name
+rm -rf "$work"
+mkdir -p "$work"
+
+fail() {
+    echo "layer.$case_name: FAIL: $*" >&2
+    exit 1
+}
+
+for tool in xvfb-run vkcube vkcubepp python3; do
+    command -v "$tool" >/dev/null ||
+        fail "$tool is missing (scripts/install-deps.sh installs xvfb and vulkan-tools)"
+done
+lvp_icd=
+for candidate in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
+    [ -f "$candidate" ] && lvp_icd=$candidate
+done
+[ -n "$lvp_icd" ] || fail "no lavapipe ICD (mesa-vulkan-drivers) under /usr/share/vulkan/icd.d"
+
+# The environment every case starts from: lavapipe only, no Tandem setting from the caller.
+unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
+    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH \
+    VK_ICD_FILENAMES
+export VK_DRIVER_FILES=$lvp_icd
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+
+# The validation layer writes its messages to a file of this case's (vk_layer_settings.txt), so
+# that any message fails the case whatever the program does with its own output.
+validation_log=$work/validation.log
+validation_layers=VK_LAYER_KHRONOS_validation
+case "${TANDEM_VALIDATION:-sync}" in
+0 | off) validation_layers= ;;
+*)
+    {
+        echo "khronos_validation.report_flags = error,warn"
+        echo "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG"
+        echo "khronos_validation.log_filename = $validation_log"
+        if [ "${TANDEM_VALIDATION:-sync}" = sync ]; then
+            echo "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+        fi
+    } >"$work/vk_layer_settings.txt"
+    export VK_LAYER_SETTINGS_PATH=$work
+    ;;
+esac
+
+# The layer from the build folder, explicitly, the validation layer beneath it (the first name in
+# VK_INSTANCE_LAYERS is the closest to the program).
+explicit_layer() {
+    export VK_ADD_LAYER_PATH=$layer_dir
+    export VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation${validation_layers:+:$validation_layers}
+}
+
+# run_program NAME ARGS...: runs it under xvfb-run with a minute's limit; stdout and stderr go
+# to $work/NAME.out and .err; returns its exit status.
+run_program() {
+    local name=$1
+    shift
+    local status=0
+    timeout -k 5 60 xvfb-run -a "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
+    [ "$status" -ne 124 ] || fail "$name did not end within 60 s (a hang)"
+    return "$status"
+}
+
+expect_no_validation_messages() {
+    if [ -s "$validation_log" ]; then
+        head -c 3000 "$validation_log" >&2
+        fail "validation messages (above) with the layer enabled"
+    fi
+}
+
+# check_report FILE PYTHON-EXPRESSION...: each expression, on the report `r`, must hold.
+check_report() {
+    local file=$1
+    shift
+    [ -f "$file" ] || fail "no report at $file"
+    python3 - "$file" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for check in sys.argv[2:]:
+    if not eval(check, {"r": r}):
+        print(json.dumps(r, indent=2), file=sys.stderr)
+        sys.exit(f"report check failed: {check}")
+PY
+}
+
+# The run of a real program: exit 0, no validation message, nothing of the layer's on stdout, no
+# log line on stderr, and a report with the frames the program presented.
+real_program() {
+    local program=$1
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program "$program" "$program" --c 300 || fail "$program exited with status $?"
+    expect_no_validation_messages
+    ! grep -qi tandem "$work/$program.out" || fail "the layer wrote to the program's stdout"
+    ! grep -q "tandem-layer:" "$work/$program.err" || fail "log lines without TANDEM_FRAMEGEN_LOG"
+    # vkcube and vkcubepp present exactly --c frames, each on its one swapchain.
+    check_report "$work/report.json" "r['program'] == '$program'" \
+        "r['real_frames_presented'] == 300" "r['swapchains_created'] >= 1" \
+        "r['generated_frames'] == 0" "r['mode'] == 'pass-through'" \
+        "r['multiplier_requested'] == 2" "'llvmpipe' in r['device']" "r['devices_open'] == 0"
+    # With TANDEM_FRAMEGEN_LOG=1 it tells what it did, on stderr only.
+    export TANDEM_FRAMEGEN_LOG=1
+    run_program "$program-log" "$program" --c 10 || fail "$program exited with status $?"
+    grep -q "tandem-layer: swapchain created" "$work/$program-log.err" ||
+        fail "no log line with TANDEM_FRAMEGEN_LOG=1"
+    ! grep -qi tandem "$work/$program-log.out" || fail "the layer logged to stdout"
+}
+
+# The build's package installed into a prefix of this case's, whose share/ the loader reads as
+# one of XDG_DATA_DIRS: the implicit manifest as a user's system would have it.
+install_prefix() {
+    local prefix=$work/prefix
+    cmake --install "$build_dir" --prefix "$prefix" --component package >"$work/install.log"
+    [ -f "$prefix/share/vulkan/implicit_layer.d/VkLayer_tandem_frame_generation.json" ] ||
+        fail "cmake --install put no implicit manifest under share/vulkan/implicit_layer.d"
+    export XDG_DATA_DIRS=$prefix/share:/usr/local/share:/usr/share
+}
+
+case "$case_name" in
+vkcube | vkcubepp)
+    real_program "$case_name"
+    ;;
+validation_canary)
+    # The check itself: vkcube --force_errors makes validation errors on purpose, and they must
+    # reach the log through the layer, or a clean run above proves nothing.
+    [ -n "$validation_layers" ] || exit 0
+    explicit_layer
+    run_program canary vkcube --c 10 --force_errors || true
+    [ -s "$validation_log" ] || fail "vkcube --force_errors left no validation message"
+    ;;
+bad_multiplier)
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_MULTIPLIER=seven
+    run_program vkcube vkcube --c 30 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    lines=$(grep -c "tandem-layer:" "$work/vkcube.err" || true)
+    [ "$lines" -eq 1 ] || fail "want one log line for a bad multiplier, got $lines"
+    grep -q "TANDEM_FRAMEGEN_MULTIPLIER='seven'" "$work/vkcube.err" ||
+        fail "the log line does not name the bad value"
+    check_report "$work/report.json" "r['multiplier_requested'] is None" \
+        "r['multiplier_setting'] == 'seven'" "'seven' in r['mode_reason']" \
+        "r['real_frames_presented'] == 30"
+    ;;
+killed)
+    # The program killed mid-stream, by SIGTERM and by SIGKILL a second after its swapchain was
+    # created (its log line, polled for up to 30 s on a busy machine): the run ends (no hang in
+    # the layer or the X server), and no report, whole or partial, is left behind: a killed
+    # process runs no exit code.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_LOG=1
+    for signal in TERM KILL; do
+        status=0
+        export KILL_SIGNAL=$signal KILL_LOG=$work/killed-$signal.err
+        run_program "killed-$signal" bash -c 'vkcube --c 1000000 & pid=$!
+            for _ in $(seq 300); do
+                ! grep -q "swapchain created" "$KILL_LOG" || break
+                sleep 0.1
+            done
+            sleep 1; kill -"$KILL_SIGNAL" $pid; wait $pid' || status=$?
+        want=$((128 + $(kill -l "$signal")))
+        [ "$status" -eq "$want" ] || fail "SIG$signal: status $status, want $want"
+        grep -q "tandem-layer: swapchain created" "$work/killed-$signal.err" ||
+            fail "SIG$signal came before the program presented with the layer"
+        [ ! -e "$work/report.json" ] && [ ! -e "$work/report.json.partial" ] ||
+            fail "a killed program left a report"
+    done
+    ;;
+installed_implicit)
+    install_prefix
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    export VK_INSTANCE_LAYERS=$validation_layers
+    # Installed but not enabled: off.
+    run_program off vkcube --c 20 || fail "vkcube exited with status $?"
+    [ ! -e "$work/report.json" ] || fail "the implicit layer ran without ENABLE_TANDEM_FRAMEGEN"
+    # Enabled and disabled: DISABLE_TANDEM_FRAMEGEN wins, no report.
+    ENABLE_TANDEM_FRAMEGEN=1 DISABLE_TANDEM_FRAMEGEN=1 run_program disabled vkcube --c 20 ||
+        fail "vkcube exited with status $?"
+    [ ! -e "$work/report.json" ] || fail "DISABLE_TANDEM_FRAMEGEN=1 left a report"
+    # Enabled: the installed manifest finds its library (a path relative to the manifest).
+    ENABLE_TANDEM_FRAMEGEN=1 run_program enabled vkcube --c 20 || fail "vkcube exited with $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['real_frames_presented'] == 20"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "layer.$case_name: ok"
