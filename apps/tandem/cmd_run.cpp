@@ -71,6 +71,7 @@ struct RunArgs {
     std::optional<double> render_scale; // --render-scale, when given
     std::string inputs = "lend";        // --post: lend or copy
     std::string upscaler;               // --post upscale: temporal or spatial, when given
+    std::string motion;                 // --post interpolate: engine or colour, when given
 };
 
 constexpr std::uint64_t k_max_frames = 1'000'000;
@@ -166,8 +167,8 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
     sub->add_option("--post", args->post,
                     "Instead of the scene's capture tasks, send every main view frame to one "
                     "post-processing task (placed on a worker unless --placement says otherwise) "
-                    "and show its output: interpolate (frame generation from colour, depth and "
-                    "motion vectors; real and generated frames interleave), upscale (the view "
+                    "and show its output: interpolate (frame generation, with the motion given "
+                    "by --motion; real and generated frames interleave), upscale (the view "
                     "rendered at --render-scale, upscaled to --size by --upscaler) or blur. "
                     "Reports the "
                     "quality against a reference rendered on the primary, beside a naive "
@@ -180,6 +181,10 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "--post upscale: temporal (the view rendered with a sub-pixel jitter, its "
                     "frames accumulated along the motion vectors; the default) or spatial (each "
                     "frame alone, edge-directed with sharpening)");
+    sub->add_option("--motion", args->motion,
+                    "--post interpolate: engine (the task takes the view's colour, depth and "
+                    "motion vectors; the default) or colour (the task takes the colour alone and "
+                    "estimates the motion from the frames, as for a program that gives none)");
     sub->add_option("--inputs", args->inputs,
                     "--post: how the frame reaches the task: lend (the view renders into the "
                     "images Tandem lends and signals their loan's semaphore: nothing copied on "
@@ -223,6 +228,17 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             throw Error("--upscaler '" + args->upscaler + "' is not an upscaler",
                         "Use temporal or spatial");
         }
+        if (!args->motion.empty() && post != harness::PostKind::Interpolate) {
+            throw Error(ErrorCategory::InvalidArgument,
+                        "--motion applies to --post interpolate only",
+                        "Leave it out, or add --post interpolate");
+        }
+        if (!args->motion.empty() && args->motion != "engine" && args->motion != "colour") {
+            throw Error(ErrorCategory::InvalidArgument,
+                        "--motion '" + args->motion + "' is not a source of motion",
+                        "Use engine (the scene's motion vectors) or colour (estimated from the "
+                        "frames alone)");
+        }
         if (args->inputs != "lend" && args->inputs != "copy") {
             throw Error("--inputs '" + args->inputs + "' is not a way of sending inputs",
                         "Use lend or copy");
@@ -263,6 +279,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global) {
             post_args.options.wall_clock = wall_clock;
             post_args.options.render_scale = render_scale;
             post_args.options.temporal_upscale = args->upscaler != "spatial";
+            post_args.options.colour_motion = args->motion == "colour";
             if (!args->placement.empty()) {
                 post_args.options.placement = args->placement;
             }

@@ -31,4 +31,7 @@ Runner add_run_command(CLI::App& app, const GlobalOptions& global);
 // profile (the cache, or --out); prints its summary or --json.
 Runner add_calibrate_command(CLI::App& app, const GlobalOptions& global);
 
+// `tandem layer`: the Vulkan layer's status, and running a program with it enabled.
+Runner add_layer_command(CLI::App& app, const GlobalOptions& global);
+
 } // namespace tandem::cli

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommand("calibrate"), calibrate);
     auto run_command = tandem::cli::add_run_command(app, global);
     commands.emplace_back(app.get_subcommand("run"), run_command);
+    auto layer = tandem::cli::add_layer_command(app, global);
+    commands.emplace_back(app.get_subcommand("layer"), layer);
 
     try {
         app.parse(argc, argv);

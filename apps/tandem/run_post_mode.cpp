@@ -60,6 +60,15 @@ void null_empty_figures(nlohmann::json& j) {
     }
 }
 
+// "interpolate", "interpolate --motion colour", "upscale".
+std::string post_label(const harness::PostRunOptions& options) {
+    std::string label = harness::to_string(options.kind);
+    if (options.kind == harness::PostKind::Interpolate) {
+        label += options.colour_motion ? " --motion colour" : " --motion engine";
+    }
+    return label;
+}
+
 void write_report(const std::string& path, const nlohmann::json& report) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     const std::string text = report.dump(2) + "\n";
@@ -92,7 +101,7 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
     if (!args.quiet) {
         std::fprintf(
             stderr, "run --post %s: %s, %llu frames at %s, rendered %ux%u on %s, output %ux%u\n",
-            harness::to_string(options.kind), args.scene_label.c_str(),
+            post_label(options).c_str(), args.scene_label.c_str(),
             static_cast<unsigned long long>(options.frames), args.fps_label.c_str(), render_w,
             render_h, runtime.primary_device().name.c_str(), scene.width(), scene.height());
     }
@@ -123,8 +132,12 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
     if (!args.quiet) {
         std::FILE* out = args.json ? stderr : stdout;
         const nlohmann::json& p = post;
-        std::fprintf(out, "%s on %s (adapter %s), inputs via %s, output via %s\n",
-                     p["kind"].get<std::string>().c_str(),
+        std::string kind = p["kind"].get<std::string>();
+        if (p.contains("motion")) {
+            kind += " (motion from " +
+                    std::string(p["motion"] == "colour" ? "colour alone" : "the engine") + ")";
+        }
+        std::fprintf(out, "%s on %s (adapter %s), inputs via %s, output via %s\n", kind.c_str(),
                      p["device_name"].get<std::string>().c_str(), p["device"].dump().c_str(),
                      p["input_path"].get<std::string>().c_str(),
                      p["output_path"].get<std::string>().c_str());
@@ -142,8 +155,11 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
                      number_text(p["pass_gpu_us"], "p50", 1.0, 1, "us").c_str());
         const nlohmann::json& q = p["quality"];
         if (q["samples"].get<std::uint64_t>() > 0) {
-            std::fprintf(out, "quality against %s: %s; %s: %s (%s samples)\n",
+            std::fprintf(out, "quality against %s: %s%s; %s: %s (%s samples)\n",
                          q["reference"].get<std::string>().c_str(), db_text(q["psnr_db"]).c_str(),
+                         p.contains("motion")
+                             ? (" with " + p["motion"].get<std::string>() + " motion").c_str()
+                             : "",
                          q["baseline"].get<std::string>().c_str(),
                          db_text(q["baseline_psnr_db"]).c_str(), q["samples"].dump().c_str());
         }

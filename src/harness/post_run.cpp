@@ -82,8 +82,8 @@ const char* output_word(PostKind kind) {
     return "output";
 }
 
-TaskDesc post_desc(PostKind kind, bool temporal, std::uint32_t render_w, std::uint32_t render_h,
-                   std::uint32_t width, std::uint32_t height) {
+TaskDesc post_desc(PostKind kind, bool temporal, bool colour_motion, std::uint32_t render_w,
+                   std::uint32_t render_h, std::uint32_t width, std::uint32_t height) {
     switch (kind) {
     case PostKind::Blur:
         return blur_task("blur", width, height);
@@ -91,7 +91,8 @@ TaskDesc post_desc(PostKind kind, bool temporal, std::uint32_t render_w, std::ui
         return temporal ? temporal_upscale_task("upscale", render_w, render_h, width, height)
                         : upscale_task("upscale", render_w, render_h, width, height);
     case PostKind::Interpolate:
-        return interpolate_task("interpolate", width, height);
+        return colour_motion ? interpolate_colour_task("interpolate", width, height)
+                             : interpolate_task("interpolate", width, height);
     }
     return blur_task("blur", width, height);
 }
@@ -155,8 +156,9 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     const VkExtent2D render_extent{render_w, render_h};
 
     const bool temporal = kind == PostKind::Upscale && options.temporal_upscale;
-    TaskDesc desc =
-        post_desc(kind, temporal, render_w, render_h, out_extent.width, out_extent.height);
+    const bool colour_motion = kind == PostKind::Interpolate && options.colour_motion;
+    TaskDesc desc = post_desc(kind, temporal, colour_motion, render_w, render_h, out_extent.width,
+                              out_extent.height);
     desc.slots = options.slots;
     const std::string placement_text =
         options.placement.value_or(runtime.worker_devices().empty() ? "primary" : "worker");
@@ -531,6 +533,10 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["kind"] = to_string(kind);
     if (kind == PostKind::Upscale) {
         report["upscaler"] = temporal ? "temporal" : "spatial";
+    }
+    if (kind == PostKind::Interpolate) {
+        // Where the motion the generated frames follow came from.
+        report["motion"] = colour_motion ? "colour" : "engine";
     }
     report["render_size"] = {render_extent.width, render_extent.height};
     report["output_size"] = {out_extent.width, out_extent.height};

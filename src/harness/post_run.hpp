@@ -3,7 +3,8 @@
 // at --render-scale of the output size, and for the temporal upscaler with the sub-pixel jitter
 // tandem::temporal_jitter gives, which its job is told) with its colour, depth and motion vectors
 // (MainViewOutputs::ColorDepthMotion); one post task (tandem/post.hpp: blur, upscale or
-// interpolate) takes them as task inputs, placed on a worker unless told otherwise; the frame
+// interpolate, the last with the scene's motion or from colour alone) takes them (or the colour
+// alone) as task inputs, placed on a worker unless told otherwise; the frame
 // loop acquires the task's newest output every frame, as a display would show it (for
 // `interpolate` the generated frame between two real frames, so the display sequence is real
 // and generated frames interleaved, twice the rendered rate).
@@ -49,6 +50,10 @@ struct PostRunOptions {
     // Upscale only: the temporal upscaler (frames rendered with its jitter, with depth and motion
     // vectors: tandem::temporal_upscale_task), or the spatial one (colour alone).
     bool temporal_upscale = true;
+    // Interpolate only: the motion estimated from the colour frames alone
+    // (tandem::interpolate_colour_task, the task given no depth and no motion vectors), or the
+    // scene's own motion vectors and depth (tandem::interpolate_task).
+    bool colour_motion = false;
     std::optional<std::string> placement; // the post task's; default: a worker when there is one
     std::uint32_t slots = 3;
     // The task's inputs: rendered straight into the images Tandem lends (Runtime::lend_inputs,

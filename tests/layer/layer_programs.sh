@@ -7,7 +7,8 @@
 #
 #   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR
 #
-# CASE: vkcube | vkcubepp | validation_canary | bad_multiplier | killed | installed_implicit
+# CASE: vkcube | vkcubepp | validation_canary | bad_multiplier | killed | installed_implicit |
+#       cli_status | cli_run
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -197,6 +198,41 @@ installed_implicit)
     ENABLE_TANDEM_FRAMEGEN=1 run_program enabled vkcube --c 20 || fail "vkcube exited with $?"
     expect_no_validation_messages
     check_report "$work/report.json" "r['real_frames_presented'] == 20"
+    ;;
+cli_status)
+    install_prefix
+    status_of() { "$tandem_cli" layer status --json >"$work/status.json"; }
+    status_of
+    check_report "$work/status.json" "r['build_manifest'] is not None" \
+        "r['installed_manifest'] is not None and '$work/prefix/' in r['installed_manifest']" \
+        "r['enable_tandem_framegen'] is False" "r['active'] is False" "r['multiplier'] == 2"
+    ENABLE_TANDEM_FRAMEGEN=1 TANDEM_FRAMEGEN_MULTIPLIER=3 status_of
+    check_report "$work/status.json" "r['enable_tandem_framegen'] is True" "r['active'] is True" \
+        "r['multiplier'] == 3"
+    TANDEM_FRAMEGEN_MULTIPLIER=x status_of
+    check_report "$work/status.json" "r['multiplier'] is None" "r['multiplier_setting'] == 'x'"
+    XDG_DATA_DIRS=/nonexistent status_of
+    check_report "$work/status.json" "r['installed_manifest'] is None"
+    "$tandem_cli" layer status >"$work/status.txt"
+    grep -q "pass-through" "$work/status.txt" || fail "the status does not say pass-through"
+    ;;
+cli_run)
+    # From the build, nothing installed: `tandem layer run` names the build's layer to the
+    # loader, above the validation layer the caller asked for.
+    export XDG_DATA_DIRS=/usr/local/share:/usr/share
+    export VK_INSTANCE_LAYERS=$validation_layers
+    run_program run "$tandem_cli" layer run --multiplier 3 --report "$work/report.json" -- \
+        vkcube --c 40 || fail "tandem layer run -- vkcube exited with status $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['real_frames_presented'] == 40" \
+        "r['multiplier_requested'] == 3" "r['program'] == 'vkcube'"
+    status=0
+    "$tandem_cli" layer run -- "$work/no-such-program" 2>"$work/missing.err" || status=$?
+    [ "$status" -eq 1 ] || fail "a missing program: status $status, want 1"
+    grep -q "no-such-program" "$work/missing.err" || fail "the error does not name the program"
+    status=0
+    "$tandem_cli" layer run --multiplier 5 -- vkcube 2>/dev/null || status=$?
+    [ "$status" -eq 2 ] || fail "--multiplier 5: status $status, want 2 (bad usage)"
     ;;
 *)
     fail "unknown case"

@@ -1,0 +1,389 @@
+// `tandem layer`: the Vulkan layer VK_LAYER_TANDEM_frame_generation (layer/, docs/layer.md) seen
+// from the command line. `status` says whether the Vulkan loader would find and enable the layer
+// and with which settings; `run -- PROGRAM [ARGS]` enables it for one program and execs it (a
+// Steam launch option: `tandem layer run -- %command%`). Neither opens a device.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* k_layer_name = "VK_LAYER_TANDEM_frame_generation";
+constexpr const char* k_manifest_file = "VkLayer_tandem_frame_generation.json";
+
+struct LayerArgs {
+    bool json = false;
+    std::string multiplier;
+    std::string report;
+    bool log = false;
+    std::vector<std::string> program;
+    // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
+    // devices before a command runs, and a program run under the layer must not inherit that.
+    bool lp_num_threads_unset = std::getenv("LP_NUM_THREADS") == nullptr;
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+std::vector<std::string> split_paths(const std::string& list) {
+    std::vector<std::string> paths;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const std::size_t end = std::min(list.find(':', start), list.size());
+        if (end > start) {
+            paths.push_back(list.substr(start, end - start));
+        }
+        start = end + 1;
+    }
+    return paths;
+}
+
+// One folder the loader reads manifests from, and what it holds of the layer.
+struct ManifestPlace {
+    fs::path folder;
+    std::string kind; // "implicit" (found by the loader, enabled by ENABLE_TANDEM_FRAMEGEN=1) or
+                      // "explicit" (the build folder's: enabled by VK_INSTANCE_LAYERS)
+    bool manifest_found = false;
+    bool library_found = false;
+    fs::path library;
+    std::string problem; // why a manifest there is unusable, else empty
+};
+
+// Reads the manifest in place.folder, if any, and whether the library it names exists (a path
+// with a '/' is relative to the manifest; a bare name is left to the dynamic linker's search).
+void inspect(ManifestPlace& place) {
+    const fs::path manifest = place.folder / k_manifest_file;
+    std::error_code error;
+    if (!fs::is_regular_file(manifest, error)) {
+        return;
+    }
+    place.manifest_found = true;
+    try {
+        std::ifstream in(manifest);
+        const nlohmann::json json = nlohmann::json::parse(in);
+        const auto& layer = json.at("layer");
+        if (layer.at("name").get<std::string>() != k_layer_name) {
+            place.problem = "the manifest names another layer";
+            return;
+        }
+        const std::string library = layer.at("library_path").get<std::string>();
+        if (library.find('/') == std::string::npos) {
+            place.library = library;
+            place.library_found = true; // found by the dynamic linker at load time, if installed
+            return;
+        }
+        place.library =
+            fs::path(library).is_absolute() ? fs::path(library) : place.folder / fs::path(library);
+        place.library = place.library.lexically_normal();
+        place.library_found = fs::is_regular_file(place.library, error);
+        if (!place.library_found) {
+            place.problem = "the library it names is missing";
+        }
+    } catch (const std::exception& e) {
+        place.problem = std::string("unreadable manifest: ") + e.what();
+    }
+}
+
+// The implicit-layer folders the Vulkan loader reads on Linux, in its order.
+std::vector<fs::path> implicit_folders() {
+    const std::string home = env_or("HOME", "");
+    std::vector<fs::path> folders;
+    const auto add = [&](const std::string& base) {
+        if (!base.empty()) {
+            folders.push_back(fs::path(base) / "vulkan/implicit_layer.d");
+        }
+    };
+    add(env_or("XDG_CONFIG_HOME", home.empty() ? "" : home + "/.config"));
+    for (const std::string& dir : split_paths(env_or("XDG_CONFIG_DIRS", "/etc/xdg"))) {
+        add(dir);
+    }
+    add("/etc");
+    add(env_or("XDG_DATA_HOME", home.empty() ? "" : home + "/.local/share"));
+    for (const std::string& dir :
+         split_paths(env_or("XDG_DATA_DIRS", "/usr/local/share:/usr/share"))) {
+        add(dir);
+    }
+    return folders;
+}
+
+// The build folder's explicit manifest: `tandem` in <build>/apps/tandem, the layer in
+// <build>/layer. Empty when this `tandem` is not a build's.
+std::optional<fs::path> build_folder_layer() {
+    std::error_code error;
+    const fs::path self = fs::read_symlink("/proc/self/exe", error);
+    if (error) {
+        return std::nullopt;
+    }
+    const fs::path folder = (self.parent_path() / "../../layer").lexically_normal();
+    if (!fs::is_regular_file(folder / k_manifest_file, error)) {
+        return std::nullopt;
+    }
+    return folder;
+}
+
+struct LayerStatus {
+    std::vector<ManifestPlace> places;
+    const ManifestPlace* installed = nullptr; // the first usable implicit manifest
+    const ManifestPlace* build = nullptr;     // the build folder's, when usable
+    bool enable_set = false;
+    bool disable_set = false;
+    bool in_instance_layers = false;
+    std::optional<int> multiplier;
+    std::string multiplier_text;
+    std::string report;
+    std::string active_reason;
+    bool active = false;
+};
+
+LayerStatus layer_status() {
+    LayerStatus status;
+    for (const fs::path& folder : implicit_folders()) {
+        ManifestPlace place;
+        place.folder = folder;
+        place.kind = "implicit";
+        status.places.push_back(place);
+    }
+    if (const auto folder = build_folder_layer()) {
+        ManifestPlace place;
+        place.folder = *folder;
+        place.kind = "explicit";
+        status.places.push_back(place);
+    }
+    for (ManifestPlace& place : status.places) {
+        inspect(place);
+    }
+    for (const ManifestPlace& place : status.places) {
+        const bool usable = place.manifest_found && place.library_found && place.problem.empty();
+        if (usable && place.kind == "implicit" && status.installed == nullptr) {
+            status.installed = &place;
+        }
+        if (usable && place.kind == "explicit") {
+            status.build = &place;
+        }
+    }
+    status.enable_set = env_or("ENABLE_TANDEM_FRAMEGEN", "") == "1";
+    status.disable_set = env_or("DISABLE_TANDEM_FRAMEGEN", "") == "1";
+    for (const std::string& name : split_paths(env_or("VK_INSTANCE_LAYERS", ""))) {
+        status.in_instance_layers = status.in_instance_layers || name == k_layer_name;
+    }
+    // The layer's own rule (layer/src/layer_settings.cpp): unset means 2; 1, 2 or 3 only.
+    const char* multiplier = std::getenv("TANDEM_FRAMEGEN_MULTIPLIER");
+    if (multiplier == nullptr) {
+        status.multiplier = 2;
+    } else {
+        status.multiplier_text = multiplier;
+        if (status.multiplier_text == "1" || status.multiplier_text == "2" ||
+            status.multiplier_text == "3") {
+            status.multiplier = status.multiplier_text[0] - '0';
+        }
+    }
+    status.report = env_or("TANDEM_FRAMEGEN_REPORT", "");
+
+    if (status.installed != nullptr && status.disable_set) {
+        status.active_reason = "DISABLE_TANDEM_FRAMEGEN=1 turns the installed layer off";
+    } else if (status.installed != nullptr && status.enable_set) {
+        status.active = true;
+        status.active_reason = "the installed layer is enabled by ENABLE_TANDEM_FRAMEGEN=1";
+    } else if (status.in_instance_layers) {
+        status.active = true;
+        status.active_reason = "VK_INSTANCE_LAYERS names the layer (found where VK_LAYER_PATH or "
+                               "VK_ADD_LAYER_PATH points)";
+    } else if (status.installed != nullptr) {
+        status.active_reason = "installed, off until ENABLE_TANDEM_FRAMEGEN=1 (or `tandem layer "
+                               "run -- PROGRAM`)";
+    } else if (status.build != nullptr) {
+        status.active_reason = "not installed; `tandem layer run -- PROGRAM` uses this build's "
+                               "layer";
+    } else {
+        status.active_reason = "no manifest found: install Tandem (cmake --install) or run "
+                               "`tandem` from a build folder";
+    }
+    return status;
+}
+
+nlohmann::json status_json(const LayerStatus& status) {
+    nlohmann::json places = nlohmann::json::array();
+    for (const ManifestPlace& place : status.places) {
+        places.push_back({{"folder", place.folder.string()},
+                          {"kind", place.kind},
+                          {"manifest_found", place.manifest_found},
+                          {"library", place.library.string()},
+                          {"library_found", place.library_found},
+                          {"problem", place.problem}});
+    }
+    const auto path_of = [](const ManifestPlace* place) {
+        return place != nullptr ? nlohmann::json((place->folder / k_manifest_file).string())
+                                : nlohmann::json(nullptr);
+    };
+    return {{"layer", k_layer_name},
+            {"installed_manifest", path_of(status.installed)},
+            {"build_manifest", path_of(status.build)},
+            {"manifest_folders", places},
+            {"enable_tandem_framegen", status.enable_set},
+            {"disable_tandem_framegen", status.disable_set},
+            {"in_vk_instance_layers", status.in_instance_layers},
+            {"active", status.active},
+            {"active_reason", status.active_reason},
+            {"multiplier",
+             status.multiplier ? nlohmann::json(*status.multiplier) : nlohmann::json(nullptr)},
+            {"multiplier_setting", status.multiplier_text},
+            {"report", status.report},
+            {"mode", "pass-through"},
+            {"mode_reason", "frame generation is not implemented in this version of the layer"}};
+}
+
+void print_status(const LayerStatus& status) {
+    std::printf("Layer %s (pass-through: no frames are generated yet)\n", k_layer_name);
+    const auto where = [](const ManifestPlace* place) {
+        return place != nullptr ? (place->folder / k_manifest_file).string()
+                                : std::string("not found");
+    };
+    std::printf("  installed manifest  %s\n", where(status.installed).c_str());
+    std::printf("  build manifest      %s\n", where(status.build).c_str());
+    std::printf("  ENABLE_TANDEM_FRAMEGEN   %s\n", status.enable_set ? "1" : "not set");
+    std::printf("  DISABLE_TANDEM_FRAMEGEN  %s\n", status.disable_set ? "1" : "not set");
+    if (status.multiplier) {
+        std::printf("  multiplier          %d%s\n", *status.multiplier,
+                    status.multiplier_text.empty() ? " (TANDEM_FRAMEGEN_MULTIPLIER unset)" : "");
+    } else {
+        std::printf("  multiplier          invalid ('%s': give 1, 2 or 3); the layer passes "
+                    "frames through\n",
+                    status.multiplier_text.c_str());
+    }
+    std::printf("  report              %s\n", status.report.empty()
+                                                  ? "none (TANDEM_FRAMEGEN_REPORT unset)"
+                                                  : status.report.c_str());
+    std::printf("  active              %s: %s\n", status.active ? "yes" : "no",
+                status.active_reason.c_str());
+    std::printf("  folders searched:\n");
+    for (const ManifestPlace& place : status.places) {
+        std::printf("    %-8s %s%s%s\n", place.kind.c_str(), place.folder.c_str(),
+                    place.manifest_found ? "  (manifest)" : "",
+                    place.problem.empty() ? "" : ("  " + place.problem).c_str());
+    }
+}
+
+// "NAME[:old value]" unless the old value already holds NAME.
+std::string prepend_path(const char* variable, const std::string& entry) {
+    const std::string old = env_or(variable, "");
+    for (const std::string& item : split_paths(old)) {
+        if (item == entry) {
+            return old;
+        }
+    }
+    return old.empty() ? entry : entry + ":" + old;
+}
+
+void set_env(const char* name, const std::string& value) {
+    if (setenv(name, value.c_str(), 1) != 0) {
+        throw Error(std::string("could not set ") + name + ": " + std::strerror(errno));
+    }
+}
+
+[[noreturn]] void run_program(const LayerArgs& args) {
+    const LayerStatus status = layer_status();
+    if (status.installed == nullptr && status.build == nullptr) {
+        throw Error("the Tandem layer's manifest is found neither where the Vulkan loader looks "
+                    "for installed layers nor in this build",
+                    "Install Tandem (cmake --install build), or run the `tandem` of a build "
+                    "folder; `tandem layer status` lists the folders searched");
+    }
+    if (args.lp_num_threads_unset) {
+        unsetenv("LP_NUM_THREADS");
+    }
+    unsetenv("DISABLE_TANDEM_FRAMEGEN");
+    set_env("ENABLE_TANDEM_FRAMEGEN", "1");
+    if (status.installed == nullptr) {
+        // Not installed: the build folder's explicit manifest, named to the loader.
+        set_env("VK_ADD_LAYER_PATH", prepend_path("VK_ADD_LAYER_PATH", status.build->folder));
+        set_env("VK_INSTANCE_LAYERS", prepend_path("VK_INSTANCE_LAYERS", k_layer_name));
+    }
+    if (!args.multiplier.empty()) {
+        set_env("TANDEM_FRAMEGEN_MULTIPLIER", args.multiplier);
+    }
+    if (!args.report.empty()) {
+        // Absolute: a game's launcher may change the working folder before the layer writes.
+        set_env("TANDEM_FRAMEGEN_REPORT", fs::absolute(args.report).string());
+    }
+    if (args.log) {
+        set_env("TANDEM_FRAMEGEN_LOG", "1");
+    }
+    std::vector<char*> argv;
+    for (const std::string& word : args.program) {
+        argv.push_back(const_cast<char*>(word.c_str()));
+    }
+    argv.push_back(nullptr);
+    std::fflush(stdout);
+    execvp(argv[0], argv.data());
+    throw Error("could not run '" + args.program[0] + "': " + std::strerror(errno),
+                "Check the program's name or path");
+}
+
+} // namespace
+
+Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
+    auto args = std::make_shared<LayerArgs>();
+    CLI::App* layer = app.add_subcommand(
+        "layer", "The Vulkan layer VK_LAYER_TANDEM_frame_generation (docs/layer.md): where it is "
+                 "installed and its settings; running a program with it. This version passes "
+                 "frames through and generates none");
+    layer->require_subcommand(1);
+    CLI::App* status = layer->add_subcommand(
+        "status", "Whether the Vulkan loader finds the layer's manifest (installed implicit-layer "
+                  "folders, this build), whether ENABLE_TANDEM_FRAMEGEN is set, and the "
+                  "multiplier the layer would use");
+    status->add_flag("--json", args->json, "Print the status as JSON");
+    CLI::App* run = layer->add_subcommand(
+        "run", "Run PROGRAM with the layer enabled: sets ENABLE_TANDEM_FRAMEGEN=1 (and clears "
+               "DISABLE_TANDEM_FRAMEGEN), names this build's layer to the loader when none is "
+               "installed, then replaces itself with the program (exec), whose exit status is "
+               "then the command's. As a Steam launch option: tandem layer run -- %command%");
+    run->add_option("--multiplier", args->multiplier,
+                    "TANDEM_FRAMEGEN_MULTIPLIER for the program: 1 (off), 2 or 3 frames per real "
+                    "frame (none are generated yet)")
+        ->check(CLI::IsMember({"1", "2", "3"}));
+    run->add_option("--report", args->report,
+                    "TANDEM_FRAMEGEN_REPORT for the program: the JSON report's file");
+    run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
+    run->add_option("program", args->program, "The program and its arguments, after --")
+        ->required()
+        ->expected(-1);
+
+    return [args, status, run]() -> int {
+        if (status->parsed()) {
+            const LayerStatus found = layer_status();
+            if (args->json) {
+                std::printf("%s\n", status_json(found).dump(2).c_str());
+            } else {
+                print_status(found);
+            }
+            return 0;
+        }
+        if (run->parsed()) {
+            run_program(*args);
+        }
+        return 2;
+    };
+}
+
+} // namespace tandem::cli
