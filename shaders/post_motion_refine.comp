@@ -7,7 +7,8 @@
 // pointing back one frame: B's vector is where its texel was in A; A's is minus where it goes in
 // B, constant motion continued) with a confidence: 1 - 2 cost / (zero-motion cost), scaled down
 // where moving the texel gains little over not moving it (flat, still or unmatched regions),
-// where the interpolation falls back to the blend. The depth the interpolation resolves by is
+// where the interpolation falls back to the blend (a still window, under a quarter of that step,
+// is left still without a search). The depth the interpolation resolves by is
 // 1 - confidence: where two texels land on one, the better matched one wins.
 #include "post_motion.glsl"
 layout(local_size_x = 8, local_size_y = 8) in;
@@ -93,6 +94,16 @@ void main() {
     }
     g_lo = max(p - k_window, ivec2(0));
     g_hi = min(p + k_window, pc.size - 1);
+    uint i = uint(g_frame * pc.size.x * pc.size.y + p.y * pc.size.x + p.x);
+    // Where the frames hardly differ (a still region) no motion could earn confidence: still,
+    // and the search is skipped.
+    float still = window_cost(ivec2(0));
+    if (still < 0.25 * k_noise) {
+        motion[i] = packHalf2x16(vec2(0.0));
+        depth[i] = 1.0;
+        confidence[i] = 0.0;
+        return;
+    }
     ivec2 block = p / k_block;
     ivec2 own = block_vector(block);
     // The own block's vector, then its neighbours' in a fixed order, each distinct one costed
@@ -124,7 +135,7 @@ void main() {
         }
     }
     vec2 v = vec2(best);
-    vec2 refined = v + sub_texel(best);
+    vec2 refined = matched > 0.0 ? v + sub_texel(best) : v;
     if (refined != v) {
         float refined_cost = window_cost_at(refined);
         if (refined_cost < matched) {
@@ -132,11 +143,9 @@ void main() {
             matched = refined_cost;
         }
     }
-    float still = window_cost(ivec2(0));
     float conf = clamp(1.0 - 2.0 * matched / max(still, k_noise), 0.0, 1.0) *
                  clamp((still - matched) / k_noise, 0.0, 1.0);
 
-    uint i = uint(g_frame * pc.size.x * pc.size.y + p.y * pc.size.x + p.x);
     motion[i] = packHalf2x16(g_frame == 0 ? -v : v);
     depth[i] = 1.0 - conf;
     confidence[i] = conf;

@@ -22,6 +22,7 @@ layout(push_constant) uniform Push {
 
 const int k_block = 8;
 const float k_smoothness = 0.002; // cost per texel of distance from the coarser estimate
+const float k_still = 0.005;      // mean luminance difference of a block that does not move
 
 float block_cost(ivec2 origin, int frame, ivec2 d) {
     ivec2 end = min(origin + k_block, pc.size);
@@ -67,6 +68,10 @@ void main() {
     }
     ivec2 best = ivec2(0);
     float best_cost = 1e30;
+    // A block that hardly changes (a still region) stays still without a search.
+    if (block_cost(origin, frame, ivec2(0)) < k_still) {
+        count = 0;
+    }
     for (int c = 0; c < count; ++c) {
         bool repeated = false;
         for (int k = 0; k < c; ++k) {
