@@ -5,15 +5,17 @@
 // ways, in InterpolatePass's convention (post/interpolate.hpp: pixels, pointing back one frame;
 // A's vector continues the A-to-B motion backwards), with a per-texel confidence 0..1:
 // 1. luminance of both frames and a pyramid of 2x2 means (up to k_max_motion_levels levels, the
-//    coarsest at least 16 texels on its short side);
+//    coarsest at least 32 texels on its short side);
 // 2. block search, coarse to fine: per 8x8 block the whole-texel displacement of least mean
-//    absolute difference, every one within 4 texels at the coarsest level, one texel around the
+//    absolute difference, every one within 8 texels at the coarsest level, one texel around the
 //    coarser level's vectors (the block's and its four neighbours', doubled) and zero at the
-//    finer ones, so motion up to 4 * 2^(levels - 1) texels is found;
+//    finer ones, so motion up to 8 * 2^(levels - 1) texels is found (a block that hardly
+//    changes stays still unsearched);
 // 3. per texel, the best of the nine nearest blocks' vectors over a 5x5 window (a block across an
 //    edge splits along it) and a Lucas-Kanade step for the sub-texel part; the confidence falls
 //    with the match's cost against the zero-motion cost and is 0 where moving gains less than
-//    a luminance step of 0.02 (flat, still or unmatched regions).
+//    a luminance step of 0.02 (flat, still or unmatched regions). A periodic texture moved by
+//    more than its period can match at the wrong period with full confidence.
 // Its outputs: each frame's motion (RG16F) and a depth of 1 - confidence (R32F, so that where
 // two texels land on one the better matched wins), sampled images left in
 // SHADER_READ_ONLY_OPTIMAL visible to compute, and the confidences in a buffer (A's then B's).
