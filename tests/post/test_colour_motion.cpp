@@ -1,7 +1,8 @@
 // Motion from colour alone (post/colour_motion.hpp) on a real device: a textured image moved by
 // a known whole-texel step is found at that step with high confidence, a flat region gets no
 // confidence and the blend, and the generated frame of a translated texture is the texture at
-// the midpoint. The output does not depend on anything but the inputs.
+// the midpoint. The output does not depend on anything but the inputs, nor on another record
+// sharing the pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -243,6 +244,36 @@ TEST_F(ColourMotionDevice, TheSameFramesGiveTheSameOutputBitForBit) {
     EXPECT_TRUE(first.pixels == second.pixels);
     EXPECT_TRUE(first_fields.motion == second_fields.motion);
     EXPECT_TRUE(first_fields.confidence == second_fields.confidence);
+}
+
+// Two records in one command buffer (two slots, as a workload with jobs in flight records
+// them): the second reads what it wrote itself, never what the first left in the shared
+// buffers and images, and sync validation sees no hazard between them.
+TEST_F(ColourMotionDevice, BackToBackRecordsShareTheIntermediatesSafely) {
+    detail::ColourInterpolatePass pass(*m_device, {k_width, k_height}, 2);
+    const detail::Image da = upload_rgba8(*m_device, moved(0, 0));
+    const detail::Image db = upload_rgba8(*m_device, moved(4, -2));
+    const detail::Image other_a = upload_rgba8(*m_device, moved(3, 5));
+    const detail::Image other_b = upload_rgba8(*m_device, moved(-5, 1));
+    const detail::Image scratch = create_output(*m_device, k_width, k_height);
+    const auto alone = run_pass(*m_device, *m_output, [&](VkCommandBuffer cmd) {
+        ASSERT_EQ(pass.record(cmd, 0, {da.view.get()}, {db.view.get()}, m_output->view.get(),
+                              {k_width, k_height}, {}),
+                  VK_SUCCESS);
+    });
+    const auto second = run_pass(*m_device, *m_output, [&](VkCommandBuffer cmd) {
+        detail::image_barrier(cmd, scratch.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                              VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+        ASSERT_EQ(pass.record(cmd, 1, {other_a.view.get()}, {other_b.view.get()},
+                              scratch.view.get(), {k_width, k_height}, {}),
+                  VK_SUCCESS);
+        ASSERT_EQ(pass.record(cmd, 0, {da.view.get()}, {db.view.get()}, m_output->view.get(),
+                              {k_width, k_height}, {}),
+                  VK_SUCCESS);
+    });
+    EXPECT_TRUE(second.pixels == alone.pixels);
 }
 
 TEST_F(ColourMotionDevice, ASizeBeyondTheCapacityOrATOutOfRangeIsRefused) {
