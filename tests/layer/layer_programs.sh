@@ -5,10 +5,10 @@
 # what a user depends on: the program behaves as without the layer, the validation layer sees
 # nothing wrong in what the layer passes down, and the layer's report counts what was presented.
 #
-#   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR
+#   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE
 #
 # CASE: vkcube | vkcubepp | validation_canary | bad_multiplier | killed | installed_implicit |
-#       cli_status | cli_run
+#       exit_without_destroy | cli_status | cli_run
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -17,6 +17,7 @@ layer_dir=$2
 tandem_cli=$3
 build_dir=$4
 work=$5/$case_name
+exit_probe=$6
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -198,6 +199,17 @@ installed_implicit)
     ENABLE_TANDEM_FRAMEGEN=1 run_program enabled vkcube --c 20 || fail "vkcube exited with $?"
     expect_no_validation_messages
     check_report "$work/report.json" "r['real_frames_presented'] == 20"
+    ;;
+exit_without_destroy)
+    # A program that exits with its device and instance open: the report is written at exit,
+    # with the device counted as open.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    "$exit_probe" >"$work/probe.out" 2>"$work/probe.err" || fail "layer_exit_probe exited with $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['devices_open'] == 1" "r['devices'][0]['open'] == 1" \
+        "r['program'] == 'layer_exit_probe'" "r['application_name'] == 'layer_exit_probe'" \
+        "r['real_frames_presented'] == 0"
     ;;
 cli_status)
     install_prefix
