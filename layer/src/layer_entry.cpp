@@ -283,7 +283,11 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     }
     VkSwapchainCreateInfoKHR info = *create_info;
     bool transfer_src_added = false;
-    if ((info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0) {
+    // supportedUsageFlags speak for the FIFO, mailbox and immediate modes only; a shared present
+    // mode has its own usage flags, and its swapchain is left as asked.
+    const bool shared_present = info.presentMode == VK_PRESENT_MODE_SHARED_DEMAND_REFRESH_KHR ||
+                                info.presentMode == VK_PRESENT_MODE_SHARED_CONTINUOUS_REFRESH_KHR;
+    if ((info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0 && !shared_present) {
         const auto capabilities_of =
             record->instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR;
         VkSurfaceCapabilitiesKHR capabilities{};
