@@ -527,7 +527,8 @@ def cmd_run(args, plt):
     xs = range(len(tasks))
     for i, (p, colour) in enumerate([("p50_us", "tab:blue"), ("p90_us", "tab:orange"),
                                      ("p99_us", "tab:red")]):
-        values = [t["latency_us"]["ready_observed"][p] / 1000 for t in tasks]
+        # A task with no outputs has null figures: no bar.
+        values = [(t["latency_us"]["ready_observed"][p] or 0) / 1000 for t in tasks]
         bars = left.bar([x + (i - 1) * width for x in xs], values, width, color=colour,
                         label=p.replace("_us", ""))
         left.bar_label(bars, fmt="%.1f", fontsize="x-small")

@@ -8,11 +8,13 @@
 namespace tandem::harness {
 
 nlohmann::json latency_json(const LatencyStats& l) {
+    // No samples: the figures are null, not 0 (a job that took no time).
+    auto figure = [&](double us) { return l.count == 0 ? nlohmann::json() : nlohmann::json(us); };
     return {{"count", l.count},
-            {"p50_us", l.p50_us},
-            {"p90_us", l.p90_us},
-            {"p99_us", l.p99_us},
-            {"max_us", l.max_us}};
+            {"p50_us", figure(l.p50_us)},
+            {"p90_us", figure(l.p90_us)},
+            {"p99_us", figure(l.p99_us)},
+            {"max_us", figure(l.max_us)}};
 }
 
 nlohmann::json device_json(const DeviceInfo& d) {

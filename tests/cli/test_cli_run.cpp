@@ -136,6 +136,13 @@ TEST_P(CliRun, WritesPngsAndAReportWhereEveryTaskDelivered) {
         EXPECT_FALSE(t["transfer_path"].get<std::string>().empty());
         const auto& l = t["latency_us"]["ready_observed"];
         EXPECT_LE(l["p50_us"].get<double>(), l["p99_us"].get<double>());
+        // A stage with no samples has null figures, never a latency of 0.
+        for (const auto& [stage, latency] : t["latency_us"].items()) {
+            const bool none = latency["count"].get<std::uint64_t>() == 0;
+            for (const char* key : {"p50_us", "p90_us", "p99_us", "max_us"}) {
+                EXPECT_EQ(latency[key].is_null(), none) << t["name"] << " " << stage << " " << key;
+            }
+        }
         const std::string param = GetParam();
         if (param == "worker" || param == "auto-profile") {
             EXPECT_EQ(t["on_primary"], false) << "three devices: every task on a worker";
