@@ -59,10 +59,8 @@ struct Lease {
 // with an error). Reads like std::optional<Lease>: `if (auto lease = runtime.acquire(task))`.
 // Errors: UnknownTask (the id names no live task), OutOfMemory (host memory ran out; try again
 // next frame), each with a sentence in `reason`. No lease and None: no output yet.
-struct AcquireResult {
+struct AcquireResult : CallResult {
     std::optional<Lease> lease;
-    TaskError error = TaskError::None;
-    std::string reason;
 
     [[nodiscard]] explicit operator bool() const noexcept { return lease.has_value(); }
     [[nodiscard]] const Lease& operator*() const noexcept { return *lease; }

@@ -259,10 +259,8 @@ struct RuntimeResources {
     std::uint32_t retiring = 0;
 };
 
-// What calibrate() answered.
-struct CalibrationResult {
-    TaskError error = TaskError::None; // UnknownTask, or NotMeasured with `reason`
-    std::string reason;
+// What calibrate() answered (error: UnknownTask, or NotMeasured with `reason`).
+struct CalibrationResult : CallResult {
     std::vector<DeviceCost> costs; // what the scheduler knows of the task on each device now
 };
 

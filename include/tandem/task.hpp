@@ -114,9 +114,16 @@ struct TaskDesc {
 };
 
 // The per-frame calls' results (SubmitResult, LendResult, AcquireResult, CalibrationResult)
-// each carry `error`, a TaskError (None when the call did what it was asked), and `reason`, a
-// sentence saying why when it is not None (and, for submit's Busy and Preparing, what it waits
-// for). The calls whose answer is a code alone return the TaskError itself.
+// are each a CallResult with what the call gives besides: `error`, a TaskError (None when the
+// call did what it was asked), and `reason`, a sentence saying why when it is not None (and, for
+// submit's Busy and Preparing, what it waits for). Code that only reports a failure can take
+// any of them as a `const CallResult&`. The calls whose answer is a code alone return the
+// TaskError itself.
+struct CallResult {
+    TaskError error = TaskError::None;
+    std::string reason;
+    [[nodiscard]] bool failed() const noexcept { return error != TaskError::None; }
+};
 
 // What submit() answered.
 enum class SubmitStatus {
@@ -129,11 +136,10 @@ enum class SubmitStatus {
 };
 [[nodiscard]] TANDEM_API const char* to_string(SubmitStatus status) noexcept;
 
-struct SubmitResult {
+// error and reason: Failed, why (Preparing: where; Busy: a chain's wait, or empty).
+struct SubmitResult : CallResult {
     SubmitStatus status = SubmitStatus::Failed;
-    std::uint64_t generation = 0;      // Accepted: the generation this submit produces
-    TaskError error = TaskError::None; // Failed: why, as a value
-    std::string reason; // Failed: a sentence saying why (Preparing: where; Busy: a chain's wait)
+    std::uint64_t generation = 0; // Accepted: the generation this submit produces
     // Accepted with inputs: the application may write its input images again once
     // Runtime::input_timeline() reaches this value (Tandem's copy of them ran); 0 otherwise,
     // and 0 for a submit that submitted nothing (every input lent and signalled by its loan).
@@ -142,11 +148,10 @@ struct SubmitResult {
 };
 
 // What lend_inputs() answered: Accepted with a loan (its images reserved for the application),
-// or Busy, Preparing or Failed as a submit would, with nothing lent.
-struct LendResult {
+// or Busy, Preparing or Failed as a submit would, with nothing lent (error and reason: Failed,
+// why; Busy and Preparing, what).
+struct LendResult : CallResult {
     SubmitStatus status = SubmitStatus::Failed;
-    TaskError error = TaskError::None; // Failed: why, as a value
-    std::string reason;                // Failed: a sentence saying why (Busy, Preparing: what)
     InputLoan loan;
     [[nodiscard]] bool lent() const noexcept { return status == SubmitStatus::Accepted; }
 };

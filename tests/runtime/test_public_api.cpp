@@ -100,6 +100,30 @@ TEST(PublicError, KeepsItsResultContextAndHintApart) {
     }
 }
 
+// The per-frame calls' results are one CallResult each, so code that reports a failure takes
+// any of them the same way.
+std::string describe(const CallResult& result) {
+    return result.failed() ? std::string(to_string(result.error)) + ": " + result.reason : "ok";
+}
+
+TEST(PublicResults, EveryPerFrameResultIsACallResult) {
+    static_assert(std::is_base_of_v<CallResult, SubmitResult>);
+    static_assert(std::is_base_of_v<CallResult, LendResult>);
+    static_assert(std::is_base_of_v<CallResult, AcquireResult>);
+    static_assert(std::is_base_of_v<CallResult, CalibrationResult>);
+    SubmitResult submit;
+    submit.error = TaskError::BadBytes;
+    submit.reason = "two bytes";
+    EXPECT_EQ(describe(submit), "bad bytes: two bytes");
+    AcquireResult acquire;
+    EXPECT_FALSE(acquire.failed());
+    EXPECT_FALSE(acquire) << "no lease and no error: no output yet";
+    EXPECT_EQ(describe(acquire), "ok");
+    CalibrationResult calibration;
+    calibration.error = TaskError::NotMeasured;
+    EXPECT_TRUE(calibration.failed());
+}
+
 TEST(PublicNames, EveryEnumValueHasItsOwnName) {
     expect_distinct_names(std::array{SubmitStatus::Accepted, SubmitStatus::Busy,
                                      SubmitStatus::Preparing, SubmitStatus::Failed});

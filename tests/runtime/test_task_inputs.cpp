@@ -387,7 +387,7 @@ protected:
                 }
             }
             const SubmitResult r = input ? runtime.submit(task, {}, std::span(&*input, 1))
-                                         : SubmitResult{SubmitStatus::Busy};
+                                         : SubmitResult{{}, SubmitStatus::Busy};
             if (r.accepted()) {
                 EXPECT_EQ(r.generation, last_generation + 1) << "generations are consecutive";
                 last_generation = r.generation;
