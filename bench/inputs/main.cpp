@@ -26,6 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app_images.hpp"
+#include "core/discovery.hpp"
+#include "core/instance.hpp"
 #include "core/resources.hpp"
 #include "harness/cpu_threads.hpp"
 #include "harness/lease_reader.hpp"
@@ -33,6 +35,7 @@
 #include "harness/tool_log.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "sync/timeline_semaphore.hpp"
+#include "tandem/embedding.hpp"
 #include "tandem/error.hpp"
 #include "tandem/post.hpp"
 #include "tandem/runtime.hpp"
@@ -395,6 +398,11 @@ int main(int argc, char** argv) {
                    "(the application's timeline: Tandem's batch at submit changes the layouts)")
         ->check(CLI::IsMember({"loan", "app"}))
         ->capture_default_str();
+    bool own_queue = false;
+    app.add_flag("--own-queue", own_queue,
+                 "embed the runtime on a device the benchmark opens and hand it the main queue "
+                 "alone (EmbedInfo::queue_mutex null): the inputs' copies are recorded and "
+                 "submitted on Tandem's input thread instead of in submit (copied inputs only)");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -410,7 +418,47 @@ int main(int argc, char** argv) {
             throw tandem::Error("--size '" + size + "' is not WxH", "Give e.g. 1920x1080");
         }
         options.trace = !trace_file.empty();
-        tandem::Runtime runtime(options);
+        if (own_queue && lend) {
+            throw tandem::Error(tandem::ErrorCategory::InvalidArgument,
+                                "--own-queue measures copied inputs, and --lend lends them",
+                                "Leave out one of the two");
+        }
+        // --own-queue: the application's device, embedded with its queue handed over alone.
+        // Its own submissions there (filling the frame, the floor) take Tandem's lock and never
+        // wait on that queue for the input timeline.
+        std::unique_ptr<detail::Instance> app_instance;
+        std::unique_ptr<detail::Device> app_device;
+        std::unique_ptr<tandem::Runtime> runtime_owner;
+        if (own_queue) {
+            detail::InstanceOptions instance_options;
+            instance_options.application_name = "tandem-bench-inputs";
+            instance_options.validation =
+                detail::parse_validation(options.validation.empty() ? "off" : options.validation)
+                    .value_or(detail::Validation::Off);
+            app_instance = std::make_unique<detail::Instance>(instance_options);
+            std::vector<detail::Adapter> adapters =
+                detail::discover_adapters(*app_instance, std::max(options.virtual_devices, 1u));
+            const detail::Selection selection =
+                detail::select_adapters(adapters, options.primary, "none");
+            detail::DeviceOptions device_options;
+            device_options.label = "application";
+            app_device = std::make_unique<detail::Device>(
+                *app_instance, adapters[selection.primary], device_options);
+            tandem::EmbedInfo embed;
+            embed.instance = app_instance->handle();
+            embed.physical_device = app_device->physical();
+            embed.device = app_device->handle();
+            embed.queue_family = app_device->queue(detail::QueueRole::Main).family();
+            embed.queue_index = app_device->queue(detail::QueueRole::Main).index();
+            embed.enabled_extensions = app_device->enabled_extensions();
+            embed.enabled_features = app_device->enabled_features();
+            embed.debug_utils = app_instance->has_debug_utils();
+            options.embedded_cpu_workers = true;
+            runtime_owner = std::make_unique<tandem::Runtime>(embed, options);
+        } else {
+            runtime_owner = std::make_unique<tandem::Runtime>(options);
+        }
+        tandem::Runtime& runtime = *runtime_owner;
         const detail::Device& primary = detail::RuntimeAccess::impl(runtime).primary();
         const AppFrame frame = make_frame(primary, w, h);
         std::array<tandem::InputImage, 3> inputs{};
@@ -633,6 +681,7 @@ int main(int argc, char** argv) {
                              {"transfer_path", options.transfer_path},
                              {"lend", lend},
                              {"lent_wait", lend ? lent_wait : std::string()},
+                             {"own_queue", own_queue},
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {{"pass_gpu_us_p50_on_task_device", worker_pass},
                                {"submit_floor_us",

@@ -136,7 +136,8 @@ embedding_requirements(VkPhysicalDevice physical_device = VK_NULL_HANDLE);
 //
 // Tandem's externally synchronised use of that queue, all of it, each under queue_mutex:
 //   - vkQueueSubmit2 from the application's thread: Runtime::submit() and lend_inputs() (a
-//     task's copied inputs) and LeaseReadback::read();
+//     task's copied inputs; from Tandem's input thread instead when the queue is Tandem's
+//     alone) and LeaseReadback::read();
 //   - vkQueueSubmit2 from Tandem's threads: job threads (a primary task's job), the transfer and
 //     bridge threads (a worker's image copied onto the primary), whichever thread collects
 //     retired resources (an empty signal), and at set-up path self-tests and one-shot uploads.
@@ -149,7 +150,12 @@ embedding_requirements(VkPhysicalDevice physical_device = VK_NULL_HANDLE);
 // family and hand over the second with queue_mutex null). Then no lock is shared and Tandem's
 // submissions never wait for the engine's; only the engine's vkDeviceWaitIdle, which covers
 // every queue, holds Tandem's lock (Runtime::primary_vulkan().queue_mutex) or runs once the
-// Runtime is destroyed.
+// Runtime is destroyed. With its own queue, Tandem also takes the copies of a submit's inputs
+// off the application's thread: submit() and lend_inputs() queue their batch, and Tandem's
+// input thread records and submits it (SubmitResult::inputs_released is the value it will
+// signal). The engine's own batches may then wait for that value on its queues at once; and
+// since that queue is Tandem's, an input's writes are ordered before Tandem's copy only by
+// InputImage::wait_semaphore.
 struct TANDEM_API EmbedInfo {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE; // the one `device` was created from

@@ -174,11 +174,11 @@ VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
                                       Clock::time_point& t_sent) noexcept {
     TaskInstance& instance = *job.instance;
     // A link that cannot take one yet is asked again, as the transfer is.
-    VkResult sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+    VkResult sent = send_inputs(instance, job.slot, m_inputs, waits, why);
     while (sent == VK_NOT_READY && !worker.lost()) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         waits.clear();
-        sent = send_inputs(instance, job.slot, m_inputs.timeline(), waits, why);
+        sent = send_inputs(instance, job.slot, m_inputs, waits, why);
     }
     t_sent = Clock::now();
     if (sent != VK_SUCCESS || instance.inputs.links.empty()) {
@@ -233,7 +233,7 @@ void JobPipeline::send_ahead(Worker& worker) noexcept {
         }
         const auto t0 = Clock::now();
         waits.clear();
-        if (send_inputs(instance, next.slot, m_inputs.timeline(), waits, why, true) != VK_SUCCESS) {
+        if (send_inputs(instance, next.slot, m_inputs, waits, why, true) != VK_SUCCESS) {
             return; // a link that cannot take it yet, or failed: the rest waits for its turn
         }
         if (m_trace.enabled()) {

@@ -96,6 +96,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     adopted.queue_family = embed.queue_family;
     adopted.queue_index = embed.queue_index;
     adopted.queue_lock = embed.queue_mutex;
+    m_own_main_queue = !embed.queue_mutex;
     adopted.enabled_extensions = embed.enabled_extensions;
     adopted.enabled_features = embed.enabled_features;
     DeviceOptions primary_options;
@@ -124,7 +125,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
         m_worker_devices.push_back(std::make_unique<Device>(*m_instance, m_adapters[index], o));
     }
     m_reads = std::make_unique<TimelineSemaphore>(*m_primary, "tandem primary timeline");
-    m_input_copies = std::make_unique<InputCopier>(*m_primary);
+    m_input_copies = std::make_unique<InputCopier>(*m_primary, m_own_main_queue);
     bool cpu_device = m_primary->info().type == "cpu";
     std::vector<const Device*> devices{m_primary.get()};
     for (const auto& device : m_worker_devices) {
@@ -172,7 +173,11 @@ RuntimeImpl::~RuntimeImpl() {
     const LogScope scope(*m_logger);
     // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
     // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
-    // A preparation in progress finishes first; queued ones fail.
+    // A preparation in progress finishes first; queued ones fail. The inputs' copies queued on
+    // their thread are submitted before anything waits for the work in flight.
+    if (m_input_copies) {
+        m_input_copies->stop();
+    }
     m_preparer->stop();
     m_completion->stop();
     for (auto& w : m_workers) {

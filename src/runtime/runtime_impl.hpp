@@ -105,6 +105,8 @@ public:
     [[nodiscard]] VkSemaphore input_timeline() const noexcept {
         return m_input_copies->timeline().handle();
     }
+    // True when the inputs' copies are recorded and submitted on the copier's own thread.
+    [[nodiscard]] bool input_copies_deferred() const noexcept { return m_input_copies->deferred(); }
 
     // Throws Error for what is wrong with the description itself (size, slots, rate, an unknown
     // workload name, an unknown forced transfer path). Returns the factory of the workload it
@@ -256,6 +258,9 @@ private:
     std::unique_ptr<Instance> m_instance;
     std::vector<Adapter> m_adapters;
     std::unique_ptr<Device> m_primary;
+    // Embedded with no EmbedInfo::queue_mutex: the primary's main queue is Tandem's alone, and
+    // the inputs' copies leave the application's thread (InputCopier).
+    bool m_own_main_queue = false;
     std::vector<std::unique_ptr<Device>> m_worker_devices;
     std::unique_ptr<TimelineSemaphore> m_reads;  // signalled by the application
     std::unique_ptr<InputCopier> m_input_copies; // tasks' inputs copied at submit

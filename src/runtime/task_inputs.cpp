@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <set>
 
+#include "core/cpu.hpp"
+#include "core/log.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "runtime/task.hpp"
@@ -210,6 +212,10 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     in.recorded.resize(instance.desc.slots);
     in.timer = JobTimer::create(primary, instance.desc.slots, base + " input copies");
     in.copied.assign(instance.desc.slots, 0);
+    in.copy_results = std::make_unique<std::atomic<VkResult>[]>(instance.desc.slots);
+    for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
+        in.copy_results[s].store(VK_SUCCESS, std::memory_order_relaxed);
+    }
     // Lendable (an image input): each slot's loan semaphore (InputLoan::written).
     if (std::any_of(in.buffer_sizes.begin(), in.buffer_sizes.end(),
                     [](VkDeviceSize size) { return size == 0; })) {
@@ -220,8 +226,95 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     }
 }
 
-InputCopier::InputCopier(const Device& primary)
-    : m_primary(primary), m_timeline(primary, "tandem input timeline") {}
+InputCopier::InputCopier(const Device& primary, bool deferred)
+    : m_primary(primary), m_timeline(primary, "tandem input timeline"), m_deferred(deferred) {
+    if (m_deferred) {
+        m_thread = start_logged_thread([this] { run(); });
+    }
+}
+
+InputCopier::~InputCopier() {
+    stop();
+}
+
+void InputCopier::stop() noexcept {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+void InputCopier::run() noexcept {
+    for (;;) {
+        Pending batch;
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait(lock, [&] { return m_stopping || !m_pending.empty(); });
+            if (m_pending.empty()) {
+                return; // stopping, and every batch queued was submitted
+            }
+            batch = std::move(m_pending.front());
+            m_pending.pop_front();
+        }
+        submit_pending(batch);
+    }
+}
+
+void InputCopier::submit_pending(Pending& batch) noexcept {
+    VkResult r = VK_SUCCESS;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    if (batch.instance != nullptr) {
+        r = prepare_commands(*batch.instance, batch.slot, batch.inputs, batch.lent);
+        cmd = batch.instance->inputs.cmds[batch.slot];
+    }
+    if (r == VK_SUCCESS) {
+        const VkSemaphoreSubmitInfo signal =
+            m_timeline.submit_info(batch.value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        r = vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, batch.waits, {&signal, 1}),
+                      cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
+    }
+    if (r != VK_SUCCESS) {
+        // Its job fails (copy_submitted); the value is reached all the same, after the ones
+        // before it, so that nothing waiting for it (the instance's retirement) waits forever.
+        if (batch.instance != nullptr) {
+            batch.instance->inputs.copy_results[batch.slot].store(r, std::memory_order_relaxed);
+        }
+        log_error("runtime", "{}: the copy of a task's inputs could not be submitted ({})",
+                  m_primary.label(), tandem::to_string(r));
+        if (m_timeline.wait(batch.value - 1, std::chrono::seconds(5)) != VK_SUCCESS ||
+            m_timeline.signal(batch.value) != VK_SUCCESS) {
+            log_error("runtime", "{}: the input timeline could not pass value {}",
+                      m_primary.label(), batch.value);
+        }
+    }
+    m_submitted.store(batch.value, std::memory_order_release);
+}
+
+VkResult InputCopier::copy_submitted(const TaskInstance& instance, std::uint32_t slot,
+                                     std::string& why) const noexcept {
+    const std::uint64_t value = instance.inputs.copied[slot];
+    if (!m_deferred || value == 0) {
+        return VK_SUCCESS;
+    }
+    if (m_submitted.load(std::memory_order_acquire) < value) {
+        return VK_NOT_READY;
+    }
+    const VkResult r = instance.inputs.copy_results[slot].load(std::memory_order_relaxed);
+    if (r != VK_SUCCESS) {
+        try {
+            why = "the copy of the inputs of task '" + instance.desc.name +
+                  "' could not be submitted to the primary's queue (" +
+                  std::string(tandem::to_string(r)) + ")";
+        } catch (...) {
+            // Out of memory: the failure is reported without its sentence.
+        }
+    }
+    return r;
+}
 
 std::string InputCopier::check(const TaskInstance& instance, std::span<const InputImage> inputs) {
     const std::vector<std::size_t>& declared = instance.inputs.declared;
@@ -426,27 +519,10 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     // Every input lent: the batch only changes the images' layouts, from those the application
     // left them in, the same commands each time they are the same: recorded once for the slot
     // and submitted again (the application thread's cost is then the submit alone).
-    RecordedBatch& recorded = in.recorded[slot];
-    bool same = all_lent && recorded.all_lent && recorded.layouts.size() == inputs.size();
-    for (std::size_t i = 0; same && i < inputs.size(); ++i) {
-        same = recorded.layouts[i] == inputs[i].layout;
-    }
-    if (!same) {
-        recorded.all_lent = false; // until recorded
-        const VkResult r = record(instance, slot, inputs, lent, !all_lent);
-        if (r != VK_SUCCESS) {
+    // Deferred, the copier's thread records them.
+    if (!m_deferred) {
+        if (const VkResult r = prepare_commands(instance, slot, inputs, lent); r != VK_SUCCESS) {
             return r;
-        }
-        if (all_lent) {
-            try {
-                recorded.layouts.clear();
-                for (const InputImage& input : inputs) {
-                    recorded.layouts.push_back(input.layout);
-                }
-                recorded.all_lent = true;
-            } catch (...) {
-                // Out of memory: recorded again next time.
-            }
         }
     }
     std::vector<VkSemaphoreSubmitInfo> waits;
@@ -466,7 +542,19 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
     std::uint64_t next = 0;
-    const VkResult r = submit_batch(cmd, waits, next);
+    Pending pending;
+    if (m_deferred) {
+        try {
+            pending.instance = &instance;
+            pending.slot = slot;
+            pending.inputs.assign(inputs.begin(), inputs.end());
+            pending.lent = lent;
+        } catch (...) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        in.copy_results[slot].store(VK_SUCCESS, std::memory_order_relaxed);
+    }
+    const VkResult r = submit_batch(cmd, waits, next, std::move(pending));
     if (r != VK_SUCCESS) {
         return r;
     }
@@ -482,11 +570,78 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     return VK_SUCCESS;
 }
 
+VkResult InputCopier::prepare_commands(TaskInstance& instance, std::uint32_t slot,
+                                       std::span<const InputImage> inputs,
+                                       std::uint32_t lent) noexcept {
+    // Every input lent: the batch only changes the images' layouts, from those the application
+    // left them in, the same commands each time they are the same: recorded once for the slot
+    // and submitted again (the application thread's cost is then the submit alone).
+    const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
+    RecordedBatch& recorded = instance.inputs.recorded[slot];
+    bool same = all_lent && recorded.all_lent && recorded.layouts.size() == inputs.size();
+    for (std::size_t i = 0; same && i < inputs.size(); ++i) {
+        same = recorded.layouts[i] == inputs[i].layout;
+    }
+    if (same) {
+        return VK_SUCCESS;
+    }
+    recorded.all_lent = false; // until recorded
+    const VkResult r = record(instance, slot, inputs, lent, !all_lent);
+    if (r != VK_SUCCESS) {
+        return r;
+    }
+    if (all_lent) {
+        try {
+            recorded.layouts.clear();
+            for (const InputImage& input : inputs) {
+                recorded.layouts.push_back(input.layout);
+            }
+            recorded.all_lent = true;
+        } catch (...) {
+            // Out of memory: recorded again next time.
+        }
+    }
+    return VK_SUCCESS;
+}
+
 VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
                                    std::span<const VkSemaphoreSubmitInfo> waits,
                                    std::uint64_t& value) noexcept {
-    std::lock_guard lock(m_mutex);
+    return submit_batch(cmd, waits, value, Pending{});
+}
+
+VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
+                                   std::span<const VkSemaphoreSubmitInfo> waits,
+                                   std::uint64_t& value, Pending pending) noexcept {
+    std::unique_lock lock(m_mutex);
     const std::uint64_t next = m_value + 1;
+    if (m_deferred && !m_stopping) {
+        try {
+            pending.waits.assign(waits.begin(), waits.end());
+            pending.value = next;
+            m_pending.push_back(std::move(pending));
+        } catch (...) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        m_value = next;
+        value = next;
+        lock.unlock();
+        m_wake.notify_one();
+        return VK_SUCCESS;
+    }
+    if (m_deferred) {
+        // Stopped (shutdown): submitted here, in order after everything the thread submitted.
+        try {
+            pending.waits.assign(waits.begin(), waits.end());
+        } catch (...) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        pending.value = next;
+        m_value = next;
+        value = next;
+        submit_pending(pending);
+        return VK_SUCCESS;
+    }
     const VkSemaphoreSubmitInfo signal =
         m_timeline.submit_info(next, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     const VkResult r =
@@ -615,7 +770,7 @@ void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
     }
 }
 
-VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineSemaphore& copies,
+VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const InputCopier& copies,
                      std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
                      bool ahead) noexcept {
     InstanceInputs& in = instance.inputs;
@@ -625,10 +780,18 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const TimelineS
     // What the sources wait for: Tandem's copy at submit, or the application's signal of the
     // slot's loan semaphore when its submit submitted nothing (then from the layout it named).
     const bool signalled = in.signalled(slot);
+    if (!signalled) {
+        // A copy still queued on the copier's thread: nothing may wait for its value before
+        // its batch is on the queue.
+        if (const VkResult r = copies.copy_submitted(instance, slot, why); r != VK_SUCCESS) {
+            return r;
+        }
+    }
     const VkSemaphoreSubmitInfo written =
-        signalled ? in.signals[slot].semaphore.submit_info(in.signals[slot].named,
-                                                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)
-                  : copies.submit_info(in.copied[slot], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        signalled
+            ? in.signals[slot].semaphore.submit_info(in.signals[slot].named,
+                                                     VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)
+            : copies.timeline().submit_info(in.copied[slot], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
     try {
         if (instance.same_device) {
             waits.push_back(written);

@@ -8,9 +8,14 @@
 //   InputCopier      application's thread, in submit (task's mutex held, slot Recording): one
 //                    batch on the primary's main queue waits for the application's writes,
 //                    copies each image into the slot's copy and signals the runtime's input
-//                    timeline (SubmitResult::inputs_released). With every input lent the batch
-//                    only changes layouts: recorded once per slot and submitted again while the
-//                    application leaves the images in the same layouts (RecordedBatch). With
+//                    timeline (SubmitResult::inputs_released). When that queue is Tandem's
+//                    alone (embedded with no EmbedInfo::queue_mutex), submit only takes the
+//                    value and queues the batch: the copier's own thread records and submits
+//                    the batches in the order of their values, and nothing waits for a value
+//                    before its batch was submitted (send_inputs answers VK_NOT_READY until
+//                    then), so no wait precedes its signal on that queue. With every input lent the
+//                    batch only changes layouts: recorded once per slot and submitted again while
+//                    the application leaves the images in the same layouts (RecordedBatch). With
 //                    every input lent and named with the slot's loan semaphore, which the
 //                    application signals itself (LoanSignal), there is no batch at all.
 //   send_inputs      the worker's job thread, before the job's work: each input's link carries
@@ -27,11 +32,15 @@
 // and submitted under one lock, so they grow in submission order.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
@@ -68,7 +77,17 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
 
 class InputCopier {
 public:
-    explicit InputCopier(const Device& primary);
+    // `deferred`: the primary's main queue is Tandem's alone, so the batches are recorded and
+    // submitted on the copier's own thread (see above), not on the application's.
+    InputCopier(const Device& primary, bool deferred);
+    ~InputCopier();
+    InputCopier(const InputCopier&) = delete;
+    InputCopier& operator=(const InputCopier&) = delete;
+
+    // Submits every batch queued and stops the copier's thread; later batches are submitted
+    // on the caller's thread. First at shutdown, before the instances the batches use go.
+    void stop() noexcept;
+    [[nodiscard]] bool deferred() const noexcept { return m_deferred; }
 
     // The timeline the copies signal (Runtime::input_timeline).
     [[nodiscard]] const TimelineSemaphore& timeline() const noexcept { return m_timeline; }
@@ -98,36 +117,70 @@ public:
     // empty batch on the primary's main queue waits for them and signals it.
     [[nodiscard]] VkResult lend(TaskInstance& instance, std::uint32_t slot, std::uint64_t last_work,
                                 std::uint64_t& value) noexcept;
+    // Where `slot`'s last copy (copy()'s value) stands, for the job thread: VK_SUCCESS once
+    // its batch was submitted (or nothing was), VK_NOT_READY while it waits on the copier's
+    // thread, else the result that failed it (`why` says so).
+    [[nodiscard]] VkResult copy_submitted(const TaskInstance& instance, std::uint32_t slot,
+                                          std::string& why) const noexcept;
     // One empty batch on the primary's main queue, after everything the application submitted
     // there so far (its writes of lent images): the instance is not freed before it passed
     // (a loan ended without a submit). Caller holds the instance's task's mutex.
     [[nodiscard]] VkResult fence(TaskInstance& instance) noexcept;
 
 private:
+private:
+    // A batch the copier's thread records (instance set: copy()'s) and submits.
+    struct Pending {
+        TaskInstance* instance = nullptr; // null: an empty batch (lend, fence)
+        std::uint32_t slot = 0;
+        std::vector<InputImage> inputs;
+        std::uint32_t lent = 0;
+        std::vector<VkSemaphoreSubmitInfo> waits;
+        std::uint64_t value = 0;
+    };
+
     // Records `slot`'s copies of `inputs` (copy()'s) into its command buffer, for one submit
     // (`once`) or for as many as stay alike.
     [[nodiscard]] VkResult record(TaskInstance& instance, std::uint32_t slot,
                                   std::span<const InputImage> inputs, std::uint32_t lent,
                                   bool once) noexcept;
-    // Submits `cmd` (or nothing) on the main queue after `waits`, signalling the next value.
+    // Records them unless the slot's command buffer holds the same layout changes already.
+    [[nodiscard]] VkResult prepare_commands(TaskInstance& instance, std::uint32_t slot,
+                                            std::span<const InputImage> inputs,
+                                            std::uint32_t lent) noexcept;
+    // Submits `cmd` (or nothing) on the main queue after `waits`, signalling the next value;
+    // deferred, queues the batch (`pending`'s instance, slot, inputs and lent) for the copier's
+    // thread and takes the value it will signal.
+    [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
+                                        std::span<const VkSemaphoreSubmitInfo> waits,
+                                        std::uint64_t& value, Pending pending) noexcept;
     [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
                                         std::span<const VkSemaphoreSubmitInfo> waits,
                                         std::uint64_t& value) noexcept;
+    void run() noexcept; // the copier's thread
+    void submit_pending(Pending& batch) noexcept;
 
     const Device& m_primary;
     TimelineSemaphore m_timeline;
-    std::mutex m_mutex;        // takes a value and submits it, so values grow in queue order
-    std::uint64_t m_value = 0; // the last value submitted
+    bool m_deferred = false;
+    std::mutex m_mutex; // takes a value and submits (or queues) it: values grow in queue order
+    std::uint64_t m_value = 0; // the last value submitted (deferred: queued)
+    std::deque<Pending> m_pending;
+    std::condition_variable m_wake;
+    bool m_stopping = false;
+    std::atomic<std::uint64_t> m_submitted{0}; // deferred: the last value whose batch was submitted
+    std::thread m_thread;
 };
 
 // Sends `slot`'s inputs of `instance` to its device (the job thread, before the job's batch)
 // and appends the waits the job's batch needs to `waits`: each arrival on another device, the
-// copy itself on the primary. VK_SUCCESS; VK_NOT_READY when a link cannot take its input yet
-// (call again: what was sent is not sent twice); else the failing link's result, `why` set.
+// copy itself on the primary. VK_SUCCESS; VK_NOT_READY when a link cannot take its input yet,
+// or the copy is still queued on the copier's thread (call again: what was sent is not sent
+// twice); else the failing link's (or copy's) result, `why` set.
 // `ahead`: for a job queued behind the one the job thread holds (inputs_to_send_ahead), counted
 // in TaskStats::input_sends_early too.
 [[nodiscard]] VkResult send_inputs(TaskInstance& instance, std::uint32_t slot,
-                                   const TimelineSemaphore& copies,
+                                   const InputCopier& copies,
                                    std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
                                    bool ahead = false) noexcept;
 

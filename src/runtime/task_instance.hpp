@@ -143,6 +143,9 @@ struct InstanceInputs {
     std::vector<RecordedBatch> recorded; // per slot: what cmds[slot] holds
     std::unique_ptr<JobTimer> timer;     // the copies' GPU time on the primary (null: untimed)
     std::vector<std::uint64_t> copied;
+    // Per slot, a deferred copy's outcome (InputCopier on its own thread): written before the
+    // copier publishes the value as submitted, read by the job thread after.
+    std::unique_ptr<std::atomic<VkResult>[]> copy_results;
     std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
     // Slots lent to the application (Runtime::lend_inputs): each Recording until a submit names
     // its images or the loan is returned. Under the task's mutex.

@@ -38,7 +38,9 @@ protected:
         embed.device = device.handle();
         embed.queue_family = device.queue(detail::QueueRole::Main).family();
         embed.queue_index = device.queue(detail::QueueRole::Main).index();
-        embed.queue_mutex = std::make_shared<std::mutex>();
+        if (!m_own_queue) {
+            embed.queue_mutex = std::make_shared<std::mutex>();
+        }
         embed.enabled_extensions = device.enabled_extensions();
         embed.enabled_features = device.enabled_features();
         embed.debug_utils = instance().has_debug_utils();
@@ -46,6 +48,11 @@ protected:
         options.virtual_devices = virtual_devices();
         return std::make_unique<Runtime>(embed, options);
     }
+
+    // make_runtime() hands the queue over with no mutex: Tandem's alone, so that its input
+    // copies leave the application's thread. The test's own submissions there then take Tandem's
+    // lock (Runtime::primary_vulkan), and never wait on that queue for the input timeline.
+    void hand_over_queue() { m_own_queue = true; }
 
     // The application's device the last make_runtime() embedded (its images are the
     // primary's).
@@ -163,6 +170,7 @@ protected:
 
 private:
     detail::Device* m_app = nullptr;
+    bool m_own_queue = false;
 };
 
 } // namespace tandem::test

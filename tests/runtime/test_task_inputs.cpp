@@ -352,6 +352,9 @@ protected:
     int run_rounds(Runtime& runtime, detail::Device& app, TaskId task, VkFormat format, int rounds,
                    Lend lend = Lend::No) {
         AppImage image(app, runtime, format, k_width, k_height);
+        if (m_queue_handed_over) {
+            image.wait_on_host();
+        }
         const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
         return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds, lend);
     }
@@ -435,6 +438,16 @@ protected:
         image.finish(released);
         return checked;
     }
+
+    // The runtime is handed the queue alone (RuntimeTest::hand_over_queue): its input copies
+    // leave the application's thread, and the test's writes wait for them on the host.
+    void hand_over_queue_and_wait_on_host() {
+        hand_over_queue();
+        m_queue_handed_over = true;
+    }
+
+private:
+    bool m_queue_handed_over = false;
 };
 
 struct InputCase {
@@ -462,8 +475,11 @@ protected:
     // 24 rounds of the case's input (written by the application, or with `lend` into the
     // images Tandem lends), each output checked byte for byte; skipped where the pair has no
     // such path.
-    void run_case(const InputCase& c, Lend lend) {
+    void run_case(const InputCase& c, Lend lend, bool own_queue = false) {
         RuntimeOptions options;
+        if (own_queue) {
+            hand_over_queue_and_wait_on_host();
+        }
         if (!c.path.empty()) {
             const auto pair = detail::query_pair_info(adapters()[0].info, adapters()[1].info);
             const auto path = parse_transfer_path(c.path);
@@ -482,6 +498,7 @@ protected:
                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         }
         const TaskId task = runtime->register_task(d);
+        EXPECT_EQ(detail::RuntimeAccess::impl(*runtime).input_copies_deferred(), own_queue);
         EXPECT_EQ(runtime->stats(task).input_path, c.path.empty() ? "same-device" : c.path);
         // A CPU device reads what crosses on the host-imported path in place (lavapipe's
         // linear images fit the staging's rows at these sizes), unless told not to.
@@ -553,6 +570,63 @@ INSTANTIATE_TEST_SUITE_P(
 
 // A loan holds its slot until submitted or returned; returned, it is no longer held; every
 // slot lent answers Busy; an image whose loan ended is refused; refusals change nothing.
+// With a queue of its own, Tandem records and submits the copies on its input thread (submit
+// only queues them): every output still holds its round's bytes, copied or lent, on the
+// primary and over the paths to a worker.
+class TaskInputsOnTandemsOwnQueue : public TaskInputPaths {};
+
+TEST_P(TaskInputsOnTandemsOwnQueue, CopiedOffTheApplicationsThreadArriveByteForByte) {
+    run_case(GetParam(), Lend::No, true);
+}
+
+TEST_P(TaskInputsOnTandemsOwnQueue, LentArriveByteForByte) {
+    run_case(GetParam(), Lend::Yes, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CopiedOnTheInputThread, TaskInputsOnTandemsOwnQueue,
+    ::testing::Values(InputCase{"primary", "", VK_FORMAT_R8G8B8A8_UNORM},
+                      InputCase{"worker", "host-imported", VK_FORMAT_R8G8B8A8_UNORM},
+                      InputCase{"worker", "host-copy", VK_FORMAT_R16G16B16A16_SFLOAT},
+                      InputCase{"worker", "host-imported", VK_FORMAT_R32_SFLOAT, true}),
+    case_name);
+
+// Copies still queued on the input thread when the task goes, and when the runtime goes: each
+// is submitted and runs before what it reads and writes is freed (validation sees every one).
+TEST_F(TaskInputs, CopiesQueuedOnTheInputThreadRunBeforeTheirTaskOrRuntimeGoes) {
+    hand_over_queue_and_wait_on_host();
+    auto runtime = make_runtime("1");
+    AppImage image(app_device(), *runtime, VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height);
+    image.wait_on_host();
+    const std::size_t size = std::size_t{k_width} * k_height * 4;
+    std::uint64_t released = 0;
+    for (int cycle = 0; cycle < 2; ++cycle) {
+        TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, cycle == 0 ? "worker" : "primary");
+        d.slots = 4;
+        const TaskId task = runtime->register_task(d);
+        int accepted = 0;
+        for (int round = 1; accepted < 3 && round < 10000; ++round) {
+            const InputImage input = image.write(round_bytes(round, size), released);
+            const SubmitResult r = runtime->submit(task, {}, std::span(&input, 1));
+            if (r.accepted()) {
+                released = r.inputs_released;
+                ++accepted;
+            } else {
+                EXPECT_NE(r.status, SubmitStatus::Failed) << r.reason;
+                runtime->pump();
+            }
+        }
+        EXPECT_EQ(accepted, 3);
+        if (cycle == 0) {
+            EXPECT_EQ(runtime->unregister_task(task), TaskError::None);
+        }
+    }
+    // The primary task's last copies may still be queued or running: the runtime submits them
+    // and waits for them before it frees anything.
+    runtime.reset();
+    image.finish(0);
+}
+
 TEST_F(TaskInputs, ALoanHoldsItsSlotUntilSubmittedOrReturned) {
     auto runtime = make_runtime("1");
     const auto [task, a, b] = lend_two(*runtime, 2);
