@@ -25,7 +25,9 @@ layout(location = 2) in vec4 in_clip;
 layout(location = 3) in vec4 in_previous_clip;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
-layout(location = 2) out vec2 out_motion;
+// `precise`: both positions are computed alike (no fused multiply-add in one alone), so a
+// surface that did not move has motion exactly 0 on every GPU.
+layout(location = 2) precise out vec2 out_motion;
 
 vec4 shade() {
     vec4 base = texture(base_texture, in_uv) * pc.base_color;

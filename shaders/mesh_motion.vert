@@ -36,8 +36,10 @@ layout(location = 0) out vec3 out_normal;
 layout(location = 1) out vec2 out_uv;
 // Clip positions now and one frame before, interpolated perspective-correctly (both are affine
 // in the position, so that is exact) and divided per fragment.
-layout(location = 2) out vec4 out_clip;
-layout(location = 3) out vec4 out_previous_clip;
+// `precise`: no fused multiply-add in one and not the other (a GPU's compiler may fuse them
+// differently), so that equal inputs give equal bits.
+layout(location = 2) precise out vec4 out_clip;
+layout(location = 3) precise out vec4 out_previous_clip;
 
 void main() {
     mat4 model = mat4(in_model0, in_model1, in_model2, in_model3);

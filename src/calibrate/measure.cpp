@@ -518,6 +518,9 @@ std::vector<double> Measurer::sync(const PairInfo& pair) {
             }
         }
     }
+    // The worker's last signal is known done only through the primary (GPU-side): seen on the
+    // worker's own semaphore too, its batch is complete before the semaphore is destroyed.
+    check(worker_sem.wait(wv, m_options.timeout), "waiting for the calibration sync signal");
     if (!imported) {
         // Host bridge: from the host seeing the worker's signal to the primary's being seen.
         return bridged;

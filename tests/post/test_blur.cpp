@@ -91,8 +91,10 @@ TEST_F(BlurDevice, BrightPixelSpreadsSymmetricallyAndKeepsItsEnergy) {
             energy += p[0];
         }
     }
-    // 81 texels each rounded to a whole level: the sum stays within 3% of the pixel's 255.
-    EXPECT_NEAR(energy, 255.0, 0.03 * 255.0);
+    // 81 texels each rounded to a whole level: the sum stays within half a level of each of
+    // them (lavapipe rounds to nearest and lands within 3%; Vulkan lets a GPU convert to UNORM
+    // within 0.6 of a level, and the H100's sum was 9 below 255).
+    EXPECT_NEAR(energy, 255.0, 0.5 * 81);
 }
 
 // Two records in one command buffer share the intermediate: the second result is the one a

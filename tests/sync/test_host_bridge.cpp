@@ -76,6 +76,8 @@ TEST_F(Timeline, SharingNeedsOpaqueFdSupportAndSaysWhy) {
         auto imported = TimelineSemaphore::import_from(b, exported, "imported");
         gpu_signal(a, exported, 4);
         EXPECT_EQ(imported.wait(4, 5s), VK_SUCCESS);
+        // Its batch on `a` completed too before `exported` goes (the wait above was on `b`).
+        EXPECT_EQ(exported.wait(4, 5s), VK_SUCCESS);
     } else {
         EXPECT_THROW(TimelineSemaphore(a, "exported", 0, true), Error);
         TimelineSemaphore plain(a, "plain");
