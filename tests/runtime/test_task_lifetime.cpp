@@ -297,7 +297,8 @@ TEST_F(TaskLifetime, TasksUsingTheStagingInPlaceComeAndGoAndLeaveNothingBehind) 
     const auto& workers = runtime->worker_devices();
     ASSERT_EQ(workers.size(), 1u);
     if (workers[0].type != "cpu") {
-        GTEST_SKIP() << "the staging is used in place by CPU devices only";
+        GTEST_SKIP()
+            << "[expected-skip:no-cpu-worker] the staging is used in place by CPU devices only";
     }
     TwoInputs app(app_device(), *runtime);
     const std::array<InputImage, 2>& inputs = app.inputs;
