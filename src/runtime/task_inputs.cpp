@@ -260,6 +260,18 @@ void InputCopier::run() noexcept {
             batch = std::move(m_pending.front());
             m_pending.pop_front();
         }
+        if (batch.instance != nullptr && batch.instance->inputs.timer) {
+            // The slot's last copy ran (slot_ready, at submit): its time, before this one's
+            // overwrites it; off the application's thread too.
+            if (const std::optional<JobTime> t = batch.instance->inputs.timer->reuse(batch.slot)) {
+                try {
+                    std::lock_guard lock(batch.instance->owner->mutex);
+                    batch.instance->owner->input_copy_gpu.add(*t);
+                } catch (...) {
+                    // Out of memory keeping a sample: the statistics miss one.
+                }
+            }
+        }
         submit_pending(batch);
     }
 }
@@ -272,6 +284,10 @@ void InputCopier::submit_pending(Pending& batch) noexcept {
         cmd = batch.instance->inputs.cmds[batch.slot];
     }
     if (r == VK_SUCCESS) {
+        // Before the submit: once it ran, the instance may go at any time.
+        if (batch.instance != nullptr && batch.instance->inputs.timer) {
+            batch.instance->inputs.timer->submitted(batch.slot, batch.value);
+        }
         const VkSemaphoreSubmitInfo signal =
             m_timeline.submit_info(batch.value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
         r = vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, batch.waits, {&signal, 1}),
@@ -485,7 +501,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     std::vector<InputSlot>& images = in.slots[slot];
     const bool to_link = !instance.same_device;
     VkCommandBuffer cmd = in.cmds[slot];
-    if (in.timer) {
+    if (in.timer && !m_deferred) { // deferred: the copier's thread reads it (run)
         // The slot's last copy ran (slot_ready): its time, before this one's overwrites it.
         if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
             try {
@@ -558,7 +574,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     if (r != VK_SUCCESS) {
         return r;
     }
-    if (in.timer) {
+    if (in.timer && !m_deferred) { // deferred: once the copier's thread submitted it
         in.timer->submitted(slot, next);
     }
     for (InputSlot& image : images) {
