@@ -631,31 +631,27 @@ VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
                                    std::uint64_t& value, Pending pending) noexcept {
     std::unique_lock lock(m_mutex);
     const std::uint64_t next = m_value + 1;
-    if (m_deferred && !m_stopping) {
-        try {
-            pending.waits.assign(waits.begin(), waits.end());
-            pending.value = next;
-            m_pending.push_back(std::move(pending));
-        } catch (...) {
-            return VK_ERROR_OUT_OF_HOST_MEMORY;
-        }
-        m_value = next;
-        value = next;
-        lock.unlock();
-        m_wake.notify_one();
-        return VK_SUCCESS;
-    }
     if (m_deferred) {
-        // Stopped (shutdown): submitted here, in order after everything the thread submitted.
         try {
             pending.waits.assign(waits.begin(), waits.end());
         } catch (...) {
             return VK_ERROR_OUT_OF_HOST_MEMORY;
         }
         pending.value = next;
+        if (m_stopping) {
+            // Stopped (shutdown): submitted here, in order after everything the thread submitted.
+            submit_pending(pending);
+        } else {
+            try {
+                m_pending.push_back(std::move(pending));
+            } catch (...) {
+                return VK_ERROR_OUT_OF_HOST_MEMORY;
+            }
+        }
         m_value = next;
         value = next;
-        submit_pending(pending);
+        lock.unlock();
+        m_wake.notify_one();
         return VK_SUCCESS;
     }
     const VkSemaphoreSubmitInfo signal =
