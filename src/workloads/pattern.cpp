@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/mix_hash.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "shaders/embedded.hpp"
@@ -10,15 +11,6 @@
 
 namespace tandem::detail {
 namespace {
-
-constexpr std::uint32_t hash(std::uint32_t v) noexcept {
-    v ^= v >> 16;
-    v *= 0x7feb352du;
-    v ^= v >> 15;
-    v *= 0x846ca68bu;
-    v ^= v >> 16;
-    return v;
-}
 
 struct PatternPush {
     std::uint32_t generation;
@@ -31,7 +23,7 @@ struct PatternPush {
 std::uint32_t pattern_texel(std::uint64_t generation, std::uint32_t x, std::uint32_t y,
                             std::uint32_t width) noexcept {
     const std::uint32_t g = pattern_generation(generation);
-    const std::uint32_t h = hash(x + y * width + g * 0x9e3779b9u);
+    const std::uint32_t h = mix32(x + y * width + g * 0x9e3779b9u);
     const std::uint32_t r = (x + g) & 255u;
     const std::uint32_t gr = (y + 2u * g) & 255u;
     const std::uint32_t b = h & 255u;

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/mix_hash.hpp"
 #include "post/colour_motion.hpp"
 #include "post/reference.hpp"
 #include "post_rig.hpp"
@@ -25,18 +26,10 @@ constexpr std::uint32_t k_width = 96;
 constexpr std::uint32_t k_height = 64;
 constexpr int k_margin = 16; // texels from the edges where a translation brings in the unseen
 
-std::uint32_t hash(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
-
 // A texture of smooth waves and per-texel grain, defined everywhere on the integer plane.
 void texture(int x, int y, std::uint8_t* p) {
-    const std::uint32_t grain = hash(static_cast<std::uint32_t>(x * 7919 + y * 104729 + 1000000));
+    const std::uint32_t grain =
+        detail::mix32(static_cast<std::uint32_t>(x * 7919 + y * 104729 + 1000000));
     for (int c = 0; c < 3; ++c) {
         const double wave = 60.0 * std::sin(0.31 * x + 0.17 * y + 2.0 * c) +
                             40.0 * std::cos(0.13 * x - 0.29 * y + c);

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "app_image.hpp"
+#include "core/mix_hash.hpp"
 #include "post/reference.hpp"
+#include "post_task_test.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/post.hpp"
 
@@ -26,19 +28,11 @@ constexpr int k_side = 28;
 constexpr int k_top = 18;
 constexpr int k_speed = 6; // texels per frame, to the right
 
-std::uint32_t hash(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
-
 // Grain over waves, seeded per surface: the background's fixed to the screen, the square's
 // carried with it.
 void surface(int u, int v, std::uint32_t seed, std::uint8_t* p) {
-    const std::uint32_t grain = hash(static_cast<std::uint32_t>(u * 7919 + v * 104729) ^ seed);
+    const std::uint32_t grain =
+        detail::mix32(static_cast<std::uint32_t>(u * 7919 + v * 104729) ^ seed);
     for (int c = 0; c < 3; ++c) {
         const double wave = 40.0 * std::sin(0.3 * u + 0.2 * v + 2.0 * c + seed % 7);
         p[c] = static_cast<std::uint8_t>(std::clamp(
@@ -63,44 +57,13 @@ Rgba8Image frame(int left) {
     return f;
 }
 
-class ColourInterpolateTask : public RuntimeTest {
+class ColourInterpolateTask : public PostTaskTest {
 protected:
-    // Submits one job of `task` with `colour` and `settings`, waits for its output and returns
-    // it read back.
+    // One job with `colour` as its one input, its output read back.
     Rgba8Image run_job(Runtime& runtime, TaskId task, AppImage& image, const Rgba8Image& colour,
                        std::span<const std::byte> settings = {}) {
-        const InputImage input = image.write(colour.pixels, m_released);
-        SubmitResult r;
-        EXPECT_TRUE(pump_until(runtime, [&] {
-            r = runtime.submit(task, settings, std::span(&input, 1));
-            return r.status == SubmitStatus::Accepted || r.status == SubmitStatus::Failed;
-        }));
-        EXPECT_TRUE(r.accepted()) << r.reason;
-        m_released = std::max(m_released, r.inputs_released);
-        EXPECT_TRUE(pump_until(runtime, [&] {
-            const auto lease = runtime.acquire(task);
-            const bool done = lease && lease->generation >= r.generation;
-            if (lease) {
-                runtime.release(*lease, 0);
-            }
-            return done;
-        }));
-        const TaskStats s = runtime.stats(task);
-        EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
-        auto lease = runtime.acquire(task);
-        EXPECT_TRUE(lease);
-        if (!lease) {
-            return {};
-        }
-        auto reader = make_reader(runtime, lease->extent.width, lease->extent.height);
-        std::uint64_t v = 0;
-        Rgba8Image out(lease->extent.width, lease->extent.height);
-        out.pixels = read_back(*reader, *lease, v);
-        runtime.release(*lease, v);
-        return out;
+        return PostTaskTest::run_job(runtime, task, {&image}, {colour.pixels}, settings);
     }
-
-    std::uint64_t m_released = 0;
 };
 
 class ColourInterpolateTaskOn : public ColourInterpolateTask,

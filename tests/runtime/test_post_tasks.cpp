@@ -11,6 +11,7 @@
 
 #include "app_image.hpp"
 #include "post/reference.hpp"
+#include "post_task_test.hpp"
 #include "runtime_fixture.hpp"
 #include "tandem/post.hpp"
 
@@ -41,54 +42,7 @@ std::span<const std::uint8_t> bytes_of(const std::vector<T>& v) {
     return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(T)};
 }
 
-class PostTasks : public RuntimeTest {
-protected:
-    // Submits one job of `task` with `inputs` (each written with its bytes first) and `settings`,
-    // waits for its output and returns it read back. Serial: each job's output before the next.
-    Rgba8Image run_job(Runtime& runtime, TaskId task, std::vector<AppImage*> images,
-                       const std::vector<std::span<const std::uint8_t>>& bytes,
-                       std::span<const std::byte> settings = {}) {
-        std::vector<InputImage> inputs;
-        for (std::size_t i = 0; i < images.size(); ++i) {
-            inputs.push_back(images[i]->write(bytes[i], m_released));
-        }
-        SubmitResult r;
-        EXPECT_TRUE(pump_until(runtime, [&] {
-            r = runtime.submit(task, settings, inputs);
-            return r.status == SubmitStatus::Accepted || r.status == SubmitStatus::Failed;
-        }));
-        EXPECT_TRUE(r.accepted()) << r.reason;
-        m_released = std::max(m_released, r.inputs_released);
-        EXPECT_TRUE(pump_until(runtime, [&] {
-            const auto lease = runtime.acquire(task);
-            const bool done = lease && lease->generation >= r.generation;
-            if (lease) {
-                runtime.release(*lease, 0);
-            }
-            return done;
-        }));
-        const TaskStats s = runtime.stats(task);
-        EXPECT_EQ(s.failed_jobs, 0u) << s.workload_error;
-        auto lease = runtime.acquire(task);
-        EXPECT_TRUE(lease);
-        if (!lease) {
-            return {};
-        }
-        auto reader = make_reader(runtime, lease->extent.width, lease->extent.height);
-        std::uint64_t v = 0;
-        Rgba8Image out(lease->extent.width, lease->extent.height);
-        out.pixels = read_back(*reader, *lease, v);
-        runtime.release(*lease, v);
-        return out;
-    }
-    void finish(std::vector<AppImage*> images) {
-        for (AppImage* image : images) {
-            image->finish(m_released);
-        }
-    }
-
-    std::uint64_t m_released = 0;
-};
+using PostTasks = PostTaskTest;
 
 // On the primary, on a worker over the pair's best path, and on a worker over the host-imported
 // path, where a CPU worker reads its inputs and writes its output in place (in GENERAL).
