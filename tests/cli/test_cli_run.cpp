@@ -21,6 +21,7 @@
 #include "render/headless.hpp"
 #include "render/mesh_cache.hpp"
 #include "run_command.hpp"
+#include "run_refusal.hpp"
 #include "scene/run_inputs.hpp"
 #include "sched/profile.hpp"
 #include "sched_fixture.hpp"
@@ -293,21 +294,6 @@ TEST(CliRunScene, AGltfSceneWithoutTasksGetsFittedCaptures) {
     EXPECT_TRUE(std::filesystem::exists(dir / "out" / "main_00003.png"));
     const auto events = nlohmann::json::parse(std::ifstream(trace));
     EXPECT_FALSE(events.empty()) << "--trace writes the run's events";
-}
-
-// A run that sees no Vulkan driver: any device work would fail with another message.
-CommandResult run_without_gpu(const std::string& arguments) {
-    return run_command("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json " +
-                       k_tandem + " run " + arguments);
-}
-
-void expect_refused(const std::string& arguments, const std::string& message) {
-    const auto out = temp_folder("cli-run-refused") / "out";
-    const CommandResult r = run_without_gpu(arguments + " --out " + out.string());
-    EXPECT_EQ(r.exit_code, 1) << arguments << "\n" << r.err;
-    EXPECT_NE(r.err.find("tandem: error: "), std::string::npos) << arguments << "\n" << r.err;
-    EXPECT_NE(r.err.find(message), std::string::npos) << arguments << "\n" << r.err;
-    EXPECT_FALSE(std::filesystem::exists(out)) << arguments << ": nothing written";
 }
 
 TEST(CliRunInput, BadScenesAreRefusedBeforeAnyDevice) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_command.hpp"
+#include "run_refusal.hpp"
 #include "temp_folder.hpp"
 
 namespace tandem::test {
@@ -181,17 +182,6 @@ TEST(CliRunPostCopied, TheViewsOwnImagesAreCopiedAtSubmit) {
     EXPECT_EQ(post["input_copies"], post["accepted"]);
     EXPECT_GT(post["ready"].get<std::uint64_t>(), 2u);
     EXPECT_EQ(png_size(run.out / "generated_00010.png"), std::make_pair(320u, 180u));
-}
-
-// Without a Vulkan driver: anything that reached a device would fail with another message.
-void expect_refused(const std::string& arguments, const std::string& message) {
-    const auto out = temp_folder("cli-run-post-refused") / "out";
-    const CommandResult r =
-        run_command("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json " +
-                    k_tandem + " run " + arguments + " --out " + out.string());
-    EXPECT_EQ(r.exit_code, 1) << arguments << "\n" << r.err;
-    EXPECT_NE(r.err.find(message), std::string::npos) << arguments << "\n" << r.err;
-    EXPECT_FALSE(std::filesystem::exists(out)) << arguments << ": nothing written";
 }
 
 TEST(CliRunPostInput, BadPostOptionsAreRefusedBeforeAnyDevice) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_command.hpp"
+#include "run_refusal.hpp"
 #include "temp_folder.hpp"
 
 namespace tandem::test {
@@ -59,17 +60,6 @@ TEST(CliRunPostMotion, TheEngineMotionIsTheDefault) {
     EXPECT_EQ(run.report["post"]["inputs"], nlohmann::json::array({"colour", "depth", "motion"}));
     EXPECT_NE(run.result.err.find("interpolate (motion from the engine)"), std::string::npos)
         << run.result.err;
-}
-
-// Without a Vulkan driver: anything that reached a device would fail with another message.
-void expect_refused(const std::string& arguments, const std::string& message) {
-    const auto out = temp_folder("cli-run-post-motion-refused") / "out";
-    const CommandResult r =
-        run_command("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json " +
-                    k_tandem + " run " + arguments + " --out " + out.string());
-    EXPECT_EQ(r.exit_code, 1) << arguments << "\n" << r.err;
-    EXPECT_NE(r.err.find(message), std::string::npos) << arguments << "\n" << r.err;
-    EXPECT_FALSE(std::filesystem::exists(out)) << arguments << ": nothing written";
 }
 
 TEST(CliRunPostMotion, BadMotionOptionsAreRefusedBeforeAnyDevice) {
