@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Runs mpv (--vo=gpu on Vulkan through libplacebo) on lavapipe under a virtual X server, playing a
+# clip that ffmpeg makes here (testsrc2), once with the validation layer alone and once with the
+# Tandem layer above it at 2x, and checks what a user depends on: mpv plays to the clip's end and
+# exits 0 with the layer, the layer adds no validation message to those mpv makes on its own, and
+# the layer's report counts the frames mpv presented.
+#
+#   layer_mpv.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE
+#
+# The arguments are layer_programs.sh's (CASE is mpv; TANDEM_CLI, BUILD_DIR and EXIT_PROBE are
+# unused). A missing mpv, ffmpeg, vulkaninfo or xvfb-run fails the test (scripts/install-deps.sh
+# installs them): a test that skipped on a machine without them would hide a layer mpv can't load.
+set -euo pipefail
+case_name=$1
+layer_dir=$2
+work=$5/$case_name
+rm -rf "$work"
+mkdir -p "$work"
+
+fail() {
+    echo "layer.$case_name: FAIL: $*" >&2
+    exit 1
+}
+
+[ "$case_name" = mpv ] || fail "unknown case"
+for tool in xvfb-run mpv ffmpeg vulkaninfo python3; do
+    command -v "$tool" >/dev/null ||
+        fail "$tool is missing (scripts/install-deps.sh installs xvfb, mpv, ffmpeg, vulkan-tools)"
+done
+lvp_icd=
+for candidate in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
+    [ -f "$candidate" ] && lvp_icd=$candidate
+done
+[ -n "$lvp_icd" ] || fail "no lavapipe ICD (mesa-vulkan-drivers) under /usr/share/vulkan/icd.d"
+
+# Lavapipe only, no Tandem setting from the caller.
+unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
+    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH \
+    VK_ICD_FILENAMES VK_LAYER_SETTINGS_PATH
+export VK_DRIVER_FILES=$lvp_icd
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+
+# mpv refuses a CPU device unless --vulkan-device names it; libplacebo matches the deviceName.
+device_name=$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName *= //p')
+if [ "$(printf '%s\n' "$device_name" | wc -l)" -ne 1 ] || [[ $device_name != llvmpipe* ]]; then
+    fail "vulkaninfo --summary names no single lavapipe device: '$device_name'"
+fi
+
+# 3 s at 30 fps, MPEG-4 part 2 (libavcodec's own encoder and decoder: no codec package needed).
+clip_frames=90
+ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=320x240:rate=30:duration=3 -c:v mpeg4 \
+    -q:v 5 "$work/clip.mkv" || fail "ffmpeg could not make the clip"
+
+validation=${TANDEM_VALIDATION:-sync}
+case "$validation" in
+0 | off) validation_layers= ;;
+*) validation_layers=VK_LAYER_KHRONOS_validation ;;
+esac
+
+# run_mpv NAME: plays the clip under xvfb-run with a minute's limit, the validation layer's
+# messages to $work/NAME.validation (vk_layer_settings.txt in a folder of the run's own),
+# mpv's log to $work/NAME.log; returns mpv's exit status. --untimed and --framedrop=no: every
+# frame of the clip rendered and presented once, as fast as lavapipe goes. --terminal=no: mpv
+# writes nothing to stdout or stderr, so anything there is someone else's. vo=trace: libplacebo
+# logs each vkQueuePresentKHR, the count the report is held to.
+run_mpv() {
+    local name=$1
+    local settings=$work/$name.settings
+    mkdir -p "$settings"
+    {
+        echo "khronos_validation.report_flags = error,warn"
+        echo "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG"
+        echo "khronos_validation.log_filename = $work/$name.validation"
+        if [ "$validation" = sync ]; then
+            echo "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+        fi
+    } >"$settings/vk_layer_settings.txt"
+    : >"$work/$name.validation"
+    local status=0
+    VK_LAYER_SETTINGS_PATH=$settings timeout -k 5 60 xvfb-run -a mpv --no-config --terminal=no \
+        --log-file="$work/$name.log" --msg-level=vo=trace --no-audio --osc=no --ytdl=no \
+        --load-stats-overlay=no --load-osd-console=no --load-auto-profiles=no \
+        --vo=gpu --gpu-api=vulkan --gpu-context=x11vk --vulkan-device="$device_name" \
+        --untimed --framedrop=no --keep-open=no "$work/clip.mkv" \
+        >"$work/$name.out" 2>"$work/$name.err" || status=$?
+    [ "$status" -ne 124 ] || fail "mpv ($name) did not end within 60 s (a hang)"
+    [ "$status" -eq 0 ] || fail "mpv ($name) exited with status $status"
+    grep -q "Exiting... (End of file)" "$work/$name.log" ||
+        fail "mpv ($name) did not play to the clip's end (see $work/$name.log)"
+}
+
+presents_of() {
+    grep -c "vkQueuePresentKHR waits on" "$work/$1.log" || true
+}
+
+# play NAME: run_mpv until mpv presents each frame of the clip once, up to 3 times. On a busy
+# machine mpv now and then draws its first frame twice (a redraw before the second frame is
+# decoded): that run did more work than the others, and its messages would not compare.
+play() {
+    local name=$1 presents
+    for _ in 1 2 3; do
+        run_mpv "$name"
+        presents=$(presents_of "$name")
+        [ "$presents" -ne "$clip_frames" ] || return 0
+        echo "mpv ($name) presented $presents frames, the clip has $clip_frames: run again"
+    done
+    fail "mpv ($name) presented $presents frames in 3 runs, the clip has $clip_frames"
+}
+
+# compare_validation LAYER_RUN BASELINE_RUN...: prints the messages of LAYER_RUN beyond those
+# mpv made on its own, message by message, and returns 3 if there are any. A message is its first
+# line and its object list, with what differs run to run made equal (handles and addresses; the
+# synchronisation validation's command and batch counters); each is allowed as many times as it
+# came in the baseline run that had it most.
+#
+# One message is mpv's own in some runs and not in others, whatever the layer does, and is
+# allowed once in any run: VUID-vkDestroySemaphore-semaphore-01137 on libplacebo's "swapchain
+# out" semaphore. libplacebo 4.208 (vk_sw_destroy) destroys the semaphore its last
+# vkQueuePresentKHR waited on after waiting for its own fences only, no vkQueueWaitIdle; the
+# validation layer (1.3.239) counts that present pending until a later fence or idle wait on the
+# queue, so the message comes when mpv's teardown happens to submit nothing after its last
+# present (about 1 run in 4 without the layer, 1 in 2 with it).
+compare_validation() {
+    python3 - "$work" "$@" <<'PY'
+import collections, re, sys
+
+def messages(path):
+    found, current = collections.Counter(), None
+    def close():
+        if current:
+            text = " | ".join(current)
+            text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+            text = re.sub(r"\b(seq_no|reset_no|batch_tag): \d+", r"\1: ?", text)
+            found[(current[0].split("(", 1)[0], text)] += 1
+    for line in open(path, errors="replace"):
+        if "msgNum:" in line and not line[0].isspace():
+            close()
+            current = [line.strip()]
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    close()
+    return found
+
+def teardown_race(key):
+    vuid, text = key
+    return vuid == "VUID-vkDestroySemaphore-semaphore-01137" and "[swapchain out]" in text
+
+work, layer_run, baselines = sys.argv[1], sys.argv[2], sys.argv[3:]
+with_layer = messages(f"{work}/{layer_run}.validation")
+own = collections.Counter()
+for run in baselines:
+    own |= messages(f"{work}/{run}.validation")  # per message, the largest count
+seen_alone = sum(own.values())
+excused = 0
+for key in with_layer:
+    if teardown_race(key) and own[key] == 0:
+        own[key], excused = 1, 1
+added = with_layer - own
+print(f"validation messages: {seen_alone} from mpv alone (most of {len(baselines)} run(s)), "
+      f"{sum(with_layer.values())} with the layer ({excused} of them mpv's teardown race, "
+      f"not in a run alone), {sum(added.values())} added")
+for (vuid, text), count in list(added.items())[:5]:
+    print(f"  added {count}x {vuid}: {text[:600]}")
+sys.exit(3 if added else 0)
+PY
+}
+
+# check_report FILE PYTHON-EXPRESSION...: each expression, on the report `r`, must hold.
+check_report() {
+    local file=$1
+    shift
+    [ -f "$file" ] || fail "no report at $file"
+    python3 - "$file" "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for check in sys.argv[2:]:
+    if not eval(check, {"r": r}):
+        print(json.dumps(r, indent=2), file=sys.stderr)
+        sys.exit(f"report check failed: {check}")
+PY
+}
+
+start=$SECONDS
+export VK_INSTANCE_LAYERS=$validation_layers
+play baseline-1
+
+export VK_ADD_LAYER_PATH=$layer_dir
+export VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation${validation_layers:+:$validation_layers}
+export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_MULTIPLIER=2
+play layer
+unset VK_ADD_LAYER_PATH TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_MULTIPLIER
+export VK_INSTANCE_LAYERS=$validation_layers
+layer_presents=$(presents_of layer)
+
+[ ! -s "$work/layer.out" ] ||
+    fail "something wrote to mpv's stdout with the layer: $(head -c 300 "$work/layer.out")"
+! grep -q "tandem-layer:" "$work/layer.err" || fail "log lines without TANDEM_FRAMEGEN_LOG"
+
+if [ -n "$validation_layers" ]; then
+    # mpv 0.35 makes some 1,800 messages of its own (vkSetDebugUtilsObjectNameEXT and debug labels
+    # without VK_EXT_debug_utils; a synchronisation hazard per frame): none in either run would
+    # mean the validation layer was not there, and the comparison below would prove nothing.
+    if [ ! -s "$work/baseline-1.validation" ] || [ ! -s "$work/layer.validation" ]; then
+        fail "no validation message from mpv in a run: is the validation layer loaded?"
+    fi
+    # Other counts of mpv's own vary a little run to run too (one semaphore, so one object name,
+    # fewer in about 1 run in 12): a message beyond the first baseline is looked for in more runs
+    # without the layer, up to 6 in all. Only a message mpv was seen to make on its own is
+    # subtracted, and never more often than it made it in one run.
+    baselines=(baseline-1)
+    while :; do
+        status=0
+        compare_validation layer "${baselines[@]}" >"$work/compare.txt" || status=$?
+        [ "$status" -ne 0 ] || break
+        [ "$status" -eq 3 ] || fail "the comparison of validation messages failed ($status)"
+        if [ ${#baselines[@]} -ge 6 ]; then
+            cat "$work/compare.txt" >&2
+            fail "the layer added validation messages (above) to those of mpv alone"
+        fi
+        next=baseline-$((${#baselines[@]} + 1))
+        play "$next"
+        baselines+=("$next")
+    done
+    cat "$work/compare.txt"
+fi
+
+# The report counts exactly the presents mpv logged (play saw them equal the clip's frames).
+report_checks=(
+    "r['program'] == 'mpv'"
+    "r['real_frames_presented'] == $layer_presents"
+    "r['swapchains_created'] >= 1"
+    "r['multiplier_requested'] == 2"
+    "'llvmpipe' in r['device']"
+    "r['devices_open'] == 0"
+)
+check_report "$work/report.json" "${report_checks[@]}"
+echo "frames presented with the layer: $layer_presents by mpv's log (the clip has $clip_frames)," \
+    "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["real_frames_presented"])' \
+        "$work/report.json") in the report; $((SECONDS - start)) s for the runs"
+echo "layer.$case_name: ok"
