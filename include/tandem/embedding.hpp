@@ -171,6 +171,19 @@ struct TANDEM_API EmbedInfo {
     // The features `device` was created with. A required one missing here is refused.
     EmbeddingFeatures enabled_features;
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
+    // Where Tandem looks up the entry points it calls on `device` and its queue, for a caller
+    // that is itself in the device's call chain: a Vulkan layer passes the next layer's
+    // vkGetInstanceProcAddr and vkGetDeviceProcAddr from its link info (as OpenXR's
+    // XrVulkanInstanceCreateInfoKHR takes pfnGetInstanceProcAddr), so that Tandem's queue calls
+    // reach the layers below it instead of the top of the chain (the layer itself, which may
+    // hold the queue's lock) and extensions the layer enabled resolve. Looked up through them:
+    // vkQueueSubmit2 on the queue (PrimaryVulkan::queue_submit2) and the device's extension
+    // functions (get_device_proc_addr), and the debug-utils functions, which take the device's
+    // handles (get_instance_proc_addr). Physical-device queries and Tandem's other calls go
+    // through the loader's exported functions, which take the application's handles and enter
+    // the chain at its top: a layer passes them down unchanged. Null: the loader's.
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+    PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
 
     // Sets enabled_extensions and enabled_features from the create info `device` was made with:
     // its extension names, and in its pNext chain VkPhysicalDeviceVulkan12Features and

@@ -276,6 +276,10 @@ struct PrimaryVulkan {
     VkQueue queue = VK_NULL_HANDLE;
     std::shared_ptr<std::mutex> queue_mutex;
     bool debug_utils = false; // the instance has VK_EXT_debug_utils enabled
+    // The vkQueueSubmit2 Tandem calls on `queue`: looked up through
+    // EmbedInfo::get_device_proc_addr when the application gave it, else the loader's. A client
+    // of the runtime that submits to `queue` on Tandem's behalf (LeaseReadback) calls this one.
+    PFN_vkQueueSubmit2 queue_submit2 = nullptr;
 };
 
 class TANDEM_API Runtime {

@@ -22,7 +22,7 @@ namespace tandem::detail {
 VkResult Queue::submit(std::span<const VkSubmitInfo2> submits, VkFence fence) const {
     std::lock_guard lock(*m_lock);
     return vk_status(
-        vkQueueSubmit2(m_queue, static_cast<std::uint32_t>(submits.size()), submits.data(), fence),
+        m_submit2(m_queue, static_cast<std::uint32_t>(submits.size()), submits.data(), fence),
         "vkQueueSubmit2");
 }
 
@@ -42,7 +42,7 @@ VkResult Queue::submit_one(VkCommandBuffer cmd, std::span<const VkSemaphoreSubmi
 
 VkResult Queue::wait_idle() const {
     std::lock_guard lock(*m_lock);
-    return vkQueueWaitIdle(m_queue);
+    return m_wait_idle(m_queue);
 }
 
 Device::Device(const Instance& instance, const Adapter& adapter, const DeviceOptions& options)
@@ -207,13 +207,29 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
                         " lacks graphics or compute",
                     "Hand Tandem a queue of a graphics+compute family");
     }
+    if (adopted.get_instance_proc_addr != nullptr) {
+        m_get_instance_proc_addr = adopted.get_instance_proc_addr;
+    }
+    if (adopted.get_device_proc_addr != nullptr) {
+        m_get_device_proc_addr = adopted.get_device_proc_addr;
+    }
     load_functions(instance, options);
     m_host_timed_queries =
         m_info.features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
     VkQueue queue = VK_NULL_HANDLE;
     vkGetDeviceQueue(m_device, adopted.queue_family, adopted.queue_index, &queue);
     auto lock = adopted.queue_lock ? adopted.queue_lock : std::make_shared<std::mutex>();
-    m_main = Queue(queue, adopted.queue_family, adopted.queue_index, lock);
+    const auto submit2 =
+        reinterpret_cast<PFN_vkQueueSubmit2>(m_get_device_proc_addr(m_device, "vkQueueSubmit2"));
+    const auto wait_idle =
+        reinterpret_cast<PFN_vkQueueWaitIdle>(m_get_device_proc_addr(m_device, "vkQueueWaitIdle"));
+    if (submit2 == nullptr) {
+        throw Error(ErrorCategory::Unsupported,
+                    "vkGetDeviceProcAddr(device, \"vkQueueSubmit2\") answered null",
+                    "Create the device with Vulkan 1.3 (or pass the get-proc-addr functions of "
+                    "the device's chain in EmbedInfo)");
+    }
+    m_main = Queue(queue, adopted.queue_family, adopted.queue_index, lock, submit2, wait_idle);
     m_transfer = m_main;
     m_second_transfer = m_main;
     vkGetPhysicalDeviceMemoryProperties(m_physical, &m_memory);
@@ -222,7 +238,7 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
 void Device::load_functions(const Instance& instance, const DeviceOptions& options) {
     auto load = [&](auto& fn, const char* name) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-            vkGetDeviceProcAddr(m_device, name));
+            m_get_device_proc_addr(m_device, name));
     };
     if (enabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
         load(m_fn.get_memory_fd, "vkGetMemoryFdKHR");
@@ -236,6 +252,8 @@ void Device::load_functions(const Instance& instance, const DeviceOptions& optio
     }
     if (enabled(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME)) {
         // Only where the device calibrates against CLOCK_MONOTONIC (steady_clock's clock).
+        // The loader's: the physical device is the application's handle, which a layer's next
+        // functions (EmbedInfo::get_instance_proc_addr) would not know.
         auto domains_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
             vkGetInstanceProcAddr(instance.handle(),
                                   "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
@@ -258,7 +276,7 @@ void Device::load_functions(const Instance& instance, const DeviceOptions& optio
     if (instance.has_debug_utils()) {
         auto iload = [&](auto& fn, const char* name) {
             fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-                vkGetInstanceProcAddr(instance.handle(), name));
+                m_get_instance_proc_addr(instance.handle(), name));
         };
         if (options.name_objects) {
             iload(m_fn.set_object_name, "vkSetDebugUtilsObjectNameEXT");

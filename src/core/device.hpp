@@ -46,15 +46,22 @@ enum class QueueRole { Main, Transfer, SecondTransfer, Compute };
 class Queue {
 public:
     Queue() = default;
+    // `submit2` and `wait_idle_function`: the entry points to call (an embedding layer's next
+    // ones); null: the loader's.
     Queue(VkQueue queue, std::uint32_t family, std::uint32_t index,
-          std::shared_ptr<std::mutex> lock)
-        : m_queue(queue), m_family(family), m_index(index), m_lock(std::move(lock)) {}
+          std::shared_ptr<std::mutex> lock, PFN_vkQueueSubmit2 submit2 = nullptr,
+          PFN_vkQueueWaitIdle wait_idle_function = nullptr)
+        : m_queue(queue), m_family(family), m_index(index), m_lock(std::move(lock)),
+          m_submit2(submit2 != nullptr ? submit2 : vkQueueSubmit2),
+          m_wait_idle(wait_idle_function != nullptr ? wait_idle_function : vkQueueWaitIdle) {}
 
     [[nodiscard]] VkQueue handle() const noexcept { return m_queue; }
     [[nodiscard]] std::uint32_t family() const noexcept { return m_family; }
     [[nodiscard]] std::uint32_t index() const noexcept { return m_index; }
     // The mutex every submission to this VkQueue takes (shared with whoever else submits there).
     [[nodiscard]] const std::shared_ptr<std::mutex>& lock() const noexcept { return m_lock; }
+    // The vkQueueSubmit2 submit() calls.
+    [[nodiscard]] PFN_vkQueueSubmit2 submit2_function() const noexcept { return m_submit2; }
 
     // vkQueueSubmit2 under the queue's lock; returns the result (never throws: per-frame path).
     [[nodiscard]] VkResult submit(std::span<const VkSubmitInfo2> submits,
@@ -71,6 +78,8 @@ private:
     std::uint32_t m_family = 0;
     std::uint32_t m_index = 0;
     std::shared_ptr<std::mutex> m_lock; // shared when two roles use the same VkQueue
+    PFN_vkQueueSubmit2 m_submit2 = vkQueueSubmit2;
+    PFN_vkQueueWaitIdle m_wait_idle = vkQueueWaitIdle;
 };
 
 struct DeviceOptions {
@@ -133,6 +142,10 @@ struct AdoptedDevice {
     std::shared_ptr<std::mutex> queue_lock; // null: Tandem creates its own
     std::vector<std::string> enabled_extensions;
     EmbeddingFeatures enabled_features;
+    // EmbedInfo's: where the queue's submit and the extension functions are looked up (an
+    // embedding layer's next ones); null: the loader's.
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;
+    PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
 };
 
 class Device {
@@ -276,6 +289,9 @@ private:
     DeviceInfo m_info;
     std::string m_label;
     DeviceFunctions m_fn;
+    // Where load_functions() looks entry points up: the loader's, or an embedding layer's.
+    PFN_vkGetInstanceProcAddr m_get_instance_proc_addr = vkGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr m_get_device_proc_addr = vkGetDeviceProcAddr;
     Queue m_main;
     Queue m_transfer;
     Queue m_second_transfer;

@@ -235,7 +235,9 @@ ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds t
         if (s.primary.queue_mutex) {
             lock = std::unique_lock<std::mutex>(*s.primary.queue_mutex);
         }
-        submitted = vkQueueSubmit2(s.primary.queue, 1, &batch, fence);
+        const PFN_vkQueueSubmit2 submit2 =
+            s.primary.queue_submit2 != nullptr ? s.primary.queue_submit2 : vkQueueSubmit2;
+        submitted = submit2(s.primary.queue, 1, &batch, fence);
     }
     vk_check(submitted, "vkQueueSubmit2 lease readback");
     s.pending = true;

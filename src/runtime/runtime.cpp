@@ -203,6 +203,7 @@ PrimaryVulkan Runtime::primary_vulkan() const {
     out.queue_index = queue.index();
     out.queue = queue.handle();
     out.queue_mutex = queue.lock();
+    out.queue_submit2 = queue.submit2_function();
     out.debug_utils = m_impl->instance().has_debug_utils();
     return out;
 }

@@ -99,6 +99,8 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
     m_own_main_queue = !embed.queue_mutex;
     adopted.enabled_extensions = embed.enabled_extensions;
     adopted.enabled_features = embed.enabled_features;
+    adopted.get_instance_proc_addr = embed.get_instance_proc_addr;
+    adopted.get_device_proc_addr = embed.get_device_proc_addr;
     DeviceOptions primary_options;
     primary_options.label = "primary";
     primary_options.name_objects = options.name_objects;

@@ -355,6 +355,55 @@ TEST_F(EmbeddingTest, TheRequirementsAskForAQueueAndOfferOneOfItsOwn) {
     EXPECT_TRUE(need.satisfied()) << need.missing();
 }
 
+// What a caller in the device's call chain (a Vulkan layer) hands Tandem: get-proc-addr
+// functions that count what Tandem looks up and route vkQueueSubmit2 through a counting shim,
+// standing in for the next layer's.
+struct ChainSpy {
+    static inline std::atomic<std::uint64_t> device_lookups{0};
+    static inline std::atomic<std::uint64_t> instance_lookups{0};
+    static inline std::atomic<std::uint64_t> submits{0};
+
+    static VKAPI_ATTR VkResult VKAPI_CALL submit2(VkQueue queue, std::uint32_t count,
+                                                  const VkSubmitInfo2* batches, VkFence fence) {
+        submits.fetch_add(1);
+        return vkQueueSubmit2(queue, count, batches, fence);
+    }
+    static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL device_proc(VkDevice device, const char* name) {
+        device_lookups.fetch_add(1);
+        if (std::strcmp(name, "vkQueueSubmit2") == 0) {
+            return reinterpret_cast<PFN_vkVoidFunction>(&submit2);
+        }
+        return vkGetDeviceProcAddr(device, name);
+    }
+    static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL instance_proc(VkInstance instance,
+                                                                  const char* name) {
+        instance_lookups.fetch_add(1);
+        return vkGetInstanceProcAddr(instance, name);
+    }
+};
+
+TEST_F(EmbeddingTest, TheGetProcAddrFunctionsGivenAreWhereTandemsQueueCallsGo) {
+    EngineDevice device(physical(), "");
+    EmbedInfo embed = device.embed(instance().handle(), instance().has_debug_utils());
+    embed.get_device_proc_addr = &ChainSpy::device_proc;
+    embed.get_instance_proc_addr = &ChainSpy::instance_proc;
+    RuntimeOptions options;
+    options.workers = "auto";
+    options.virtual_devices = virtual_devices();
+    auto runtime = std::make_unique<Runtime>(embed, options);
+    EXPECT_GT(ChainSpy::device_lookups.load(), 0u);
+    if (instance().has_debug_utils()) {
+        EXPECT_GT(ChainSpy::instance_lookups.load(), 0u) << "the debug-utils functions";
+    }
+    EXPECT_EQ(runtime->primary_vulkan().queue_submit2, &ChainSpy::submit2)
+        << "a client submitting for Tandem (LeaseReadback) calls the same function";
+    const std::uint64_t before = ChainSpy::submits.load();
+    // Both placements submit to the primary's queue: a job there, a delivery from the worker,
+    // and the reader's readbacks.
+    expect_runs_on_primary_and_worker(*runtime);
+    EXPECT_GT(ChainSpy::submits.load(), before + 8);
+}
+
 TEST_F(EmbeddingTest, AQueueHandedOverAloneNeedsNoMutex) {
     // The engine's only queue, which the engine itself leaves to Tandem.
     EngineDevice device(physical(), "", EngineQueues{1, 0, false});
