@@ -33,6 +33,7 @@ struct LayerArgs {
     bool json = false;
     std::string multiplier;
     std::string report;
+    std::string worker;
     bool log = false;
     std::vector<std::string> program;
     // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
@@ -151,9 +152,26 @@ struct LayerStatus {
     std::optional<int> multiplier;
     std::string multiplier_text;
     std::string report;
+    std::string worker; // TANDEM_FRAMEGEN_WORKER, "auto" when unset
     std::string active_reason;
     bool active = false;
 };
+
+// What the layer does with the multiplier set: generates (2, 3) or passes frames through. A
+// program's device may still refuse generation; the layer logs why, and its report says.
+bool generates(const LayerStatus& status) {
+    return status.multiplier && *status.multiplier > 1;
+}
+
+std::string mode_reason(const LayerStatus& status) {
+    if (!status.multiplier) {
+        return "TANDEM_FRAMEGEN_MULTIPLIER='" + status.multiplier_text + "' is not 1, 2 or 3";
+    }
+    if (*status.multiplier == 1) {
+        return "TANDEM_FRAMEGEN_MULTIPLIER=1 turns frame generation off";
+    }
+    return "";
+}
 
 LayerStatus layer_status() {
     LayerStatus status;
@@ -198,6 +216,7 @@ LayerStatus layer_status() {
         }
     }
     status.report = env_or("TANDEM_FRAMEGEN_REPORT", "");
+    status.worker = env_or("TANDEM_FRAMEGEN_WORKER", "auto");
 
     if (status.installed != nullptr && status.disable_set) {
         status.active_reason = "DISABLE_TANDEM_FRAMEGEN=1 turns the installed layer off";
@@ -248,12 +267,15 @@ nlohmann::json status_json(const LayerStatus& status) {
              status.multiplier ? nlohmann::json(*status.multiplier) : nlohmann::json(nullptr)},
             {"multiplier_setting", status.multiplier_text},
             {"report", status.report},
-            {"mode", "pass-through"},
-            {"mode_reason", "frame generation is not implemented in this version of the layer"}};
+            {"worker", status.worker},
+            {"mode", generates(status) ? "generating" : "pass-through"},
+            {"mode_reason", mode_reason(status)}};
 }
 
 void print_status(const LayerStatus& status) {
-    std::printf("Layer %s (pass-through: no frames are generated yet)\n", k_layer_name);
+    std::printf("Layer %s (%s)\n", k_layer_name,
+                generates(status) ? "generates frames on a worker device"
+                                  : ("pass-through: " + mode_reason(status)).c_str());
     const auto where = [](const ManifestPlace* place) {
         return place != nullptr ? (place->folder / k_manifest_file).string()
                                 : std::string("not found");
@@ -270,6 +292,9 @@ void print_status(const LayerStatus& status) {
                     "frames through\n",
                     status.multiplier_text.c_str());
     }
+    std::printf("  worker              %s%s\n", status.worker.c_str(),
+                status.worker == "auto" ? " (another GPU, else the program's own opened again)"
+                                        : " (TANDEM_FRAMEGEN_WORKER)");
     std::printf("  report              %s\n", status.report.empty()
                                                   ? "none (TANDEM_FRAMEGEN_REPORT unset)"
                                                   : status.report.c_str());
@@ -328,6 +353,9 @@ void set_env(const char* name, const std::string& value) {
     if (args.log) {
         set_env("TANDEM_FRAMEGEN_LOG", "1");
     }
+    if (!args.worker.empty()) {
+        set_env("TANDEM_FRAMEGEN_WORKER", args.worker);
+    }
     std::vector<char*> argv;
     for (const std::string& word : args.program) {
         argv.push_back(const_cast<char*>(word.c_str()));
@@ -345,8 +373,8 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
     auto args = std::make_shared<LayerArgs>();
     CLI::App* layer = app.add_subcommand(
         "layer", "The Vulkan layer VK_LAYER_TANDEM_frame_generation (docs/layer.md): where it is "
-                 "installed and its settings; running a program with it. This version passes "
-                 "frames through and generates none");
+                 "installed and its settings; running a program with it, its frames generated on "
+                 "a worker device");
     layer->require_subcommand(1);
     CLI::App* status = layer->add_subcommand(
         "status", "Whether the Vulkan loader finds the layer's manifest (installed implicit-layer "
@@ -360,10 +388,13 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
                "then the command's. As a Steam launch option: tandem layer run -- %command%");
     run->add_option("--multiplier", args->multiplier,
                     "TANDEM_FRAMEGEN_MULTIPLIER for the program: 1 (off), 2 or 3 frames per real "
-                    "frame (none are generated yet)")
+                    "frame")
         ->check(CLI::IsMember({"1", "2", "3"}));
     run->add_option("--report", args->report,
                     "TANDEM_FRAMEGEN_REPORT for the program: the JSON report's file");
+    run->add_option("--worker", args->worker,
+                    "TANDEM_FRAMEGEN_WORKER for the program: the worker device, by part of its "
+                    "name or a UUID prefix (`tandem devices` lists them); default auto");
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

@@ -17,6 +17,11 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
     load(table.GetPhysicalDeviceProperties, next(instance, "vkGetPhysicalDeviceProperties"));
     load(table.GetPhysicalDeviceSurfaceCapabilitiesKHR,
          next(instance, "vkGetPhysicalDeviceSurfaceCapabilitiesKHR"));
+    load(table.GetPhysicalDeviceFeatures2, next(instance, "vkGetPhysicalDeviceFeatures2"));
+    load(table.GetPhysicalDeviceProperties2, next(instance, "vkGetPhysicalDeviceProperties2"));
+    load(table.EnumerateDeviceExtensionProperties,
+         next(instance, "vkEnumerateDeviceExtensionProperties"));
+    load(table.EnumeratePhysicalDevices, next(instance, "vkEnumeratePhysicalDevices"));
     return table;
 }
 
@@ -36,6 +41,19 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.CreateSwapchainKHR, next(device, "vkCreateSwapchainKHR"));
     load(table.DestroySwapchainKHR, next(device, "vkDestroySwapchainKHR"));
     load(table.GetSwapchainImagesKHR, next(device, "vkGetSwapchainImagesKHR"));
+    load(table.AcquireNextImageKHR, next(device, "vkAcquireNextImageKHR"));
+    load(table.CreateSemaphore, next(device, "vkCreateSemaphore"));
+    load(table.DestroySemaphore, next(device, "vkDestroySemaphore"));
+    load(table.GetSemaphoreCounterValue, next(device, "vkGetSemaphoreCounterValue"));
+    load(table.WaitSemaphores, next(device, "vkWaitSemaphores"));
+    load(table.CreateCommandPool, next(device, "vkCreateCommandPool"));
+    load(table.DestroyCommandPool, next(device, "vkDestroyCommandPool"));
+    load(table.AllocateCommandBuffers, next(device, "vkAllocateCommandBuffers"));
+    load(table.BeginCommandBuffer, next(device, "vkBeginCommandBuffer"));
+    load(table.EndCommandBuffer, next(device, "vkEndCommandBuffer"));
+    load(table.ResetCommandBuffer, next(device, "vkResetCommandBuffer"));
+    load(table.CmdPipelineBarrier, next(device, "vkCmdPipelineBarrier"));
+    load(table.CmdCopyImage, next(device, "vkCmdCopyImage"));
     return table;
 }
 

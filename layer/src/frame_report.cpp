@@ -1,5 +1,7 @@
 #include "frame_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <system_error>
@@ -10,21 +12,47 @@
 
 namespace tandem::layer {
 
+namespace {
+
+// Nearest rank, as Tandem's reports take percentiles; null without samples.
+nlohmann::json percentile(std::vector<double> samples, double p) {
+    if (samples.empty()) {
+        return nullptr;
+    }
+    std::sort(samples.begin(), samples.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(samples.size())));
+    return samples[std::clamp<std::size_t>(rank, 1, samples.size()) - 1];
+}
+
+} // namespace
+
 bool write_frame_report(const ReportContents& contents) {
     const LayerSettings& settings = *contents.settings;
     nlohmann::json report;
     report["layer"] = "VK_LAYER_TANDEM_frame_generation";
     report["program"] = contents.program;
     report["application_name"] = contents.application_name;
-    report["mode"] = "pass-through";
-    report["mode_reason"] = settings.pass_through_reason;
+    // Generating when a device generated frames' tasks; otherwise the first reason given.
+    bool generating = false;
+    std::string reason = settings.pass_through_reason;
+    for (const DeviceCounts& counts : contents.devices) {
+        generating = generating || counts.generating;
+        if (reason.empty()) {
+            reason = counts.pass_through_reason;
+        }
+    }
+    report["mode"] = generating ? "generating" : "pass-through";
+    report["mode_reason"] = generating ? "" : reason;
     report["multiplier_requested"] =
         settings.multiplier ? nlohmann::json(*settings.multiplier) : nlohmann::json(nullptr);
     report["multiplier_setting"] = settings.multiplier_text;
+    report["wait_ms"] = settings.wait.count();
+    report["worker_setting"] = settings.worker;
 
     std::uint64_t swapchains = 0;
     std::uint64_t real_frames = 0;
     std::uint64_t generated = 0;
+    std::uint64_t skipped = 0;
     std::uint64_t open = 0;
     nlohmann::json devices = nlohmann::json::array();
     for (const DeviceCounts& counts : contents.devices) {
@@ -33,10 +61,22 @@ bool write_frame_report(const ReportContents& contents) {
                            {"open", counts.open},
                            {"swapchains_created", counts.swapchains_created},
                            {"real_frames_presented", counts.real_frames_presented},
-                           {"generated_frames", counts.generated_frames}});
+                           {"generated_frames", counts.generated_frames},
+                           {"skipped_frames", counts.skipped_frames},
+                           {"generating", counts.generating},
+                           {"program_fps", counts.program_fps},
+                           {"worker", counts.generation.worker},
+                           {"transfer_path", counts.generation.transfer_path},
+                           {"input_path", counts.generation.input_path},
+                           {"jobs", counts.generation.jobs},
+                           {"worker_pass_us_p50", counts.generation.pass_us_p50},
+                           {"input_copy_us_p50", counts.generation.input_copy_us_p50},
+                           {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},
+                           {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)}});
         swapchains += counts.swapchains_created;
         real_frames += counts.real_frames_presented;
         generated += counts.generated_frames;
+        skipped += counts.skipped_frames;
         open += counts.open;
     }
     // The device the program presented on (the first that created a swapchain), else the first.
@@ -54,6 +94,7 @@ bool write_frame_report(const ReportContents& contents) {
     report["swapchains_created"] = swapchains;
     report["real_frames_presented"] = real_frames;
     report["generated_frames"] = generated;
+    report["skipped_frames"] = skipped;
     report["devices_open"] = open;
 
     const std::string& path = settings.report_path;

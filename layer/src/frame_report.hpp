@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frame_generation.hpp"
 #include "layer_settings.hpp"
 
 namespace tandem::layer {
@@ -19,6 +20,12 @@ struct DeviceCounts {
     std::uint64_t swapchains_created = 0;
     std::uint64_t real_frames_presented = 0;
     std::uint64_t generated_frames = 0;
+    std::uint64_t skipped_frames = 0; // generated frames not ready in time, so not presented
+    bool generating = false;          // frame generation ran on a device of this name
+    std::string pass_through_reason;  // else why not, when a device said
+    double program_fps = 0; // real frames per second between the program's first and last present
+    GenerationSummary generation;  // the last swapchain's figures (empty without generation)
+    std::vector<double> delays_us; // GenerationCounts::delays_us
 };
 
 struct ReportContents {

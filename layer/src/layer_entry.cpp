@@ -1,9 +1,10 @@
 // VK_LAYER_TANDEM_frame_generation's entry points: the loader's layer interface
 // (vkNegotiateLoaderLayerInterfaceVersion, then vkGetInstanceProcAddr / vkGetDeviceProcAddr) and
-// the functions the layer intercepts. This version passes every call down unchanged except two:
-// vkCreateSwapchainKHR adds VK_IMAGE_USAGE_TRANSFER_SRC_BIT when the surface allows it (a later
-// version copies presented images), and every queue call holds its queue's lock. It counts
-// swapchains and presented frames for the report (frame_report.hpp).
+// the functions the layer intercepts. With generation asked for (docs/layer.md), vkCreateInstance
+// raises the Vulkan version, vkCreateDevice adds Tandem's extensions and features
+// (device_additions.hpp), vkCreateSwapchainKHR adds usage and images, and vkQueuePresentKHR hands
+// each frame to the swapchain's generation (frame_generation.hpp). Every queue call holds its
+// queue's lock. It counts swapchains and frames for the report (frame_report.hpp).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -15,7 +16,9 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
+#include "device_additions.hpp"
 #include "dispatch_table.hpp"
+#include "frame_generation.hpp"
 #include "frame_report.hpp"
 #include "layer_log.hpp"
 #include "layer_settings.hpp"
@@ -60,11 +63,29 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create
         return VK_ERROR_INITIALIZATION_FAILED;
     }
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    const VkResult result = create(create_info, allocator, instance);
+    VkLayerInstanceLink* const below = link->u.pLayerInfo;
+    // Frame generation embeds Tandem, which needs a Vulkan 1.3 instance: the program's version
+    // is raised (what it asked for still works); where the loader refuses, it is created as
+    // asked and its devices pass frames through.
+    bool raised = false;
+    VkResult result = VK_ERROR_INITIALIZATION_FAILED;
+    if (layer_settings().generates()) {
+        VkInstanceCreateInfo raised_info = *create_info;
+        VkApplicationInfo application{};
+        raised_info.pApplicationInfo =
+            raised_application_info(create_info->pApplicationInfo, application);
+        result = create(&raised_info, allocator, instance);
+        raised = result == VK_SUCCESS;
+        link->u.pLayerInfo = below;
+    }
+    if (!raised) {
+        result = create(create_info, allocator, instance);
+    }
     if (result != VK_SUCCESS) {
         return result;
     }
     auto record = std::make_shared<InstanceRecord>();
+    record->raised_for_tandem = raised;
     record->instance = *instance;
     record->dispatch = load_instance_dispatch(*instance, next);
     if (const VkApplicationInfo* app = create_info->pApplicationInfo; app != nullptr) {
@@ -108,11 +129,42 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
         return VK_ERROR_INITIALIZATION_FAILED;
     }
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    const VkResult result = create(physical_device, create_info, allocator, device);
+    VkLayerDeviceLink* const below = link->u.pLayerInfo;
+    auto record = std::make_shared<DeviceRecord>();
+    record->tandem_worker = instance->tandem_opening.load() > 0;
+    const bool wanted = layer_settings().generates() && !record->tandem_worker;
+    VkResult result = VK_ERROR_INITIALIZATION_FAILED;
+    bool added = false;
+    if (wanted && !instance->raised_for_tandem) {
+        record->set_pass_through("the loader refused the Vulkan 1.3 instance Tandem needs");
+    } else if (wanted) {
+        // Tandem's extensions and features, decided from the next layer's functions: the loader
+        // holds its lock during vkCreateDevice.
+        DeviceAdditions additions(instance->dispatch, physical_device, *create_info);
+        if (additions.refusal().empty()) {
+            result = create(physical_device, &additions.create_info(), allocator, device);
+            additions.restore();
+            added = result == VK_SUCCESS;
+            if (added) {
+                record->enabled_extensions = additions.enabled_extensions();
+                record->enabled_features = additions.enabled_features();
+                record->generation_possible = true;
+            } else {
+                record->set_pass_through("vkCreateDevice with Tandem's extensions and features "
+                                         "failed (" +
+                                         std::to_string(result) + ")");
+                link->u.pLayerInfo = below;
+            }
+        } else {
+            record->set_pass_through(additions.refusal());
+        }
+    }
+    if (!added) {
+        result = create(physical_device, create_info, allocator, device);
+    }
     if (result != VK_SUCCESS) {
         return result;
     }
-    auto record = std::make_shared<DeviceRecord>();
     record->device = *device;
     record->physical_device = physical_device;
     record->dispatch = load_device_dispatch(*device, next_device);
@@ -122,8 +174,17 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
         instance->dispatch.GetPhysicalDeviceProperties(physical_device, &properties);
         record->device_name = properties.deviceName;
     }
-    log_info("device created: " + record->device_name + ", " +
-             layer_settings().pass_through_reason);
+    if (record->tandem_worker) {
+        log_info("device created for Tandem's worker: " + record->device_name);
+    } else if (wanted && !added) {
+        // The one line the program's user sees: why no frame will be generated.
+        log_problem("no frame generation on " + record->device_name + ": " +
+                    record->pass_through_reason() + "; frames pass through");
+    } else {
+        log_info("device created: " + record->device_name +
+                 (added ? ", Tandem's extensions and features added"
+                        : ", " + layer_settings().pass_through_reason));
+    }
     registry().add_device(std::move(record));
     return VK_SUCCESS;
 }
@@ -136,12 +197,28 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     if (record == nullptr) {
         return;
     }
+    {
+        const std::lock_guard lock(record->generation_mutex);
+        if (record->generation) {
+            // Its swapchains were not destroyed first (the specification requires it): the
+            // runtime cannot be destroyed here, where the loader holds the lock Tandem's own
+            // vkDestroyDevice needs, nor after. It is left, as at exit.
+            log_problem("vkDestroyDevice with a swapchain that presented still alive: the "
+                        "frame-generation runtime is not freed");
+            record->abandon_generation();
+            static_cast<void>(record->generation.release());
+        }
+    }
     if (record->dispatch.DestroyDevice != nullptr) {
         record->dispatch.DestroyDevice(device, allocator);
     }
+    if (record->tandem_worker) {
+        return;
+    }
     log_info("device destroyed: " + record->device_name + ", " +
              std::to_string(record->frames_presented.load(std::memory_order_relaxed)) +
-             " frames presented");
+             " frames presented, " + std::to_string(record->generation_counts.generated.load()) +
+             " generated");
     write_report_if_asked();
 }
 
@@ -183,7 +260,7 @@ VkResult on_queue(VkQueue queue, Call&& call) {
         return VK_ERROR_DEVICE_LOST;
     }
     const std::shared_ptr<QueueRecord> record = device->queue_record(queue);
-    const std::lock_guard lock(record->mutex);
+    const std::lock_guard lock(*record->mutex);
     return call(*device);
 }
 
@@ -240,7 +317,7 @@ std::uint64_t frames_presented(const VkPresentInfoKHR& info, VkResult result) {
     return frames;
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+VkResult pass_through_present(VkQueue queue, const VkPresentInfoKHR* info) {
     return on_queue(queue, [&](DeviceRecord& device) {
         if (device.dispatch.QueuePresentKHR == nullptr) {
             return VK_ERROR_EXTENSION_NOT_PRESENT;
@@ -251,6 +328,108 @@ VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInf
                                           std::memory_order_relaxed);
         return result;
     });
+}
+
+// The device's runtime, made on its first present (see DeviceRecord::generation); null when
+// Tandem cannot run there (the reason is logged once and kept for the report).
+DeviceGeneration* device_generation(DeviceRecord& device, VkQueue queue) {
+    const std::lock_guard lock(device.generation_mutex);
+    if (device.generation || device.generation_tried) {
+        return device.generation.get();
+    }
+    device.generation_tried = true;
+    const std::shared_ptr<QueueRecord> queue_record = device.queue_record(queue);
+    if (queue_record->family == QueueRecord::k_unknown) {
+        device.set_pass_through("the program presents on a queue the layer did not see it get");
+    } else {
+        try {
+            device.generation = std::make_unique<DeviceGeneration>(
+                device, queue, queue_record->family, queue_record->index, queue_record->mutex);
+            log_info("frame generation on " + device.device_name + " with worker " +
+                     device.generation->worker_name());
+            return device.generation.get();
+        } catch (const std::exception& e) {
+            device.set_pass_through(std::string("Tandem could not start: ") + e.what());
+        }
+    }
+    log_problem("no frame generation on " + device.device_name + ": " +
+                device.pass_through_reason() + "; frames pass through");
+    return nullptr;
+}
+
+// The swapchain's generation, made on its first present; null when its frames pass through.
+std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, VkQueue queue,
+                                                          VkSwapchainKHR swapchain) {
+    std::shared_ptr<SwapchainGeneration> generation;
+    bool wanted = false;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+    device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
+        generation = record.generation;
+        wanted = record.generation_possible && !record.generation_tried;
+        record.generation_tried = true;
+        format = record.format;
+        extent = record.extent;
+    });
+    if (generation || !wanted) {
+        return generation;
+    }
+    DeviceGeneration* runtime = device_generation(device, queue);
+    if (runtime == nullptr) {
+        return nullptr;
+    }
+    try {
+        generation = std::make_shared<SwapchainGeneration>(*runtime, swapchain, format, extent,
+                                                           *layer_settings().multiplier,
+                                                           device.generation_counts);
+    } catch (const std::exception& e) {
+        log_problem(std::string("no frame generation for a swapchain: ") + e.what());
+        return nullptr;
+    }
+    {
+        const std::lock_guard lock(device.generation_mutex);
+        ++device.generating_swapchains;
+    }
+    device.with_swapchain(swapchain,
+                          [&](SwapchainRecord& record) { record.generation = generation; });
+    return generation;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+    const std::shared_ptr<DeviceRecord> device = registry().find_queue_device(queue);
+    if (device != nullptr) {
+        device->generation_counts.note_present();
+    }
+    if (device == nullptr || !device->generation_possible || info->swapchainCount == 0) {
+        return pass_through_present(queue, info);
+    }
+    // Generation takes a present of one swapchain without extensions; for any other, the frames
+    // held for its swapchains go out first, so that the order stays the program's.
+    if (info->swapchainCount != 1 || info->pNext != nullptr) {
+        for (std::uint32_t i = 0; i < info->swapchainCount; ++i) {
+            std::shared_ptr<SwapchainGeneration> held;
+            device->with_swapchain(info->pSwapchains[i],
+                                   [&](SwapchainRecord& record) { held = record.generation; });
+            if (held) {
+                std::uint64_t real = 0;
+                static_cast<void>(held->flush(real));
+                device->frames_presented.fetch_add(real, std::memory_order_relaxed);
+            }
+        }
+        return pass_through_present(queue, info);
+    }
+    const std::shared_ptr<SwapchainGeneration> generation =
+        swapchain_generation(*device, queue, info->pSwapchains[0]);
+    if (!generation) {
+        return pass_through_present(queue, info);
+    }
+    std::uint64_t real = 0;
+    const VkResult result = generation->present(*info, real);
+    device->frames_presented.fetch_add(real, std::memory_order_relaxed);
+    if (info->pResults != nullptr) {
+        info->pResults[0] = result;
+    }
+    return result;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
@@ -268,7 +447,7 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
     locks.reserve(queues.size());
     for (const VkQueue queue : queues) {
         held.push_back(record->queue_record(queue));
-        locks.emplace_back(held.back()->mutex);
+        locks.emplace_back(*held.back()->mutex);
     }
     return record->dispatch.DeviceWaitIdle(device);
 }
@@ -283,17 +462,18 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     }
     VkSwapchainCreateInfoKHR info = *create_info;
     bool transfer_src_added = false;
+    bool generation_possible = false;
     // supportedUsageFlags speak for the FIFO, mailbox and immediate modes only; a shared present
     // mode has its own usage flags, and its swapchain is left as asked.
     const bool shared_present = info.presentMode == VK_PRESENT_MODE_SHARED_DEMAND_REFRESH_KHR ||
                                 info.presentMode == VK_PRESENT_MODE_SHARED_CONTINUOUS_REFRESH_KHR;
+    const auto capabilities_of = record->instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR;
+    VkSurfaceCapabilitiesKHR capabilities{};
+    const bool known =
+        !shared_present && capabilities_of != nullptr &&
+        capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS;
     if ((info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0 && !shared_present) {
-        const auto capabilities_of =
-            record->instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR;
-        VkSurfaceCapabilitiesKHR capabilities{};
-        if (capabilities_of != nullptr &&
-            capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS &&
-            (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
+        if (known && (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
             info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
             transfer_src_added = true;
         } else {
@@ -301,10 +481,38 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                      "swapchain's usage is left as the program asked");
         }
     }
+    // Generated frames are copied into images of the swapchain (transfer destination), and each
+    // real frame is held for one present: two more images than the program asked for, so that
+    // its own acquires never wait for the layer's.
+    constexpr std::uint32_t k_more_images = 2;
+    if (record->generation_possible && known && info.imageArrayLayers == 1 &&
+        (info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0 &&
+        (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) != 0 &&
+        (capabilities.maxImageCount == 0 ||
+         info.minImageCount + k_more_images <= capabilities.maxImageCount)) {
+        info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        info.minImageCount += k_more_images;
+        generation_possible = true;
+    } else if (record->generation_possible) {
+        log_problem("no frame generation for a swapchain of " +
+                    std::to_string(info.imageExtent.width) + "x" +
+                    std::to_string(info.imageExtent.height) +
+                    ": its surface allows no transfer usage or two more images (or it is "
+                    "shared or layered); its frames pass through");
+    }
     const VkResult result =
         record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
     if (result != VK_SUCCESS) {
         return result;
+    }
+    // The swapchain it replaces is retired: its held frame can no longer be presented.
+    if (info.oldSwapchain != VK_NULL_HANDLE) {
+        std::shared_ptr<SwapchainGeneration> retired;
+        record->with_swapchain(info.oldSwapchain,
+                               [&](SwapchainRecord& old) { retired = old.generation; });
+        if (retired) {
+            retired->drop_held();
+        }
     }
     SwapchainRecord swapchain_record;
     swapchain_record.surface = info.surface;
@@ -312,11 +520,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     swapchain_record.extent = info.imageExtent;
     swapchain_record.usage = info.imageUsage;
     swapchain_record.transfer_src_added = transfer_src_added;
+    swapchain_record.generation_possible = generation_possible;
     record->add_swapchain(*swapchain, std::move(swapchain_record));
     record->swapchains_created.fetch_add(1, std::memory_order_relaxed);
     log_info("swapchain created: " + std::to_string(info.imageExtent.width) + "x" +
              std::to_string(info.imageExtent.height) +
-             (transfer_src_added ? ", transfer-source usage added" : ""));
+             (transfer_src_added ? ", transfer-source usage added" : "") +
+             (generation_possible ? ", frames generated" : ""));
     return VK_SUCCESS;
 }
 
@@ -325,6 +535,24 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
     if (record == nullptr || record->dispatch.DestroySwapchainKHR == nullptr) {
         return;
+    }
+    std::shared_ptr<SwapchainGeneration> generation;
+    record->with_swapchain(swapchain,
+                           [&](SwapchainRecord& r) { generation = std::move(r.generation); });
+    if (generation) {
+        // The frame held back goes out (a retired swapchain's was dropped already), and the
+        // layer's and Tandem's work on its images ends, before the images go.
+        std::uint64_t real = 0;
+        static_cast<void>(generation->flush(real));
+        record->frames_presented.fetch_add(real, std::memory_order_relaxed);
+        generation.reset();
+        // The runtime goes with the device's last generating swapchain: here, not at
+        // vkDestroyDevice (see DeviceGeneration).
+        const std::lock_guard lock(record->generation_mutex);
+        if (--record->generating_swapchains == 0) {
+            record->generation.reset();
+            record->generation_tried = false;
+        }
     }
     record->remove_swapchain(swapchain);
     record->dispatch.DestroySwapchainKHR(device, swapchain, allocator);

@@ -8,9 +8,23 @@
 namespace tandem::layer {
 namespace {
 
-LayerSettings parse_layer_settings(const char* multiplier, const char* report) {
+LayerSettings parse_layer_settings(const char* multiplier, const char* report, const char* worker,
+                                   const char* wait) {
     LayerSettings settings;
     settings.report_path = report != nullptr ? report : "";
+    if (worker != nullptr && *worker != '\0') {
+        settings.worker = worker;
+    }
+    if (wait != nullptr && *wait != '\0') {
+        char* end = nullptr;
+        const long ms = std::strtol(wait, &end, 10);
+        if (*end == '\0' && ms >= 0 && ms <= 1000) {
+            settings.wait = std::chrono::milliseconds(ms);
+        } else {
+            settings.wait_problem = std::string("TANDEM_FRAMEGEN_WAIT_MS='") + wait +
+                                    "' is not a number of milliseconds from 0 to 1000: 0 is used";
+        }
+    }
     if (multiplier == nullptr) {
         settings.multiplier = 2;
     } else {
@@ -27,10 +41,6 @@ LayerSettings parse_layer_settings(const char* multiplier, const char* report) {
         settings.pass_through_reason =
             "TANDEM_FRAMEGEN_MULTIPLIER=1 turns frame generation off: frames pass through "
             "unchanged";
-    } else {
-        settings.pass_through_reason =
-            "frame generation is not implemented in this version of the layer: frames pass "
-            "through unchanged";
     }
     return settings;
 }
@@ -39,10 +49,14 @@ LayerSettings parse_layer_settings(const char* multiplier, const char* report) {
 
 const LayerSettings& layer_settings() {
     static const LayerSettings settings = [] {
-        LayerSettings parsed = parse_layer_settings(std::getenv("TANDEM_FRAMEGEN_MULTIPLIER"),
-                                                    std::getenv("TANDEM_FRAMEGEN_REPORT"));
+        LayerSettings parsed = parse_layer_settings(
+            std::getenv("TANDEM_FRAMEGEN_MULTIPLIER"), std::getenv("TANDEM_FRAMEGEN_REPORT"),
+            std::getenv("TANDEM_FRAMEGEN_WORKER"), std::getenv("TANDEM_FRAMEGEN_WAIT_MS"));
         if (!parsed.multiplier) {
             log_problem(parsed.pass_through_reason + " (give 1, 2 or 3)");
+        }
+        if (!parsed.wait_problem.empty()) {
+            log_problem(parsed.wait_problem);
         }
         return parsed;
     }();

@@ -4,8 +4,15 @@
 //                               pass-through.
 //   TANDEM_FRAMEGEN_REPORT      path of the JSON report (frame_report.hpp); unset: none.
 //   TANDEM_FRAMEGEN_LOG         1: log what the layer does (layer_log.hpp).
+//   TANDEM_FRAMEGEN_WAIT_MS     how long a present may wait for a generated frame not ready yet
+//                               (0..1000; unset: 0, never: a slow worker then costs the program
+//                               nothing). For checks and captures that want every frame.
+//   TANDEM_FRAMEGEN_WORKER      the worker device, as RuntimeOptions::workers takes it (part of
+//                               a name, a UUID prefix); unset: "auto" (another GPU, else the
+//                               program's device opened again).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -17,8 +24,14 @@ struct LayerSettings {
     // The variable's text as given; empty when unset.
     std::string multiplier_text;
     std::string report_path;
-    // Why the layer passes frames through unchanged, in one sentence (every version so far).
+    std::string worker = "auto";
+    std::chrono::milliseconds wait{0};
+    std::string wait_problem; // a bad TANDEM_FRAMEGEN_WAIT_MS, logged once
+    // Why the layer passes frames through unchanged, in one sentence; empty when the multiplier
+    // asks for generated frames (a device may still refuse them: DeviceRecord says why).
     std::string pass_through_reason;
+    // The multiplier asks for generated frames (2 or 3).
+    [[nodiscard]] bool generates() const noexcept { return multiplier && *multiplier > 1; }
 };
 
 // Parsed on the first call (a bad multiplier is logged then, once); later calls return the same

@@ -7,6 +7,28 @@
 
 namespace tandem::layer {
 
+void DeviceRecord::abandon_generation() {
+    const std::lock_guard lock(m_mutex);
+    for (auto& entry : m_swapchains) {
+        if (entry.second.generation) {
+            // Deliberately never freed: see the declaration.
+            static_cast<void>(
+                new std::shared_ptr<SwapchainGeneration>(std::move(entry.second.generation)));
+        }
+    }
+}
+
+void DeviceRecord::set_pass_through(std::string reason) {
+    const std::lock_guard lock(m_reason_mutex);
+    m_pass_through_reason = std::move(reason);
+    generation_possible = false;
+}
+
+std::string DeviceRecord::pass_through_reason() const {
+    const std::lock_guard lock(m_reason_mutex);
+    return m_pass_through_reason;
+}
+
 std::shared_ptr<QueueRecord> DeviceRecord::queue_record(VkQueue queue) {
     const std::lock_guard lock(m_mutex);
     auto& record = m_queues[queue];
@@ -51,11 +73,51 @@ void DeviceRecord::set_swapchain_images(VkSwapchainKHR swapchain, std::vector<Vk
     }
 }
 
+namespace {
+
+// Adds an open device's counts (relaxed: counters only; the report is a snapshot and needs no
+// ordering with the frames).
+void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
+    counts.name = record.device_name;
+    counts.devices += 1;
+    counts.open += 1;
+    counts.swapchains_created += record.swapchains_created.load(std::memory_order_relaxed);
+    counts.real_frames_presented += record.frames_presented.load(std::memory_order_relaxed);
+    counts.generated_frames += record.generation_counts.generated.load(std::memory_order_relaxed);
+    counts.skipped_frames += record.generation_counts.skipped.load(std::memory_order_relaxed);
+    const GenerationCounts& g = record.generation_counts;
+    const std::int64_t span_ns = g.last_present_ns.load() - g.first_present_ns.load();
+    const std::uint64_t presents = record.frames_presented.load(std::memory_order_relaxed);
+    if (span_ns > 0 && presents > 1) {
+        counts.program_fps = static_cast<double>(presents - 1) * 1e9 / static_cast<double>(span_ns);
+    }
+    {
+        const std::lock_guard lock(g.summary_mutex);
+        if (!g.summary.worker.empty()) {
+            counts.generation = g.summary;
+        }
+        counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), g.delays_us.end());
+    }
+    const bool generating = record.generation_possible.load();
+    counts.generating = counts.generating || generating;
+    if (!generating && counts.pass_through_reason.empty()) {
+        counts.pass_through_reason = record.pass_through_reason();
+    }
+}
+
+} // namespace
+
 LayerRegistry::LayerRegistry() {
     static_cast<void>(layer_settings());
 }
 
 LayerRegistry::~LayerRegistry() {
+    // A runtime still embedded at exit (a program that never destroyed its swapchains) is left
+    // to the process's end: its destruction would wait on devices whose driver may be gone.
+    for (auto& entry : m_devices) {
+        entry.second->abandon_generation();
+        static_cast<void>(entry.second->generation.release());
+    }
     const LayerSettings& settings = layer_settings();
     if (!m_devices.empty() && !settings.report_path.empty()) {
         log_info("process exit with devices still open: writing the report");
@@ -108,11 +170,11 @@ std::shared_ptr<DeviceRecord> LayerRegistry::remove_device(const void* dispatcha
     for (const VkQueue queue : record->queues()) {
         m_queue_devices.erase(queue);
     }
-    DeviceCounts& counts = m_finished[record->device_name];
-    counts.name = record->device_name;
-    counts.devices += 1;
-    counts.swapchains_created += record->swapchains_created.load(std::memory_order_relaxed);
-    counts.real_frames_presented += record->frames_presented.load(std::memory_order_relaxed);
+    if (!record->tandem_worker) {
+        DeviceCounts& counts = m_finished[record->device_name];
+        add_counts(counts, *record);
+        counts.open -= 1;
+    }
     return record;
 }
 
@@ -142,13 +204,9 @@ ReportContents LayerRegistry::report_contents() const {
     std::map<std::string, DeviceCounts> by_name = m_finished;
     for (const auto& entry : m_devices) {
         const DeviceRecord& record = *entry.second;
-        DeviceCounts& counts = by_name[record.device_name];
-        counts.name = record.device_name;
-        counts.devices += 1;
-        counts.open += 1;
-        // Relaxed: counters only; the report is a snapshot and needs no ordering with the frames.
-        counts.swapchains_created += record.swapchains_created.load(std::memory_order_relaxed);
-        counts.real_frames_presented += record.frames_presented.load(std::memory_order_relaxed);
+        if (!record.tandem_worker) {
+            add_counts(by_name[record.device_name], record);
+        }
     }
     for (auto& entry : by_name) {
         contents.devices.push_back(std::move(entry.second));

@@ -19,7 +19,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tandem/embedding.hpp"
+
 #include "dispatch_table.hpp"
+#include "frame_generation.hpp"
 #include "frame_report.hpp"
 
 namespace tandem::layer {
@@ -33,16 +36,22 @@ struct InstanceRecord {
     InstanceDispatch dispatch;
     std::string application_name; // VkApplicationInfo::pApplicationName, empty when not given
     std::string engine_name;
+    // The layer raised the instance's Vulkan version for Tandem (frame generation asked for).
+    bool raised_for_tandem = false;
+    // Above 0 while a Tandem runtime opens its worker devices on this instance: the devices it
+    // creates meanwhile are Tandem's, left alone and not counted.
+    mutable std::atomic<int> tandem_opening{0};
 };
 
 // One queue of the program's device. Every queue call the layer intercepts holds `mutex` while
-// it calls the next layer, so that Tandem's own submissions on this queue (a later version) are
-// serialised with the program's, as Vulkan requires of a queue used from several threads.
+// it calls the next layer; the Tandem runtime embedded on the device shares it
+// (EmbedInfo::queue_mutex) for its own calls on the queue, which reach the next layer directly,
+// so that they are serialised with the program's as Vulkan requires.
 struct QueueRecord {
     static constexpr std::uint32_t k_unknown = UINT32_MAX;
     std::uint32_t family = k_unknown;
     std::uint32_t index = k_unknown;
-    std::mutex mutex;
+    std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
 };
 
 struct SwapchainRecord {
@@ -52,19 +61,42 @@ struct SwapchainRecord {
     VkImageUsageFlags usage = 0; // as created, VK_IMAGE_USAGE_TRANSFER_SRC_BIT included if added
     bool transfer_src_added = false;
     std::vector<VkImage> images; // from vkGetSwapchainImagesKHR, once the program asked for them
+    // Frames generated for it: the usage and images generation needs were added at creation.
+    bool generation_possible = false;
+    // Made at its first present once the device's runtime runs; null: frames pass through.
+    std::shared_ptr<SwapchainGeneration> generation;
+    bool generation_tried = false;
 };
 
-// The program's device. A later version embeds a Tandem Runtime here, on the program's own
-// device and queue; this version only counts and passes through.
+// The program's device, and the Tandem runtime embedded on it for frame generation.
 struct DeviceRecord {
     VkDevice device = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE;
     DeviceDispatch dispatch;
     std::shared_ptr<const InstanceRecord> instance;
     std::string device_name;
+    // A device a Tandem runtime opened as its worker: passed through, not counted.
+    bool tandem_worker = false;
+    // What the device was created with, Tandem's additions included (device_additions.hpp).
+    std::vector<std::string> enabled_extensions;
+    EmbeddingFeatures enabled_features;
+    // Whether frames may be generated on it; when not, why (one sentence, set_pass_through).
+    std::atomic<bool> generation_possible{false};
+    void set_pass_through(std::string reason);
+    [[nodiscard]] std::string pass_through_reason() const;
 
     std::atomic<std::uint64_t> swapchains_created{0};
     std::atomic<std::uint64_t> frames_presented{0};
+    GenerationCounts generation_counts;
+
+    // The runtime, made at the device's first present on a graphics+compute queue (not at
+    // vkCreateDevice, where the loader holds the lock Tandem's own vkCreateDevice takes), and
+    // destroyed with the device's last generating swapchain. Guarded by generation_mutex, which
+    // is never held while the program's queue lock is.
+    std::mutex generation_mutex;
+    std::unique_ptr<DeviceGeneration> generation;
+    bool generation_tried = false;
+    std::uint64_t generating_swapchains = 0;
 
     // The queue of `queue`, created on first use when the program got it in a way the layer did
     // not see. Never returns nullptr.
@@ -76,8 +108,25 @@ struct DeviceRecord {
     void add_swapchain(VkSwapchainKHR swapchain, SwapchainRecord record);
     void remove_swapchain(VkSwapchainKHR swapchain);
     void set_swapchain_images(VkSwapchainKHR swapchain, std::vector<VkImage> images);
+    // At process exit with the runtime still embedded: its swapchains' generation is left to
+    // the process's end, as the runtime is (LayerRegistry's destructor).
+    void abandon_generation();
+    // Runs `visit(record)` on the swapchain's record under the device's lock; false when the
+    // swapchain is unknown.
+    template <typename Visit>
+    bool with_swapchain(VkSwapchainKHR swapchain, Visit&& visit) {
+        const std::lock_guard lock(m_mutex);
+        const auto found = m_swapchains.find(swapchain);
+        if (found == m_swapchains.end()) {
+            return false;
+        }
+        visit(found->second);
+        return true;
+    }
 
 private:
+    mutable std::mutex m_reason_mutex;
+    std::string m_pass_through_reason;
     mutable std::mutex m_mutex; // guards the two maps below
     std::unordered_map<VkQueue, std::shared_ptr<QueueRecord>> m_queues;
     std::unordered_map<VkSwapchainKHR, SwapchainRecord> m_swapchains;

@@ -3,12 +3,14 @@
 # enabled on lavapipe, under a virtual X server (xvfb-run -a), with the Khronos validation layer
 # beneath it (synchronisation validation too, unless TANDEM_VALIDATION is off or 0), and checks
 # what a user depends on: the program behaves as without the layer, the validation layer sees
-# nothing wrong in what the layer passes down, and the layer's report counts what was presented.
+# nothing wrong in what the layer and the Tandem runtime it embeds do on the program's device,
+# frames are generated on the worker (lavapipe opened a second time) and presented, and the
+# layer's report counts what was presented.
 #
 #   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE
 #
-# CASE: vkcube | vkcubepp | validation_canary | bad_multiplier | killed | installed_implicit |
-#       exit_without_destroy | cli_status | cli_run
+# CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | validation_canary |
+#       bad_multiplier | killed | installed_implicit | exit_without_destroy | cli_status | cli_run
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -38,8 +40,8 @@ done
 
 # The environment every case starts from: lavapipe only, no Tandem setting from the caller.
 unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
-    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH \
-    VK_ICD_FILENAMES
+    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG TANDEM_FRAMEGEN_WAIT_MS TANDEM_FRAMEGEN_WORKER \
+    VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_ICD_FILENAMES
 export VK_DRIVER_FILES=$lvp_icd
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 
@@ -102,8 +104,11 @@ for check in sys.argv[2:]:
 PY
 }
 
-# The run of a real program: exit 0, no validation message, nothing of the layer's on stdout, no
-# log line on stderr, and a report with the frames the program presented.
+# The run of a real program at the default settings (2x, never waiting for a generated frame):
+# exit 0, no validation message, nothing of the layer's on stdout, no log line on stderr, and a
+# report with the frames the program presented. Uncapped on lavapipe, the program draws faster
+# than the worker (the same CPU) generates, so most generated frames are skipped, never waited
+# for: each real frame still goes out, and every generated frame either went out or was skipped.
 real_program() {
     local program=$1
     explicit_layer
@@ -112,11 +117,13 @@ real_program() {
     expect_no_validation_messages
     ! grep -qi tandem "$work/$program.out" || fail "the layer wrote to the program's stdout"
     ! grep -q "tandem-layer:" "$work/$program.err" || fail "log lines without TANDEM_FRAMEGEN_LOG"
-    # vkcube and vkcubepp present exactly --c frames, each on its one swapchain.
+    # vkcube and vkcubepp present exactly --c frames, each on its one swapchain; the layer
+    # presents each of them, the last when the swapchain is destroyed.
     check_report "$work/report.json" "r['program'] == '$program'" \
         "r['real_frames_presented'] == 300" "r['swapchains_created'] >= 1" \
-        "r['generated_frames'] == 0" "r['mode'] == 'pass-through'" \
-        "r['multiplier_requested'] == 2" "'llvmpipe' in r['device']" "r['devices_open'] == 0"
+        "r['mode'] == 'generating'" "r['generated_frames'] + r['skipped_frames'] <= 299" \
+        "r['multiplier_requested'] == 2" "'llvmpipe' in r['device']" "r['devices_open'] == 0" \
+        "len(r['devices']) == 1" "r['devices'][0]['devices'] == 1"
     # With TANDEM_FRAMEGEN_LOG=1 it tells what it did, on stderr only.
     export TANDEM_FRAMEGEN_LOG=1
     run_program "$program-log" "$program" --c 10 || fail "$program exited with status $?"
@@ -135,9 +142,57 @@ install_prefix() {
     export XDG_DATA_DIRS=$prefix/share:/usr/local/share:/usr/share
 }
 
+# generated_run MULTIPLIER FRAMES: vkcube at 96x96 (small enough for the worker to keep up) with
+# every present waiting up to a second for its generated frames (TANDEM_FRAMEGEN_WAIT_MS), so
+# that the generated path runs on every frame once the worker's tasks are prepared: copied
+# from the worker's output into a swapchain image of the layer's and presented before the real
+# frame, with nothing for the validation layer to report.
+generated_run() {
+    local multiplier=$1 frames=$2
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_MULTIPLIER=$multiplier
+    export TANDEM_FRAMEGEN_WAIT_MS=1000
+    run_program vkcube vkcube --c "$frames" --width 96 --height 96 ||
+        fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    python3 -c "import json; r = json.load(open('$work/report.json')); print('generated', \
+        r['generated_frames'], 'skipped', r['skipped_frames'], 'real', r['real_frames_presented'])"
+}
+
 case "$case_name" in
 vkcube | vkcubepp)
     real_program "$case_name"
+    ;;
+generated)
+    # The frames before the task is prepared on the worker pass through (a few hundred
+    # milliseconds, in which vkcube at 96x96 presents hundreds); after that, one generated frame
+    # per real frame, each waited for.
+    generated_run 2 600
+    check_report "$work/report.json" "r['real_frames_presented'] == 600" \
+        "r['mode'] == 'generating'" "r['generated_frames'] >= 20" \
+        "r['skipped_frames'] <= 2" "r['devices'][0]['generating']" \
+        "r['devices'][0]['transfer_path'] != ''" "r['devices'][0]['jobs'] >= 20" \
+        "r['devices'][0]['real_frame_delay_us_p50'] is not None"
+    ;;
+generated_three)
+    generated_run 3 600
+    check_report "$work/report.json" "r['real_frames_presented'] == 600" \
+        "r['multiplier_requested'] == 3" "r['generated_frames'] >= 40" \
+        "r['skipped_frames'] <= 4"
+    ;;
+multiplier_one)
+    # Generation off: the instance and device are left as the program asked, nothing is
+    # generated or embedded.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_MULTIPLIER=1
+    export TANDEM_FRAMEGEN_LOG=1
+    run_program vkcube vkcube --c 60 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    ! grep -q "Tandem's extensions and features added" "$work/vkcube.err" ||
+        fail "the device was changed with generation off"
+    check_report "$work/report.json" "r['real_frames_presented'] == 60" \
+        "r['mode'] == 'pass-through'" "r['generated_frames'] == 0" \
+        "'MULTIPLIER=1' in r['mode_reason']" "len(r['devices']) == 1"
     ;;
 validation_canary)
     # The check itself: vkcube --force_errors makes validation errors on purpose, and they must
@@ -226,6 +281,9 @@ cli_status)
     XDG_DATA_DIRS=/nonexistent status_of
     check_report "$work/status.json" "r['installed_manifest'] is None"
     "$tandem_cli" layer status >"$work/status.txt"
+    grep -q "generates frames" "$work/status.txt" || fail "the status does not say it generates"
+    check_report "$work/status.json" "r['mode'] == 'generating'" "r['worker'] == 'auto'"
+    TANDEM_FRAMEGEN_MULTIPLIER=1 "$tandem_cli" layer status >"$work/status.txt"
     grep -q "pass-through" "$work/status.txt" || fail "the status does not say pass-through"
     ;;
 cli_run)

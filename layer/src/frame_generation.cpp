@@ -1,0 +1,515 @@
+#include "frame_generation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#include "tandem/error.hpp"
+#include "tandem/post.hpp"
+
+#include "layer_log.hpp"
+#include "layer_settings.hpp"
+#include "layer_state.hpp"
+
+namespace tandem::layer {
+namespace {
+
+// Counts Tandem's own vkCreateDevice calls on the program's instance while the runtime opens its
+// worker, so that the layer's vkCreateDevice leaves those devices alone.
+class OpeningWorkers {
+public:
+    explicit OpeningWorkers(const InstanceRecord& instance) : m_instance(instance) {
+        m_instance.tandem_opening.fetch_add(1);
+    }
+    ~OpeningWorkers() { m_instance.tandem_opening.fetch_sub(1); }
+    OpeningWorkers(const OpeningWorkers&) = delete;
+    OpeningWorkers& operator=(const OpeningWorkers&) = delete;
+
+private:
+    const InstanceRecord& m_instance;
+};
+
+std::uint32_t physical_device_count(const InstanceRecord& instance) {
+    std::uint32_t count = 0;
+    if (instance.dispatch.EnumeratePhysicalDevices == nullptr ||
+        instance.dispatch.EnumeratePhysicalDevices(instance.instance, &count, nullptr) !=
+            VK_SUCCESS) {
+        return 0;
+    }
+    return count;
+}
+
+// The program's handle of the physical device the layer knows by its own: the loader hands
+// layers unwrapped physical devices, while Tandem, a client of the loader, enumerates the
+// program's. The same device has the same UUID and name on both sides.
+VkPhysicalDevice program_physical_device(const InstanceRecord& instance,
+                                         VkPhysicalDevice layer_physical) {
+    auto identity = [](auto get_properties2, VkPhysicalDevice physical) {
+        VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+        VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+        properties.pNext = &id;
+        get_properties2(physical, &properties);
+        return std::string(properties.properties.deviceName) +
+               std::string(reinterpret_cast<const char*>(id.deviceUUID), VK_UUID_SIZE);
+    };
+    if (instance.dispatch.GetPhysicalDeviceProperties2 == nullptr) {
+        throw std::runtime_error("the instance lacks vkGetPhysicalDeviceProperties2");
+    }
+    const std::string wanted =
+        identity(instance.dispatch.GetPhysicalDeviceProperties2, layer_physical);
+    std::uint32_t count = 0;
+    std::vector<VkPhysicalDevice> devices;
+    if (vkEnumeratePhysicalDevices(instance.instance, &count, nullptr) == VK_SUCCESS) {
+        devices.resize(count);
+        if (vkEnumeratePhysicalDevices(instance.instance, &count, devices.data()) != VK_SUCCESS) {
+            devices.clear();
+        }
+    }
+    for (const VkPhysicalDevice device : devices) {
+        if (identity(vkGetPhysicalDeviceProperties2, device) == wanted) {
+            return device;
+        }
+    }
+    throw std::runtime_error("the program's physical device is not among its instance's");
+}
+
+VkSemaphoreSubmitInfo semaphore_info(VkSemaphore semaphore, std::uint64_t value = 0) {
+    VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    info.semaphore = semaphore;
+    info.value = value;
+    info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    return info;
+}
+
+VkImageMemoryBarrier image_barrier(VkImage image, VkImageLayout from, VkImageLayout to,
+                                   VkAccessFlags src_access, VkAccessFlags dst_access) {
+    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    barrier.srcAccessMask = src_access;
+    barrier.dstAccessMask = dst_access;
+    barrier.oldLayout = from;
+    barrier.newLayout = to;
+    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.image = image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    return barrier;
+}
+
+bool presented(VkResult result) {
+    return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
+}
+
+} // namespace
+
+DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
+                                   std::uint32_t queue_family, std::uint32_t queue_index,
+                                   std::shared_ptr<std::mutex> queue_mutex)
+    : m_device(device.device), m_queue(queue), m_queue_family(queue_family),
+      m_queue_mutex(std::move(queue_mutex)), m_dispatch(device.dispatch) {
+    const InstanceRecord& instance = *device.instance;
+    EmbedInfo embed;
+    embed.instance = instance.instance;
+    embed.physical_device = program_physical_device(instance, device.physical_device);
+    embed.device = device.device;
+    embed.queue_family = queue_family;
+    embed.queue_index = queue_index;
+    embed.queue_mutex = m_queue_mutex;
+    embed.enabled_extensions = device.enabled_extensions;
+    embed.enabled_features = device.enabled_features;
+    embed.get_instance_proc_addr = instance.dispatch.GetInstanceProcAddr;
+    embed.get_device_proc_addr = device.dispatch.GetDeviceProcAddr;
+
+    RuntimeOptions options;
+    options.workers = layer_settings().worker;
+    options.embedded_cpu_workers = true;
+    // One device alone (one GPU, or lavapipe on a machine without one): its second opening is
+    // the worker, as `tandem run` does standalone.
+    options.virtual_devices = physical_device_count(instance) == 1 ? 2 : 1;
+    options.name_objects = false;
+    options.log_level = LogLevel::Warn;
+    options.log = [](LogLevel, std::string_view category, std::string_view message) {
+        log_problem("tandem " + std::string(category) + ": " + std::string(message));
+    };
+    const OpeningWorkers opening(instance);
+    m_runtime = std::make_unique<Runtime>(embed, options);
+    const std::vector<DeviceInfo> workers = m_runtime->worker_devices();
+    if (workers.empty()) {
+        m_runtime.reset();
+        throw std::runtime_error("no worker device (TANDEM_FRAMEGEN_WORKER='" +
+                                 layer_settings().worker + "')");
+    }
+    m_worker_name = workers.front().name;
+}
+
+DeviceGeneration::~DeviceGeneration() {
+    m_runtime.reset();
+}
+
+VkResult DeviceGeneration::submit(const VkSubmitInfo2& batch) {
+    const std::lock_guard lock(*m_queue_mutex);
+    return m_dispatch.QueueSubmit2(m_queue, 1, &batch, VK_NULL_HANDLE);
+}
+
+VkResult DeviceGeneration::present(const VkPresentInfoKHR& info) {
+    const std::lock_guard lock(*m_queue_mutex);
+    return m_dispatch.QueuePresentKHR(m_queue, &info);
+}
+
+VkResult DeviceGeneration::wait_idle() {
+    const std::lock_guard lock(*m_queue_mutex);
+    return m_dispatch.QueueWaitIdle(m_queue);
+}
+
+SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain,
+                                         VkFormat format, VkExtent2D extent, int multiplier,
+                                         GenerationCounts& counts)
+    : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
+      m_counts(counts) {
+    // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
+    // takes them byte for byte (the interpolation treats the channels alike).
+    constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
+                                   VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8G8B8A8_SRGB};
+    if (std::find(k_formats.begin(), k_formats.end(), format) == k_formats.end()) {
+        throw std::runtime_error("the swapchain's format (" + std::to_string(format) +
+                                 ") is not an 8-bit RGBA or BGRA one");
+    }
+    std::uint32_t count = 0;
+    if (m_vk.GetSwapchainImagesKHR(m_device.device(), swapchain, &count, nullptr) != VK_SUCCESS) {
+        throw std::runtime_error("vkGetSwapchainImagesKHR failed");
+    }
+    m_images.resize(count);
+    if (m_vk.GetSwapchainImagesKHR(m_device.device(), swapchain, &count, m_images.data()) !=
+        VK_SUCCESS) {
+        throw std::runtime_error("vkGetSwapchainImagesKHR failed");
+    }
+    try {
+        m_ready = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
+        m_done = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            m_real_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
+            m_generated_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
+        }
+        VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+        pool_info.queueFamilyIndex = m_device.queue_family();
+        if (m_vk.CreateCommandPool(m_device.device(), &pool_info, nullptr, &m_pool) != VK_SUCCESS) {
+            throw std::runtime_error("vkCreateCommandPool failed");
+        }
+        // A slot per image the generated frames may use at once, and one more.
+        m_slots.resize(count + 1);
+        std::vector<VkCommandBuffer> cmds(m_slots.size());
+        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        alloc.commandPool = m_pool;
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        alloc.commandBufferCount = static_cast<std::uint32_t>(cmds.size());
+        if (m_vk.AllocateCommandBuffers(m_device.device(), &alloc, cmds.data()) != VK_SUCCESS) {
+            throw std::runtime_error("vkAllocateCommandBuffers failed");
+        }
+        for (std::size_t i = 0; i < m_slots.size(); ++i) {
+            // Made beneath the loader: the dispatch word a command buffer carries is the
+            // device's, as the loader would have set it.
+            *reinterpret_cast<void**>(cmds[i]) = dispatch_key(m_device.device());
+            m_slots[i].cmd = cmds[i];
+            m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
+        }
+        for (int k = 1; k < m_multiplier; ++k) {
+            TaskDesc desc = interpolate_colour_task("tandem-layer frame " + std::to_string(k) +
+                                                        "/" + std::to_string(m_multiplier),
+                                                    extent.width, extent.height);
+            desc.placement = Placement::on_a_worker();
+            m_tasks.push_back(m_device.runtime().register_task_async(desc));
+            m_jobs.push_back(0);
+        }
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+SwapchainGeneration::~SwapchainGeneration() {
+    release();
+}
+
+void GenerationCounts::note_present() noexcept {
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    std::int64_t none = 0;
+    first_present_ns.compare_exchange_strong(none, now);
+    last_present_ns.store(now);
+}
+
+void GenerationCounts::note_delay(double us) {
+    const std::lock_guard lock(summary_mutex);
+    if (delays_us.size() < k_delay_samples) {
+        delays_us.push_back(us);
+    } else {
+        delays_us[next_delay] = us;
+        next_delay = (next_delay + 1) % k_delay_samples;
+    }
+}
+
+void SwapchainGeneration::release() noexcept {
+    if (!m_tasks.empty()) {
+        try {
+            const TaskStats stats = m_device.runtime().stats(m_tasks.front());
+            GenerationSummary summary;
+            summary.worker = m_device.worker_name();
+            summary.transfer_path = stats.transfer_path ? to_string(*stats.transfer_path) : "";
+            summary.input_path = stats.input_path;
+            summary.jobs = stats.accepted;
+            summary.pass_us_p50 = stats.gpu_us.p50_us;
+            summary.input_copy_us_p50 = stats.input_copy_gpu_us.p50_us;
+            const std::lock_guard lock(m_counts.summary_mutex);
+            m_counts.summary = std::move(summary);
+        } catch (const std::exception&) {
+            // Out of memory for a report's figures: the report goes without them.
+        }
+    }
+    for (const TaskId task : m_tasks) {
+        static_cast<void>(m_device.runtime().unregister_task(task));
+    }
+    m_tasks.clear();
+    if (m_pool != VK_NULL_HANDLE) {
+        m_vk.DestroyCommandPool(m_device.device(), m_pool, nullptr);
+        m_pool = VK_NULL_HANDLE;
+    }
+    for (const VkSemaphore semaphore : m_owned) {
+        m_vk.DestroySemaphore(m_device.device(), semaphore, nullptr);
+    }
+    m_owned.clear();
+}
+
+VkSemaphore SwapchainGeneration::make_semaphore(VkSemaphoreType type) {
+    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type_info.semaphoreType = type;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    info.pNext = &type_info;
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    if (m_vk.CreateSemaphore(m_device.device(), &info, nullptr, &semaphore) != VK_SUCCESS) {
+        throw std::runtime_error("vkCreateSemaphore failed");
+    }
+    m_owned.push_back(semaphore);
+    return semaphore;
+}
+
+VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info, std::uint64_t& real_presented) {
+    const std::uint32_t image = info.pImageIndices[0];
+    // 1. The program's wait semaphores (binary) become a value of the layer's timeline, which
+    //    Tandem's copy of the image and the real frame's present wait for.
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
+        waits.push_back(semaphore_info(info.pWaitSemaphores[i]));
+    }
+    const VkSemaphoreSubmitInfo ready_signal = semaphore_info(m_ready, ++m_ready_value);
+    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+    batch.pWaitSemaphoreInfos = waits.data();
+    batch.signalSemaphoreInfoCount = 1;
+    batch.pSignalSemaphoreInfos = &ready_signal;
+    if (const VkResult r = m_device.submit(batch); r != VK_SUCCESS) {
+        return r;
+    }
+
+    // 2. The image goes to each task: the frames between the last present and this one.
+    Runtime& runtime = m_device.runtime();
+    const InputImage input{m_images[image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, m_ready,
+                           m_ready_value};
+    Held next;
+    next.image = image;
+    next.presented = std::chrono::steady_clock::now();
+    next.generations.assign(m_tasks.size(), 0);
+    std::uint64_t inputs_released = 0;
+    for (std::size_t k = 0; k < m_tasks.size(); ++k) {
+        InterpolateSettings settings;
+        settings.t = static_cast<float>(k + 1) / static_cast<float>(m_multiplier);
+        const SubmitResult r =
+            runtime.submit(m_tasks[k], settings_bytes(settings), std::span(&input, 1));
+        if (!r.accepted()) {
+            continue; // Preparing or Busy: no frame generated before this one
+        }
+        inputs_released = std::max(inputs_released, r.inputs_released);
+        // A task's first job has no frame before it: it gives its own colour.
+        if (++m_jobs[k] > 1) {
+            next.generations[k] = r.generation;
+        }
+    }
+
+    // 3. The real frame is presentable once the program's writes and Tandem's copies ran.
+    std::array<VkSemaphoreSubmitInfo, 2> real_waits{
+        semaphore_info(m_ready, m_ready_value),
+        semaphore_info(runtime.input_timeline(), inputs_released)};
+    const VkSemaphoreSubmitInfo real_signal = semaphore_info(m_real_ready[image]);
+    VkSubmitInfo2 real_batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    real_batch.waitSemaphoreInfoCount = inputs_released > 0 ? 2u : 1u;
+    real_batch.pWaitSemaphoreInfos = real_waits.data();
+    real_batch.signalSemaphoreInfoCount = 1;
+    real_batch.pSignalSemaphoreInfos = &real_signal;
+    if (const VkResult r = m_device.submit(real_batch); r != VK_SUCCESS) {
+        return r;
+    }
+
+    // 4. The frame held since the last present goes out, after its generated frames.
+    VkResult result = VK_SUCCESS;
+    if (m_holding) {
+        result = present_held(real_presented);
+    }
+    m_held = std::move(next);
+    m_holding = true;
+    return result;
+}
+
+VkResult SwapchainGeneration::present_held(std::uint64_t& real_presented) {
+    Runtime& runtime = m_device.runtime();
+    runtime.pump();
+    const auto deadline = std::chrono::steady_clock::now() + layer_settings().wait;
+    for (std::size_t k = 0; k < m_held.generations.size(); ++k) {
+        if (m_held.generations[k] != 0) {
+            wait_for_output(k, m_held.generations[k], deadline);
+            present_generated(k, m_held.generations[k]);
+        }
+    }
+    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+    info.waitSemaphoreCount = 1;
+    info.pWaitSemaphores = &m_real_ready[m_held.image];
+    info.swapchainCount = 1;
+    info.pSwapchains = &m_swapchain;
+    info.pImageIndices = &m_held.image;
+    const VkResult result = m_device.present(info);
+    real_presented += presented(result) ? 1 : 0;
+    m_holding = false;
+    m_counts.note_delay(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                                  m_held.presented)
+                            .count());
+    return result;
+}
+
+void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t generation,
+                                          std::chrono::steady_clock::time_point deadline) {
+    Runtime& runtime = m_device.runtime();
+    while (std::chrono::steady_clock::now() < deadline) {
+        const TaskStats stats = runtime.stats(m_tasks[task]);
+        if (stats.newest_generation >= generation || stats.error != TaskError::None ||
+            stats.stopped || stats.in_flight == 0) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        runtime.pump();
+    }
+}
+
+void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t generation) {
+    Runtime& runtime = m_device.runtime();
+    const AcquireResult acquired = runtime.acquire(m_tasks[task]);
+    auto skip = [&] {
+        if (acquired) {
+            static_cast<void>(runtime.release(*acquired, 0));
+        }
+        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+    };
+    // Only the frame made between the held one and the one before it: an older output is a
+    // job not finished, a newer one belongs after the held frame.
+    if (!acquired || acquired->generation != generation) {
+        skip();
+        return;
+    }
+    CopySlot& slot = m_slots[m_next_slot % m_slots.size()];
+    std::uint64_t done = 0;
+    if (m_vk.GetSemaphoreCounterValue(m_device.device(), m_done, &done) != VK_SUCCESS ||
+        done < slot.done_value) {
+        skip(); // the slot's last copy still runs: never wait for it
+        return;
+    }
+    std::uint32_t target = 0;
+    const VkResult got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, 0, slot.acquired,
+                                                  VK_NULL_HANDLE, &target);
+    if (!presented(got)) {
+        skip(); // no image free now (or the swapchain is out of date)
+        return;
+    }
+    ++m_next_slot;
+    const Lease& lease = *acquired;
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    m_vk.ResetCommandBuffer(slot.cmd, 0);
+    m_vk.BeginCommandBuffer(slot.cmd, &begin);
+    const std::array before{
+        image_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+                      VK_ACCESS_TRANSFER_READ_BIT),
+        image_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
+    m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
+                            static_cast<std::uint32_t>(before.size()), before.data());
+    VkImageCopy region{};
+    region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.extent = {lease.extent.width, lease.extent.height, 1};
+    m_vk.CmdCopyImage(slot.cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_images[target],
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    const std::array after{image_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                         lease.layout, VK_ACCESS_TRANSFER_READ_BIT, 0),
+                           image_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                         VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
+                                         VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
+    m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
+                            static_cast<std::uint32_t>(after.size()), after.data());
+    m_vk.EndCommandBuffer(slot.cmd);
+
+    const std::uint64_t release_value = m_device.next_release_value();
+    slot.done_value = ++m_done_value;
+    const std::array waits{semaphore_info(slot.acquired),
+                           semaphore_info(lease.wait_semaphore, lease.wait_value)};
+    const std::array signals{semaphore_info(m_generated_ready[target]),
+                             semaphore_info(m_done, slot.done_value),
+                             semaphore_info(runtime.primary_timeline(), release_value)};
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = slot.cmd;
+    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+    batch.pWaitSemaphoreInfos = waits.data();
+    batch.commandBufferInfoCount = 1;
+    batch.pCommandBufferInfos = &cmd_info;
+    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+    batch.pSignalSemaphoreInfos = signals.data();
+    const VkResult submitted = m_device.submit(batch);
+    static_cast<void>(runtime.release(lease, submitted == VK_SUCCESS ? release_value : 0));
+    if (submitted != VK_SUCCESS) {
+        log_problem("a generated frame's copy could not be submitted (" +
+                    std::to_string(submitted) + ")");
+        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+    info.waitSemaphoreCount = 1;
+    info.pWaitSemaphores = &m_generated_ready[target];
+    info.swapchainCount = 1;
+    info.pSwapchains = &m_swapchain;
+    info.pImageIndices = &target;
+    if (presented(m_device.present(info))) {
+        m_counts.generated.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+VkResult SwapchainGeneration::flush(std::uint64_t& real_presented) {
+    VkResult result = VK_SUCCESS;
+    if (m_holding) {
+        result = present_held(real_presented);
+    }
+    static_cast<void>(m_device.wait_idle());
+    return result;
+}
+
+void SwapchainGeneration::drop_held() {
+    m_holding = false;
+    static_cast<void>(m_device.wait_idle());
+}
+
+} // namespace tandem::layer

@@ -1,0 +1,174 @@
+// Frame generation on a second GPU for a program that knows nothing of Tandem.
+//
+// DeviceGeneration embeds a tandem::Runtime on the program's own device (tandem/embedding.hpp),
+// sharing the queue the program presents on under that queue's lock in the layer, with Tandem's
+// queue calls looked up through the next layer's vkGetDeviceProcAddr (EmbedInfo), and a worker
+// of its own (another GPU, or where there is one device the same one opened again).
+// SwapchainGeneration does the frames of one swapchain. At each of the program's presents:
+//   1. one batch on the program's queue waits for its wait semaphores and signals the layer's
+//      timeline (Tandem's inputs name timeline semaphores);
+//   2. the presented image goes to the worker as the input of one interpolate-from-colour task
+//      per generated frame (tandem/post.hpp: t = 1/2, or 1/3 and 2/3 at 3x), each job making the
+//      frame between the previous present and this one;
+//   3. the frame presented the call before (held back one present) goes out, after the frames
+//      generated between it and the one before it: their jobs had a whole frame to finish. A
+//      generated frame that is not ready is skipped, never waited for (unless
+//      TANDEM_FRAMEGEN_WAIT_MS asks for a bounded wait), so a slow worker costs the program
+//      nothing but the frames it does not get.
+// So a real frame reaches the display one present later than without the layer, and generated
+// and real frames go out back to back (the present mode paces them: FIFO shows each for a
+// refresh). The last frame held is presented when the swapchain is destroyed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan.h>
+
+#include "tandem/runtime.hpp"
+
+#include "dispatch_table.hpp"
+
+namespace tandem::layer {
+
+struct DeviceRecord;
+
+// What a swapchain's generation measured, from its first task's TaskStats when it ended.
+struct GenerationSummary {
+    std::string worker;           // the worker device's name
+    std::string transfer_path;    // how outputs came back (TransferPath)
+    std::string input_path;       // how inputs went to the worker
+    std::uint64_t jobs = 0;       // jobs accepted
+    double pass_us_p50 = 0;       // the worker's GPU time per job (the timed ones)
+    double input_copy_us_p50 = 0; // the primary's copy of each presented image
+};
+
+// What generation did on one device, for the report.
+struct GenerationCounts {
+    std::atomic<std::uint64_t> generated{0}; // generated frames presented
+    std::atomic<std::uint64_t> skipped{0};   // generated frames not ready (or not presentable)
+    // The program's first and last vkQueuePresentKHR (steady clock, ns; 0: none yet).
+    std::atomic<std::int64_t> first_present_ns{0};
+    std::atomic<std::int64_t> last_present_ns{0};
+    mutable std::mutex summary_mutex;
+    GenerationSummary summary; // the last swapchain's that ended
+    // The delay the layer added to each real frame: from the program's vkQueuePresentKHR of it
+    // to the layer's present of it returning, in us (the newest k_delay_samples, a ring).
+    static constexpr std::size_t k_delay_samples = 8192;
+    std::vector<double> delays_us;
+    std::size_t next_delay = 0;
+
+    void note_present() noexcept;
+    void note_delay(double us);
+};
+
+class DeviceGeneration {
+public:
+    // Embeds the runtime and opens its worker. Throws tandem::Error (or std::exception) when
+    // Tandem cannot run there; the caller then passes frames through and says why.
+    DeviceGeneration(const DeviceRecord& device, VkQueue queue, std::uint32_t queue_family,
+                     std::uint32_t queue_index, std::shared_ptr<std::mutex> queue_mutex);
+    // Destroys the runtime (it waits for its devices): before the program's vkDestroyDevice,
+    // whose loader call holds a lock that Tandem's own vkDestroyDevice of its worker takes.
+    ~DeviceGeneration();
+    DeviceGeneration(const DeviceGeneration&) = delete;
+    DeviceGeneration& operator=(const DeviceGeneration&) = delete;
+
+    [[nodiscard]] Runtime& runtime() noexcept { return *m_runtime; }
+    [[nodiscard]] VkDevice device() const noexcept { return m_device; }
+    [[nodiscard]] VkQueue queue() const noexcept { return m_queue; }
+    [[nodiscard]] std::uint32_t queue_family() const noexcept { return m_queue_family; }
+    [[nodiscard]] const DeviceDispatch& dispatch() const noexcept { return m_dispatch; }
+    [[nodiscard]] const std::string& worker_name() const noexcept { return m_worker_name; }
+
+    // The next value the layer signals the runtime's primary timeline to (leases' reads done).
+    [[nodiscard]] std::uint64_t next_release_value() noexcept { return ++m_release_value; }
+    // The next layer's vkQueueSubmit2 / vkQueuePresentKHR / vkQueueWaitIdle on the queue, under
+    // its lock (the program's own calls and Tandem's take it too).
+    [[nodiscard]] VkResult submit(const VkSubmitInfo2& batch);
+    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info);
+    VkResult wait_idle();
+
+private:
+    VkDevice m_device = VK_NULL_HANDLE;
+    VkQueue m_queue = VK_NULL_HANDLE;
+    std::uint32_t m_queue_family = 0;
+    std::shared_ptr<std::mutex> m_queue_mutex;
+    DeviceDispatch m_dispatch;
+    std::string m_worker_name;
+    std::atomic<std::uint64_t> m_release_value{0};
+    std::unique_ptr<Runtime> m_runtime;
+};
+
+class SwapchainGeneration {
+public:
+    // `multiplier` 2 or 3: presented frames per real frame. Throws std::runtime_error (with a
+    // sentence) when the swapchain cannot be used; its frames then pass through.
+    SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
+                        VkExtent2D extent, int multiplier, GenerationCounts& counts);
+    // Presents nothing: the caller flush()es first when the swapchain is still presentable.
+    ~SwapchainGeneration();
+    SwapchainGeneration(const SwapchainGeneration&) = delete;
+    SwapchainGeneration& operator=(const SwapchainGeneration&) = delete;
+
+    // The program's present of one image of this swapchain (a present of this swapchain alone,
+    // no pNext). Returns the result of presenting the frame held before (VK_SUCCESS for the
+    // first), and counts the real frames presented in `real_presented`.
+    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info, std::uint64_t& real_presented);
+    // Presents the held frame (with its generated frames) now, then waits for the queue: before
+    // the swapchain is destroyed, or before a present this class does not take (another
+    // swapchain in the same call, a pNext chain).
+    VkResult flush(std::uint64_t& real_presented);
+    // Forgets the held frame without presenting it (its swapchain was retired), then waits for
+    // the queue.
+    void drop_held();
+
+private:
+    struct Held {
+        std::uint32_t image = 0;
+        std::chrono::steady_clock::time_point presented; // the program's present call
+        std::vector<std::uint64_t> generations;          // per task; 0: no frame generated for it
+    };
+    struct CopySlot {
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        VkSemaphore acquired = VK_NULL_HANDLE; // binary: the generated frame's swapchain image
+        std::uint64_t done_value = 0;          // m_done reaches it once the slot is free
+    };
+
+    VkResult present_held(std::uint64_t& real_presented);
+    // Waits until the task published `generation` (or failed, or `deadline`): only with
+    // TANDEM_FRAMEGEN_WAIT_MS, whose default 0 never waits.
+    void wait_for_output(std::size_t task, std::uint64_t generation,
+                         std::chrono::steady_clock::time_point deadline);
+    void present_generated(std::size_t task, std::uint64_t generation);
+    [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
+    void release() noexcept; // unregisters the tasks, destroys the layer's objects
+
+    DeviceGeneration& m_device;
+    const DeviceDispatch& m_vk;
+    VkSwapchainKHR m_swapchain = VK_NULL_HANDLE;
+    int m_multiplier = 2;
+    GenerationCounts& m_counts;
+    std::vector<VkImage> m_images;
+    std::vector<TaskId> m_tasks;
+    std::vector<std::uint64_t> m_jobs;    // jobs accepted per task (the first makes no frame)
+    VkSemaphore m_ready = VK_NULL_HANDLE; // timeline: the program's waits of each present done
+    std::uint64_t m_ready_value = 0;
+    VkSemaphore m_done = VK_NULL_HANDLE; // timeline: the layer's copies done
+    std::uint64_t m_done_value = 0;
+    std::vector<VkSemaphore> m_real_ready;      // binary, per image: a real frame presentable
+    std::vector<VkSemaphore> m_generated_ready; // binary, per image: a generated frame presentable
+    VkCommandPool m_pool = VK_NULL_HANDLE;
+    std::vector<CopySlot> m_slots;
+    std::size_t m_next_slot = 0;
+    bool m_holding = false;
+    Held m_held;
+    std::vector<VkSemaphore> m_owned; // every semaphore above, destroyed with this
+};
+
+} // namespace tandem::layer
