@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
     build-essential cmake ninja-build pkg-config git
     libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools glslc xvfb xauth
+    libxcb1-dev
     mpv ffmpeg
     libglm-dev libfmt-dev libcli11-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev libtinygltf-dev libstb-dev

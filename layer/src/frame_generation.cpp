@@ -507,9 +507,4 @@ VkResult SwapchainGeneration::flush(std::uint64_t& real_presented) {
     return result;
 }
 
-void SwapchainGeneration::drop_held() {
-    m_holding = false;
-    static_cast<void>(m_device.wait_idle());
-}
-
 } // namespace tandem::layer

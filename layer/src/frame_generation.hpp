@@ -124,9 +124,6 @@ public:
     // the swapchain is destroyed, or before a present this class does not take (another
     // swapchain in the same call, a pNext chain).
     VkResult flush(std::uint64_t& real_presented);
-    // Forgets the held frame without presenting it (its swapchain was retired), then waits for
-    // the queue.
-    void drop_held();
 
 private:
     struct Held {

@@ -386,10 +386,6 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
     }
-    {
-        const std::lock_guard lock(device.generation_mutex);
-        ++device.generating_swapchains;
-    }
     device.with_swapchain(swapchain,
                           [&](SwapchainRecord& record) { record.generation = generation; });
     return generation;
@@ -500,19 +496,22 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                     ": its surface allows no transfer usage or two more images (or it is "
                     "shared or layered); its frames pass through");
     }
+    // The swapchain it replaces is retired by this call: the frame held back for it goes out
+    // first, while it still can, so that a resize loses no frame of the program's.
+    if (info.oldSwapchain != VK_NULL_HANDLE) {
+        std::shared_ptr<SwapchainGeneration> replaced;
+        record->with_swapchain(info.oldSwapchain,
+                               [&](SwapchainRecord& old) { replaced = old.generation; });
+        if (replaced) {
+            std::uint64_t real = 0;
+            static_cast<void>(replaced->flush(real));
+            record->frames_presented.fetch_add(real, std::memory_order_relaxed);
+        }
+    }
     const VkResult result =
         record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
     if (result != VK_SUCCESS) {
         return result;
-    }
-    // The swapchain it replaces is retired: its held frame can no longer be presented.
-    if (info.oldSwapchain != VK_NULL_HANDLE) {
-        std::shared_ptr<SwapchainGeneration> retired;
-        record->with_swapchain(info.oldSwapchain,
-                               [&](SwapchainRecord& old) { retired = old.generation; });
-        if (retired) {
-            retired->drop_held();
-        }
     }
     SwapchainRecord swapchain_record;
     swapchain_record.surface = info.surface;
@@ -522,6 +521,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     swapchain_record.transfer_src_added = transfer_src_added;
     swapchain_record.generation_possible = generation_possible;
     record->add_swapchain(*swapchain, std::move(swapchain_record));
+    if (generation_possible) {
+        // The runtime lives while the device has a swapchain that may generate frames: a
+        // replacement counts before the swapchain it replaces is destroyed.
+        const std::lock_guard lock(record->generation_mutex);
+        ++record->generating_swapchains;
+    }
     record->swapchains_created.fetch_add(1, std::memory_order_relaxed);
     log_info("swapchain created: " + std::to_string(info.imageExtent.width) + "x" +
              std::to_string(info.imageExtent.height) +
@@ -537,17 +542,22 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
         return;
     }
     std::shared_ptr<SwapchainGeneration> generation;
-    record->with_swapchain(swapchain,
-                           [&](SwapchainRecord& r) { generation = std::move(r.generation); });
+    bool counted = false;
+    record->with_swapchain(swapchain, [&](SwapchainRecord& r) {
+        generation = std::move(r.generation);
+        counted = r.generation_possible;
+    });
     if (generation) {
-        // The frame held back goes out (a retired swapchain's was dropped already), and the
-        // layer's and Tandem's work on its images ends, before the images go.
+        // The frame held back goes out (a replaced swapchain's went before it was retired), and
+        // the layer's and Tandem's work on its images ends, before the images go.
         std::uint64_t real = 0;
         static_cast<void>(generation->flush(real));
         record->frames_presented.fetch_add(real, std::memory_order_relaxed);
         generation.reset();
-        // The runtime goes with the device's last generating swapchain: here, not at
-        // vkDestroyDevice (see DeviceGeneration).
+    }
+    if (counted) {
+        // The runtime goes with the device's last swapchain that may generate frames: here, not
+        // at vkDestroyDevice (see DeviceGeneration).
         const std::lock_guard lock(record->generation_mutex);
         if (--record->generating_swapchains == 0) {
             record->generation.reset();

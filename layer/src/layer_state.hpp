@@ -91,7 +91,8 @@ struct DeviceRecord {
 
     // The runtime, made at the device's first present on a graphics+compute queue (not at
     // vkCreateDevice, where the loader holds the lock Tandem's own vkCreateDevice takes), and
-    // destroyed with the device's last generating swapchain. Guarded by generation_mutex, which
+    // destroyed with the device's last swapchain that may generate frames (counted from its
+    // creation, so that a replacement keeps it). Guarded by generation_mutex, which
     // is never held while the program's queue lock is.
     std::mutex generation_mutex;
     std::unique_ptr<DeviceGeneration> generation;

@@ -7,10 +7,11 @@
 # frames are generated on the worker (lavapipe opened a second time) and presented, and the
 # layer's report counts what was presented.
 #
-#   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE
+#   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE SWAPCHAIN_PROBE
 #
-# CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | validation_canary |
-#       bad_multiplier | killed | installed_implicit | exit_without_destroy | cli_status | cli_run
+# CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
+#       validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
+#       cli_status | cli_run
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -20,6 +21,7 @@ tandem_cli=$3
 build_dir=$4
 work=$5/$case_name
 exit_probe=$6
+swapchain_probe=${7:-}
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -193,6 +195,26 @@ multiplier_one)
     check_report "$work/report.json" "r['real_frames_presented'] == 60" \
         "r['mode'] == 'pass-through'" "r['generated_frames'] == 0" \
         "'MULTIPLIER=1' in r['mode_reason']" "len(r['devices']) == 1"
+    ;;
+swapchain_churn)
+    # A program that resizes its window and recreates its swapchain (oldSwapchain, then the old
+    # one destroyed) 40 times, 8 frames each and 300 on the last, with frames generated: every
+    # frame it presented reaches the display (the one held back for a swapchain goes out before
+    # it is replaced), one runtime lives on across the swapchains (each swapchain's tasks are
+    # new, and prepared while its frames pass through), the last swapchain gets generated frames,
+    # and nothing is left for validation to report.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_WAIT_MS=1000
+    export TANDEM_FRAMEGEN_LOG=1
+    run_program churn "$swapchain_probe" --swapchains 40 --frames 8 --last-frames 300 ||
+        fail "layer_swapchain_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 612" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
+    runtimes=$(grep -c "tandem-layer: frame generation on" "$work/churn.err" || true)
+    [ "$runtimes" -eq 1 ] || fail "want one runtime for all the swapchains, got $runtimes"
+    check_report "$work/report.json" "r['swapchains_created'] == 40" \
+        "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
+        "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
     ;;
 validation_canary)
     # The check itself: vkcube --force_errors makes validation errors on purpose, and they must

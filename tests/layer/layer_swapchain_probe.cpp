@@ -1,0 +1,245 @@
+// layer_swapchain_probe: a program that recreates its swapchain many times while it presents, as
+// a program does on every resize, for the layer's tests. It opens an X window (run it under
+// xvfb-run), and for each of --swapchains swapchains resizes the window (two sizes in turn),
+// creates the swapchain with the one before as oldSwapchain, destroys that one, and presents
+// --frames frames on the new one (--last-frames on the last), each frame cleared to a colour of
+// its own. It prints the frames whose present answered VK_SUCCESS or VK_SUBOPTIMAL_KHR
+// ("presented N") and exits 0.
+//
+//   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N]
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <xcb/xcb.h>
+
+#define VK_USE_PLATFORM_XCB_KHR
+#include <vulkan/vulkan.h>
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "layer_swapchain_probe: %s\n", what.c_str());
+    std::exit(1);
+}
+
+void check(VkResult result, const char* call) {
+    if (result != VK_SUCCESS) {
+        fail(std::string(call) + " failed (" + std::to_string(result) + ")");
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::uint32_t swapchains = 20;
+    std::uint32_t frames = 10;
+    std::uint32_t last_frames = 0; // 0: --frames
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string arg = argv[i];
+        if (arg == "--swapchains") {
+            swapchains = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+        } else if (arg == "--frames") {
+            frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+        } else if (arg == "--last-frames") {
+            last_frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+        } else {
+            fail("unknown argument " + arg);
+        }
+    }
+
+    xcb_connection_t* connection = xcb_connect(nullptr, nullptr);
+    if (connection == nullptr || xcb_connection_has_error(connection) != 0) {
+        fail("no X server (run under xvfb-run)");
+    }
+    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data;
+    const xcb_window_t window = xcb_generate_id(connection);
+    xcb_create_window(connection, XCB_COPY_FROM_PARENT, window, screen->root, 0, 0, 160, 120, 0,
+                      XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, 0, nullptr);
+    xcb_map_window(connection, window);
+    xcb_flush(connection);
+
+    const char* instance_extensions[] = {VK_KHR_SURFACE_EXTENSION_NAME,
+                                         VK_KHR_XCB_SURFACE_EXTENSION_NAME};
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "layer_swapchain_probe";
+    app.apiVersion = VK_API_VERSION_1_0;
+    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pApplicationInfo = &app;
+    instance_info.enabledExtensionCount = 2;
+    instance_info.ppEnabledExtensionNames = instance_extensions;
+    VkInstance instance = VK_NULL_HANDLE;
+    check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance");
+    VkXcbSurfaceCreateInfoKHR surface_info{VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR};
+    surface_info.connection = connection;
+    surface_info.window = window;
+    VkSurfaceKHR surface = VK_NULL_HANDLE;
+    check(vkCreateXcbSurfaceKHR(instance, &surface_info, nullptr, &surface),
+          "vkCreateXcbSurfaceKHR");
+
+    std::uint32_t count = 1;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    const VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
+        fail("no Vulkan device");
+    }
+    VkBool32 presents = VK_FALSE;
+    vkGetPhysicalDeviceSurfaceSupportKHR(physical, 0, surface, &presents);
+    if (presents != VK_TRUE) {
+        fail("queue family 0 does not present to the window");
+    }
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = 0;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    const char* device_extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+    VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    device_info.queueCreateInfoCount = 1;
+    device_info.pQueueCreateInfos = &queue_info;
+    device_info.enabledExtensionCount = 1;
+    device_info.ppEnabledExtensionNames = device_extensions;
+    VkDevice device = VK_NULL_HANDLE;
+    check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
+    VkQueue queue = VK_NULL_HANDLE;
+    vkGetDeviceQueue(device, 0, 0, &queue);
+
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    check(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    check(vkAllocateCommandBuffers(device, &alloc, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence = VK_NULL_HANDLE;
+    check(vkCreateFence(device, &fence_info, nullptr, &fence), "vkCreateFence");
+    VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    VkSemaphore acquired = VK_NULL_HANDLE;
+    check(vkCreateSemaphore(device, &semaphore_info, nullptr, &acquired), "vkCreateSemaphore");
+
+    VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+    std::uint64_t presented = 0;
+    std::uint64_t frame = 0;
+    for (std::uint32_t s = 0; s < swapchains; ++s) {
+        // Every other swapchain the window is smaller: a resize, as a user makes one.
+        const std::uint32_t size[2] = {s % 2 == 0 ? 160u : 128u, s % 2 == 0 ? 120u : 96u};
+        xcb_configure_window(connection, window, XCB_CONFIG_WINDOW_WIDTH | XCB_CONFIG_WINDOW_HEIGHT,
+                             size);
+        xcb_flush(connection);
+        VkSurfaceCapabilitiesKHR caps{};
+        for (int tries = 0; tries < 200; ++tries) {
+            vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical, surface, &caps);
+            if (caps.currentExtent.width == size[0] && caps.currentExtent.height == size[1]) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+        swap_info.surface = surface;
+        swap_info.minImageCount = caps.minImageCount;
+        swap_info.imageFormat = VK_FORMAT_B8G8R8A8_UNORM;
+        swap_info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
+        swap_info.imageExtent = caps.currentExtent;
+        swap_info.imageArrayLayers = 1;
+        swap_info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        swap_info.preTransform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
+        swap_info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+        swap_info.presentMode = VK_PRESENT_MODE_FIFO_KHR;
+        swap_info.clipped = VK_TRUE;
+        swap_info.oldSwapchain = swapchain;
+        VkSwapchainKHR next = VK_NULL_HANDLE;
+        check(vkCreateSwapchainKHR(device, &swap_info, nullptr, &next), "vkCreateSwapchainKHR");
+        if (swapchain != VK_NULL_HANDLE) {
+            check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
+            vkDestroySwapchainKHR(device, swapchain, nullptr);
+        }
+        swapchain = next;
+        vkGetSwapchainImagesKHR(device, swapchain, &count, nullptr);
+        std::vector<VkImage> images(count);
+        vkGetSwapchainImagesKHR(device, swapchain, &count, images.data());
+        std::vector<VkSemaphore> rendered(count);
+        for (VkSemaphore& r : rendered) {
+            check(vkCreateSemaphore(device, &semaphore_info, nullptr, &r), "vkCreateSemaphore");
+        }
+        const std::uint32_t count_here =
+            s + 1 == swapchains && last_frames > 0 ? last_frames : frames;
+        for (std::uint32_t f = 0; f < count_here; ++f, ++frame) {
+            std::uint32_t index = 0;
+            const VkResult got = vkAcquireNextImageKHR(device, swapchain, UINT64_MAX, acquired,
+                                                       VK_NULL_HANDLE, &index);
+            if (got != VK_SUCCESS && got != VK_SUBOPTIMAL_KHR) {
+                fail("vkAcquireNextImageKHR failed (" + std::to_string(got) + ")");
+            }
+            vkResetCommandBuffer(cmd, 0);
+            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            vkBeginCommandBuffer(cmd, &begin);
+            VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+            barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+            barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+            barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            barrier.image = images[index];
+            barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
+                                 &barrier);
+            const float shade = static_cast<float>(frame % 64) / 63.0f;
+            const VkClearColorValue colour{{shade, 1.0f - shade, 0.5f, 1.0f}};
+            vkCmdClearColorImage(cmd, images[index], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour,
+                                 1, &barrier.subresourceRange);
+            barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            barrier.dstAccessMask = 0;
+            barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+            barrier.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr, 1,
+                                 &barrier);
+            vkEndCommandBuffer(cmd);
+            const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
+            VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            submit.waitSemaphoreCount = 1;
+            submit.pWaitSemaphores = &acquired;
+            submit.pWaitDstStageMask = &stage;
+            submit.commandBufferCount = 1;
+            submit.pCommandBuffers = &cmd;
+            submit.signalSemaphoreCount = 1;
+            submit.pSignalSemaphores = &rendered[index];
+            check(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+            VkPresentInfoKHR present{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+            present.waitSemaphoreCount = 1;
+            present.pWaitSemaphores = &rendered[index];
+            present.swapchainCount = 1;
+            present.pSwapchains = &swapchain;
+            present.pImageIndices = &index;
+            const VkResult shown = vkQueuePresentKHR(queue, &present);
+            presented += shown == VK_SUCCESS || shown == VK_SUBOPTIMAL_KHR ? 1 : 0;
+            check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+            check(vkResetFences(device, 1, &fence), "vkResetFences");
+        }
+        // The rendered semaphores' last presents may still wait on them: idle before they go.
+        check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
+        for (VkSemaphore r : rendered) {
+            vkDestroySemaphore(device, r, nullptr);
+        }
+    }
+    vkDestroySwapchainKHR(device, swapchain, nullptr);
+    vkDestroySemaphore(device, acquired, nullptr);
+    vkDestroyFence(device, fence, nullptr);
+    vkDestroyCommandPool(device, pool, nullptr);
+    vkDestroyDevice(device, nullptr);
+    vkDestroySurfaceKHR(instance, surface, nullptr);
+    vkDestroyInstance(instance, nullptr);
+    xcb_destroy_window(connection, window);
+    xcb_disconnect(connection);
+    std::printf("presented %llu\n", static_cast<unsigned long long>(presented));
+    return 0;
+}
