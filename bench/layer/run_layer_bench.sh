@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The frame-generation layer on a GPU machine without a display: tandem-layer-present-probe at
 # each size and frame rate, first without the layer, then with it at 2x (its report beside), and
-# one JSON file of both per run.
+# one JSON file of both per run. Both runs present to swapchains of the bench's own layer beneath
+# (VK_LAYER_TANDEM_bench_headless_swapchain: plain images, each free again once its present's
+# semaphores signalled, as a display with no refresh).
 #
 #   run_layer_bench.sh BUILD_DIR OUT_DIR [DEVICE-NAME-PART]
 #
@@ -15,6 +17,10 @@ out=$2
 device=${3:-}
 mkdir -p "$out"
 probe=$build/bench/layer/tandem-layer-present-probe
+# The driver's swapchains would do where it has VK_EXT_headless_surface; the GPU machines' NVIDIA
+# driver has none, so both runs present through the bench's swapchain layer
+# (headless_swapchain_layer.cpp), the program's own frame rate measured alike.
+headless=VK_LAYER_TANDEM_bench_headless_swapchain
 for size in 1920x1080 2560x1440; do
     for fps in 60 120; do
         w=${size%x*}
@@ -22,8 +28,12 @@ for size in 1920x1080 2560x1440; do
         name=$out/layer-${size}-${fps}fps
         args=(--width "$w" --height "$h" --fps "$fps" --frames $((fps * 5)))
         [ -z "$device" ] || args+=(--device "$device")
-        env -u VK_INSTANCE_LAYERS "$probe" "${args[@]}" >"$name.off.json"
-        VK_ADD_LAYER_PATH=$build/layer VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation \
+        VK_ADD_LAYER_PATH=$build/bench/layer VK_INSTANCE_LAYERS=$headless \
+            "$probe" "${args[@]}" >"$name.off.json"
+        # The loader (1.3.239) orders explicit layers by where it found their manifests: the
+        # frame-generation layer's folder first puts it above the swapchain layer.
+        VK_ADD_LAYER_PATH=$build/layer:$build/bench/layer \
+            VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation:$headless \
             TANDEM_FRAMEGEN_REPORT=$name.report.json "$probe" "${args[@]}" >"$name.on.json"
         python3 - "$name" <<'PY'
 import json, sys
