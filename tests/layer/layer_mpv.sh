@@ -17,28 +17,13 @@ work=$5/$case_name
 rm -rf "$work"
 mkdir -p "$work"
 
-fail() {
-    echo "layer.$case_name: FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source=tests/layer/layer_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/layer_common.sh"
 
 [ "$case_name" = mpv ] || fail "unknown case"
-for tool in xvfb-run mpv ffmpeg vulkaninfo python3; do
-    command -v "$tool" >/dev/null ||
-        fail "$tool is missing (scripts/install-deps.sh installs xvfb, mpv, ffmpeg, vulkan-tools)"
-done
-lvp_icd=
-for candidate in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$candidate" ] && lvp_icd=$candidate
-done
-[ -n "$lvp_icd" ] || fail "no lavapipe ICD (mesa-vulkan-drivers) under /usr/share/vulkan/icd.d"
-
-# Lavapipe only, no Tandem setting from the caller.
-unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
-    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH \
-    VK_ICD_FILENAMES VK_LAYER_SETTINGS_PATH
-export VK_DRIVER_FILES=$lvp_icd
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+require_tools "scripts/install-deps.sh installs xvfb, mpv, ffmpeg, vulkan-tools" xvfb-run mpv ffmpeg \
+    vulkaninfo python3
+lavapipe_only
 
 # mpv refuses a CPU device unless --vulkan-device names it; libplacebo matches the deviceName.
 device_name=$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName *= //p')
@@ -162,21 +147,6 @@ print(f"validation messages: {seen_alone} from mpv alone (most of {len(baselines
 for (vuid, text), count in list(added.items())[:5]:
     print(f"  added {count}x {vuid}: {text[:600]}")
 sys.exit(3 if added else 0)
-PY
-}
-
-# check_report FILE PYTHON-EXPRESSION...: each expression, on the report `r`, must hold.
-check_report() {
-    local file=$1
-    shift
-    [ -f "$file" ] || fail "no report at $file"
-    python3 - "$file" "$@" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for check in sys.argv[2:]:
-    if not eval(check, {"r": r}):
-        print(json.dumps(r, indent=2), file=sys.stderr)
-        sys.exit(f"report check failed: {check}")
 PY
 }
 

@@ -25,27 +25,12 @@ swapchain_probe=${7:-}
 rm -rf "$work"
 mkdir -p "$work"
 
-fail() {
-    echo "layer.$case_name: FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source=tests/layer/layer_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/layer_common.sh"
 
-for tool in xvfb-run vkcube vkcubepp python3; do
-    command -v "$tool" >/dev/null ||
-        fail "$tool is missing (scripts/install-deps.sh installs xvfb and vulkan-tools)"
-done
-lvp_icd=
-for candidate in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
-    [ -f "$candidate" ] && lvp_icd=$candidate
-done
-[ -n "$lvp_icd" ] || fail "no lavapipe ICD (mesa-vulkan-drivers) under /usr/share/vulkan/icd.d"
-
-# The environment every case starts from: lavapipe only, no Tandem setting from the caller.
-unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
-    TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG TANDEM_FRAMEGEN_WAIT_MS TANDEM_FRAMEGEN_WORKER \
-    VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_ICD_FILENAMES
-export VK_DRIVER_FILES=$lvp_icd
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+require_tools "scripts/install-deps.sh installs xvfb and vulkan-tools" xvfb-run vkcube vkcubepp \
+    python3
+lavapipe_only
 
 # The validation layer writes its messages to a file of this case's (vk_layer_settings.txt), so
 # that any message fails the case whatever the program does with its own output.
@@ -89,21 +74,6 @@ expect_no_validation_messages() {
         head -c 3000 "$validation_log" >&2
         fail "validation messages (above) with the layer enabled"
     fi
-}
-
-# check_report FILE PYTHON-EXPRESSION...: each expression, on the report `r`, must hold.
-check_report() {
-    local file=$1
-    shift
-    [ -f "$file" ] || fail "no report at $file"
-    python3 - "$file" "$@" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for check in sys.argv[2:]:
-    if not eval(check, {"r": r}):
-        print(json.dumps(r, indent=2), file=sys.stderr)
-        sys.exit(f"report check failed: {check}")
-PY
 }
 
 # The run of a real program at the default settings (2x, never waiting for a generated frame):
