@@ -10,7 +10,7 @@
 #   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE SWAPCHAIN_PROBE
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
-#       validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
+#       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
 #       cli_status | cli_run
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
@@ -185,6 +185,26 @@ swapchain_churn)
     check_report "$work/report.json" "r['swapchains_created'] == 40" \
         "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
         "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
+    ;;
+two_programs)
+    # A second program started with the layer while the first runs (two vkcubes on one X
+    # server, each with its own report): each embeds its own runtime and worker, both run to
+    # their end, each counts its own frames, and validation reports nothing for either.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 WORK=$work
+    run_program two bash -c '
+        TANDEM_FRAMEGEN_REPORT=$WORK/first.json vkcube --c 400 --width 96 --height 96 &
+        first=$!
+        sleep 1
+        TANDEM_FRAMEGEN_REPORT=$WORK/second.json vkcube --c 200 --width 96 --height 96 &
+        second=$!
+        wait $first || exit 1
+        wait $second || exit 2' || fail "a vkcube exited with an error ($?)"
+    expect_no_validation_messages
+    check_report "$work/first.json" "r['real_frames_presented'] == 400" \
+        "r['mode'] == 'generating'" "r['devices_open'] == 0"
+    check_report "$work/second.json" "r['real_frames_presented'] == 200" \
+        "r['mode'] == 'generating'" "r['devices_open'] == 0"
     ;;
 validation_canary)
     # The check itself: vkcube --force_errors makes validation errors on purpose, and they must
