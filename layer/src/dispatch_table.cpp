@@ -42,6 +42,7 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.DestroySwapchainKHR, next(device, "vkDestroySwapchainKHR"));
     load(table.GetSwapchainImagesKHR, next(device, "vkGetSwapchainImagesKHR"));
     load(table.AcquireNextImageKHR, next(device, "vkAcquireNextImageKHR"));
+    load(table.AcquireNextImage2KHR, next(device, "vkAcquireNextImage2KHR"));
     load(table.CreateSemaphore, next(device, "vkCreateSemaphore"));
     load(table.DestroySemaphore, next(device, "vkDestroySemaphore"));
     load(table.GetSemaphoreCounterValue, next(device, "vkGetSemaphoreCounterValue"));

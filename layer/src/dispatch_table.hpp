@@ -40,6 +40,7 @@ struct DeviceDispatch {
     // For frame generation: the layer's own semaphores and the copies of generated frames into
     // swapchain images.
     PFN_vkAcquireNextImageKHR AcquireNextImageKHR = nullptr;
+    PFN_vkAcquireNextImage2KHR AcquireNextImage2KHR = nullptr;
     PFN_vkCreateSemaphore CreateSemaphore = nullptr;
     PFN_vkDestroySemaphore DestroySemaphore = nullptr;
     PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue = nullptr;

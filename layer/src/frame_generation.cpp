@@ -166,9 +166,10 @@ VkResult DeviceGeneration::wait_idle() {
 
 SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain,
                                          VkFormat format, VkExtent2D extent, int multiplier,
-                                         GenerationCounts& counts)
+                                         GenerationCounts& counts,
+                                         std::atomic<std::uint64_t>& real_presented)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
-      m_counts(counts) {
+      m_counts(counts), m_real_presented(real_presented) {
     // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
     // takes them byte for byte (the interpolation treats the channels alike).
     constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
@@ -224,6 +225,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_tasks.push_back(m_device.runtime().register_task_async(desc));
             m_jobs.push_back(0);
         }
+        m_presenter = std::thread([this] { run_presenter(); });
     } catch (...) {
         release();
         throw;
@@ -231,6 +233,15 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
 }
 
 SwapchainGeneration::~SwapchainGeneration() {
+    if (m_presenter.joinable()) {
+        {
+            const std::lock_guard lock(m_items_mutex);
+            m_stop = true;
+        }
+        m_items_changed.notify_all();
+        m_presenter.join();
+    }
+    static_cast<void>(m_device.wait_idle());
     release();
 }
 
@@ -297,7 +308,7 @@ VkSemaphore SwapchainGeneration::make_semaphore(VkSemaphoreType type) {
     return semaphore;
 }
 
-VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info, std::uint64_t& real_presented) {
+VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     const std::uint32_t image = info.pImageIndices[0];
     // 1. The program's wait semaphores (binary) become a value of the layer's timeline, which
     //    Tandem's copy of the image and the real frame's present wait for.
@@ -353,51 +364,117 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info, std::uint64_
         return r;
     }
 
-    // 4. The frame held since the last present goes out, after its generated frames.
-    VkResult result = VK_SUCCESS;
-    if (m_holding) {
-        result = present_held(real_presented);
+    // 4. The presenter sends it out, after its generated frames. Asked to wait for generated
+    //    frames (TANDEM_FRAMEGEN_WAIT_MS), the program also waits here for the frame before to
+    //    have gone out, so that the presenter never falls behind and skips one for a newer.
+    {
+        std::unique_lock lock(m_items_mutex);
+        if (layer_settings().wait.count() > 0) {
+            m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
+        }
+        m_items.push_back(std::move(next));
+        ++m_queued;
     }
-    m_held = std::move(next);
-    m_holding = true;
-    return result;
+    m_items_changed.notify_all();
+    return m_last_result.load();
 }
 
-VkResult SwapchainGeneration::present_held(std::uint64_t& real_presented) {
-    Runtime& runtime = m_device.runtime();
-    runtime.pump();
-    const auto deadline = std::chrono::steady_clock::now() + layer_settings().wait;
-    for (std::size_t k = 0; k < m_held.generations.size(); ++k) {
-        if (m_held.generations[k] != 0) {
-            wait_for_output(k, m_held.generations[k], deadline);
-            present_generated(k, m_held.generations[k]);
+void SwapchainGeneration::run_presenter() {
+    for (;;) {
+        Held held;
+        {
+            std::unique_lock lock(m_items_mutex);
+            m_items_changed.wait(lock, [&] { return m_stop || !m_items.empty(); });
+            if (m_items.empty()) {
+                return; // stopped with nothing left to present
+            }
+            held = std::move(m_items.front());
+            m_items.pop_front();
+        }
+        present_held(held);
+        {
+            const std::lock_guard lock(m_items_mutex);
+            ++m_finished;
+        }
+        m_items_changed.notify_all();
+    }
+}
+
+VkResult SwapchainGeneration::acquire(std::uint64_t timeout, VkSemaphore semaphore, VkFence fence,
+                                      std::uint32_t* index) {
+    constexpr std::uint64_t k_slice_ns = 1'000'000;
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        const auto spent =
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now() - start)
+                                           .count());
+        const std::uint64_t left = timeout > spent ? timeout - spent : 0;
+        const std::uint64_t slice = std::min(left, k_slice_ns);
+        VkResult result = VK_SUCCESS;
+        {
+            const std::lock_guard lock(m_swapchain_mutex);
+            result = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, slice, semaphore,
+                                              fence, index);
+        }
+        // A slice that ran out is the program's timeout only once the whole of it has passed.
+        if ((result != VK_TIMEOUT && result != VK_NOT_READY) || slice == left) {
+            return result == VK_NOT_READY && timeout > 0 ? VK_TIMEOUT : result;
+        }
+    }
+}
+
+void SwapchainGeneration::present_held(const Held& held) {
+    m_device.runtime().pump();
+    for (std::size_t k = 0; k < held.generations.size(); ++k) {
+        if (held.generations[k] != 0) {
+            wait_for_output(k, held.generations[k], held.presented);
+            present_generated(k, held.generations[k]);
         }
     }
     VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
     info.waitSemaphoreCount = 1;
-    info.pWaitSemaphores = &m_real_ready[m_held.image];
+    info.pWaitSemaphores = &m_real_ready[held.image];
     info.swapchainCount = 1;
     info.pSwapchains = &m_swapchain;
-    info.pImageIndices = &m_held.image;
-    const VkResult result = m_device.present(info);
-    real_presented += presented(result) ? 1 : 0;
-    m_holding = false;
-    m_counts.note_delay(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                                  m_held.presented)
-                            .count());
-    return result;
+    info.pImageIndices = &held.image;
+    VkResult result = VK_SUCCESS;
+    {
+        const std::lock_guard lock(m_swapchain_mutex);
+        result = m_device.present(info);
+    }
+    m_real_presented.fetch_add(presented(result) ? 1 : 0, std::memory_order_relaxed);
+    m_last_result.store(result);
+    m_counts.note_delay(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
+            .count());
 }
 
 void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t generation,
-                                          std::chrono::steady_clock::time_point deadline) {
+                                          std::chrono::steady_clock::time_point presented) {
+    // Polled: the runtime publishes outputs in pump(), which the presenter calls itself.
+    constexpr auto k_poll = std::chrono::microseconds(100);
+    const std::chrono::steady_clock::duration longest =
+        std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(250),
+                                                      layer_settings().wait);
+    const auto waited = presented + layer_settings().wait;
     Runtime& runtime = m_device.runtime();
-    while (std::chrono::steady_clock::now() < deadline) {
+    for (;;) {
         const TaskStats stats = runtime.stats(m_tasks[task]);
         if (stats.newest_generation >= generation || stats.error != TaskError::None ||
             stats.stopped || stats.in_flight == 0) {
             return;
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        bool next_presented = false;
+        {
+            const std::lock_guard lock(m_items_mutex);
+            next_presented = !m_items.empty() || m_stop;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if ((next_presented && now >= waited) || now - presented >= longest) {
+            return;
+        }
+        std::this_thread::sleep_for(k_poll);
         runtime.pump();
     }
 }
@@ -425,8 +502,12 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
         return;
     }
     std::uint32_t target = 0;
-    const VkResult got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, 0, slot.acquired,
-                                                  VK_NULL_HANDLE, &target);
+    VkResult got = VK_SUCCESS;
+    {
+        const std::lock_guard lock(m_swapchain_mutex);
+        got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, 0, slot.acquired,
+                                       VK_NULL_HANDLE, &target);
+    }
     if (!presented(got)) {
         skip(); // no image free now (or the swapchain is out of date)
         return;
@@ -491,20 +572,24 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     info.swapchainCount = 1;
     info.pSwapchains = &m_swapchain;
     info.pImageIndices = &target;
-    if (presented(m_device.present(info))) {
+    VkResult shown = VK_SUCCESS;
+    {
+        const std::lock_guard lock(m_swapchain_mutex);
+        shown = m_device.present(info);
+    }
+    if (presented(shown)) {
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
     } else {
         m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
     }
 }
 
-VkResult SwapchainGeneration::flush(std::uint64_t& real_presented) {
-    VkResult result = VK_SUCCESS;
-    if (m_holding) {
-        result = present_held(real_presented);
+void SwapchainGeneration::flush() {
+    {
+        std::unique_lock lock(m_items_mutex);
+        m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
     }
     static_cast<void>(m_device.wait_idle());
-    return result;
 }
 
 } // namespace tandem::layer

@@ -10,22 +10,25 @@
 //   2. the presented image goes to the worker as the input of one interpolate-from-colour task
 //      per generated frame (tandem/post.hpp: t = 1/2, or 1/3 and 2/3 at 3x), each job making the
 //      frame between the previous present and this one;
-//   3. the frame presented the call before (held back one present) goes out, after the frames
-//      generated between it and the one before it: their jobs had a whole frame to finish. A
-//      generated frame that is not ready is skipped, never waited for (unless
-//      TANDEM_FRAMEGEN_WAIT_MS asks for a bounded wait), so a slow worker costs the program
-//      nothing but the frames it does not get.
-// So a real frame reaches the display one present later than without the layer, and generated
-// and real frames go out back to back (the present mode paces them: FIFO shows each for a
-// refresh). The last frame held is presented when the swapchain is destroyed.
+//   3. the frame goes to the swapchain's presenter thread, and the call returns: the presenter
+//      sends it out once the frames generated between it and the one before are ready (each
+//      presented first), or without them once the program presented again (a generated frame
+//      not ready then is skipped, never waited for, unless TANDEM_FRAMEGEN_WAIT_MS asks for a
+//      bounded wait), so a slow worker costs the program nothing but the frames it does not get.
+// So a real frame reaches the display after its generated frame's pass, and generated and real
+// frames go out back to back (the present mode paces them: FIFO shows each for a refresh). The
+// presenter and the program's own vkAcquireNextImageKHR take turns on the swapchain (acquire()).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <vulkan/vulkan.h>
@@ -109,21 +112,28 @@ class SwapchainGeneration {
 public:
     // `multiplier` 2 or 3: presented frames per real frame. Throws std::runtime_error (with a
     // sentence) when the swapchain cannot be used; its frames then pass through.
+    // Real frames presented are counted in `real_presented`.
     SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
-                        VkExtent2D extent, int multiplier, GenerationCounts& counts);
-    // Presents nothing: the caller flush()es first when the swapchain is still presentable.
+                        VkExtent2D extent, int multiplier, GenerationCounts& counts,
+                        std::atomic<std::uint64_t>& real_presented);
+    // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
     SwapchainGeneration& operator=(const SwapchainGeneration&) = delete;
 
     // The program's present of one image of this swapchain (a present of this swapchain alone,
-    // no pNext). Returns the result of presenting the frame held before (VK_SUCCESS for the
-    // first), and counts the real frames presented in `real_presented`.
-    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info, std::uint64_t& real_presented);
-    // Presents the held frame (with its generated frames) now, then waits for the queue: before
-    // the swapchain is destroyed, or before a present this class does not take (another
+    // no pNext): queued for the presenter. Returns the result of the presenter's last present
+    // (VK_SUCCESS before the first), as a later present would report a swapchain out of date.
+    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info);
+    // Presents what is queued (with its generated frames), then waits for the queue: before the
+    // swapchain is replaced or destroyed, or before a present this class does not take (another
     // swapchain in the same call, a pNext chain).
-    VkResult flush(std::uint64_t& real_presented);
+    void flush();
+    // The program's vkAcquireNextImageKHR (next: the next layer's), taking turns with the
+    // presenter on the swapchain: tried in slices of at most 1 ms, the swapchain's lock held
+    // for each, so that the presenter can free an image meanwhile. The program's timeout holds.
+    [[nodiscard]] VkResult acquire(std::uint64_t timeout, VkSemaphore semaphore, VkFence fence,
+                                   std::uint32_t* index);
 
 private:
     struct Held {
@@ -137,11 +147,12 @@ private:
         std::uint64_t done_value = 0;          // m_done reaches it once the slot is free
     };
 
-    VkResult present_held(std::uint64_t& real_presented);
-    // Waits until the task published `generation` (or failed, or `deadline`): only with
-    // TANDEM_FRAMEGEN_WAIT_MS, whose default 0 never waits.
+    void run_presenter();
+    void present_held(const Held& held);
+    // Waits until the task published `generation`: until then, or until the program presented
+    // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
     void wait_for_output(std::size_t task, std::uint64_t generation,
-                         std::chrono::steady_clock::time_point deadline);
+                         std::chrono::steady_clock::time_point presented);
     void present_generated(std::size_t task, std::uint64_t generation);
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
     void release() noexcept; // unregisters the tasks, destroys the layer's objects
@@ -163,9 +174,23 @@ private:
     VkCommandPool m_pool = VK_NULL_HANDLE;
     std::vector<CopySlot> m_slots;
     std::size_t m_next_slot = 0;
-    bool m_holding = false;
-    Held m_held;
     std::vector<VkSemaphore> m_owned; // every semaphore above, destroyed with this
+    std::atomic<std::uint64_t>& m_real_presented;
+
+    // The presenter's queue: frames the program presented, oldest first. `m_queued` and
+    // `m_finished` count what went in and what the presenter finished (flush waits for them to
+    // meet). Guarded by m_items_mutex.
+    std::mutex m_items_mutex;
+    std::condition_variable m_items_changed;
+    std::deque<Held> m_items;
+    std::uint64_t m_queued = 0;
+    std::uint64_t m_finished = 0;
+    bool m_stop = false;
+    std::atomic<VkResult> m_last_result{VK_SUCCESS};
+    // Held for each of the presenter's acquire and present calls on the swapchain and for each
+    // slice of the program's acquire: the swapchain is externally synchronised.
+    std::mutex m_swapchain_mutex;
+    std::thread m_presenter;
 };
 
 } // namespace tandem::layer

@@ -379,9 +379,9 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
         return nullptr;
     }
     try {
-        generation = std::make_shared<SwapchainGeneration>(*runtime, swapchain, format, extent,
-                                                           *layer_settings().multiplier,
-                                                           device.generation_counts);
+        generation = std::make_shared<SwapchainGeneration>(
+            *runtime, swapchain, format, extent, *layer_settings().multiplier,
+            device.generation_counts, device.frames_presented);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -407,9 +407,7 @@ VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInf
             device->with_swapchain(info->pSwapchains[i],
                                    [&](SwapchainRecord& record) { held = record.generation; });
             if (held) {
-                std::uint64_t real = 0;
-                static_cast<void>(held->flush(real));
-                device->frames_presented.fetch_add(real, std::memory_order_relaxed);
+                held->flush();
             }
         }
         return pass_through_present(queue, info);
@@ -419,9 +417,7 @@ VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInf
     if (!generation) {
         return pass_through_present(queue, info);
     }
-    std::uint64_t real = 0;
-    const VkResult result = generation->present(*info, real);
-    device->frames_presented.fetch_add(real, std::memory_order_relaxed);
+    const VkResult result = generation->present(*info);
     if (info->pResults != nullptr) {
         info->pResults[0] = result;
     }
@@ -503,9 +499,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         record->with_swapchain(info.oldSwapchain,
                                [&](SwapchainRecord& old) { replaced = old.generation; });
         if (replaced) {
-            std::uint64_t real = 0;
-            static_cast<void>(replaced->flush(real));
-            record->frames_presented.fetch_add(real, std::memory_order_relaxed);
+            replaced->flush();
         }
     }
     const VkResult result =
@@ -548,11 +542,9 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
         counted = r.generation_possible;
     });
     if (generation) {
-        // The frame held back goes out (a replaced swapchain's went before it was retired), and
-        // the layer's and Tandem's work on its images ends, before the images go.
-        std::uint64_t real = 0;
-        static_cast<void>(generation->flush(real));
-        record->frames_presented.fetch_add(real, std::memory_order_relaxed);
+        // The frames queued go out (a replaced swapchain's went before it was retired), and the
+        // layer's and Tandem's work on its images ends, before the images go.
+        generation->flush();
         generation.reset();
     }
     if (counted) {
@@ -582,6 +574,46 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSwapchainImagesKHR(VkDevice device, VkSwapchai
     return result;
 }
 
+// The swapchain's generation, when it has one: its presenter and the program's acquires take
+// turns on the swapchain.
+std::shared_ptr<SwapchainGeneration> generation_of(VkDevice device, VkSwapchainKHR swapchain,
+                                                   std::shared_ptr<DeviceRecord>& record) {
+    record = registry().find_device(device);
+    std::shared_ptr<SwapchainGeneration> generation;
+    if (record != nullptr) {
+        record->with_swapchain(swapchain, [&](SwapchainRecord& r) { generation = r.generation; });
+    }
+    return generation;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImageKHR(VkDevice device, VkSwapchainKHR swapchain,
+                                                   std::uint64_t timeout, VkSemaphore semaphore,
+                                                   VkFence fence, std::uint32_t* index) {
+    std::shared_ptr<DeviceRecord> record;
+    if (const auto generation = generation_of(device, swapchain, record)) {
+        return generation->acquire(timeout, semaphore, fence, index);
+    }
+    if (record == nullptr || record->dispatch.AcquireNextImageKHR == nullptr) {
+        return VK_ERROR_DEVICE_LOST;
+    }
+    return record->dispatch.AcquireNextImageKHR(device, swapchain, timeout, semaphore, fence,
+                                                index);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImage2KHR(VkDevice device,
+                                                    const VkAcquireNextImageInfoKHR* info,
+                                                    std::uint32_t* index) {
+    std::shared_ptr<DeviceRecord> record;
+    if (const auto generation = generation_of(device, info->swapchain, record)) {
+        // One device of the group: deviceMask has nothing to choose.
+        return generation->acquire(info->timeout, info->semaphore, info->fence, index);
+    }
+    if (record == nullptr || record->dispatch.AcquireNextImage2KHR == nullptr) {
+        return VK_ERROR_DEVICE_LOST;
+    }
+    return record->dispatch.AcquireNextImage2KHR(device, info, index);
+}
+
 PFN_vkVoidFunction to_void(auto function) {
     return reinterpret_cast<PFN_vkVoidFunction>(function);
 }
@@ -606,6 +638,8 @@ PFN_vkVoidFunction device_interception(std::string_view name) {
         {"vkCreateSwapchainKHR", to_void(&CreateSwapchainKHR)},
         {"vkDestroySwapchainKHR", to_void(&DestroySwapchainKHR)},
         {"vkGetSwapchainImagesKHR", to_void(&GetSwapchainImagesKHR)},
+        {"vkAcquireNextImageKHR", to_void(&AcquireNextImageKHR)},
+        {"vkAcquireNextImage2KHR", to_void(&AcquireNextImage2KHR)},
     };
     for (const Entry& entry : entries) {
         if (entry.name == name) {
