@@ -4,9 +4,11 @@
 //                               pass-through.
 //   TANDEM_FRAMEGEN_REPORT      path of the JSON report (frame_report.hpp); unset: none.
 //   TANDEM_FRAMEGEN_LOG         1: log what the layer does (layer_log.hpp).
-//   TANDEM_FRAMEGEN_WAIT_MS     how long a present may wait for a generated frame not ready yet
-//                               (0..1000; unset: 0, never: a slow worker then costs the program
-//                               nothing). For checks and captures that want every frame.
+//   TANDEM_FRAMEGEN_WAIT_MS     how long the presenter waits for a generated frame not ready
+//                               once the program presented again (0..1000; unset: 0, never: a
+//                               slow worker then costs the program nothing); above 0 a present
+//                               also waits for the frame before it to have gone out. For checks
+//                               and captures that want every generated frame.
 //   TANDEM_FRAMEGEN_WORKER      the worker device, as RuntimeOptions::workers takes it (part of
 //                               a name, a UUID prefix); unset: "auto" (another GPU, else the
 //                               program's device opened again).
