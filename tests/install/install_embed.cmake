@@ -115,8 +115,8 @@ if(SHARED)
         message(FATAL_ERROR "pkg-config --cflags --libs tandem failed (${rc})")
     endif()
     separate_arguments(flags UNIX_COMMAND "${flags}")
-    # The prefix is no system one: the program finds libtandem.so by the rpath README.md shows,
-    # and runs without LD_LIBRARY_PATH.
+    # The prefix is no system one: the program finds libtandem.so by the rpath
+    # docs/embedding.md shows, and runs without LD_LIBRARY_PATH.
     execute_process(COMMAND pkg-config --variable=libdir tandem OUTPUT_VARIABLE lib_dir
         RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(NOT rc EQUAL 0 OR NOT EXISTS ${lib_dir}/libtandem.so)
