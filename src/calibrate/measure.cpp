@@ -9,6 +9,7 @@
 
 #include "core/handle.hpp"
 #include "core/resources.hpp"
+#include "core/stats.hpp"
 #include "core/vk_check.hpp"
 #include "scene/primitives.hpp"
 #include "scene/snapshot.hpp"

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -42,8 +43,8 @@ public:
 
     [[nodiscard]] LatencyStats stats() const { return summarise(snapshot()); }
 
-    // The median of the newest `n` samples (0 when there are none): recent behaviour, cheap
-    // enough to ask every frame (copies at most n values).
+    // The median (core/stats.hpp) of the newest `n` samples, 0 when there are none: recent
+    // behaviour, cheap enough to ask every frame (copies at most n values, no sort).
     [[nodiscard]] double recent_median_us(std::size_t n) const {
         const std::size_t size = m_samples.size();
         n = std::min(n, size);
@@ -55,11 +56,7 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             recent[i] = m_samples[(newest + size - i) % size];
         }
-        // Nearest rank (core/stats.hpp): the ceil(n / 2)-th smallest.
-        const std::size_t rank = (n + 1) / 2 - 1;
-        std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(rank),
-                         recent.end());
-        return static_cast<double>(recent[rank]);
+        return median_in_place(std::span<float>(recent));
     }
 
     [[nodiscard]] static LatencyStats summarise(Snapshot snapshot) {

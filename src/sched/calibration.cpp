@@ -25,10 +25,6 @@ std::vector<std::uint64_t> reference_transfer_sizes() {
     return {64u << 10, 1u << 20, 16u << 20};
 }
 
-double median(std::vector<double> samples) {
-    return percentile(std::move(samples), 0.5);
-}
-
 LinkCost fit_link(const std::vector<TransferSample>& samples) {
     std::map<std::uint64_t, std::vector<double>> by_size;
     for (const auto& s : samples) {

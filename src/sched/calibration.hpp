@@ -1,7 +1,8 @@
 // What `tandem calibrate` measures and how it turns raw timings into a Profile: the reference
-// workloads and transfer sizes, robust summaries of repeated timings (median), the fit of a
-// transfer path's latency and bandwidth from timings at several sizes, the walk over devices,
-// pairs and paths (run_calibration), and the summary printed at the end. The measuring itself
+// workloads and transfer sizes, robust summaries of repeated timings (the median of
+// core/stats.hpp, included for the measuring side too), the fit of a transfer path's latency and
+// bandwidth from timings at several sizes, the walk over devices, pairs and paths
+// (run_calibration), and the summary printed at the end. The measuring itself
 // (running workloads, timing copies) belongs to the runtime and transfer layers, which plug in
 // through CalibrationHooks.
 // Plain functions over plain data; run_calibration calls the hooks on the caller's thread.
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.hpp"
 #include "sched/profile.hpp"
 
 namespace tandem::detail {
@@ -37,10 +39,6 @@ struct ReferenceWorkload {
 // Bytes moved per transfer measurement: 64 KiB, 1 MiB and 16 MiB, enough to separate a path's
 // fixed latency from its bandwidth.
 [[nodiscard]] std::vector<std::uint64_t> reference_transfer_sizes();
-
-// The median of `samples` (nearest rank, core/stats.hpp: the lower middle for an even count); 0
-// when empty.
-[[nodiscard]] double median(std::vector<double> samples);
 
 struct TransferSample {
     std::uint64_t bytes = 0;

@@ -159,13 +159,12 @@ std::optional<double> RobustEstimate::estimate() const noexcept {
         return std::nullopt;
     }
     const std::size_t n = std::min(m_count, k_window);
-    std::array<double, k_window> sorted{};
+    std::array<double, k_window> recent{};
     // The n most recent samples (when the window is not yet full they are the first n).
     for (std::size_t i = 0; i < n; ++i) {
-        sorted[i] = m_samples[(m_next + k_window - 1 - i) % k_window];
+        recent[i] = m_samples[(m_next + k_window - 1 - i) % k_window];
     }
-    std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
-    return percentile_sorted(std::span<const double>(sorted.data(), n), 0.5);
+    return median_in_place(std::span<double>(recent.data(), n));
 }
 
 CostModel::CostModel(Profile profile, const std::vector<DeviceInfo>& devices)
