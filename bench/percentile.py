@@ -1,6 +1,7 @@
 """The one percentile rule of Tandem's reports, for the Python benchmarks: nearest rank, exactly
-as `percentile_sorted` in src/core/stats.hpp defines it, so a median or p99 a script computes is
-the one the runtime's own reports would give for the same samples.
+as `percentile_sorted` and `median` in src/core/stats.hpp define it, so a median or p99 a script
+computes is the one the runtime's own reports would give for the same samples
+(tests/core/test_stats.cpp checks the C++ side with the same values).
 
 Nearest rank: the value at rank ceil(q * n) (1-based) of the n sorted samples, the first for
 q = 0, 0 when there is none. For an even count the median is the lower of the middle two.
@@ -15,6 +16,8 @@ q = 0, 0 when there is none. For an even count the median is the lower of the mi
 0.0
 >>> rank_index(4, 0.5), rank_index(5, 0.5), rank_index(1, 0.99)
 (1, 2, 0)
+>>> median([3.0, 1.0, 2.0]), median([4.0, 1.0, 3.0, 2.0]), median([7.5]), median([])
+(2.0, 2.0, 7.5, 0.0)
 """
 import math
 
@@ -22,7 +25,8 @@ RULE = "nearest rank"
 
 
 def rank_index(n, q):
-    """0-based index of the nearest-rank q-percentile among n sorted samples (n >= 1)."""
+    """0-based index of the nearest-rank q-percentile among n sorted samples (n >= 1);
+    `percentile_index` in src/core/stats.hpp."""
     rank = math.ceil(q * n)
     return min(0 if rank < 1 else rank - 1, n - 1)
 
@@ -36,4 +40,5 @@ def percentile(samples, q):
 
 
 def median(samples):
+    """The 0.5-percentile: the middle value, the lower middle one for an even count."""
     return percentile(samples, 0.5)

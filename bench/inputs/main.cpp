@@ -29,9 +29,9 @@
 #include "core/discovery.hpp"
 #include "core/instance.hpp"
 #include "core/resources.hpp"
+#include "core/stats.hpp"
 #include "harness/cpu_threads.hpp"
 #include "harness/lease_reader.hpp"
-#include "harness/statistics.hpp"
 #include "harness/tool_log.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -259,7 +259,7 @@ nlohmann::json measure_copy_variants(const detail::Device& primary, const AppFra
                              stamps->period_ns / 1000.0);
             }
         }
-        const auto s = tandem::harness::summarise(us);
+        const auto s = tandem::detail::summarise(us);
         out[v.name] = s.p50;
         std::printf("copies of the three images, %s: %.1f us of GPU time (p50)\n", v.name, s.p50);
     }
@@ -486,9 +486,9 @@ int main(int argc, char** argv) {
             fps > 0 ? std::chrono::duration<double>(1.0 / fps) : std::chrono::duration<double>(0);
         const SubmitFloor floor = measure_submit_floor(
             primary, frame, frames, std::chrono::duration_cast<Clock::duration>(period));
-        const auto floor_submit = tandem::harness::summarise(floor.submit_us);
-        const auto floor_record = tandem::harness::summarise(floor.record_and_submit_us);
-        const auto floor_copy = tandem::harness::summarise(floor.copy_gpu_us);
+        const auto floor_submit = tandem::detail::summarise(floor.submit_us);
+        const auto floor_record = tandem::detail::summarise(floor.record_and_submit_us);
+        const auto floor_copy = tandem::detail::summarise(floor.copy_gpu_us);
         tandem::harness::LeaseReader reader(runtime, 2, w, h);
         LentWriter lent_writer(primary, runtime.input_timeline(), lent_wait == "loan");
         for (TaskRun& r : runs) {
@@ -576,7 +576,7 @@ int main(int argc, char** argv) {
         bool all_exact = true;
         for (const TaskRun& r : runs) {
             const tandem::TaskStats s = runtime.stats(r.id);
-            const auto submit = tandem::harness::summarise(r.submit_us);
+            const auto submit = tandem::detail::summarise(r.submit_us);
             const double outputs = r.submits > 0 ? static_cast<double>(s.ready + s.superseded) /
                                                        static_cast<double>(r.submits)
                                                  : 0.0;
@@ -590,7 +590,7 @@ int main(int argc, char** argv) {
                             r.placement.c_str(), static_cast<unsigned long long>(s.lent_submits),
                             static_cast<unsigned long long>(r.submits),
                             static_cast<unsigned long long>(s.lent_signalled_submits),
-                            tandem::harness::summarise(r.lend_us).p50);
+                            tandem::detail::summarise(r.lend_us).p50);
             }
             std::printf("%-10s %-14s %10.2f %10.1f %12.1f %12.3f %10.1f %6s\n", r.placement.c_str(),
                         s.input_path.c_str(), submit.p50, s.ready_observed.p50_us, s.gpu_us.p50_us,
@@ -603,8 +603,8 @@ int main(int argc, char** argv) {
                  {"submits", r.submits},
                  {"ready", s.ready},
                  {"superseded", s.superseded},
-                 {"submit_us", tandem::harness::to_json(submit)},
-                 {"lend_us", tandem::harness::to_json(tandem::harness::summarise(r.lend_us))},
+                 {"submit_us", tandem::detail::to_json(submit)},
+                 {"lend_us", tandem::detail::to_json(tandem::detail::summarise(r.lend_us))},
                  {"lent_submits", s.lent_submits},
                  {"lent_signalled_submits", s.lent_signalled_submits},
                  {"input_copies", s.input_copies},
@@ -685,9 +685,9 @@ int main(int argc, char** argv) {
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {{"pass_gpu_us_p50_on_task_device", worker_pass},
                                {"submit_floor_us",
-                                {{"submit_only", tandem::harness::to_json(floor_submit)},
-                                 {"record_and_submit", tandem::harness::to_json(floor_record)},
-                                 {"copies_gpu_us", tandem::harness::to_json(floor_copy)},
+                                {{"submit_only", tandem::detail::to_json(floor_submit)},
+                                 {"record_and_submit", tandem::detail::to_json(floor_record)},
+                                 {"copies_gpu_us", tandem::detail::to_json(floor_copy)},
                                  {"copies_gpu_us_p50_by_layout", variants},
                                  {"note", "the three copies as one batch on the primary's main "
                                           "queue, one wait and one signal, without Tandem, paced "

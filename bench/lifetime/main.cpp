@@ -33,10 +33,10 @@
 #include <nlohmann/json.hpp>
 #include <vulkan/vulkan.h>
 
+#include "core/stats.hpp"
 #include "harness/cpu_threads.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/pattern_check.hpp"
-#include "harness/statistics.hpp"
 #include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
@@ -61,8 +61,8 @@ Stats stats_of(std::vector<double> v) {
         return s;
     }
     std::sort(v.begin(), v.end());
-    s.median = tandem::harness::percentile_sorted(v, 0.5);
-    s.p99 = tandem::harness::percentile_sorted(v, 0.99);
+    s.median = tandem::detail::median_sorted(v);
+    s.p99 = tandem::detail::percentile_sorted(v, 0.99);
     s.min = v.front();
     s.max = v.back();
     return s;

@@ -28,8 +28,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/stats.hpp"
 #include "harness/demo_tasks.hpp"
-#include "harness/statistics.hpp"
 
 namespace {
 
@@ -71,12 +71,7 @@ int run_shell(const std::string& command, std::string& err) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return 0.0;
-    }
-    return tandem::harness::percentile(std::move(v), 0.5);
-}
+using tandem::detail::median; // core/stats.hpp: nearest rank, the lower middle of an even count
 
 struct RunResult {
     std::string label;
@@ -370,7 +365,7 @@ int main(int argc, char** argv) {
         }
         json doc;
         doc["benchmark"] = "placement";
-        doc["percentile_rule"] = "nearest rank"; // harness/statistics.hpp, every figure
+        doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
         doc["machine"] = {{"host", host},
                           {"description", o.machine},
                           {"cpus", std::thread::hardware_concurrency()},

@@ -17,7 +17,7 @@ Stats stats_of(std::vector<double> samples) {
     std::sort(samples.begin(), samples.end());
     s.min = samples.front();
     s.max = samples.back();
-    s.median = detail::percentile_sorted(samples, 0.5);
+    s.median = detail::median_sorted(samples);
     return s;
 }
 
