@@ -1,7 +1,8 @@
 // `tandem layer`: the Vulkan layer VK_LAYER_TANDEM_frame_generation (layer/, docs/layer.md) seen
-// from the command line. `status` says whether the Vulkan loader would find and enable the layer
-// and with which settings; `run -- PROGRAM [ARGS]` enables it for one program and execs it (a
-// Steam launch option: `tandem layer run -- %command%`). Neither opens a device.
+// from the command line. `status` says whether the Vulkan loader would find and enable the layer,
+// with which settings (configuration file and environment) and which worker device it would
+// pick; `run -- PROGRAM [ARGS]` enables it for one program and execs it (a Steam launch option:
+// `tandem layer run -- %command%`). Neither opens a device (`status` lists them on an instance).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -18,7 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
+// The layer's own reading of its configuration file and environment (layer/src/layer_config.hpp,
+// the library tandem_layer_config), so that the status reads each value as the layer does. Not
+// part of libtandem: it includes only the standard library and the Vulkan headers.
+#include <layer_config.hpp>
+
 #include "commands.hpp"
+#include "harness/device_session.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::cli {
@@ -31,6 +38,7 @@ constexpr const char* k_manifest_file = "VkLayer_tandem_frame_generation.json";
 
 struct LayerArgs {
     bool json = false;
+    std::string status_program; // --program: whose profile the status shows; empty: none
     std::string multiplier;
     std::string report;
     std::string worker;
@@ -142,6 +150,27 @@ std::optional<fs::path> build_folder_layer() {
     return folder;
 }
 
+// One adapter as the status lists it, with the selectors that stay across boots.
+struct DeviceRow {
+    std::uint32_t index = 0;
+    std::string name;
+    std::string type;
+    std::string vendor_device; // "10de:2330"
+    std::string pci;           // "pci:0000:3b:00.0", empty where the driver reports none
+    std::string uuid;
+};
+
+// Which worker the layer would pick, resolved against this machine's devices as the layer's
+// embedded runtime resolves it (layer/src/frame_generation.cpp: RuntimeOptions::workers, CPU
+// devices allowed, the only physical device opened a second time).
+struct WorkerChoice {
+    std::vector<DeviceRow> devices;
+    std::optional<std::uint32_t> program_device; // assumed: the one Tandem's auto choice takes
+    std::vector<std::uint32_t> workers;          // the layer names the first
+    bool second_opening = false;                 // the program's own device opened again
+    std::string reason;                          // one sentence: why these, or why none
+};
+
 struct LayerStatus {
     std::vector<ManifestPlace> places;
     const ManifestPlace* installed = nullptr; // the first usable implicit manifest
@@ -149,10 +178,11 @@ struct LayerStatus {
     bool enable_set = false;
     bool disable_set = false;
     bool in_instance_layers = false;
-    std::optional<int> multiplier;
-    std::string multiplier_text;
-    std::string report;
-    std::string worker; // TANDEM_FRAMEGEN_WORKER, "auto" when unset
+    layer_config::ConfigLocation location;
+    bool file_found = false;
+    std::string program; // --program, empty when none
+    layer_config::FramegenConfig config;
+    WorkerChoice worker;
     std::string active_reason;
     bool active = false;
 };
@@ -160,20 +190,88 @@ struct LayerStatus {
 // What the layer does with the multiplier set: generates (2, 3) or passes frames through. A
 // program's device may still refuse generation; the layer logs why, and its report says.
 bool generates(const LayerStatus& status) {
-    return status.multiplier && *status.multiplier > 1;
+    return status.config.multiplier && *status.config.multiplier > 1;
 }
 
 std::string mode_reason(const LayerStatus& status) {
-    if (!status.multiplier) {
-        return "TANDEM_FRAMEGEN_MULTIPLIER='" + status.multiplier_text + "' is not 1, 2 or 3";
+    const layer_config::Origin& origin = status.config.origin("multiplier");
+    if (!status.config.multiplier) {
+        return "TANDEM_FRAMEGEN_MULTIPLIER='" + origin.text + "' is not 1, 2 or 3";
     }
-    if (*status.multiplier == 1) {
-        return "TANDEM_FRAMEGEN_MULTIPLIER=1 turns frame generation off";
+    if (*status.config.multiplier == 1) {
+        return "multiplier 1 (" + origin.where + ") turns frame generation off";
     }
     return "";
 }
 
-LayerStatus layer_status() {
+std::string hex_ids(const DeviceInfo& d) {
+    char ids[16];
+    std::snprintf(ids, sizeof(ids), "%04x:%04x", d.vendor_id & 0xffffu, d.device_id & 0xffffu);
+    return ids;
+}
+
+// Lists the devices on an instance of its own (no device opened, validation off) and resolves
+// the worker setting against them with the library's selectors. Never throws: a machine without
+// Vulkan, or a selector that matches nothing, is said in `reason`.
+WorkerChoice choose_worker(const std::string& worker) {
+    WorkerChoice choice;
+    try {
+        harness::SessionOptions options;
+        options.validation = "off";
+        options.virtual_devices = "1";
+        options.workers = "none";
+        const harness::DeviceSession session(options);
+        for (const DeviceInfo& d : session.adapters()) {
+            choice.devices.push_back({d.index, d.name, d.type, hex_ids(d),
+                                      d.pci_address.empty() ? "" : "pci:" + d.pci_address,
+                                      to_string(d.device_uuid)});
+        }
+        const std::uint32_t program = session.primary();
+        choice.program_device = program;
+        const bool alone = choice.devices.size() == 1;
+        if (worker == "auto") {
+            for (const DeviceRow& d : choice.devices) {
+                if (d.index != program) {
+                    choice.workers.push_back(d.index);
+                }
+            }
+            if (alone) {
+                choice.workers.push_back(program);
+            }
+            choice.second_opening = alone;
+            choice.reason = alone ? "auto: the only device, opened a second time as the worker"
+                                  : "auto: every device but the program's, CPU devices included; "
+                                    "the first is named in the report";
+            return choice;
+        }
+        // The layer opens the only physical device twice, so that a selector naming it has a
+        // second opening to take.
+        options.virtual_devices = alone ? "2" : "1";
+        options.primary = std::to_string(program);
+        options.workers = worker;
+        const harness::DeviceSession selected(options);
+        for (const std::uint32_t index : selected.workers()) {
+            // With two openings of one device, index 1 is that device again.
+            const std::uint32_t physical = alone ? 0 : index;
+            if (std::find(choice.workers.begin(), choice.workers.end(), physical) ==
+                choice.workers.end()) {
+                choice.workers.push_back(physical);
+            }
+        }
+        choice.second_opening = std::find(choice.workers.begin(), choice.workers.end(), program) !=
+                                choice.workers.end();
+        choice.reason =
+            "'" + worker + "' matches " + std::to_string(choice.workers.size()) +
+            (choice.workers.size() == 1 ? " device" : " devices") +
+            (choice.second_opening ? " (the program's own is opened a second time)" : "");
+    } catch (const std::exception& e) {
+        choice.workers.clear();
+        choice.reason = e.what();
+    }
+    return choice;
+}
+
+LayerStatus layer_status(const std::string& program) {
     LayerStatus status;
     for (const fs::path& folder : implicit_folders()) {
         ManifestPlace place;
@@ -204,19 +302,20 @@ LayerStatus layer_status() {
     for (const std::string& name : split_paths(env_or("VK_INSTANCE_LAYERS", ""))) {
         status.in_instance_layers = status.in_instance_layers || name == k_layer_name;
     }
-    // The layer's own rule (layer/src/layer_settings.cpp): unset means 2; 1, 2 or 3 only.
-    const char* multiplier = std::getenv("TANDEM_FRAMEGEN_MULTIPLIER");
-    if (multiplier == nullptr) {
-        status.multiplier = 2;
-    } else {
-        status.multiplier_text = multiplier;
-        if (status.multiplier_text == "1" || status.multiplier_text == "2" ||
-            status.multiplier_text == "3") {
-            status.multiplier = status.multiplier_text[0] - '0';
-        }
+    // The layer's own reading (layer_config.hpp), for a program of this name.
+    const layer_config::EnvLookup env = [](const char* name) -> const char* {
+        return std::getenv(name);
+    };
+    status.program = program;
+    status.location = layer_config::config_location(env);
+    std::string read_error;
+    const auto text = layer_config::read_config_file(status.location.path, read_error);
+    status.file_found = text.has_value();
+    status.config = layer_config::resolve(text ? status.location.path : std::string(),
+                                          text ? *text : std::string(), {program, program}, env);
+    if (!read_error.empty()) {
+        status.config.problems.insert(status.config.problems.begin(), read_error);
     }
-    status.report = env_or("TANDEM_FRAMEGEN_REPORT", "");
-    status.worker = env_or("TANDEM_FRAMEGEN_WORKER", "auto");
 
     if (status.installed != nullptr && status.disable_set) {
         status.active_reason = "DISABLE_TANDEM_FRAMEGEN=1 turns the installed layer off";
@@ -240,6 +339,52 @@ LayerStatus layer_status() {
     return status;
 }
 
+// Each setting's value as the layer would use it.
+nlohmann::json setting_value(const layer_config::FramegenConfig& config, std::string_view key) {
+    if (key == "multiplier") {
+        return config.multiplier ? nlohmann::json(*config.multiplier) : nlohmann::json(nullptr);
+    }
+    if (key == "worker") {
+        return config.worker;
+    }
+    if (key == "wait_ms") {
+        return config.wait.count();
+    }
+    if (key == "verify") {
+        return config.verify;
+    }
+    if (key == "dump") {
+        return config.dump_folder;
+    }
+    if (key == "dump_frames") {
+        return config.dump_frames;
+    }
+    if (key == "report") {
+        return config.report_path;
+    }
+    return config.present_mode
+               ? nlohmann::json(layer_config::present_mode_name(*config.present_mode))
+               : nlohmann::json(nullptr);
+}
+
+// "default", "environment" or "file", from an Origin's `where`.
+std::string source_of(const layer_config::Origin& origin) {
+    if (origin.where == "default") {
+        return "default";
+    }
+    return origin.where.rfind("TANDEM_FRAMEGEN_", 0) == 0 ? "environment" : "file";
+}
+
+std::string device_text(const WorkerChoice& choice, std::uint32_t index) {
+    for (const DeviceRow& d : choice.devices) {
+        if (d.index == index) {
+            return std::to_string(index) + ": " + d.name + " (" + d.vendor_device +
+                   (d.pci.empty() ? "" : ", " + d.pci) + ")";
+        }
+    }
+    return std::to_string(index);
+}
+
 nlohmann::json status_json(const LayerStatus& status) {
     nlohmann::json places = nlohmann::json::array();
     for (const ManifestPlace& place : status.places) {
@@ -254,6 +399,28 @@ nlohmann::json status_json(const LayerStatus& status) {
         return place != nullptr ? nlohmann::json((place->folder / k_manifest_file).string())
                                 : nlohmann::json(nullptr);
     };
+    const layer_config::FramegenConfig& config = status.config;
+    nlohmann::json settings = nlohmann::json::object();
+    for (const char* key : layer_config::k_keys) {
+        const layer_config::Origin& origin = config.origin(key);
+        settings[key] = {{"value", setting_value(config, key)},
+                         {"text", origin.text},
+                         {"source", source_of(origin)},
+                         {"where", origin.where}};
+    }
+    const auto or_null = [](const std::string& text) {
+        return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+    };
+    nlohmann::json devices = nlohmann::json::array();
+    for (const DeviceRow& d : status.worker.devices) {
+        devices.push_back({{"index", d.index},
+                           {"name", d.name},
+                           {"type", d.type},
+                           {"vendor_device", d.vendor_device},
+                           {"pci", or_null(d.pci)},
+                           {"uuid", d.uuid}});
+    }
+    const WorkerChoice& worker = status.worker;
     return {{"layer", k_layer_name},
             {"installed_manifest", path_of(status.installed)},
             {"build_manifest", path_of(status.build)},
@@ -263,11 +430,25 @@ nlohmann::json status_json(const LayerStatus& status) {
             {"in_vk_instance_layers", status.in_instance_layers},
             {"active", status.active},
             {"active_reason", status.active_reason},
-            {"multiplier",
-             status.multiplier ? nlohmann::json(*status.multiplier) : nlohmann::json(nullptr)},
-            {"multiplier_setting", status.multiplier_text},
-            {"report", status.report},
-            {"worker", status.worker},
+            {"config_file",
+             {{"path", or_null(status.location.path)},
+              {"from", or_null(status.location.rule)},
+              {"found", status.file_found}}},
+            {"program", or_null(status.program)},
+            {"profile", or_null(config.profile)},
+            {"settings", settings},
+            {"problems", config.problems},
+            {"multiplier", setting_value(config, "multiplier")},
+            {"multiplier_setting", config.origin("multiplier").text},
+            {"report", config.report_path},
+            {"worker", config.worker},
+            {"devices", devices},
+            {"worker_device",
+             {{"program_device", worker.program_device ? nlohmann::json(*worker.program_device)
+                                                       : nlohmann::json(nullptr)},
+              {"workers", worker.workers},
+              {"second_opening", worker.second_opening},
+              {"reason", worker.reason}}},
             {"mode", generates(status) ? "generating" : "pass-through"},
             {"mode_reason", mode_reason(status)}};
 }
@@ -284,22 +465,58 @@ void print_status(const LayerStatus& status) {
     std::printf("  build manifest      %s\n", where(status.build).c_str());
     std::printf("  ENABLE_TANDEM_FRAMEGEN   %s\n", status.enable_set ? "1" : "not set");
     std::printf("  DISABLE_TANDEM_FRAMEGEN  %s\n", status.disable_set ? "1" : "not set");
-    if (status.multiplier) {
-        std::printf("  multiplier          %d%s\n", *status.multiplier,
-                    status.multiplier_text.empty() ? " (TANDEM_FRAMEGEN_MULTIPLIER unset)" : "");
-    } else {
-        std::printf("  multiplier          invalid ('%s': give 1, 2 or 3); the layer passes "
-                    "frames through\n",
-                    status.multiplier_text.c_str());
-    }
-    std::printf("  worker              %s%s\n", status.worker.c_str(),
-                status.worker == "auto" ? " (another GPU, else the program's own opened again)"
-                                        : " (TANDEM_FRAMEGEN_WORKER)");
-    std::printf("  report              %s\n", status.report.empty()
-                                                  ? "none (TANDEM_FRAMEGEN_REPORT unset)"
-                                                  : status.report.c_str());
     std::printf("  active              %s: %s\n", status.active ? "yes" : "no",
                 status.active_reason.c_str());
+
+    const layer_config::FramegenConfig& config = status.config;
+    if (status.location.path.empty()) {
+        std::printf("  config file         none (neither XDG_CONFIG_HOME nor HOME is set)\n");
+    } else {
+        std::printf("  config file         %s (from %s)%s\n", status.location.path.c_str(),
+                    status.location.rule.c_str(),
+                    status.file_found ? "" : ": absent, so no profile");
+    }
+    if (status.program.empty()) {
+        std::printf("  profile             none: the global section (--program NAME for a "
+                    "program's)\n");
+    } else if (config.profile.empty()) {
+        std::printf("  profile             none for '%s': the global section\n",
+                    status.program.c_str());
+    } else {
+        std::printf("  profile             [program %s]\n", config.profile.c_str());
+    }
+    std::printf("  settings (environment over the file):\n");
+    for (const char* key : layer_config::k_keys) {
+        const nlohmann::json value = setting_value(config, key);
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        if (std::string_view(key) == "multiplier" && !config.multiplier) {
+            text = "invalid ('" + config.origin(key).text + "'): frames pass through";
+        } else if (value.is_null() || text.empty()) {
+            text = std::string_view(key) == "present_mode" ? "the program's own" : "none";
+        }
+        std::printf("    %-13s %-28s %s\n", key, text.c_str(), config.origin(key).where.c_str());
+    }
+    for (const std::string& problem : config.problems) {
+        std::printf("  problem: %s\n", problem.c_str());
+    }
+
+    const WorkerChoice& worker = status.worker;
+    std::printf("  devices (selectors stay across boots; an index does not):\n");
+    for (const DeviceRow& d : worker.devices) {
+        std::printf("    %u  %-28s %-10s %s  %-18s %s\n", d.index, d.name.c_str(), d.type.c_str(),
+                    d.vendor_device.c_str(), d.pci.empty() ? "-" : d.pci.c_str(), d.uuid.c_str());
+    }
+    if (worker.program_device) {
+        std::printf("  program's device    %s (assumed: the one Tandem's auto choice takes; the "
+                    "layer uses the device the program presents on)\n",
+                    device_text(worker, *worker.program_device).c_str());
+    }
+    if (worker.workers.empty()) {
+        std::printf("  worker device       none: %s\n", worker.reason.c_str());
+    } else {
+        std::printf("  worker device       %s: %s\n",
+                    device_text(worker, worker.workers.front()).c_str(), worker.reason.c_str());
+    }
     std::printf("  folders searched:\n");
     for (const ManifestPlace& place : status.places) {
         std::printf("    %-8s %s%s%s\n", place.kind.c_str(), place.folder.c_str(),
@@ -326,7 +543,7 @@ void set_env(const char* name, const std::string& value) {
 }
 
 [[noreturn]] void run_program(const LayerArgs& args) {
-    const LayerStatus status = layer_status();
+    const LayerStatus status = layer_status("");
     if (status.installed == nullptr && status.build == nullptr) {
         throw Error("the Tandem layer's manifest is found neither where the Vulkan loader looks "
                     "for installed layers nor in this build",
@@ -378,9 +595,14 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
     layer->require_subcommand(1);
     CLI::App* status = layer->add_subcommand(
         "status", "Whether the Vulkan loader finds the layer's manifest (installed implicit-layer "
-                  "folders, this build), whether ENABLE_TANDEM_FRAMEGEN is set, and the "
-                  "multiplier the layer would use");
+                  "folders, this build), whether ENABLE_TANDEM_FRAMEGEN is set, the configuration "
+                  "file and profile, each setting the layer would use and where it comes from "
+                  "(environment, FILE:LINE, default), and the worker device it would pick among "
+                  "this machine's devices");
     status->add_flag("--json", args->json, "Print the status as JSON");
+    status->add_option("--program", args->status_program,
+                       "The executable's file name whose [program NAME] profile to show (as the "
+                       "layer matches it); default: none, the global section only");
     CLI::App* run = layer->add_subcommand(
         "run", "Run PROGRAM with the layer enabled: sets ENABLE_TANDEM_FRAMEGEN=1 (and clears "
                "DISABLE_TANDEM_FRAMEGEN), names this build's layer to the loader when none is "
@@ -393,8 +615,9 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
     run->add_option("--report", args->report,
                     "TANDEM_FRAMEGEN_REPORT for the program: the JSON report's file");
     run->add_option("--worker", args->worker,
-                    "TANDEM_FRAMEGEN_WORKER for the program: the worker device, by part of its "
-                    "name or a UUID prefix (`tandem devices` lists them); default auto");
+                    "TANDEM_FRAMEGEN_WORKER for the program: the worker device, by PCI address, "
+                    "vendor:device, UUID prefix or part of its name (`tandem devices` lists "
+                    "them); default auto");
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()
@@ -402,7 +625,8 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
 
     return [args, status, run]() -> int {
         if (status->parsed()) {
-            const LayerStatus found = layer_status();
+            LayerStatus found = layer_status(args->status_program);
+            found.worker = choose_worker(found.config.worker);
             if (args->json) {
                 std::printf("%s\n", status_json(found).dump(2).c_str());
             } else {
