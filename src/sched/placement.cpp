@@ -588,6 +588,379 @@ std::vector<std::string> describe_openings(const std::vector<DeviceLoad>& loads,
     return out;
 }
 
+// The distinct workers of a decision (the primary excluded) and their capacity slots: one per
+// physical device, its openings sharing it; openings of the primary's device have none (their
+// load is the primary's, which no capacity bounds).
+struct WorkerSlots {
+    std::vector<std::uint32_t> workers;
+    std::vector<std::size_t> slot_of;                 // by adapter index; k_no_slot for none
+    std::vector<std::uint32_t> slot_owner;            // the first worker of each slot
+    std::map<std::uint32_t, std::size_t> position_of; // worker -> index in `workers`
+};
+
+WorkerSlots worker_slots(const DeviceSet& devices) {
+    WorkerSlots out;
+    const auto primary = devices.primary;
+    for (const auto w : devices.workers) {
+        if (w != primary &&
+            std::find(out.workers.begin(), out.workers.end(), w) == out.workers.end()) {
+            out.workers.push_back(w);
+        }
+    }
+    for (std::size_t i = 0; i < out.workers.size(); ++i) {
+        const auto w = out.workers[i];
+        out.position_of[w] = i;
+        if (w >= out.slot_of.size()) {
+            out.slot_of.resize(w + 1, k_no_slot);
+        }
+        if (devices.share_capacity(w, primary)) {
+            continue;
+        }
+        const auto shared =
+            std::find_if(out.slot_owner.begin(), out.slot_owner.end(),
+                         [&](auto owner) { return devices.share_capacity(w, owner); });
+        out.slot_of[w] = static_cast<std::size_t>(shared - out.slot_owner.begin());
+        if (shared == out.slot_owner.end()) {
+            out.slot_owner.push_back(w);
+        }
+    }
+    return out;
+}
+
+// Makes one task's Item: its estimate on every device, the options its request allows, and its
+// hysteresis baseline.
+class ItemBuilder {
+public:
+    ItemBuilder(const CostModel& model, const PlacementOptions& options, const DeviceSet& devices,
+                const std::vector<std::uint32_t>& workers)
+        : m_model(model), m_options(options), m_devices(devices), m_workers(workers) {}
+
+    [[nodiscard]] Item build(const PlacementTask& spec,
+                             std::optional<std::uint32_t> previous) const {
+        Item item;
+        item.spec = &spec;
+        auto& e = item.explanation;
+        e.task = spec.name;
+        e.shape = spec.shape;
+        e.request = spec.request;
+        e.rate_hz = spec.rate_hz;
+        e.previous = previous;
+        item.invalid = !std::isfinite(spec.rate_hz) || spec.rate_hz <= 0.0;
+        item.rate = item.invalid ? 0.0 : spec.rate_hz;
+        add_estimates(item);
+        add_options(item);
+        set_baseline(item);
+        return item;
+    }
+
+private:
+    [[nodiscard]] bool live(std::uint32_t device) const {
+        return device == m_devices.primary ||
+               (m_devices.is_worker(device) && !m_devices.is_lost(device));
+    }
+
+    // The worker the task runs on now, if any: its device's other openings free nothing more.
+    [[nodiscard]] std::optional<std::uint32_t> here(const Item& item) const {
+        const auto& previous = item.explanation.previous;
+        return previous && *previous != m_devices.primary && live(*previous) ? previous
+                                                                             : std::nullopt;
+    }
+
+    // Estimates: the primary first, then each worker.
+    void add_estimates(Item& item) const {
+        const PlacementTask& spec = *item.spec;
+        auto& e = item.explanation;
+        DeviceEstimate p;
+        p.device = m_devices.primary;
+        p.primary = true;
+        p.candidate = true;
+        p.execute = m_model.execute(spec.name, spec.shape, m_devices.primary);
+        p.charge_ms = p.execute ? p.execute->ms : 0.0;
+        p.load_fraction = p.charge_ms * item.rate / 1000.0;
+        e.devices.push_back(p);
+        e.margin_ms = std::max(m_options.margin_ms, m_options.margin_fraction * p.charge_ms);
+        for (const auto w : m_workers) {
+            e.devices.push_back(worker_estimate(item, w));
+        }
+    }
+
+    [[nodiscard]] DeviceEstimate worker_estimate(const Item& item, std::uint32_t w) const {
+        const PlacementTask& spec = *item.spec;
+        const auto primary = m_devices.primary;
+        const DeviceEstimate& p = item.explanation.devices[0];
+        DeviceEstimate d;
+        d.device = w;
+        if (m_devices.is_lost(w)) {
+            d.excluded = "the device was lost";
+            return d;
+        }
+        const auto now_on = here(item);
+        if (m_devices.one_device(w, primary)) {
+            d.opening_of = primary;
+        } else if (now_on && m_devices.one_device(w, *now_on)) {
+            d.opening_of = now_on;
+        }
+        d.treated_as_separate = d.opening_of.has_value() && m_devices.openings_are_separate;
+        const bool shares_primary = d.opening_of == primary && !d.treated_as_separate;
+        d.execute = m_model.execute(spec.name, spec.shape, w);
+        const auto path = m_devices.path_of(w);
+        d.move = m_model.move(spec.name, spec.shape, w, primary, path);
+        // On an opening of the primary's device the work stays on the primary's device.
+        d.gain_ms = shares_primary ? 0.0 : p.charge_ms;
+        if (d.move) {
+            d.charge_ms = d.move->total_ms();
+        }
+        if (d.execute) {
+            d.load_fraction = d.execute->ms * item.rate / 1000.0;
+        }
+        d.excluded = exclusion(item, d, path, p.execute.has_value());
+        d.candidate = d.excluded.empty();
+        return d;
+    }
+
+    // Why the task cannot be placed on worker estimate `d` this decision; empty when it can.
+    [[nodiscard]] std::string exclusion(const Item& item, const DeviceEstimate& d,
+                                        const std::optional<TransferPath>& path,
+                                        bool gain_known) const {
+        const PlacementTask& spec = *item.spec;
+        const double path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
+        if (d.opening_of && !d.treated_as_separate) {
+            const bool shares_primary = d.opening_of == m_devices.primary;
+            return "an opening of the same device as " +
+                   (shares_primary ? std::string("the primary")
+                                   : adapter(*d.opening_of) + ", where the task runs") +
+                   ": moving there frees nothing";
+        }
+        if (!d.execute) {
+            return "no cost is known for \"" + spec.shape.kind +
+                   "\" on this device yet (the runtime measures it with trial jobs; "
+                   "a profile from `tandem calibrate` predicts it)";
+        }
+        if (!d.move) {
+            return path ? std::string("the transfer path ") + to_string(*path) +
+                              " the pair uses was not measured for it"
+                        : "no transfer path to the primary was measured";
+        }
+        if (d.load_fraction > m_options.capacity || path_load > m_options.capacity) {
+            char rate[32];
+            std::snprintf(rate, sizeof rate, "%g", item.rate);
+            return std::string("at ") + rate + " Hz it alone would need " +
+                   percent(std::max(d.load_fraction, path_load)) +
+                   " of the device or its transfer path, more than its capacity of " +
+                   percent(m_options.capacity);
+        }
+        if (!gain_known) {
+            return "the primary's cost of \"" + spec.shape.kind +
+                   "\" is unknown, so no gain can be predicted";
+        }
+        return {};
+    }
+
+    // The request as it can be met: an invalid rate runs on the primary, a device that is not
+    // available is placed automatically (each said in the item's note).
+    [[nodiscard]] PlacementKind effective_request(Item& item) const {
+        const PlacementTask& spec = *item.spec;
+        PlacementKind kind = spec.request.kind;
+        const std::uint32_t requested = spec.request.adapter.value_or(~0u);
+        if (item.invalid) {
+            item.note = "Its update rate is not a positive finite number, so it runs on the "
+                        "primary. ";
+            kind = PlacementKind::Primary;
+        }
+        if (kind == PlacementKind::Device && !live(requested)) {
+            item.note = "The requested " +
+                        (spec.request.adapter ? adapter(requested)
+                                              : "device \"" + spec.request.device + "\"") +
+                        " is " + (m_devices.is_lost(requested) ? "lost" : "not available") +
+                        ", so it is placed automatically. ";
+            kind = PlacementKind::Auto;
+        }
+        return kind;
+    }
+
+    void add_options(Item& item) const {
+        const auto& e = item.explanation;
+        const std::uint32_t requested = item.spec->request.adapter.value_or(~0u);
+        switch (effective_request(item)) {
+        case PlacementKind::Primary:
+            item.options.push_back(option_of(item, 0, false));
+            break;
+        case PlacementKind::Device:
+            for (std::size_t i = 0; i < e.devices.size(); ++i) {
+                if (e.devices[i].device == requested) {
+                    item.options.push_back(option_of(item, i, false));
+                }
+            }
+            break;
+        case PlacementKind::Worker: {
+            const auto now_on = here(item);
+            for (std::size_t i = 1; i < e.devices.size(); ++i) {
+                const auto& d = e.devices[i];
+                // Any worker may be asked for, but not a hop between openings of one device.
+                const bool hop = now_on && m_devices.share_capacity(d.device, *now_on);
+                if (d.execute && d.move && live(d.device) && !hop) {
+                    item.options.push_back(option_of(item, i, true));
+                }
+            }
+            if (item.options.empty()) {
+                item.note = "No live worker can run it, so it runs on the primary. ";
+                item.options.push_back(option_of(item, 0, false));
+            }
+            break;
+        }
+        case PlacementKind::Auto:
+            item.options.push_back(option_of(item, 0, false));
+            for (std::size_t i = 1; i < e.devices.size(); ++i) {
+                if (e.devices[i].candidate) {
+                    item.options.push_back(option_of(item, i, true));
+                }
+            }
+            break;
+        }
+    }
+
+    // Hysteresis baseline: where the task stays unless another device is better by the
+    // margin. A task seen for the first time starts from the primary (the rule's side);
+    // one whose device is gone has no baseline and moves at once.
+    void set_baseline(Item& item) const {
+        auto& e = item.explanation;
+        if (e.previous && !live(*e.previous)) {
+            e.lost_move = true;
+            item.note = adapter(*e.previous) +
+                        (m_devices.is_lost(*e.previous) ? " was lost" : " is no longer available") +
+                        ": the task moves in this decision and its last good output stays "
+                        "visible until the new device publishes. " +
+                        item.note;
+        } else {
+            const auto start = e.previous.value_or(m_devices.primary);
+            for (const auto& o : item.options) {
+                if (o.device == start) {
+                    item.baseline = start;
+                }
+            }
+        }
+        for (auto& o : item.options) {
+            o.adjusted =
+                o.charge + (item.baseline && *item.baseline != o.device ? e.margin_ms : 0.0);
+        }
+    }
+
+    const CostModel& m_model;
+    const PlacementOptions& m_options;
+    const DeviceSet& m_devices;
+    const std::vector<std::uint32_t>& m_workers;
+};
+
+// Each device's tasks and load under the chosen assignment, and the primary's predicted frame
+// time (its own frames, plus each task's primary-side cost amortised over its frames).
+void add_device_loads(PlacementPlan& plan, const std::vector<Item>& items,
+                      const std::vector<std::size_t>& choice, const DeviceSet& devices,
+                      const WorkerSlots& slots, const PlacementOptions& options) {
+    const auto primary = devices.primary;
+    DeviceLoad primary_load;
+    primary_load.device = primary;
+    primary_load.primary = true;
+    plan.devices.push_back(primary_load);
+    for (const auto w : slots.workers) {
+        DeviceLoad load;
+        load.device = w;
+        load.lost = devices.is_lost(w);
+        load.capacity = devices.share_capacity(w, primary) ? 0.0 : options.capacity;
+        plan.devices.push_back(load);
+    }
+    double frame_ms = options.primary_base_frame_ms;
+    const double per_frame =
+        options.primary_frame_rate_hz > 0.0 ? 1.0 / options.primary_frame_rate_hz : 0.0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const auto& option = items[i].options[choice[i]];
+        const auto& estimate = items[i].explanation.devices[option.estimate];
+        auto& load = option.device == primary
+                         ? plan.devices[0]
+                         : plan.devices[1 + slots.position_of.at(option.device)];
+        load.tasks.push_back(items[i].spec->name);
+        if (estimate.execute) {
+            load.load_fraction += estimate.execute->ms * items[i].rate / 1000.0;
+        }
+        if (option.device == primary) {
+            frame_ms += estimate.charge_ms * items[i].rate * per_frame;
+        } else if (estimate.move) {
+            frame_ms += estimate.move->primary_ms() * items[i].rate * per_frame;
+        }
+    }
+    plan.predicted_primary_frame_ms = frame_ms;
+}
+
+// Openings of one device count together: against the primary's second where they share its
+// device, else against one worker capacity.
+void add_shared_loads(PlacementPlan& plan, const DeviceSet& devices,
+                      const PlacementOptions& options) {
+    const double base_load = options.primary_base_frame_ms * options.primary_frame_rate_hz / 1000.0;
+    for (auto& d : plan.devices) {
+        d.device_load_fraction = d.load_fraction;
+        for (const auto& other : plan.devices) {
+            if (devices.share_capacity(d.device, other.device)) {
+                d.shares_with.push_back(other.device);
+                d.device_load_fraction += other.load_fraction;
+            }
+        }
+        const bool primary_device = d.primary || devices.share_capacity(d.device, devices.primary);
+        d.over_capacity = primary_device ? d.device_load_fraction + base_load > 1.0
+                                         : d.device_load_fraction > options.capacity + 1e-9;
+    }
+    plan.openings_are_separate = devices.openings_are_separate;
+    plan.openings = describe_openings(plan.devices, devices);
+}
+
+// The reason sentences of item `i`, placed on `option`'s device.
+std::string explained_reason(const std::vector<Item>& items, std::size_t i, const Option& option,
+                             const PlacementPlan& plan, const PlacementOptions& options) {
+    const Item& item = items[i];
+    if (item.root) {
+        return item.note + "Placed with '" + item.spec->with +
+               "', whose output it reads on the same device, copying nothing: a chain "
+               "is placed as a unit (the decision is explained at '" +
+               items[*item.root].spec->name + "').";
+    }
+    // A chain's first task placed auto went where the chain's sums put it, which its own
+    // figures do not explain.
+    const bool chained_auto =
+        !item.members.empty() && item.spec->request.kind == PlacementKind::Auto;
+    const std::uint32_t primary = plan.devices[0].device;
+    std::string why = item.note +
+                      (chained_auto ? "It runs on " +
+                                          (option.device == primary ? std::string("the primary")
+                                                                    : adapter(option.device)) +
+                                          "."
+                                    : reason(item, option, plan.devices, options)) +
+                      (item.members.empty() ? std::string() : chain_sentence(items, item, option));
+    if (!why.empty() && why[0] >= 'a' && why[0] <= 'z') {
+        why[0] = static_cast<char>(why[0] - 'a' + 'A');
+    }
+    return why;
+}
+
+// Each item's explanation completed with where it goes, moved into the plan.
+void add_explanations(PlacementPlan& plan, std::vector<Item>& items,
+                      const std::vector<std::size_t>& choice, const PlacementOptions& options) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        auto& item = items[i];
+        auto& e = item.explanation;
+        const auto& option = item.options[choice[i]];
+        e.chosen = option.device;
+        e.moved = e.previous.has_value() && *e.previous != e.chosen;
+        if (item.root) {
+            e.with = item.spec->with;
+        }
+        for (const std::size_t m : item.members) {
+            e.chain.push_back(items[m].spec->name);
+        }
+        if (options.explain) {
+            e.reason = explained_reason(items, i, option, plan, options);
+        }
+        plan.tasks.push_back(std::move(e));
+    }
+}
+
 } // namespace
 
 void check_placement_task(const PlacementTask& task) {
@@ -643,292 +1016,27 @@ Placer::Placer(const CostModel& model, PlacementOptions options)
 PlacementPlan Placer::decide(const std::vector<PlacementTask>& tasks, const DeviceSet& devices) {
     PlacementPlan plan;
     plan.decision = ++m_decisions;
-    const auto primary = devices.primary;
-    std::vector<std::uint32_t> workers;
-    for (const auto w : devices.workers) {
-        if (w != primary && std::find(workers.begin(), workers.end(), w) == workers.end()) {
-            workers.push_back(w);
-        }
-    }
-    // Capacity slots: one per physical device of the workers, its openings sharing it; openings
-    // of the primary's device have none (their load is the primary's, which no capacity bounds).
-    std::vector<std::size_t> slot_of;
-    std::vector<std::uint32_t> slot_owner;            // the first worker of each slot
-    std::map<std::uint32_t, std::size_t> position_of; // worker -> index in `workers`
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-        const auto w = workers[i];
-        position_of[w] = i;
-        if (w >= slot_of.size()) {
-            slot_of.resize(w + 1, k_no_slot);
-        }
-        if (devices.share_capacity(w, primary)) {
-            continue;
-        }
-        const auto shared = std::find_if(slot_owner.begin(), slot_owner.end(), [&](auto owner) {
-            return devices.share_capacity(w, owner);
-        });
-        slot_of[w] = static_cast<std::size_t>(shared - slot_owner.begin());
-        if (shared == slot_owner.end()) {
-            slot_owner.push_back(w);
-        }
-    }
-
+    const WorkerSlots slots = worker_slots(devices);
+    const ItemBuilder builder(*m_model, m_options, devices, slots.workers);
     std::vector<Item> items;
     items.reserve(tasks.size());
     for (const auto& spec : tasks) {
-        Item item;
-        item.spec = &spec;
-        auto& e = item.explanation;
-        e.task = spec.name;
-        e.shape = spec.shape;
-        e.request = spec.request;
-        e.rate_hz = spec.rate_hz;
-        if (const auto it = m_current.find(spec.name); it != m_current.end()) {
-            e.previous = it->second;
-        }
-        item.invalid = !std::isfinite(spec.rate_hz) || spec.rate_hz <= 0.0;
-        item.rate = item.invalid ? 0.0 : spec.rate_hz;
-
-        // Estimates: the primary first, then each worker.
-        DeviceEstimate p;
-        p.device = primary;
-        p.primary = true;
-        p.candidate = true;
-        p.execute = m_model->execute(spec.name, spec.shape, primary);
-        p.charge_ms = p.execute ? p.execute->ms : 0.0;
-        p.load_fraction = p.charge_ms * item.rate / 1000.0;
-        e.devices.push_back(p);
-        const bool gain_known = p.execute.has_value();
-        e.margin_ms = std::max(m_options.margin_ms, m_options.margin_fraction * p.charge_ms);
-        auto live = [&](std::uint32_t device) {
-            return device == primary || (devices.is_worker(device) && !devices.is_lost(device));
-        };
-        // The worker the task runs on now, if any: its device's other openings free nothing more.
-        const std::optional<std::uint32_t> here =
-            e.previous && *e.previous != primary && live(*e.previous) ? e.previous : std::nullopt;
-        for (const auto w : workers) {
-            DeviceEstimate d;
-            d.device = w;
-            if (devices.is_lost(w)) {
-                d.excluded = "the device was lost";
-                e.devices.push_back(d);
-                continue;
-            }
-            if (devices.one_device(w, primary)) {
-                d.opening_of = primary;
-            } else if (here && devices.one_device(w, *here)) {
-                d.opening_of = here;
-            }
-            d.treated_as_separate = d.opening_of.has_value() && devices.openings_are_separate;
-            const bool shares_primary = d.opening_of == primary && !d.treated_as_separate;
-            d.execute = m_model->execute(spec.name, spec.shape, w);
-            const auto path = devices.path_of(w);
-            d.move = m_model->move(spec.name, spec.shape, w, primary, path);
-            // On an opening of the primary's device the work stays on the primary's device.
-            d.gain_ms = shares_primary ? 0.0 : p.charge_ms;
-            if (d.move) {
-                d.charge_ms = d.move->total_ms();
-            }
-            if (d.execute) {
-                d.load_fraction = d.execute->ms * item.rate / 1000.0;
-            }
-            const double path_load = d.move ? d.move->path_ms() * item.rate / 1000.0 : 0.0;
-            if (d.opening_of && !d.treated_as_separate) {
-                d.excluded = "an opening of the same device as " +
-                             (shares_primary ? std::string("the primary")
-                                             : adapter(*d.opening_of) + ", where the task runs") +
-                             ": moving there frees nothing";
-            } else if (!d.execute) {
-                d.excluded = "no cost is known for \"" + spec.shape.kind +
-                             "\" on this device yet (the runtime measures it with trial jobs; "
-                             "a profile from `tandem calibrate` predicts it)";
-            } else if (!d.move) {
-                d.excluded = path ? std::string("the transfer path ") + to_string(*path) +
-                                        " the pair uses was not measured for it"
-                                  : "no transfer path to the primary was measured";
-            } else if (d.load_fraction > m_options.capacity || path_load > m_options.capacity) {
-                char rate[32];
-                std::snprintf(rate, sizeof rate, "%g", item.rate);
-                d.excluded = std::string("at ") + rate + " Hz it alone would need " +
-                             percent(std::max(d.load_fraction, path_load)) +
-                             " of the device or its transfer path, more than its capacity of " +
-                             percent(m_options.capacity);
-            } else if (!gain_known) {
-                d.excluded = "the primary's cost of \"" + spec.shape.kind +
-                             "\" is unknown, so no gain can be predicted";
-            }
-            d.candidate = d.excluded.empty();
-            e.devices.push_back(d);
-        }
-
-        using Kind = PlacementKind;
-        Kind kind = spec.request.kind;
-        const std::uint32_t requested = spec.request.adapter.value_or(~0u);
-        if (item.invalid) {
-            item.note = "Its update rate is not a positive finite number, so it runs on the "
-                        "primary. ";
-            kind = Kind::Primary;
-        }
-        if (kind == Kind::Device && !live(requested)) {
-            item.note = "The requested " +
-                        (spec.request.adapter ? adapter(requested)
-                                              : "device \"" + spec.request.device + "\"") +
-                        " is " + (devices.is_lost(requested) ? "lost" : "not available") +
-                        ", so it is placed automatically. ";
-            kind = Kind::Auto;
-        }
-        switch (kind) {
-        case Kind::Primary:
-            item.options.push_back(option_of(item, 0, false));
-            break;
-        case Kind::Device:
-            for (std::size_t i = 0; i < e.devices.size(); ++i) {
-                if (e.devices[i].device == requested) {
-                    item.options.push_back(option_of(item, i, false));
-                }
-            }
-            break;
-        case Kind::Worker:
-            for (std::size_t i = 1; i < e.devices.size(); ++i) {
-                const auto& d = e.devices[i];
-                // Any worker may be asked for, but not a hop between openings of one device.
-                const bool hop = here && devices.share_capacity(d.device, *here);
-                if (d.execute && d.move && live(d.device) && !hop) {
-                    item.options.push_back(option_of(item, i, true));
-                }
-            }
-            if (item.options.empty()) {
-                item.note = "No live worker can run it, so it runs on the primary. ";
-                item.options.push_back(option_of(item, 0, false));
-            }
-            break;
-        case Kind::Auto:
-            item.options.push_back(option_of(item, 0, false));
-            for (std::size_t i = 1; i < e.devices.size(); ++i) {
-                if (e.devices[i].candidate) {
-                    item.options.push_back(option_of(item, i, true));
-                }
-            }
-            break;
-        }
-
-        // Hysteresis baseline: where the task stays unless another device is better by the
-        // margin. A task seen for the first time starts from the primary (the rule's side);
-        // one whose device is gone has no baseline and moves at once.
-        if (e.previous && !live(*e.previous)) {
-            e.lost_move = true;
-            item.note = adapter(*e.previous) +
-                        (devices.is_lost(*e.previous) ? " was lost" : " is no longer available") +
-                        ": the task moves in this decision and its last good output stays "
-                        "visible until the new device publishes. " +
-                        item.note;
-        } else {
-            const auto start = e.previous.value_or(primary);
-            for (const auto& o : item.options) {
-                if (o.device == start) {
-                    item.baseline = start;
-                }
-            }
-        }
-        for (auto& o : item.options) {
-            o.adjusted =
-                o.charge + (item.baseline && *item.baseline != o.device ? e.margin_ms : 0.0);
-        }
-        items.push_back(std::move(item));
+        const auto it = m_current.find(spec.name);
+        items.push_back(builder.build(
+            spec, it != m_current.end() ? std::optional<std::uint32_t>(it->second) : std::nullopt));
     }
 
     group_chains(items, devices);
     std::vector<std::size_t> choice;
-    plan.method = Search(items, slot_of, slot_owner.size(), m_options).run(choice);
+    plan.method = Search(items, slots.slot_of, slots.slot_owner.size(), m_options).run(choice);
     follow_chains(items, choice);
 
-    // Loads and the primary's frame time under the chosen assignment.
-    DeviceLoad primary_load;
-    primary_load.device = primary;
-    primary_load.primary = true;
-    plan.devices.push_back(primary_load);
-    for (const auto w : workers) {
-        DeviceLoad load;
-        load.device = w;
-        load.lost = devices.is_lost(w);
-        load.capacity = devices.share_capacity(w, primary) ? 0.0 : m_options.capacity;
-        plan.devices.push_back(load);
-    }
-    double frame_ms = m_options.primary_base_frame_ms;
-    const double per_frame =
-        m_options.primary_frame_rate_hz > 0.0 ? 1.0 / m_options.primary_frame_rate_hz : 0.0;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const auto& option = items[i].options[choice[i]];
-        const auto& estimate = items[i].explanation.devices[option.estimate];
-        auto& load = option.device == primary ? plan.devices[0]
-                                              : plan.devices[1 + position_of[option.device]];
-        load.tasks.push_back(items[i].spec->name);
-        if (estimate.execute) {
-            load.load_fraction += estimate.execute->ms * items[i].rate / 1000.0;
-        }
-        if (option.device == primary) {
-            frame_ms += estimate.charge_ms * items[i].rate * per_frame;
-        } else if (estimate.move) {
-            frame_ms += estimate.move->primary_ms() * items[i].rate * per_frame;
-        }
-    }
-    plan.predicted_primary_frame_ms = frame_ms;
-    // Openings of one device count together: against the primary's second where they share
-    // its device, else against one worker capacity.
-    const double base_load =
-        m_options.primary_base_frame_ms * m_options.primary_frame_rate_hz / 1000.0;
-    for (auto& d : plan.devices) {
-        d.device_load_fraction = d.load_fraction;
-        for (const auto& other : plan.devices) {
-            if (devices.share_capacity(d.device, other.device)) {
-                d.shares_with.push_back(other.device);
-                d.device_load_fraction += other.load_fraction;
-            }
-        }
-        const bool primary_device = d.primary || devices.share_capacity(d.device, primary);
-        d.over_capacity = primary_device ? d.device_load_fraction + base_load > 1.0
-                                         : d.device_load_fraction > m_options.capacity + 1e-9;
-    }
-    plan.openings_are_separate = devices.openings_are_separate;
-    plan.openings = describe_openings(plan.devices, devices);
-
-    // Explanations.
+    add_device_loads(plan, items, choice, devices, slots, m_options);
+    add_shared_loads(plan, devices, m_options);
+    add_explanations(plan, items, choice, m_options);
     std::map<std::string, std::uint32_t> next;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        auto& item = items[i];
-        auto& e = item.explanation;
-        const auto& option = item.options[choice[i]];
-        e.chosen = option.device;
-        e.moved = e.previous.has_value() && *e.previous != e.chosen;
+    for (const auto& e : plan.tasks) {
         next[e.task] = e.chosen;
-        if (item.root) {
-            e.with = item.spec->with;
-        }
-        for (const std::size_t m : item.members) {
-            e.chain.push_back(items[m].spec->name);
-        }
-        if (m_options.explain && item.root) {
-            e.reason = item.note + "Placed with '" + item.spec->with +
-                       "', whose output it reads on the same device, copying nothing: a chain "
-                       "is placed as a unit (the decision is explained at '" +
-                       items[*item.root].spec->name + "').";
-        } else if (m_options.explain) {
-            // A chain's first task placed auto went where the chain's sums put it, which its own
-            // figures do not explain.
-            const bool chained_auto =
-                !item.members.empty() && item.spec->request.kind == PlacementKind::Auto;
-            e.reason = item.note +
-                       (chained_auto ? "It runs on " +
-                                           (option.device == primary ? std::string("the primary")
-                                                                     : adapter(option.device)) +
-                                           "."
-                                     : reason(item, option, plan.devices, m_options)) +
-                       (item.members.empty() ? std::string() : chain_sentence(items, item, option));
-            if (!e.reason.empty() && e.reason[0] >= 'a' && e.reason[0] <= 'z') {
-                e.reason[0] = static_cast<char>(e.reason[0] - 'a' + 'A');
-            }
-        }
-        plan.tasks.push_back(std::move(e));
     }
     m_current = std::move(next);
     return plan;
