@@ -215,6 +215,9 @@ std::string hex_ids(const DeviceInfo& d) {
 // Vulkan, or a selector that matches nothing, is said in `reason`.
 WorkerChoice choose_worker(const std::string& worker) {
     WorkerChoice choice;
+    // The listing instance is the CLI's own: an installed layer enabled in this environment has
+    // nothing to do in it (the status has read both variables already).
+    setenv("DISABLE_TANDEM_FRAMEGEN", "1", 1);
     try {
         harness::SessionOptions options;
         options.validation = "off";
