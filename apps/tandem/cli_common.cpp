@@ -159,7 +159,8 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                    "$TANDEM_VIRTUAL_DEVICES, else 1")
         ->check(whole_number(1, 16));
     app.add_option("--primary", options.primary,
-                   "Primary adapter: auto, an index, a UUID (prefix) or part of a name")
+                   "Primary adapter: auto, an index, a UUID (prefix), pci:ADDRESS, "
+                   "vendor:device (hex) or part of a name; `tandem devices` lists them")
         ->capture_default_str();
     app.add_option("--workers", options.workers,
                    "Worker adapters: auto (all others), none, or a comma-separated list of "

@@ -64,6 +64,18 @@ void print_tables(const Session& s, const std::vector<PairInfo>& pairs) {
     }
     devices.print();
 
+    // Selectors that survive a reboot, unlike the index (TANDEM_FRAMEGEN_WORKER, --primary, ...).
+    std::printf("\nSelectors (stable across boots: give any of these, or part of the name)\n\n");
+    harness::Table selectors({"#", "vendor:device", "pci", "uuid"});
+    for (const DeviceInfo& d : s.devices.adapters()) {
+        char ids[24];
+        std::snprintf(ids, sizeof(ids), "%04x:%04x", d.vendor_id, d.device_id);
+        selectors.add({std::to_string(d.index), ids,
+                       d.pci_address.empty() ? "- (none reported)" : "pci:" + d.pci_address,
+                       to_string(d.device_uuid)});
+    }
+    selectors.print();
+
     std::printf("\nFeatures\n\n");
     harness::Table features({"#", "timeline", "sync2", "dyn.render", "ext.mem host (align)",
                              "ext.mem fd (buf/img)", "dma-buf", "ext.sem fd (bin/timeline)",

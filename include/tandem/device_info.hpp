@@ -105,6 +105,9 @@ struct DeviceInfo {
     std::uint32_t vendor_id = 0;
     std::string vendor;
     std::uint32_t device_id = 0;
+    // The PCI address "dddd:bb:dd.f" (VK_EXT_pci_bus_info), stable across boots unlike an
+    // index; empty where the driver does not report one (lavapipe).
+    std::string pci_address;
     std::string type; // "discrete", "integrated", "virtual", "cpu", "other"
     std::string driver_name;
     std::string driver_info;

@@ -7,7 +7,8 @@
 //   worker      a worker: the runtime's one with the fewest tasks, then fixed
 //   worker:N    the N-th worker, from 0
 //   2           the adapter with index 2
-//   device:SEL  the adapter a selector names (an index, a UUID prefix or part of a device name)
+//   device:SEL  the adapter a selector names (an index, a UUID prefix, "pci:" and a PCI address,
+//               vendor:device in hex, or part of a device name)
 //
 // Plain values: copy freely, any thread.
 #pragma once
@@ -42,7 +43,7 @@ struct TANDEM_API Placement {
     [[nodiscard]] static Placement on_adapter(std::uint32_t index) {
         return {PlacementKind::Device, {}, std::to_string(index), index};
     }
-    // An index, a UUID prefix or part of a device name.
+    // A selector: an index, a UUID prefix, a PCI address, vendor:device or part of a name.
     [[nodiscard]] static Placement on_device(std::string selector);
 
     // One of the text forms above; nullopt for anything else (an empty text too).

@@ -47,6 +47,9 @@
 //   TANDEM_NO_CUDA=1                 libcuda.so.1 is not loaded (no CUDA paths nor matrices)
 //   TANDEM_COPY_QUEUE=main|transfer  the queue family transfers use
 //   TANDEM_SPARE_CORES=1|0           whether Tandem's threads poll before sleeping
+//   TANDEM_FAULT_WORKER_LOST=N       fault injection, for tests of programs embedding Tandem:
+//                                    every worker job submission after the first N reports
+//                                    VK_ERROR_DEVICE_LOST, so the workers are lost for real
 //
 // Threads: every method is thread-safe (a stream's timer thread may submit while the frame
 // loop pumps and acquires). submit/pump/acquire/release/unregister_task never block on a GPU and
@@ -97,7 +100,8 @@ struct RuntimeAccess;
 } // namespace detail
 
 struct RuntimeOptions {
-    // Adapter selection (standalone): "auto", an index, a UUID prefix or part of a name.
+    // Adapter selection (standalone): "auto" or a selector: an index, a UUID prefix, a PCI
+    // address ("pci:0000:3b:00.0"), vendor:device in hex ("10de:2330") or part of a name.
     std::string primary = "auto";
     // "auto", "none", or comma-separated selectors. "auto" standalone: every other adapter (a
     // second opening of the only one where there is one); embedded: every other GPU of the
@@ -157,8 +161,9 @@ struct RuntimeOptions {
     bool trace = false;
     // Name Tandem's Vulkan objects (VK_EXT_debug_utils, where the instance has it) for
     // RenderDoc, Nsight and validation messages. The validation layer keeps what it learns of
-    // every name set for as long as the device lives, images reused included (README.md's
-    // validation section): an engine running under validation for hours can turn this off.
+    // every name set for as long as the device lives, images reused included (docs/embedding.md,
+    // "Logging, the environment and validation"): an engine under validation for hours can
+    // turn this off.
     bool name_objects = true;
     // Where "auto" tasks run (tandem/scheduler.hpp): profile, margins, calibration.
     SchedulerOptions scheduler;

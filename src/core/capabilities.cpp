@@ -123,6 +123,14 @@ std::string version_text(std::uint32_t v) {
            "." + std::to_string(VK_API_VERSION_PATCH(v));
 }
 
+// As lspci -D prints it, so users can copy it from either: "0000:3b:00.0".
+std::string pci_address_text(std::uint32_t domain, std::uint32_t bus, std::uint32_t device,
+                             std::uint32_t function) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%04x:%02x:%02x.%x", domain, bus, device, function);
+    return text;
+}
+
 // Vendors encode driverVersion differently; NVIDIA uses 10.8.8.6 bits.
 std::string driver_version_text(std::uint32_t vendor, std::uint32_t v) {
     if (vendor == 0x10DE) {
@@ -344,9 +352,19 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     if (has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
         driver_props.pNext = &host_props;
     }
+    VkPhysicalDevicePCIBusInfoPropertiesEXT pci_props{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
     VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     props2.pNext = &id_props;
+    if (has(VK_EXT_PCI_BUS_INFO_EXTENSION_NAME)) {
+        pci_props.pNext = props2.pNext;
+        props2.pNext = &pci_props;
+    }
     vkGetPhysicalDeviceProperties2(physical, &props2);
+    if (has(VK_EXT_PCI_BUS_INFO_EXTENSION_NAME)) {
+        info.pci_address = pci_address_text(pci_props.pciDomain, pci_props.pciBus,
+                                            pci_props.pciDevice, pci_props.pciFunction);
+    }
     const auto& props = props2.properties;
 
     info.name = props.deviceName;

@@ -74,6 +74,7 @@ json to_json(const DeviceInfo& d) {
         {"vendor", d.vendor},
         {"vendor_id", d.vendor_id},
         {"device_id", d.device_id},
+        {"pci_address", d.pci_address.empty() ? json(nullptr) : json(d.pci_address)},
         {"type", d.type},
         {"driver_name", d.driver_name},
         {"driver_info", d.driver_info},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/capabilities.hpp"
@@ -51,11 +52,46 @@ bool is_hex(std::string_view text) {
                                         [](unsigned char c) { return std::isxdigit(c) != 0; });
 }
 
+// "10de:2330", as lspci -nn prints a PCI device's ids; a Khronos vendor id has five digits
+// (lavapipe: "10005:0000").
+std::string vendor_device_text(const DeviceInfo& info) {
+    char text[24];
+    std::snprintf(text, sizeof(text), "%04x:%04x", info.vendor_id, info.device_id);
+    return text;
+}
+
+// "pci:0000:3b:00.0", "0000:3b:00.0" or "3b:00.0" (domain 0): the address, lower case, with its
+// domain; empty when `selector` is not one.
+std::string pci_selector(std::string_view selector) {
+    std::string address = lower(selector);
+    if (address.rfind("pci:", 0) == 0) {
+        address.erase(0, 4);
+    } else if (address.find('.') == std::string::npos) {
+        return {};
+    }
+    if (std::count(address.begin(), address.end(), ':') == 1) {
+        address = "0000:" + address;
+    }
+    const bool shaped = address.size() == 12 && address[4] == ':' && address[7] == ':' &&
+                        address[10] == '.' && is_hex(address.substr(0, 4)) &&
+                        is_hex(address.substr(5, 2)) && is_hex(address.substr(8, 2)) &&
+                        is_hex(address.substr(11, 1));
+    return shaped ? address : std::string();
+}
+
+// "10de:2330": four (five for a Khronos vendor id) hex digits, a colon, four hex digits.
+bool is_vendor_device(std::string_view selector) {
+    const std::size_t colon = selector.find(':');
+    return (colon == 4 || colon == 5) && selector.size() == colon + 5 &&
+           is_hex(selector.substr(0, colon)) && is_hex(selector.substr(colon + 1));
+}
+
 std::string adapter_list(const std::vector<Adapter>& adapters) {
     std::string text;
     for (const auto& a : adapters) {
         text += "\n  " + std::to_string(a.info.index) + ": " + a.info.name + " (" +
-                tandem::to_string(a.info.device_uuid) + ")";
+                tandem::to_string(a.info.device_uuid) + ", " + vendor_device_text(a.info) +
+                (a.info.pci_address.empty() ? "" : ", pci:" + a.info.pci_address) + ")";
     }
     return text;
 }
@@ -134,11 +170,31 @@ std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
     std::vector<std::uint32_t> matches;
     if (selector.empty()) {
         throw Error(ErrorCategory::InvalidArgument, "An empty device selector was given",
-                    "Use an index, a UUID or part of a device name; `tandem devices` lists them");
+                    "Use an index, a UUID, a pci: address, vendor:device or part of a device "
+                    "name; `tandem devices` lists them");
     }
     const bool numeric = std::all_of(selector.begin(), selector.end(),
                                      [](unsigned char c) { return std::isdigit(c) != 0; });
-    if (numeric && selector.size() < 8) {
+    const std::string pci = pci_selector(selector);
+    if (lower(selector.substr(0, 4)) == "pci:" && pci.empty()) {
+        throw Error(
+            ErrorCategory::InvalidArgument,
+            "Device selector '" + std::string(selector) + "' is not a PCI address",
+            "Write it as lspci -D prints it: pci:0000:3b:00.0 (domain:bus:device.function)");
+    }
+    if (!pci.empty()) {
+        for (const auto& a : adapters) {
+            if (a.info.pci_address == pci) {
+                matches.push_back(a.info.index);
+            }
+        }
+    } else if (is_vendor_device(selector)) {
+        for (const auto& a : adapters) {
+            if (vendor_device_text(a.info) == lower(selector)) {
+                matches.push_back(a.info.index);
+            }
+        }
+    } else if (numeric && selector.size() < 8) {
         unsigned index = 0;
         std::from_chars(selector.data(), selector.data() + selector.size(), index);
         if (index < adapters.size()) {
@@ -161,7 +217,9 @@ std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
         throw Error(ErrorCategory::InvalidArgument,
                     "No device matches '" + std::string(selector) +
                         "'. Devices:" + adapter_list(adapters),
-                    "Use an index, a UUID or part of a device name from this list");
+                    "Use an index, a UUID, a pci: address, vendor:device or part of a device name "
+                    "from this list (devices without a PCI address, such as lavapipe, match "
+                    "none)");
     }
     return matches;
 }

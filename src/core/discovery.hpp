@@ -43,9 +43,10 @@ struct Selection {
 };
 
 // Resolves one selector against `adapters`: an index ("2"), a UUID (as `tandem devices` prints
-// it, full or a prefix of at least 8 hex digits), or a case-insensitive name substring
-// ("h200"). Returns every match, in index order; throws Error naming the selector and listing
-// the adapters when nothing matches.
+// it, full or a prefix of at least 8 hex digits), a PCI address ("pci:0000:3b:00.0", or without
+// "pci:" or the domain: "3b:00.0"), vendor:device in hex ("10de:2330"), or a case-insensitive
+// name substring ("h200"). Only indices change between boots. Returns every match, in index
+// order; throws Error naming the selector and listing the adapters when nothing matches.
 [[nodiscard]] std::vector<std::uint32_t> match_adapters(const std::vector<Adapter>& adapters,
                                                         std::string_view selector);
 

@@ -1,6 +1,9 @@
 #include "core/vk_check.hpp"
 
+#include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +117,7 @@ struct Fault {
     std::string match;
     VkResult result;
     int remaining;
+    int pass = 0; // matching calls that still report what the driver returned
 };
 std::mutex g_fault_mutex;
 std::vector<Fault> g_faults;
@@ -147,6 +151,55 @@ void inject_vk_fault(std::string_view match, VkResult result, int count) {
     g_any_fault.store(true, std::memory_order_relaxed);
 }
 
+namespace {
+
+// TANDEM_FAULT_WORKER_LOST, read once: how many worker submissions pass, or what is wrong with
+// the text.
+struct EnvFault {
+    std::optional<int> pass;
+    std::string problem;
+};
+
+const EnvFault& env_fault() {
+    static const EnvFault parsed = [] {
+        EnvFault out;
+        const char* text = std::getenv("TANDEM_FAULT_WORKER_LOST");
+        if (text == nullptr || *text == '\0') {
+            return out;
+        }
+        char* end = nullptr;
+        const long pass = std::strtol(text, &end, 10);
+        if (*end != '\0' || pass < 0 || pass > std::numeric_limits<int>::max()) {
+            out.problem = std::string("TANDEM_FAULT_WORKER_LOST='") + text +
+                          "' is not a number of job submissions";
+        } else {
+            out.pass = static_cast<int>(pass);
+        }
+        return out;
+    }();
+    return parsed;
+}
+
+} // namespace
+
+void inject_vk_faults_from_env() {
+    const EnvFault& fault = env_fault();
+    if (!fault.problem.empty()) {
+        throw Error(ErrorCategory::InvalidArgument, fault.problem,
+                    "Give a whole number N >= 0 (worker submissions after the first N fail as "
+                    "lost), or unset it");
+    }
+    static std::once_flag once;
+    if (fault.pass) {
+        std::call_once(once, [&] {
+            std::lock_guard lock(g_fault_mutex);
+            g_faults.push_back({"worker submit", VK_ERROR_DEVICE_LOST,
+                                std::numeric_limits<int>::max(), *fault.pass});
+            g_any_fault.store(true, std::memory_order_relaxed);
+        });
+    }
+}
+
 void clear_vk_faults() {
     std::lock_guard lock(g_fault_mutex);
     g_faults.clear();
@@ -160,6 +213,10 @@ VkResult vk_status(VkResult result, std::string_view context) noexcept {
     std::lock_guard lock(g_fault_mutex);
     for (auto& fault : g_faults) {
         if (fault.remaining > 0 && context.find(fault.match) != std::string_view::npos) {
+            if (fault.pass > 0) {
+                --fault.pass;
+                return result;
+            }
             --fault.remaining;
             return fault.result;
         }

@@ -14,6 +14,10 @@ namespace tandem::detail {
 // report `result` instead of what the driver returned. Thread-safe; off by default.
 void inject_vk_fault(std::string_view match, VkResult result, int count = 1);
 void clear_vk_faults();
+// TANDEM_FAULT_WORKER_LOST=N (tandem/runtime.hpp): from the first call on, every worker job
+// submission after the first N reports VK_ERROR_DEVICE_LOST. Each runtime calls it as it opens;
+// throws Error when the variable is not a whole number.
+void inject_vk_faults_from_env();
 
 // Returns `result`, or an injected fault for `context`.
 [[nodiscard]] VkResult vk_status(VkResult result, std::string_view context) noexcept;

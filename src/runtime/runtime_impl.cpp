@@ -57,6 +57,7 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options)
       m_events(options.max_events), m_timeout_ms(options.worker_timeout.count()),
       m_trace(options.trace) {
     const LogScope scope(*m_logger); // the threads started below inherit it
+    inject_vk_faults_from_env();
     InstanceOptions instance_options;
     instance_options.validation = pick_validation(options);
     m_instance = std::make_unique<Instance>(instance_options);
@@ -75,6 +76,7 @@ RuntimeImpl::RuntimeImpl(const EmbedInfo& embed, const RuntimeOptions& options)
       m_events(options.max_events), m_timeout_ms(options.worker_timeout.count()),
       m_trace(options.trace) {
     const LogScope scope(*m_logger); // the threads started below inherit it
+    inject_vk_faults_from_env();
     m_instance = std::make_unique<Instance>(embed.instance, embed.debug_utils);
     // The application decides what opens: no environment variable adds openings here.
     m_adapters = discover_adapters(*m_instance, std::max(options.virtual_devices, 1u));

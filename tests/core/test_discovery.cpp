@@ -81,6 +81,42 @@ TEST_F(Discovery, ASelectorThatMatchesNothingSaysSo) {
     }
 }
 
+// Selectors that survive a reboot: the PCI address (in any of the forms lspci prints) and the
+// vendor:device ids. Plain adapters, so that every form is tested whatever the machine has.
+TEST(AdapterSelection, SelectsByPciAddressAndVendorDevice) {
+    std::vector<detail::Adapter> list(3);
+    for (std::uint32_t i = 0; i < list.size(); ++i) {
+        list[i].info.index = i;
+        list[i].info.name = "GPU " + std::to_string(i);
+    }
+    list[0].info.vendor_id = 0x10de;
+    list[0].info.device_id = 0x2330;
+    list[0].info.pci_address = "0000:3b:00.0";
+    list[1].info.vendor_id = 0x1002;
+    list[1].info.device_id = 0x744c;
+    list[1].info.pci_address = "0000:c1:00.0";
+    list[2].info.vendor_id = 0x10005; // lavapipe: a Khronos vendor id, no PCI address
+    const std::vector<std::uint32_t> first{0};
+    const std::vector<std::uint32_t> second{1};
+    EXPECT_EQ(detail::match_adapters(list, "pci:0000:3b:00.0"), first);
+    EXPECT_EQ(detail::match_adapters(list, "0000:3b:00.0"), first);
+    EXPECT_EQ(detail::match_adapters(list, "3b:00.0"), first);
+    EXPECT_EQ(detail::match_adapters(list, "PCI:0000:C1:00.0"), second);
+    EXPECT_EQ(detail::match_adapters(list, "10de:2330"), first);
+    EXPECT_EQ(detail::match_adapters(list, "1002:744C"), second);
+    EXPECT_EQ(detail::match_adapters(list, "10005:0000"), std::vector<std::uint32_t>{2});
+    // Well formed but absent, and malformed: refused with what to write.
+    for (const char* selector : {"pci:0000:3c:00.0", "10de:9999", "pci:3b:00", "pci:zz:00.0"}) {
+        try {
+            (void)detail::match_adapters(list, selector);
+            ADD_FAILURE() << "'" << selector << "' was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.category(), ErrorCategory::InvalidArgument) << e.what();
+            EXPECT_NE(std::string(e.what()).find(selector), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(AdapterSelection, NoAdapterAtAllIsUnsupported) {
     std::vector<detail::Adapter> none;
     try {
