@@ -22,6 +22,8 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
     load(table.EnumerateDeviceExtensionProperties,
          next(instance, "vkEnumerateDeviceExtensionProperties"));
     load(table.EnumeratePhysicalDevices, next(instance, "vkEnumeratePhysicalDevices"));
+    load(table.GetPhysicalDeviceMemoryProperties,
+         next(instance, "vkGetPhysicalDeviceMemoryProperties"));
     return table;
 }
 
@@ -55,6 +57,15 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.ResetCommandBuffer, next(device, "vkResetCommandBuffer"));
     load(table.CmdPipelineBarrier, next(device, "vkCmdPipelineBarrier"));
     load(table.CmdCopyImage, next(device, "vkCmdCopyImage"));
+    load(table.CreateBuffer, next(device, "vkCreateBuffer"));
+    load(table.DestroyBuffer, next(device, "vkDestroyBuffer"));
+    load(table.GetBufferMemoryRequirements, next(device, "vkGetBufferMemoryRequirements"));
+    load(table.AllocateMemory, next(device, "vkAllocateMemory"));
+    load(table.FreeMemory, next(device, "vkFreeMemory"));
+    load(table.BindBufferMemory, next(device, "vkBindBufferMemory"));
+    load(table.MapMemory, next(device, "vkMapMemory"));
+    load(table.InvalidateMappedMemoryRanges, next(device, "vkInvalidateMappedMemoryRanges"));
+    load(table.CmdCopyImageToBuffer, next(device, "vkCmdCopyImageToBuffer"));
     return table;
 }
 

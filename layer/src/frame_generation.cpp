@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -143,6 +145,9 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
                                  layer_settings().worker + "')");
     }
     m_worker_name = workers.front().name;
+    if (instance.dispatch.GetPhysicalDeviceMemoryProperties != nullptr) {
+        instance.dispatch.GetPhysicalDeviceMemoryProperties(device.physical_device, &m_memory);
+    }
 }
 
 DeviceGeneration::~DeviceGeneration() {
@@ -169,7 +174,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          GenerationCounts& counts,
                                          std::atomic<std::uint64_t>& real_presented)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
-      m_counts(counts), m_real_presented(real_presented) {
+      m_format(format), m_extent(extent), m_counts(counts), m_real_presented(real_presented) {
     // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
     // takes them byte for byte (the interpolation treats the channels alike).
     constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
@@ -285,6 +290,9 @@ void SwapchainGeneration::release() noexcept {
         static_cast<void>(m_device.runtime().unregister_task(task));
     }
     m_tasks.clear();
+    for (auto* frame : {&m_checks.real, &m_checks.previous, &m_checks.truth, &m_checks.generated}) {
+        frame->reset();
+    }
     if (m_pool != VK_NULL_HANDLE) {
         m_vk.DestroyCommandPool(m_device.device(), m_pool, nullptr);
         m_pool = VK_NULL_HANDLE;
@@ -332,15 +340,22 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
                            m_ready_value};
     Held next;
     next.image = image;
+    next.frame = m_frames++;
     next.presented = std::chrono::steady_clock::now();
     next.generations.assign(m_tasks.size(), 0);
+    // Verify mode gives the worker every other frame: the ones between are the truth.
+    next.held_back = layer_settings().verify && next.frame % 2 == 1;
+    if (layer_settings().verify && !next.held_back) {
+        wait_until_prepared();
+    }
     std::uint64_t inputs_released = 0;
-    for (std::size_t k = 0; k < m_tasks.size(); ++k) {
+    for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
         InterpolateSettings settings;
         settings.t = static_cast<float>(k + 1) / static_cast<float>(m_multiplier);
         const SubmitResult r =
             runtime.submit(m_tasks[k], settings_bytes(settings), std::span(&input, 1));
         if (!r.accepted()) {
+            note_submit_failure(r);
             continue; // Preparing or Busy: no frame generated before this one
         }
         inputs_released = std::max(inputs_released, r.inputs_released);
@@ -348,6 +363,9 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         if (++m_jobs[k] > 1) {
             next.generations[k] = r.generation;
         }
+        // Its frame is the held-back one only when the job before had the frame before that.
+        next.verifiable = m_last_input != UINT64_MAX && m_last_input + 2 == next.frame;
+        m_last_input = next.frame;
     }
 
     // 3. The real frame is presentable once the program's writes and Tandem's copies ran.
@@ -377,6 +395,36 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     }
     m_items_changed.notify_all();
     return m_last_result.load();
+}
+
+void SwapchainGeneration::wait_until_prepared() {
+    // Verify mode measures, it does not pace: the program waits for the tasks to be prepared, so
+    // that from its first frames on every held-back frame is generated and compared.
+    constexpr auto k_longest = std::chrono::seconds(120);
+    const auto start = std::chrono::steady_clock::now();
+    for (const TaskId task : m_tasks) {
+        while (m_device.runtime().stats(task).preparing &&
+               std::chrono::steady_clock::now() - start < k_longest) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+}
+
+void SwapchainGeneration::note_submit_failure(const SubmitResult& result) {
+    if (result.error != TaskError::DeviceLost) {
+        return;
+    }
+    // The worker is gone: every frame from now on passes through (the presenter still sends
+    // out the real ones), and the report says why.
+    m_worker_lost = true;
+    if (!m_counts.worker_lost.exchange(true)) {
+        {
+            const std::lock_guard lock(m_counts.summary_mutex);
+            m_counts.worker_lost_reason = result.reason;
+        }
+        log_problem("the frame-generation worker was lost (" + result.reason +
+                    "); frames pass through from now on");
+    }
 }
 
 void SwapchainGeneration::run_presenter() {
@@ -426,15 +474,20 @@ VkResult SwapchainGeneration::acquire(std::uint64_t timeout, VkSemaphore semapho
 
 void SwapchainGeneration::present_held(const Held& held) {
     m_device.runtime().pump();
-    for (std::size_t k = 0; k < held.generations.size(); ++k) {
+    const LayerSettings& settings = layer_settings();
+    for (std::size_t k = 0; k < held.generations.size() && !settings.verify; ++k) {
         if (held.generations[k] != 0) {
             wait_for_output(k, held.generations[k], held.presented);
             present_generated(k, held.generations[k]);
         }
     }
+    VkSemaphore ready = m_real_ready[held.image];
+    if (settings.verify || !settings.dump_folder.empty()) {
+        ready = check_real(held, ready);
+    }
     VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
     info.waitSemaphoreCount = 1;
-    info.pWaitSemaphores = &m_real_ready[held.image];
+    info.pWaitSemaphores = &ready;
     info.swapchainCount = 1;
     info.pSwapchains = &m_swapchain;
     info.pImageIndices = &held.image;
@@ -450,14 +503,186 @@ void SwapchainGeneration::present_held(const Held& held) {
             .count());
 }
 
+VkSemaphore SwapchainGeneration::check_real(const Held& held, VkSemaphore ready) {
+    const LayerSettings& settings = layer_settings();
+    try {
+        if (m_checks.cmd == VK_NULL_HANDLE) {
+            VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+            alloc.commandPool = m_pool;
+            alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+            alloc.commandBufferCount = 1;
+            if (m_vk.AllocateCommandBuffers(m_device.device(), &alloc, &m_checks.cmd) !=
+                VK_SUCCESS) {
+                throw std::runtime_error("vkAllocateCommandBuffers failed");
+            }
+            *reinterpret_cast<void**>(m_checks.cmd) = dispatch_key(m_device.device());
+            for (std::size_t i = 0; i < m_images.size(); ++i) {
+                m_checks.checked.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
+            }
+            for (auto* frame :
+                 {&m_checks.real, &m_checks.previous, &m_checks.truth, &m_checks.generated}) {
+                *frame = std::make_unique<HostFrame>(m_vk, m_device.device(), m_device.memory(),
+                                                     m_extent);
+            }
+        }
+    } catch (const std::exception& e) {
+        log_problem(std::string("no frame checks (verify mode, dump) for a swapchain: ") +
+                    e.what());
+        return ready;
+    }
+    // The real frame to the host, after the program's writes and Tandem's copy of it.
+    m_vk.ResetCommandBuffer(m_checks.cmd, 0);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    m_vk.BeginCommandBuffer(m_checks.cmd, &begin);
+    m_checks.real->record_copy(m_checks.cmd, m_images[held.image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR);
+    m_vk.EndCommandBuffer(m_checks.cmd);
+    const VkSemaphore checked = m_checks.checked[held.image];
+    if (!run_check(ready, 0, checked, 0)) {
+        return ready; // not submitted: the present waits for the frame as it would have
+    }
+    if (settings.verify) {
+        if (held.held_back) {
+            std::swap(m_checks.truth, m_checks.real);
+        } else {
+            verify_generated(held);
+            std::swap(m_checks.previous, m_checks.real);
+        }
+    } else if (const auto index = claim_dump()) {
+        dump(*index, "real", m_checks.real->texels());
+    }
+    return checked;
+}
+
+void SwapchainGeneration::verify_generated(const Held& held) {
+    if (held.frame < 2) {
+        return; // no held-back frame before the first two
+    }
+    if (!held.verifiable || held.generations.empty() || held.generations[0] == 0) {
+        const std::lock_guard lock(m_counts.summary_mutex);
+        m_counts.verify.missed += 1; // no job made the held-back frame
+        return;
+    }
+    wait_for_output(0, held.generations[0], held.presented);
+    if (!read_generated(0, held.generations[0])) {
+        const std::lock_guard lock(m_counts.summary_mutex);
+        m_counts.verify.missed += 1;
+        return;
+    }
+    const auto truth = m_checks.truth->texels();
+    const auto generated = m_checks.generated->texels();
+    const auto before = m_checks.previous->texels();
+    const auto after = m_checks.real->texels();
+    const double generated_db = psnr_db(generated, truth);
+    const double blend_db = blend_psnr_db(before, after, truth);
+    {
+        const std::lock_guard lock(m_counts.summary_mutex);
+        m_counts.verify.add(generated_db, blend_db);
+    }
+    if (const auto index = claim_dump()) {
+        std::vector<std::uint8_t> blend(truth.size());
+        for (std::size_t i = 0; i < blend.size(); ++i) {
+            blend[i] = static_cast<std::uint8_t>((before[i] + after[i] + 1) / 2);
+        }
+        dump(*index, "truth", truth);
+        dump(*index, "generated", generated);
+        dump(*index, "blend", blend);
+    }
+}
+
+bool SwapchainGeneration::read_generated(std::size_t task, std::uint64_t generation) {
+    Runtime& runtime = m_device.runtime();
+    const AcquireResult acquired = runtime.acquire(m_tasks[task]);
+    if (!acquired || acquired->generation != generation) {
+        if (acquired) {
+            static_cast<void>(runtime.release(*acquired, 0));
+        }
+        return false;
+    }
+    const Lease& lease = *acquired;
+    m_vk.ResetCommandBuffer(m_checks.cmd, 0);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    m_vk.BeginCommandBuffer(m_checks.cmd, &begin);
+    m_checks.generated->record_copy(m_checks.cmd, lease.image, lease.layout);
+    m_vk.EndCommandBuffer(m_checks.cmd);
+    const std::uint64_t release_value = m_device.next_release_value();
+    const bool copied =
+        run_check(lease.wait_semaphore, lease.wait_value, VK_NULL_HANDLE, release_value);
+    static_cast<void>(runtime.release(lease, copied ? release_value : 0));
+    return copied;
+}
+
+bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
+                                    std::uint64_t release_value) {
+    Runtime& runtime = m_device.runtime();
+    const VkSemaphoreSubmitInfo wait_info = semaphore_info(wait, wait_value);
+    std::vector<VkSemaphoreSubmitInfo> signals{semaphore_info(m_done, ++m_done_value)};
+    if (signal != VK_NULL_HANDLE) {
+        signals.push_back(semaphore_info(signal));
+    }
+    if (release_value != 0) {
+        signals.push_back(semaphore_info(runtime.primary_timeline(), release_value));
+    }
+    VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cmd_info.commandBuffer = m_checks.cmd;
+    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    batch.waitSemaphoreInfoCount = 1;
+    batch.pWaitSemaphoreInfos = &wait_info;
+    batch.commandBufferInfoCount = 1;
+    batch.pCommandBufferInfos = &cmd_info;
+    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+    batch.pSignalSemaphoreInfos = signals.data();
+    if (m_device.submit(batch) != VK_SUCCESS) {
+        log_problem("a frame check's copy could not be submitted");
+        return false;
+    }
+    const std::uint64_t value = m_done_value;
+    VkSemaphoreWaitInfo wait_done{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait_done.semaphoreCount = 1;
+    wait_done.pSemaphores = &m_done;
+    wait_done.pValues = &value;
+    return m_vk.WaitSemaphores(m_device.device(), &wait_done, 10'000'000'000ull) == VK_SUCCESS;
+}
+
+std::optional<std::uint32_t> SwapchainGeneration::claim_dump() {
+    const LayerSettings& settings = layer_settings();
+    if (settings.dump_folder.empty() || m_checks.dump_failed) {
+        return std::nullopt;
+    }
+    const std::uint32_t index = m_counts.dumped.fetch_add(1);
+    if (index >= settings.dump_frames) {
+        return std::nullopt;
+    }
+    return index;
+}
+
+void SwapchainGeneration::dump(std::uint32_t index, const char* kind,
+                               std::span<const std::uint8_t> texels) {
+    const std::string& folder = layer_settings().dump_folder;
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    char name[64];
+    std::snprintf(name, sizeof(name), "/%05u-%s.ppm", index, kind);
+    if (error || !write_ppm(folder + name, texels, m_extent, m_format)) {
+        m_checks.dump_failed = true;
+        log_problem("the dump could not write " + folder + name +
+                    (error ? " (" + error.message() + ")" : std::string()) +
+                    "; no more frames are dumped");
+    }
+}
+
 void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t generation,
                                           std::chrono::steady_clock::time_point presented) {
     // Polled: the runtime publishes outputs in pump(), which the presenter calls itself.
     constexpr auto k_poll = std::chrono::microseconds(100);
+    // Verify mode measures, it does not pace: it waits for every generated frame it compares.
+    const std::chrono::milliseconds wait =
+        layer_settings().verify ? std::max(layer_settings().wait, std::chrono::milliseconds(5000))
+                                : layer_settings().wait;
     const std::chrono::steady_clock::duration longest =
-        std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(250),
-                                                      layer_settings().wait);
-    const auto waited = presented + layer_settings().wait;
+        std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(250), wait);
+    const auto waited = presented + wait;
     Runtime& runtime = m_device.runtime();
     for (;;) {
         const TaskStats stats = runtime.stats(m_tasks[task]);
@@ -540,6 +765,12 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
                             VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
                             static_cast<std::uint32_t>(after.size()), after.data());
+    // The dump reads the frame as the swapchain image got it, byte for byte.
+    const std::optional<std::uint32_t> dump_index =
+        m_checks.generated ? claim_dump() : std::nullopt;
+    if (dump_index) {
+        m_checks.generated->record_copy(slot.cmd, lease.image, lease.layout);
+    }
     m_vk.EndCommandBuffer(slot.cmd);
 
     const std::uint64_t release_value = m_device.next_release_value();
@@ -581,6 +812,15 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
     } else {
         m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (dump_index) {
+        VkSemaphoreWaitInfo wait_done{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        wait_done.semaphoreCount = 1;
+        wait_done.pSemaphores = &m_done;
+        wait_done.pValues = &slot.done_value;
+        if (m_vk.WaitSemaphores(m_device.device(), &wait_done, 10'000'000'000ull) == VK_SUCCESS) {
+            dump(*dump_index, "generated", m_checks.generated->texels());
+        }
     }
 }
 

@@ -27,6 +27,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +38,8 @@
 #include "tandem/runtime.hpp"
 
 #include "dispatch_table.hpp"
+#include "frame_check.hpp"
+#include "host_frame.hpp"
 
 namespace tandem::layer {
 
@@ -55,11 +59,15 @@ struct GenerationSummary {
 struct GenerationCounts {
     std::atomic<std::uint64_t> generated{0}; // generated frames presented
     std::atomic<std::uint64_t> skipped{0};   // generated frames not ready (or not presentable)
+    std::atomic<std::uint32_t> dumped{0};    // frames (verify mode: comparisons) dumped
+    std::atomic<bool> worker_lost{false};    // a worker was lost: frames passed through since
     // The program's first and last vkQueuePresentKHR (steady clock, ns; 0: none yet).
     std::atomic<std::int64_t> first_present_ns{0};
     std::atomic<std::int64_t> last_present_ns{0};
     mutable std::mutex summary_mutex;
-    GenerationSummary summary; // the last swapchain's that ended
+    GenerationSummary summary;      // the last swapchain's that ended
+    std::string worker_lost_reason; // the runtime's sentence, when worker_lost
+    VerifyTotals verify;            // verify mode (TANDEM_FRAMEGEN_VERIFY)
     // The delay the layer added to each real frame: from the program's vkQueuePresentKHR of it
     // to the layer's present of it returning, in us (the newest k_delay_samples, a ring).
     static constexpr std::size_t k_delay_samples = 8192;
@@ -88,6 +96,9 @@ public:
     [[nodiscard]] std::uint32_t queue_family() const noexcept { return m_queue_family; }
     [[nodiscard]] const DeviceDispatch& dispatch() const noexcept { return m_dispatch; }
     [[nodiscard]] const std::string& worker_name() const noexcept { return m_worker_name; }
+    [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory() const noexcept {
+        return m_memory;
+    }
 
     // The next value the layer signals the runtime's primary timeline to (leases' reads done).
     [[nodiscard]] std::uint64_t next_release_value() noexcept { return ++m_release_value; }
@@ -104,6 +115,7 @@ private:
     std::shared_ptr<std::mutex> m_queue_mutex;
     DeviceDispatch m_dispatch;
     std::string m_worker_name;
+    VkPhysicalDeviceMemoryProperties m_memory{};
     std::atomic<std::uint64_t> m_release_value{0};
     std::unique_ptr<Runtime> m_runtime;
 };
@@ -138,6 +150,11 @@ public:
 private:
     struct Held {
         std::uint32_t image = 0;
+        std::uint64_t frame = 0; // the program's presents before this one, on this swapchain
+        // Verify mode: a frame held back from the worker (the truth its neighbours' generated
+        // frame is compared with), or one whose job generated the held-back frame before it.
+        bool held_back = false;
+        bool verifiable = false;
         std::chrono::steady_clock::time_point presented; // the program's present call
         std::vector<std::uint64_t> generations;          // per task; 0: no frame generated for it
     };
@@ -147,8 +164,35 @@ private:
         std::uint64_t done_value = 0;          // m_done reaches it once the slot is free
     };
 
+    // The host copies of frames and the command buffer that makes them (verify mode, the dump),
+    // made at the first check.
+    struct Checks {
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        std::vector<VkSemaphore> checked; // binary, per image: a real frame copied, presentable
+        std::unique_ptr<HostFrame> real;
+        std::unique_ptr<HostFrame> previous; // verify: the frame before the held-back one
+        std::unique_ptr<HostFrame> truth;    // verify: the held-back frame
+        std::unique_ptr<HostFrame> generated;
+        bool dump_failed = false; // the dump's folder could not be written: logged once
+    };
+
     void run_presenter();
     void present_held(const Held& held);
+    // Verify mode and the dump, on the presenter thread before the real frame goes out: copies
+    // it to the host (returning the semaphore its present waits for then), compares the
+    // generated frame with the held-back one, writes the dump's files.
+    [[nodiscard]] VkSemaphore check_real(const Held& held, VkSemaphore ready);
+    void verify_generated(const Held& held);
+    // Copies the task's output `generation` to checks.generated; false when it is not there.
+    [[nodiscard]] bool read_generated(std::size_t task, std::uint64_t generation);
+    // Submits the check command buffer (recorded) and waits on the host for it to complete.
+    [[nodiscard]] bool run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
+                                 std::uint64_t release_value);
+    // Claims the next dump index; empty when the dump is off, full or failed.
+    [[nodiscard]] std::optional<std::uint32_t> claim_dump();
+    void dump(std::uint32_t index, const char* kind, std::span<const std::uint8_t> texels);
+    void note_submit_failure(const SubmitResult& result);
+    void wait_until_prepared();
     // Waits until the task published `generation`: until then, or until the program presented
     // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
     void wait_for_output(std::size_t task, std::uint64_t generation,
@@ -161,10 +205,16 @@ private:
     const DeviceDispatch& m_vk;
     VkSwapchainKHR m_swapchain = VK_NULL_HANDLE;
     int m_multiplier = 2;
+    VkFormat m_format = VK_FORMAT_UNDEFINED;
+    VkExtent2D m_extent{};
     GenerationCounts& m_counts;
     std::vector<VkImage> m_images;
     std::vector<TaskId> m_tasks;
-    std::vector<std::uint64_t> m_jobs;    // jobs accepted per task (the first makes no frame)
+    std::vector<std::uint64_t> m_jobs; // jobs accepted per task (the first makes no frame)
+    std::uint64_t m_frames = 0;        // the program's presents on this swapchain
+    // Verify mode: the frame the task's last accepted job was given (UINT64_MAX: none).
+    std::uint64_t m_last_input = UINT64_MAX;
+    bool m_worker_lost = false; // submits failed with the worker lost: frames pass through
     VkSemaphore m_ready = VK_NULL_HANDLE; // timeline: the program's waits of each present done
     std::uint64_t m_ready_value = 0;
     VkSemaphore m_done = VK_NULL_HANDLE; // timeline: the layer's copies done
@@ -174,6 +224,7 @@ private:
     VkCommandPool m_pool = VK_NULL_HANDLE;
     std::vector<CopySlot> m_slots;
     std::size_t m_next_slot = 0;
+    Checks m_checks;
     std::vector<VkSemaphore> m_owned; // every semaphore above, destroyed with this
     std::atomic<std::uint64_t>& m_real_presented;
 

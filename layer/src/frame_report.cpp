@@ -14,6 +14,22 @@ namespace tandem::layer {
 
 namespace {
 
+// Verify mode's figures: the mean PSNR of the generated frames and of the blend against the
+// frames held back, and what the generated ones gain over the blend.
+nlohmann::json verify_json(const VerifyTotals& v) {
+    if (v.frames == 0) {
+        return {{"frames", 0}, {"missed", v.missed}};
+    }
+    const double n = static_cast<double>(v.frames);
+    return {{"frames", v.frames},
+            {"missed", v.missed},
+            {"generated_psnr_db_mean", v.generated_db_sum / n},
+            {"blend_psnr_db_mean", v.blend_db_sum / n},
+            {"gain_db", (v.generated_db_sum - v.blend_db_sum) / n},
+            {"generated_psnr_db_min", v.generated_db_min},
+            {"blend_psnr_db_min", v.blend_db_min}};
+}
+
 // Nearest rank, as Tandem's reports take percentiles; null without samples.
 nlohmann::json percentile(std::vector<double> samples, double p) {
     if (samples.empty()) {
@@ -54,6 +70,8 @@ bool write_frame_report(const ReportContents& contents) {
     std::uint64_t generated = 0;
     std::uint64_t skipped = 0;
     std::uint64_t open = 0;
+    VerifyTotals verify;
+    bool worker_lost = false;
     nlohmann::json devices = nlohmann::json::array();
     for (const DeviceCounts& counts : contents.devices) {
         devices.push_back({{"name", counts.name},
@@ -72,7 +90,15 @@ bool write_frame_report(const ReportContents& contents) {
                            {"worker_pass_us_p50", counts.generation.pass_us_p50},
                            {"input_copy_us_p50", counts.generation.input_copy_us_p50},
                            {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},
-                           {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)}});
+                           {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)},
+                           {"worker_lost", counts.worker_lost},
+                           {"worker_lost_reason", counts.worker_lost_reason},
+                           {"dumped", counts.dumped}});
+        if (settings.verify) {
+            devices.back()["verify"] = verify_json(counts.verify);
+        }
+        verify.merge(counts.verify);
+        worker_lost = worker_lost || counts.worker_lost;
         swapchains += counts.swapchains_created;
         real_frames += counts.real_frames_presented;
         generated += counts.generated_frames;
@@ -96,6 +122,9 @@ bool write_frame_report(const ReportContents& contents) {
     report["generated_frames"] = generated;
     report["skipped_frames"] = skipped;
     report["devices_open"] = open;
+    report["worker_lost"] = worker_lost;
+    report["verify"] = settings.verify ? verify_json(verify) : nlohmann::json(nullptr);
+    report["dump_folder"] = settings.dump_folder;
 
     const std::string& path = settings.report_path;
     const std::string partial = path + ".partial";

@@ -1,5 +1,6 @@
 #include "layer_state.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -97,7 +98,13 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
             counts.generation = g.summary;
         }
         counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), g.delays_us.end());
+        counts.verify.merge(g.verify);
+        if (g.worker_lost.load()) {
+            counts.worker_lost = true;
+            counts.worker_lost_reason = g.worker_lost_reason;
+        }
     }
+    counts.dumped += std::min<std::uint64_t>(g.dumped.load(), layer_settings().dump_frames);
     const bool generating = record.generation_possible.load();
     counts.generating = counts.generating || generating;
     if (!generating && counts.pass_through_reason.empty()) {

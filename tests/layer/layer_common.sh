@@ -18,7 +18,8 @@ require_tools() {
 }
 
 # lavapipe_only: Debian's lavapipe as the only Vulkan driver, and none of the layer's settings
-# nor the loader's layer variables from the caller's environment.
+# (environment or configuration file) nor the loader's layer variables from the caller's
+# environment. The sourcing script sets work first.
 lavapipe_only() {
     local candidate
     lvp_icd=
@@ -28,8 +29,12 @@ lavapipe_only() {
     [ -n "$lvp_icd" ] || fail "no lavapipe ICD (mesa-vulkan-drivers) under /usr/share/vulkan/icd.d"
     unset ENABLE_TANDEM_FRAMEGEN DISABLE_TANDEM_FRAMEGEN TANDEM_FRAMEGEN_MULTIPLIER \
         TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_LOG TANDEM_FRAMEGEN_WAIT_MS TANDEM_FRAMEGEN_WORKER \
+        TANDEM_FRAMEGEN_VERIFY TANDEM_FRAMEGEN_DUMP TANDEM_FRAMEGEN_DUMP_FRAMES \
+        TANDEM_FRAMEGEN_CONFIG TANDEM_FAULT_WORKER_LOST XDG_CONFIG_HOME \
         VK_INSTANCE_LAYERS VK_LAYER_PATH VK_ADD_LAYER_PATH VK_ICD_FILENAMES VK_LAYER_SETTINGS_PATH
     export VK_DRIVER_FILES=$lvp_icd
+    # No profile of the user's (~/.config/tandem) reaches a case: a folder of its own, empty.
+    export XDG_CONFIG_HOME=$work/xdg-config
     export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 }
 
