@@ -4,7 +4,13 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "harness/adopted_primary.hpp"
 #include "harness/main_view.hpp"
@@ -148,23 +154,40 @@ std::pair<std::uint32_t, std::uint32_t> post_render_size(PostKind kind, std::opt
     return {scaled(width), scaled(height)};
 }
 
-PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& options) {
-    const PostKind kind = options.kind;
-    const VkExtent2D out_extent{scene.width(), scene.height()};
-    const auto [render_w, render_h] =
-        post_render_size(kind, options.render_scale, out_extent.width, out_extent.height);
-    const VkExtent2D render_extent{render_w, render_h};
+namespace {
 
-    const bool temporal = kind == PostKind::Upscale && options.temporal_upscale;
-    const bool colour_motion = kind == PostKind::Interpolate && options.colour_motion;
-    TaskDesc desc = post_desc(kind, temporal, colour_motion, render_w, render_h, out_extent.width,
-                              out_extent.height);
+// The post task as registered: what it does, where it was asked to run, and its sizes.
+struct PostTask {
+    PostKind kind = PostKind::Blur;
+    VkExtent2D out_extent{};
+    VkExtent2D render_extent{};
+    bool temporal = false;      // the temporal upscaler: frames rendered with its jitter
+    bool colour_motion = false; // interpolate with the motion estimated from colour alone
+    TaskDesc desc;
+    std::string placement_text;
+    TaskId task;
+    std::size_t input_count = 0; // colour[, depth, motion]
+};
+
+PostTask register_post_task(Runtime& runtime, const RunScene& scene,
+                            const PostRunOptions& options) {
+    PostTask post;
+    post.kind = options.kind;
+    post.out_extent = VkExtent2D{scene.width(), scene.height()};
+    const auto [render_w, render_h] = post_render_size(
+        post.kind, options.render_scale, post.out_extent.width, post.out_extent.height);
+    post.render_extent = VkExtent2D{render_w, render_h};
+    post.temporal = post.kind == PostKind::Upscale && options.temporal_upscale;
+    post.colour_motion = post.kind == PostKind::Interpolate && options.colour_motion;
+    TaskDesc& desc = post.desc;
+    desc = post_desc(post.kind, post.temporal, post.colour_motion, render_w, render_h,
+                     post.out_extent.width, post.out_extent.height);
     desc.slots = options.slots;
-    const std::string placement_text =
+    post.placement_text =
         options.placement.value_or(runtime.worker_devices().empty() ? "primary" : "worker");
-    const std::optional<Placement> placement = Placement::parse(placement_text);
+    const std::optional<Placement> placement = Placement::parse(post.placement_text);
     if (!placement) {
-        throw Error("--placement '" + placement_text + "' is not a placement",
+        throw Error("--placement '" + post.placement_text + "' is not a placement",
                     "Use auto, primary, worker, worker:N, an adapter index or device:SELECTOR");
     }
     desc.placement = *placement;
@@ -173,378 +196,539 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
             input.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
         }
     }
-    const TaskId task = runtime.register_task(desc);
-    const std::size_t input_count = desc.inputs.size(); // colour[, depth, motion]
+    post.task = runtime.register_task(desc);
+    post.input_count = desc.inputs.size();
+    return post;
+}
 
-    PostRunResult result;
-    MainView view(runtime, scene, render_extent, 1, out_extent, k_frames_in_flight,
-                  MainViewOutputs::ColorDepthMotion);
-    // The references: rendered on the primary, blocking, at the sampled frames only.
-    AdoptedPrimary reference_primary(runtime.primary_vulkan(), "post reference");
-    const auto reference_cache = detail::shared_mesh_cache(
-        reference_primary.device(), scene.state().inputs.scene.shared_assets());
-    const detail::Renderer reference_renderer(*reference_cache, VK_FORMAT_R8G8B8A8_UNORM);
-    std::optional<detail::HeadlessView> reference;
-    if (kind != PostKind::Blur) {
-        reference.emplace(reference_renderer, out_extent, "post reference");
+// The references: rendered on the primary, blocking, at the sampled frames only (none for
+// blur, which has nothing to be measured against).
+class PostReference {
+public:
+    PostReference(const Runtime& runtime, RunScene& scene, PostKind kind, VkExtent2D extent)
+        : m_scene(scene), m_extent(extent), m_primary(runtime.primary_vulkan(), "post reference"),
+          m_cache(detail::shared_mesh_cache(m_primary.device(),
+                                            scene.state().inputs.scene.shared_assets())),
+          m_renderer(*m_cache, VK_FORMAT_R8G8B8A8_UNORM) {
+        if (kind != PostKind::Blur) {
+            m_view.emplace(m_renderer, extent, "post reference");
+        }
     }
-    const auto reference_at = [&](double t) {
-        scene.animate(t);
-        detail::Rgba8Image image(out_extent.width, out_extent.height);
-        image.pixels = reference->render(detail::main_snapshot(scene.state().inputs, {}));
+
+    [[nodiscard]] bool exists() const noexcept { return m_view.has_value(); }
+
+    // The scene at time `t` (animated there), rendered at the output size.
+    [[nodiscard]] detail::Rgba8Image at(double t) {
+        m_scene.animate(t);
+        detail::Rgba8Image image(m_extent.width, m_extent.height);
+        image.pixels = m_view->render(detail::main_snapshot(m_scene.state().inputs, {}));
         return image;
-    };
+    }
 
-    const auto sampled = [&](std::uint64_t frame) {
-        // The output of a sampled frame is read in the frame after it.
-        return options.png_every > 0 && frame >= 1 && frame % options.png_every == 0 &&
-               frame + 1 < options.frames;
-    };
-    const auto start = Clock::now();
-    const auto frame_period = options.fps > 0
-                                  ? std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(1.0 / options.fps))
-                                  : Clock::duration::zero();
-    auto next_frame = start;
-    auto next_progress = start;
+private:
+    RunScene& m_scene;
+    VkExtent2D m_extent;
+    AdoptedPrimary m_primary;
+    std::shared_ptr<detail::MeshCache> m_cache;
+    const detail::Renderer m_renderer;
+    std::optional<detail::HeadlessView> m_view;
+};
 
-    std::vector<std::uint64_t> released;      // per frame: when its images may be rendered again
-    std::vector<double> times;                // per frame: scene time
-    std::vector<std::uint64_t> generation_of; // per frame: its submit's generation (0: none)
+// What the frame loop counts and measures, for the report.
+struct PostFigures {
     std::uint64_t accepted = 0;
     std::uint64_t busy = 0;
-    std::uint64_t newest_seen = 0;
-    std::uint64_t new_outputs = 0;
+    std::uint64_t new_outputs = 0; // outputs newer than every one shown before
     std::vector<double> submit_us;
     std::vector<double> frame_end_to_ready_us; // timed frames (time_latency below)
     std::uint64_t frame_ends_from_gpu = 0;     // of those, timed from the frame's GPU timestamp
     QualitySamples quality;
-    detail::Rgba8Image previous_main;
-    // The sample waiting for its output: the frame, its generation, the real frame and reference.
-    struct PendingSample {
-        std::uint64_t frame = 0;
-        std::uint64_t generation = 0;
-        detail::Rgba8Image real;
-        detail::Rgba8Image reference;
-        detail::Rgba8Image baseline;
-    };
-    std::optional<PendingSample> pending;
-    std::string last_compare;
+    std::string last_compare; // the last output-beside-reference PNG
+};
 
-    const auto write = [&](const std::string& stem, std::uint64_t frame,
-                           const detail::Rgba8Image& image) {
-        char name[64];
-        std::snprintf(name, sizeof name, "%s_%05llu.png", stem.c_str(),
-                      static_cast<unsigned long long>(frame));
-        const std::string path = (options.out_dir / name).string();
-        write_png(path, image.width, image.height, image.pixels);
-        result.pngs.push_back(path);
-        return path;
-    };
+// The sample waiting for its output: the frame, its generation, the real frame and reference.
+struct PendingSample {
+    std::uint64_t frame = 0;
+    std::uint64_t generation = 0;
+    detail::Rgba8Image real;
+    detail::Rgba8Image reference;
+    detail::Rgba8Image baseline;
+};
 
-    // Polls (pump, acquire every `poll`) until the task's newest output is at least `generation`,
-    // for up to twice the worker timeout, starting from `lease`; returns the last lease taken
-    // (held, maybe older when the time ran out).
-    const auto acquire_at_least = [&](std::uint64_t generation, std::optional<Lease> lease,
-                                      Clock::duration poll) {
-        const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
-        while ((!lease || lease->generation < generation) && Clock::now() < deadline) {
-            if (lease) {
-                (void)runtime.release(*lease, 0);
-            }
-            std::this_thread::sleep_for(poll);
-            runtime.pump();
-            lease = runtime.acquire(task).lease;
-        }
-        return lease;
-    };
+// One frame's images that the task takes: rendered into lent images (a loan), or the view's own.
+struct FrameInputs {
+    std::optional<InputLoan> loan;
+    MainFrameTargets targets; // the loan's images, when there is one
+};
 
-    for (std::uint64_t frame = 0; frame < options.frames; ++frame) {
-        const double t = options.wall_clock
-                             ? std::chrono::duration<double>(Clock::now() - start).count()
-                             : static_cast<double>(frame) * options.scene_dt;
-        times.push_back(t);
-        scene.animate(t);
-        runtime.pump();
-        // The newest output, as a display shows it; a pending sample's output is waited for.
-        std::optional<Lease> lease = runtime.acquire(task).lease;
-        if (pending) {
-            lease = acquire_at_least(pending->generation, std::move(lease),
-                                     std::chrono::microseconds(200));
-        }
-        if (lease && lease->generation > newest_seen) {
-            newest_seen = lease->generation;
-            ++new_outputs;
-        }
-        const bool read_output = pending && lease && lease->generation == pending->generation;
-        if (pending && !read_output) {
-            ++result.missed_samples; // its output did not arrive in time: not measured
-            pending.reset();
-        }
-        const bool read_main =
-            sampled(frame) || (kind == PostKind::Interpolate && sampled(frame + 1));
-        // A sampled frame (for interpolate also the frame before it) must reach the task: its
-        // lend and submit are retried while the task is busy, as its PNG read-back waits anyway.
-        const bool must_take = read_main;
-        const auto take_deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
-        // Lent inputs: this frame renders into the images Tandem lends for the task's next job;
-        // without a loan (every slot busy) it renders into its own and is not sent.
-        std::optional<InputLoan> loan;
-        while (options.lend_inputs) {
-            LendResult l = runtime.lend_inputs(task);
-            if (l.lent()) {
-                loan = std::move(l.loan);
-                break;
-            }
-            if (l.status == SubmitStatus::Failed || !must_take || Clock::now() >= take_deadline) {
-                break;
-            }
-            runtime.pump();
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-        }
+// The frame loop: every frame renders the main view, shows the task's newest output and sends
+// the frame to the task; sampled frames are read back, written and measured.
+class PostFrameLoop {
+public:
+    PostFrameLoop(Runtime& runtime, RunScene& scene, const PostRunOptions& options,
+                  const PostTask& post, MainView& view, PostReference& reference,
+                  PostRunResult& result)
+        : m_runtime(runtime), m_scene(scene), m_options(options), m_post(post), m_view(view),
+          m_reference(reference), m_result(result) {}
 
-        // This frame renders into the images of frame - k_frames_in_flight: after Tandem's copy
-        // of them ran.
-        std::vector<VkSemaphoreSubmitInfo> waits;
-        if (frame >= k_frames_in_flight && released[frame - k_frames_in_flight] > 0) {
-            waits.push_back(detail::semaphore_submit_info(runtime.input_timeline(),
-                                                          released[frame - k_frames_in_flight],
-                                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-        }
-        std::vector<Lease> leases;
-        if (lease) {
-            leases.push_back(*lease);
-        }
-        MainFrameTargets targets;
-        if (loan) { // colour[, depth, motion], as the task declares them
-            const std::vector<LentInput>& lent = loan->inputs;
-            targets.color = lent.at(0).image;
-            targets.color_view = lent[0].view;
-            if (lent.size() >= 3) {
-                targets.depth = lent[1].image;
-                targets.depth_view = lent[1].view;
-                targets.motion = lent[2].image;
-                targets.motion_view = lent[2].view;
-            }
-            if (loan->writable > 0) {
-                waits.push_back(
-                    detail::semaphore_submit_info(runtime.input_timeline(), loan->writable,
-                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-            }
-        }
-        // The temporal upscaler's frames are rendered with its jitter, which its job is told.
-        const TemporalJitter jitter =
-            temporal
-                ? temporal_jitter(frame, render_w, render_h, out_extent.width, out_extent.height)
-                : TemporalJitter{};
-        TemporalUpscaleSettings temporal_settings;
-        temporal_settings.jitter_x = jitter.x;
-        temporal_settings.jitter_y = jitter.y;
-        const std::span<const std::byte> bytes =
-            temporal ? settings_bytes(temporal_settings) : std::span<const std::byte>();
-        MainFrameRequest request;
-        request.jitter_x = jitter.x;
-        request.jitter_y = jitter.y;
-        request.targets = loan ? &targets : nullptr;
-        request.leases = leases;
-        request.read_main = read_main;
-        request.read_leases = read_output;
-        request.waits = waits;
-        // Rendering into lent images: the frame signals the loan's own semaphore, which the
-        // submit names, so that the submit makes no Vulkan call (tandem/input.hpp).
-        std::vector<VkSemaphoreSubmitInfo> signals;
-        if (loan) {
-            signals.push_back(loan->written_signal());
-        }
-        request.signals = signals;
-        const std::uint64_t value = view.render(scene, request);
-        if (lease) {
-            (void)runtime.release(*lease, value);
-        }
-        if (value == 0) {
-            if (loan) {
-                (void)runtime.return_inputs(task, *loan);
-            }
-            result.failure = "frame " + std::to_string(frame) + ": " + view.last_error();
+    // Runs every frame (or until one fails); returns the seconds it took.
+    double run();
+    [[nodiscard]] const PostFigures& figures() const noexcept { return m_figures; }
+
+private:
+    // False when the run must stop (the failure recorded in the result).
+    bool run_frame(std::uint64_t frame);
+    [[nodiscard]] bool sampled(std::uint64_t frame) const {
+        // The output of a sampled frame is read in the frame after it.
+        return m_options.png_every > 0 && frame >= 1 && frame % m_options.png_every == 0 &&
+               frame + 1 < m_options.frames;
+    }
+    std::optional<Lease> acquire_at_least(std::uint64_t generation, std::optional<Lease> lease,
+                                          Clock::duration poll);
+    std::optional<Lease> acquire_shown();
+    FrameInputs lend_inputs(bool must_take, Clock::time_point deadline);
+    std::uint64_t render(std::uint64_t frame, const std::optional<Lease>& lease,
+                         const FrameInputs& inputs, const TemporalJitter& jitter, bool read_main,
+                         bool read_output);
+    SubmitResult submit(std::uint64_t value, const FrameInputs& inputs,
+                        std::span<const std::byte> bytes, bool must_take,
+                        Clock::time_point deadline);
+    bool count_submit(std::uint64_t frame, const SubmitResult& r);
+    void time_latency(std::uint64_t value, std::uint64_t generation);
+    void measure_output(std::uint64_t value);
+    void keep_main(std::uint64_t frame, std::uint64_t value, double t,
+                   const TemporalJitter& jitter);
+    std::string write(const std::string& stem, std::uint64_t frame,
+                      const detail::Rgba8Image& image);
+    void pace(std::uint64_t frame);
+
+    Runtime& m_runtime;
+    RunScene& m_scene;
+    const PostRunOptions& m_options;
+    const PostTask& m_post;
+    MainView& m_view;
+    PostReference& m_reference;
+    PostRunResult& m_result;
+    PostFigures m_figures;
+    Clock::time_point m_start;
+    Clock::time_point m_next_frame;
+    Clock::time_point m_next_progress;
+    std::vector<std::uint64_t> m_released;      // per frame: when its images may be rendered again
+    std::vector<double> m_times;                // per frame: scene time
+    std::vector<std::uint64_t> m_generation_of; // per frame: its submit's generation (0: none)
+    std::uint64_t m_newest_seen = 0;
+    detail::Rgba8Image m_previous_main;
+    std::optional<PendingSample> m_pending;
+};
+
+double PostFrameLoop::run() {
+    m_start = Clock::now();
+    m_next_frame = m_start;
+    m_next_progress = m_start;
+    for (std::uint64_t frame = 0; frame < m_options.frames; ++frame) {
+        if (!run_frame(frame)) {
             break;
         }
-        // The frame's colour, depth and motion vectors go to the task.
-        MainFrameImages images = view.frame_images(value);
-        if (loan) {
-            images.color = targets.color;
-            images.depth = targets.depth != VK_NULL_HANDLE ? targets.depth : images.depth;
-            images.motion = targets.motion != VK_NULL_HANDLE ? targets.motion : images.motion;
+    }
+    return std::chrono::duration<double>(Clock::now() - m_start).count();
+}
+
+bool PostFrameLoop::run_frame(std::uint64_t frame) {
+    const double t = m_options.wall_clock
+                         ? std::chrono::duration<double>(Clock::now() - m_start).count()
+                         : static_cast<double>(frame) * m_options.scene_dt;
+    m_times.push_back(t);
+    m_scene.animate(t);
+    m_runtime.pump();
+    std::optional<Lease> lease = acquire_shown();
+    const bool read_output = m_pending && lease && lease->generation == m_pending->generation;
+    if (m_pending && !read_output) {
+        ++m_result.missed_samples; // its output did not arrive in time: not measured
+        m_pending.reset();
+    }
+    const PostKind kind = m_post.kind;
+    const bool read_main = sampled(frame) || (kind == PostKind::Interpolate && sampled(frame + 1));
+    // A sampled frame (for interpolate also the frame before it) must reach the task: its
+    // lend and submit are retried while the task is busy, as its PNG read-back waits anyway.
+    const bool must_take = read_main;
+    const auto take_deadline = Clock::now() + std::chrono::milliseconds(m_options.timeout_ms) * 2;
+    const FrameInputs inputs = lend_inputs(must_take, take_deadline);
+    // The temporal upscaler's frames are rendered with its jitter, which its job is told.
+    const VkExtent2D rendered = m_post.render_extent;
+    const VkExtent2D out = m_post.out_extent;
+    const TemporalJitter jitter =
+        m_post.temporal
+            ? temporal_jitter(frame, rendered.width, rendered.height, out.width, out.height)
+            : TemporalJitter{};
+    TemporalUpscaleSettings temporal_settings;
+    temporal_settings.jitter_x = jitter.x;
+    temporal_settings.jitter_y = jitter.y;
+    const std::span<const std::byte> bytes =
+        m_post.temporal ? settings_bytes(temporal_settings) : std::span<const std::byte>();
+    const std::uint64_t value = render(frame, lease, inputs, jitter, read_main, read_output);
+    if (value == 0) {
+        if (inputs.loan) {
+            (void)m_runtime.return_inputs(m_post.task, *inputs.loan);
         }
-        const VkSemaphore written = loan ? loan->written : runtime.primary_timeline();
-        const std::uint64_t written_value = loan ? loan->written_value : value;
-        const std::array<InputImage, 3> inputs{
-            InputImage{images.color, images.layout, written, written_value},
-            InputImage{images.depth, images.layout, written, written_value},
-            InputImage{images.motion, images.layout, written, written_value}};
-        SubmitResult r;
-        r.status = SubmitStatus::Busy; // lent inputs without a loan: every slot was busy
-        while (loan || !options.lend_inputs) {
-            const auto submit_start = Clock::now();
-            r = runtime.submit(task, bytes,
-                               std::span<const InputImage>(inputs.data(), input_count));
-            if (r.accepted()) {
-                // The application thread's cost of an accepted submit with inputs.
-                submit_us.push_back(
-                    std::chrono::duration<double, std::micro>(Clock::now() - submit_start).count());
-            }
-            if (r.accepted() || r.status == SubmitStatus::Failed || !must_take ||
-                Clock::now() >= take_deadline) {
-                break;
-            }
-            runtime.pump();
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        m_result.failure = "frame " + std::to_string(frame) + ": " + m_view.last_error();
+        return false;
+    }
+    const SubmitResult r = submit(value, inputs, bytes, must_take, take_deadline);
+    if (!count_submit(frame, r)) {
+        return false;
+    }
+    // Every accepted frame after a warm-up is timed where frames are paced (the wait for its
+    // output fits in the frame's idle time); at an unlimited rate only the sampled ones.
+    constexpr std::uint64_t k_latency_warm_up = 10;
+    const bool timed =
+        r.accepted() && (sampled(frame) || (m_options.fps > 0 && frame >= k_latency_warm_up));
+    if ((read_main || read_output || timed) &&
+        m_view.wait(value, std::chrono::seconds(10)) != VK_SUCCESS) {
+        m_result.failure = "frame " + std::to_string(frame) + " did not finish in 10 s";
+        return false;
+    }
+    if (timed) {
+        time_latency(value, r.generation);
+    }
+    if (read_output) {
+        measure_output(value);
+    }
+    if (read_main) {
+        keep_main(frame, value, t, jitter);
+    }
+    m_result.frames = frame + 1;
+    pace(frame);
+    return true;
+}
+
+// Polls (pump, acquire every `poll`) until the task's newest output is at least `generation`,
+// for up to twice the worker timeout, starting from `lease`; returns the last lease taken
+// (held, maybe older when the time ran out).
+std::optional<Lease> PostFrameLoop::acquire_at_least(std::uint64_t generation,
+                                                     std::optional<Lease> lease,
+                                                     Clock::duration poll) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(m_options.timeout_ms) * 2;
+    while ((!lease || lease->generation < generation) && Clock::now() < deadline) {
+        if (lease) {
+            (void)m_runtime.release(*lease, 0);
         }
-        if (loan && !r.accepted()) {
-            (void)runtime.return_inputs(task, *loan); // after the frame's writes were submitted
+        std::this_thread::sleep_for(poll);
+        m_runtime.pump();
+        lease = m_runtime.acquire(m_post.task).lease;
+    }
+    return lease;
+}
+
+// The newest output, as a display shows it; a pending sample's output is waited for.
+std::optional<Lease> PostFrameLoop::acquire_shown() {
+    std::optional<Lease> lease = m_runtime.acquire(m_post.task).lease;
+    if (m_pending) {
+        lease = acquire_at_least(m_pending->generation, std::move(lease),
+                                 std::chrono::microseconds(200));
+    }
+    if (lease && lease->generation > m_newest_seen) {
+        m_newest_seen = lease->generation;
+        ++m_figures.new_outputs;
+    }
+    return lease;
+}
+
+// Lent inputs: this frame renders into the images Tandem lends for the task's next job;
+// without a loan (every slot busy) it renders into its own and is not sent.
+FrameInputs PostFrameLoop::lend_inputs(bool must_take, Clock::time_point deadline) {
+    FrameInputs out;
+    while (m_options.lend_inputs) {
+        LendResult l = m_runtime.lend_inputs(m_post.task);
+        if (l.lent()) {
+            out.loan = std::move(l.loan);
+            break;
         }
-        released.push_back(r.inputs_released);
-        generation_of.push_back(r.accepted() ? r.generation : 0);
+        if (l.status == SubmitStatus::Failed || !must_take || Clock::now() >= deadline) {
+            break;
+        }
+        m_runtime.pump();
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (out.loan) { // colour[, depth, motion], as the task declares them
+        const std::vector<LentInput>& lent = out.loan->inputs;
+        out.targets.color = lent.at(0).image;
+        out.targets.color_view = lent[0].view;
+        if (lent.size() >= 3) {
+            out.targets.depth = lent[1].image;
+            out.targets.depth_view = lent[1].view;
+            out.targets.motion = lent[2].image;
+            out.targets.motion_view = lent[2].view;
+        }
+    }
+    return out;
+}
+
+// Renders the frame (into the loan's images, if any) showing `lease`, which it releases;
+// returns the frame's primary timeline value, 0 when nothing was submitted.
+std::uint64_t PostFrameLoop::render(std::uint64_t frame, const std::optional<Lease>& lease,
+                                    const FrameInputs& inputs, const TemporalJitter& jitter,
+                                    bool read_main, bool read_output) {
+    // This frame renders into the images of frame - k_frames_in_flight: after Tandem's copy
+    // of them ran.
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    if (frame >= k_frames_in_flight && m_released[frame - k_frames_in_flight] > 0) {
+        waits.push_back(detail::semaphore_submit_info(m_runtime.input_timeline(),
+                                                      m_released[frame - k_frames_in_flight],
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    }
+    std::vector<Lease> leases;
+    if (lease) {
+        leases.push_back(*lease);
+    }
+    if (inputs.loan && inputs.loan->writable > 0) {
+        waits.push_back(detail::semaphore_submit_info(m_runtime.input_timeline(),
+                                                      inputs.loan->writable,
+                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    }
+    MainFrameRequest request;
+    request.jitter_x = jitter.x;
+    request.jitter_y = jitter.y;
+    request.targets = inputs.loan ? &inputs.targets : nullptr;
+    request.leases = leases;
+    request.read_main = read_main;
+    request.read_leases = read_output;
+    request.waits = waits;
+    // Rendering into lent images: the frame signals the loan's own semaphore, which the
+    // submit names, so that the submit makes no Vulkan call (tandem/input.hpp).
+    std::vector<VkSemaphoreSubmitInfo> signals;
+    if (inputs.loan) {
+        signals.push_back(inputs.loan->written_signal());
+    }
+    request.signals = signals;
+    const std::uint64_t value = m_view.render(m_scene, request);
+    if (lease) {
+        (void)m_runtime.release(*lease, value);
+    }
+    return value;
+}
+
+// The frame's colour, depth and motion vectors go to the task (retried while it is busy when
+// the frame must reach it); a loan not taken is returned.
+SubmitResult PostFrameLoop::submit(std::uint64_t value, const FrameInputs& inputs,
+                                   std::span<const std::byte> bytes, bool must_take,
+                                   Clock::time_point deadline) {
+    MainFrameImages images = m_view.frame_images(value);
+    const std::optional<InputLoan>& loan = inputs.loan;
+    if (loan) {
+        images.color = inputs.targets.color;
+        images.depth = inputs.targets.depth != VK_NULL_HANDLE ? inputs.targets.depth : images.depth;
+        images.motion =
+            inputs.targets.motion != VK_NULL_HANDLE ? inputs.targets.motion : images.motion;
+    }
+    const VkSemaphore written = loan ? loan->written : m_runtime.primary_timeline();
+    const std::uint64_t written_value = loan ? loan->written_value : value;
+    const std::array<InputImage, 3> images_sent{
+        InputImage{images.color, images.layout, written, written_value},
+        InputImage{images.depth, images.layout, written, written_value},
+        InputImage{images.motion, images.layout, written, written_value}};
+    SubmitResult r;
+    r.status = SubmitStatus::Busy; // lent inputs without a loan: every slot was busy
+    while (loan || !m_options.lend_inputs) {
+        const auto submit_start = Clock::now();
+        r = m_runtime.submit(m_post.task, bytes,
+                             std::span<const InputImage>(images_sent.data(), m_post.input_count));
         if (r.accepted()) {
-            ++accepted;
-        } else if (r.status == SubmitStatus::Failed) {
-            result.failure = "frame " + std::to_string(frame) + ": the " + to_string(kind) +
-                             " task failed: " + r.reason;
+            // The application thread's cost of an accepted submit with inputs.
+            m_figures.submit_us.push_back(
+                std::chrono::duration<double, std::micro>(Clock::now() - submit_start).count());
+        }
+        if (r.accepted() || r.status == SubmitStatus::Failed || !must_take ||
+            Clock::now() >= deadline) {
             break;
-        } else {
-            ++busy;
         }
+        m_runtime.pump();
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (loan && !r.accepted()) {
+        (void)m_runtime.return_inputs(m_post.task,
+                                      *loan); // after the frame's writes were submitted
+    }
+    return r;
+}
 
-        // Every accepted frame after a warm-up is timed where frames are paced (the wait for its
-        // output fits in the frame's idle time); at an unlimited rate only the sampled ones.
-        constexpr std::uint64_t k_latency_warm_up = 10;
-        const bool time_latency =
-            r.accepted() && (sampled(frame) || (options.fps > 0 && frame >= k_latency_warm_up));
-        if (read_main || read_output || time_latency) {
-            if (view.wait(value, std::chrono::seconds(10)) != VK_SUCCESS) {
-                result.failure = "frame " + std::to_string(frame) + " did not finish in 10 s";
-                break;
-            }
-        }
-        // From the real frame's end on the GPU (its last timestamp on the host's clock; where
-        // the primary has none, when the wait above saw its timeline value) to its output
-        // acquirable, the application polling every 20 us. A sample's output is read in the
-        // next frame, as for every sample.
-        if (time_latency) {
-            const std::optional<std::int64_t> gpu_end = view.end_host_ns(value);
-            const auto frame_end =
-                gpu_end ? Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::nanoseconds(*gpu_end)))
-                        : Clock::now();
-            frame_ends_from_gpu += gpu_end ? 1 : 0;
-            runtime.pump();
-            const std::optional<Lease> l = acquire_at_least(
-                r.generation, runtime.acquire(task).lease, std::chrono::microseconds(20));
-            if (l && l->generation >= r.generation) {
-                frame_end_to_ready_us.push_back(
-                    std::chrono::duration<double, std::micro>(Clock::now() - frame_end).count());
-            }
-            if (l) {
-                (void)runtime.release(*l, 0);
-            }
-        }
-        if (read_output) {
-            detail::Rgba8Image output(out_extent.width, out_extent.height);
-            output.pixels = view.lease_pixels(value, 0);
-            const double out_db = finite_db(detail::psnr(output, pending->reference));
-            const double base_db = finite_db(detail::psnr(pending->baseline, pending->reference));
-            quality.output_db.push_back(out_db);
-            quality.baseline_db.push_back(base_db);
-            write(output_word(kind), pending->frame, output);
-            if (reference) {
-                write("true", pending->frame, pending->reference);
-                last_compare =
-                    write("compare", pending->frame, side_by_side(output, pending->reference));
-            }
-            pending.reset();
-        }
-        if (read_main) {
-            detail::Rgba8Image real(render_extent.width, render_extent.height);
-            real.pixels = view.main_pixels(value);
-            if (sampled(frame)) {
-                write("main", frame, real);
-                // A sample is measured only where the task's previous job was the frame before
-                // (interpolate generates between its last two jobs' frames).
-                const bool consecutive =
-                    generation_of[frame] != 0 &&
-                    (kind != PostKind::Interpolate ||
-                     (frame >= 1 && generation_of[frame - 1] + 1 == generation_of[frame] &&
-                      !previous_main.pixels.empty()));
-                if (consecutive) {
-                    PendingSample s;
-                    s.frame = frame;
-                    s.generation = generation_of[frame];
-                    switch (kind) {
-                    case PostKind::Interpolate:
-                        s.reference = reference_at(0.5 * (times[frame - 1] + times[frame]));
-                        s.baseline = detail::blend(previous_main, real);
-                        break;
-                    case PostKind::Upscale:
-                        s.reference = reference_at(times[frame]);
-                        // Where the frame's samples are (moved by its jitter, if any).
-                        s.baseline = detail::bilinear_upscale(
-                            real, out_extent.width, out_extent.height, jitter.x, jitter.y);
-                        break;
-                    case PostKind::Blur:
-                        // No reference: the output is written, its quality not measured.
-                        s.reference = real;
-                        s.baseline = real;
-                        break;
-                    }
-                    scene.animate(t);
-                    s.real = std::move(real);
-                    pending = std::move(s);
-                }
-            } else {
-                previous_main = std::move(real);
-            }
-        }
-        result.frames = frame + 1;
-        const auto now = Clock::now();
-        if (options.progress && (now >= next_progress || frame + 1 == options.frames)) {
-            next_progress = now + std::chrono::milliseconds(250);
-            options.progress(frame + 1, newest_seen);
-        }
-        if (frame_period > Clock::duration::zero() && frame + 1 < options.frames) {
-            next_frame += frame_period;
-            next_frame = std::max(next_frame, Clock::now());
-            std::this_thread::sleep_until(next_frame);
-        }
+// Counts the submit; false when the task failed (the run stops).
+bool PostFrameLoop::count_submit(std::uint64_t frame, const SubmitResult& r) {
+    m_released.push_back(r.inputs_released);
+    m_generation_of.push_back(r.accepted() ? r.generation : 0);
+    if (r.accepted()) {
+        ++m_figures.accepted;
+    } else if (r.status == SubmitStatus::Failed) {
+        m_result.failure = "frame " + std::to_string(frame) + ": the " + to_string(m_post.kind) +
+                           " task failed: " + r.reason;
+        return false;
+    } else {
+        ++m_figures.busy;
     }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    // Everything in flight lands before the figures are read.
-    {
-        const auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms) * 2;
-        while (runtime.stats(task).in_flight > 0 && Clock::now() < deadline) {
-            runtime.pump();
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-    }
-    const TaskStats s = runtime.stats(task);
-    if (kind == PostKind::Blur) {
-        quality = {}; // blur has no reference to be measured against
-    }
+    return true;
+}
 
-    nlohmann::json report;
-    report["kind"] = to_string(kind);
-    if (kind == PostKind::Upscale) {
-        report["upscaler"] = temporal ? "temporal" : "spatial";
+// From the real frame's end on the GPU (its last timestamp on the host's clock; where the
+// primary has none, when the wait for its timeline value returned) to its output acquirable, the
+// application polling every 20 us. A sample's output is read in the next frame, as for every
+// sample.
+void PostFrameLoop::time_latency(std::uint64_t value, std::uint64_t generation) {
+    const std::optional<std::int64_t> gpu_end = m_view.end_host_ns(value);
+    const auto frame_end = gpu_end ? Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::nanoseconds(*gpu_end)))
+                                   : Clock::now();
+    m_figures.frame_ends_from_gpu += gpu_end ? 1 : 0;
+    m_runtime.pump();
+    const std::optional<Lease> l = acquire_at_least(
+        generation, m_runtime.acquire(m_post.task).lease, std::chrono::microseconds(20));
+    if (l && l->generation >= generation) {
+        m_figures.frame_end_to_ready_us.push_back(
+            std::chrono::duration<double, std::micro>(Clock::now() - frame_end).count());
     }
-    if (kind == PostKind::Interpolate) {
+    if (l) {
+        (void)m_runtime.release(*l, 0);
+    }
+}
+
+// The pending sample's output (shown by this frame): its quality against the reference, and
+// its PNGs.
+void PostFrameLoop::measure_output(std::uint64_t value) {
+    const VkExtent2D out = m_post.out_extent;
+    detail::Rgba8Image output(out.width, out.height);
+    output.pixels = m_view.lease_pixels(value, 0);
+    const double out_db = finite_db(detail::psnr(output, m_pending->reference));
+    const double base_db = finite_db(detail::psnr(m_pending->baseline, m_pending->reference));
+    m_figures.quality.output_db.push_back(out_db);
+    m_figures.quality.baseline_db.push_back(base_db);
+    write(output_word(m_post.kind), m_pending->frame, output);
+    if (m_reference.exists()) {
+        write("true", m_pending->frame, m_pending->reference);
+        m_figures.last_compare =
+            write("compare", m_pending->frame, side_by_side(output, m_pending->reference));
+    }
+    m_pending.reset();
+}
+
+// The frame read back: a sampled one is written and, where it can be measured, waits for its
+// output with its reference and baseline; the frame before a sample is kept (interpolate blends
+// it).
+void PostFrameLoop::keep_main(std::uint64_t frame, std::uint64_t value, double t,
+                              const TemporalJitter& jitter) {
+    const PostKind kind = m_post.kind;
+    const VkExtent2D out = m_post.out_extent;
+    detail::Rgba8Image real(m_post.render_extent.width, m_post.render_extent.height);
+    real.pixels = m_view.main_pixels(value);
+    if (!sampled(frame)) {
+        m_previous_main = std::move(real);
+        return;
+    }
+    write("main", frame, real);
+    // A sample is measured only where the task's previous job was the frame before
+    // (interpolate generates between its last two jobs' frames).
+    const bool consecutive =
+        m_generation_of[frame] != 0 &&
+        (kind != PostKind::Interpolate ||
+         (frame >= 1 && m_generation_of[frame - 1] + 1 == m_generation_of[frame] &&
+          !m_previous_main.pixels.empty()));
+    if (!consecutive) {
+        return;
+    }
+    PendingSample s;
+    s.frame = frame;
+    s.generation = m_generation_of[frame];
+    switch (kind) {
+    case PostKind::Interpolate:
+        s.reference = m_reference.at(0.5 * (m_times[frame - 1] + m_times[frame]));
+        s.baseline = detail::blend(m_previous_main, real);
+        break;
+    case PostKind::Upscale:
+        s.reference = m_reference.at(m_times[frame]);
+        // Where the frame's samples are (moved by its jitter, if any).
+        s.baseline = detail::bilinear_upscale(real, out.width, out.height, jitter.x, jitter.y);
+        break;
+    case PostKind::Blur:
+        // No reference: the output is written, its quality not measured.
+        s.reference = real;
+        s.baseline = real;
+        break;
+    }
+    m_scene.animate(t);
+    s.real = std::move(real);
+    m_pending = std::move(s);
+}
+
+std::string PostFrameLoop::write(const std::string& stem, std::uint64_t frame,
+                                 const detail::Rgba8Image& image) {
+    char name[64];
+    std::snprintf(name, sizeof name, "%s_%05llu.png", stem.c_str(),
+                  static_cast<unsigned long long>(frame));
+    const std::string path = (m_options.out_dir / name).string();
+    write_png(path, image.width, image.height, image.pixels);
+    m_result.pngs.push_back(path);
+    return path;
+}
+
+// The progress call about four times a second, and the wait for the next frame's start.
+void PostFrameLoop::pace(std::uint64_t frame) {
+    const auto now = Clock::now();
+    if (m_options.progress && (now >= m_next_progress || frame + 1 == m_options.frames)) {
+        m_next_progress = now + std::chrono::milliseconds(250);
+        m_options.progress(frame + 1, m_newest_seen);
+    }
+    const auto frame_period = m_options.fps > 0
+                                  ? std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(1.0 / m_options.fps))
+                                  : Clock::duration::zero();
+    if (frame_period > Clock::duration::zero() && frame + 1 < m_options.frames) {
+        m_next_frame += frame_period;
+        m_next_frame = std::max(m_next_frame, Clock::now());
+        std::this_thread::sleep_until(m_next_frame);
+    }
+}
+
+// The sampled frames' quality: the output and the naive baseline against the reference.
+nlohmann::json quality_json(PostKind kind, const PostFigures& figures,
+                            std::uint64_t missed_samples) {
+    // Blur has no reference to be measured against.
+    const QualitySamples quality = kind == PostKind::Blur ? QualitySamples{} : figures.quality;
+    nlohmann::json q;
+    q["samples"] = quality.output_db.size();
+    q["missed_samples"] = missed_samples;
+    q["psnr_db"] = db_json(quality.output_db);
+    q["baseline"] = kind == PostKind::Interpolate ? "50/50 blend of the two real frames"
+                    : kind == PostKind::Upscale   ? "bilinear upscale of the rendered frame"
+                                                  : "none";
+    q["baseline_psnr_db"] = db_json(quality.baseline_db);
+    q["reference"] = kind == PostKind::Interpolate ? "the true in-between frame, rendered"
+                     : kind == PostKind::Upscale   ? "the frame rendered at the output size"
+                                                   : "none";
+    if (!quality.output_db.empty()) {
+        q["gain_db"] =
+            q["psnr_db"]["mean"].get<double>() - q["baseline_psnr_db"]["mean"].get<double>();
+    }
+    if (!figures.last_compare.empty()) {
+        q["compare_png"] = figures.last_compare;
+    }
+    return q;
+}
+
+// What the task is, where it ran, and how its inputs and outputs travelled.
+void add_task_fields(nlohmann::json& report, const PostTask& post, const PostRunOptions& options,
+                     const TaskStats& s) {
+    report["kind"] = to_string(post.kind);
+    if (post.kind == PostKind::Upscale) {
+        report["upscaler"] = post.temporal ? "temporal" : "spatial";
+    }
+    if (post.kind == PostKind::Interpolate) {
         // Where the motion the generated frames follow came from.
-        report["motion"] = colour_motion ? "colour" : "engine";
+        report["motion"] = post.colour_motion ? "colour" : "engine";
     }
-    report["render_size"] = {render_extent.width, render_extent.height};
-    report["output_size"] = {out_extent.width, out_extent.height};
+    report["render_size"] = {post.render_extent.width, post.render_extent.height};
+    report["output_size"] = {post.out_extent.width, post.out_extent.height};
     report["inputs"] = nlohmann::json::array();
-    for (const TaskInputDesc& in : desc.inputs) {
+    for (const TaskInputDesc& in : post.desc.inputs) {
         report["inputs"].push_back(in.name);
     }
-    report["placement"] = placement_text;
+    report["placement"] = post.placement_text;
     report["device"] = s.device;
     report["device_name"] = s.device_name;
     report["input_path"] = s.input_path;
@@ -555,29 +739,34 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
     report["lent_signalled_submits"] = s.lent_signalled_submits;
     report["input_copies"] = s.input_copies;
     report["output_path"] = transfer_path_name(s);
-    report["real_frames"] = result.frames;
+}
+
+// The frames, the outputs they showed, and the latencies and GPU times measured.
+void add_timing_fields(nlohmann::json& report, const PostTask& post, const TaskStats& s,
+                       const PostFigures& figures, std::uint64_t frames, double elapsed) {
+    report["real_frames"] = frames;
     report["elapsed_s"] = elapsed;
-    report["accepted"] = accepted;
-    report["busy"] = busy;
+    report["accepted"] = figures.accepted;
+    report["busy"] = figures.busy;
     report["ready"] = s.ready;
     report["failed_jobs"] = s.failed_jobs;
     // What a display shows: each frame the newest output; for interpolate each new output is a
     // generated frame between two real ones, shown between them.
     report["outputs_per_real_frame"] =
-        result.frames > 0 ? static_cast<double>(s.ready) / static_cast<double>(result.frames) : 0.0;
-    report["new_outputs_shown"] = new_outputs;
+        frames > 0 ? static_cast<double>(s.ready) / static_cast<double>(frames) : 0.0;
+    report["new_outputs_shown"] = figures.new_outputs;
     report["display_frames"] =
-        kind == PostKind::Interpolate ? result.frames + new_outputs : result.frames;
-    report["submit_us"] = to_json(summarise(submit_us)); // accepted submits only
+        post.kind == PostKind::Interpolate ? frames + figures.new_outputs : frames;
+    report["submit_us"] = to_json(summarise(figures.submit_us)); // accepted submits only
     report["submit_to_ready_us"] = latency_json(s.ready_observed);
-    report["frame_end_to_ready_us"] = to_json(summarise(frame_end_to_ready_us));
+    report["frame_end_to_ready_us"] = to_json(summarise(figures.frame_end_to_ready_us));
     report["frame_end_to_ready_note"] =
         "every accepted frame after the first 10 at a paced --fps (at an unlimited rate the "
         "sampled frames only): from the real frame's end on the primary (its last GPU "
         "timestamp on the host's clock; where the primary has none, the host seeing its timeline "
         "value) to its output acquirable, pump() and acquire() called every 20 us; "
         "percentiles by nearest rank";
-    report["frame_end_to_ready_from_gpu_timestamp"] = frame_ends_from_gpu;
+    report["frame_end_to_ready_from_gpu_timestamp"] = figures.frame_ends_from_gpu;
     report["submit_to_ready_note"] =
         "from the submit, right after the real frame was submitted on the primary, to the "
         "output observed ready on the primary by pump()";
@@ -593,27 +782,35 @@ PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& 
                                                        {"p99", s.input_copy_gpu_us.p99_us},
                                                        {"copies", s.input_copy_gpu_us.count}}
                                       : nlohmann::json();
-    nlohmann::json q;
-    q["samples"] = quality.output_db.size();
-    q["missed_samples"] = result.missed_samples;
-    q["psnr_db"] = db_json(quality.output_db);
-    q["baseline"] = kind == PostKind::Interpolate ? "50/50 blend of the two real frames"
-                    : kind == PostKind::Upscale   ? "bilinear upscale of the rendered frame"
-                                                  : "none";
-    q["baseline_psnr_db"] = db_json(quality.baseline_db);
-    q["reference"] = kind == PostKind::Interpolate ? "the true in-between frame, rendered"
-                     : kind == PostKind::Upscale   ? "the frame rendered at the output size"
-                                                   : "none";
-    if (!quality.output_db.empty()) {
-        q["gain_db"] =
-            q["psnr_db"]["mean"].get<double>() - q["baseline_psnr_db"]["mean"].get<double>();
+}
+
+// Everything in flight lands before the figures are read.
+void wait_until_idle(Runtime& runtime, TaskId task, std::uint32_t timeout_ms) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms) * 2;
+    while (runtime.stats(task).in_flight > 0 && Clock::now() < deadline) {
+        runtime.pump();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (!last_compare.empty()) {
-        q["compare_png"] = last_compare;
-    }
-    report["quality"] = q;
+}
+
+} // namespace
+
+PostRunResult run_post(Runtime& runtime, RunScene& scene, const PostRunOptions& options) {
+    const PostTask post = register_post_task(runtime, scene, options);
+    PostRunResult result;
+    MainView view(runtime, scene, post.render_extent, 1, post.out_extent, k_frames_in_flight,
+                  MainViewOutputs::ColorDepthMotion);
+    PostReference reference(runtime, scene, post.kind, post.out_extent);
+    PostFrameLoop loop(runtime, scene, options, post, view, reference, result);
+    const double elapsed = loop.run();
+    wait_until_idle(runtime, post.task, options.timeout_ms);
+    const TaskStats s = runtime.stats(post.task);
+    nlohmann::json report;
+    add_task_fields(report, post, options, s);
+    add_timing_fields(report, post, s, loop.figures(), result.frames, elapsed);
+    report["quality"] = quality_json(post.kind, loop.figures(), result.missed_samples);
     result.report = report;
-    (void)runtime.unregister_task(task);
+    (void)runtime.unregister_task(post.task);
     return result;
 }
 
