@@ -30,6 +30,16 @@ nlohmann::json verify_json(const VerifyTotals& v) {
             {"blend_psnr_db_min", v.blend_db_min}};
 }
 
+// Each real frame's delay in the order presented, to 0.1 us: for plots (the newest
+// GenerationCounts::k_delay_samples of each device).
+nlohmann::json rounded(const std::vector<double>& delays_us) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const double us : delays_us) {
+        out.push_back(std::round(us * 10.0) / 10.0);
+    }
+    return out;
+}
+
 // Nearest rank, as Tandem's reports take percentiles; null without samples.
 nlohmann::json percentile(std::vector<double> samples, double p) {
     if (samples.empty()) {
@@ -91,6 +101,7 @@ bool write_frame_report(const ReportContents& contents) {
                            {"input_copy_us_p50", counts.generation.input_copy_us_p50},
                            {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},
                            {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)},
+                           {"real_frame_delays_us", rounded(counts.delays_us)},
                            {"worker_lost", counts.worker_lost},
                            {"worker_lost_reason", counts.worker_lost_reason},
                            {"dumped", counts.dumped}});

@@ -97,7 +97,10 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         if (!g.summary.worker.empty()) {
             counts.generation = g.summary;
         }
-        counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), g.delays_us.end());
+        // Oldest first: the ring's next slot holds the oldest once it is full.
+        const auto oldest = g.delays_us.begin() + static_cast<std::ptrdiff_t>(g.next_delay);
+        counts.delays_us.insert(counts.delays_us.end(), oldest, g.delays_us.end());
+        counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), oldest);
         counts.verify.merge(g.verify);
         if (g.worker_lost.load()) {
             counts.worker_lost = true;

@@ -146,7 +146,9 @@ generated)
         "r['skipped_frames'] <= max(2, r['generated_frames'] // 50)" \
         "r['devices'][0]['generating']" \
         "r['devices'][0]['transfer_path'] != ''" "r['devices'][0]['jobs'] >= 20" \
-        "r['devices'][0]['real_frame_delay_us_p50'] is not None"
+        "r['devices'][0]['real_frame_delay_us_p50'] is not None" \
+        "len(r['devices'][0]['real_frame_delays_us']) == 600" \
+        "min(r['devices'][0]['real_frame_delays_us']) > 0"
     ;;
 generated_three)
     generated_run 3 600
