@@ -6,6 +6,7 @@
 // each frame to the swapchain's generation (frame_generation.hpp). Every queue call holds its
 // queue's lock. It counts swapchains and frames for the report (frame_report.hpp).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "dispatch_table.hpp"
 #include "frame_generation.hpp"
 #include "frame_report.hpp"
+#include "layer_config.hpp"
 #include "layer_log.hpp"
 #include "layer_settings.hpp"
 #include "layer_state.hpp"
@@ -444,6 +446,56 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
     return record->dispatch.DeviceWaitIdle(device);
 }
 
+std::string present_mode_text(VkPresentModeKHR mode) {
+    const std::string name = layer_config::present_mode_name(mode);
+    return name.empty() ? "present mode " + std::to_string(static_cast<int>(mode)) : name;
+}
+
+// The configured present mode (layer_config.hpp) in place of the program's, where the surface
+// supports it. Where it does not, or the program asked for a shared present mode (whose
+// swapchains work differently), the program's stays: logged once per process, not per swapchain.
+void apply_present_mode(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info) {
+    const LayerSettings& settings = layer_settings();
+    if (!settings.present_mode || *settings.present_mode == info.presentMode) {
+        return;
+    }
+    const std::string wanted = "present mode " + present_mode_text(*settings.present_mode) + " (" +
+                               settings.present_mode_origin + ")";
+    const auto keep = [&](const std::string& why) {
+        static std::atomic<bool> told{false};
+        if (!told.exchange(true)) {
+            log_problem(wanted + " is not used: " + why + "; the program's " +
+                        present_mode_text(info.presentMode) + " stays");
+        }
+    };
+    if (info.presentMode == VK_PRESENT_MODE_SHARED_DEMAND_REFRESH_KHR ||
+        info.presentMode == VK_PRESENT_MODE_SHARED_CONTINUOUS_REFRESH_KHR) {
+        keep("the program asked for a shared present mode");
+        return;
+    }
+    const InstanceRecord& instance = *record.instance;
+    const auto modes_of = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfacePresentModesKHR>(
+        instance.dispatch.GetInstanceProcAddr(instance.instance,
+                                              "vkGetPhysicalDeviceSurfacePresentModesKHR"));
+    std::uint32_t count = 0;
+    std::vector<VkPresentModeKHR> modes;
+    if (modes_of != nullptr &&
+        modes_of(record.physical_device, info.surface, &count, nullptr) == VK_SUCCESS) {
+        modes.resize(count);
+        if (modes_of(record.physical_device, info.surface, &count, modes.data()) < 0) {
+            modes.clear();
+        }
+        modes.resize(std::min<std::size_t>(modes.size(), count));
+    }
+    if (std::find(modes.begin(), modes.end(), *settings.present_mode) == modes.end()) {
+        keep(modes_of == nullptr ? "the surface's present modes cannot be queried"
+                                 : "the surface does not support it");
+        return;
+    }
+    log_info(wanted + " instead of the program's " + present_mode_text(info.presentMode));
+    info.presentMode = *settings.present_mode;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                                                   const VkSwapchainCreateInfoKHR* create_info,
                                                   const VkAllocationCallbacks* allocator,
@@ -453,6 +505,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         return VK_ERROR_EXTENSION_NOT_PRESENT;
     }
     VkSwapchainCreateInfoKHR info = *create_info;
+    apply_present_mode(*record, info);
     bool transfer_src_added = false;
     bool generation_possible = false;
     // supportedUsageFlags speak for the FIFO, mailbox and immediate modes only; a shared present
