@@ -72,7 +72,7 @@ const PairInfo& DevicePair::info(const Device& from) const {
     return direction(from.info().index).info;
 }
 
-std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, TransportDesc desc) {
+std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, TransferDesc desc) {
     const std::size_t i = index_of(from.info().index);
     const Direction& d = m_directions[i];
     {

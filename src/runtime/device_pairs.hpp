@@ -55,8 +55,7 @@ public:
     // direction (desc.forced when given), self-tested on its first use for the pair, with the
     // direction's bridge thread when it needs one (make_link_transport). Blocking: the
     // preparation thread only. Throws Error when no path is left (or the forced one is not).
-    [[nodiscard]] std::unique_ptr<SlotTransport> open_stream(const Device& from,
-                                                             TransportDesc desc);
+    [[nodiscard]] std::unique_ptr<SlotTransport> open_stream(const Device& from, TransferDesc desc);
     // The path a stream from `from` opened now would take: `forced` when it is still allowed,
     // else the best one left; nullopt when none is.
     [[nodiscard]] std::optional<TransferPath> path(const Device& from,

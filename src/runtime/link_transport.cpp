@@ -16,8 +16,8 @@ namespace {
 class LinkTransport final : public SlotTransport {
 public:
     LinkTransport(const Device& worker, const Device& primary, const PairInfo& pair,
-                  const TransportDesc& desc)
-        : m_link(worker, primary, pair, to_transfer_desc(desc)) {}
+                  const TransferDesc& desc)
+        : m_link(worker, primary, pair, desc) {}
 
     std::string path_name() const override { return to_string(m_link.path()); }
     bool shares_images() const noexcept override { return false; }
@@ -63,34 +63,13 @@ public:
     std::vector<RetirePoint> quiesce() noexcept override { return m_link.quiesce(); }
 
 private:
-    static TransferDesc to_transfer_desc(const TransportDesc& desc) {
-        TransferDesc d;
-        d.width = desc.width;
-        d.height = desc.height;
-        d.format = desc.format;
-        d.slots = desc.slots;
-        d.forced = desc.forced;
-        d.timeout = desc.timeout;
-        d.worker_progress = desc.worker_progress;
-        d.bridge = desc.bridge;
-        d.cuda_copier = desc.cuda_copier;
-        d.observer = desc.observer;
-        d.settle_on_destroy = desc.retire == nullptr;
-        d.read_in_place = desc.read_in_place;
-        d.write_in_place = desc.write_in_place;
-        d.worker_usage = desc.worker_usage;
-        if (!desc.spin) {
-            d.bridge_spin = std::chrono::microseconds(0);
-        }
-        return d;
-    }
     TransferLink m_link;
 };
 
 } // namespace
 
 std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const Device& primary,
-                                                   const PairInfo& pair, const TransportDesc& desc,
+                                                   const PairInfo& pair, const TransferDesc& desc,
                                                    PathHealth* health) {
     if (health == nullptr) {
         return std::make_unique<LinkTransport>(worker, primary, pair, desc);
@@ -101,7 +80,7 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
         const TransferPath path =
             choose_tested_path(worker, primary, pair, desc.forced, desc.format, *health,
                                desc.cuda_copier, desc.retire);
-        TransportDesc tested = desc;
+        TransferDesc tested = desc;
         tested.forced = path;
         try {
             return std::make_unique<LinkTransport>(worker, primary, health->restrict(pair), tested);
@@ -115,7 +94,7 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
 #else
 std::unique_ptr<SlotTransport>
 make_link_transport(const Device& /*worker*/, const Device& /*primary*/, const PairInfo& /*pair*/,
-                    const TransportDesc& /*desc*/, PathHealth* /*health*/) {
+                    const TransferDesc& /*desc*/, PathHealth* /*health*/) {
     throw Error("This build of Tandem has no cross-device transfer layer (src/transfer)",
                 "Place the task on the primary (placement \"primary\") or build with src/transfer");
 }

@@ -12,7 +12,7 @@ namespace {
 
 class LocalTransport final : public SlotTransport {
 public:
-    LocalTransport(const Device& device, const TransportDesc& desc)
+    LocalTransport(const Device& device, const TransferDesc& desc)
         : m_device(device), m_desc(desc),
           m_pool(device, device.queue(QueueRole::Main).family(), desc.name + " local pool"),
           m_timeline(device, desc.name + " local timeline") {
@@ -111,7 +111,7 @@ private:
     }
 
     const Device& m_device;
-    TransportDesc m_desc;
+    TransferDesc m_desc;
     CommandPool m_pool;
     std::vector<VkCommandBuffer> m_cmds;
     TimelineSemaphore m_timeline;
@@ -123,7 +123,7 @@ private:
 } // namespace
 
 std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
-                                                    const TransportDesc& desc) {
+                                                    const TransferDesc& desc) {
     return std::make_unique<LocalTransport>(device, desc);
 }
 

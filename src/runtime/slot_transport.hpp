@@ -24,6 +24,7 @@
 #include "tandem/device_info.hpp"
 #include "tandem/task.hpp"
 #include "transfer/staging_copier.hpp"
+#include "transfer/transfer_desc.hpp"
 #include "transfer/transfer_observer.hpp"
 
 namespace tandem::detail {
@@ -40,42 +41,6 @@ struct SlotImages {
 struct SlotTicket {
     std::uint64_t worker_value = 0;  // worker_semaphore(): the worker image may be rewritten
     std::uint64_t primary_value = 0; // primary_semaphore(): the primary image holds the result
-};
-
-struct TransportDesc {
-    std::string name;
-    std::uint32_t width = 0;
-    std::uint32_t height = 0;
-    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
-    std::uint32_t slots = 3;
-    // The bridge's wait limit (0: never; the runtime's watchdog decides when a worker is lost).
-    std::chrono::milliseconds timeout{5000};
-    std::optional<TransferPath> forced;
-    // Whether a host bridge may poll before sleeping (false: it sleeps at once, leaving the
-    // CPU to a CPU device or a small machine).
-    bool spin = true;
-    // Grows while the worker device makes progress (TransferDesc::worker_progress).
-    std::function<std::uint64_t()> worker_progress;
-    // The host bridge thread of the device pair, shared by the runtime's tasks on it
-    // (TransferDesc::bridge); null: one of the transport's own.
-    std::shared_ptr<PairBridge> bridge;
-    // What the cuda-peer path copies with (TransferDesc::cuda_copier); empty: CUDA. A test's
-    // stand-in for CUDA (RuntimeImpl::stand_in_for_cuda).
-    StagingCopierFactory cuda_copier;
-    // What watches the stream's bands (TransferDesc::observer): the runtime's trace, while it
-    // records. Null: nothing.
-    std::shared_ptr<TransferObserver> observer;
-    // A CPU device receiving over the host-imported path reads the staging in place
-    // (TransferDesc::read_in_place): for a task's inputs, whose readers take the layout given.
-    bool read_in_place = false;
-    // A CPU worker sending over the host-imported path writes the staging in place
-    // (TransferDesc::write_in_place), its slot images made with `worker_usage`: for a task's
-    // outputs, whose job leaves them in the layout the transport asks for.
-    bool write_in_place = false;
-    VkImageUsageFlags worker_usage = 0;
-    // Where the transport's self-tests leave what they made (the runtime's RetireList); with it
-    // links are retired through the list too, so nothing settles a device.
-    RetireList* retire = nullptr;
 };
 
 class SlotTransport {
@@ -113,7 +78,7 @@ public:
                                           VkImageLayout primary_layout,
                                           SlotTicket& out) noexcept = 0;
 
-    // True when the primary's slot images are the path's staging (TransportDesc::read_in_place).
+    // True when the primary's slot images are the path's staging (TransferDesc::read_in_place).
     [[nodiscard]] virtual bool reads_in_place() const noexcept { return false; }
     // The layout the primary image is in once a submit's primary_value is reached:
     // SHADER_READ_ONLY_OPTIMAL, or GENERAL where the primary reads the staging in place.
@@ -121,7 +86,7 @@ public:
         return reads_in_place() ? VK_IMAGE_LAYOUT_GENERAL
                                 : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
-    // True when the worker's slot images are the path's staging (TransportDesc::write_in_place):
+    // True when the worker's slot images are the path's staging (TransferDesc::write_in_place):
     // the work leaves them in GENERAL for submit().
     [[nodiscard]] virtual bool writes_in_place() const noexcept { return false; }
     // The layout the worker image is in once a submit's worker_value is reached, given the layout
@@ -145,7 +110,7 @@ public:
 
 // Same device: zero copy.
 [[nodiscard]] std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
-                                                                  const TransportDesc& desc);
+                                                                  const TransferDesc& desc);
 
 // Worker -> primary on two devices through src/transfer (the runtime opens them as streams on
 // their DevicePair, runtime/device_pairs.hpp). With `health`, the path is the best one
@@ -155,6 +120,6 @@ public:
 // build has no transfer layer or no path is left (a forced one: when it is unavailable or dropped).
 [[nodiscard]] std::unique_ptr<SlotTransport>
 make_link_transport(const Device& worker, const Device& primary, const PairInfo& pair,
-                    const TransportDesc& desc, PathHealth* health = nullptr);
+                    const TransferDesc& desc, PathHealth* health = nullptr);
 
 } // namespace tandem::detail

@@ -165,7 +165,7 @@ struct InstanceInputs {
         return links.empty() ? std::string("same-device") : links.front()->path_name();
     }
     // True when the instance's device reads every image input's link in place (its staging,
-    // TransportDesc::read_in_place).
+    // TransferDesc::read_in_place).
     [[nodiscard]] bool read_in_place() const noexcept {
         return !links.empty() && std::all_of(links.begin(), links.end(), [](const auto& link) {
             return link->reads_in_place();

@@ -191,7 +191,7 @@ void TaskPreparer::stop() noexcept {
 }
 
 std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& task,
-                                                                TransportDesc& td) {
+                                                                TransferDesc& td) {
     const Device& device = task.worker->device();
     // Sampled too: a chain's consumer on the device reads the image in place (task_chains.hpp).
     // Copied from at the end of each job when it feeds other workers (chain_feeds.hpp).
@@ -216,7 +216,7 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
     const DropReport report(task, pair, device.info().index);
     // A CPU worker may render into the host staging itself (the job leaves the image in the
     // layout the transport asks for); not the inputs' or feeds' links, which copy td.
-    TransportDesc outputs = td;
+    TransferDesc outputs = td;
     outputs.write_in_place = m_options.cpu_writes_outputs_in_place;
     outputs.worker_usage = usage;
     // Each round returns or drops a path (open_stream throws once none is left).
@@ -237,9 +237,9 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
 
 std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& device,
                                                              const TaskInputDesc& input,
-                                                             const TransportDesc& output) {
+                                                             const TransferDesc& output) {
     // The roles swapped: the primary sends, the task's device receives.
-    TransportDesc td = output;
+    TransferDesc td = output;
     td.name = output.name + " input " + input.name;
     td.width = input.width;
     td.height = input.height;
@@ -250,7 +250,7 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
     return m_pairs.pair(m_primary, device).open_stream(m_primary, td);
 }
 
-void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output) {
+void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output) {
     const Device& from = task.worker->device();
     std::vector<std::unique_ptr<ChainFeed>> made;
     made.reserve(task.feed_to.size());
@@ -260,7 +260,7 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransportDesc& output
         const Device& device = to->device();
         DevicePair& pair = m_pairs.pair(from, device);
         const DropReport report(task, pair, from.info().index);
-        TransportDesc td = output;
+        TransferDesc td = output;
         td.name = output.name + " to " + device.label();
         // Its consumers read it as their inputs, in the layout given (GENERAL, read in place).
         td.read_in_place = m_options.cpu_reads_inputs_in_place;
@@ -330,7 +330,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         task->workload = task->named_workload(device, params);
     }
 
-    TransportDesc td;
+    TransferDesc td;
     td.name = device.label() + " " + desc.name;
     td.width = desc.width;
     td.height = desc.height;
@@ -339,8 +339,15 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     // The bridge never gives up on its own: the runtime's watchdog decides when a worker is lost
     // (Worker::allowance), so a slow worker's long job does not fail its link.
     td.timeout = std::chrono::milliseconds(0);
-    td.spin = m_poll;
+    // Without polling the bridge sleeps at once, leaving the CPU to a CPU device or a small
+    // machine.
+    if (!m_poll) {
+        td.bridge_spin = std::chrono::microseconds(0);
+    }
+    // Links retire through the runtime's list (so nothing settles a device), and so does what
+    // the paths' self-tests made.
     td.retire = &m_retire;
+    td.settle_on_destroy = false;
     Worker* worker = task->worker;
     td.worker_progress = [worker] { return worker->completed_work(); };
     if (!m_options.transfer_path.empty()) {

@@ -63,15 +63,15 @@ private:
     // device) is dropped for the pair, as a link that cannot be set up is, and the next path
     // tried. Throws.
     [[nodiscard]] std::vector<SlotImages> make_transport_and_images(TaskInstance& instance,
-                                                                    TransportDesc& td);
+                                                                    TransferDesc& td);
     // The link that carries `input` from the primary to `device` (the pair's best path in that
     // direction, self-tested; `output`'s settings otherwise). Throws.
     [[nodiscard]] std::unique_ptr<SlotTransport>
-    make_input_link(const Device& device, const TaskInputDesc& input, const TransportDesc& output);
+    make_input_link(const Device& device, const TaskInputDesc& input, const TransferDesc& output);
     // The instance's feeds to the workers its chains' consumers run on (chain_feeds.hpp), each
     // link like the task's own (`output`) but from its device to that worker. A feed that cannot
     // be made keeps its reason (ChainFeed::error); the instance is prepared all the same.
-    void prepare_feeds(TaskInstance& task, const TransportDesc& output);
+    void prepare_feeds(TaskInstance& task, const TransferDesc& output);
     // Publishes the end of a preparation (Ready or Failed). Caller holds m_mutex.
     void finish(TaskInstance& instance, InstancePhase phase) noexcept;
 

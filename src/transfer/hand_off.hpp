@@ -27,15 +27,11 @@
 #include "sync/pair_bridge.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "transfer/band_recorder.hpp"
+#include "transfer/transfer_desc.hpp"
 #include "transfer/transfer_observer.hpp"
 #include "transfer/transfer_path.hpp"
 
 namespace tandem::detail {
-
-// How a host bridge hands each band to the primary (TransferDesc::hand_off): Submit is
-// BridgeSubmitHandOff, Signal is BridgeSignalHandOff.
-enum class BandHandOff { Submit, Signal };
-[[nodiscard]] const char* to_string(BandHandOff hand_off) noexcept;
 
 // A link's failure: the first one is kept as a sentence ("<path> transfer <name>: <what>
 // (<VkResult>)"). Thread-safe.

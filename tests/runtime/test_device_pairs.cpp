@@ -16,8 +16,8 @@ using detail::DevicePair;
 using detail::DevicePairs;
 using detail::SlotTransport;
 
-detail::TransportDesc stream_desc(const std::string& name) {
-    detail::TransportDesc d;
+detail::TransferDesc stream_desc(const std::string& name) {
+    detail::TransferDesc d;
     d.name = name;
     d.width = 64;
     d.height = 32;
