@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/tool_log.hpp"
 #include "tandem/error.hpp"
 #include "tandem/version.hpp"
@@ -20,6 +22,18 @@ std::atomic<bool> g_validation_failed{false};
 
 Session::~Session() {
     report_validation(devices);
+}
+
+void write_report_json(const std::string& path, const nlohmann::json& report) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const std::string text = report.dump(2) + "\n";
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+        if (f != nullptr) {
+            std::fclose(f);
+        }
+        throw Error("Cannot write '" + path + "'", "Give a writable folder with --out");
+    }
+    std::fclose(f);
 }
 
 void report_validation(const Runtime& runtime) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "harness/device_session.hpp"
 #include "tandem/log.hpp"
@@ -64,6 +65,9 @@ struct Session {
 void report_validation(const harness::DeviceSession& session);
 // The same for a runtime's own instance.
 void report_validation(const Runtime& runtime);
+
+// Writes a command's report as indented JSON (report.json); throws tandem::Error when it cannot.
+void write_report_json(const std::string& path, const nlohmann::json& report);
 
 // Creates the instance, lists the adapters and resolves the selection.
 [[nodiscard]] Session open_session(const GlobalOptions& options);

@@ -6,7 +6,6 @@
 #include "harness/run_report.hpp"
 #include "harness/statistics.hpp"
 #include "harness/table.hpp"
-#include "tandem/error.hpp"
 
 namespace tandem::cli {
 namespace {
@@ -271,18 +270,6 @@ CaptureReport capture_report(const Runtime& runtime, const harness::RunScene& sc
         out.json["failure"] = record.failure;
     }
     return out;
-}
-
-void write_report_json(const std::string& path, const nlohmann::json& report) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const std::string text = report.dump(2) + "\n";
-    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-        if (f != nullptr) {
-            std::fclose(f);
-        }
-        throw Error("Cannot write '" + path + "'", "Give a writable folder with --out");
-    }
-    std::fclose(f);
 }
 
 void print_capture_summary(std::FILE* out, const CaptureReport& report, const CaptureRecord& record,

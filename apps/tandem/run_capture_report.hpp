@@ -59,9 +59,6 @@ struct CaptureReport {
 [[nodiscard]] CaptureReport capture_report(const Runtime& runtime, const harness::RunScene& scene,
                                            const CaptureModeArgs& args, CaptureRecord& record);
 
-// Writes `report` as indented JSON; throws tandem::Error when it cannot.
-void write_report_json(const std::string& path, const nlohmann::json& report);
-
 // The table of tasks, the frame rate, each device's busy time, lost workers and the decisions.
 void print_capture_summary(std::FILE* out, const CaptureReport& report, const CaptureRecord& record,
                            const std::string& report_path);

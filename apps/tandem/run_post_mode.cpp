@@ -9,7 +9,6 @@
 
 #include "cli_common.hpp"
 #include "harness/run_report.hpp"
-#include "tandem/error.hpp"
 
 namespace tandem::cli {
 namespace {
@@ -69,18 +68,6 @@ std::string post_label(const harness::PostRunOptions& options) {
     return label;
 }
 
-void write_report(const std::string& path, const nlohmann::json& report) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const std::string text = report.dump(2) + "\n";
-    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-        if (f != nullptr) {
-            std::fclose(f);
-        }
-        throw Error("Cannot write '" + path + "'", "Give a writable folder with --out");
-    }
-    std::fclose(f);
-}
-
 } // namespace
 
 int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs& args) {
@@ -124,7 +111,7 @@ int run_post_mode(Runtime& runtime, harness::RunScene& scene, const PostModeArgs
         report["failure"] = result.failure;
     }
     const std::string report_path = (options.out_dir / "report.json").string();
-    write_report(report_path, report);
+    write_report_json(report_path, report);
     report_validation(runtime);
     if (args.json) {
         std::printf("%s\n", report.dump(2).c_str());
