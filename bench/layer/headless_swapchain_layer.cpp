@@ -8,6 +8,7 @@
 // tool, not part of the product: it handles what tandem-layer-present-probe and the layer above
 // it call, one queue family, and one swapchain per surface.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -269,13 +270,18 @@ VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfacePresentModesKHR(VkPhysica
                                                                        VkSurfaceKHR,
                                                                        std::uint32_t* count,
                                                                        VkPresentModeKHR* modes) {
+    // A display with no refresh shows each image at once whatever the mode: every mode a program
+    // may ask for is the same here, and the frame-generation layer paces the non-FIFO ones.
+    constexpr std::array k_modes{VK_PRESENT_MODE_FIFO_KHR, VK_PRESENT_MODE_MAILBOX_KHR,
+                                 VK_PRESENT_MODE_IMMEDIATE_KHR};
     if (modes == nullptr) {
-        *count = 1;
+        *count = static_cast<std::uint32_t>(k_modes.size());
         return VK_SUCCESS;
     }
-    modes[0] = VK_PRESENT_MODE_FIFO_KHR;
-    *count = 1;
-    return VK_SUCCESS;
+    const std::uint32_t written = std::min<std::uint32_t>(*count, k_modes.size());
+    std::copy_n(k_modes.begin(), written, modes);
+    *count = written;
+    return written < k_modes.size() ? VK_INCOMPLETE : VK_SUCCESS;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,

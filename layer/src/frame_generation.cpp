@@ -172,8 +172,11 @@ VkResult DeviceGeneration::wait_idle() {
 SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain,
                                          VkFormat format, VkExtent2D extent, int multiplier,
                                          GenerationCounts& counts,
-                                         std::atomic<std::uint64_t>& real_presented)
+                                         std::atomic<std::uint64_t>& real_presented,
+                                         VkPresentModeKHR present_mode)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
+      m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
+             present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
       m_format(format), m_extent(extent), m_counts(counts), m_real_presented(real_presented) {
     // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
     // takes them byte for byte (the interpolation treats the channels alike).
@@ -257,6 +260,16 @@ void GenerationCounts::note_present() noexcept {
     std::int64_t none = 0;
     first_present_ns.compare_exchange_strong(none, now);
     last_present_ns.store(now);
+}
+
+void GenerationCounts::note_gap(double us) {
+    const std::lock_guard lock(summary_mutex);
+    if (gaps_us.size() < k_delay_samples) {
+        gaps_us.push_back(us);
+    } else {
+        gaps_us[next_gap] = us;
+        next_gap = (next_gap + 1) % k_delay_samples;
+    }
 }
 
 void GenerationCounts::note_delay(double us) {
@@ -472,8 +485,34 @@ VkResult SwapchainGeneration::acquire(std::uint64_t timeout, VkSemaphore semapho
     }
 }
 
+void SwapchainGeneration::note_program_frame(std::chrono::steady_clock::time_point presented) {
+    if (m_last_program_frame != std::chrono::steady_clock::time_point{}) {
+        const auto interval = presented - m_last_program_frame;
+        m_frame_interval = m_frame_interval.count() == 0
+                               ? interval
+                               : (m_frame_interval * 7 + interval) / 8; // smoothed over ~8 frames
+    }
+    m_last_program_frame = presented;
+}
+
+void SwapchainGeneration::pace_next_present() {
+    if (m_last_present == std::chrono::steady_clock::time_point{}) {
+        return; // the first present of a real frame's round
+    }
+    if (m_pace && m_frame_interval.count() > 0) {
+        const auto due = m_last_present + m_frame_interval / m_multiplier;
+        std::unique_lock lock(m_items_mutex);
+        m_items_changed.wait_until(lock, due, [&] { return !m_items.empty() || m_stop; });
+    }
+    m_counts.note_gap(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - m_last_present)
+            .count());
+}
+
 void SwapchainGeneration::present_held(const Held& held) {
     m_device.runtime().pump();
+    note_program_frame(held.presented);
+    m_last_present = {};
     const LayerSettings& settings = layer_settings();
     for (std::size_t k = 0; k < held.generations.size() && !settings.verify; ++k) {
         if (held.generations[k] != 0) {
@@ -485,6 +524,7 @@ void SwapchainGeneration::present_held(const Held& held) {
     if (settings.verify || !settings.dump_folder.empty()) {
         ready = check_real(held, ready);
     }
+    pace_next_present();
     VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
     info.waitSemaphoreCount = 1;
     info.pWaitSemaphores = &ready;
@@ -803,12 +843,14 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     info.swapchainCount = 1;
     info.pSwapchains = &m_swapchain;
     info.pImageIndices = &target;
+    pace_next_present(); // at 3x, the second generated frame a third of a frame after the first
     VkResult shown = VK_SUCCESS;
     {
         const std::lock_guard lock(m_swapchain_mutex);
         shown = m_device.present(info);
     }
     if (presented(shown)) {
+        m_last_present = std::chrono::steady_clock::now();
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
     } else {
         m_counts.skipped.fetch_add(1, std::memory_order_relaxed);

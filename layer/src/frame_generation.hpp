@@ -73,9 +73,14 @@ struct GenerationCounts {
     static constexpr std::size_t k_delay_samples = 8192;
     std::vector<double> delays_us;
     std::size_t next_delay = 0;
+    // From each generated frame's present to the next present (the real frame's, or at 3x the
+    // next generated one's), in us: how evenly the presenter spaces them (the newest 8,192).
+    std::vector<double> gaps_us;
+    std::size_t next_gap = 0;
 
     void note_present() noexcept;
     void note_delay(double us);
+    void note_gap(double us);
 };
 
 class DeviceGeneration {
@@ -124,10 +129,13 @@ class SwapchainGeneration {
 public:
     // `multiplier` 2 or 3: presented frames per real frame. Throws std::runtime_error (with a
     // sentence) when the swapchain cannot be used; its frames then pass through.
-    // Real frames presented are counted in `real_presented`.
+    // Real frames presented are counted in `real_presented`. `present_mode` is the swapchain's:
+    // where the display does not pace the presents (mailbox, immediate), the presenter spaces
+    // a real frame and the generated ones before it evenly over the program's frame.
     SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
-                        std::atomic<std::uint64_t>& real_presented);
+                        std::atomic<std::uint64_t>& real_presented,
+                        VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -178,6 +186,11 @@ private:
 
     void run_presenter();
     void present_held(const Held& held);
+    // Pacing (non-FIFO present modes): notes the program's frame interval, and waits until the
+    // next present is its share of a frame after the one before, or until the program presented
+    // again (the presenter is behind then and does not wait).
+    void note_program_frame(std::chrono::steady_clock::time_point presented);
+    void pace_next_present();
     // Verify mode and the dump, on the presenter thread before the real frame goes out: copies
     // it to the host (returning the semaphore its present waits for then), compares the
     // generated frame with the held-back one, writes the dump's files.
@@ -205,6 +218,10 @@ private:
     const DeviceDispatch& m_vk;
     VkSwapchainKHR m_swapchain = VK_NULL_HANDLE;
     int m_multiplier = 2;
+    bool m_pace = false;
+    std::chrono::steady_clock::duration m_frame_interval{}; // smoothed, the program's frames
+    std::chrono::steady_clock::time_point m_last_program_frame;
+    std::chrono::steady_clock::time_point m_last_present; // the presenter's last present
     VkFormat m_format = VK_FORMAT_UNDEFINED;
     VkExtent2D m_extent{};
     GenerationCounts& m_counts;

@@ -102,6 +102,7 @@ bool write_frame_report(const ReportContents& contents) {
                            {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},
                            {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)},
                            {"real_frame_delays_us", rounded(counts.delays_us)},
+                           {"generated_to_next_present_us_p50", percentile(counts.gaps_us, 0.5)},
                            {"worker_lost", counts.worker_lost},
                            {"worker_lost_reason", counts.worker_lost_reason},
                            {"dumped", counts.dumped}});

@@ -26,6 +26,7 @@ struct DeviceCounts {
     double program_fps = 0; // real frames per second between the program's first and last present
     GenerationSummary generation;  // the last swapchain's figures (empty without generation)
     std::vector<double> delays_us; // GenerationCounts::delays_us
+    std::vector<double> gaps_us;   // GenerationCounts::gaps_us
     bool worker_lost = false;
     std::string worker_lost_reason;
     VerifyTotals verify;

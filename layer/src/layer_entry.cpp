@@ -366,8 +366,10 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     bool wanted = false;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
+    VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
         generation = record.generation;
+        present_mode = record.present_mode;
         wanted = record.generation_possible && !record.generation_tried;
         record.generation_tried = true;
         format = record.format;
@@ -383,7 +385,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     try {
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
-            device.generation_counts, device.frames_presented);
+            device.generation_counts, device.frames_presented, present_mode);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -564,6 +566,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     swapchain_record.surface = info.surface;
     swapchain_record.format = info.imageFormat;
     swapchain_record.extent = info.imageExtent;
+    swapchain_record.present_mode = info.presentMode;
     swapchain_record.usage = info.imageUsage;
     swapchain_record.transfer_src_added = transfer_src_added;
     swapchain_record.generation_possible = generation_possible;

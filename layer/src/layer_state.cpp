@@ -101,6 +101,7 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         const auto oldest = g.delays_us.begin() + static_cast<std::ptrdiff_t>(g.next_delay);
         counts.delays_us.insert(counts.delays_us.end(), oldest, g.delays_us.end());
         counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), oldest);
+        counts.gaps_us.insert(counts.gaps_us.end(), g.gaps_us.begin(), g.gaps_us.end());
         counts.verify.merge(g.verify);
         if (g.worker_lost.load()) {
             counts.worker_lost = true;

@@ -58,6 +58,7 @@ struct SwapchainRecord {
     VkSurfaceKHR surface = VK_NULL_HANDLE;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
+    VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR; // as created (the layer's, if set)
     VkImageUsageFlags usage = 0; // as created, VK_IMAGE_USAGE_TRANSFER_SRC_BIT included if added
     bool transfer_src_added = false;
     std::vector<VkImage> images; // from vkGetSwapchainImagesKHR, once the program asked for them

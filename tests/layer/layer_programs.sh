@@ -11,7 +11,7 @@
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
-#       cli_status | cli_run | worker_lost | verify | dump
+#       cli_status | cli_run | worker_lost | verify | dump | pacing
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -385,6 +385,29 @@ for a, b in zip(kinds, kinds[1:]):
 for name in names[:3]:
     data = open(os.path.join(folder, name), "rb").read()
     assert data.startswith(b"P6\n96 96\n255\n") and len(data) == 13 + 96 * 96 * 3, name
+PY
+    ;;
+pacing)
+    # Where the display does not pace the presents (vkcube --present_mode 0: immediate), the
+    # layer sends the real frame half the program's frame after its generated frame; with FIFO
+    # (the default) the display paces them and the two go out back to back.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000
+    for mode in 0 2; do
+        TANDEM_FRAMEGEN_REPORT=$work/report-$mode.json run_program "vkcube-$mode" vkcube --c 300 \
+            --width 96 --height 96 --present_mode "$mode" || fail "vkcube exited with status $?"
+        expect_no_validation_messages
+        check_report "$work/report-$mode.json" "r['generated_frames'] >= 10"
+    done
+    python3 - "$work/report-0.json" "$work/report-2.json" <<'PY' || fail "the presents are not paced"
+import json, sys
+paced, fifo = (json.load(open(p))["devices"][0] for p in sys.argv[1:])
+interval_us = 1e6 / paced["program_fps"]
+gap, back_to_back = paced["generated_to_next_present_us_p50"], fifo["generated_to_next_present_us_p50"]
+print(f"immediate: {gap:.0f} us from a generated frame to its real one (program frame "
+      f"{interval_us:.0f} us); fifo: {back_to_back:.0f} us")
+assert gap > 500 and gap > 4 * back_to_back, "immediate is not paced"
+assert back_to_back < 0.25 * interval_us, "FIFO waits where the display paces"
 PY
     ;;
 *)
