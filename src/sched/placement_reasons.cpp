@@ -53,21 +53,108 @@ std::string openings_sentences(const Item& item, const Option& option, bool list
     return text;
 }
 
+// The load of `device`'s physical device: every opening of it counts.
+double load_on(const std::vector<DeviceLoad>& loads, std::uint32_t device) {
+    for (const auto& l : loads) {
+        if (l.device == device) {
+            return l.device_load_fraction;
+        }
+    }
+    return 0.0;
+}
+
+// Why a task placed by the rule stays on (or goes to) the primary: no worker could take it, the
+// best worker's net gain is within the margin, or that worker has no capacity left.
+std::string why_on_primary(const Item& item, bool stayed, const std::vector<DeviceLoad>& loads,
+                           const PlacementOptions& options) {
+    const auto& e = item.explanation;
+    // The worker with the largest net gain, if any could take it.
+    const DeviceEstimate* best = nullptr;
+    for (const auto& d : e.devices) {
+        if (d.candidate && !d.primary &&
+            (best == nullptr || d.gain_ms - d.charge_ms > best->gain_ms - best->charge_ms)) {
+            best = &d;
+        }
+    }
+    if (best == nullptr) {
+        std::string reasons;
+        for (const auto& d : e.devices) {
+            if (!d.primary) {
+                reasons += (reasons.empty() ? "" : "; ") + adapter(d.device) +
+                           (d.opening_of && !d.treated_as_separate ? " is " : ": ") + d.excluded;
+            }
+        }
+        return "It runs on the primary: no worker can take it" +
+               (reasons.empty() ? std::string(" (there are no workers).") : " (" + reasons + ").");
+    }
+    const double net = best->gain_ms - best->charge_ms;
+    const double needed = item.baseline ? e.margin_ms : 0.0;
+    if (net <= needed) {
+        return std::string(stayed ? "It stays" : "It runs") +
+               " on the primary: " + adapter(best->device) + " would free " + ms(best->gain_ms) +
+               " per update but moving costs " + ms(best->charge_ms) + " (" +
+               describe_move(*best->move) + "), a net gain of " + ms(net) +
+               ", not more than the margin " + ms(needed) + ".";
+    }
+    return "It runs on the primary: " + adapter(best->device) + " would gain " + ms(net) +
+           " net per update but has no capacity left (with it, its "
+           "load would reach " +
+           percent(load_on(loads, best->device) + best->load_fraction) + ", capacity " +
+           percent(options.capacity) + ").";
+}
+
+// Why a task placed by the rule is on the worker `option` names: what it frees there.
+std::string why_on_worker(const Item& item, const Option& option, bool stayed) {
+    const auto& e = item.explanation;
+    const auto& chosen = e.devices[option.estimate];
+    const double net = chosen.gain_ms - chosen.charge_ms;
+    if (stayed) {
+        return "It stays on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+               " of primary time per update against a move cost of " + ms(chosen.charge_ms) + " (" +
+               describe_move(*chosen.move) + ").";
+    }
+    return "It runs on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
+           " of primary time per update, more than the move cost of " + ms(chosen.charge_ms) +
+           " (" + describe_move(*chosen.move) + ") by " + ms(net) + " (margin " +
+           ms(item.baseline ? e.margin_ms : 0.0) + ").";
+}
+
+// What the chosen worker beat: the option cheapest on its own, when it is not chosen (within
+// the margin, or on a worker whose load is shared). Empty when there is nothing to say.
+std::string what_it_beat(const Item& item, const Option& option,
+                         const std::vector<DeviceLoad>& loads, const PlacementOptions& options) {
+    const auto& e = item.explanation;
+    const Option* cheapest = nullptr;
+    for (const auto& o : item.options) {
+        if (cheapest == nullptr || o.charge < cheapest->charge) {
+            cheapest = &o;
+        }
+    }
+    if (cheapest == nullptr || cheapest->device == option.device ||
+        !(cheapest->charge < option.charge - 1e-12)) {
+        return {};
+    }
+    const auto& d = e.devices[cheapest->estimate];
+    const auto name = d.primary ? std::string("the primary") : adapter(d.device);
+    if (cheapest->adjusted >= option.adjusted - 1e-12) {
+        return " On " + name + " it would cost only " + ms(option.charge - cheapest->charge) +
+               " less per update, within the margin " + ms(e.margin_ms) + ", so it does not move.";
+    }
+    if (!d.primary) {
+        return " On " + name + " it would cost " + ms(option.charge - cheapest->charge) +
+               " less per update, but the load is shared: with it, " + name + " would reach " +
+               percent(load_on(loads, d.device) + cheapest->worker_load) + " (capacity " +
+               percent(options.capacity) + ").";
+    }
+    return {};
+}
+
 // One or two sentences saying why `item` went to `option`'s device, with the numbers.
 std::string reason(const Item& item, const Option& option, const std::vector<DeviceLoad>& loads,
                    const PlacementOptions& options) {
     const auto& e = item.explanation;
     const auto& chosen = e.devices[option.estimate];
     const bool stayed = e.previous && *e.previous == option.device;
-    // The load of the device's physical device: every opening of it counts.
-    auto load_on = [&](std::uint32_t device) {
-        for (const auto& l : loads) {
-            if (l.device == device) {
-                return l.device_load_fraction;
-            }
-        }
-        return 0.0;
-    };
     std::string why;
     using Kind = PlacementKind;
     if (!item.invalid && !item.spec->held.empty() && e.request.kind != Kind::Auto &&
@@ -78,89 +165,25 @@ std::string reason(const Item& item, const Option& option, const std::vector<Dev
         why = item.invalid ? "" : "Manual placement: it runs on the primary as requested.";
     } else if (e.request.kind == Kind::Device && item.note.empty()) {
         why = "Manual placement: it runs on " + adapter(option.device) + " as requested.";
-        if (!chosen.primary && load_on(option.device) > options.capacity) {
-            why += " " + adapter(option.device) + " is loaded to " +
-                   percent(load_on(option.device)) + " of a second (capacity " +
-                   percent(options.capacity) + "), so update rates there may not be met.";
+        const double load = load_on(loads, option.device);
+        if (!chosen.primary && load > options.capacity) {
+            why += " " + adapter(option.device) + " is loaded to " + percent(load) +
+                   " of a second (capacity " + percent(options.capacity) +
+                   "), so update rates there may not be met.";
         }
     } else if (e.request.kind == Kind::Worker && !chosen.primary) {
         why = "Requested on a worker: " + adapter(option.device) + " moves it for " +
               ms(chosen.charge_ms) + " per update (" + describe_move(*chosen.move) +
               ") and has capacity left.";
     } else if (chosen.primary) {
-        // The worker with the largest net gain, if any could take it.
-        const DeviceEstimate* best = nullptr;
-        for (const auto& d : e.devices) {
-            if (d.candidate && !d.primary &&
-                (best == nullptr || d.gain_ms - d.charge_ms > best->gain_ms - best->charge_ms)) {
-                best = &d;
-            }
-        }
-        if (best == nullptr) {
-            why = "It runs on the primary: no worker can take it";
-            std::string reasons;
-            for (const auto& d : e.devices) {
-                if (!d.primary) {
-                    reasons += (reasons.empty() ? "" : "; ") + adapter(d.device) +
-                               (d.opening_of && !d.treated_as_separate ? " is " : ": ") +
-                               d.excluded;
-                }
-            }
-            why += reasons.empty() ? " (there are no workers)." : " (" + reasons + ").";
-        } else {
-            const double net = best->gain_ms - best->charge_ms;
-            const double needed = item.baseline ? e.margin_ms : 0.0;
-            if (net <= needed) {
-                why = std::string(stayed ? "It stays" : "It runs") +
-                      " on the primary: " + adapter(best->device) + " would free " +
-                      ms(best->gain_ms) + " per update but moving costs " + ms(best->charge_ms) +
-                      " (" + describe_move(*best->move) + "), a net gain of " + ms(net) +
-                      ", not more than the margin " + ms(needed) + ".";
-            } else {
-                why = "It runs on the primary: " + adapter(best->device) + " would gain " +
-                      ms(net) +
-                      " net per update but has no capacity left (with it, its "
-                      "load would reach " +
-                      percent(load_on(best->device) + best->load_fraction) + ", capacity " +
-                      percent(options.capacity) + ").";
-            }
-        }
+        why = why_on_primary(item, stayed, loads, options);
     } else {
-        const double net = chosen.gain_ms - chosen.charge_ms;
-        if (stayed) {
-            why = "It stays on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
-                  " of primary time per update against a move cost of " + ms(chosen.charge_ms) +
-                  " (" + describe_move(*chosen.move) + ").";
-        } else {
-            why = "It runs on " + adapter(option.device) + ": it frees " + ms(chosen.gain_ms) +
-                  " of primary time per update, more than the move cost of " +
-                  ms(chosen.charge_ms) + " (" + describe_move(*chosen.move) + ") by " + ms(net) +
-                  " (margin " + ms(item.baseline ? e.margin_ms : 0.0) + ").";
-        }
-    }
-    // What the chosen device beat: the option cheapest on its own, when it is not chosen.
-    const Option* cheapest = nullptr;
-    for (const auto& o : item.options) {
-        if (cheapest == nullptr || o.charge < cheapest->charge) {
-            cheapest = &o;
-        }
+        why = why_on_worker(item, option, stayed);
     }
     const bool manual =
         e.request.kind == Kind::Primary || (e.request.kind == Kind::Device && item.note.empty());
-    if (!item.invalid && !manual && !chosen.primary && cheapest != nullptr &&
-        cheapest->device != option.device && cheapest->charge < option.charge - 1e-12) {
-        const auto& d = e.devices[cheapest->estimate];
-        const auto name = d.primary ? std::string("the primary") : adapter(d.device);
-        if (cheapest->adjusted >= option.adjusted - 1e-12) {
-            why += " On " + name + " it would cost only " + ms(option.charge - cheapest->charge) +
-                   " less per update, within the margin " + ms(e.margin_ms) +
-                   ", so it does not move.";
-        } else if (!d.primary) {
-            why += " On " + name + " it would cost " + ms(option.charge - cheapest->charge) +
-                   " less per update, but the load is shared: with it, " + name + " would reach " +
-                   percent(load_on(d.device) + cheapest->worker_load) + " (capacity " +
-                   percent(options.capacity) + ").";
-        }
+    if (!item.invalid && !manual && !chosen.primary) {
+        why += what_it_beat(item, option, loads, options);
     }
     if (!manual) {
         why += openings_sentences(item, option, best_listed_all(item, option));
