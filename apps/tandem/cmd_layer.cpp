@@ -42,6 +42,9 @@ struct LayerArgs {
     std::string multiplier;
     std::string report;
     std::string worker;
+    std::string present_mode;
+    std::string verify;
+    std::string dump;
     bool log = false;
     std::vector<std::string> program;
     // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
@@ -576,6 +579,15 @@ void set_env(const char* name, const std::string& value) {
     if (!args.worker.empty()) {
         set_env("TANDEM_FRAMEGEN_WORKER", args.worker);
     }
+    if (!args.present_mode.empty()) {
+        set_env("TANDEM_FRAMEGEN_PRESENT_MODE", args.present_mode);
+    }
+    if (!args.verify.empty()) {
+        set_env("TANDEM_FRAMEGEN_VERIFY", args.verify);
+    }
+    if (!args.dump.empty()) {
+        set_env("TANDEM_FRAMEGEN_DUMP", fs::absolute(args.dump).string());
+    }
     std::vector<char*> argv;
     for (const std::string& word : args.program) {
         argv.push_back(const_cast<char*>(word.c_str()));
@@ -621,6 +633,17 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
                     "TANDEM_FRAMEGEN_WORKER for the program: the worker device, by PCI address, "
                     "vendor:device, UUID prefix or part of its name (`tandem devices` lists "
                     "them); default auto");
+    run->add_option("--present-mode", args->present_mode,
+                    "TANDEM_FRAMEGEN_PRESENT_MODE for the program: fifo, mailbox, immediate or "
+                    "fifo_relaxed in place of the program's own, where the surface has it")
+        ->check(CLI::IsMember({"fifo", "mailbox", "immediate", "fifo_relaxed"}));
+    run->add_option("--verify", args->verify,
+                    "TANDEM_FRAMEGEN_VERIFY for the program: 1 holds every other real frame back, "
+                    "generates it and reports its PSNR against the frame drawn (at 2x)")
+        ->check(CLI::IsMember({"0", "1"}));
+    run->add_option("--dump", args->dump,
+                    "TANDEM_FRAMEGEN_DUMP for the program: a folder for the first frames "
+                    "presented, as PPM files");
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

@@ -396,11 +396,12 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     }
 
     // 4. The presenter sends it out, after its generated frames. Asked to wait for generated
-    //    frames (TANDEM_FRAMEGEN_WAIT_MS), the program also waits here for the frame before to
-    //    have gone out, so that the presenter never falls behind and skips one for a newer.
+    //    frames (TANDEM_FRAMEGEN_WAIT_MS, and verify mode), the program also waits here for the
+    //    frame before to have gone out, so that the presenter never falls behind and skips one
+    //    for a newer.
     {
         std::unique_lock lock(m_items_mutex);
-        if (layer_settings().wait.count() > 0) {
+        if (layer_settings().wait.count() > 0 || layer_settings().verify) {
             m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
         }
         m_items.push_back(std::move(next));

@@ -312,6 +312,14 @@ cli_run)
     expect_no_validation_messages
     check_report "$work/report.json" "r['real_frames_presented'] == 40" \
         "r['multiplier_requested'] == 3" "r['program'] == 'vkcube'"
+    # Verify mode and the dump through its options (a relative dump folder made absolute).
+    (cd "$work" && run_program run-verify "$tandem_cli" layer run --verify 1 --dump dump \
+        --present-mode immediate --report "$work/verify.json" -- vkcube --c 40 --width 64 \
+        --height 64) || fail "tandem layer run --verify 1 -- vkcube exited with status $?"
+    expect_no_validation_messages
+    check_report "$work/verify.json" "r['verify']['frames'] == 19" \
+        "r['dump_folder'] == '$work/dump'"
+    [ -s "$work/dump/00000-truth.ppm" ] || fail "--dump wrote no frames to $work/dump"
     status=0
     "$tandem_cli" layer run -- "$work/no-such-program" 2>"$work/missing.err" || status=$?
     [ "$status" -eq 1 ] || fail "a missing program: status $status, want 1"
