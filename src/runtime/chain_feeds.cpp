@@ -21,9 +21,9 @@ std::vector<std::size_t> take_feeds(TaskInstance& instance, std::uint32_t slot,
             continue;
         }
         FeedSlot& s = feed.slots[slot];
-        if (s.ticket.worker_value > 0) { // the link's last read of the sender image
-            waits.push_back(semaphore_submit_info(feed.link->worker_semaphore(),
-                                                  s.ticket.worker_value,
+        if (s.ticket.sender_value > 0) { // the link's last read of the sender image
+            waits.push_back(semaphore_submit_info(feed.link->sender_semaphore(),
+                                                  s.ticket.sender_value,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
         s.copied = generation;
@@ -93,7 +93,7 @@ ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t 
             }
             continue;
         }
-        s.receiver_layout = feed.link->primary_layout_after();
+        s.receiver_layout = feed.link->receiver_layout_after();
         s.ticket = ticket;
         s.sent = generation;
         // Relaxed: a counter for statistics, ordering nothing.

@@ -118,7 +118,7 @@ void CompletionTracker::run() noexcept {
                         }
                     }
                     if (next != UINT64_MAX) {
-                        expected.emplace_back(instance->transport->primary_semaphore(), next);
+                        expected.emplace_back(instance->transport->receiver_semaphore(), next);
                     }
                 }
             }
@@ -324,7 +324,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
         } else {
             // The primary's counter, and the worker's as its watcher last saw it (host memory:
             // nothing here touches the worker's device).
-            VkResult r = instance.transport->primary_value(copied);
+            VkResult r = instance.transport->receiver_value(copied);
             worked = worker.completed_work();
             if (r == VK_SUCCESS) {
                 r = worker.watch_result();

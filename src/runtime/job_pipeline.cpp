@@ -452,7 +452,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // Also each input's arrival (added above).
     try {
         if (wait_worker > 0) {
-            waits.push_back(semaphore_submit_info(instance.transport->worker_semaphore(),
+            waits.push_back(semaphore_submit_info(instance.transport->sender_semaphore(),
                                                   wait_worker,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
@@ -580,9 +580,9 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         std::lock_guard lock(instance.mutex);
         SlotRecord& s = instance.ring[job.slot];
         s.work_value = work_value;
-        s.worker_value = ticket.worker_value;
-        res.chain_layout = instance.transport->worker_layout_after(written_layout);
-        s.primary_value = ticket.primary_value;
+        s.worker_value = ticket.sender_value;
+        res.chain_layout = instance.transport->sender_layout_after(written_layout);
+        s.primary_value = ticket.receiver_value;
         s.times.worker_submit = t_submit;
         s.times.transfer_queued = t_queued;
         instance.worker_submit_us.add(micros(s.times.request, t_submit));

@@ -74,7 +74,7 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
     lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     lease.format = image.format;
     lease.extent = image.extent;
-    lease.wait_semaphore = instance.transport->primary_semaphore();
+    lease.wait_semaphore = instance.transport->receiver_semaphore();
     lease.wait_value = s.primary_value;
     lease.queue_family = m_primary_family;
     return lease;

@@ -15,46 +15,47 @@ namespace {
 
 class LinkTransport final : public SlotTransport {
 public:
-    LinkTransport(const Device& worker, const Device& primary, const PairInfo& pair,
+    // TransferLink's worker is the sender, its primary the receiver.
+    LinkTransport(const Device& sender, const Device& receiver, const PairInfo& pair,
                   const TransferDesc& desc)
-        : m_link(worker, primary, pair, desc) {}
+        : m_link(sender, receiver, pair, desc) {}
 
     std::string path_name() const override { return to_string(m_link.path()); }
     bool shares_images() const noexcept override { return false; }
     bool images_are_the_path() const noexcept override {
         return m_link.path() == TransferPath::ZeroCopy;
     }
-    bool may_wait_for(std::uint64_t primary_value) const noexcept override {
-        return m_link.may_wait_for(primary_value);
+    bool may_wait_for(std::uint64_t receiver_value) const noexcept override {
+        return m_link.may_wait_for(receiver_value);
     }
     SlotImages create_images(std::uint32_t slot, const std::string& name,
-                             VkImageUsageFlags worker_usage,
-                             VkImageUsageFlags primary_usage) const override {
-        LinkImages images = m_link.create_images(slot, name, worker_usage, primary_usage);
+                             VkImageUsageFlags sender_usage,
+                             VkImageUsageFlags receiver_usage) const override {
+        LinkImages images = m_link.create_images(slot, name, sender_usage, receiver_usage);
         return {std::move(images.worker), std::move(images.primary)};
     }
-    VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
-                    VkSemaphoreSubmitInfo worker_wait, VkImage primary_image,
-                    VkImageLayout primary_layout, SlotTicket& out) noexcept override {
+    VkResult submit(std::uint32_t slot, VkImage sender_image, VkImageLayout sender_layout,
+                    VkSemaphoreSubmitInfo sender_wait, VkImage receiver_image,
+                    VkImageLayout receiver_layout, SlotTicket& out) noexcept override {
         TransferTicket ticket;
-        const VkResult r = m_link.submit(slot, worker_image, worker_layout, worker_wait,
-                                         primary_image, primary_layout, ticket);
-        out.worker_value = ticket.worker_value;
-        out.primary_value = ticket.primary_value;
+        const VkResult r = m_link.submit(slot, sender_image, sender_layout, sender_wait,
+                                         receiver_image, receiver_layout, ticket);
+        out.sender_value = ticket.worker_value;
+        out.receiver_value = ticket.primary_value;
         return r;
     }
     bool reads_in_place() const noexcept override { return m_link.reads_in_place(); }
     bool writes_in_place() const noexcept override { return m_link.writes_in_place(); }
-    VkImageLayout worker_layout_after(VkImageLayout worker_layout) const noexcept override {
-        return m_link.worker_layout_after(worker_layout);
+    VkImageLayout sender_layout_after(VkImageLayout sender_layout) const noexcept override {
+        return m_link.worker_layout_after(sender_layout);
     }
-    VkSemaphore worker_semaphore() const noexcept override {
+    VkSemaphore sender_semaphore() const noexcept override {
         return m_link.worker_timeline().handle();
     }
-    VkSemaphore primary_semaphore() const noexcept override {
+    VkSemaphore receiver_semaphore() const noexcept override {
         return m_link.primary_timeline().handle();
     }
-    VkResult primary_value(std::uint64_t& out) const noexcept override {
+    VkResult receiver_value(std::uint64_t& out) const noexcept override {
         return m_link.completed_primary_value(out);
     }
     bool failed() const noexcept override { return m_link.failed(); }
@@ -68,22 +69,23 @@ private:
 
 } // namespace
 
-std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const Device& primary,
+std::unique_ptr<SlotTransport> make_link_transport(const Device& sender, const Device& receiver,
                                                    const PairInfo& pair, const TransferDesc& desc,
                                                    PathHealth* health) {
     if (health == nullptr) {
-        return std::make_unique<LinkTransport>(worker, primary, pair, desc);
+        return std::make_unique<LinkTransport>(sender, receiver, pair, desc);
     }
     // Each round returns or drops a path, so it ends once the pair has none left (then
     // choose_tested_path throws the reason).
     for (;;) {
         const TransferPath path =
-            choose_tested_path(worker, primary, pair, desc.forced, desc.format, *health,
+            choose_tested_path(sender, receiver, pair, desc.forced, desc.format, *health,
                                desc.cuda_copier, desc.retire);
         TransferDesc tested = desc;
         tested.forced = path;
         try {
-            return std::make_unique<LinkTransport>(worker, primary, health->restrict(pair), tested);
+            return std::make_unique<LinkTransport>(sender, receiver, health->restrict(pair),
+                                                   tested);
         } catch (const Error& e) {
             (void)health->drop(pair.worker, pair.primary, path,
                                std::string("setting up a task's link failed: ") + e.what());
@@ -93,7 +95,7 @@ std::unique_ptr<SlotTransport> make_link_transport(const Device& worker, const D
 
 #else
 std::unique_ptr<SlotTransport>
-make_link_transport(const Device& /*worker*/, const Device& /*primary*/, const PairInfo& /*pair*/,
+make_link_transport(const Device& /*sender*/, const Device& /*receiver*/, const PairInfo& /*pair*/,
                     const TransferDesc& /*desc*/, PathHealth* /*health*/) {
     throw Error("This build of Tandem has no cross-device transfer layer (src/transfer)",
                 "Place the task on the primary (placement \"primary\") or build with src/transfer");

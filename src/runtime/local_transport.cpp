@@ -1,4 +1,5 @@
-// LocalTransport: SlotTransport for a task whose worker is the primary device itself.
+// LocalTransport: SlotTransport for a task whose worker is the primary device itself (sender and
+// receiver are one device and one image).
 #include <atomic>
 #include <vector>
 
@@ -25,24 +26,24 @@ public:
     bool shares_images() const noexcept override { return true; }
 
     SlotImages create_images(std::uint32_t /*slot*/, const std::string& name,
-                             VkImageUsageFlags worker_usage,
-                             VkImageUsageFlags primary_usage) const override {
+                             VkImageUsageFlags sender_usage,
+                             VkImageUsageFlags receiver_usage) const override {
         ImageDesc d;
         d.width = m_desc.width;
         d.height = m_desc.height;
         d.format = m_desc.format;
         d.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                  VK_IMAGE_USAGE_TRANSFER_DST_BIT | worker_usage | primary_usage;
+                  VK_IMAGE_USAGE_TRANSFER_DST_BIT | sender_usage | receiver_usage;
         d.name = name + " primary";
         d.queue_families = {m_device.queue(QueueRole::Main).family()};
         SlotImages images;
-        images.primary = create_image(m_device, d); // the workload writes it too
+        images.receiver = create_image(m_device, d); // the workload writes it too
         return images;
     }
 
-    VkResult submit(std::uint32_t slot, VkImage worker_image, VkImageLayout worker_layout,
-                    VkSemaphoreSubmitInfo worker_wait, VkImage /*primary_image*/,
-                    VkImageLayout /*primary_layout*/, SlotTicket& out) noexcept override {
+    VkResult submit(std::uint32_t slot, VkImage sender_image, VkImageLayout sender_layout,
+                    VkSemaphoreSubmitInfo sender_wait, VkImage /*receiver_image*/,
+                    VkImageLayout /*receiver_layout*/, SlotTicket& out) noexcept override {
         if (slot >= m_cmds.size()) {
             return VK_ERROR_UNKNOWN;
         }
@@ -58,7 +59,7 @@ public:
         }
         // The semaphore wait made the workload's writes available; the transition chains to
         // it and the signal below orders it before every reader that waits on the timeline.
-        image_barrier(cmd, worker_image, worker_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+        image_barrier(cmd, sender_image, sender_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
         r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer local");
@@ -68,23 +69,23 @@ public:
         const std::uint64_t value = m_next_value + 1;
         VkSemaphoreSubmitInfo signal =
             m_timeline.submit_info(value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        const std::size_t waits = worker_wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
-        r = m_device.queue(QueueRole::Main).submit_one(cmd, {&worker_wait, waits}, {&signal, 1});
+        const std::size_t waits = sender_wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
+        r = m_device.queue(QueueRole::Main).submit_one(cmd, {&sender_wait, waits}, {&signal, 1});
         if (r != VK_SUCCESS) {
             return fail(r);
         }
         m_next_value = value;
-        out.worker_value = value;
-        out.primary_value = value;
+        out.sender_value = value;
+        out.receiver_value = value;
         return VK_SUCCESS;
     }
 
-    VkImageLayout worker_layout_after(VkImageLayout /*worker_layout*/) const noexcept override {
+    VkImageLayout sender_layout_after(VkImageLayout /*sender_layout*/) const noexcept override {
         return VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     }
-    VkSemaphore worker_semaphore() const noexcept override { return m_timeline.handle(); }
-    VkSemaphore primary_semaphore() const noexcept override { return m_timeline.handle(); }
-    VkResult primary_value(std::uint64_t& out) const noexcept override {
+    VkSemaphore sender_semaphore() const noexcept override { return m_timeline.handle(); }
+    VkSemaphore receiver_semaphore() const noexcept override { return m_timeline.handle(); }
+    VkResult receiver_value(std::uint64_t& out) const noexcept override {
         return m_timeline.value(out);
     }
     bool failed() const noexcept override { return m_failed.load(std::memory_order_acquire); }

@@ -330,7 +330,7 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                 if (!producer.transport->may_wait_for(s.primary_value)) {
                     return VK_NOT_READY; // its bridge has not queued the delivery yet
                 }
-                waits.push_back(semaphore_submit_info(producer.transport->primary_semaphore(),
+                waits.push_back(semaphore_submit_info(producer.transport->receiver_semaphore(),
                                                       s.primary_value,
                                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 const Image& image = producer.slots[read.slot].primary_image;
@@ -364,11 +364,11 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                           feed.link->error();
                     return VK_ERROR_UNKNOWN;
                 }
-                if (!feed.link->may_wait_for(fed.ticket.primary_value)) {
+                if (!feed.link->may_wait_for(fed.ticket.receiver_value)) {
                     return VK_NOT_READY; // its bridge has not queued the hand-off yet
                 }
-                waits.push_back(semaphore_submit_info(feed.link->primary_semaphore(),
-                                                      fed.ticket.primary_value,
+                waits.push_back(semaphore_submit_info(feed.link->receiver_semaphore(),
+                                                      fed.ticket.receiver_value,
                                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 const Image& image = fed.receiver.image ? fed.receiver : fed.sender;
                 JobInput& in = inputs.at(read.input);
@@ -400,7 +400,7 @@ VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInpu
                       producer.transport->path_name();
                 return VK_ERROR_UNKNOWN;
             }
-            waits.push_back(semaphore_submit_info(producer.transport->worker_semaphore(),
+            waits.push_back(semaphore_submit_info(producer.transport->sender_semaphore(),
                                                   s.worker_value,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
             const Image& image = res.written();

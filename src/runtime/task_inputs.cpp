@@ -199,8 +199,8 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
                         inputs[i].usage,
                     VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
                         VK_IMAGE_USAGE_TRANSFER_DST_BIT);
-                slot.source = std::move(images.worker);
-                slot.target = std::move(images.primary);
+                slot.source = std::move(images.sender);
+                slot.target = std::move(images.receiver);
             }
             in.slots[s].push_back(std::move(slot));
         }
@@ -550,7 +550,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
             }
             // The link's last read of the slot's copy (its download, on the primary).
             if (to_link && images[i].source_free > 0) {
-                waits.push_back(semaphore_submit_info(in.links[i]->worker_semaphore(),
+                waits.push_back(semaphore_submit_info(in.links[i]->sender_semaphore(),
                                                       images[i].source_free, k_before));
             }
         }
@@ -680,7 +680,7 @@ VkResult InputCopier::lend(TaskInstance& instance, std::uint32_t slot, std::uint
         } else {
             for (std::size_t i = 0; i < in.links.size(); ++i) {
                 if (const std::uint64_t free = in.slots[slot][i].source_free; free > 0) {
-                    waits.push_back(semaphore_submit_info(in.links[i]->worker_semaphore(), free,
+                    waits.push_back(semaphore_submit_info(in.links[i]->sender_semaphore(), free,
                                                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 }
             }
@@ -812,7 +812,7 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const InputCopi
         for (std::size_t i = 0; i < in.links.size(); ++i) {
             InputSlot& image = in.slots[slot][i];
             if (!image.to_send) { // sent by an earlier call for this job
-                waits.push_back(semaphore_submit_info(in.links[i]->primary_semaphore(),
+                waits.push_back(semaphore_submit_info(in.links[i]->receiver_semaphore(),
                                                       image.arrived,
                                                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
                 continue;
@@ -836,10 +836,10 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const InputCopi
             if (ahead) {
                 instance.owner->input_sends_early.fetch_add(1, std::memory_order_relaxed);
             }
-            image.target_layout = in.links[i]->primary_layout_after();
-            image.source_free = ticket.worker_value;
-            image.arrived = ticket.primary_value;
-            waits.push_back(semaphore_submit_info(in.links[i]->primary_semaphore(), image.arrived,
+            image.target_layout = in.links[i]->receiver_layout_after();
+            image.source_free = ticket.sender_value;
+            image.arrived = ticket.receiver_value;
+            waits.push_back(semaphore_submit_info(in.links[i]->receiver_semaphore(), image.arrived,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
     } catch (...) {

@@ -276,8 +276,8 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output)
                             VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                             VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
                         FeedSlot slot;
-                        slot.sender = std::move(images.worker);
-                        slot.receiver = std::move(images.primary);
+                        slot.sender = std::move(images.sender);
+                        slot.receiver = std::move(images.receiver);
                         feed->slots.push_back(std::move(slot));
                     }
                     break;
@@ -374,8 +374,8 @@ void TaskPreparer::prepare(TaskInstance& instance) {
     }
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
-        r.worker_image = std::move(images[i].worker);
-        r.primary_image = std::move(images[i].primary);
+        r.worker_image = std::move(images[i].sender);
+        r.primary_image = std::move(images[i].receiver);
         r.cmd = task->pool.allocate(td.name + " slot " + std::to_string(i) + " commands");
         task->slots.push_back(std::move(r));
     }
