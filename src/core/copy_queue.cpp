@@ -52,7 +52,7 @@ double time_copies(const Device& device, QueueRole role, const Image& image, con
             gbps.push_back(static_cast<double>(k_bytes * batch) / seconds / 1e9);
         }
     }
-    return percentile(gbps, 0.5);
+    return median(gbps);
 }
 
 std::string family_words(const Device& device, std::uint32_t family) {

@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/stats.hpp"
 #include "harness/adopted_primary.hpp"
 #include "harness/main_view.hpp"
 #include "harness/png.hpp"
 #include "harness/run_report.hpp"
 #include "harness/run_scene_state.hpp"
-#include "harness/statistics.hpp"
 #include "post/reference.hpp"
 #include "render/headless.hpp"
 #include "render/renderer.hpp"
@@ -757,9 +757,11 @@ void add_timing_fields(nlohmann::json& report, const PostTask& post, const TaskS
     report["new_outputs_shown"] = figures.new_outputs;
     report["display_frames"] =
         post.kind == PostKind::Interpolate ? frames + figures.new_outputs : frames;
-    report["submit_us"] = to_json(summarise(figures.submit_us)); // accepted submits only
+    // Accepted submits only.
+    report["submit_us"] = detail::to_json(detail::summarise(figures.submit_us));
     report["submit_to_ready_us"] = latency_json(s.ready_observed);
-    report["frame_end_to_ready_us"] = to_json(summarise(figures.frame_end_to_ready_us));
+    report["frame_end_to_ready_us"] =
+        detail::to_json(detail::summarise(figures.frame_end_to_ready_us));
     report["frame_end_to_ready_note"] =
         "every accepted frame after the first 10 at a paced --fps (at an unlimited rate the "
         "sampled frames only): from the real frame's end on the primary (its last GPU "

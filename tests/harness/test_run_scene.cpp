@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.hpp"
 #include "harness/demo_tasks.hpp"
 #include "harness/run_report.hpp"
 #include "harness/run_scene.hpp"
-#include "harness/statistics.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::test {
@@ -79,7 +79,7 @@ TEST(RunReport, FrameTimesAreNearestRankPercentiles) {
     EXPECT_DOUBLE_EQ(j["mean"].get<double>(), 2.5);
     EXPECT_EQ(j["source"], "test");
     EXPECT_EQ(harness::frame_time_json({}, "none")["n"], 0);
-    EXPECT_DOUBLE_EQ(harness::percentile({5.0, 1.0, 3.0}, 0.5), 3.0);
+    EXPECT_DOUBLE_EQ(detail::percentile({5.0, 1.0, 3.0}, 0.5), 3.0);
     EXPECT_EQ(harness::fixed(12.3456, 1), "12.3");
 }
 
