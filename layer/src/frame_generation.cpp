@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "tandem/error.hpp"
 #include "tandem/post.hpp"
@@ -173,7 +174,8 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          VkFormat format, VkExtent2D extent, int multiplier,
                                          GenerationCounts& counts,
                                          std::atomic<std::uint64_t>& real_presented,
-                                         VkPresentModeKHR present_mode)
+                                         VkPresentModeKHR present_mode,
+                                         std::vector<TaskId> kept_tasks)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
@@ -225,7 +227,11 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
-        for (int k = 1; k < m_multiplier; ++k) {
+        // Kept from the swapchain this one replaced: each has made frames, so the next job's
+        // frame is a generated one (m_jobs 1).
+        m_tasks = std::move(kept_tasks);
+        m_jobs.assign(m_tasks.size(), 1);
+        for (int k = static_cast<int>(m_tasks.size()) + 1; k < m_multiplier; ++k) {
             TaskDesc desc = interpolate_colour_task("tandem-layer frame " + std::to_string(k) +
                                                         "/" + std::to_string(m_multiplier),
                                                     extent.width, extent.height);
@@ -282,7 +288,7 @@ void GenerationCounts::note_delay(double us) {
     }
 }
 
-void SwapchainGeneration::release() noexcept {
+void SwapchainGeneration::record_summary() noexcept {
     if (!m_tasks.empty()) {
         try {
             const TaskStats stats = m_device.runtime().stats(m_tasks.front());
@@ -299,6 +305,10 @@ void SwapchainGeneration::release() noexcept {
             // Out of memory for a report's figures: the report goes without them.
         }
     }
+}
+
+void SwapchainGeneration::release() noexcept {
+    record_summary();
     for (const TaskId task : m_tasks) {
         static_cast<void>(m_device.runtime().unregister_task(task));
     }
@@ -865,6 +875,12 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
             dump(*dump_index, "generated", m_checks.generated->texels());
         }
     }
+}
+
+std::vector<TaskId> SwapchainGeneration::take_tasks() {
+    record_summary();
+    m_jobs.clear();
+    return std::exchange(m_tasks, {});
 }
 
 void SwapchainGeneration::flush() {

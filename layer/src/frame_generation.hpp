@@ -135,7 +135,8 @@ public:
     SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
                         std::atomic<std::uint64_t>& real_presented,
-                        VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR);
+                        VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
+                        std::vector<TaskId> kept_tasks = {});
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -145,6 +146,12 @@ public:
     // no pNext): queued for the presenter. Returns the result of the presenter's last present
     // (VK_SUCCESS before the first), as a later present would report a swapchain out of date.
     [[nodiscard]] VkResult present(const VkPresentInfoKHR& info);
+    // The tasks of a swapchain replaced by one of the same size and format, for the new one
+    // (its constructor's kept_tasks): they are prepared already, and the frame before the new
+    // swapchain's first is the old one's last. This one no longer unregisters them.
+    [[nodiscard]] std::vector<TaskId> take_tasks();
+    [[nodiscard]] VkExtent2D extent() const noexcept { return m_extent; }
+    [[nodiscard]] VkFormat format() const noexcept { return m_format; }
     // Presents what is queued (with its generated frames), then waits for the queue: before the
     // swapchain is replaced or destroyed, or before a present this class does not take (another
     // swapchain in the same call, a pNext chain).
@@ -212,7 +219,8 @@ private:
                          std::chrono::steady_clock::time_point presented);
     void present_generated(std::size_t task, std::uint64_t generation);
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
-    void release() noexcept; // unregisters the tasks, destroys the layer's objects
+    void release() noexcept;        // unregisters the tasks, destroys the layer's objects
+    void record_summary() noexcept; // the first task's figures, for the report
 
     DeviceGeneration& m_device;
     const DeviceDispatch& m_vk;

@@ -367,9 +367,13 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
+    std::vector<TaskId> kept_tasks;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
         generation = record.generation;
         present_mode = record.present_mode;
+        if (record.generation_possible && !record.generation_tried) {
+            kept_tasks = std::move(record.kept_tasks);
+        }
         wanted = record.generation_possible && !record.generation_tried;
         record.generation_tried = true;
         format = record.format;
@@ -385,7 +389,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     try {
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
-            device.generation_counts, device.frames_presented, present_mode);
+            device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks));
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -549,8 +553,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     }
     // The swapchain it replaces is retired by this call: the frame held back for it goes out
     // first, while it still can, so that a resize loses no frame of the program's.
+    std::shared_ptr<SwapchainGeneration> replaced;
     if (info.oldSwapchain != VK_NULL_HANDLE) {
-        std::shared_ptr<SwapchainGeneration> replaced;
         record->with_swapchain(info.oldSwapchain,
                                [&](SwapchainRecord& old) { replaced = old.generation; });
         if (replaced) {
@@ -563,6 +567,14 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         return result;
     }
     SwapchainRecord swapchain_record;
+    // Recreated at the same size and format (after VK_SUBOPTIMAL_KHR, a present mode changed):
+    // the replaced swapchain's tasks go on, prepared, with no frame passing through meanwhile.
+    if (replaced && generation_possible && replaced->extent().width == info.imageExtent.width &&
+        replaced->extent().height == info.imageExtent.height &&
+        replaced->format() == info.imageFormat) {
+        swapchain_record.kept_tasks = replaced->take_tasks();
+        log_info("swapchain recreated at the same size: its frame-generation tasks are kept");
+    }
     swapchain_record.surface = info.surface;
     swapchain_record.format = info.imageFormat;
     swapchain_record.extent = info.imageExtent;
@@ -593,10 +605,21 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     }
     std::shared_ptr<SwapchainGeneration> generation;
     bool counted = false;
+    std::vector<TaskId> kept_tasks;
     record->with_swapchain(swapchain, [&](SwapchainRecord& r) {
         generation = std::move(r.generation);
         counted = r.generation_possible;
+        kept_tasks = std::move(r.kept_tasks);
     });
+    if (!kept_tasks.empty()) {
+        // Destroyed before its first present: the tasks it kept go with it.
+        const std::lock_guard lock(record->generation_mutex);
+        for (const TaskId task : kept_tasks) {
+            if (record->generation) {
+                static_cast<void>(record->generation->runtime().unregister_task(task));
+            }
+        }
+    }
     if (generation) {
         // The frames queued go out (a replaced swapchain's went before it was retired), and the
         // layer's and Tandem's work on its images ends, before the images go.

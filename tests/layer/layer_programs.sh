@@ -190,6 +190,23 @@ swapchain_churn)
         "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
         "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
     ;;
+swapchain_same_size)
+    # A swapchain recreated at the same size 20 times (as after VK_SUBOPTIMAL_KHR): the tasks
+    # go on from one swapchain to the next, prepared once, so that every swapchain after the
+    # first gets generated frames from its first present, and every frame reaches the display.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_WAIT_MS=1000
+    export TANDEM_FRAMEGEN_LOG=1
+    run_program same "$swapchain_probe" --swapchains 20 --frames 10 --last-frames 100 \
+        --same-size 1 || fail "layer_swapchain_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 290" "$work/same.out" || fail "the probe's presents: $(cat "$work/same.out")"
+    kept=$(grep -c "tasks are kept" "$work/same.err" || true)
+    [ "$kept" -eq 19 ] || fail "want the tasks kept at 19 recreations, got $kept"
+    check_report "$work/report.json" "r['swapchains_created'] == 20" \
+        "r['real_frames_presented'] == 290" "r['generated_frames'] >= 100" \
+        "r['devices'][0]['jobs'] >= 100"
+    ;;
 two_programs)
     # A second program started with the layer while the first runs (two vkcubes on one X
     # server, each with its own report): each embeds its own runtime and worker, both run to

@@ -4,9 +4,11 @@
 // creates the swapchain with the one before as oldSwapchain, destroys that one, and presents
 // --frames frames on the new one (--last-frames on the last), each frame cleared to a colour of
 // its own. It prints the frames whose present answered VK_SUCCESS or VK_SUBOPTIMAL_KHR
-// ("presented N") and exits 0.
+// ("presented N") and exits 0. --same-size 1: the window keeps its size, and each swapchain is
+// recreated at the same size (as a program does after VK_SUBOPTIMAL_KHR, or to change its
+// present mode).
 //
-//   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N]
+//   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N] [--same-size 0|1]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -39,12 +41,15 @@ int main(int argc, char** argv) {
     std::uint32_t swapchains = 20;
     std::uint32_t frames = 10;
     std::uint32_t last_frames = 0; // 0: --frames
+    bool same_size = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string arg = argv[i];
         if (arg == "--swapchains") {
             swapchains = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
         } else if (arg == "--frames") {
             frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+        } else if (arg == "--same-size") {
+            same_size = std::string(argv[i + 1]) == "1";
         } else if (arg == "--last-frames") {
             last_frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
         } else {
@@ -130,7 +135,8 @@ int main(int argc, char** argv) {
     std::uint64_t frame = 0;
     for (std::uint32_t s = 0; s < swapchains; ++s) {
         // Every other swapchain the window is smaller: a resize, as a user makes one.
-        const std::uint32_t size[2] = {s % 2 == 0 ? 160u : 128u, s % 2 == 0 ? 120u : 96u};
+        const bool larger = same_size || s % 2 == 0;
+        const std::uint32_t size[2] = {larger ? 160u : 128u, larger ? 120u : 96u};
         xcb_configure_window(connection, window, XCB_CONFIG_WINDOW_WIDTH | XCB_CONFIG_WINDOW_HEIGHT,
                              size);
         xcb_flush(connection);
