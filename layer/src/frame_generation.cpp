@@ -368,8 +368,12 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     next.generations.assign(m_tasks.size(), 0);
     // Verify mode gives the worker every other frame: the ones between are the truth.
     next.held_back = layer_settings().verify && next.frame % 2 == 1;
+    // Verify mode, and a present asked to wait for generated frames (TANDEM_FRAMEGEN_WAIT_MS),
+    // wait for the tasks to be prepared: the one up to two minutes, the other up to that wait.
     if (layer_settings().verify && !next.held_back) {
-        wait_until_prepared();
+        wait_until_prepared(std::chrono::seconds(120));
+    } else if (layer_settings().wait.count() > 0) {
+        wait_until_prepared(layer_settings().wait);
     }
     std::uint64_t inputs_released = 0;
     for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
@@ -421,17 +425,20 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     return m_last_result.load();
 }
 
-void SwapchainGeneration::wait_until_prepared() {
-    // Verify mode measures, it does not pace: the program waits for the tasks to be prepared, so
-    // that from its first frames on every held-back frame is generated and compared.
-    constexpr auto k_longest = std::chrono::seconds(120);
+void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest) {
+    if (m_prepared) {
+        return;
+    }
     const auto start = std::chrono::steady_clock::now();
     for (const TaskId task : m_tasks) {
         while (m_device.runtime().stats(task).preparing &&
-               std::chrono::steady_clock::now() - start < k_longest) {
+               std::chrono::steady_clock::now() - start < longest) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
+    m_prepared = std::none_of(m_tasks.begin(), m_tasks.end(), [&](TaskId task) {
+        return m_device.runtime().stats(task).preparing;
+    });
 }
 
 void SwapchainGeneration::note_submit_failure(const SubmitResult& result) {

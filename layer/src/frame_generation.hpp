@@ -212,7 +212,8 @@ private:
     [[nodiscard]] std::optional<std::uint32_t> claim_dump();
     void dump(std::uint32_t index, const char* kind, std::span<const std::uint8_t> texels);
     void note_submit_failure(const SubmitResult& result);
-    void wait_until_prepared();
+    // Waits up to `longest` for the tasks to be prepared (once they are, returns at once).
+    void wait_until_prepared(std::chrono::milliseconds longest);
     // Waits until the task published `generation`: until then, or until the program presented
     // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
     void wait_for_output(std::size_t task, std::uint64_t generation,
@@ -240,6 +241,7 @@ private:
     // Verify mode: the frame the task's last accepted job was given (UINT64_MAX: none).
     std::uint64_t m_last_input = UINT64_MAX;
     bool m_worker_lost = false; // submits failed with the worker lost: frames pass through
+    bool m_prepared = false;    // every task was prepared when last looked at
     VkSemaphore m_ready = VK_NULL_HANDLE; // timeline: the program's waits of each present done
     std::uint64_t m_ready_value = 0;
     VkSemaphore m_done = VK_NULL_HANDLE; // timeline: the layer's copies done

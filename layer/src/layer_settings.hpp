@@ -9,8 +9,9 @@
 //   TANDEM_FRAMEGEN_WAIT_MS     how long the presenter waits for a generated frame not ready
 //                               once the program presented again (0..1000; unset: 0, never: a
 //                               slow worker then costs the program nothing); above 0 a present
-//                               also waits for the frame before it to have gone out. For checks
-//                               and captures that want every generated frame.
+//                               also waits for the frame before it to have gone out, and while
+//                               the tasks are being prepared, up to this long for them. For
+//                               checks and captures that want every generated frame.
 //   TANDEM_FRAMEGEN_WORKER      the worker device, as RuntimeOptions::workers takes it (a PCI
 //                               address, vendor:device, a UUID prefix or part of a name); unset:
 //                               "auto" (another GPU, else the program's device opened again).

@@ -136,13 +136,13 @@ vkcube | vkcubepp)
     real_program "$case_name"
     ;;
 generated)
-    # The frames before the task is prepared on the worker pass through (a few hundred
-    # milliseconds, in which vkcube at 96x96 presents hundreds); after that, one generated frame
-    # per real frame, each waited for. A few may still be skipped on a loaded machine (no
-    # swapchain image free at once for one): at most 2%.
+    # The presents wait up to a second each for the task to be prepared on the worker (the
+    # first frame makes none: it has no frame before it); after that, one generated frame per
+    # real frame, each waited for. A few may be skipped on a loaded machine (no swapchain image
+    # free at once for one, or a preparation longer than the first presents' waits): at most 2%.
     generated_run 2 600
     check_report "$work/report.json" "r['real_frames_presented'] == 600" \
-        "r['mode'] == 'generating'" "r['generated_frames'] >= 20" \
+        "r['mode'] == 'generating'" "r['generated_frames'] >= 580" \
         "r['skipped_frames'] <= max(2, r['generated_frames'] // 50)" \
         "r['devices'][0]['generating']" \
         "r['devices'][0]['transfer_path'] != ''" "r['devices'][0]['jobs'] >= 20" \
@@ -153,7 +153,7 @@ generated)
 generated_three)
     generated_run 3 600
     check_report "$work/report.json" "r['real_frames_presented'] == 600" \
-        "r['multiplier_requested'] == 3" "r['generated_frames'] >= 40" \
+        "r['multiplier_requested'] == 3" "r['generated_frames'] >= 1160" \
         "r['skipped_frames'] <= max(4, r['generated_frames'] // 50)"
     ;;
 multiplier_one)
