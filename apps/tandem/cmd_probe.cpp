@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "core/stats.hpp"
 #include "harness/probe.hpp"
 #include "harness/rate.hpp"
+#include "harness/statistics.hpp"
 #include "harness/table.hpp"
 
 namespace tandem::cli {
@@ -78,11 +78,11 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
             {"elapsed_s", r.elapsed_s},
             {"ready_rate_hz", r.ready_rate_hz},
             {"latency_us",
-             {{"submit", detail::to_json(submit)},
-              {"worker_done", detail::to_json(worker_done)},
-              {"bridge", detail::to_json(bridge_s)},
-              {"primary_done", detail::to_json(primary_s)},
-              {"total", detail::to_json(total)}}},
+             {{"submit", harness::to_json(submit)},
+              {"worker_done", harness::to_json(worker_done)},
+              {"bridge", harness::to_json(bridge_s)},
+              {"primary_done", harness::to_json(primary_s)},
+              {"total", harness::to_json(total)}}},
         };
         std::printf("%s\n", doc.dump(2).c_str());
         return 0;
@@ -93,7 +93,7 @@ int run_probe(const GlobalOptions& global, const ProbeOptions& o) {
                 static_cast<unsigned long long>(r.busy),
                 static_cast<unsigned long long>(r.completed), r.elapsed_s, r.ready_rate_hz);
     harness::Table table({"stage (us)", "p50", "p95", "p99", "min", "max", "n"});
-    auto row = [&](const char* name, const detail::Summary& v) {
+    auto row = [&](const char* name, const harness::Summary& v) {
         char b[6][32];
         std::snprintf(b[0], 32, "%.1f", v.p50);
         std::snprintf(b[1], 32, "%.1f", v.p95);

@@ -28,8 +28,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/stats.hpp"
 #include "harness/demo_tasks.hpp"
+#include "harness/statistics.hpp"
 
 namespace {
 
@@ -71,7 +71,7 @@ int run_shell(const std::string& command, std::string& err) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-using tandem::detail::median; // core/stats.hpp: nearest rank, the lower middle of an even count
+using tandem::harness::median; // nearest rank: the lower middle of an even count
 
 struct RunResult {
     std::string label;

@@ -30,13 +30,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/stats.hpp"
 #include "harness/cpu_threads.hpp"
 #include "harness/frame_loop.hpp"
 #include "harness/lease_reader.hpp"
 #include "harness/pattern_check.hpp"
 #include "harness/profile_file.hpp"
 #include "harness/rate.hpp"
+#include "harness/statistics.hpp"
 #include "harness/tool_log.hpp"
 #include "tandem/compute.hpp"
 #include "tandem/error.hpp"
@@ -107,7 +107,7 @@ Stats stats_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     s.min = v.front();
     s.max = v.back();
-    s.median = tandem::detail::median_sorted(v);
+    s.median = tandem::harness::median_sorted(v);
     return s;
 }
 
@@ -518,7 +518,7 @@ int main(int argc, char** argv) {
                     sp = stats_of(pipelined), sc = stats_of(cost);
         const double decoupling = su.median > 0 ? s30.median / su.median : 0;
         const double pipelining = ss.median > 0 ? sp.median / ss.median : 0;
-        const double cost_p90 = tandem::detail::percentile(cost, 0.9);
+        const double cost_p90 = tandem::harness::percentile(cost, 0.9);
 
         std::printf("\n%-44s %10s %10s %10s\n", "measurement", "median", "min", "max");
         auto row = [](const char* name, const Stats& s) {
@@ -559,7 +559,7 @@ int main(int argc, char** argv) {
             }
             nlohmann::json doc;
             doc["benchmark"] = "runtime";
-            doc["percentile_rule"] = "nearest rank"; // core/stats.hpp, every figure
+            doc["percentile_rule"] = "nearest rank"; // harness/statistics.hpp, every figure
             doc["machine"] = {{"host", host},
                               {"description", machine},
                               {"cpus", std::thread::hardware_concurrency()},

@@ -318,11 +318,11 @@ ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
     out.completed = completed;
     out.elapsed_s = elapsed;
     out.ready_rate_hz = static_cast<double>(completed) / elapsed;
-    out.submit = detail::summarise(std::move(submit_us));
-    out.worker_done = detail::summarise(std::move(worker_us));
-    out.bridge = detail::summarise(std::move(bridge_us));
-    out.primary_done = detail::summarise(std::move(primary_us));
-    out.total = detail::summarise(std::move(total_us));
+    out.submit = summarise(std::move(submit_us));
+    out.worker_done = summarise(std::move(worker_us));
+    out.bridge = summarise(std::move(bridge_us));
+    out.primary_done = summarise(std::move(primary_us));
+    out.total = summarise(std::move(total_us));
     return out;
 }
 

@@ -12,8 +12,8 @@
 #include <functional>
 #include <string>
 
-#include "core/stats.hpp"
 #include "harness/device_session.hpp"
+#include "harness/statistics.hpp"
 
 namespace tandem::harness {
 
@@ -52,7 +52,7 @@ struct ProbeResult {
     double elapsed_s = 0;
     double ready_rate_hz = 0;
     // Microseconds per stage; `bridge` is empty with GPU-side synchronisation.
-    detail::Summary submit, worker_done, bridge, primary_done, total;
+    Summary submit, worker_done, bridge, primary_done, total;
 };
 
 // Probes the session's first worker against its primary. `on_start` (when set) is called once

@@ -27,6 +27,14 @@ double percentile(std::vector<double> samples, double q) {
     return detail::percentile(std::move(samples), q);
 }
 
+double median_sorted(std::span<const double> sorted) {
+    return detail::percentile_sorted(sorted, 0.5);
+}
+
+double median(std::vector<double> samples) {
+    return detail::median(std::move(samples));
+}
+
 Summary summarise(std::vector<double> samples) {
     const detail::Summary d = detail::summarise(std::move(samples));
     return {d.n, d.min, d.max, d.mean, d.p50, d.p95, d.p99};

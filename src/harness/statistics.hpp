@@ -21,6 +21,9 @@ struct Summary {
 [[nodiscard]] double percentile_sorted(std::span<const double> sorted, double q);
 // The same of unsorted samples (sorts a copy).
 [[nodiscard]] double percentile(std::vector<double> samples, double q);
+// The 0.5-percentile: the middle value, the lower of the two middle ones for an even count.
+[[nodiscard]] double median_sorted(std::span<const double> sorted);
+[[nodiscard]] double median(std::vector<double> samples);
 [[nodiscard]] Summary summarise(std::vector<double> samples);
 // {"n", "min", "max", "mean", "p50", "p95", "p99"}.
 [[nodiscard]] nlohmann::json to_json(const Summary& summary);
