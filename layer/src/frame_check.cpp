@@ -66,6 +66,23 @@ bool write_ppm(const std::string& path, std::span<const std::uint8_t> texels, Vk
     return std::fwrite(rgb.data(), 1, rgb.size(), file.get()) == rgb.size();
 }
 
+void SampleRing::add(double sample) {
+    if (m_samples.size() < k_capacity) {
+        m_samples.push_back(sample);
+    } else {
+        m_samples[m_next] = sample;
+        m_next = (m_next + 1) % k_capacity;
+    }
+}
+
+std::vector<double> SampleRing::in_order() const {
+    std::vector<double> out(m_samples.begin() + static_cast<std::ptrdiff_t>(m_next),
+                            m_samples.end());
+    out.insert(out.end(), m_samples.begin(),
+               m_samples.begin() + static_cast<std::ptrdiff_t>(m_next));
+    return out;
+}
+
 void VerifyTotals::merge(const VerifyTotals& other) {
     if (other.frames > 0) {
         generated_db_min = frames == 0 ? other.generated_db_min

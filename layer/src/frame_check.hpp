@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <vulkan/vulkan.h>
 
@@ -25,6 +26,20 @@ inline constexpr double k_identical_db = 99.0;
 // Returns false (the caller logs it) when the file cannot be written.
 [[nodiscard]] bool write_ppm(const std::string& path, std::span<const std::uint8_t> texels,
                              VkExtent2D extent, VkFormat format);
+
+// The newest `capacity` samples of a measurement (the layer's delays and gaps, in us), kept in a
+// ring: a long-running program's report holds its recent frames, in bounded memory.
+class SampleRing {
+public:
+    static constexpr std::size_t k_capacity = 8192;
+    void add(double sample);
+    // Oldest first.
+    [[nodiscard]] std::vector<double> in_order() const;
+
+private:
+    std::vector<double> m_samples;
+    std::size_t m_next = 0; // the oldest once the ring is full
+};
 
 // Verify mode's figures on one device: each held-back frame generated from its neighbours.
 struct VerifyTotals {

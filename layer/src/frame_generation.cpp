@@ -88,20 +88,6 @@ VkSemaphoreSubmitInfo semaphore_info(VkSemaphore semaphore, std::uint64_t value 
     return info;
 }
 
-VkImageMemoryBarrier image_barrier(VkImage image, VkImageLayout from, VkImageLayout to,
-                                   VkAccessFlags src_access, VkAccessFlags dst_access) {
-    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.srcAccessMask = src_access;
-    barrier.dstAccessMask = dst_access;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    return barrier;
-}
-
 bool presented(VkResult result) {
     return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
 }
@@ -270,22 +256,12 @@ void GenerationCounts::note_present() noexcept {
 
 void GenerationCounts::note_gap(double us) {
     const std::lock_guard lock(summary_mutex);
-    if (gaps_us.size() < k_delay_samples) {
-        gaps_us.push_back(us);
-    } else {
-        gaps_us[next_gap] = us;
-        next_gap = (next_gap + 1) % k_delay_samples;
-    }
+    gaps_us.add(us);
 }
 
 void GenerationCounts::note_delay(double us) {
     const std::lock_guard lock(summary_mutex);
-    if (delays_us.size() < k_delay_samples) {
-        delays_us.push_back(us);
-    } else {
-        delays_us[next_delay] = us;
-        next_delay = (next_delay + 1) % k_delay_samples;
-    }
+    delays_us.add(us);
 }
 
 void SwapchainGeneration::record_summary() noexcept {
@@ -802,10 +778,10 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     m_vk.ResetCommandBuffer(slot.cmd, 0);
     m_vk.BeginCommandBuffer(slot.cmd, &begin);
     const std::array before{
-        image_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
-                      VK_ACCESS_TRANSFER_READ_BIT),
-        image_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
+        layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+                       VK_ACCESS_TRANSFER_READ_BIT),
+        layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
+                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
     m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
                             static_cast<std::uint32_t>(before.size()), before.data());
@@ -815,11 +791,11 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     region.extent = {lease.extent.width, lease.extent.height, 1};
     m_vk.CmdCopyImage(slot.cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_images[target],
                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    const std::array after{image_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                         lease.layout, VK_ACCESS_TRANSFER_READ_BIT, 0),
-                           image_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                         VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
-                                         VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
+    const std::array after{layout_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                          lease.layout, VK_ACCESS_TRANSFER_READ_BIT, 0),
+                           layout_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                          VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
+                                          VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
     m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
                             VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
                             static_cast<std::uint32_t>(after.size()), after.data());

@@ -69,14 +69,11 @@ struct GenerationCounts {
     std::string worker_lost_reason; // the runtime's sentence, when worker_lost
     VerifyTotals verify;            // verify mode (TANDEM_FRAMEGEN_VERIFY)
     // The delay the layer added to each real frame: from the program's vkQueuePresentKHR of it
-    // to the layer's present of it returning, in us (the newest k_delay_samples, a ring).
-    static constexpr std::size_t k_delay_samples = 8192;
-    std::vector<double> delays_us;
-    std::size_t next_delay = 0;
+    // to the layer's present of it returning, in us. Guarded by summary_mutex.
+    SampleRing delays_us;
     // From each generated frame's present to the next present (the real frame's, or at 3x the
-    // next generated one's), in us: how evenly the presenter spaces them (the newest 8,192).
-    std::vector<double> gaps_us;
-    std::size_t next_gap = 0;
+    // next generated one's), in us: how evenly the presenter spaces them.
+    SampleRing gaps_us;
 
     void note_present() noexcept;
     void note_delay(double us);

@@ -31,7 +31,7 @@ nlohmann::json verify_json(const VerifyTotals& v) {
 }
 
 // Each real frame's delay in the order presented, to 0.1 us: for plots (the newest
-// GenerationCounts::k_delay_samples of each device).
+// SampleRing::k_capacity of each device).
 nlohmann::json rounded(const std::vector<double>& delays_us) {
     nlohmann::json out = nlohmann::json::array();
     for (const double us : delays_us) {

@@ -3,10 +3,8 @@
 #include <stdexcept>
 
 namespace tandem::layer {
-namespace {
-
-VkImageMemoryBarrier transfer_barrier(VkImage image, VkImageLayout from, VkImageLayout to,
-                                      VkAccessFlags src_access, VkAccessFlags dst_access) {
+VkImageMemoryBarrier layout_barrier(VkImage image, VkImageLayout from, VkImageLayout to,
+                                    VkAccessFlags src_access, VkAccessFlags dst_access) {
     VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
     barrier.srcAccessMask = src_access;
     barrier.dstAccessMask = dst_access;
@@ -18,8 +16,6 @@ VkImageMemoryBarrier transfer_barrier(VkImage image, VkImageLayout from, VkImage
     barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     return barrier;
 }
-
-} // namespace
 
 HostFrame::HostFrame(const DeviceDispatch& vk, VkDevice device,
                      const VkPhysicalDeviceMemoryProperties& memory, VkExtent2D extent)
@@ -78,7 +74,7 @@ void HostFrame::destroy() noexcept {
 }
 
 void HostFrame::record_copy(VkCommandBuffer cmd, VkImage image, VkImageLayout layout) const {
-    const VkImageMemoryBarrier before = transfer_barrier(
+    const VkImageMemoryBarrier before = layout_barrier(
         image, layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0, VK_ACCESS_TRANSFER_READ_BIT);
     m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                             0, 0, nullptr, 0, nullptr, 1, &before);
@@ -87,8 +83,8 @@ void HostFrame::record_copy(VkCommandBuffer cmd, VkImage image, VkImageLayout la
     region.imageExtent = {m_extent.width, m_extent.height, 1};
     m_vk.CmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_buffer, 1,
                               &region);
-    const VkImageMemoryBarrier after = transfer_barrier(image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                                        layout, VK_ACCESS_TRANSFER_READ_BIT, 0);
+    const VkImageMemoryBarrier after = layout_barrier(image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                                      layout, VK_ACCESS_TRANSFER_READ_BIT, 0);
     VkBufferMemoryBarrier to_host{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
     to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

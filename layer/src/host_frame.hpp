@@ -12,6 +12,11 @@
 
 namespace tandem::layer {
 
+// A barrier of a whole single-level colour image from one layout to another, no queue transfer.
+[[nodiscard]] VkImageMemoryBarrier layout_barrier(VkImage image, VkImageLayout from,
+                                                  VkImageLayout to, VkAccessFlags src_access,
+                                                  VkAccessFlags dst_access);
+
 class HostFrame {
 public:
     // Throws std::runtime_error (with a sentence) when the buffer cannot be made.

@@ -97,11 +97,10 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         if (!g.summary.worker.empty()) {
             counts.generation = g.summary;
         }
-        // Oldest first: the ring's next slot holds the oldest once it is full.
-        const auto oldest = g.delays_us.begin() + static_cast<std::ptrdiff_t>(g.next_delay);
-        counts.delays_us.insert(counts.delays_us.end(), oldest, g.delays_us.end());
-        counts.delays_us.insert(counts.delays_us.end(), g.delays_us.begin(), oldest);
-        counts.gaps_us.insert(counts.gaps_us.end(), g.gaps_us.begin(), g.gaps_us.end());
+        const std::vector<double> delays = g.delays_us.in_order();
+        counts.delays_us.insert(counts.delays_us.end(), delays.begin(), delays.end());
+        const std::vector<double> gaps = g.gaps_us.in_order();
+        counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
         counts.verify.merge(g.verify);
         if (g.worker_lost.load()) {
             counts.worker_lost = true;
