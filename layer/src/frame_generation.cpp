@@ -553,10 +553,17 @@ VkSemaphore SwapchainGeneration::check_real(const Held& held, VkSemaphore ready)
             for (std::size_t i = 0; i < m_images.size(); ++i) {
                 m_checks.checked.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
             }
-            for (auto* frame :
-                 {&m_checks.real, &m_checks.previous, &m_checks.truth, &m_checks.generated}) {
-                *frame = std::make_unique<HostFrame>(m_vk, m_device.device(), m_device.memory(),
-                                                     m_extent);
+            // The dump needs the real and generated frames; verify mode the two around the
+            // held-back one and the held-back one too.
+            auto host_frame = [&] {
+                return std::make_unique<HostFrame>(m_vk, m_device.device(), m_device.memory(),
+                                                   m_extent);
+            };
+            m_checks.real = host_frame();
+            m_checks.generated = host_frame();
+            if (settings.verify) {
+                m_checks.previous = host_frame();
+                m_checks.truth = host_frame();
             }
         }
     } catch (const std::exception& e) {
@@ -671,12 +678,15 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
         log_problem("a frame check's copy could not be submitted");
         return false;
     }
-    const std::uint64_t value = m_done_value;
-    VkSemaphoreWaitInfo wait_done{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    wait_done.semaphoreCount = 1;
-    wait_done.pSemaphores = &m_done;
-    wait_done.pValues = &value;
-    return m_vk.WaitSemaphores(m_device.device(), &wait_done, 10'000'000'000ull) == VK_SUCCESS;
+    return wait_done(m_done_value);
+}
+
+bool SwapchainGeneration::wait_done(std::uint64_t value) {
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &m_done;
+    info.pValues = &value;
+    return m_vk.WaitSemaphores(m_device.device(), &info, 10'000'000'000ull) == VK_SUCCESS;
 }
 
 std::optional<std::uint32_t> SwapchainGeneration::claim_dump() {
@@ -850,11 +860,7 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
         m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
     }
     if (dump_index) {
-        VkSemaphoreWaitInfo wait_done{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wait_done.semaphoreCount = 1;
-        wait_done.pSemaphores = &m_done;
-        wait_done.pValues = &slot.done_value;
-        if (m_vk.WaitSemaphores(m_device.device(), &wait_done, 10'000'000'000ull) == VK_SUCCESS) {
+        if (wait_done(slot.done_value)) {
             dump(*dump_index, "generated", m_checks.generated->texels());
         }
     }

@@ -182,8 +182,8 @@ private:
         VkCommandBuffer cmd = VK_NULL_HANDLE;
         std::vector<VkSemaphore> checked; // binary, per image: a real frame copied, presentable
         std::unique_ptr<HostFrame> real;
-        std::unique_ptr<HostFrame> previous; // verify: the frame before the held-back one
-        std::unique_ptr<HostFrame> truth;    // verify: the held-back frame
+        std::unique_ptr<HostFrame> previous; // verify only: the frame before the held-back one
+        std::unique_ptr<HostFrame> truth;    // verify only: the held-back frame
         std::unique_ptr<HostFrame> generated;
         bool dump_failed = false; // the dump's folder could not be written: logged once
     };
@@ -205,6 +205,8 @@ private:
     // Submits the check command buffer (recorded) and waits on the host for it to complete.
     [[nodiscard]] bool run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
                                  std::uint64_t release_value);
+    // Waits on the host (up to 10 s) for m_done to reach `value`: false when it did not.
+    [[nodiscard]] bool wait_done(std::uint64_t value);
     // Claims the next dump index; empty when the dump is off, full or failed.
     [[nodiscard]] std::optional<std::uint32_t> claim_dump();
     void dump(std::uint32_t index, const char* kind, std::span<const std::uint8_t> texels);
