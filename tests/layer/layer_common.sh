@@ -38,6 +38,29 @@ lavapipe_only() {
     export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 }
 
+# validation_to_file: the Khronos validation layer (synchronisation validation too, unless
+# TANDEM_VALIDATION is off or 0) writes its messages to $work/validation.log
+# (vk_layer_settings.txt in $work), so that any message fails the case whatever the program does
+# with its own output. Sets validation_log, and validation_layers (empty when off).
+validation_to_file() {
+    validation_log=$work/validation.log
+    validation_layers=VK_LAYER_KHRONOS_validation
+    case "${TANDEM_VALIDATION:-sync}" in
+    0 | off) validation_layers= ;;
+    *)
+        {
+            echo "khronos_validation.report_flags = error,warn"
+            echo "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG"
+            echo "khronos_validation.log_filename = $validation_log"
+            if [ "${TANDEM_VALIDATION:-sync}" = sync ]; then
+                echo "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+            fi
+        } >"$work/vk_layer_settings.txt"
+        export VK_LAYER_SETTINGS_PATH=$work
+        ;;
+    esac
+}
+
 # check_report FILE PYTHON-EXPRESSION...: each expression, on the report `r`, must hold.
 check_report() {
     local file=$1

@@ -26,22 +26,7 @@ lavapipe_only
 config=$XDG_CONFIG_HOME/tandem/framegen.conf
 mkdir -p "$(dirname "$config")"
 
-validation_log=$work/validation.log
-validation_layers=VK_LAYER_KHRONOS_validation
-case "${TANDEM_VALIDATION:-sync}" in
-0 | off) validation_layers= ;;
-*)
-    {
-        echo "khronos_validation.report_flags = error,warn"
-        echo "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG"
-        echo "khronos_validation.log_filename = $validation_log"
-        if [ "${TANDEM_VALIDATION:-sync}" = sync ]; then
-            echo "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
-        fi
-    } >"$work/vk_layer_settings.txt"
-    export VK_LAYER_SETTINGS_PATH=$work
-    ;;
-esac
+validation_to_file
 export VK_ADD_LAYER_PATH=$layer_dir
 export VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation${validation_layers:+:$validation_layers}
 

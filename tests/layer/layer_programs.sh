@@ -32,24 +32,7 @@ require_tools "scripts/install-deps.sh installs xvfb and vulkan-tools" xvfb-run 
     python3
 lavapipe_only
 
-# The validation layer writes its messages to a file of this case's (vk_layer_settings.txt), so
-# that any message fails the case whatever the program does with its own output.
-validation_log=$work/validation.log
-validation_layers=VK_LAYER_KHRONOS_validation
-case "${TANDEM_VALIDATION:-sync}" in
-0 | off) validation_layers= ;;
-*)
-    {
-        echo "khronos_validation.report_flags = error,warn"
-        echo "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG"
-        echo "khronos_validation.log_filename = $validation_log"
-        if [ "${TANDEM_VALIDATION:-sync}" = sync ]; then
-            echo "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
-        fi
-    } >"$work/vk_layer_settings.txt"
-    export VK_LAYER_SETTINGS_PATH=$work
-    ;;
-esac
+validation_to_file
 
 # The layer from the build folder, explicitly, the validation layer beneath it (the first name in
 # VK_INSTANCE_LAYERS is the closest to the program).
