@@ -88,6 +88,17 @@ struct MainView::State {
     ~State();
     [[nodiscard]] std::uint64_t render(detail::FrameSnapshot snapshot,
                                        const MainFrameRequest& request);
+    // The steps of render(); each that can fail sets m_error and answers false (or nullopt).
+    [[nodiscard]] bool reuse_frame(Frame& f, std::size_t index, const MainFrameRequest& request,
+                                   std::vector<detail::ExternalTexture>& external);
+    [[nodiscard]] bool begin_commands(VkCommandBuffer cmd, std::uint32_t q0);
+    [[nodiscard]] std::optional<VkImage>
+    record_draw(Frame& f, const MainFrameRequest& request, detail::FrameSnapshot& snapshot,
+                const std::vector<detail::ExternalTexture>& external);
+    void record_readbacks(Frame& f, const MainFrameRequest& request, VkImage color);
+    [[nodiscard]] bool end_commands(VkCommandBuffer cmd, std::uint32_t q0);
+    [[nodiscard]] bool submit_frame(VkCommandBuffer cmd, const MainFrameRequest& request,
+                                    std::uint64_t value);
     [[nodiscard]] VkResult wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
     [[nodiscard]] const Frame* frame_of(std::uint64_t value) const noexcept;
     void collect_timestamps(Frame& frame, std::size_t index);
@@ -205,47 +216,59 @@ void MainView::State::collect_timestamps(Frame& frame, std::size_t index) {
     }
 }
 
-std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
-                                      const MainFrameRequest& request) {
-    const std::size_t index = m_value % m_frames.size();
-    Frame& f = m_frames[index];
+// Waits for the frame last rendered into `f` and collects its timestamps; checks that the
+// request's leases fit the read-back buffers, and names them as the draw's external textures.
+bool MainView::State::reuse_frame(Frame& f, std::size_t index, const MainFrameRequest& request,
+                                  std::vector<detail::ExternalTexture>& external) {
     if (wait(f.value, std::chrono::seconds(10)) != VK_SUCCESS) {
         m_error = "the primary did not finish an earlier main view frame within 10 s";
-        return 0;
+        return false;
     }
     collect_timestamps(f, index);
     if (request.read_leases && request.leases.size() > f.lease_readback.size()) {
         m_error = "more leases than the main view can read back";
-        return 0;
+        return false;
     }
-    std::vector<detail::ExternalTexture> external;
     for (const Lease& lease : request.leases) {
         external.push_back({lease.view, lease.layout});
         if (request.read_leases && rgba_bytes(lease.extent) > f.lease_readback[0].size) {
             m_error = "a leased image is larger than the main view's read-back buffer";
-            return 0;
+            return false;
         }
     }
+    return true;
+}
 
-    VkCommandBuffer cmd = f.cmd;
+// Resets and begins `cmd`, with the frame's first timestamp (queries q0 and q0 + 1).
+bool MainView::State::begin_commands(VkCommandBuffer cmd, std::uint32_t q0) {
     if (detail::vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer main view") !=
         VK_SUCCESS) {
         m_error = "vkResetCommandBuffer failed";
-        return 0;
+        return false;
     }
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     if (detail::vk_status(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer main view") !=
         VK_SUCCESS) {
         m_error = "vkBeginCommandBuffer failed";
-        return 0;
+        return false;
     }
-    const auto q0 = static_cast<std::uint32_t>(2 * index);
     if (m_queries) {
         vkCmdResetQueryPool(cmd, m_queries.get(), q0, 2);
         vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, m_queries.get(), q0);
     }
     m_device.begin_label(cmd, "main view");
+    return true;
+}
+
+// Records the draw of `snapshot` (given the previous frame's camera where motion is drawn) into
+// the request's targets or the frame's own, left for copies. Returns the colour image drawn, or
+// nullopt when the renderer refused (m_error says why; the command buffer is ended).
+std::optional<VkImage>
+MainView::State::record_draw(Frame& f, const MainFrameRequest& request,
+                             detail::FrameSnapshot& snapshot,
+                             const std::vector<detail::ExternalTexture>& external) {
+    VkCommandBuffer cmd = f.cmd;
     const MainFrameTargets* into = request.targets;
     detail::ColorTarget color;
     // The caller's images where it gave them, else the frame's own.
@@ -293,11 +316,18 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
         (void)vkEndCommandBuffer(cmd);
         m_error =
             std::string("the main view's render was refused (") + detail::to_string(status) + ")";
-        return 0;
+        return std::nullopt;
     }
+    return color.image;
+}
+
+// Records the copies to host memory the request asks for: the colour image drawn and every
+// leased image, each lease back in its layout before the frame's signal.
+void MainView::State::record_readbacks(Frame& f, const MainFrameRequest& request, VkImage color) {
+    VkCommandBuffer cmd = f.cmd;
     bool host_reads = false;
     if (request.read_main) {
-        copy_to_buffer(cmd, color.image, m_extent, f.main_readback.get());
+        copy_to_buffer(cmd, color, m_extent, f.main_readback.get());
         host_reads = true;
     }
     f.lease_extents.clear();
@@ -322,15 +352,25 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
         detail::memory_barrier(cmd, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                                VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
     }
+}
+
+// Ends `cmd` with the frame's last timestamp.
+bool MainView::State::end_commands(VkCommandBuffer cmd, std::uint32_t q0) {
     m_device.end_label(cmd);
     if (m_queries) {
         vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries.get(), q0 + 1);
     }
     if (detail::vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer main view") != VK_SUCCESS) {
         m_error = "vkEndCommandBuffer failed";
-        return 0;
+        return false;
     }
+    return true;
+}
 
+// Submits `cmd` on the main queue, waiting for the leases and the caller's semaphores, and
+// signalling the primary timeline at `value` and the caller's semaphores.
+bool MainView::State::submit_frame(VkCommandBuffer cmd, const MainFrameRequest& request,
+                                   std::uint64_t value) {
     // One wait per semaphore, at the largest value leased from it; then the caller's.
     std::vector<VkSemaphoreSubmitInfo> waits;
     for (const Lease& lease : request.leases) {
@@ -345,7 +385,6 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
         }
     }
     waits.insert(waits.end(), request.waits.begin(), request.waits.end());
-    const std::uint64_t value = m_value + 1;
     std::vector<VkSemaphoreSubmitInfo> signals{
         detail::semaphore_submit_info(m_timeline, value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)};
     signals.insert(signals.end(), request.signals.begin(), request.signals.end());
@@ -361,6 +400,33 @@ std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
     const VkResult r = m_device.queue(detail::QueueRole::Main).submit({&submit, 1});
     if (r != VK_SUCCESS) {
         m_error = std::string("the main view's submit failed (") + tandem::to_string(r) + ")";
+        return false;
+    }
+    return true;
+}
+
+std::uint64_t MainView::State::render(detail::FrameSnapshot snapshot,
+                                      const MainFrameRequest& request) {
+    const std::size_t index = m_value % m_frames.size();
+    Frame& f = m_frames[index];
+    std::vector<detail::ExternalTexture> external;
+    if (!reuse_frame(f, index, request, external)) {
+        return 0;
+    }
+    const auto q0 = static_cast<std::uint32_t>(2 * index);
+    if (!begin_commands(f.cmd, q0)) {
+        return 0;
+    }
+    const std::optional<VkImage> color = record_draw(f, request, snapshot, external);
+    if (!color) {
+        return 0;
+    }
+    record_readbacks(f, request, *color);
+    if (!end_commands(f.cmd, q0)) {
+        return 0;
+    }
+    const std::uint64_t value = m_value + 1;
+    if (!submit_frame(f.cmd, request, value)) {
         return 0;
     }
     m_value = value;
