@@ -3,8 +3,9 @@
 // the primary) processes it, and the result comes back as the task's output.
 //
 //   blur         a separable Gaussian blur of one RGBA8 colour input, the same size.
-//   upscale      an edge-directed spatial upscaler with contrast-adaptive sharpening: one RGBA8
-//                colour input at the render size, the output at the task's size (any ratio).
+//   upscale      a spatial upscaler (Lanczos-3 clamped against ringing, then contrast-adaptive
+//                sharpening): one RGBA8 colour input at the render size, the output at the
+//                task's size (any ratio).
 //                Given also the frame's depth and motion vectors (temporal_upscale_task), a
 //                temporal upscaler: the frames are rendered with a sub-pixel jitter (each job's
 //                TemporalUpscaleSettings says the frame's) and accumulated along the motion
@@ -61,8 +62,8 @@ struct BlurSettings {
 };
 
 struct UpscaleSettings {
-    float sharpness = 0.5f; // 0..2: the sharpening's strength (0: none)
-    float adapt = 0.5f;     // 0..1: how much full contrast reduces it
+    float sharpness = 0.25f; // 0..2: the sharpening's strength (0: none)
+    float adapt = 0.5f;      // 0..1: how much full contrast reduces it
 };
 
 // A temporal upscale job's frame: its jitter, in render texels (input texel x sampled the scene

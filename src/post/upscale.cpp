@@ -13,10 +13,6 @@ struct InterpolatePush {
     std::int32_t in_height;
     std::int32_t out_width;
     std::int32_t out_height;
-    float edge_low;
-    float edge_high;
-    float across;
-    float along;
 };
 
 struct SharpenPush {
@@ -40,8 +36,7 @@ Image create_interpolated(const Device& device, VkExtent2D extent) {
 }
 
 bool valid(const UpscaleParams& p) noexcept {
-    return p.sharpness >= 0.0f && p.sharpness <= 2.0f && p.adapt >= 0.0f && p.adapt <= 1.0f &&
-           p.edge_low >= 0.0f && p.edge_high > p.edge_low && p.across > 0.0f && p.along > 0.0f;
+    return p.sharpness >= 0.0f && p.sharpness <= 2.0f && p.adapt >= 0.0f && p.adapt <= 1.0f;
 }
 
 } // namespace
@@ -74,13 +69,7 @@ VkResult UpscalePass::record(VkCommandBuffer cmd, std::uint32_t slot, SampledInp
     const auto ow = static_cast<std::int32_t>(output_extent.width);
     const auto oh = static_cast<std::int32_t>(output_extent.height);
     const InterpolatePush interpolate_push{static_cast<std::int32_t>(input_extent.width),
-                                           static_cast<std::int32_t>(input_extent.height),
-                                           ow,
-                                           oh,
-                                           params.edge_low,
-                                           params.edge_high,
-                                           params.across,
-                                           params.along};
+                                           static_cast<std::int32_t>(input_extent.height), ow, oh};
     const SharpenPush sharpen_push{ow, oh, params.sharpness, params.adapt};
     const std::uint32_t gx = post_groups(output_extent.width);
     const std::uint32_t gy = post_groups(output_extent.height);
