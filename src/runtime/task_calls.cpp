@@ -759,7 +759,9 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
     }
     release_chained(holds, 0); // those the job's slot did not take over
     if (out.accepted()) {
-        job.instance->worker->enqueue(job);
+        // Copies queued for the copier's thread: it wakes the job thread once it submitted them.
+        job.instance->worker->enqueue(
+            job, [&] { return m_input_copies->copy_queued(*job.instance, job.slot); });
     }
     return out;
 }

@@ -10,6 +10,7 @@
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "runtime/task.hpp"
+#include "runtime/worker.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -272,7 +273,12 @@ void InputCopier::run() noexcept {
                 }
             }
         }
+        // Read before the submit: once it ran, the instance may go at any time.
+        Worker* const worker = batch.instance != nullptr ? batch.instance->worker : nullptr;
         submit_pending(batch);
+        if (worker != nullptr) {
+            worker->wake(); // its job, queued without a wake-up of the application's thread
+        }
     }
 }
 
@@ -330,6 +336,14 @@ VkResult InputCopier::copy_submitted(const TaskInstance& instance, std::uint32_t
         }
     }
     return r;
+}
+
+bool InputCopier::copy_queued(const TaskInstance& instance, std::uint32_t slot) const noexcept {
+    if (!m_deferred || slot >= instance.inputs.copied.size()) {
+        return false;
+    }
+    const std::uint64_t value = instance.inputs.copied[slot];
+    return value != 0 && m_submitted.load(std::memory_order_acquire) < value;
 }
 
 std::string InputCopier::check(const TaskInstance& instance, std::span<const InputImage> inputs) {

@@ -122,6 +122,10 @@ public:
     // thread, else the result that failed it (`why` says so).
     [[nodiscard]] VkResult copy_submitted(const TaskInstance& instance, std::uint32_t slot,
                                           std::string& why) const noexcept;
+    // True while `slot`'s last copy is queued for the copier's thread, which wakes the
+    // instance's worker once it has submitted the batch (Worker::enqueue's `woken_later`).
+    // Any thread; the slot's owner's copy() happened before.
+    [[nodiscard]] bool copy_queued(const TaskInstance& instance, std::uint32_t slot) const noexcept;
     // One empty batch on the primary's main queue, after everything the application submitted
     // there so far (its writes of lent images): the instance is not freed before it passed
     // (a loan ended without a submit). Caller holds the instance's task's mutex.

@@ -24,13 +24,13 @@ Worker::~Worker() {
 }
 
 void Worker::enqueue(const WorkerJob& job) {
+    enqueue(job, [] { return false; });
+}
+
+void Worker::wake() noexcept {
     {
+        // Taken and let go so that the job thread is either asleep or about to see the job.
         std::lock_guard lock(m_mutex);
-        if (m_stop) {
-            return;
-        }
-        m_queue.push_back(job);
-        m_job_posts.fetch_add(1, std::memory_order_release);
     }
     m_cv.notify_one();
 }

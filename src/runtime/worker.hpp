@@ -76,6 +76,28 @@ public:
     [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
 
     void enqueue(const WorkerJob& job);
+    // Queues `job`, waking the job thread unless `woken_later()`, asked under the queue's lock,
+    // says another thread will call wake() once the job can start: the input copier's thread,
+    // whose batch the job waits for, so that the application's thread makes no wake-up of its
+    // own. Asked under the lock, so a wake() that came first is seen (the answer is then false).
+    template <class WokenLater>
+    void enqueue(const WorkerJob& job, WokenLater&& woken_later) {
+        bool wake_now = false;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_stop) {
+                return;
+            }
+            m_queue.push_back(job);
+            m_job_posts.fetch_add(1, std::memory_order_release);
+            wake_now = !woken_later();
+        }
+        if (wake_now) {
+            m_cv.notify_one();
+        }
+    }
+    // Wakes the job thread for a job queued by enqueue() whose `woken_later` said so.
+    void wake() noexcept;
     // Copies the jobs queued behind the one the job thread holds into `out`, from the front,
     // at most out.size() of them, leaving out those held (hold()): the job thread sends their
     // inputs ahead (JobPipeline). They stay queued; any thread.
