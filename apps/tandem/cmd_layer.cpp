@@ -21,7 +21,8 @@
 
 // The layer's own reading of its configuration file and environment (layer/src/layer_config.hpp,
 // the library tandem_layer_config), so that the status reads each value as the layer does. Not
-// part of libtandem: it includes only the standard library and the Vulkan headers.
+// part of libtandem: it includes only the standard library and the Vulkan headers, which
+// layout.client_includes checks.
 #include <layer_config.hpp>
 
 #include "commands.hpp"

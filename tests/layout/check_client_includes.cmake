@@ -3,15 +3,22 @@
 # and include. A harness header counts only when it (and every harness header it includes) in
 # turn includes nothing but tandem/ and harness/ headers: the harness's own internal headers,
 # which include internal layers, are refused too. Third-party headers are included with <...>
-# and are not checked.
+# and are not checked, but a project header named with <...> is: one of the library's (found
+# under HEADERS) is refused, and one of the frame-generation layer's (found under LAYER) only
+# when it includes a project header itself (the CLI reads the layer's configuration with the
+# layer's own reader, which uses the standard library and Vulkan alone).
 #   cmake -DROOT=<source dir> -DDIRS="apps;bench/runtime" [-DHEADERS=<dir holding harness/>]
-#         -P check_client_includes.cmake                 (HEADERS: <source dir>/src by default)
+#         [-DLAYER=<the layer's source dir>] -P check_client_includes.cmake
+#   (HEADERS: <source dir>/src and LAYER: <source dir>/layer/src by default)
 if(NOT ROOT OR NOT DIRS)
     message(FATAL_ERROR "usage: cmake -DROOT=<source dir> -DDIRS=<folders> -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
 get_filename_component(ROOT "${ROOT}" ABSOLUTE)
 if(NOT HEADERS)
     set(HEADERS "${ROOT}/src")
+endif()
+if(NOT LAYER)
+    set(LAYER "${ROOT}/layer/src")
 endif()
 
 # Sets `out` to the first internal header `header` (harness/NAME.hpp) leads to, or empty.
@@ -80,6 +87,21 @@ foreach(dir IN LISTS DIRS)
                 continue()
             endif()
             string(APPEND offences "  ${file}: #include \"${header}\"\n")
+        endforeach()
+        file(STRINGS "${ROOT}/${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*<")
+        foreach(line IN LISTS lines)
+            string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*<([^>]*)>.*$" "\\1" header "${line}")
+            if(header MATCHES "^tandem/")
+                continue()
+            elseif(EXISTS "${HEADERS}/${header}" AND NOT IS_DIRECTORY "${HEADERS}/${header}")
+                string(APPEND offences "  ${file}: #include <${header}> (a library header)\n")
+            elseif(EXISTS "${LAYER}/${header}" AND NOT IS_DIRECTORY "${LAYER}/${header}")
+                file(STRINGS "${LAYER}/${header}" inner REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+                if(inner)
+                    string(APPEND offences
+                        "  ${file}: #include <${header}> (a layer header that includes project headers)\n")
+                endif()
+            endif()
         endforeach()
     endforeach()
 endforeach()

@@ -4,3 +4,4 @@
 #include "harness/run_scene_state.hpp"
 #include "local.hpp"
 #include "tandem/runtime.hpp"
+#include <core/vk_check.hpp>
