@@ -212,7 +212,9 @@ TEST_F(Runtime_, ThreadsThatSleepInsteadOfPollingWakeOnTime) {
     const std::uint64_t before = detail::tightened_threads();
     const auto callers = static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
     auto runtime = make_runtime();
-    ASSERT_EQ(runtime->primary_device().type, "cpu") << "the tests' primary is lavapipe";
+    if (runtime->primary_device().type != "cpu") {
+        GTEST_SKIP() << "[expected-skip:no-lavapipe] no CPU device here: the threads may poll";
+    }
     EXPECT_TRUE(pump_until(*runtime, [&] { return detail::tightened_threads() >= before + 4; }))
         << detail::tightened_threads() - before << " of the runtime's threads took the tight slack";
     EXPECT_EQ(static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)), callers);
