@@ -21,6 +21,22 @@ namespace {
 // input's arrival, a chained producer's hand-off): the bridge does so within microseconds of
 // the transfer's end, and the job's submission, which follows, is on every frame's path.
 constexpr auto k_hand_off_poll = std::chrono::microseconds(10);
+// How often a link or the transfer's queue that could not take more yet is asked again.
+constexpr auto k_not_ready_poll = std::chrono::microseconds(100);
+
+// The job and transfer threads' one wait-and-retry: from the `first` answer, `attempt()` again
+// every `interval` while the answer is VK_NOT_READY and `keep_trying()` (asked after each such
+// answer) holds; the worker's loss or its allowance bounds each caller's. The last answer.
+template <typename KeepTrying, typename Attempt>
+VkResult retry_while_not_ready(VkResult first, std::chrono::microseconds interval,
+                               KeepTrying&& keep_trying, Attempt&& attempt) {
+    VkResult result = first;
+    while (result == VK_NOT_READY && keep_trying()) {
+        std::this_thread::sleep_for(interval);
+        result = attempt();
+    }
+    return result;
+}
 
 } // namespace
 
@@ -174,12 +190,13 @@ VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
                                       Clock::time_point& t_sent) noexcept {
     TaskInstance& instance = *job.instance;
     // A link that cannot take one yet is asked again, as the transfer is.
-    VkResult sent = send_inputs(instance, job.slot, m_inputs, waits, why);
-    while (sent == VK_NOT_READY && !worker.lost()) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        waits.clear();
-        sent = send_inputs(instance, job.slot, m_inputs, waits, why);
-    }
+    const VkResult sent = retry_while_not_ready(
+        send_inputs(instance, job.slot, m_inputs, waits, why), k_not_ready_poll,
+        [&worker] { return !worker.lost(); },
+        [&] {
+            waits.clear();
+            return send_inputs(instance, job.slot, m_inputs, waits, why);
+        });
     t_sent = Clock::now();
     if (sent != VK_SUCCESS || instance.inputs.links.empty()) {
         return sent;
@@ -189,7 +206,12 @@ VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
     std::uint64_t posts = worker.job_posts();
     send_ahead(worker);
     // A host bridge submits the receiving side later: the job's batch follows its submission.
-    while (!inputs_queued(instance, job.slot) && !worker.lost()) {
+    // A worker lost meanwhile ends the wait too (VK_SUCCESS: its slots retire); the look
+    // itself asks, so keep_trying has nothing to add.
+    const auto look = [&] {
+        if (inputs_queued(instance, job.slot) || worker.lost()) {
+            return VK_SUCCESS;
+        }
         for (const auto& link : instance.inputs.links) {
             if (link->failed()) {
                 why = "an input's link failed: " + link->error();
@@ -200,9 +222,10 @@ VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
             posts = now;
             send_ahead(worker);
         }
-        std::this_thread::sleep_for(k_hand_off_poll);
-    }
-    return VK_SUCCESS;
+        return VK_NOT_READY;
+    };
+    return retry_while_not_ready(
+        look(), k_hand_off_poll, [] { return true; }, look);
 }
 
 void JobPipeline::send_ahead(Worker& worker) noexcept {
@@ -249,141 +272,117 @@ void JobPipeline::send_ahead(Worker& worker) noexcept {
     }
 }
 
-void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
+bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                            JobStart& start) noexcept {
     TaskInstance& instance = *job.instance;
-    const auto t0 = Clock::now();
-    worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
     // The slot's previous job completed before its slot was taken again: its GPU time, unless
     // the watcher counted it already. Read before the instance's mutex (the timer's lock is never
     // held under it).
     const std::optional<JobTime> previous =
         instance.timer ? instance.timer->reuse(job.slot) : std::optional<JobTime>();
-    std::uint64_t wait_worker = 0;
-    std::uint64_t wait_reads = 0;
-    std::uint64_t wait_consumers = 0;
-    std::vector<ChainedRead> chained;
-    std::vector<std::size_t> feeds;
-    std::vector<VkSemaphoreSubmitInfo> feed_waits;
-    bool timed = false; // the job timer brackets this job's commands
-    {
-        std::lock_guard lock(instance.mutex);
-        if (previous) {
-            instance.gpu.add(*previous);
-        }
-        const SlotRecord& s = instance.ring[job.slot];
-        if (s.state != SlotState::Recording || s.generation != job.generation) {
-            --instance.host_jobs;
-            return; // retired meanwhile
-        }
-        wait_worker = s.worker_value;
-        wait_reads = s.release_value;
-        wait_consumers = s.chain_read_done;
-        bool listed = false;
-        try {
-            chained = instance.slots[job.slot].chained; // released by the completion pass
-            // Chains across workers: the feeds this job fills, once each link's last read of
-            // the slot's sender image is over.
-            feeds = take_feeds(instance, job.slot, job.generation, feed_waits);
-            listed = true;
-        } catch (...) {
-            // Out of memory: the job fails below, having read nothing.
-        }
-        if (!listed || chained.size() != instance.slots[job.slot].chained.size()) {
-            if (!s.trial && instance.owner->events != nullptr) {
-                instance.owner->events->post(
-                    RuntimeEventKind::JobFailed, instance.owner->id, worker.device().info().index,
-                    job.generation, TaskError::OutOfMemory,
-                    "the job failed: out of memory listing its chained inputs");
-            }
-            --instance.host_jobs;
-            (void)instance.ring.apply(job.slot, SlotEvent::Abort);
-            return;
-        }
-        timed = instance.time_next_job(s.trial, t0);
-        if (!timed && instance.timer) {
-            ++instance.gpu.untimed;
-        }
+    std::lock_guard lock(instance.mutex);
+    if (previous) {
+        instance.gpu.add(*previous);
     }
-    SlotResources& res = instance.slots[job.slot];
-    auto fail = [&](const std::string& reason) { fail_job(worker, job, reason); };
-    if (worker.lost()) {
-        fail(worker.lost_reason());
-        return;
+    const SlotRecord& s = instance.ring[job.slot];
+    if (s.state != SlotState::Recording || s.generation != job.generation) {
+        --instance.host_jobs;
+        return false; // retired meanwhile
     }
+    start.wait_worker = s.worker_value;
+    start.wait_reads = s.release_value;
+    start.wait_consumers = s.chain_read_done;
+    bool listed = false;
+    try {
+        start.chained = instance.slots[job.slot].chained; // released by the completion pass
+        // Chains across workers: the feeds this job fills, once each link's last read of
+        // the slot's sender image is over.
+        start.feeds = take_feeds(instance, job.slot, job.generation, start.feed_waits);
+        listed = true;
+    } catch (...) {
+        // Out of memory: the job fails below, having read nothing.
+    }
+    if (!listed || start.chained.size() != instance.slots[job.slot].chained.size()) {
+        if (!s.trial && instance.owner->events != nullptr) {
+            instance.owner->events->post(
+                RuntimeEventKind::JobFailed, instance.owner->id, worker.device().info().index,
+                job.generation, TaskError::OutOfMemory,
+                "the job failed: out of memory listing its chained inputs");
+        }
+        --instance.host_jobs;
+        (void)instance.ring.apply(job.slot, SlotEvent::Abort);
+        return false;
+    }
+    start.timed = instance.time_next_job(s.trial, t0);
+    if (!start.timed && instance.timer) {
+        ++instance.gpu.untimed;
+    }
+    return true;
+}
 
-    // The job's inputs on its way to the device, before its work waits for them.
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    std::vector<JobInput> inputs;
-    if (!instance.inputs.empty() || !chained.empty()) {
-        std::string why;
-        Clock::time_point t_sent;
-        const VkResult sent = send_job_inputs(worker, job, waits, why, t_sent);
-        // A link that failed while its device works: its path is dropped for the pair and the
-        // task prepared again with the next one, as for outputs (the slot retired with it).
-        for (const auto& link : instance.inputs.links) {
-            if (sent != VK_SUCCESS && link->failed() && m_links.retire_input(instance, *link)) {
-                std::lock_guard lock(instance.mutex);
-                --instance.host_jobs;
-                return;
-            }
+bool JobPipeline::gather_inputs(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                                const std::vector<ChainedRead>& chained,
+                                std::vector<VkSemaphoreSubmitInfo>& waits,
+                                std::vector<JobInput>& inputs) noexcept {
+    TaskInstance& instance = *job.instance;
+    std::string why;
+    Clock::time_point t_sent;
+    const VkResult sent = send_job_inputs(worker, job, waits, why, t_sent);
+    // A link that failed while its device works: its path is dropped for the pair and the
+    // task prepared again with the next one, as for outputs (the slot retired with it).
+    for (const auto& link : instance.inputs.links) {
+        if (sent != VK_SUCCESS && link->failed() && m_links.retire_input(instance, *link)) {
+            std::lock_guard lock(instance.mutex);
+            --instance.host_jobs;
+            return false;
         }
-        if (sent != VK_SUCCESS) {
-            workload_failed(job,
-                            why.empty() ? std::string("its inputs could not be sent (") +
-                                              tandem::to_string(sent) + ")"
-                                        : why,
-                            TaskError::TransferFailed);
-            return;
-        }
-        try {
-            inputs = job_inputs(instance, job.slot);
-        } catch (...) {
-            workload_failed(job, "out of memory listing the job's inputs", TaskError::OutOfMemory);
-            return;
-        }
-        // Chained inputs: the producers' images in place, once their hand-offs were submitted
-        // (their transfer threads do that; a lost worker ends the wait).
-        const std::size_t before = waits.size();
-        VkResult read = read_chained(chained, inputs, waits, why);
-        while (read == VK_NOT_READY && !worker.lost()) {
-            std::this_thread::sleep_for(k_hand_off_poll);
+    }
+    if (sent != VK_SUCCESS) {
+        workload_failed(job,
+                        why.empty() ? std::string("its inputs could not be sent (") +
+                                          tandem::to_string(sent) + ")"
+                                    : why,
+                        TaskError::TransferFailed);
+        return false;
+    }
+    try {
+        inputs = job_inputs(instance, job.slot);
+    } catch (...) {
+        workload_failed(job, "out of memory listing the job's inputs", TaskError::OutOfMemory);
+        return false;
+    }
+    // Chained inputs: the producers' images in place, once their hand-offs were submitted
+    // (their transfer threads do that; a lost worker ends the wait).
+    const std::size_t before = waits.size();
+    const VkResult read = retry_while_not_ready(
+        read_chained(chained, inputs, waits, why), k_hand_off_poll,
+        [&worker] { return !worker.lost(); },
+        [&] {
             waits.resize(before); // each read's wait once
-            read = read_chained(chained, inputs, waits, why);
-        }
-        if (read != VK_SUCCESS) {
-            workload_failed(job,
-                            why.empty() ? std::string("its chained inputs cannot be read") : why,
-                            TaskError::ChainBroken);
-            return;
-        }
-        if (m_trace.enabled()) {
-            // Within the job's record+submit span: until its inputs' links took them, and until
-            // its batch may wait for all of them.
-            const std::uint32_t track = m_trace.track(worker.label() + " submit thread");
-            const std::string& name = instance.desc.name;
-            m_trace.span(track, "inputs sent " + name, t0, t_sent, job.generation, name);
-            m_trace.span(track, "inputs queued " + name, t_sent, Clock::now(), job.generation,
-                         name);
-        }
+            return read_chained(chained, inputs, waits, why);
+        });
+    if (read != VK_SUCCESS) {
+        workload_failed(job, why.empty() ? std::string("its chained inputs cannot be read") : why,
+                        TaskError::ChainBroken);
+        return false;
     }
+    if (m_trace.enabled()) {
+        // Within the job's record+submit span: until its inputs' links took them, and until
+        // its batch may wait for all of them.
+        const std::uint32_t track = m_trace.track(worker.label() + " submit thread");
+        const std::string& name = instance.desc.name;
+        m_trace.span(track, "inputs sent " + name, t0, t_sent, job.generation, name);
+        m_trace.span(track, "inputs queued " + name, t_sent, Clock::now(), job.generation, name);
+    }
+    return true;
+}
 
-    const Image& target_image = res.written();
+bool JobPipeline::record_job(Worker& worker, const WorkerJob& job, const JobStart& start,
+                             const Image& target_image, std::span<const JobInput> inputs,
+                             VkImageLayout written_layout) noexcept {
+    TaskInstance& instance = *job.instance;
+    SlotResources& res = instance.slots[job.slot];
     VkCommandBuffer cmd = res.cmd;
-    // Acquire: pairs with the registration that made the task a producer (read once per job, so
-    // the job and its transfer agree).
-    const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
-    // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies. Written in place
-    // (the image is the transport's staging) it goes in GENERAL, where its bytes are the
-    // memory's, which the primary's copy reads; a chain's consumer samples it there too.
-    VkImageLayout written_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    if (instance.transport->shares_images()) {
-        written_layout = feeds.empty() ? instance.workload->output().layout
-                                       : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    } else if (instance.transport->writes_in_place()) {
-        written_layout = VK_IMAGE_LAYOUT_GENERAL;
-    } else if (feeds_chain) {
-        written_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    }
     VkResult r = vk_status(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer worker");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -403,17 +402,17 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         // Buffer inputs out of their carrier images; lent images the application signalled.
         record_input_prelude(instance, job.slot, cmd);
         // The job's GPU time brackets the workload's own commands only.
-        if (timed) {
+        if (start.timed) {
             instance.timer->begin(cmd, job.slot);
         }
         r = instance.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
-        if (r == VK_SUCCESS && timed) {
+        if (r == VK_SUCCESS && start.timed) {
             instance.timer->end(cmd, job.slot);
         }
         WorkloadOutput out = instance.workload->output();
-        if (r == VK_SUCCESS && !feeds.empty()) {
+        if (r == VK_SUCCESS && !start.feeds.empty()) {
             // Copied for the workers that read it (chain_feeds.hpp), before anyone else reads.
-            record_feed_copies(instance, job.slot, feeds, cmd, target.image, out);
+            record_feed_copies(instance, job.slot, start.feeds, cmd, target.image, out);
             out = {VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_NONE};
         }
@@ -431,66 +430,122 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     if (r == VK_SUCCESS) {
         r = vk_status(vkEndCommandBuffer(cmd), "vkEndCommandBuffer worker");
     }
-    if (r != VK_SUCCESS) {
-        if (std::string why = instance.workload->failure(); !why.empty()) {
-            // The application's code failed, not the device: this job fails, the task goes on.
-            // The command buffer is reset before its next use; nothing was submitted.
-            if (vkResetCommandBuffer(cmd, 0) != VK_SUCCESS) {
-                fail("resetting the command buffer of a failed job failed");
-                return;
-            }
-            workload_failed(job, why);
-            return;
-        }
-        fail("recording " + instance.desc.name + " failed (" + tandem::to_string(r) + ")");
-        return;
+    if (r == VK_SUCCESS) {
+        return true;
     }
+    if (std::string why = instance.workload->failure(); !why.empty()) {
+        // The application's code failed, not the device: this job fails, the task goes on.
+        // The command buffer is reset before its next use; nothing was submitted.
+        if (vkResetCommandBuffer(cmd, 0) != VK_SUCCESS) {
+            fail_job(worker, job, "resetting the command buffer of a failed job failed");
+            return false;
+        }
+        workload_failed(job, why);
+        return false;
+    }
+    fail_job(worker, job,
+             "recording " + instance.desc.name + " failed (" + tandem::to_string(r) + ")");
+    return false;
+}
 
+bool JobPipeline::submit_work(Worker& worker, const WorkerJob& job, const JobStart& start,
+                              std::vector<VkSemaphoreSubmitInfo>& waits, std::uint64_t& work_value,
+                              VkSemaphoreSubmitInfo& signal) noexcept {
+    TaskInstance& instance = *job.instance;
     // Waits: the transport finished reading the worker image of this slot's previous round;
     // on one device the image is also the primary image, so the application's reads of it
     // (primary timeline) must have finished too.
-    // Also each input's arrival (added above).
+    // Also each input's arrival (added before).
     try {
-        if (wait_worker > 0) {
+        if (start.wait_worker > 0) {
             waits.push_back(semaphore_submit_info(instance.transport->sender_semaphore(),
-                                                  wait_worker,
+                                                  start.wait_worker,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
-        if (instance.same_device && wait_reads > 0) {
-            waits.push_back(m_reads.submit_info(wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        if (instance.same_device && start.wait_reads > 0) {
+            waits.push_back(
+                m_reads.submit_info(start.wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
         // The chain's consumers that read this slot's previous output, on this device.
-        if (wait_consumers > 0) {
+        if (start.wait_consumers > 0) {
             waits.push_back(worker.work_timeline().submit_info(
-                wait_consumers, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+                start.wait_consumers, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
-        waits.insert(waits.end(), feed_waits.begin(), feed_waits.end());
+        waits.insert(waits.end(), start.feed_waits.begin(), start.feed_waits.end());
     } catch (...) {
-        fail("out of memory submitting the job");
-        return;
+        fail_job(worker, job, "out of memory submitting the job");
+        return false;
     }
     worker.set_activity(Worker::Thread::Jobs, "submitting the work", job.generation);
-    const std::uint64_t work_value = worker.next_work_value();
-    VkSemaphoreSubmitInfo signal =
-        worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    r = vk_status(worker.device().queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
-                  worker_submit_context(worker));
+    work_value = worker.next_work_value();
+    signal = worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    const VkResult r = vk_status(worker.device()
+                                     .queue(QueueRole::Main)
+                                     .submit_one(instance.slots[job.slot].cmd, waits, {&signal, 1}),
+                                 worker_submit_context(worker));
     // Read once the instance is quiescent, through its mutex (the slot leaves Recording under it).
     // Set for a failed submit too: a submit reported as failed may still have reached the GPU
     // (a device reported lost may still be running it), so the instance's objects wait for this
     // value, or for the runtime's end, before they are freed.
     instance.last_work_value = work_value;
     if (r != VK_SUCCESS) {
-        fail("its submit failed (" + std::string(tandem::to_string(r)) + ")");
-        return;
+        fail_job(worker, job, "its submit failed (" + std::string(tandem::to_string(r)) + ")");
+        return false;
     }
     {
         // A consumer's job thread asks whether the hand-off is coming (task_chains.hpp).
         std::lock_guard lock(instance.mutex);
         instance.ring[job.slot].work_submitted = true;
     }
+    return true;
+}
+
+void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
+    TaskInstance& instance = *job.instance;
+    const auto t0 = Clock::now();
+    worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
+    JobStart start;
+    if (!start_job(worker, job, t0, start)) {
+        return;
+    }
+    if (worker.lost()) {
+        fail_job(worker, job, worker.lost_reason());
+        return;
+    }
+    // The job's inputs on their way to the device, before its work waits for them.
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    std::vector<JobInput> inputs;
+    if ((!instance.inputs.empty() || !start.chained.empty()) &&
+        !gather_inputs(worker, job, t0, start.chained, waits, inputs)) {
+        return;
+    }
+
+    const Image& target_image = instance.slots[job.slot].written();
+    // Acquire: pairs with the registration that made the task a producer (read once per job, so
+    // the job and its transfer agree).
+    const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
+    // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies. Written in place
+    // (the image is the transport's staging) it goes in GENERAL, where its bytes are the
+    // memory's, which the primary's copy reads; a chain's consumer samples it there too.
+    VkImageLayout written_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    if (instance.transport->shares_images()) {
+        written_layout = start.feeds.empty() ? instance.workload->output().layout
+                                             : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    } else if (instance.transport->writes_in_place()) {
+        written_layout = VK_IMAGE_LAYOUT_GENERAL;
+    } else if (feeds_chain) {
+        written_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    }
+    if (!record_job(worker, job, start, target_image, inputs, written_layout)) {
+        return;
+    }
+    std::uint64_t work_value = 0;
+    VkSemaphoreSubmitInfo signal{};
+    if (!submit_work(worker, job, start, waits, work_value, signal)) {
+        return;
+    }
     const auto t_submit = Clock::now();
-    if (timed) {
+    if (start.timed) {
         instance.timer->submitted(job.slot, job.generation); // before the watcher can report it
     }
     worker.note_submitted(job, work_value);
@@ -499,7 +554,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // submit the next job meanwhile. The slot stays Recording (owned by this job) until then.
     const VkImage worker_image = target_image.get();
     worker.enqueue_transfer(job, [this, &worker, job, t0, t_submit, work_value, signal,
-                                  worker_image, written_layout, feeds = std::move(feeds)] {
+                                  worker_image, written_layout, feeds = std::move(start.feeds)] {
         submit_transfer(worker, job, t0, t_submit, work_value, signal, worker_image, written_layout,
                         feeds);
     });
@@ -527,16 +582,20 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
     if (r == VK_NOT_READY) {
         worker.set_activity(Thread::Transfers, "retrying the transfer (not ready)", job.generation);
     }
-    while (r == VK_NOT_READY && !worker.lost()) {
-        const auto allowance = worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
-                                                m_completion.first_job_timeout());
-        if (Clock::now() > std::max(t_submit, worker.last_progress()) + allowance) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        r = instance.transport->submit(job.slot, worker_image, written_layout, signal,
-                                       res.primary_image.get(), res.primary_layout, ticket);
-    }
+    r = retry_while_not_ready(
+        r, k_not_ready_poll,
+        [&] {
+            if (worker.lost()) {
+                return false;
+            }
+            const auto allowance = worker.allowance(std::chrono::milliseconds(m_timeout_ms.load()),
+                                                    m_completion.first_job_timeout());
+            return Clock::now() <= std::max(t_submit, worker.last_progress()) + allowance;
+        },
+        [&] {
+            return instance.transport->submit(job.slot, worker_image, written_layout, signal,
+                                              res.primary_image.get(), res.primary_layout, ticket);
+        });
     const auto t_queued = Clock::now();
     if (r != VK_SUCCESS && instance.transport->failed() && m_links.retire(instance, false)) {
         // The path failed, not the device: the slot retired with the instance's link.

@@ -91,6 +91,39 @@ private:
     // more in flight would not keep the primary's copies any busier.
     static constexpr std::size_t k_jobs_sent_ahead = 8;
 
+    // What process_job's stages hand on, read from the slot as the job starts (start_job).
+    struct JobStart {
+        std::uint64_t wait_worker = 0;    // the transport's read of the slot's previous round
+        std::uint64_t wait_reads = 0;     // the application's reads of it (on one device)
+        std::uint64_t wait_consumers = 0; // the chain consumers' reads of its previous output
+        std::vector<ChainedRead> chained;
+        std::vector<std::size_t> feeds; // the chain feeds this job fills
+        std::vector<VkSemaphoreSubmitInfo> feed_waits;
+        bool timed = false; // the job timer brackets this job's commands
+    };
+
+    // process_job's stages, in order. Each answers false once the job is over (failed, or its
+    // slot retired), having let the job go: the caller then returns.
+    // Under the instance's mutex: the slot still the job's, its waits, chained reads and feeds.
+    [[nodiscard]] bool start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                                 JobStart& start) noexcept;
+    // The job's inputs sent to the device and its chained inputs in place, their waits added.
+    [[nodiscard]] bool gather_inputs(Worker& worker, const WorkerJob& job, Clock::time_point t0,
+                                     const std::vector<ChainedRead>& chained,
+                                     std::vector<VkSemaphoreSubmitInfo>& waits,
+                                     std::vector<JobInput>& inputs) noexcept;
+    // The timestamps, the workload's commands, the feeds' copies and the layout the transfer
+    // wants (`written_layout`), into the slot's command buffer.
+    [[nodiscard]] bool record_job(Worker& worker, const WorkerJob& job, const JobStart& start,
+                                  const Image& target_image, std::span<const JobInput> inputs,
+                                  VkImageLayout written_layout) noexcept;
+    // Submits the recorded work after `waits` and the slot's own, signalling the worker's work
+    // timeline at `work_value` (`signal`).
+    [[nodiscard]] bool submit_work(Worker& worker, const WorkerJob& job, const JobStart& start,
+                                   std::vector<VkSemaphoreSubmitInfo>& waits,
+                                   std::uint64_t& work_value,
+                                   VkSemaphoreSubmitInfo& signal) noexcept;
+
     // Sends the job's inputs, then those of the jobs queued behind it (send_ahead), and waits
     // until its batch may wait for their arrival (inputs_queued). VK_SUCCESS (also when the
     // worker was lost meanwhile); else what failed, `why` set where a link said why. `t_sent`:
