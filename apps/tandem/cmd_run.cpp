@@ -160,7 +160,7 @@ void add_post_options(CLI::App* sub, const std::shared_ptr<RunArgs>& args) {
     sub->add_option("--upscaler", args->upscaler,
                     "--post upscale: temporal (the view rendered with a sub-pixel jitter, its "
                     "frames accumulated along the motion vectors; the default) or spatial (each "
-                    "frame alone, edge-directed with sharpening)");
+                    "frame alone, clamped Lanczos-3 with light sharpening)");
     sub->add_option("--motion", args->motion,
                     "--post interpolate: engine (the task takes the view's colour, depth and "
                     "motion vectors; the default) or colour (the task takes the colour alone and "

@@ -162,8 +162,9 @@ TEST(CliRunPostQuality, TheSpatialUpscalerIsMeasuredToo) {
     ASSERT_EQ(q["samples"], 2) << q.dump();
     EXPECT_EQ(run.report["post"]["upscaler"], "spatial");
     EXPECT_EQ(run.report["post"]["inputs"], nlohmann::json({"colour"}));
-    // Each frame alone: 22.0 dB on lavapipe against bilinear's 22.3 on the demo's aliased
-    // checkerboard; both reported, neither blank.
+    // Each frame alone: 22.24 dB on lavapipe against bilinear's 22.30 at this small size, where
+    // the demo is mostly aliased checkerboard edges (at 640x360 and above it is 0.7-0.8 dB
+    // above bilinear: docs/performance.md); both reported, neither blank.
     const double upscaled = q["psnr_db"]["mean"].get<double>();
     EXPECT_GT(upscaled, 18.0) << q.dump();
     EXPECT_GT(upscaled, q["baseline_psnr_db"]["mean"].get<double>() - 1.0) << q.dump();
