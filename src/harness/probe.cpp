@@ -349,10 +349,12 @@ ProbeResult run_probe(const DeviceSession& session, const ProbeRequest& o,
     const DeviceSession::State& s = session.state();
     const ProbeAdapters adapters = pick_adapters(s);
     const PairInfo pair = detail::query_pair_info(adapters.worker->info, adapters.primary->info);
-    ProbeLink link(s, adapters, o, role, pair.gpu_side_sync);
-
+    // Before the link: on an exception the link's bridge thread, which writes into `jobs`, stops
+    // with the link before they go.
     ProbeProgress progress;
     progress.jobs.resize(o.jobs + 1);
+    ProbeLink link(s, adapters, o, role, pair.gpu_side_sync);
+
     const auto period =
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / o.rate_hz));
     const auto start = Clock::now();
