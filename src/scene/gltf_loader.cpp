@@ -114,45 +114,62 @@ struct FolderJail {
     }
 };
 
-// Without its empty IDAT chunks, the PNG in `bytes`; empty when it has none (or is no PNG).
-// stb_image (Debian's 2.27) copies each IDAT into a buffer it allocates at the first non-empty
-// one, so an empty IDAT before it is a memcpy to a null pointer: undefined behaviour. An empty IDAT
-// adds nothing to the image data (every IDAT's data concatenated): dropping it changes no pixel.
-std::vector<unsigned char> png_without_empty_idat(const unsigned char* bytes, std::size_t size) {
+// What stb_image (Debian's 2.27) needs done to a PNG before it reads one safely.
+struct PngRepair {
+    std::vector<unsigned char> kept; // the PNG without its empty IDAT chunks; empty: use it as is
+    std::string refused;             // why it cannot be read at all; empty when it can
+};
+
+// Walks the chunks of the PNG in `bytes` (nothing to do when it is no PNG). Two of stb_image's
+// habits make a malformed PNG dangerous, and both are settled here, before it reads a byte:
+// - It grows its buffer of image data to each IDAT chunk's declared length before it reads the
+//   chunk, so a few bytes claiming a 2 GiB chunk allocate 2 GiB. A chunk that claims more bytes
+//   than the image has is refused (its CRC alone may be cut off: stb_image does not read it).
+// - It copies each IDAT into a buffer it allocates at the first non-empty one, so an empty IDAT
+//   before it is a memcpy to a null pointer: undefined behaviour. An empty IDAT adds nothing to
+//   the image data (every IDAT's data concatenated), so it is dropped: no pixel changes.
+PngRepair repair_png(const unsigned char* bytes, std::size_t size) {
     static constexpr unsigned char k_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     static constexpr std::size_t k_chunk_header = 8; // length and type; 4 bytes of CRC follow
+    static constexpr std::size_t k_crc = 4;
+    PngRepair out;
     if (size < sizeof k_signature || std::memcmp(bytes, k_signature, sizeof k_signature) != 0) {
-        return {};
+        return out;
     }
     auto be32 = [&](std::size_t at) {
         return (std::uint32_t{bytes[at]} << 24) | (std::uint32_t{bytes[at + 1]} << 16) |
                (std::uint32_t{bytes[at + 2]} << 8) | std::uint32_t{bytes[at + 3]};
     };
-    std::vector<unsigned char> kept;
     std::size_t copied_up_to = 0; // bytes before this are in `kept` (or dropped)
     std::size_t at = sizeof k_signature;
     while (size - at >= k_chunk_header) {
         const std::uint32_t length = be32(at);
+        const std::size_t data_left = size - at - k_chunk_header;
+        if (length > data_left) {
+            out.refused = "its PNG chunk at byte " + std::to_string(at) + " claims " +
+                          std::to_string(length) + " bytes of data but only " +
+                          std::to_string(data_left) + " follow (a truncated or corrupt PNG)";
+            out.kept.clear();
+            return out;
+        }
         const bool idat = std::memcmp(bytes + at + 4, "IDAT", 4) == 0;
-        // The chunk's CRC may be cut off: stb_image still reads an empty IDAT there.
-        const std::size_t chunk = std::min(k_chunk_header + length + 4, size - at);
+        const std::size_t chunk = std::min(k_chunk_header + length + k_crc, size - at);
         if (idat && length == 0) {
-            kept.insert(kept.end(), bytes + copied_up_to, bytes + at);
+            out.kept.insert(out.kept.end(), bytes + copied_up_to, bytes + at);
             copied_up_to = at + chunk;
         } else if (std::memcmp(bytes + at + 4, "IEND", 4) == 0) {
             break;
         }
         at += chunk;
     }
-    if (copied_up_to == 0) {
-        return {};
+    if (copied_up_to != 0) {
+        out.kept.insert(out.kept.end(), bytes + copied_up_to, bytes + size);
     }
-    kept.insert(kept.end(), bytes + copied_up_to, bytes + size);
-    return kept;
+    return out;
 }
 
-// Decodes one image's encoded bytes (PNG, JPEG, ...) to RGBA8 in `image`; false with the reason
-// in `err` when they are not an image stb_image reads or it is too large.
+// Decodes one image's encoded bytes (PNG or JPEG) to RGBA8 in `image`; false with the reason in
+// `err` when they are neither, are malformed or describe too large an image.
 bool decode_into(tinygltf::Image& image, std::size_t index, const unsigned char* bytes,
                  std::size_t size, std::string& err) {
     const std::string name = "image " + std::to_string(index);
@@ -160,19 +177,22 @@ bool decode_into(tinygltf::Image& image, std::size_t index, const unsigned char*
         err += name + " has " + std::to_string(size) + " bytes of image data\n";
         return false;
     }
-    const std::vector<unsigned char> png = png_without_empty_idat(bytes, size);
-    if (!png.empty()) {
-        bytes = png.data();
-        size = png.size();
+    const PngRepair png = repair_png(bytes, size);
+    if (!png.refused.empty()) {
+        err += name + " cannot be read: " + png.refused + "\n";
+        return false;
+    }
+    if (!png.kept.empty()) {
+        bytes = png.kept.data();
+        size = png.kept.size();
     }
     const int length = static_cast<int>(size);
     int w = 0;
     int h = 0;
     int comp = 0;
     if (stbi_info_from_memory(bytes, length, &w, &h, &comp) == 0) {
-        err += name +
-               " is not a PNG, JPEG or other format stb_image reads: " + stbi_failure_reason() +
-               "\n";
+        err += name + " is neither a PNG nor a JPEG (the image formats glTF 2.0 allows): " +
+               stbi_failure_reason() + "\n";
         return false;
     }
     if (w < 1 || h < 1 || w > k_max_image_side || h > k_max_image_side) {

@@ -383,14 +383,78 @@ TEST(GltfLoader, RefusesTheImageOverflowReproducer) {
 }
 
 // The fuzzer's find: a PNG whose first IDAT chunk is empty, then a chunk stb_image does not know.
-// stb_image copied the empty chunk to a null pointer (UBSan under fuzz_gltf); the empty chunk is
-// now dropped before decoding, and the unknown one refuses the image.
+// stb_image copied the empty chunk to a null pointer (UBSan under fuzz_gltf). Empty chunks are
+// now dropped before decoding (ReadsAPngWithEmptyIdatChunks), and the unknown chunk, which claims
+// far more bytes than follow, refuses the image before stb_image reads it.
 TEST(GltfLoader, RefusesThePngNullCopyReproducer) {
     const auto bytes = read_bytes(k_corpus / "gltf" / "gltf-png-null-copy.glb");
     ASSERT_FALSE(bytes.empty());
     const std::string message = memory_load_error(bytes);
-    EXPECT_NE(message.find("input.glb: image 0 cannot be decoded: "), std::string::npos) << message;
-    EXPECT_NE(message.find("PNG chunk not known"), std::string::npos) << message;
+    EXPECT_NE(message.find("input.glb: image 0 cannot be read: its PNG chunk at byte 45 claims "
+                           "2040984991 bytes of data but only 25 follow"),
+              std::string::npos)
+        << message;
+}
+
+// The fuzzer's find: a PNG whose IDAT chunk claims 2 GiB of data in an image of a few kilobytes.
+// stb_image grew its buffer to the claimed length before reading the chunk, and the allocation
+// alone stopped fuzz_gltf; such a chunk is now refused before stb_image sees the image.
+TEST(GltfLoader, RefusesThePngChunkClaiming2GibReproducer) {
+    const auto bytes = read_bytes(k_corpus / "gltf" / "gltf-png-chunk-claims-2gib.glb");
+    ASSERT_FALSE(bytes.empty());
+    const std::string message = memory_load_error(bytes);
+    EXPECT_NE(message.find("input.glb: image 0 cannot be read: its PNG chunk at byte "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("(a truncated or corrupt PNG)"), std::string::npos) << message;
+}
+
+// A PNG cut off inside its IDAT chunk is refused with the chunk's position and sizes, whether it
+// comes from a buffer view or a data URI; the same PNG whole still loads.
+TEST(GltfLoader, RefusesAPngWhoseChunkIsLongerThanTheImage) {
+    const std::vector<std::uint8_t> whole = green_png_bytes();
+    constexpr std::size_t k_idat = 8 + 8 + 13 + 4; // signature, IHDR's header, data, CRC
+    ASSERT_GT(whole.size(), k_idat + 12);
+    ASSERT_EQ(std::memcmp(whole.data() + k_idat + 4, "IDAT", 4), 0);
+    const std::uint32_t idat_length = (std::uint32_t{whole[k_idat]} << 24) |
+                                      (std::uint32_t{whole[k_idat + 1]} << 16) |
+                                      (std::uint32_t{whole[k_idat + 2]} << 8) | whole[k_idat + 3];
+    ASSERT_GT(idat_length, 1u);
+    // Cut one byte before the chunk's data ends.
+    const std::vector<std::uint8_t> cut(whole.begin(),
+                                        whole.begin() + k_idat + 8 + idat_length - 1);
+
+    const auto dir = temp_folder("gltf-png-cut");
+    for (const bool in_view : {true, false}) {
+        for (const bool is_cut : {false, true}) {
+            const std::vector<std::uint8_t>& png = is_cut ? cut : whole;
+            TestGltf g = make_test_gltf();
+            if (in_view) {
+                g.doc["images"][0] = {{"bufferView", add_buffer_view(g, png)},
+                                      {"mimeType", "image/png"}};
+            } else {
+                g.doc["images"][0] = {{"uri", "data:image/png;base64," + base64(png)}};
+            }
+            const std::string name = std::string(in_view ? "view" : "uri") + (is_cut ? "-cut" : "");
+            const auto path = write_test_gltf(
+                dir / name, in_view ? GltfForm::Binary : GltfForm::EmbeddedBuffer, g);
+            std::filesystem::remove(path.parent_path() / "green.png");
+            if (!is_cut) {
+                EXPECT_EQ(detail::load_gltf_from_memory(read_bytes(path), "", name)
+                              .assets()
+                              .textures.size(),
+                          1u)
+                    << name;
+                continue;
+            }
+            const std::string message = memory_load_error(read_bytes(path));
+            const std::string expected = "image 0 cannot be read: its PNG chunk at byte " +
+                                         std::to_string(k_idat) + " claims " +
+                                         std::to_string(idat_length) + " bytes of data but only " +
+                                         std::to_string(idat_length - 1) + " follow";
+            EXPECT_NE(message.find(expected), std::string::npos) << name << ": " << message;
+        }
+    }
 }
 
 // Empty IDAT chunks are valid PNG and carry no data: an image with them, before the data and
@@ -437,7 +501,8 @@ TEST(GltfLoader, ReadsAPngWithEmptyIdatChunks) {
 // inputs that once broke the loader are refused with a message naming the file. A new corpus
 // file must be listed here as one or the other.
 TEST(GltfLoader, CorpusSeedsLoadAndReproducersAreRefused) {
-    const std::set<std::string> reproducers = {"gltf-image-overflow.glb", "gltf-png-null-copy.glb"};
+    const std::set<std::string> reproducers = {"gltf-image-overflow.glb", "gltf-png-null-copy.glb",
+                                               "gltf-png-chunk-claims-2gib.glb"};
     const std::set<std::string> textured = {"textured.glb", "textured.gltf", "strip_fan_lines.glb",
                                             "empty_idat.glb"};
     const std::set<std::string> untextured = {"triangle.glb", "triangle.gltf"};
