@@ -60,7 +60,7 @@ json to_json(const DeviceInfo& d) {
     };
     json peers = json::array();
     for (const auto& uuid : d.cuda.peers) {
-        peers.push_back(to_string(uuid));
+        peers.push_back(tandem::to_string(uuid));
     }
     json cuda = {{"present", d.cuda.present},
                  {"ordinal", d.cuda.present ? json(d.cuda.ordinal) : json(nullptr)},
@@ -80,8 +80,8 @@ json to_json(const DeviceInfo& d) {
         {"driver_info", d.driver_info},
         {"driver_version", d.driver_version},
         {"api_version", d.api_version},
-        {"device_uuid", to_string(d.device_uuid)},
-        {"driver_uuid", to_string(d.driver_uuid)},
+        {"device_uuid", tandem::to_string(d.device_uuid)},
+        {"driver_uuid", tandem::to_string(d.driver_uuid)},
         {"uma", d.uma},
         {"cache_coherent_uma", d.cache_coherent_uma},
         {"device_local_bytes", d.device_local_bytes},

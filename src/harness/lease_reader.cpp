@@ -11,7 +11,15 @@
 
 namespace tandem::harness {
 
-using namespace tandem::detail;
+using detail::Buffer;
+using detail::BufferDesc;
+using detail::CommandPool;
+using detail::Device;
+using detail::lease_copy_wait;
+using detail::QueueRole;
+using detail::record_lease_copy;
+using detail::vk_check;
+using detail::vk_status;
 
 struct LeaseReader::State {
     struct Frame {

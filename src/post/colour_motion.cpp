@@ -53,9 +53,6 @@ struct MixPush {
     float t;
 };
 
-constexpr VkDescriptorType k_sampled = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-constexpr VkDescriptorType k_storage_image = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-constexpr VkDescriptorType k_storage_buffer = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 constexpr std::array<VkDescriptorType, 3> k_luma_bindings{k_sampled, k_sampled, k_storage_buffer};
 constexpr std::array<VkDescriptorType, 2> k_down_bindings{k_storage_buffer, k_storage_buffer};
 constexpr std::array<VkDescriptorType, 2> k_search_bindings{k_storage_buffer, k_storage_buffer};
@@ -119,12 +116,6 @@ Image create_field_image(const Device& device, VkExtent2D extent, VkFormat forma
     desc.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     desc.name = device.label() + " " + name;
     return create_image(device, desc);
-}
-
-void compute_to_compute(VkCommandBuffer cmd) noexcept {
-    memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
 }
 
 std::int32_t as_int(std::uint32_t v) noexcept {

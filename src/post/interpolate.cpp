@@ -31,9 +31,6 @@ struct FillPush {
     std::int32_t radius;
 };
 
-constexpr VkDescriptorType k_sampled = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-constexpr VkDescriptorType k_storage_image = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-constexpr VkDescriptorType k_storage_buffer = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 constexpr std::array<VkDescriptorType, 6> k_splat_bindings{
     k_sampled, k_sampled, k_sampled, k_sampled, k_storage_buffer, k_storage_buffer};
 constexpr std::array<VkDescriptorType, 8> k_resolve_bindings{
@@ -60,13 +57,6 @@ Image create_resolved_image(const Device& device, VkExtent2D extent) {
     desc.usage = VK_IMAGE_USAGE_STORAGE_BIT;
     desc.name = device.label() + " interpolate resolved";
     return create_image(device, desc);
-}
-
-// Every compute write so far made visible to the next dispatch's reads and writes.
-void compute_to_compute(VkCommandBuffer cmd) noexcept {
-    memory_barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
 }
 
 } // namespace

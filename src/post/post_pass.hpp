@@ -21,6 +21,15 @@ void begin_intermediate(VkCommandBuffer cmd, VkImage image) noexcept;
 // An intermediate image written by one dispatch, before the next one reads it.
 void intermediate_written(VkCommandBuffer cmd, VkImage image) noexcept;
 
+// Every compute write so far made visible to the next dispatch's reads and writes (buffers and
+// images in GENERAL alike).
+void compute_to_compute(VkCommandBuffer cmd) noexcept;
+
+// The descriptor types the passes' binding tables are written with.
+inline constexpr VkDescriptorType k_sampled = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+inline constexpr VkDescriptorType k_storage_image = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+inline constexpr VkDescriptorType k_storage_buffer = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+
 // True when `extent` is non-empty and within `max`.
 [[nodiscard]] constexpr bool fits(VkExtent2D extent, VkExtent2D max) noexcept {
     return extent.width > 0 && extent.height > 0 && extent.width <= max.width &&

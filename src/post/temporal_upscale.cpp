@@ -21,7 +21,7 @@ struct Push {
     std::int32_t has_history;
 };
 
-constexpr std::array<VkDescriptorType, 6> k_bindings{
+constexpr std::array<VkDescriptorType, 6> k_temporal_bindings{
     VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
     VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
     VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,          VK_DESCRIPTOR_TYPE_STORAGE_IMAGE};
@@ -48,8 +48,8 @@ TemporalUpscalePass::TemporalUpscalePass(const Device& device, VkExtent2D max_in
     : m_device(device), m_max_input(max_input), m_max_output(max_output),
       m_sampler(create_point_sampler(device, "temporal upscale sampler")),
       m_history{create_history(device, max_output, 0), create_history(device, max_output, 1)},
-      m_program(device, shaders::post_upscale_temporal_comp(), k_bindings, sizeof(Push), slots,
-                m_sampler.get(), device.label() + " temporal upscale") {}
+      m_program(device, shaders::post_upscale_temporal_comp(), k_temporal_bindings, sizeof(Push),
+                slots, m_sampler.get(), device.label() + " temporal upscale") {}
 
 VkResult TemporalUpscalePass::record(VkCommandBuffer cmd, std::uint32_t slot,
                                      const TemporalInputs& inputs, VkExtent2D input_extent,

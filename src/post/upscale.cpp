@@ -22,8 +22,8 @@ struct SharpenPush {
     float adapt;
 };
 
-constexpr std::array<VkDescriptorType, 2> k_bindings{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                                     VK_DESCRIPTOR_TYPE_STORAGE_IMAGE};
+constexpr std::array<VkDescriptorType, 2> k_spatial_bindings{
+    VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE};
 
 Image create_interpolated(const Device& device, VkExtent2D extent) {
     ImageDesc desc;
@@ -46,10 +46,11 @@ UpscalePass::UpscalePass(const Device& device, VkExtent2D max_input, VkExtent2D 
     : m_device(device), m_max_input(max_input), m_max_output(max_output),
       m_sampler(create_point_sampler(device, "upscale sampler")),
       m_interpolated(create_interpolated(device, max_output)),
-      m_interpolate(device, shaders::post_upscale_comp(), k_bindings, sizeof(InterpolatePush),
-                    slots, m_sampler.get(), device.label() + " upscale interpolate"),
-      m_sharpen(device, shaders::post_sharpen_comp(), k_bindings, sizeof(SharpenPush), slots,
-                m_sampler.get(), device.label() + " upscale sharpen") {}
+      m_interpolate(device, shaders::post_upscale_comp(), k_spatial_bindings,
+                    sizeof(InterpolatePush), slots, m_sampler.get(),
+                    device.label() + " upscale interpolate"),
+      m_sharpen(device, shaders::post_sharpen_comp(), k_spatial_bindings, sizeof(SharpenPush),
+                slots, m_sampler.get(), device.label() + " upscale sharpen") {}
 
 VkResult UpscalePass::record(VkCommandBuffer cmd, std::uint32_t slot, SampledInput input,
                              VkExtent2D input_extent, VkImageView output, VkExtent2D output_extent,

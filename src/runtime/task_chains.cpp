@@ -15,7 +15,7 @@ std::string size_text(std::uint32_t width, std::uint32_t height) {
     return std::to_string(width) + "x" + std::to_string(height);
 }
 
-std::string quoted(const std::string& name) {
+std::string in_quotes(const std::string& name) {
     return "'" + name + "'";
 }
 
@@ -101,7 +101,7 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
                 if (id == self) {
                     std::string chain;
                     for (const std::string& name : path) {
-                        chain += (chain.empty() ? "" : " -> ") + quoted(name);
+                        chain += (chain.empty() ? "" : " -> ") + in_quotes(name);
                     }
                     throw Error(ErrorCategory::InvalidArgument,
                                 what + " would make a cycle: " + chain + " (each reads the next)",

@@ -13,11 +13,11 @@
 namespace tandem::detail {
 namespace {
 
-constexpr std::uint32_t k_magic = 0x31504354; // "TCP1"
+constexpr std::uint32_t k_capture_magic = 0x31504354; // "TCP1"
 
 // magic, projection, fov_y, half_height, z_near, z_far, view, light (3 x vec3), clear, count
-constexpr std::size_t k_header = 4 + 4 + 16 + 64 + 36 + 16 + 4;
-constexpr std::size_t k_instance = 4 + 4 + 64;
+constexpr std::size_t k_capture_header = 4 + 4 + 16 + 64 + 36 + 16 + 4;
+constexpr std::size_t k_capture_instance = 4 + 4 + 64;
 
 glm::mat4 to_glm(const Matrix4& m) {
     return glm::make_mat4(m.data());
@@ -99,9 +99,9 @@ CaptureFrame capture_frame(const tandem::CaptureSnapshot& s, bool filtered) {
 
 std::vector<std::byte> encode_capture_frame(const CaptureFrame& f) {
     std::vector<std::byte> out;
-    out.reserve(k_header + f.instances.size() * k_instance);
+    out.reserve(k_capture_header + f.instances.size() * k_capture_instance);
     ByteWriter w{out};
-    w.put(k_magic);
+    w.put(k_capture_magic);
     w.put(static_cast<std::uint32_t>(f.camera.projection == Projection::Orthographic ? 1 : 0));
     w.put(f.camera.yfov);
     w.put(f.camera.ymag);
@@ -136,7 +136,7 @@ std::optional<CaptureFrame> decode_capture_frame(std::span<const std::byte> byte
         std::uint32_t projection = 0;
         std::uint32_t count = 0;
         CaptureFrame f;
-        if (!r.get(magic) || magic != k_magic) {
+        if (!r.get(magic) || magic != k_capture_magic) {
             return refuse(0, "not a capture snapshot from tandem::encode_capture (no \"TCP1\" "
                              "magic)");
         }
@@ -150,8 +150,8 @@ std::optional<CaptureFrame> decode_capture_frame(std::span<const std::byte> byte
             return refuse(r.at, "the header is cut short");
         }
         f.camera.xmag = f.camera.ymag;
-        if ((bytes.size() - r.at) % k_instance != 0 ||
-            (bytes.size() - r.at) / k_instance != count) {
+        if ((bytes.size() - r.at) % k_capture_instance != 0 ||
+            (bytes.size() - r.at) / k_capture_instance != count) {
             return refuse(r.at - sizeof(count),
                           "the instance count does not match the bytes that follow");
         }

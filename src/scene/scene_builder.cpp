@@ -22,7 +22,7 @@ std::shared_ptr<SceneAssets> empty_assets() {
     return assets;
 }
 
-std::string quoted(const std::string& name) {
+std::string name_suffix(const std::string& name) {
     return name.empty() ? "" : " '" + name + "'";
 }
 
@@ -234,7 +234,8 @@ ImageId SceneBuilder::add_image(std::uint32_t width, std::uint32_t height,
     if (!m_assets) {
         m_assets = empty_assets(); // a builder moved from starts again
     }
-    const std::string what = "Image " + std::to_string(m_assets->textures.size()) + quoted(name);
+    const std::string what =
+        "Image " + std::to_string(m_assets->textures.size()) + name_suffix(name);
     if (width == 0 || height == 0 || width > k_max_image_side || height > k_max_image_side) {
         throw Error(ErrorCategory::InvalidArgument,
                     what + " is " + std::to_string(width) + "x" + std::to_string(height),
@@ -263,7 +264,7 @@ MaterialId SceneBuilder::add_material(const MaterialDesc& material) {
         m_assets = empty_assets();
     }
     const std::string what =
-        "Material " + std::to_string(m_assets->materials.size()) + quoted(material.name);
+        "Material " + std::to_string(m_assets->materials.size()) + name_suffix(material.name);
     for (std::size_t c = 0; c < 4; ++c) {
         const float v = material.base_color[c];
         if (!std::isfinite(v) || v < 0.0f || v > 1.0f) {
@@ -298,7 +299,7 @@ MeshId SceneBuilder::add_mesh(std::string name, std::span<const PrimitiveDesc> p
     if (!m_assets) {
         m_assets = empty_assets();
     }
-    const std::string what = "Mesh " + std::to_string(m_assets->meshes.size()) + quoted(name);
+    const std::string what = "Mesh " + std::to_string(m_assets->meshes.size()) + name_suffix(name);
     if (primitives.empty()) {
         throw Error(ErrorCategory::InvalidArgument, what + " has no primitives",
                     "Give a mesh at least one primitive");

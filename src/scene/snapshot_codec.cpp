@@ -9,18 +9,18 @@
 namespace tandem::detail {
 namespace {
 
-constexpr std::uint32_t k_magic = 0x314e5354; // "TSN1"
+constexpr std::uint32_t k_snapshot_magic = 0x314e5354; // "TSN1"
 
-constexpr std::size_t k_header = 4 + 64 + 64 + 12 + 36 + 16 + 4;
-constexpr std::size_t k_instance = 4 + 4 + 64;
+constexpr std::size_t k_snapshot_header = 4 + 64 + 64 + 12 + 36 + 16 + 4;
+constexpr std::size_t k_snapshot_instance = 4 + 4 + 64;
 
 } // namespace
 
 std::vector<std::byte> encode_snapshot(const FrameSnapshot& s) {
     std::vector<std::byte> out;
-    out.reserve(k_header + s.instances.size() * k_instance);
+    out.reserve(k_snapshot_header + s.instances.size() * k_snapshot_instance);
     ByteWriter w{out};
-    w.put(k_magic);
+    w.put(k_snapshot_magic);
     w.put(s.camera.view);
     w.put(s.camera.projection);
     w.put(s.camera.position);
@@ -51,7 +51,7 @@ std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes,
         std::uint32_t magic = 0;
         std::uint32_t count = 0;
         FrameSnapshot s;
-        if (!r.get(magic) || magic != k_magic) {
+        if (!r.get(magic) || magic != k_snapshot_magic) {
             return refuse(0, "not a Tandem snapshot (no \"TSN1\" magic)");
         }
         if (!r.get(s.camera.view) || !r.get(s.camera.projection) || !r.get(s.camera.position) ||
@@ -59,8 +59,8 @@ std::optional<FrameSnapshot> decode_snapshot(std::span<const std::byte> bytes,
             !r.get(s.clear_color) || !r.get(count)) {
             return refuse(r.at, "the header is cut short");
         }
-        if ((bytes.size() - r.at) / k_instance != count ||
-            (bytes.size() - r.at) % k_instance != 0) {
+        if ((bytes.size() - r.at) / k_snapshot_instance != count ||
+            (bytes.size() - r.at) % k_snapshot_instance != 0) {
             return refuse(r.at - sizeof(count),
                           "instance count does not match the bytes that follow");
         }

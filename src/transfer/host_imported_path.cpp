@@ -13,7 +13,7 @@
 namespace tandem::detail {
 namespace {
 
-constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
+constexpr VkExternalMemoryHandleTypeFlagBits k_host_allocation_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
 // What an image in place must do as well as an optimal one of its format does it, beyond what
 // its usage asks (which the image format query checks): filtering, blending, blits.
@@ -25,7 +25,7 @@ constexpr VkFormatFeatureFlags k_in_place_features =
 Handle<VkImage> make_linear_image(const Device& device, const ImageDesc& desc) {
     ImageCreateInfo create(desc);
     VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
-    external.handleTypes = k_handle;
+    external.handleTypes = k_host_allocation_handle;
     create.info.pNext = &external;
     create.info.tiling = VK_IMAGE_TILING_LINEAR;
     const VkDevice dev = device.handle();
@@ -64,7 +64,7 @@ std::uint32_t import_host_buffer(const Device& device, void* host, VkDeviceSize 
     VkPhysicalDeviceExternalBufferInfo query{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
     query.usage = usage;
-    query.handleType = k_handle;
+    query.handleType = k_host_allocation_handle;
     VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
     vkGetPhysicalDeviceExternalBufferProperties(device.physical(), &query, &props);
     if ((props.externalMemoryProperties.externalMemoryFeatures &
@@ -74,10 +74,11 @@ std::uint32_t import_host_buffer(const Device& device, void* host, VkDeviceSize 
     }
     VkMemoryHostPointerPropertiesEXT host_props{
         VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
-    vk_check(device.fn().get_memory_host_pointer_properties(dev, k_handle, host, &host_props),
+    vk_check(device.fn().get_memory_host_pointer_properties(dev, k_host_allocation_handle, host,
+                                                            &host_props),
              "vkGetMemoryHostPointerPropertiesEXT " + name, hint);
 
-    buffer_out = create_external_buffer(device, size, usage, k_handle, name);
+    buffer_out = create_external_buffer(device, size, usage, k_host_allocation_handle, name);
     const VkBuffer buffer = buffer_out.get();
 
     VkMemoryRequirements req;
@@ -90,7 +91,7 @@ std::uint32_t import_host_buffer(const Device& device, void* host, VkDeviceSize 
                     hint);
     }
     VkImportMemoryHostPointerInfoEXT import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
-    import.handleType = k_handle;
+    import.handleType = k_host_allocation_handle;
     import.pHostPointer = host;
     VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     alloc.pNext = &import;
@@ -162,7 +163,7 @@ std::optional<InPlaceImage> HostImportedPath::probe_in_place(const Device& devic
         }
         VkPhysicalDeviceExternalImageFormatInfo external{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
-        external.handleType = k_handle;
+        external.handleType = k_host_allocation_handle;
         VkPhysicalDeviceImageFormatInfo2 info{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
         info.pNext = &external;

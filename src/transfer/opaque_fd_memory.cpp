@@ -10,9 +10,6 @@ namespace tandem::detail {
 
 namespace {
 
-constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
-    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-
 VkMemoryDedicatedAllocateInfo dedicated_info(DedicatedTo dedicated) {
     VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
     ded.image = dedicated.image;
@@ -41,7 +38,7 @@ Handle<VkDeviceMemory> allocate_exportable_memory(const Device& device, VkDevice
                                                   const std::string& name, std::string_view hint) {
     const VkMemoryDedicatedAllocateInfo ded = dedicated_info(dedicated);
     VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
-    exp.handleTypes = k_handle;
+    exp.handleTypes = k_opaque_fd_handle;
     exp.pNext = is_dedicated(dedicated) ? &ded : nullptr;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     const VkResult r = allocate(device, size, type, &exp, memory);
@@ -56,7 +53,7 @@ int export_memory_fd(const Device& device, VkDeviceMemory memory, const std::str
                      std::string_view hint) {
     VkMemoryGetFdInfoKHR info{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
     info.memory = memory;
-    info.handleType = k_handle;
+    info.handleType = k_opaque_fd_handle;
     int fd = -1;
     vk_check(device.fn().get_memory_fd(device.handle(), &info, &fd), "vkGetMemoryFdKHR " + name,
              hint);
@@ -67,7 +64,7 @@ Handle<VkDeviceMemory> import_memory_fd(const Device& device, int fd, VkDeviceSi
                                         std::uint32_t type, DedicatedTo dedicated,
                                         const std::string& name, std::string_view hint) {
     VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-    imp.handleType = k_handle;
+    imp.handleType = k_opaque_fd_handle;
     imp.fd = fd;
     const VkMemoryDedicatedAllocateInfo ded = dedicated_info(dedicated);
     imp.pNext = is_dedicated(dedicated) ? &ded : nullptr;
@@ -88,8 +85,8 @@ ExportableBuffer create_exportable_buffer(const Device& device, VkDeviceSize siz
                                           const std::string& name, std::string_view hint) {
     ExportableBuffer out;
     out.buffer = create_external_buffer(
-        device, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, k_handle,
-        name);
+        device, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        k_opaque_fd_handle, name);
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device.handle(), out.buffer.get(), &req);
     out.allocation = req.size;

@@ -15,6 +15,10 @@
 
 namespace tandem::detail {
 
+// The handle type every allocation here is exported and imported as.
+inline constexpr VkExternalMemoryHandleTypeFlagBits k_opaque_fd_handle =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+
 // The image or buffer an allocation is dedicated to; both null: not dedicated.
 struct DedicatedTo {
     VkImage image = VK_NULL_HANDLE;

@@ -28,9 +28,6 @@ namespace {
 // Each wait of the self-test gives up after this long: a path that takes longer to move a few
 // kilobytes is not one to use.
 constexpr auto k_step_timeout = std::chrono::seconds(5);
-// The usage TransferLink makes zero-copy images with, for the same export check it makes.
-constexpr VkImageUsageFlags k_zero_copy_usage =
-    VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
 
 struct CorruptionHook {
     std::mutex mutex;

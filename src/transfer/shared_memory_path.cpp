@@ -9,15 +9,13 @@
 namespace tandem::detail {
 namespace {
 
-constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
-    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
 constexpr VkBufferUsageFlags k_usage =
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
 VkExternalMemoryFeatureFlags external_features(const Device& device) {
     VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
     info.usage = k_usage;
-    info.handleType = k_handle;
+    info.handleType = k_opaque_fd_handle;
     VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
     vkGetPhysicalDeviceExternalBufferProperties(device.physical(), &info, &props);
     return props.externalMemoryProperties.externalMemoryFeatures;
@@ -45,10 +43,10 @@ SharedMemoryPath::SharedMemoryPath(const Device& worker, const Device& primary,
     const bool dedicated = ((wf | pf) & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
 
     const std::string base = worker.label() + "->" + primary.label() + " shared staging";
-    m_worker_buffer =
-        create_external_buffer(worker, layout.total_bytes, k_usage, k_handle, base + " (worker)");
-    m_primary_buffer =
-        create_external_buffer(primary, layout.total_bytes, k_usage, k_handle, base + " (primary)");
+    m_worker_buffer = create_external_buffer(worker, layout.total_bytes, k_usage,
+                                             k_opaque_fd_handle, base + " (worker)");
+    m_primary_buffer = create_external_buffer(primary, layout.total_bytes, k_usage,
+                                              k_opaque_fd_handle, base + " (primary)");
 
     VkMemoryRequirements wreq;
     vkGetBufferMemoryRequirements(worker.handle(), m_worker_buffer.get(), &wreq);

@@ -14,9 +14,6 @@ namespace tandem::detail {
 namespace {
 
 constexpr VkPipelineStageFlags2 k_all = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-// What both images of a zero-copy slot are made with, before the callers' own usage.
-constexpr VkImageUsageFlags k_zero_copy_usage =
-    VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
 
 } // namespace
 

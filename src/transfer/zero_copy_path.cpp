@@ -13,8 +13,6 @@
 namespace tandem::detail {
 namespace {
 
-constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
-    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
 constexpr VkImageLayout k_handed_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
 constexpr const char* k_fallback = "Use the shared-memory path (force it with transfer_path)";
 
@@ -22,7 +20,7 @@ constexpr const char* k_fallback = "Use the shared-memory path (force it with tr
 // struct it chains.
 struct ImageCreate {
     explicit ImageCreate(const ImageDesc& desc) : base(desc) {
-        external.handleTypes = k_handle;
+        external.handleTypes = k_opaque_fd_handle;
         base.info.pNext = &external;
     }
     ImageCreate(const ImageCreate&) = delete;
@@ -37,7 +35,7 @@ VkExternalMemoryFeatureFlags external_features(const Device& device, VkFormat fo
                                                VkImageUsageFlags usage) {
     VkPhysicalDeviceExternalImageFormatInfo external{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
-    external.handleType = k_handle;
+    external.handleType = k_opaque_fd_handle;
     VkPhysicalDeviceImageFormatInfo2 info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
     info.pNext = &external;
     info.format = format;

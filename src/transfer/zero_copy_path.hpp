@@ -29,6 +29,11 @@
 
 namespace tandem::detail {
 
+// What both images of a zero-copy slot are made with (TransferLink adds the callers' own usage),
+// and so the usage the export check asks about.
+inline constexpr VkImageUsageFlags k_zero_copy_usage =
+    VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
+
 class ZeroCopyPath final : public TransferPathBackend {
 public:
     // Throws Error when either device lacks opaque-fd external memory.

@@ -17,14 +17,14 @@
 namespace tandem::test {
 namespace {
 
-constexpr std::uint32_t k_w = 96;
-constexpr std::uint32_t k_h = 64;
+constexpr std::uint32_t k_view_w = 96;
+constexpr std::uint32_t k_view_h = 64;
 
 class CaptureTaskTest : public RuntimeTest {
 protected:
     TaskId capture_task(Runtime& runtime, const std::shared_ptr<const Scene>& scene,
                         const std::string& name, const std::string& placement) {
-        TaskDesc desc = pattern_task(placement, k_w, k_h);
+        TaskDesc desc = pattern_task(placement, k_view_w, k_view_h);
         desc.name = name;
         desc.factory = capture_workload(scene);
         return runtime.register_task(desc);
@@ -101,7 +101,7 @@ TEST_F(CaptureTaskTest, ArraysOnAWorkerEqualTheGltfLoadedEquivalentPixelForPixel
     const auto gltf = builder.build();
 
     auto runtime = make_runtime("1");
-    auto reader = make_reader(*runtime, k_w, k_h);
+    auto reader = make_reader(*runtime, k_view_w, k_view_h);
     const TaskId from_arrays = capture_task(*runtime, arrays.scene, "arrays", "worker:0");
     const TaskId from_gltf = capture_task(*runtime, gltf, "gltf", "worker:0");
     EXPECT_NE(runtime->stats(from_arrays).transfer_path, TransferPath::SameDevice);
@@ -111,7 +111,7 @@ TEST_F(CaptureTaskTest, ArraysOnAWorkerEqualTheGltfLoadedEquivalentPixelForPixel
     const auto a = capture(*runtime, *reader, from_arrays, shot);
     shot.instances = file.instances;
     const auto g = capture(*runtime, *reader, from_gltf, shot);
-    ASSERT_EQ(a.size(), std::size_t{k_w} * k_h * 4);
+    ASSERT_EQ(a.size(), std::size_t{k_view_w} * k_view_h * 4);
     EXPECT_EQ(differing(a, g), 0u);
     // Both primitives of "panels" and the computed normals' triangle are drawn.
     const Dominant d = dominant(a);
@@ -124,7 +124,7 @@ TEST_F(CaptureTaskTest, AWorkersCaptureEqualsThePrimarysAndIndexWidthsAgree) {
     const ArrayScene s16 = make_array_scene(false);
     const ArrayScene s32 = make_array_scene(true);
     auto runtime = make_runtime("1");
-    auto reader = make_reader(*runtime, k_w, k_h);
+    auto reader = make_reader(*runtime, k_view_w, k_view_h);
     const TaskId worker = capture_task(*runtime, s16.scene, "worker", "worker:0");
     const TaskId primary = capture_task(*runtime, s16.scene, "primary", "primary");
     const TaskId wide = capture_task(*runtime, s32.scene, "wide", "worker:0");
@@ -157,7 +157,7 @@ TEST_F(CaptureTaskTest, AWorkersCaptureEqualsThePrimarysAndIndexWidthsAgree) {
 TEST_F(CaptureTaskTest, TheTagFilterAndAnOrthographicCameraDrawWhatTheySay) {
     const ArrayScene s = make_array_scene();
     auto runtime = make_runtime("1");
-    auto reader = make_reader(*runtime, k_w, k_h);
+    auto reader = make_reader(*runtime, k_view_w, k_view_h);
     const TaskId task = capture_task(*runtime, s.scene, "tags", "worker:0");
 
     CaptureSnapshot tagged = shot_of(
@@ -185,7 +185,7 @@ TEST_F(CaptureTaskTest, TheTagFilterAndAnOrthographicCameraDrawWhatTheySay) {
 TEST_F(CaptureTaskTest, ASnapshotThatCannotBeDrawnIsRefusedWithItsSentence) {
     const ArrayScene s = make_array_scene();
     auto runtime = make_runtime("1");
-    auto reader = make_reader(*runtime, k_w, k_h);
+    auto reader = make_reader(*runtime, k_view_w, k_view_h);
     for (const bool garbage : {false, true}) {
         const TaskId task =
             capture_task(*runtime, s.scene, garbage ? "garbage" : "unknown mesh", "worker:0");

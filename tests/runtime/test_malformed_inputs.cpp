@@ -38,7 +38,7 @@ constexpr std::uint32_t k_w = 9;
 constexpr std::uint32_t k_h = 7;
 constexpr float k_nan = std::numeric_limits<float>::quiet_NaN();
 
-std::vector<std::uint32_t> module(const std::string& name) {
+std::vector<std::uint32_t> shader_module(const std::string& name) {
     return read_spirv_file(std::string(TANDEM_TEST_SHADER_DIR) + "/" + name + ".comp.spv");
 }
 
@@ -55,7 +55,7 @@ std::vector<std::uint32_t> fuzzed_module(const std::string& name) {
 // fill.comp: every texel the job's one 4-byte input, an RGBA8 colour.
 ComputeTaskDesc fill_desc() {
     ComputeTaskDesc d;
-    d.spirv = module("fill");
+    d.spirv = shader_module("fill");
     d.input_bytes = {4};
     return d;
 }
@@ -211,7 +211,7 @@ const std::vector<Row> k_rows = {
     {"compute_workload", "a huge input", [](Env&) { return compute(with([](auto& d) { d.input_bytes = {0xffffffffu}; })); }, "binding 1"},
     // Bindings past the description's buffers are the task's inputs: a task without refuses.
     {"register_task", "no inputs for its binding 1", [](Env& e) { return registration(e, task([](auto& d) { d.factory = compute_workload(with([](auto& c) { c.input_bytes.clear(); })); })); }, "binding 1"},
-    {"register_task", "binding 1 a sampler, no inputs", [](Env& e) { return registration(e, task([](auto& d) { d.factory = compute_workload(with([](auto& c) { c.spirv = module("refuse_sampler_without_inputs"); c.input_bytes.clear(); })); })); }, "combined image sampler"},
+    {"register_task", "binding 1 a sampler, no inputs", [](Env& e) { return registration(e, task([](auto& d) { d.factory = compute_workload(with([](auto& c) { c.spirv = shader_module("refuse_sampler_without_inputs"); c.input_bytes.clear(); })); })); }, "combined image sampler"},
     // register_task(): the task's description.
     {"register_task", "width 0", [](Env& e) { return registration(e, task([](auto& d) { d.width = 0; })); }, "has size 0x7"},
     {"register_task", "height 0", [](Env& e) { return registration(e, task([](auto& d) { d.height = 0; })); }, "has size 9x0"},
