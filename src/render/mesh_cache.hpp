@@ -74,7 +74,9 @@ public:
 
 private:
     VkDescriptorSet texture_set(VkImageView view);
-    void upload_textures(const std::vector<const Texture*>& textures);
+    // The descriptor pool and a set per texture of `textures` ([0]: white), and the materials of
+    // `a` over them (check_assets checked their textures).
+    void make_materials(const SceneAssets& a, const std::vector<Image>& textures);
 
     const Device& m_device;
     Handle<VkSampler> m_sampler;

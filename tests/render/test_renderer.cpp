@@ -96,6 +96,34 @@ TEST_F(RendererTest, TransformAndCameraChangesUploadNothing) {
     EXPECT_EQ(r.cache.uploaded_bytes(), bytes);
 }
 
+// Assets that could not be drawn (a material naming a texture that does not exist) are refused
+// before anything is made: the cache stays empty, uploads nothing, and takes valid assets after.
+TEST_F(RendererTest, RefusedAssetsLeaveTheCacheEmpty) {
+    const detail::Scene scene = detail::make_demo_scene();
+    detail::Device& device = open(0);
+    detail::MeshCache cache(device);
+    auto broken = std::make_shared<detail::SceneAssets>(scene.assets());
+    const auto texture_count = static_cast<std::uint32_t>(broken->textures.size());
+    broken->materials.push_back({"dangling", glm::vec4(1.0f), texture_count});
+    try {
+        cache.upload(broken);
+        ADD_FAILURE() << "assets with a dangling texture index were uploaded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("Material 'dangling' names a texture that does not "
+                                             "exist"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(cache.upload_count(), 0u);
+    EXPECT_EQ(cache.uploaded_bytes(), 0u);
+    EXPECT_EQ(cache.mesh_count(), 0u);
+
+    cache.upload(scene.shared_assets());
+    EXPECT_EQ(cache.upload_count(),
+              scene.assets().meshes.size() + scene.assets().textures.size() + 1);
+    EXPECT_EQ(cache.mesh_count(), scene.assets().meshes.size());
+}
+
 TEST_F(RendererTest, CullingDropsWhatIsOutOfViewAndKeepsTheImage) {
     detail::Scene scene = detail::make_demo_scene();
     detail::Device& device = open(0);
