@@ -4,7 +4,7 @@
 //
 //   preparation   each instance of the producer is made with a feed (ChainFeed) to every
 //                 worker where a live consumer of it runs on another device
-//                 (Task::feed_counts, kept by the consumers' registrations): a link from the
+//                 (TaskLinks::feed_counts, kept by the consumers' registrations): a link from the
 //                 producer's device to that worker (negotiated and self-tested like any other)
 //                 and, per slot, its sender and receiver images (TaskPreparer::prepare_feeds).
 //   take_feeds    the producer's job thread, under the instance's mutex: the feeds this job

@@ -212,8 +212,9 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
     }
     if (pending->prepared() && task.pending_kind == PendingKind::Move) {
         const std::uint32_t leader_at =
-            task.leader != nullptr ? task.leader->active_device.load(std::memory_order_acquire)
-                                   : Task::k_no_device;
+            task.links.leader != nullptr
+                ? task.links.leader->active_device.load(std::memory_order_acquire)
+                : Task::k_no_device;
         if (leader_at != Task::k_no_device && leader_at != pending->device()) {
             return;
         }
@@ -237,10 +238,10 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                 log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
                 break;
             case PendingKind::Feeds:
-                task.feed_error = "it could not be prepared to send its output to another "
-                                  "worker: " +
-                                  why;
-                log_error("runtime", "task '{}': {}", task.desc.name, task.feed_error);
+                task.links.feed_error = "it could not be prepared to send its output to another "
+                                        "worker: " +
+                                        why;
+                log_error("runtime", "task '{}': {}", task.desc.name, task.links.feed_error);
                 break;
             case PendingKind::Reconfigure:
                 task.reconfigure_error = why;
@@ -272,7 +273,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
         task.set_active(pending);
         switch (task.pending_kind) {
         case PendingKind::Move:
-            ++task.moves;
+            ++task.counts.moves;
             m_events.post(RuntimeEventKind::TaskMoved, task.id, pending->device(), 0,
                           TaskError::None, "the scheduler moved the task to ",
                           pending->worker->label());
@@ -290,7 +291,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             }
             break;
         case PendingKind::Reconfigure:
-            ++task.reconfigurations;
+            ++task.counts.reconfigurations;
             task.adopt_shape(pending->desc);
             task.reconfigure_error.clear();
             // Every other instance has the old shape.
@@ -470,10 +471,10 @@ void CompletionTracker::retire_quiescent(Task& task) noexcept {
                 }
                 points = instance.retire_points(m_reads, m_input_copies);
                 devices = instance.retire_devices(m_primary);
-                task.retired.ready += instance.ready;
-                task.retired.superseded += instance.superseded;
-                task.retired.failed_jobs += instance.failed_jobs;
-                task.retired.trial_jobs += instance.trial_jobs;
+                task.counts.retired.ready += instance.ready;
+                task.counts.retired.superseded += instance.superseded;
+                task.counts.retired.failed_jobs += instance.failed_jobs;
+                task.counts.retired.trial_jobs += instance.trial_jobs;
                 if (instance.first_job == 1) {
                     instance.first_job = 0;
                     instance.worker->unmeasured.fetch_sub(1, std::memory_order_relaxed);

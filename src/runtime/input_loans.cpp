@@ -168,7 +168,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         }
         InstanceInputs& in = instance->inputs;
         if (in.signals.empty()) { // no slot has a loan semaphore: nothing to lend
-            ++task->failed;
+            ++task->counts.failed;
             out.error = TaskError::BadInputs;
             out.reason = "task '" + task->desc.name +
                          "' has no image input of the application's to lend (TaskDesc::inputs: "
@@ -187,7 +187,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             }
         }
         if (!slot) {
-            ++task->busy;
+            ++task->counts.busy;
             out.status = SubmitStatus::Busy;
             out.reason = "every slot of task '" + task->desc.name + "' is in use";
             return out;
@@ -198,7 +198,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             std::lock_guard instance_lock(instance->mutex);
             instance->ring[*slot].lent = false;
             (void)instance->ring.apply(*slot, SlotEvent::Abort);
-            ++task->failed;
+            ++task->counts.failed;
             out.error =
                 r == VK_ERROR_DEVICE_LOST ? TaskError::DeviceLost : TaskError::PrimarySubmitFailed;
             out.reason = "the primary's queue refused the batch that lends task '" +

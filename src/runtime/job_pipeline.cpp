@@ -523,7 +523,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     const Image& target_image = instance.slots[job.slot].written();
     // Acquire: pairs with the registration that made the task a producer (read once per job, so
     // the job and its transfer agree).
-    const bool feeds_chain = instance.owner->feeds_chain.load(std::memory_order_acquire);
+    const bool feeds_chain = instance.owner->links.feeds_chain.load(std::memory_order_acquire);
     // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies. Written in place
     // (the image is the transport's staging) it goes in GENERAL, where its bytes are the
     // memory's, which the primary's copy reads; a chain's consumer samples it there too.

@@ -331,7 +331,7 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     auto owned = std::make_unique<TaskInstance>(serial, task, desc, *worker);
     owned->named_workload = std::move(named);
     // Feeds to the workers where its chains' consumers run on another device (chain_feeds.hpp).
-    for (const auto& [adapter, consumers] : task.feed_counts) {
+    for (const auto& [adapter, consumers] : task.links.feed_counts) {
         Worker* to = worker_of(adapter);
         if (consumers > 0 && to != nullptr && to != worker && to != m_workers[0].get()) {
             owned->feed_to.push_back(to);

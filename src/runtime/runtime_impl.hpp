@@ -11,7 +11,9 @@
 //                                              retiring what left use, the shutdown drain
 //   LeaseTable        (lease_table.hpp)        leases on an instance's outputs
 //   InputCopier       (task_inputs.hpp)        a submit's inputs copied on the primary
-//   chains            (task_chains.hpp)        inputs that are other tasks' outputs, in place
+//   TaskGraph         (task_graph.hpp)         chains: the links between tasks, where a chain
+//                                              is placed, pins and feeds; the chain lock
+//   chains            (task_chains.hpp)        a job's inputs that are other tasks' outputs
 //   DevicePairs       (device_pairs.hpp)       each device pair, both directions: its paths'
 //                                              health, bridges, every stream opened on it
 //   LinkFailures      (link_failures.hpp)      a link whose path failed
@@ -59,6 +61,7 @@
 #include "runtime/link_failures.hpp"
 #include "runtime/task.hpp"
 #include "runtime/task_chains.hpp"
+#include "runtime/task_graph.hpp"
 #include "runtime/task_inputs.hpp"
 #include "runtime/task_preparer.hpp"
 #include "runtime/task_stats.hpp"
@@ -120,6 +123,15 @@ public:
     // Takes a trial job of `bytes` on `instance` and queues it (Scheduler). Caller holds
     // nothing; false when it was not taken (Busy, not prepared, task gone).
     bool submit_trial(Task& task, TaskInstance& instance, std::span<const std::byte> bytes);
+    // The worker a manual placement names (never auto). Throws Error.
+    [[nodiscard]] Worker& place(const TaskDesc& desc) const;
+    // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
+    // being prepared. Caller holds task.mutex. Throws std::bad_alloc.
+    void discard(Task& task, TaskInstance* instance);
+    // `next`, just added, replaces the task's active instance: at once when that one was never
+    // prepared (nothing of it was shown: true), else as the pending one of `kind` (false).
+    // Caller holds task.mutex. Throws std::bad_alloc.
+    bool take_over(Task& task, TaskInstance& next, PendingKind kind);
     // Waits until the instance's preparation ended; rethrows what it threw.
     void wait_prepared(const TaskInstance& instance) { m_preparer->wait_prepared(instance); }
     // The completion part of pump() alone (for the scheduler's calibration loop).
@@ -171,15 +183,13 @@ private:
     // Opens the worker devices and the primary timeline, makes the parts and starts the
     // threads (the workers', the completion thread, the preparation thread).
     void open_workers(const std::vector<std::uint32_t>& worker_adapters);
-    // The worker a manual placement names (never auto). Throws Error.
-    [[nodiscard]] Worker& place(const TaskDesc& desc) const;
     // A live task's id is unknown once unregistered: null for both.
     [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     // What a submit saw of a chained task before it held its producers' slots.
     struct ChainPeek {
         bool chained = false;
         const Worker* worker = nullptr;
-        bool follows = false;         // it follows its producer (Task::leader)
+        bool follows = false;         // it follows its producer (TaskLinks::leader)
         std::uint64_t generation = 0; // the generation the holds are for
     };
     // The instance that takes the task's submits now, or why none does (Preparing or Failed,
@@ -195,55 +205,9 @@ private:
                                              std::span<const InputImage> inputs, WorkerJob& job,
                                              const ChainPeek& chain,
                                              std::vector<ChainedRead>& holds) noexcept;
-    // Where a task with `producers` (check_chain's) runs: its first producer's device when
-    // placed auto (or on any worker, that producer being on one), else where its placement
-    // names. Error with a sentence for a producer that could not be placed; nullopt without
-    // producers. Holds no lock but each producer's mutex in turn.
-    [[nodiscard]] std::optional<std::uint32_t>
-    chain_device(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers) const;
-    // The producer an auto consumer of `producers` follows (a chain placed as a unit: the one
-    // producer it reads); null for a manual placement, no producer, or several.
-    [[nodiscard]] static std::shared_ptr<Task>
-    chain_leader(const TaskDesc& desc, const std::vector<std::shared_ptr<Task>>& producers);
-    // Makes each of `producers` a producer: its jobs leave their image readable in place, and it
-    // keeps what `cursor` (a matching consumer's) has not read. `pin` (a consumer that does not
-    // follow it): the scheduler moves it no more (a pending move is cancelled) until
-    // release_pins; returns the producers it pinned. Caller holds no task's mutex. Throws
-    // std::bad_alloc (nothing pinned then).
-    [[nodiscard]] std::vector<std::shared_ptr<Task>>
-    link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                   const std::shared_ptr<ChainCursor>& cursor, bool pin);
-    // Undoes link_producers' pins (`pinned`, cleared): a producer no consumer pins any more is
-    // placed by the scheduler again when its placement is auto. Caller holds no task's mutex.
-    static void release_pins(std::vector<std::shared_ptr<Task>>& pinned) noexcept;
-    // link_producers' loop; what it pinned is in `pinned` (reserved) when it throws (a cursor or
-    // a discarded move out of memory).
-    void link_each(const std::vector<std::shared_ptr<Task>>& producers,
-                   const std::shared_ptr<ChainCursor>& cursor, bool pin,
-                   std::vector<std::shared_ptr<Task>>& pinned);
-    // Chains across workers (chain_feeds.hpp): counts a consumer on `device` in each of
-    // `producers` on another device (Task::feed_counts), preparing a producer again with a feed
-    // there when its newest instance has none; returns what it counted. Caller holds no task's
-    // mutex. Throws Error or std::bad_alloc.
-    [[nodiscard]] std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>
-    request_feeds(const std::vector<std::shared_ptr<Task>>& producers, std::uint32_t device);
-    // Undoes request_feeds' `counted` (cleared): a feed no consumer wants is no longer filled.
-    // Caller holds no task's mutex.
-    void
-    release_feeds(std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& counted) noexcept;
-    // Unregister's part under the task's mutex; `feeding` takes the task's counted feeds and
-    // `pinning` the producers it pinned.
-    [[nodiscard]] TaskError
-    unregister_locked(Task& task,
-                      std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding,
-                      std::vector<std::shared_ptr<Task>>& pinning) noexcept;
-    // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
-    // being prepared. Caller holds task.mutex. Throws std::bad_alloc.
-    void discard(Task& task, TaskInstance* instance);
-    // `next`, just added, replaces the task's active instance: at once when that one was never
-    // prepared (nothing of it was shown: true), else as the pending one of `kind` (false).
-    // Caller holds task.mutex. Throws std::bad_alloc.
-    bool take_over(Task& task, TaskInstance& next, PendingKind kind);
+    // Unregister's part under the task's mutex; `links` takes the consumer's links (let go once
+    // the mutex is not held).
+    [[nodiscard]] TaskError unregister_locked(Task& task, DetachedLinks& links) noexcept;
     // Reconfigure's part under the task's mutex. Throws Error or std::bad_alloc.
     void reconfigure_locked(Task& task, const TaskDesc& desc,
                             std::optional<std::uint32_t> with_producers);
@@ -283,9 +247,7 @@ private:
     // The schedule lock: the scheduler, the fallback and registration, one at a time; pump()
     // only tries it. m_all is every task registered and not yet seen unregistered by a step.
     mutable std::mutex m_schedule;
-    // The chain lock: one reconfigure that makes chains at a time, so that two of them cannot
-    // close a cycle between them (check_chain).
-    std::mutex m_chains;
+    TaskGraph m_graph{*this}; // chains: the links between tasks, and the chain lock
     std::unique_ptr<Scheduler> m_scheduler;
     std::unique_ptr<LinkFallback> m_fallback;
     std::vector<std::shared_ptr<Task>> m_all;

@@ -216,14 +216,15 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
         t.name = known_key(task);
         t.shape = task.shape;
         t.rate_hz = task.desc.rate_hz;
-        if (task.leader != nullptr) {
+        if (task.links.leader != nullptr) {
             // Placed with it (the Placer ignores one not deciding).
-            t.with = known_key(*task.leader);
+            t.with = known_key(*task.links.leader);
         }
         // Placed by hand, or following a producer that was unregistered (its submits fail
         // wherever it runs, so a move would only cost a preparation): it stays where it is.
-        if (task.leader != nullptr && task.leader->unregistered.load(std::memory_order_acquire)) {
-            t.held = "Its producer '" + known_key(*task.leader) +
+        if (task.links.leader != nullptr &&
+            task.links.leader->unregistered.load(std::memory_order_acquire)) {
+            t.held = "Its producer '" + known_key(*task.links.leader) +
                      "' was unregistered, so its submits fail wherever it runs.";
         }
         if ((!task.automatic || !t.held.empty()) && task.active != nullptr) {

@@ -49,10 +49,10 @@ void Task::adopt_shape(const TaskDesc& shape_desc) {
 }
 
 void Task::update_automatic() noexcept {
-    // A chain moves as a unit or not at all (runtime/task_chains.hpp): a follower with its
+    // A chain moves as a unit or not at all (runtime/task_graph.hpp): a follower with its
     // leader; a consumer of several producers, and a pinned producer, stay where they are.
-    automatic = desc.placement.kind == PlacementKind::Auto && pins == 0 &&
-                (producers.empty() || leader != nullptr);
+    automatic = desc.placement.kind == PlacementKind::Auto && links.pins == 0 &&
+                (links.producers.empty() || links.leader != nullptr);
 }
 
 void Task::set_active(TaskInstance* instance) noexcept {
@@ -74,20 +74,9 @@ WorkloadShape workload_shape(const TaskDesc& desc) {
     return shape;
 }
 
-bool Task::chain_wants(std::uint64_t generation) const noexcept {
-    for (const auto& consumer : matching_consumers) {
-        // Acquire: pairs with the consumer's release of `next` after it took its hold.
-        if (consumer->live.load(std::memory_order_acquire) &&
-            generation >= consumer->next.load(std::memory_order_acquire)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 bool Task::move_waits_for_consumers() const noexcept {
     return pending != nullptr && pending_kind == PendingKind::Move && pending->prepared() &&
-           chain_wants(generations);
+           links.wanted(generations);
 }
 
 } // namespace tandem::detail

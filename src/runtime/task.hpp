@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/task_graph.hpp"
 #include "runtime/task_instance.hpp"
 #include "sched/cost_model.hpp"
 #include "tandem/task.hpp"
@@ -42,22 +43,32 @@ class EventQueue;
 // it runs (a chain across two workers, runtime/chain_feeds.hpp).
 enum class PendingKind { Move, Fallback, Reconfigure, Feeds };
 
-// A matching consumer's next generation (tandem/input.hpp, Chains), shared with its producers:
-// they keep their generations from `next` on until it read them. Atomics: the consumer's submit
-// writes it under its own task's mutex, a producer's completion pass reads it under the
-// producer's (release/acquire: a producer that sees `next` past a generation sees the hold the
-// consumer took on it before).
-struct ChainCursor {
-    std::atomic<std::uint64_t> next{1};
-    std::atomic<bool> live{true};
-};
-
 // Counters of instances that left the task (summed into its statistics).
 struct RetiredCounters {
     std::uint64_t ready = 0;
     std::uint64_t superseded = 0;
     std::uint64_t failed_jobs = 0;
     std::uint64_t trial_jobs = 0;
+};
+
+// What the task's counters say, for TaskStats (task_stats.hpp sums them with its instances').
+// Under the task's mutex, but for the atomics, which its job threads add to.
+struct TaskCounters {
+    // The application's submits, by answer.
+    std::uint64_t accepted = 0;
+    std::uint64_t busy = 0; // Busy or Preparing
+    std::uint64_t failed = 0;
+    std::uint64_t moves = 0;
+    std::uint64_t reconfigurations = 0;
+    RetiredCounters retired;
+    // How its inputs travelled (TaskStats::input_copies, input_sends, chained_reads).
+    std::uint64_t input_copies = 0;
+    std::uint64_t chained_reads = 0;
+    std::uint64_t lent_submits = 0;           // submits that named lent images
+    std::uint64_t lent_signalled_submits = 0; // of those, submitting nothing
+    GpuTimes input_copy_gpu; // TaskStats::input_copy_gpu_us, added by InputCopier::copy
+    std::atomic<std::uint64_t> input_sends{0};       // the job threads count them
+    std::atomic<std::uint64_t> input_sends_early{0}; // of those, for a queued job (send_ahead)
 };
 
 struct Task {
@@ -80,15 +91,6 @@ struct Task {
     // `!live`, for whoever may not take this task's mutex: the scheduler deciding for a follower
     // (which holds the follower's mutex) reads its leader's. Set with `live` (release).
     std::atomic<bool> unregistered{false};
-    // A chain placed as a unit (runtime/task_chains.hpp): an auto consumer of one producer
-    // follows it (the scheduler puts both on one device and moves them together), `leader`
-    // naming the producer. A producer read by any other consumer (placed by hand, or reading
-    // several producers) is pinned: the scheduler moves it no more while such a consumer's shape
-    // reads it (`pins` counts them; the consumer keeps the producers it pinned in `pinning` and
-    // lets them go when it is unregistered or reshaped).
-    std::shared_ptr<const Task> leader;
-    std::uint32_t pins = 0;
-    std::vector<std::shared_ptr<Task>> pinning;
     // The adapter of `active` (k_no_device without one), for a follower's completion pass, which
     // may not take its leader's mutex: written with `active` (set_active), under `mutex`.
     static constexpr std::uint32_t k_no_device = ~0u;
@@ -115,12 +117,7 @@ struct Task {
 
     std::uint64_t generations = 0;       // the application's: submit assigns ++generations
     std::uint64_t trial_generations = 0; // trial jobs' own, never seen by the application
-    std::uint64_t accepted = 0;          // submit answers (the application's)
-    std::uint64_t busy = 0;
-    std::uint64_t failed = 0;
-    std::uint64_t moves = 0;
-    std::uint64_t reconfigurations = 0;
-    RetiredCounters retired;
+    TaskCounters counts;
 
     // Job failures in the workload: each fails its job; max_consecutive_failures in a row stop
     // the task (submits answer Failed, TaskError::Stopped, with the last sentence).
@@ -134,29 +131,8 @@ struct Task {
     bool has_snapshot = false;
     bool external_execute = false; // the application reports execute times itself
 
-    // Chains (runtime/task_chains.hpp). The producers its newest shape reads (the cycle check
-    // walks them under the runtime's chain lock); as a matching consumer, its cursor; as a
-    // producer, its matching consumers' cursors and whether a consumer reads its outputs in
-    // place (its jobs then leave their image readable by them: set once, read by its jobs).
-    std::vector<TaskId> producers;
-    std::shared_ptr<ChainCursor> cursor;
-    std::vector<std::shared_ptr<ChainCursor>> matching_consumers;
-    std::atomic<bool> feeds_chain{false};
-    // Chains across two workers (runtime/chain_feeds.hpp). As a producer: per adapter, how many
-    // live consumers there read it from another device (each instance is made with a feed to
-    // each of them), and why its last preparation with a new feed failed. As a consumer: the
-    // producers it counted itself in, and the adapter it counted.
-    std::map<std::uint32_t, std::uint32_t> feed_counts;
-    std::string feed_error;
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
-    // How its inputs travelled (TaskStats::input_copies, input_sends, chained_reads).
-    std::uint64_t input_copies = 0;
-    std::uint64_t chained_reads = 0;
-    std::uint64_t lent_submits = 0; // submits that named lent images (TaskStats::lent_submits)
-    std::uint64_t lent_signalled_submits = 0; // of those, submitting nothing (TaskStats)
-    GpuTimes input_copy_gpu; // TaskStats::input_copy_gpu_us, added by InputCopier::copy
-    std::atomic<std::uint64_t> input_sends{0};       // the job threads count them
-    std::atomic<std::uint64_t> input_sends_early{0}; // of those, for a queued job (send_ahead)
+    // Its place in the task graph (runtime/task_graph.hpp): chains.
+    TaskLinks links;
 
     // Whether the scheduler places it: placement auto, not pinned, and not a consumer that stays
     // with its producers (one that reads several, or none that it follows). Caller holds mutex.
@@ -164,8 +140,6 @@ struct Task {
     // `active` and active_device together. Caller holds mutex.
     void set_active(TaskInstance* instance) noexcept;
 
-    // True while a live matching consumer has not read `generation` yet. Caller holds mutex.
-    [[nodiscard]] bool chain_wants(std::uint64_t generation) const noexcept;
     // True while its move is prepared but waits for its matching consumers to read every
     // generation it made where it runs: it leaves only then (CompletionTracker::settle_pending),
     // and its submits answer Preparing meanwhile (RuntimeImpl::usable). Caller holds mutex.

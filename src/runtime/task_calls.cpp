@@ -45,213 +45,14 @@ std::shared_ptr<Task> RuntimeImpl::live(TaskId id) const {
     return task;
 }
 
-std::optional<std::uint32_t>
-RuntimeImpl::chain_device(const TaskDesc& desc,
-                          const std::vector<std::shared_ptr<Task>>& producers) const {
-    if (producers.empty()) {
-        return std::nullopt;
-    }
-    std::optional<std::uint32_t> device; // the first producer's
-    for (const auto& producer : producers) {
-        std::lock_guard lock(producer->mutex);
-        if (producer->active == nullptr) {
-            throw Error(ErrorCategory::InvalidArgument,
-                        "Task '" + desc.name + "' reads task '" + producer->desc.name +
-                            "', which could not be placed",
-                        "Register the producer again, then its consumer");
-        }
-        if (!device) {
-            device = producer->active->device();
-        }
-    }
-    const Placement& p = desc.placement;
-    const Worker* own = worker_of(*device);
-    const bool on_a_worker = own != m_workers[0].get();
-    const bool with_producers = p.kind == PlacementKind::Auto ||
-                                (p.kind == PlacementKind::Worker && !p.worker && on_a_worker);
-    // Placed by hand elsewhere: on the primary it reads each producer's output where its
-    // hand-off delivers it; on another worker where each producer's feed sends it
-    // (chain_feeds.hpp). Auto, it goes with its first producer.
-    return with_producers ? *device : place(desc).device().info().index;
-}
-
-std::shared_ptr<Task>
-RuntimeImpl::chain_leader(const TaskDesc& desc,
-                          const std::vector<std::shared_ptr<Task>>& producers) {
-    // A chain placed as a unit: an auto consumer of one producer (however many of its inputs it
-    // reads) follows it.
-    if (desc.placement.kind != PlacementKind::Auto || producers.empty() ||
-        std::any_of(producers.begin(), producers.end(),
-                    [&](const auto& p) { return p != producers.front(); })) {
-        return nullptr;
-    }
-    return producers.front();
-}
-
-std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>
-RuntimeImpl::request_feeds(const std::vector<std::shared_ptr<Task>>& producers,
-                           std::uint32_t device) {
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> counted;
-    Worker* to = worker_of(device);
-    if (to == nullptr || to == m_workers[0].get()) {
-        return counted; // on the primary every output arrives anyway
-    }
-    for (const auto& producer : producers) {
-        if (std::any_of(counted.begin(), counted.end(),
-                        [&](const auto& c) { return c.first == producer; })) {
-            continue; // two inputs from one producer: one feed
-        }
-        std::lock_guard lock(producer->mutex);
-        TaskInstance* newest = producer->pending != nullptr ? producer->pending : producer->active;
-        if (!producer->live || newest == nullptr || newest->device() == device) {
-            continue; // read in place
-        }
-        counted.reserve(counted.size() + 1);
-        ++producer->feed_counts[device];
-        counted.emplace_back(producer, device);
-        // Release: its jobs that see the flag fill the feed from then on.
-        for (const auto* list : {&producer->instances, &producer->retiring}) {
-            for (const auto& instance : *list) {
-                if (ChainFeed* feed = instance->feed_for(to)) {
-                    feed->wanted.store(true, std::memory_order_release);
-                }
-            }
-        }
-        if (std::find(newest->feed_to.begin(), newest->feed_to.end(), to) !=
-            newest->feed_to.end()) {
-            continue; // it has (or is being prepared with) a feed there
-        }
-        // Prepared again on its device with a feed to `to` too; until then its submits answer
-        // Preparing, so that a matching consumer misses none of its generations.
-        producer->feed_error.clear();
-        TaskInstance& next = add_instance(*producer, newest->desc, newest->device());
-        if (producer->pending != nullptr) {
-            discard(*producer, producer->pending);
-            producer->pending = &next; // the same kind, now with the feed
-        } else {
-            (void)take_over(*producer, next, PendingKind::Feeds);
-        }
-    }
-    return counted;
-}
-
-void RuntimeImpl::release_feeds(
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& counted) noexcept {
-    for (const auto& [producer, device] : counted) {
-        std::lock_guard lock(producer->mutex);
-        const auto it = producer->feed_counts.find(device);
-        if (it == producer->feed_counts.end() || --it->second > 0) {
-            continue;
-        }
-        producer->feed_counts.erase(it);
-        // Its jobs stop filling the feeds there (they stay until it is prepared again).
-        const Worker* to = worker_of(device);
-        for (const auto* list : {&producer->instances, &producer->retiring}) {
-            for (const auto& instance : *list) {
-                if (ChainFeed* feed = instance->feed_for(to)) {
-                    feed->wanted.store(false, std::memory_order_relaxed);
-                }
-            }
-        }
-    }
-    counted.clear();
-}
-
-std::vector<std::shared_ptr<Task>>
-RuntimeImpl::link_producers(const std::vector<std::shared_ptr<Task>>& producers,
-                            const std::shared_ptr<ChainCursor>& cursor, bool pin) {
-    std::vector<std::shared_ptr<Task>> pinned;
-    if (pin) {
-        pinned.reserve(producers.size()); // before any count changes: nothing to undo
-    }
-    try {
-        link_each(producers, cursor, pin, pinned);
-    } catch (...) {
-        release_pins(pinned); // out of memory: the pins taken so far go
-        throw;
-    }
-    return pinned;
-}
-
-void RuntimeImpl::link_each(const std::vector<std::shared_ptr<Task>>& producers,
-                            const std::shared_ptr<ChainCursor>& cursor, bool pin,
-                            std::vector<std::shared_ptr<Task>>& pinned) {
-    for (const auto& producer : producers) {
-        std::lock_guard lock(producer->mutex);
-        // Release: its next job sees the flag with everything registration wrote.
-        producer->feeds_chain.store(true, std::memory_order_release);
-        // A consumer that does not follow it (placed by hand, or reading several producers)
-        // keeps it where it is: the scheduler moves it no more while that consumer reads it.
-        if (pin) {
-            ++producer->pins;
-            pinned.push_back(producer);
-            producer->automatic = false;
-            if (producer->pending != nullptr && producer->pending_kind == PendingKind::Move) {
-                discard(*producer, producer->pending);
-            }
-        }
-        auto& cursors = producer->matching_consumers;
-        cursors.erase(
-            std::remove_if(cursors.begin(), cursors.end(),
-                           [](const auto& c) { return !c->live.load(std::memory_order_relaxed); }),
-            cursors.end());
-        if (cursor && std::find(cursors.begin(), cursors.end(), cursor) == cursors.end()) {
-            cursors.push_back(cursor);
-        }
-    }
-}
-
-void RuntimeImpl::release_pins(std::vector<std::shared_ptr<Task>>& pinned) noexcept {
-    for (const auto& producer : pinned) {
-        std::lock_guard lock(producer->mutex);
-        if (--producer->pins == 0) {
-            producer->update_automatic(); // the scheduler's again where its placement is auto
-        }
-    }
-    pinned.clear();
-}
-
-namespace {
-
-// The producers' ids of `desc`'s chained inputs, and a cursor when one of them reads in step
-// (ChainMode::Matching) starting at `next`.
-std::vector<TaskId> producer_ids(const TaskDesc& desc) {
-    std::vector<TaskId> out;
-    for (const TaskInputDesc& in : desc.inputs) {
-        if (in.producer) {
-            out.push_back(in.producer);
-        }
-    }
-    return out;
-}
-
-std::shared_ptr<ChainCursor> matching_cursor(const TaskDesc& desc, std::uint64_t next) {
-    for (const TaskInputDesc& in : desc.inputs) {
-        if (in.producer && in.chain == ChainMode::Matching) {
-            auto cursor = std::make_shared<ChainCursor>();
-            cursor->next.store(next, std::memory_order_relaxed); // published by the task's lock
-            return cursor;
-        }
-    }
-    return nullptr;
-}
-
-} // namespace
-
 TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
     (void)check_description(given);
     TaskDesc desc = given;
-    // Chains: checked (their sizes resolved) and placed with their producers. No lock: a task
-    // being registered cannot close a cycle, since no other task can name it yet.
-    std::vector<std::shared_ptr<Task>> producers;
-    if (has_chain(desc)) {
-        producers = check_chain(m_tasks, desc, TaskId{});
-    }
-    const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
-    const std::shared_ptr<Task> leader = chain_leader(desc, producers);
+    // Chains: checked (their sizes resolved) and placed with their producers. No chain lock: a
+    // task being registered cannot close a cycle, since no other task can name it yet.
+    const ChainPlan chain = m_graph.plan(desc, TaskId{});
     const bool automatic =
-        desc.placement.kind == PlacementKind::Auto && (!with_producers || leader != nullptr);
-    const std::shared_ptr<ChainCursor> cursor = matching_cursor(desc, 1);
+        desc.placement.kind == PlacementKind::Auto && (!chain.device || chain.leader != nullptr);
     std::shared_ptr<Task> task;
     TaskInstance* first = nullptr;
     {
@@ -270,11 +71,11 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             return made;
         });
         try {
-            if (leader != nullptr) {
+            if (chain.leader != nullptr) {
                 std::lock_guard lock(task->mutex);
-                task->leader = leader; // the scheduler places it with its producer
+                task->links.leader = chain.leader; // the scheduler places it with its producer
             }
-            std::optional<std::uint32_t> device = with_producers;
+            std::optional<std::uint32_t> device = chain.device;
             if (automatic) {
                 device = m_scheduler->place_new(m_all, *task);
             }
@@ -282,8 +83,8 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             first = &add_instance(*task, desc, device);
             first->trial = false;
             task->set_active(first);
-            task->producers = producer_ids(desc);
-            task->cursor = cursor;
+            task->links.producers = chain.producer_ids();
+            task->links.cursor = chain.cursor;
             task->keep_snapshot.store(automatic && m_scheduler->measures(),
                                       std::memory_order_relaxed);
         } catch (...) {
@@ -291,17 +92,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             throw;
         }
         m_all.push_back(task);
-        auto pinned = link_producers(producers, cursor, leader == nullptr); // no mutex held
-        {
-            std::lock_guard lock(task->mutex);
-            task->pinning = std::move(pinned);
-        }
-        // Producers on other devices send their output to its worker (none on the primary).
-        auto counted = request_feeds(producers, first->device());
-        {
-            std::lock_guard lock(task->mutex);
-            task->feeding = std::move(counted);
-        }
+        // Its producers pinned (unless it follows one) and, those on other devices, sending
+        // their output to its worker (none on the primary).
+        m_graph.link(*task, chain, first->device(), {});
         if (!automatic) {
             m_scheduler->refresh(m_all); // its load counts in the next decisions' explanation
         }
@@ -322,33 +115,29 @@ TaskError RuntimeImpl::unregister_task(TaskId id) noexcept {
     if (!task) {
         return TaskError::UnknownTask;
     }
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
-    std::vector<std::shared_ptr<Task>> pinning;
-    const TaskError answer = unregister_locked(*task, feeding, pinning);
-    release_feeds(feeding); // its producers' mutexes, with its own no longer held
-    release_pins(pinning);
+    DetachedLinks links;
+    const TaskError answer = unregister_locked(*task, links);
+    m_graph.release(links); // its producers' mutexes, with its own no longer held
     if (answer == TaskError::None) {
         m_leases->forget(id);
     }
     return answer;
 }
 
-TaskError RuntimeImpl::unregister_locked(
-    Task& t, std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>>& feeding,
-    std::vector<std::shared_ptr<Task>>& pinning) noexcept {
+TaskError RuntimeImpl::unregister_locked(Task& t, DetachedLinks& links) noexcept {
     Task* task = &t;
     std::lock_guard lock(task->mutex);
     if (!task->live) {
         return TaskError::UnknownTask;
     }
-    feeding.swap(task->feeding);
-    pinning.swap(task->pinning);
+    links = TaskGraph::detach(*task);
     task->live = false;
     task->unregistered.store(true, std::memory_order_release);
     task->set_active(nullptr);
     task->pending = nullptr;
-    if (task->cursor) {
-        task->cursor->live.store(false, std::memory_order_release); // its producers keep no more
+    if (task->links.cursor) {
+        // Its producers keep no more for it.
+        task->links.cursor->live.store(false, std::memory_order_release);
     }
     // Everything leaves use; the completion thread frees each instance once quiescent and the
     // GPU passed it, and then the task leaves the table.
@@ -383,17 +172,10 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
     }
     TaskDesc desc = given;
     // Two reconfigures at once could close a cycle between them: one at a time for chains.
-    std::unique_lock chains(m_chains, std::defer_lock);
-    if (has_chain(desc)) {
-        chains.lock();
-    }
-    const std::vector<std::shared_ptr<Task>> producers = check_chain(m_tasks, desc, id);
-    const std::optional<std::uint32_t> with_producers = chain_device(desc, producers);
-    const std::shared_ptr<Task> leader = chain_leader(desc, producers);
-    std::shared_ptr<ChainCursor> cursor;
+    const auto chains = m_graph.lock_for(desc);
+    const ChainPlan chain = m_graph.plan(desc, id);
     std::uint32_t placed = 0;
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> feeding;
-    std::vector<std::shared_ptr<Task>> pinning;
+    DetachedLinks old;
     {
         std::lock_guard lock(task->mutex);
         if (!task->live) {
@@ -401,53 +183,32 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         }
         // Its newest shape's producers and leader before the shape is adopted (a chain moves
         // as a unit or not at all).
-        std::vector<TaskId> before = producer_ids(desc);
-        task->producers.swap(before);
-        std::shared_ptr<const Task> led_by = leader;
-        task->leader.swap(led_by);
+        TaskLinks& links = task->links;
+        std::vector<TaskId> before = chain.producer_ids();
+        links.producers.swap(before);
+        std::shared_ptr<const Task> led_by = chain.leader;
+        links.leader.swap(led_by);
         try {
-            reconfigure_locked(*task, desc, with_producers);
+            reconfigure_locked(*task, desc, chain.device);
         } catch (...) {
-            task->producers.swap(before);
-            task->leader.swap(led_by);
+            links.producers.swap(before);
+            links.leader.swap(led_by);
             throw;
         }
-        if (task->cursor) {
-            task->cursor->live.store(false, std::memory_order_release);
+        if (links.cursor) {
+            links.cursor->live.store(false, std::memory_order_release);
         }
-        task->cursor = cursor = matching_cursor(desc, task->generations + 1);
+        // It reads in step from its next generation on (published by the task's mutex).
+        links.cursor = chain.cursor;
+        if (links.cursor) {
+            links.cursor->next.store(task->generations + 1, std::memory_order_relaxed);
+        }
         placed = (task->pending != nullptr ? task->pending : task->active)->device();
-        feeding.swap(task->feeding);
-        pinning.swap(task->pinning);
+        old = TaskGraph::detach(*task);
     }
     // The new shape's pins and feeds counted before the old shape's are let go: a producer read
-    // by both stays pinned and keeps its feed. The old shape's go even when counting the new
-    // one's fails: the shape is the new one already.
-    std::vector<std::pair<std::shared_ptr<Task>, std::uint32_t>> counted;
-    try {
-        auto pinned = link_producers(producers, cursor, leader == nullptr);
-        {
-            std::lock_guard lock(task->mutex);
-            if (task->live) {
-                task->pinning = std::move(pinned);
-            }
-        }
-        release_pins(pinned); // unregistered meanwhile (empty otherwise)
-        counted = request_feeds(producers, placed);
-    } catch (...) {
-        release_pins(pinning);
-        release_feeds(feeding);
-        throw;
-    }
-    release_pins(pinning);
-    release_feeds(feeding);
-    {
-        std::lock_guard lock(task->mutex);
-        if (task->live) {
-            task->feeding = std::move(counted);
-        }
-    }
-    release_feeds(counted); // unregistered meanwhile (empty otherwise)
+    // by both stays pinned and keeps its feed.
+    m_graph.link(*task, chain, placed, std::move(old));
     return TaskError::None;
 }
 
@@ -468,7 +229,7 @@ void RuntimeImpl::reconfigure_locked(Task& t, const TaskDesc& desc,
     if (take_over(*task, next, PendingKind::Reconfigure)) {
         // Nothing was ever shown from the old shape: the new one took over at once.
         task->adopt_shape(desc);
-        ++task->reconfigurations;
+        ++task->counts.reconfigurations;
         return;
     }
     task->reconfigure_error.clear();
@@ -501,7 +262,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
         return nullptr;
     }
     if (task.stopped) {
-        ++task.failed;
+        ++task.counts.failed;
         why = failed(TaskError::Stopped, "task '" + task.desc.name + "' stopped after " +
                                              std::to_string(m_options.max_consecutive_failures) +
                                              " failed jobs in a row: " + task.last_failure);
@@ -511,7 +272,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     why = SubmitResult{};
     why.status = SubmitStatus::Preparing;
     if (instance == nullptr) {
-        ++task.busy;
+        ++task.counts.busy;
         why.reason = "task '" + task.desc.name + "' is being prepared";
         return nullptr;
     }
@@ -520,7 +281,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // after): it is being prepared elsewhere, not failed.
     if ((task.automatic || (task.pending != nullptr && task.pending_kind == PendingKind::Move)) &&
         worker.lost()) {
-        ++task.busy;
+        ++task.counts.busy;
         why.reason =
             "task '" + task.desc.name + "' is moving off " + worker.label() + ", which was lost";
         return nullptr;
@@ -529,11 +290,11 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // unless that failed too.
     if (instance->link_failed.load(std::memory_order_acquire)) {
         if (!task.fallback_error.empty()) {
-            ++task.failed;
+            ++task.counts.failed;
             why = failed(TaskError::NoTransferPath, task.fallback_error);
             return nullptr;
         }
-        ++task.busy;
+        ++task.counts.busy;
         why.reason = "task '" + task.desc.name +
                      "' is being prepared again with another transfer path: " +
                      LinkFailures::failure(*instance);
@@ -542,7 +303,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // Prepared again to feed a new consumer on another worker (chain_feeds.hpp): a matching
     // consumer there reads every generation from the next on.
     if (task.pending != nullptr && task.pending_kind == PendingKind::Feeds) {
-        ++task.busy;
+        ++task.counts.busy;
         why.reason = "task '" + task.desc.name + "' is being prepared again on " + worker.label() +
                      " to send its output to a consumer on another worker";
         return nullptr;
@@ -552,7 +313,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // meanwhile, or a consumer one generation behind would keep it here for as long as the two
     // are submitted in step.
     if (task.move_waits_for_consumers()) {
-        ++task.busy;
+        ++task.counts.busy;
         why.reason = "task '" + task.desc.name + "' moves to adapter " +
                      std::to_string(task.pending->device()) +
                      " once its consumers read its generation " + std::to_string(task.generations);
@@ -560,18 +321,18 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     }
     switch (instance->phase.load(std::memory_order_acquire)) {
     case InstancePhase::Preparing:
-        ++task.busy;
+        ++task.counts.busy;
         why.reason = "task '" + task.desc.name + "' is still being prepared on " + worker.label();
         return nullptr;
     case InstancePhase::Failed:
-        ++task.failed;
+        ++task.counts.failed;
         why = failed(TaskError::PreparationFailed, instance->preparation_error);
         return nullptr;
     case InstancePhase::Ready:
         break;
     }
     if (worker.lost()) {
-        ++task.failed;
+        ++task.counts.failed;
         why = failed(TaskError::DeviceLost, worker.label() + " is lost: " + worker.lost_reason());
         return nullptr;
     }
@@ -600,11 +361,11 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             refused = "the task's workload check threw";
         }
         if (!refused.empty()) {
-            ++task.failed;
+            ++task.counts.failed;
             return failed(TaskError::BadBytes, std::move(refused));
         }
         if (std::string why = InputCopier::check(*instance, inputs); !why.empty()) {
-            ++task.failed;
+            ++task.counts.failed;
             return failed(TaskError::BadInputs, std::move(why));
         }
         // Lent images (Runtime::lend_inputs): their loan's slot takes the job when the loan is
@@ -612,7 +373,7 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         LoanMatch loan;
         if (!inputs.empty()) {
             if (std::string why = match_loan(task, *instance, inputs, loan); !why.empty()) {
-                ++task.failed;
+                ++task.counts.failed;
                 return failed(TaskError::BadInputs, std::move(why));
             }
         }
@@ -621,7 +382,7 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         // changed since (another thread's submit, a new shape) is asked again.
         if (has_chain(instance->desc) && (!chain.chained || chain.worker != instance->worker ||
                                           chain.generation != task.generations + 1)) {
-            ++task.busy;
+            ++task.counts.busy;
             SubmitResult busy;
             busy.status = SubmitStatus::Busy;
             busy.reason = "task '" + task.desc.name + "' changed while its chain was read";
@@ -637,29 +398,29 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
                              own_loan ? std::optional<std::uint32_t>(loan.slot) : std::nullopt,
                              own_loan ? loan.lent : 0u)) {
         case JobPipeline::Take::Busy: {
-            ++task.busy;
+            ++task.counts.busy;
             SubmitResult busy;
             busy.status = SubmitStatus::Busy;
             return busy;
         }
         case JobPipeline::Take::OutOfMemory:
-            ++task.failed;
+            ++task.counts.failed;
             return failed(TaskError::OutOfMemory, "Out of memory copying the job's bytes");
         case JobPipeline::Take::InputsFailed:
-            ++task.failed;
+            ++task.counts.failed;
             return failed(TaskError::PrimarySubmitFailed,
                           "the copy of the inputs of task '" + task.desc.name +
                               "' could not be submitted to the primary's queue");
         case JobPipeline::Take::PrimaryLost:
-            ++task.failed;
+            ++task.counts.failed;
             return failed(TaskError::DeviceLost, "the copy of the inputs of task '" +
                                                      task.desc.name +
                                                      "' found the primary device lost");
         case JobPipeline::Take::Accepted:
             break;
         }
-        ++task.accepted;
-        task.chained_reads += chained_reads;
+        ++task.counts.accepted;
+        task.counts.chained_reads += chained_reads;
         if (own_loan) { // the job holds the slot now
             auto& loans = instance->inputs.loans;
             loans.erase(loans.begin() + static_cast<std::ptrdiff_t>(loan.index));
@@ -670,17 +431,17 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             end_loan(loan);
         }
         const std::uint32_t lent = own_loan ? loan.lent : 0u;
-        task.lent_submits += lent != 0 ? 1u : 0u;
+        task.counts.lent_submits += lent != 0 ? 1u : 0u;
         if (own_loan && instance->inputs.signalled(loan.slot)) {
-            ++task.lent_signalled_submits; // nothing was submitted (InputCopier::copy)
+            ++task.counts.lent_signalled_submits; // nothing was submitted (InputCopier::copy)
         }
         if (!instance->inputs.empty() && lent != (1u << instance->inputs.declared.size()) - 1) {
-            ++task.input_copies;
+            ++task.counts.input_copies;
         }
-        if (task.cursor) {
+        if (task.links.cursor) {
             // Release: its producers keep nothing older once they see it (the hold on this
             // generation was taken before).
-            task.cursor->next.store(job.generation + 1, std::memory_order_release);
+            task.links.cursor->next.store(job.generation + 1, std::memory_order_release);
         }
         SubmitResult out;
         out.status = SubmitStatus::Accepted;
@@ -723,7 +484,7 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
             if (task->live && active != nullptr && active->prepared() && has_chain(active->desc)) {
                 chain.chained = true;
                 chain.worker = active->worker;
-                chain.follows = task->leader != nullptr;
+                chain.follows = task->links.leader != nullptr;
                 chain.generation = task->generations + 1;
                 name = active->desc.name;
                 chain_inputs = active->desc.inputs;
@@ -735,14 +496,14 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
             if (held.status != ChainHold::Status::Held) {
                 std::lock_guard lock(task->mutex);
                 if (held.status == ChainHold::Status::Broken) {
-                    ++task->failed;
-                    if (task->cursor) {
+                    ++task->counts.failed;
+                    if (task->links.cursor) {
                         // It cannot read in step now: its producers keep nothing more for it.
-                        task->cursor->live.store(false, std::memory_order_release);
+                        task->links.cursor->live.store(false, std::memory_order_release);
                     }
                     return failed(TaskError::ChainBroken, held.reason);
                 }
-                ++task->busy;
+                ++task->counts.busy;
                 out.status = held.status == ChainHold::Status::Busy ? SubmitStatus::Busy
                                                                     : SubmitStatus::Preparing;
                 out.reason = held.reason;

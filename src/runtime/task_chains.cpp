@@ -121,7 +121,7 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
                     if (!t->live) {
                         continue;
                     }
-                    next = t->producers;
+                    next = t->links.producers;
                 }
                 for (const TaskId n : next) {
                     std::vector<std::string> longer = path;
@@ -213,9 +213,9 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                                            " on " + active->worker->label() + ": ";
                 if (feed == nullptr) {
                     answer = {ChainHold::Status::Broken,
-                              cannot + (producer->feed_error.empty()
+                              cannot + (producer->links.feed_error.empty()
                                             ? std::string("its output is not sent there")
-                                            : producer->feed_error)};
+                                            : producer->links.feed_error)};
                     break;
                 }
                 if (!feed->link || feed->link->failed()) {

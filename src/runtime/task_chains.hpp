@@ -57,7 +57,7 @@ struct ChainHold {
 // Holds, for a job of generation `generation` of the task named `consumer` whose inputs are
 // `inputs` (its active instance's), running on `worker`, each chained input's producer slot
 // (appended to `out`). Anything but Held takes nothing. A consumer that `follows` its producer
-// (Task::leader: a chain moving as a unit) answers Preparing while the two are on different
+// (TaskLinks::leader: a chain moving as a unit) answers Preparing while the two are on different
 // devices: one of them got to the new device first, or the scheduler sends the consumer after
 // its producer at its next decision. Caller holds no task's
 // mutex. Never throws.

@@ -267,7 +267,7 @@ void InputCopier::run() noexcept {
             if (const std::optional<JobTime> t = batch.instance->inputs.timer->reuse(batch.slot)) {
                 try {
                     std::lock_guard lock(batch.instance->owner->mutex);
-                    batch.instance->owner->input_copy_gpu.add(*t);
+                    batch.instance->owner->counts.input_copy_gpu.add(*t);
                 } catch (...) {
                     // Out of memory keeping a sample: the statistics miss one.
                 }
@@ -519,7 +519,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
         // The slot's last copy ran (slot_ready): its time, before this one's overwrites it.
         if (const std::optional<JobTime> t = in.timer->reuse(slot)) {
             try {
-                instance.owner->input_copy_gpu.add(*t); // under the task's mutex
+                instance.owner->counts.input_copy_gpu.add(*t); // under the task's mutex
             } catch (...) {
                 // Out of memory keeping a sample: the statistics miss one.
             }
@@ -846,9 +846,9 @@ VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const InputCopi
             }
             image.to_send = false;
             // Relaxed: a counter for statistics, ordering nothing.
-            instance.owner->input_sends.fetch_add(1, std::memory_order_relaxed);
+            instance.owner->counts.input_sends.fetch_add(1, std::memory_order_relaxed);
             if (ahead) {
-                instance.owner->input_sends_early.fetch_add(1, std::memory_order_relaxed);
+                instance.owner->counts.input_sends_early.fetch_add(1, std::memory_order_relaxed);
             }
             image.target_layout = in.links[i]->receiver_layout_after();
             image.source_free = ticket.sender_value;

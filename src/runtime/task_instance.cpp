@@ -11,7 +11,7 @@ void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
     const bool retired =
         instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
     if (!retired &&
-        (s.chain_reads > 0 || (!s.trial && instance.owner->chain_wants(s.generation)))) {
+        (s.chain_reads > 0 || (!s.trial && instance.owner->links.wanted(s.generation)))) {
         s.chain_kept = true;
         return;
     }

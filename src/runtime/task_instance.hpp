@@ -261,7 +261,7 @@ struct TaskInstance {
     std::vector<SlotResources> slots;
     InstanceInputs inputs; // TaskDesc::inputs (empty without)
     // The workers its output is sent to for chains' consumers there (set when it was made,
-    // from its task's Task::feed_counts), and the feeds the preparation made for them, in that
+    // from its task's TaskLinks::feed_counts), and the feeds the preparation made for them, in that
     // order.
     std::vector<Worker*> feed_to;
     std::vector<std::unique_ptr<ChainFeed>> feeds;

@@ -304,7 +304,7 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output)
     // made leaves its feed unfilled from the first job on.
     std::lock_guard lock(task.owner->mutex);
     for (auto& feed : made) {
-        const bool wanted = task.owner->feed_counts.contains(feed->to->device().info().index);
+        const bool wanted = task.owner->links.feed_counts.contains(feed->to->device().info().index);
         feed->wanted.store(wanted, std::memory_order_relaxed);
     }
     task.feeds = std::move(made);

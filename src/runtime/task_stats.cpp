@@ -75,25 +75,25 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
 TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     TaskStatsParts out;
     TaskStats& s = out.base;
-    s.accepted = task.accepted;
-    s.busy = task.busy;
-    s.failed = task.failed;
-    s.ready = task.retired.ready;
-    s.superseded = task.retired.superseded;
-    s.failed_jobs = task.retired.failed_jobs;
-    s.trial_jobs = task.retired.trial_jobs;
+    s.accepted = task.counts.accepted;
+    s.busy = task.counts.busy;
+    s.failed = task.counts.failed;
+    s.ready = task.counts.retired.ready;
+    s.superseded = task.counts.retired.superseded;
+    s.failed_jobs = task.counts.retired.failed_jobs;
+    s.trial_jobs = task.counts.retired.trial_jobs;
     s.workload_error = task.last_failure;
     s.stopped = task.stopped;
-    s.moves = task.moves;
-    s.reconfigurations = task.reconfigurations;
-    s.input_copies = task.input_copies;
+    s.moves = task.counts.moves;
+    s.reconfigurations = task.counts.reconfigurations;
+    s.input_copies = task.counts.input_copies;
     // Relaxed: a counter, ordering nothing.
-    s.input_sends = task.input_sends.load(std::memory_order_relaxed);
-    s.input_sends_early = task.input_sends_early.load(std::memory_order_relaxed);
-    s.chained_reads = task.chained_reads;
-    s.lent_submits = task.lent_submits;
-    s.lent_signalled_submits = task.lent_signalled_submits;
-    out.input_copy_gpu = task.input_copy_gpu.snapshot();
+    s.input_sends = task.counts.input_sends.load(std::memory_order_relaxed);
+    s.input_sends_early = task.counts.input_sends_early.load(std::memory_order_relaxed);
+    s.chained_reads = task.counts.chained_reads;
+    s.lent_submits = task.counts.lent_submits;
+    s.lent_signalled_submits = task.counts.lent_signalled_submits;
+    out.input_copy_gpu = task.counts.input_copy_gpu.snapshot();
     if (!task.fallback_error.empty()) {
         s.preparation_error = task.fallback_error;
     } else if (!task.reconfigure_error.empty()) {
