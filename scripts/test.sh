@@ -7,8 +7,23 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TANDEM_BUILD_DIR:-$root/build}
+# Each part's wall time, printed at the end (CI's budget is 30 minutes on 2 cores).
+timings=()
+mark=$SECONDS
+timed() { # NAME: the time since the last mark, as a part of the run
+    timings+=("$1 $((SECONDS - mark)) s")
+    mark=$SECONDS
+}
+report_timings() {
+    local line="" t
+    for t in "${timings[@]}"; do line+="${line:+, }$t"; done
+    echo "test.sh: ${line}${line:+; }total $SECONDS s" >&2
+}
+trap report_timings EXIT
 "$root/scripts/build.sh"
+timed build
 "$root/scripts/check-format.sh"
+timed format
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 export TANDEM_VALIDATION=${TANDEM_VALIDATION:-sync}
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -22,6 +37,7 @@ skip_args=()
 case "$TANDEM_VALIDATION" in 0 | off) skip_args=(--also-allow validation-off) ;; esac
 "$root/scripts/check-skips.sh" "$build/ctest-junit.xml" \
     "${TANDEM_EXPECTED_SKIPS:-$root/tests/expected-skips.txt}" "${skip_args[@]}"
+timed tests
 
 if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fuzz_build=${TANDEM_FUZZ_BUILD_DIR:-$root/build-fuzz}
@@ -32,8 +48,10 @@ if [ "${TANDEM_SKIP_FUZZ:-0}" != 1 ]; then
     fi
     cmake --build "$fuzz_build" --target fuzz_gltf fuzz_tasks fuzz_snapshot fuzz_capture fuzz_profile \
         fuzz_compute
+    timed "fuzzers' build"
     # Each fuzzer runs for TANDEM_FUZZ_SECONDS (60 by default; fuzz/CMakeLists.txt), one per core.
     ctest --test-dir "$fuzz_build" --output-on-failure -j "$jobs"
+    timed fuzzers
 fi
 
 # ThreadSanitizer: the threaded layers' tests (runtime, its inputs and chains, its scheduler, sync) again, built with -fsanitize=thread
@@ -46,6 +64,7 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     fi
     cmake --build "$tsan" --target test_runtime test_slot_ring test_sync test_slow_worker \
         test_scheduler test_harness_stream test_task_lifetime test_task_inputs test_task_chains
+    timed "TSan build"
     # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
     tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
     # Validation layers are not instrumented and slow TSan down; the run above had them on.
@@ -63,4 +82,5 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     TANDEM_SPARE_CORES=1 TANDEM_VALIDATION=off \
         TSAN_OPTIONS="$tsan_options" \
         timeout 900 "$tsan/tests/runtime/test_runtime" --gtest_brief=1
+    timed TSan
 fi

@@ -223,7 +223,7 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
         // Placed by hand, or following a producer that was unregistered (its submits fail
         // wherever it runs, so a move would only cost a preparation): it stays where it is.
         if (task.links.leader != nullptr &&
-            task.links.leader->unregistered.load(std::memory_order_acquire)) {
+            !task.links.leader->live.load(std::memory_order_acquire)) {
             t.held = "Its producer '" + known_key(*task.links.leader) +
                      "' was unregistered, so its submits fail wherever it runs.";
         }

@@ -87,10 +87,10 @@ struct Task {
     TaskDesc desc;       // the shape the active instance has (or will have, before the first)
     WorkloadShape shape; // what predicts its cost (from desc)
     bool automatic;      // placement auto: the scheduler decides
-    bool live = true;    // false once unregistered: every call answers UnknownTask
-    // `!live`, for whoever may not take this task's mutex: the scheduler deciding for a follower
-    // (which holds the follower's mutex) reads its leader's. Set with `live` (release).
-    std::atomic<bool> unregistered{false};
+    // False once unregistered: every call answers UnknownTask. Written under `mutex`; atomic for
+    // whoever may not take it: the scheduler deciding for a follower (which holds the follower's
+    // mutex) reads its leader's (acquire).
+    std::atomic<bool> live{true};
     // The adapter of `active` (k_no_device without one), for a follower's completion pass, which
     // may not take its leader's mutex: written with `active` (set_active), under `mutex`.
     static constexpr std::uint32_t k_no_device = ~0u;

@@ -131,8 +131,7 @@ TaskError RuntimeImpl::unregister_locked(Task& t, DetachedLinks& links) noexcept
         return TaskError::UnknownTask;
     }
     links = TaskGraph::detach(*task);
-    task->live = false;
-    task->unregistered.store(true, std::memory_order_release);
+    task->live.store(false, std::memory_order_release);
     task->set_active(nullptr);
     task->pending = nullptr;
     if (task->links.cursor) {
