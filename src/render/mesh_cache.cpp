@@ -186,15 +186,7 @@ MeshCache::MeshCache(const Device& device) : m_device(device) {
     m_set_layout = create_material_layout(device);
 }
 
-VkDescriptorSet MeshCache::texture_set(VkImageView view) {
-    VkDescriptorSetLayout layout = m_set_layout.get();
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = m_pool.get();
-    alloc.descriptorSetCount = 1;
-    alloc.pSetLayouts = &layout;
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    vk_check(vkAllocateDescriptorSets(m_device.handle(), &alloc, &set),
-             "vkAllocateDescriptorSets material");
+void MeshCache::write_texture_set(VkDescriptorSet set, VkImageView view) const {
     VkDescriptorImageInfo image{m_sampler.get(), view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     write.dstSet = set;
@@ -202,7 +194,6 @@ VkDescriptorSet MeshCache::texture_set(VkImageView view) {
     write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     write.pImageInfo = &image;
     vkUpdateDescriptorSets(m_device.handle(), 1, &write, 0, nullptr);
-    return set;
 }
 
 void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
@@ -276,23 +267,16 @@ void MeshCache::upload(const std::shared_ptr<const SceneAssets>& assets) {
 }
 
 void MeshCache::make_materials(const SceneAssets& a, const std::vector<Image>& textures) {
-    // The pool holds one set per texture plus the white one.
-    const VkDevice dev = m_device.handle();
-    const auto sets = static_cast<std::uint32_t>(textures.size());
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, sets};
-    VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool.maxSets = sets;
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
-    VkDescriptorPool p = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorPool(dev, &pool, nullptr, &p), "vkCreateDescriptorPool materials");
-    m_pool = Handle<VkDescriptorPool>(
-        p, [dev](VkDescriptorPool x) { vkDestroyDescriptorPool(dev, x, nullptr); });
-    m_pool_capacity = sets;
-    m_texture_sets.clear();
-    for (const Image& texture : textures) {
-        m_texture_sets.push_back(texture_set(texture.view.get()));
+    // One set per texture, the white one included.
+    static constexpr VkDescriptorPoolSize k_per_set{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1};
+    DescriptorSets sets =
+        allocate_descriptor_sets(m_device, m_set_layout.get(), {&k_per_set, 1},
+                                 static_cast<std::uint32_t>(textures.size()), "materials");
+    for (std::size_t i = 0; i < textures.size(); ++i) {
+        write_texture_set(sets.sets[i], textures[i].view.get());
     }
+    m_pool = std::move(sets.pool);
+    m_texture_sets = std::move(sets.sets);
     m_default_material = {glm::vec4(1.0f), m_texture_sets[0]};
     m_materials.clear();
     for (const Material& m : a.materials) {

@@ -73,7 +73,8 @@ public:
     [[nodiscard]] std::uint64_t uploaded_bytes() const noexcept { return m_uploaded_bytes; }
 
 private:
-    VkDescriptorSet texture_set(VkImageView view);
+    // Points `set` at `view` through the cache's sampler.
+    void write_texture_set(VkDescriptorSet set, VkImageView view) const;
     // The descriptor pool and a set per texture of `textures` ([0]: white), and the materials of
     // `a` over them (check_assets checked their textures).
     void make_materials(const SceneAssets& a, const std::vector<Image>& textures);
@@ -82,7 +83,6 @@ private:
     Handle<VkSampler> m_sampler;
     Handle<VkDescriptorSetLayout> m_set_layout;
     Handle<VkDescriptorPool> m_pool;
-    std::uint32_t m_pool_capacity = 0;
     std::shared_ptr<const SceneAssets> m_assets;
     std::vector<GpuMesh> m_meshes;
     std::vector<Image> m_textures; // [0] is white
