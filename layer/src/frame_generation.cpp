@@ -160,8 +160,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          VkFormat format, VkExtent2D extent, int multiplier,
                                          GenerationCounts& counts,
                                          std::atomic<std::uint64_t>& real_presented,
-                                         VkPresentModeKHR present_mode,
-                                         std::vector<TaskId> kept_tasks)
+                                         VkPresentModeKHR present_mode, KeptTasks kept)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
@@ -213,17 +212,20 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
-        // Kept from the swapchain this one replaced: each has made frames, so the next job's
-        // frame is a generated one (m_jobs 1).
-        m_tasks = std::move(kept_tasks);
+        // Kept from the swapchain this one replaced: each has made frames, so at the same size
+        // the next job's frame is a generated one (m_jobs 1); at another size each is reshaped.
+        m_tasks = std::move(kept.tasks);
         m_jobs.assign(m_tasks.size(), 1);
-        for (int k = static_cast<int>(m_tasks.size()) + 1; k < m_multiplier; ++k) {
-            TaskDesc desc = interpolate_colour_task("tandem-layer frame " + std::to_string(k) +
-                                                        "/" + std::to_string(m_multiplier),
-                                                    extent.width, extent.height);
-            desc.placement = Placement::on_a_worker();
-            m_tasks.push_back(m_device.runtime().register_task_async(desc));
+        m_reshaped_at.assign(m_tasks.size(), 0);
+        if (kept.extent.width != extent.width || kept.extent.height != extent.height) {
+            for (std::size_t k = 0; k < m_tasks.size(); ++k) {
+                reshape(k);
+            }
+        }
+        for (std::size_t k = m_tasks.size(); k + 1 < static_cast<std::size_t>(m_multiplier); ++k) {
+            m_tasks.push_back(m_device.runtime().register_task_async(frame_task(k)));
             m_jobs.push_back(0);
+            m_reshaped_at.push_back(0);
         }
         m_presenter = std::thread([this] { run_presenter(); });
     } catch (...) {
@@ -353,6 +355,9 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     }
     std::uint64_t inputs_released = 0;
     for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
+        if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
+            continue; // its new size is being prepared: no frame generated before this one
+        }
         InterpolateSettings settings;
         settings.t = static_cast<float>(k + 1) / static_cast<float>(m_multiplier);
         const SubmitResult r =
@@ -406,15 +411,56 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
         return;
     }
     const auto start = std::chrono::steady_clock::now();
-    for (const TaskId task : m_tasks) {
-        while (m_device.runtime().stats(task).preparing &&
-               std::chrono::steady_clock::now() - start < longest) {
+    bool all = true;
+    for (std::size_t k = 0; k < m_tasks.size(); ++k) {
+        while (!takes_frames(k) && std::chrono::steady_clock::now() - start < longest) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
+        all = all && takes_frames(k);
     }
-    m_prepared = std::none_of(m_tasks.begin(), m_tasks.end(), [&](TaskId task) {
-        return m_device.runtime().stats(task).preparing;
-    });
+    m_prepared = all;
+}
+
+TaskDesc SwapchainGeneration::frame_task(std::size_t k) const {
+    TaskDesc desc = interpolate_colour_task("tandem-layer frame " + std::to_string(k + 1) + "/" +
+                                                std::to_string(m_multiplier),
+                                            m_extent.width, m_extent.height);
+    desc.placement = Placement::on_a_worker();
+    return desc;
+}
+
+void SwapchainGeneration::reshape(std::size_t k) {
+    Runtime& runtime = m_device.runtime();
+    const std::uint64_t before = runtime.stats(m_tasks[k]).reconfigurations;
+    std::string refused;
+    try {
+        const TaskError error = runtime.reconfigure(m_tasks[k], frame_task(k));
+        if (error != TaskError::None) {
+            refused = to_string(error);
+        }
+    } catch (const Error& e) {
+        refused = e.what();
+    }
+    // Its first job at the new size has no frame of that size before it.
+    m_jobs[k] = 0;
+    if (refused.empty()) {
+        m_reshaped_at[k] = before + 1;
+        return;
+    }
+    log_problem("a frame-generation task could not take the new size (" + refused +
+                "): a new one is prepared");
+    static_cast<void>(runtime.unregister_task(m_tasks[k]));
+    m_tasks[k] = runtime.register_task_async(frame_task(k));
+    m_reshaped_at[k] = 0;
+}
+
+bool SwapchainGeneration::takes_frames(std::size_t k) {
+    const TaskStats stats = m_device.runtime().stats(m_tasks[k]);
+    if (stats.preparing || stats.reconfigurations < m_reshaped_at[k]) {
+        return false;
+    }
+    m_reshaped_at[k] = 0;
+    return true;
 }
 
 void SwapchainGeneration::note_submit_failure(const SubmitResult& result) {
@@ -866,10 +912,23 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     }
 }
 
-std::vector<TaskId> SwapchainGeneration::take_tasks() {
+KeptTasks SwapchainGeneration::take_tasks() {
     record_summary();
+    KeptTasks kept{{}, m_extent};
+    for (std::size_t k = 0; k < m_tasks.size(); ++k) {
+        // A task whose reshape to this size has not taken effect yet is not handed on: a second
+        // reconfigure would supersede the first, and the count the new swapchain waits for
+        // could then be reached by the shape in between.
+        if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
+            static_cast<void>(m_device.runtime().unregister_task(m_tasks[k]));
+        } else {
+            kept.tasks.push_back(m_tasks[k]);
+        }
+    }
+    m_tasks.clear();
     m_jobs.clear();
-    return std::exchange(m_tasks, {});
+    m_reshaped_at.clear();
+    return kept;
 }
 
 void SwapchainGeneration::flush() {

@@ -122,6 +122,12 @@ private:
     std::unique_ptr<Runtime> m_runtime;
 };
 
+// The tasks a replaced swapchain hands to the one that replaces it, and the size they have.
+struct KeptTasks {
+    std::vector<TaskId> tasks;
+    VkExtent2D extent{};
+};
+
 class SwapchainGeneration {
 public:
     // `multiplier` 2 or 3: presented frames per real frame. Throws std::runtime_error (with a
@@ -133,7 +139,7 @@ public:
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
-                        std::vector<TaskId> kept_tasks = {});
+                        KeptTasks kept = {});
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -143,10 +149,12 @@ public:
     // no pNext): queued for the presenter. Returns the result of the presenter's last present
     // (VK_SUCCESS before the first), as a later present would report a swapchain out of date.
     [[nodiscard]] VkResult present(const VkPresentInfoKHR& info);
-    // The tasks of a swapchain replaced by one of the same size and format, for the new one
-    // (its constructor's kept_tasks): they are prepared already, and the frame before the new
-    // swapchain's first is the old one's last. This one no longer unregisters them.
-    [[nodiscard]] std::vector<TaskId> take_tasks();
+    // The tasks of a swapchain replaced by one of the same format, for the new one (its
+    // constructor's `kept`). At the same size they are prepared already, and the frame before
+    // the new swapchain's first is the old one's last; at another size the new one reconfigures
+    // them (Runtime::reconfigure) instead of registering new tasks. This one no longer
+    // unregisters them.
+    [[nodiscard]] KeptTasks take_tasks();
     [[nodiscard]] VkExtent2D extent() const noexcept { return m_extent; }
     [[nodiscard]] VkFormat format() const noexcept { return m_format; }
     // Presents what is queued (with its generated frames), then waits for the queue: before the
@@ -213,6 +221,13 @@ private:
     void note_submit_failure(const SubmitResult& result);
     // Waits up to `longest` for the tasks to be prepared (once they are, returns at once).
     void wait_until_prepared(std::chrono::milliseconds longest);
+    // The description of the task that makes the k-th generated frame (k from 0) of each real one.
+    [[nodiscard]] TaskDesc frame_task(std::size_t k) const;
+    // A kept task of another size takes this swapchain's (`reshaping`), or a new one stands in
+    // for it where the runtime refuses that.
+    void reshape(std::size_t k);
+    // True once task k may take this swapchain's images: prepared, and reshaped where it was.
+    [[nodiscard]] bool takes_frames(std::size_t k);
     // Waits until the task published `generation`: until then, or until the program presented
     // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
     void wait_for_output(std::size_t task, std::uint64_t generation,
@@ -236,7 +251,11 @@ private:
     std::vector<VkImage> m_images;
     std::vector<TaskId> m_tasks;
     std::vector<std::uint64_t> m_jobs; // jobs accepted per task (the first makes no frame)
-    std::uint64_t m_frames = 0;        // the program's presents on this swapchain
+    // Per task: the TaskStats::reconfigurations at which it has this swapchain's size (0: it has
+    // it). Until then a submit would go to its old shape, which copies the image at the old
+    // size, so none is made.
+    std::vector<std::uint64_t> m_reshaped_at;
+    std::uint64_t m_frames = 0; // the program's presents on this swapchain
     // Verify mode: the frame the task's last accepted job was given (UINT64_MAX: none).
     std::uint64_t m_last_input = UINT64_MAX;
     bool m_worker_lost = false; // submits failed with the worker lost: frames pass through

@@ -367,7 +367,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
-    std::vector<TaskId> kept_tasks;
+    KeptTasks kept_tasks;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
         generation = record.generation;
         present_mode = record.present_mode;
@@ -567,13 +567,18 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         return result;
     }
     SwapchainRecord swapchain_record;
-    // Recreated at the same size and format (after VK_SUBOPTIMAL_KHR, a present mode changed):
-    // the replaced swapchain's tasks go on, prepared, with no frame passing through meanwhile.
-    if (replaced && generation_possible && replaced->extent().width == info.imageExtent.width &&
-        replaced->extent().height == info.imageExtent.height &&
-        replaced->format() == info.imageFormat) {
+    // Recreated in the same format: the replaced swapchain's tasks go on. At the same size
+    // (after VK_SUBOPTIMAL_KHR, a present mode changed) they are prepared, with no frame passing
+    // through meanwhile; at another size (a resize) they are reconfigured to it.
+    if (replaced && generation_possible && replaced->format() == info.imageFormat) {
+        const bool same_size = replaced->extent().width == info.imageExtent.width &&
+                               replaced->extent().height == info.imageExtent.height;
         swapchain_record.kept_tasks = replaced->take_tasks();
-        log_info("swapchain recreated at the same size: its frame-generation tasks are kept");
+        log_info(same_size ? std::string("swapchain recreated at the same size: its "
+                                         "frame-generation tasks are kept")
+                           : "swapchain recreated at " + std::to_string(info.imageExtent.width) +
+                                 "x" + std::to_string(info.imageExtent.height) +
+                                 ": its frame-generation tasks are kept, reconfigured to it");
     }
     swapchain_record.surface = info.surface;
     swapchain_record.format = info.imageFormat;
@@ -609,7 +614,7 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     record->with_swapchain(swapchain, [&](SwapchainRecord& r) {
         generation = std::move(r.generation);
         counted = r.generation_possible;
-        kept_tasks = std::move(r.kept_tasks);
+        kept_tasks = std::move(r.kept_tasks.tasks);
     });
     if (!kept_tasks.empty()) {
         // Destroyed before its first present: the tasks it kept go with it.

@@ -67,9 +67,10 @@ struct SwapchainRecord {
     // Made at its first present once the device's runtime runs; null: frames pass through.
     std::shared_ptr<SwapchainGeneration> generation;
     bool generation_tried = false;
-    // The tasks of the swapchain it replaced, of its size and format: its generation takes them
-    // (SwapchainGeneration::take_tasks), or they are unregistered when it is destroyed first.
-    std::vector<TaskId> kept_tasks;
+    // The tasks of the swapchain it replaced, of its format (and their size): its generation
+    // takes them (SwapchainGeneration::take_tasks), or they are unregistered when it is
+    // destroyed first.
+    KeptTasks kept_tasks;
 };
 
 // The program's device, and the Tandem runtime embedded on it for frame generation.

@@ -157,9 +157,10 @@ swapchain_churn)
     # A program that resizes its window and recreates its swapchain (oldSwapchain, then the old
     # one destroyed) 40 times, 8 frames each and 300 on the last, with frames generated: every
     # frame it presented reaches the display (the one held back for a swapchain goes out before
-    # it is replaced), one runtime lives on across the swapchains (each swapchain's tasks are
-    # new, and prepared while its frames pass through), the last swapchain gets generated frames,
-    # and nothing is left for validation to report.
+    # it is replaced), one runtime lives on across the swapchains, each swapchain's tasks are the
+    # one before's reconfigured to its size (never submitted to before the new size took over:
+    # the old shape would copy the image at the old size, which validation reports), the last
+    # swapchain gets generated frames, and nothing is left for validation to report.
     explicit_layer
     export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_WAIT_MS=1000
     export TANDEM_FRAMEGEN_LOG=1
@@ -169,6 +170,10 @@ swapchain_churn)
     grep -q "presented 612" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
     runtimes=$(grep -c "tandem-layer: frame generation on" "$work/churn.err" || true)
     [ "$runtimes" -eq 1 ] || fail "want one runtime for all the swapchains, got $runtimes"
+    reshaped=$(grep -c "tasks are kept, reconfigured to it" "$work/churn.err" || true)
+    [ "$reshaped" -eq 39 ] || fail "want the tasks reconfigured at 39 resizes, got $reshaped"
+    ! grep -q "could not take the new size" "$work/churn.err" ||
+        fail "a reconfigure was refused: $(grep "could not take" "$work/churn.err" | head -1)"
     check_report "$work/report.json" "r['swapchains_created'] == 40" \
         "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
         "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
