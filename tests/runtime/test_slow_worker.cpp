@@ -11,7 +11,6 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,7 +21,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/resources.hpp"
 #include "core/vk_check.hpp"
 #include "render/headless.hpp"
 #include "render/renderer.hpp"
@@ -31,7 +29,6 @@
 #include "scene/demo_scene.hpp"
 #include "scene/snapshot.hpp"
 #include "scene/snapshot_codec.hpp"
-#include "sync/timeline_semaphore.hpp"
 #include "workloads/pattern.hpp"
 #include "workloads/scene_capture_workload.hpp"
 
@@ -44,154 +41,74 @@ constexpr std::uint32_t k_frames = 200;
 constexpr std::uint32_t k_w = 64;
 constexpr std::uint32_t k_h = 48;
 
-// Holds the GPU work of every gated workload until open(); a watchdog opens it after a minute so
-// that a frame loop that waits on the worker fails instead of hanging. While the gate is shut, the
-// first job recorded on a device submits ahead of itself, on the device's main queue (where the
-// runtime submits its jobs), a batch that waits for a timeline value the host signals at open()
-// and then clears a small buffer; each gated job's commands begin with a barrier from every
-// earlier command, so they wait for that clear. (A command buffer must not wait on an event the
-// host sets only after the command buffer was submitted, as vkSetEvent says; the NVIDIA driver
-// does not hold such a wait, lavapipe does.)
+// Events that hold the GPU work of every GatedCapture until open(); a watchdog opens them after
+// a minute so that a frame loop that waits on the worker fails instead of hanging.
 class GpuGate {
 public:
-    // A gated workload's constructor and destructor: the device's objects live while it has one.
-    void add(const detail::Device& device) {
+    VkEvent add(const detail::Device& device) {
+        VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+        VkEvent event = VK_NULL_HANDLE;
+        detail::vk_check(vkCreateEvent(device.handle(), &info, nullptr, &event), "vkCreateEvent");
         std::lock_guard lock(m_mutex);
-        for (Held& h : m_held) {
-            if (h.device == &device) {
-                ++h.users;
+        if (m_open) {
+            detail::vk_check(vkSetEvent(device.handle(), event), "vkSetEvent");
+        }
+        m_events.push_back({device.handle(), event});
+        return event;
+    }
+    void remove(VkEvent event) {
+        std::lock_guard lock(m_mutex);
+        for (auto it = m_events.begin(); it != m_events.end(); ++it) {
+            if (it->second == event) {
+                vkDestroyEvent(it->first, event, nullptr);
+                m_events.erase(it);
                 return;
             }
         }
-        Held& h = m_held.emplace_back(device);
-        const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
-                                             VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, nullptr};
-        detail::vk_check(vkBeginCommandBuffer(h.clear, &begin), "vkBeginCommandBuffer");
-        // The clear of the hold before is ordered before this one's.
-        VkMemoryBarrier2 after_last{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        after_last.srcStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
-        after_last.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        after_last.dstStageMask = VK_PIPELINE_STAGE_2_CLEAR_BIT;
-        after_last.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dependency.memoryBarrierCount = 1;
-        dependency.pMemoryBarriers = &after_last;
-        vkCmdPipelineBarrier2(h.clear, &dependency);
-        vkCmdFillBuffer(h.clear, h.buffer.get(), 0, VK_WHOLE_SIZE, 0);
-        detail::vk_check(vkEndCommandBuffer(h.clear), "vkEndCommandBuffer");
-    }
-    void remove(const detail::Device& device) {
-        std::lock_guard lock(m_mutex);
-        for (auto it = m_held.begin(); it != m_held.end(); ++it) {
-            if (it->device == &device && --it->users == 0) {
-                // Its last hold lets go before the objects go.
-                let_go(*it, std::max(m_value, it->held_at));
-                static_cast<void>(device.queue(detail::QueueRole::Main).wait_idle());
-                m_held.erase(it);
-                return;
-            }
-        }
-    }
-    // A gated job's record(), before its commands: false when the hold could not be submitted.
-    [[nodiscard]] bool hold(const detail::Device& device) noexcept {
-        std::lock_guard lock(m_mutex);
-        for (Held& h : m_held) {
-            if (h.device != &device || m_open || h.held_at == m_value) {
-                continue;
-            }
-            const VkSemaphoreSubmitInfo wait{
-                VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, nullptr, h.timeline.handle(), m_value,
-                VK_PIPELINE_STAGE_2_CLEAR_BIT,           0};
-            if (device.queue(detail::QueueRole::Main).submit_one(h.clear, {&wait, 1}) !=
-                VK_SUCCESS) {
-                return false;
-            }
-            h.held_at = m_value;
-        }
-        return true;
     }
     void open() {
         std::lock_guard lock(m_mutex);
         m_open = true;
-        for (Held& h : m_held) {
-            let_go(h, m_value);
+        for (const auto& [device, event] : m_events) {
+            detail::vk_check(vkSetEvent(device, event), "vkSetEvent");
         }
     }
     [[nodiscard]] bool opened() const {
         std::lock_guard lock(m_mutex);
         return m_open;
     }
-    // Shuts the gate again: work recorded from now on waits.
+    // Shuts the gate again: work recorded from now on waits (the events are reset).
     void close() {
         std::lock_guard lock(m_mutex);
         m_open = false;
-        ++m_value;
-    }
-
-private:
-    struct Held {
-        explicit Held(const detail::Device& d)
-            : device(&d), timeline(d, "gate"),
-              pool(d, d.queue(detail::QueueRole::Main).family(), "gate"),
-              clear(pool.allocate("gate clear")),
-              buffer(detail::create_buffer(
-                  d, {4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0, 0, "gate buffer"})) {}
-        const detail::Device* device;
-        std::uint32_t users = 1;
-        detail::TimelineSemaphore timeline;
-        detail::CommandPool pool;
-        VkCommandBuffer clear;
-        detail::Buffer buffer;
-        std::uint64_t held_at = 0; // the value the last hold submitted waits for
-    };
-    // Signals `value` unless the timeline has it already (a value is signalled once).
-    static void let_go(Held& h, std::uint64_t value) {
-        std::uint64_t now = 0;
-        detail::vk_check(h.timeline.value(now), "vkGetSemaphoreCounterValue");
-        if (now < value) {
-            detail::vk_check(h.timeline.signal(value), "vkSignalSemaphore");
+        for (const auto& [device, event] : m_events) {
+            detail::vk_check(vkResetEvent(device, event), "vkResetEvent");
         }
     }
 
+private:
     mutable std::mutex m_mutex;
     bool m_open = false;
-    std::uint64_t m_value = 1; // the timeline value the gate's present shut period ends at
-    std::list<Held> m_held;
+    std::vector<std::pair<VkDevice, VkEvent>> m_events;
 };
 
-// A gated job's first command: a barrier from every earlier command on the queue (the gate's
-// clear among them) to every later one.
-void wait_for_gate(VkCommandBuffer cmd) {
-    VkMemoryBarrier2 all{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    all.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    all.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &all;
-    vkCmdPipelineBarrier2(cmd, &dependency);
-}
-
-// The scene-capture workload whose commands first wait for the gate (set from the
+// The scene-capture workload whose commands first wait for the gate's event (set from the
 // host), so the worker's GPU stays busy with the job for as long as the test likes.
 class GatedCapture final : public detail::Workload {
 public:
     GatedCapture(const detail::Device& device, const detail::WorkloadParams& params,
                  const std::shared_ptr<const detail::SceneAssets>& assets,
                  std::shared_ptr<detail::SceneCaptureTimes> times, GpuGate& gate)
-        : m_gate(gate), m_device(device), m_inner(device, params, assets, times) {
-        m_gate.add(device);
-    }
-    ~GatedCapture() override { m_gate.remove(m_device); }
+        : m_gate(gate), m_event(gate.add(device)), m_inner(device, params, assets, times) {}
+    ~GatedCapture() override { m_gate.remove(m_event); }
 
     VkImageUsageFlags target_usage() const noexcept override { return m_inner.target_usage(); }
     detail::WorkloadOutput output() const noexcept override { return m_inner.output(); }
     VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
                     std::uint64_t generation,
                     std::span<const std::byte> snapshot) noexcept override {
-        if (!m_gate.hold(m_device)) {
-            return VK_ERROR_DEVICE_LOST;
-        }
-        wait_for_gate(cmd);
+        vkCmdWaitEvents(cmd, 1, &m_event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
         return m_inner.record(cmd, slot, target, generation, snapshot);
     }
     void completed(std::uint32_t slot, std::uint64_t generation) noexcept override {
@@ -200,7 +117,7 @@ public:
 
 private:
     GpuGate& m_gate;
-    const detail::Device& m_device;
+    VkEvent m_event;
     detail::SceneCaptureWorkload m_inner;
 };
 
@@ -576,31 +493,27 @@ TEST_F(SlowWorkerTest, ASlowWorkerWithALongQueueIsBusyNotLost) {
     EXPECT_EQ(s.newest_generation, 5u);
 }
 
-// The pattern workload behind a GpuGate: every job's commands first wait for the gate,
+// The pattern workload behind a GpuGate: every job's commands first wait for the gate's event,
 // so a job takes on the GPU as long as the test keeps the gate shut.
 class GatedPattern final : public detail::Workload {
 public:
     GatedPattern(const detail::Device& device, const detail::WorkloadParams& params, GpuGate& gate)
-        : m_gate(gate), m_device(device),
-          m_inner(std::make_unique<detail::PatternWorkload>(device, params)) {
-        m_gate.add(device);
-    }
-    ~GatedPattern() override { m_gate.remove(m_device); }
+        : m_gate(gate), m_event(gate.add(device)),
+          m_inner(std::make_unique<detail::PatternWorkload>(device, params)) {}
+    ~GatedPattern() override { m_gate.remove(m_event); }
     VkImageUsageFlags target_usage() const noexcept override { return m_inner->target_usage(); }
     detail::WorkloadOutput output() const noexcept override { return m_inner->output(); }
     VkResult record(VkCommandBuffer cmd, std::uint32_t slot, const detail::WorkloadTarget& target,
                     std::uint64_t generation,
                     std::span<const std::byte> snapshot) noexcept override {
-        if (!m_gate.hold(m_device)) {
-            return VK_ERROR_DEVICE_LOST;
-        }
-        wait_for_gate(cmd);
+        vkCmdWaitEvents(cmd, 1, &m_event, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
         return m_inner->record(cmd, slot, target, generation, snapshot);
     }
 
 private:
     GpuGate& m_gate;
-    const detail::Device& m_device;
+    VkEvent m_event;
     std::unique_ptr<detail::Workload> m_inner;
 };
 
