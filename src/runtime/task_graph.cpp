@@ -25,6 +25,18 @@ std::shared_ptr<Task> leader_of(const TaskDesc& desc,
     return producers.front();
 }
 
+// Whether the jobs of every instance of `producer` (retiring ones too) fill their feed to `to`.
+// Release: a job that sees the flag set fills the feed from then on. Caller holds its mutex.
+void want_feeds(Task& producer, const Worker* to, bool wanted) {
+    for (const auto* list : {&producer.instances, &producer.retiring}) {
+        for (const auto& instance : *list) {
+            if (ChainFeed* feed = instance->feed_for(to)) {
+                feed->wanted.store(wanted, std::memory_order_release);
+            }
+        }
+    }
+}
+
 // A cursor when one of `desc`'s chained inputs reads in step (ChainMode::Matching).
 std::shared_ptr<ChainCursor> matching_cursor(const TaskDesc& desc) {
     for (const TaskInputDesc& in : desc.inputs) {
@@ -203,14 +215,7 @@ std::vector<FeedCount> TaskGraph::request_feeds(const std::vector<std::shared_pt
         counted.reserve(counted.size() + 1);
         ++producer->links.feed_counts[device];
         counted.emplace_back(producer, device);
-        // Release: its jobs that see the flag fill the feed from then on.
-        for (const auto* list : {&producer->instances, &producer->retiring}) {
-            for (const auto& instance : *list) {
-                if (ChainFeed* feed = instance->feed_for(to)) {
-                    feed->wanted.store(true, std::memory_order_release);
-                }
-            }
-        }
+        want_feeds(*producer, to, true);
         if (std::find(newest->feed_to.begin(), newest->feed_to.end(), to) !=
             newest->feed_to.end()) {
             continue; // it has (or is being prepared with) a feed there
@@ -239,14 +244,7 @@ void TaskGraph::release_feeds(std::vector<FeedCount>& counted) noexcept {
         }
         counts.erase(it);
         // Its jobs stop filling the feeds there (they stay until it is prepared again).
-        const Worker* to = m_runtime->worker_of(device);
-        for (const auto* list : {&producer->instances, &producer->retiring}) {
-            for (const auto& instance : *list) {
-                if (ChainFeed* feed = instance->feed_for(to)) {
-                    feed->wanted.store(false, std::memory_order_relaxed);
-                }
-            }
-        }
+        want_feeds(*producer, m_runtime->worker_of(device), false);
     }
     counted.clear();
 }
