@@ -46,6 +46,7 @@ struct LayerArgs {
     std::string present_mode;
     std::string verify;
     std::string dump;
+    std::string scale;
     bool log = false;
     std::vector<std::string> program;
     // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
@@ -369,6 +370,9 @@ nlohmann::json setting_value(const layer_config::FramegenConfig& config, std::st
     if (key == "report") {
         return config.report_path;
     }
+    if (key == "scale") {
+        return config.scale;
+    }
     return config.present_mode
                ? nlohmann::json(layer_config::present_mode_name(*config.present_mode))
                : nlohmann::json(nullptr);
@@ -589,6 +593,9 @@ void set_env(const char* name, const std::string& value) {
     if (!args.dump.empty()) {
         set_env("TANDEM_FRAMEGEN_DUMP", fs::absolute(args.dump).string());
     }
+    if (!args.scale.empty()) {
+        set_env("TANDEM_FRAMEGEN_SCALE", args.scale);
+    }
     std::vector<char*> argv;
     for (const std::string& word : args.program) {
         argv.push_back(const_cast<char*>(word.c_str()));
@@ -645,6 +652,11 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
     run->add_option("--dump", args->dump,
                     "TANDEM_FRAMEGEN_DUMP for the program: a folder for the first frames "
                     "presented, as PPM files");
+    run->add_option("--scale", args->scale,
+                    "TANDEM_FRAMEGEN_SCALE for the program: its render scale, 0.25 to 1 (1: off); "
+                    "below 1 it renders that much smaller than its window and each frame is "
+                    "upscaled to the window on the worker")
+        ->check(CLI::Range(0.25, 1.0));
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

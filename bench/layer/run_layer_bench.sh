@@ -10,7 +10,11 @@
 # Each run: the probe's own figures (its frame rate, the time its present calls took) without and
 # with the layer, and the layer's report (real, generated and skipped frames, the worker's pass
 # time, the primary's copy of each frame, the paths). TANDEM_FRAMEGEN_WORKER picks the worker
-# (default: the program's device opened a second time where it is the only one).
+# (default: the program's device opened a second time where it is the only one), and the layer's
+# other settings reach it from the environment as well: with TANDEM_FRAMEGEN_SCALE (scaling), the
+# sizes are the program's (the window's is each divided by the scale), and the figures of the
+# report include the frames upscaled on the worker and by the primary. LAYER_BENCH_SIZES (default
+# "1920x1080 2560x1440") and LAYER_BENCH_RATES ("60 120") choose the runs.
 set -euo pipefail
 build=$1
 out=$2
@@ -21,8 +25,8 @@ probe=$build/bench/layer/tandem-layer-present-probe
 # driver has none, so both runs present through the bench's swapchain layer
 # (headless_swapchain_layer.cpp), the program's own frame rate measured alike.
 headless=VK_LAYER_TANDEM_bench_headless_swapchain
-for size in 1920x1080 2560x1440; do
-    for fps in 60 120; do
+for size in ${LAYER_BENCH_SIZES:-1920x1080 2560x1440}; do
+    for fps in ${LAYER_BENCH_RATES:-60 120}; do
         w=${size%x*}
         h=${size#*x}
         name=$out/layer-${size}-${fps}fps
@@ -53,7 +57,9 @@ json.dump(result, open(name + ".json", "w"), indent=2)
 print(f"{name}: fps {off['fps']:.1f} -> {on['fps']:.1f}, generated/real "
       f"{result['generated_per_real']:.3f}, skipped {report['skipped_frames']}, "
       f"pass p50 {dev['worker_pass_us_p50']:.0f} us, copy p50 {dev['input_copy_us_p50']:.0f} us, "
-      f"present call p50 {off['present_call_us_p50']:.0f} -> {on['present_call_us_p50']:.0f} us")
+      f"present call p50 {off['present_call_us_p50']:.0f} -> {on['present_call_us_p50']:.0f} us"
+      + (f", upscaled {dev['upscaled_frames']} blitted {dev['blitted_frames']} to "
+         f"{dev['window_extent']}" if dev.get("window_extent") else ""))
 PY
     done
 done

@@ -24,6 +24,12 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
     load(table.EnumeratePhysicalDevices, next(instance, "vkEnumeratePhysicalDevices"));
     load(table.GetPhysicalDeviceMemoryProperties,
          next(instance, "vkGetPhysicalDeviceMemoryProperties"));
+    load(table.GetPhysicalDeviceSurfaceCapabilities2KHR,
+         next(instance, "vkGetPhysicalDeviceSurfaceCapabilities2KHR"));
+    load(table.GetPhysicalDeviceImageFormatProperties,
+         next(instance, "vkGetPhysicalDeviceImageFormatProperties"));
+    load(table.GetPhysicalDeviceFormatProperties,
+         next(instance, "vkGetPhysicalDeviceFormatProperties"));
     return table;
 }
 
@@ -66,6 +72,11 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.MapMemory, next(device, "vkMapMemory"));
     load(table.InvalidateMappedMemoryRanges, next(device, "vkInvalidateMappedMemoryRanges"));
     load(table.CmdCopyImageToBuffer, next(device, "vkCmdCopyImageToBuffer"));
+    load(table.CreateImage, next(device, "vkCreateImage"));
+    load(table.DestroyImage, next(device, "vkDestroyImage"));
+    load(table.GetImageMemoryRequirements, next(device, "vkGetImageMemoryRequirements"));
+    load(table.BindImageMemory, next(device, "vkBindImageMemory"));
+    load(table.CmdBlitImage, next(device, "vkCmdBlitImage"));
     return table;
 }
 

@@ -22,6 +22,12 @@ struct InstanceDispatch {
     PFN_vkEnumeratePhysicalDevices EnumeratePhysicalDevices = nullptr;
     // For the host copies of frames (verify mode, the dump).
     PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties = nullptr;
+    // For scaling (scaled_swapchain.hpp): the surface's size as the program is told it, and
+    // whether the program's images can be made as plain images.
+    PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR GetPhysicalDeviceSurfaceCapabilities2KHR =
+        nullptr;
+    PFN_vkGetPhysicalDeviceImageFormatProperties GetPhysicalDeviceImageFormatProperties = nullptr;
+    PFN_vkGetPhysicalDeviceFormatProperties GetPhysicalDeviceFormatProperties = nullptr;
 };
 
 struct DeviceDispatch {
@@ -65,6 +71,13 @@ struct DeviceDispatch {
     PFN_vkMapMemory MapMemory = nullptr;
     PFN_vkInvalidateMappedMemoryRanges InvalidateMappedMemoryRanges = nullptr;
     PFN_vkCmdCopyImageToBuffer CmdCopyImageToBuffer = nullptr;
+    // For scaling: the program's images, and the primary's upscale where the worker's is not
+    // there.
+    PFN_vkCreateImage CreateImage = nullptr;
+    PFN_vkDestroyImage DestroyImage = nullptr;
+    PFN_vkGetImageMemoryRequirements GetImageMemoryRequirements = nullptr;
+    PFN_vkBindImageMemory BindImageMemory = nullptr;
+    PFN_vkCmdBlitImage CmdBlitImage = nullptr;
 };
 
 [[nodiscard]] InstanceDispatch load_instance_dispatch(VkInstance instance,

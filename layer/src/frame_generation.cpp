@@ -88,6 +88,13 @@ VkSemaphoreSubmitInfo semaphore_info(VkSemaphore semaphore, std::uint64_t value 
     return info;
 }
 
+// Scaling's upscale: clamped Lanczos-3 without sharpening, the closest of the upscaler's settings
+// to a frame drawn at the window's size (docs/layer.md, "Scaling").
+constexpr UpscaleSettings k_scaling_upscale{0.0f, 0.5f};
+
+// How long the presenter waits for a swapchain image for a real frame the worker upscaled.
+constexpr std::uint64_t k_real_image_wait_ns = 100'000'000;
+
 bool presented(VkResult result) {
     return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
 }
@@ -160,11 +167,13 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          VkFormat format, VkExtent2D extent, int multiplier,
                                          GenerationCounts& counts,
                                          std::atomic<std::uint64_t>& real_presented,
-                                         VkPresentModeKHR present_mode, KeptTasks kept)
+                                         VkPresentModeKHR present_mode, KeptTasks kept,
+                                         std::shared_ptr<ScaledSwapchain> scaled)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
-      m_format(format), m_extent(extent), m_counts(counts), m_real_presented(real_presented) {
+      m_format(format), m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
+      m_real_presented(real_presented) {
     // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
     // takes them byte for byte (the interpolation treats the channels alike).
     constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
@@ -182,12 +191,20 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         VK_SUCCESS) {
         throw std::runtime_error("vkGetSwapchainImagesKHR failed");
     }
+    if (m_scaled) {
+        const auto images = m_scaled->program_images();
+        m_program_images.assign(images.begin(), images.end());
+    } else {
+        m_program_images = m_images;
+    }
     try {
         m_ready = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
         m_done = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
         for (std::uint32_t i = 0; i < count; ++i) {
-            m_real_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
             m_generated_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
+        }
+        for (std::size_t i = 0; i < m_program_images.size() && !m_scaled; ++i) {
+            m_real_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
         }
         VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
         pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -226,6 +243,18 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_tasks.push_back(m_device.runtime().register_task_async(frame_task(k)));
             m_jobs.push_back(0);
             m_reshaped_at.push_back(0);
+        }
+        if (m_scaled) {
+            Runtime& runtime = m_device.runtime();
+            m_upscale = kept.upscale;
+            m_frame_upscales = std::move(kept.frame_upscales);
+            if (!m_upscale) {
+                m_upscale = runtime.register_task_async(upscale_desc("tandem-layer upscale", {}));
+            }
+            for (std::size_t k = m_frame_upscales.size(); k < m_tasks.size(); ++k) {
+                m_frame_upscales.push_back(runtime.register_task_async(upscale_desc(
+                    "tandem-layer frame " + std::to_string(k + 1) + " upscale", m_tasks[k])));
+            }
         }
         m_presenter = std::thread([this] { run_presenter(); });
     } catch (...) {
@@ -267,9 +296,11 @@ void GenerationCounts::note_delay(double us) {
 }
 
 void SwapchainGeneration::record_summary() noexcept {
-    if (!m_tasks.empty()) {
+    // Scaled, the upscale takes the program's frames: its figures are the input's and the pass's.
+    const TaskId first = m_upscale ? m_upscale : (m_tasks.empty() ? TaskId{} : m_tasks.front());
+    if (first) {
         try {
-            const TaskStats stats = m_device.runtime().stats(m_tasks.front());
+            const TaskStats stats = m_device.runtime().stats(first);
             GenerationSummary summary;
             summary.worker = m_device.worker_name();
             summary.transfer_path = stats.transfer_path ? to_string(*stats.transfer_path) : "";
@@ -287,10 +318,18 @@ void SwapchainGeneration::record_summary() noexcept {
 
 void SwapchainGeneration::release() noexcept {
     record_summary();
+    for (const TaskId task : m_frame_upscales) { // before the frame tasks they read
+        static_cast<void>(m_device.runtime().unregister_task(task));
+    }
+    m_frame_upscales.clear();
     for (const TaskId task : m_tasks) {
         static_cast<void>(m_device.runtime().unregister_task(task));
     }
     m_tasks.clear();
+    if (m_upscale) {
+        static_cast<void>(m_device.runtime().unregister_task(m_upscale));
+        m_upscale = {};
+    }
     for (auto* frame : {&m_checks.real, &m_checks.previous, &m_checks.truth, &m_checks.generated}) {
         frame->reset();
     }
@@ -337,7 +376,7 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
 
     // 2. The image goes to each task: the frames between the last present and this one.
     Runtime& runtime = m_device.runtime();
-    const InputImage input{m_images[image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, m_ready,
+    const InputImage input{m_program_images[image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, m_ready,
                            m_ready_value};
     Held next;
     next.image = image;
@@ -354,6 +393,17 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         wait_until_prepared(layer_settings().wait);
     }
     std::uint64_t inputs_released = 0;
+    if (m_scaled && !m_worker_lost) {
+        // The frame upscaled on the worker: the real frame, and what the frame tasks read.
+        const SubmitResult r =
+            runtime.submit(m_upscale, settings_bytes(k_scaling_upscale), std::span(&input, 1));
+        if (r.accepted()) {
+            next.upscaled = r.generation;
+            inputs_released = r.inputs_released;
+        } else {
+            note_submit_failure(r);
+        }
+    }
     for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
         if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
             continue; // its new size is being prepared: no frame generated before this one
@@ -368,8 +418,14 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         }
         inputs_released = std::max(inputs_released, r.inputs_released);
         // A task's first job has no frame before it: it gives its own colour.
-        if (++m_jobs[k] > 1) {
+        const bool generated = ++m_jobs[k] > 1;
+        if (generated && !m_scaled) {
             next.generations[k] = r.generation;
+        } else if (generated) {
+            // Scaled, the frame shown is its upscale's, which reads it in place.
+            const SubmitResult up =
+                runtime.submit(m_frame_upscales[k], settings_bytes(k_scaling_upscale), {});
+            next.generations[k] = up.accepted() ? up.generation : 0;
         }
         // Its frame is the held-back one only when the job before had the frame before that.
         next.verifiable = m_last_input != UINT64_MAX && m_last_input + 2 == next.frame;
@@ -377,6 +433,12 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     }
 
     // 3. The real frame is presentable once the program's writes and Tandem's copies ran.
+    //    Scaled, the presenter shows an upscale of it, made once they did.
+    next.ready_value = m_ready_value;
+    next.inputs_released = inputs_released;
+    if (m_scaled) {
+        return queue_for_presenter(std::move(next));
+    }
     std::array<VkSemaphoreSubmitInfo, 2> real_waits{
         semaphore_info(m_ready, m_ready_value),
         semaphore_info(runtime.input_timeline(), inputs_released)};
@@ -390,6 +452,10 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         return r;
     }
 
+    return queue_for_presenter(std::move(next));
+}
+
+VkResult SwapchainGeneration::queue_for_presenter(Held next) {
     // 4. The presenter sends it out, after its generated frames. Asked to wait for generated
     //    frames (TANDEM_FRAMEGEN_WAIT_MS, and verify mode), the program also waits here for the
     //    frame before to have gone out, so that the presenter never falls behind and skips one
@@ -412,6 +478,11 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
     }
     const auto start = std::chrono::steady_clock::now();
     bool all = true;
+    while (m_scaled && m_device.runtime().stats(m_upscale).preparing &&
+           std::chrono::steady_clock::now() - start < longest) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    all = !m_scaled || !m_device.runtime().stats(m_upscale).preparing;
     for (std::size_t k = 0; k < m_tasks.size(); ++k) {
         while (!takes_frames(k) && std::chrono::steady_clock::now() - start < longest) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -421,10 +492,25 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
     m_prepared = all;
 }
 
+TaskDesc SwapchainGeneration::upscale_desc(const std::string& name, TaskId producer) const {
+    const VkExtent2D from = m_scaled->program_extent();
+    TaskDesc desc = upscale_task(name, from.width, from.height, m_extent.width, m_extent.height);
+    desc.placement = Placement::on_a_worker();
+    if (producer) {
+        // The producer's newest frame: one it made is never held back for an upscale that
+        // missed a present.
+        desc.inputs[0].producer = producer;
+        desc.inputs[0].chain = ChainMode::Newest;
+    }
+    return desc;
+}
+
 TaskDesc SwapchainGeneration::frame_task(std::size_t k) const {
+    // Scaled, frames are generated at the program's size, and then upscaled (frame_upscale_task).
+    const VkExtent2D size = m_scaled ? m_scaled->program_extent() : m_extent;
     TaskDesc desc = interpolate_colour_task("tandem-layer frame " + std::to_string(k + 1) + "/" +
                                                 std::to_string(m_multiplier),
-                                            m_extent.width, m_extent.height);
+                                            size.width, size.height);
     desc.placement = Placement::on_a_worker();
     return desc;
 }
@@ -556,9 +642,13 @@ void SwapchainGeneration::present_held(const Held& held) {
     const LayerSettings& settings = layer_settings();
     for (std::size_t k = 0; k < held.generations.size() && !settings.verify; ++k) {
         if (held.generations[k] != 0) {
-            wait_for_output(k, held.generations[k], held.presented);
+            wait_for_output(shown_task(k), held.generations[k], held.presented);
             present_generated(k, held.generations[k]);
         }
+    }
+    if (m_scaled) {
+        present_scaled_real(held);
+        return;
     }
     VkSemaphore ready = m_real_ready[held.image];
     if (settings.verify || !settings.dump_folder.empty()) {
@@ -583,7 +673,7 @@ void SwapchainGeneration::present_held(const Held& held) {
             .count());
 }
 
-VkSemaphore SwapchainGeneration::check_real(const Held& held, VkSemaphore ready) {
+bool SwapchainGeneration::make_checks() {
     const LayerSettings& settings = layer_settings();
     try {
         if (m_checks.cmd == VK_NULL_HANDLE) {
@@ -615,6 +705,14 @@ VkSemaphore SwapchainGeneration::check_real(const Held& held, VkSemaphore ready)
     } catch (const std::exception& e) {
         log_problem(std::string("no frame checks (verify mode, dump) for a swapchain: ") +
                     e.what());
+        return false;
+    }
+    return true;
+}
+
+VkSemaphore SwapchainGeneration::check_real(const Held& held, VkSemaphore ready) {
+    const LayerSettings& settings = layer_settings();
+    if (!make_checks()) {
         return ready;
     }
     // The real frame to the host, after the program's writes and Tandem's copy of it.
@@ -650,7 +748,7 @@ void SwapchainGeneration::verify_generated(const Held& held) {
         m_counts.verify.missed += 1; // no job made the held-back frame
         return;
     }
-    wait_for_output(0, held.generations[0], held.presented);
+    wait_for_output(m_tasks[0], held.generations[0], held.presented);
     if (!read_generated(0, held.generations[0])) {
         const std::lock_guard lock(m_counts.summary_mutex);
         m_counts.verify.missed += 1;
@@ -701,9 +799,12 @@ bool SwapchainGeneration::read_generated(std::size_t task, std::uint64_t generat
 }
 
 bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
-                                    std::uint64_t release_value) {
+                                    std::uint64_t release_value, TimelinePoint also) {
     Runtime& runtime = m_device.runtime();
-    const VkSemaphoreSubmitInfo wait_info = semaphore_info(wait, wait_value);
+    std::vector<VkSemaphoreSubmitInfo> wait_info{semaphore_info(wait, wait_value)};
+    if (also.semaphore != VK_NULL_HANDLE && also.value != 0) {
+        wait_info.push_back(semaphore_info(also.semaphore, also.value));
+    }
     std::vector<VkSemaphoreSubmitInfo> signals{semaphore_info(m_done, ++m_done_value)};
     if (signal != VK_NULL_HANDLE) {
         signals.push_back(semaphore_info(signal));
@@ -714,8 +815,8 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = m_checks.cmd;
     VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = 1;
-    batch.pWaitSemaphoreInfos = &wait_info;
+    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(wait_info.size());
+    batch.pWaitSemaphoreInfos = wait_info.data();
     batch.commandBufferInfoCount = 1;
     batch.pCommandBufferInfos = &cmd_info;
     batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
@@ -748,13 +849,14 @@ std::optional<std::uint32_t> SwapchainGeneration::claim_dump() {
 }
 
 void SwapchainGeneration::dump(std::uint32_t index, const char* kind,
-                               std::span<const std::uint8_t> texels) {
+                               std::span<const std::uint8_t> texels,
+                               std::optional<VkExtent2D> extent) {
     const std::string& folder = layer_settings().dump_folder;
     std::error_code error;
     std::filesystem::create_directories(folder, error);
     char name[64];
     std::snprintf(name, sizeof(name), "/%05u-%s.ppm", index, kind);
-    if (error || !write_ppm(folder + name, texels, m_extent, m_format)) {
+    if (error || !write_ppm(folder + name, texels, extent.value_or(m_extent), m_format)) {
         m_checks.dump_failed = true;
         log_problem("the dump could not write " + folder + name +
                     (error ? " (" + error.message() + ")" : std::string()) +
@@ -762,7 +864,7 @@ void SwapchainGeneration::dump(std::uint32_t index, const char* kind,
     }
 }
 
-void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t generation,
+void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
                                           std::chrono::steady_clock::time_point presented) {
     // Polled: the runtime publishes outputs in pump(), which the presenter calls itself.
     constexpr auto k_poll = std::chrono::microseconds(100);
@@ -775,7 +877,7 @@ void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t genera
     const auto waited = presented + wait;
     Runtime& runtime = m_device.runtime();
     for (;;) {
-        const TaskStats stats = runtime.stats(m_tasks[task]);
+        const TaskStats stats = runtime.stats(task);
         if (stats.newest_generation >= generation || stats.error != TaskError::None ||
             stats.stopped || stats.in_flight == 0) {
             return;
@@ -794,38 +896,119 @@ void SwapchainGeneration::wait_for_output(std::size_t task, std::uint64_t genera
     }
 }
 
-void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t generation) {
+void SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generation) {
+    const std::optional<VkResult> shown = present_output(shown_task(k), generation, false);
+    if (shown && presented(*shown)) {
+        m_counts.generated.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void SwapchainGeneration::dump_rendered(const Held& held) {
+    if (layer_settings().dump_folder.empty() || !make_checks()) {
+        return;
+    }
+    try {
+        if (!m_checks.rendered) {
+            m_checks.rendered = std::make_unique<HostFrame>(
+                m_vk, m_device.device(), m_device.memory(), m_scaled->program_extent());
+        }
+    } catch (const std::exception& e) {
+        log_problem(std::string("the dump has no copy of the program's frames: ") + e.what());
+        return;
+    }
+    const std::optional<std::uint32_t> index = claim_dump();
+    if (!index) {
+        return;
+    }
+    m_vk.ResetCommandBuffer(m_checks.cmd, 0);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    m_vk.BeginCommandBuffer(m_checks.cmd, &begin);
+    m_checks.rendered->record_copy(m_checks.cmd, m_program_images[held.image],
+                                   VK_IMAGE_LAYOUT_PRESENT_SRC_KHR);
+    m_vk.EndCommandBuffer(m_checks.cmd);
+    // After the program's writes and Tandem's copies of the image (the copy changes its layout).
+    if (run_check(m_ready, held.ready_value, VK_NULL_HANDLE, 0,
+                  {m_device.runtime().input_timeline(), held.inputs_released})) {
+        dump(*index, "rendered", m_checks.rendered->texels(), m_scaled->program_extent());
+    }
+}
+
+void SwapchainGeneration::present_scaled_real(const Held& held) {
     Runtime& runtime = m_device.runtime();
-    const AcquireResult acquired = runtime.acquire(m_tasks[task]);
-    auto skip = [&] {
+    dump_rendered(held);
+    std::optional<VkResult> shown;
+    if (held.upscaled != 0) {
+        wait_for_output(m_upscale, held.upscaled, held.presented);
+        shown = present_output(m_upscale, held.upscaled, true);
+    }
+    const std::array readers{TimelinePoint{m_ready, held.ready_value},
+                             TimelinePoint{runtime.input_timeline(), held.inputs_released}};
+    if (shown) {
+        m_scaled->release(held.image, readers);
+        m_counts.upscaled.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        // The worker's upscale is not there (not accepted, not ready in time, no image free):
+        // the primary's own, so that the program's frame still goes out now.
+        std::vector<VkSemaphoreSubmitInfo> waits{semaphore_info(m_ready, held.ready_value)};
+        if (held.inputs_released != 0) {
+            waits.push_back(semaphore_info(runtime.input_timeline(), held.inputs_released));
+        }
+        const std::optional<std::uint32_t> dump_index =
+            !layer_settings().dump_folder.empty() && make_checks() ? claim_dump() : std::nullopt;
+        pace_next_present();
+        {
+            const std::lock_guard lock(m_swapchain_mutex);
+            shown = m_scaled->blit_present(held.image, waits, readers,
+                                           dump_index ? m_checks.real.get() : nullptr);
+        }
+        m_counts.blitted.fetch_add(1, std::memory_order_relaxed);
+        if (dump_index && m_scaled->wait(m_scaled->done_point())) {
+            dump(*dump_index, "real", m_checks.real->texels());
+        }
+    }
+    m_real_presented.fetch_add(presented(*shown) ? 1 : 0, std::memory_order_relaxed);
+    m_last_result.store(*shown);
+    m_counts.note_delay(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
+            .count());
+}
+
+std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::uint64_t generation,
+                                                            bool real) {
+    Runtime& runtime = m_device.runtime();
+    const AcquireResult acquired = runtime.acquire(task);
+    auto skip = [&]() -> std::optional<VkResult> {
         if (acquired) {
             static_cast<void>(runtime.release(*acquired, 0));
         }
-        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+        return std::nullopt;
     };
-    // Only the frame made between the held one and the one before it: an older output is a
-    // job not finished, a newer one belongs after the held frame.
+    // Only the frame made for the held one: an older output is a job not finished, a newer one
+    // belongs after the held frame.
     if (!acquired || acquired->generation != generation) {
-        skip();
-        return;
+        return skip();
     }
     CopySlot& slot = m_slots[m_next_slot % m_slots.size()];
     std::uint64_t done = 0;
     if (m_vk.GetSemaphoreCounterValue(m_device.device(), m_done, &done) != VK_SUCCESS ||
         done < slot.done_value) {
-        skip(); // the slot's last copy still runs: never wait for it
-        return;
+        return skip(); // the slot's last copy still runs: never wait for it
     }
     std::uint32_t target = 0;
     VkResult got = VK_SUCCESS;
     {
         const std::lock_guard lock(m_swapchain_mutex);
-        got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, 0, slot.acquired,
+        // A real frame goes out in any case (the primary's blit otherwise, which waits for an
+        // image too): it may wait a little for one; a generated frame never does.
+        got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain,
+                                       real ? k_real_image_wait_ns : 0, slot.acquired,
                                        VK_NULL_HANDLE, &target);
     }
     if (!presented(got)) {
-        skip(); // no image free now (or the swapchain is out of date)
-        return;
+        return skip(); // no image free now (or the swapchain is out of date)
     }
     ++m_next_slot;
     const Lease& lease = *acquired;
@@ -856,10 +1039,12 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
                             VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
                             static_cast<std::uint32_t>(after.size()), after.data());
     // The dump reads the frame as the swapchain image got it, byte for byte.
+    const bool dumps = !layer_settings().dump_folder.empty() && make_checks();
+    const HostFrame* const dump_frame = real ? m_checks.real.get() : m_checks.generated.get();
     const std::optional<std::uint32_t> dump_index =
-        m_checks.generated ? claim_dump() : std::nullopt;
+        dumps && dump_frame != nullptr ? claim_dump() : std::nullopt;
     if (dump_index) {
-        m_checks.generated->record_copy(slot.cmd, lease.image, lease.layout);
+        dump_frame->record_copy(slot.cmd, lease.image, lease.layout);
     }
     m_vk.EndCommandBuffer(slot.cmd);
 
@@ -882,10 +1067,9 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     const VkResult submitted = m_device.submit(batch);
     static_cast<void>(runtime.release(lease, submitted == VK_SUCCESS ? release_value : 0));
     if (submitted != VK_SUCCESS) {
-        log_problem("a generated frame's copy could not be submitted (" +
-                    std::to_string(submitted) + ")");
-        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
-        return;
+        log_problem(std::string(real ? "an upscaled" : "a generated") +
+                    " frame's copy could not be submitted (" + std::to_string(submitted) + ")");
+        return std::nullopt;
     }
     VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
     info.waitSemaphoreCount = 1;
@@ -901,20 +1085,27 @@ void SwapchainGeneration::present_generated(std::size_t task, std::uint64_t gene
     }
     if (presented(shown)) {
         m_last_present = std::chrono::steady_clock::now();
-        m_counts.generated.fetch_add(1, std::memory_order_relaxed);
-    } else {
-        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
     }
-    if (dump_index) {
-        if (wait_done(slot.done_value)) {
-            dump(*dump_index, "generated", m_checks.generated->texels());
-        }
+    if (dump_index && wait_done(slot.done_value)) {
+        dump(*dump_index, real ? "real" : "generated", dump_frame->texels());
     }
+    return shown;
+}
+
+std::vector<TaskId> KeptTasks::all() const {
+    std::vector<TaskId> every(frame_upscales);
+    every.insert(every.end(), tasks.begin(), tasks.end());
+    if (upscale) {
+        every.push_back(upscale);
+    }
+    return every;
 }
 
 KeptTasks SwapchainGeneration::take_tasks() {
     record_summary();
-    KeptTasks kept{{}, m_extent};
+    KeptTasks kept{{}, m_extent, m_upscale, std::move(m_frame_upscales), program_extent()};
+    m_upscale = {};
+    m_frame_upscales.clear();
     for (std::size_t k = 0; k < m_tasks.size(); ++k) {
         // A task whose reshape to this size has not taken effect yet is not handed on: a second
         // reconfigure would supersede the first, and the count the new swapchain waits for

@@ -40,6 +40,7 @@
 #include "dispatch_table.hpp"
 #include "frame_check.hpp"
 #include "host_frame.hpp"
+#include "scaled_swapchain.hpp"
 
 namespace tandem::layer {
 
@@ -59,8 +60,12 @@ struct GenerationSummary {
 struct GenerationCounts {
     std::atomic<std::uint64_t> generated{0}; // generated frames presented
     std::atomic<std::uint64_t> skipped{0};   // generated frames not ready (or not presentable)
-    std::atomic<std::uint32_t> dumped{0};    // frames (verify mode: comparisons) dumped
-    std::atomic<bool> worker_lost{false};    // a worker was lost: frames passed through since
+    // Scaling: real frames presented upscaled by the worker, and by the primary's blit (the
+    // worker's frame not there in time, or no worker).
+    std::atomic<std::uint64_t> upscaled{0};
+    std::atomic<std::uint64_t> blitted{0};
+    std::atomic<std::uint32_t> dumped{0}; // frames (verify mode: comparisons) dumped
+    std::atomic<bool> worker_lost{false}; // a worker was lost: frames passed through since
     // The program's first and last vkQueuePresentKHR (steady clock, ns; 0: none yet).
     std::atomic<std::int64_t> first_present_ns{0};
     std::atomic<std::int64_t> last_present_ns{0};
@@ -68,6 +73,12 @@ struct GenerationCounts {
     GenerationSummary summary;      // the last swapchain's that ended
     std::string worker_lost_reason; // the runtime's sentence, when worker_lost
     VerifyTotals verify;            // verify mode (TANDEM_FRAMEGEN_VERIFY)
+    // Scaling: the last scaled swapchain's sizes, the program's and the window's.
+    struct ScalingExtents {
+        VkExtent2D program{};
+        VkExtent2D window{};
+    };
+    std::optional<ScalingExtents> scaling;
     // The delay the layer added to each real frame: from the program's vkQueuePresentKHR of it
     // to the layer's present of it returning, in us. Guarded by summary_mutex.
     SampleRing delays_us;
@@ -126,6 +137,13 @@ private:
 struct KeptTasks {
     std::vector<TaskId> tasks;
     VkExtent2D extent{};
+    // Scaled: the upscales (of the program's frames, and of each frame task's), kept only for a
+    // swapchain of the same sizes, and the program's size.
+    TaskId upscale;
+    std::vector<TaskId> frame_upscales;
+    VkExtent2D program_extent{};
+    // Every task, the readers of a chain before what they read (the order to unregister them).
+    [[nodiscard]] std::vector<TaskId> all() const;
 };
 
 class SwapchainGeneration {
@@ -135,11 +153,15 @@ public:
     // Real frames presented are counted in `real_presented`. `present_mode` is the swapchain's:
     // where the display does not pace the presents (mailbox, immediate), the presenter spaces
     // a real frame and the generated ones before it evenly over the program's frame.
+    // `scaled`: the program renders into its images at a smaller size (scaled_swapchain.hpp);
+    // `extent` is then the window's, each presented image is upscaled to it on the worker, frames
+    // are generated at the program's size and each is upscaled by a task that reads it as a
+    // chain; `kept` is empty or a scaled swapchain's of the same sizes.
     SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
-                        KeptTasks kept = {});
+                        KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -156,6 +178,11 @@ public:
     // unregisters them.
     [[nodiscard]] KeptTasks take_tasks();
     [[nodiscard]] VkExtent2D extent() const noexcept { return m_extent; }
+    // The size the program renders at: the swapchain's, or the smaller one when scaled.
+    [[nodiscard]] VkExtent2D program_extent() const noexcept {
+        return m_scaled ? m_scaled->program_extent() : m_extent;
+    }
+    [[nodiscard]] bool scaled() const noexcept { return m_scaled != nullptr; }
     [[nodiscard]] VkFormat format() const noexcept { return m_format; }
     // Presents what is queued (with its generated frames), then waits for the queue: before the
     // swapchain is replaced or destroyed, or before a present this class does not take (another
@@ -177,6 +204,11 @@ private:
         bool verifiable = false;
         std::chrono::steady_clock::time_point presented; // the program's present call
         std::vector<std::uint64_t> generations;          // per task; 0: no frame generated for it
+        // Scaling: the upscale task's generation for this frame (0: none was accepted), and the
+        // points after which the program's image is read (its waits, Tandem's copy of it).
+        std::uint64_t upscaled = 0;
+        std::uint64_t ready_value = 0;
+        std::uint64_t inputs_released = 0;
     };
     struct CopySlot {
         VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -193,9 +225,13 @@ private:
         std::unique_ptr<HostFrame> previous; // verify only: the frame before the held-back one
         std::unique_ptr<HostFrame> truth;    // verify only: the held-back frame
         std::unique_ptr<HostFrame> generated;
-        bool dump_failed = false; // the dump's folder could not be written: logged once
+        std::unique_ptr<HostFrame> rendered; // scaled: the program's frame, at its size
+        bool dump_failed = false;            // the dump's folder could not be written: logged once
     };
 
+    // Queues a frame the program presented for the presenter (step 4 above); returns the
+    // presenter's last result.
+    [[nodiscard]] VkResult queue_for_presenter(Held next);
     void run_presenter();
     void present_held(const Held& held);
     // Pacing (non-FIFO present modes): notes the program's frame interval, and waits until the
@@ -211,18 +247,30 @@ private:
     // Copies the task's output `generation` to checks.generated; false when it is not there.
     [[nodiscard]] bool read_generated(std::size_t task, std::uint64_t generation);
     // Submits the check command buffer (recorded) and waits on the host for it to complete.
+    // `also`: a second point waited for (none when its semaphore is null or its value 0).
     [[nodiscard]] bool run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
-                                 std::uint64_t release_value);
+                                 std::uint64_t release_value, TimelinePoint also = {});
     // Waits on the host (up to 10 s) for m_done to reach `value`: false when it did not.
     [[nodiscard]] bool wait_done(std::uint64_t value);
     // Claims the next dump index; empty when the dump is off, full or failed.
     [[nodiscard]] std::optional<std::uint32_t> claim_dump();
-    void dump(std::uint32_t index, const char* kind, std::span<const std::uint8_t> texels);
+    void dump(std::uint32_t index, const char* kind, std::span<const std::uint8_t> texels,
+              std::optional<VkExtent2D> extent = std::nullopt); // unset: the swapchain's
+    // Scaled, with the dump on: the program's own frame, at its size, as "rendered".
+    void dump_rendered(const Held& held);
     void note_submit_failure(const SubmitResult& result);
     // Waits up to `longest` for the tasks to be prepared (once they are, returns at once).
     void wait_until_prepared(std::chrono::milliseconds longest);
-    // The description of the task that makes the k-th generated frame (k from 0) of each real one.
+    // The description of the task that makes the k-th generated frame (k from 0) of each real one
+    // (scaled: at the program's size).
     [[nodiscard]] TaskDesc frame_task(std::size_t k) const;
+    // Scaled: an upscale from the program's size to the window's, of the program's frame (no
+    // producer) or of a frame task's output read in place (a chain).
+    [[nodiscard]] TaskDesc upscale_desc(const std::string& name, TaskId producer) const;
+    // The task whose output shows the k-th generated frame: the frame task, or its upscale.
+    [[nodiscard]] TaskId shown_task(std::size_t k) const {
+        return m_scaled ? m_frame_upscales[k] : m_tasks[k];
+    }
     // A kept task of another size takes this swapchain's (`reshaping`), or a new one stands in
     // for it where the runtime refuses that.
     void reshape(std::size_t k);
@@ -230,9 +278,19 @@ private:
     [[nodiscard]] bool takes_frames(std::size_t k);
     // Waits until the task published `generation`: until then, or until the program presented
     // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
-    void wait_for_output(std::size_t task, std::uint64_t generation,
+    void wait_for_output(TaskId task, std::uint64_t generation,
                          std::chrono::steady_clock::time_point presented);
-    void present_generated(std::size_t task, std::uint64_t generation);
+    // Copies the task's output `generation` into an image of the swapchain and presents it
+    // (`real`: a real frame, upscaled; else a generated one): the present's result, or nothing
+    // when it was not presented (not ready, no image free, the copy not submitted).
+    [[nodiscard]] std::optional<VkResult> present_output(TaskId task, std::uint64_t generation,
+                                                         bool real);
+    void present_generated(std::size_t k, std::uint64_t generation);
+    // Scaling: the real frame, the worker's upscale of it or else the primary's blit.
+    void present_scaled_real(const Held& held);
+    // The host copies of frames (verify mode, the dump), made at the first use; false when they
+    // cannot be made (logged).
+    [[nodiscard]] bool make_checks();
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
     void release() noexcept;        // unregisters the tasks, destroys the layer's objects
     void record_summary() noexcept; // the first task's figures, for the report
@@ -248,9 +306,14 @@ private:
     VkFormat m_format = VK_FORMAT_UNDEFINED;
     VkExtent2D m_extent{};
     GenerationCounts& m_counts;
-    std::vector<VkImage> m_images;
+    std::vector<VkImage> m_images; // the swapchain's (the real one's, when scaled)
+    // The images the program presents: the swapchain's, or the layer's smaller ones when scaled.
+    std::vector<VkImage> m_program_images;
+    std::shared_ptr<ScaledSwapchain> m_scaled; // null: not scaled
+    TaskId m_upscale;                          // scaled: the worker's upscale of each frame
     std::vector<TaskId> m_tasks;
-    std::vector<std::uint64_t> m_jobs; // jobs accepted per task (the first makes no frame)
+    std::vector<TaskId> m_frame_upscales; // scaled: per frame task, the upscale of its frames
+    std::vector<std::uint64_t> m_jobs;    // jobs accepted per task (the first makes no frame)
     // Per task: the TaskStats::reconfigurations at which it has this swapchain's size (0: it has
     // it). Until then a submit would go to its old shape, which copies the image at the old
     // size, so none is made.

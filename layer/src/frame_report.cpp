@@ -50,6 +50,16 @@ nlohmann::json percentile(std::vector<double> samples, double p) {
     return samples[std::clamp<std::size_t>(rank, 1, samples.size()) - 1];
 }
 
+// A scaled swapchain's size, the program's or the window's, as [width, height]; null unscaled.
+nlohmann::json extent_json(const std::optional<GenerationCounts::ScalingExtents>& scaling,
+                           bool program) {
+    if (!scaling) {
+        return nullptr;
+    }
+    const VkExtent2D extent = program ? scaling->program : scaling->window;
+    return nlohmann::json::array({extent.width, extent.height});
+}
+
 } // namespace
 
 bool write_frame_report(const ReportContents& contents) {
@@ -74,6 +84,7 @@ bool write_frame_report(const ReportContents& contents) {
     report["multiplier_setting"] = settings.multiplier_text;
     report["wait_ms"] = settings.wait.count();
     report["worker_setting"] = settings.worker;
+    report["scale"] = settings.scale;
 
     std::uint64_t swapchains = 0;
     std::uint64_t real_frames = 0;
@@ -105,7 +116,11 @@ bool write_frame_report(const ReportContents& contents) {
                            {"generated_to_next_present_us_p50", percentile(counts.gaps_us, 0.5)},
                            {"worker_lost", counts.worker_lost},
                            {"worker_lost_reason", counts.worker_lost_reason},
-                           {"dumped", counts.dumped}});
+                           {"dumped", counts.dumped},
+                           {"upscaled_frames", counts.upscaled_frames},
+                           {"blitted_frames", counts.blitted_frames},
+                           {"program_extent", extent_json(counts.scaling, true)},
+                           {"window_extent", extent_json(counts.scaling, false)}});
         if (settings.verify) {
             devices.back()["verify"] = verify_json(counts.verify);
         }

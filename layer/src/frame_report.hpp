@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct DeviceCounts {
     std::string worker_lost_reason;
     VerifyTotals verify;
     std::uint64_t dumped = 0; // files' indices written by the dump
+    // Scaling: real frames upscaled on the worker and by the primary's blit, and the last
+    // scaled swapchain's sizes.
+    std::uint64_t upscaled_frames = 0;
+    std::uint64_t blitted_frames = 0;
+    std::optional<GenerationCounts::ScalingExtents> scaling;
 };
 
 struct ReportContents {

@@ -47,6 +47,17 @@ std::optional<long> whole_number(std::string_view text, long min, long max) {
     return value;
 }
 
+// A render scale: a decimal number from 0.25 to 1, nothing else.
+std::optional<double> render_scale(std::string_view text) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || !(value >= 0.25) ||
+        !(value <= 1.0)) {
+        return std::nullopt;
+    }
+    return value;
+}
+
 // A selector that is an adapter index: match_adapters (src/core/discovery.cpp) reads digits
 // alone, fewer than 8 of them, as one; 8 or more are a UUID prefix.
 bool is_index(std::string_view selector) {
@@ -130,6 +141,14 @@ std::string apply(FramegenConfig& config, std::string_view key, std::string_view
                    "leave it out: the program's own)";
         }
         config.present_mode = mode;
+    } else if (key == "scale") {
+        const auto scale = render_scale(value);
+        if (!scale) {
+            return "'" + std::string(value) +
+                   "' is not a render scale from 0.25 to 1; write the fraction of the window's "
+                   "width and height the program renders at (0.5: half; 1: scaling off)";
+        }
+        config.scale = *scale;
     }
     return {};
 }
@@ -341,6 +360,13 @@ FramegenConfig resolve(const std::string& path, std::string_view text, const Pro
     if (config.verify && config.multiplier != 2) {
         config.problems.push_back("verify = 1 (from " + config.origin("verify").where +
                                   ") needs the multiplier 2: verify mode stays off");
+        config.verify = false;
+    }
+    if (config.verify && config.scale < 1.0) {
+        config.problems.push_back("verify = 1 (from " + config.origin("verify").where +
+                                  ") compares frames of the program's own size, and scale = " +
+                                  config.origin("scale").text +
+                                  " upscales them: verify mode stays off");
         config.verify = false;
     }
     return config;

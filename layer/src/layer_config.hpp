@@ -31,8 +31,8 @@ namespace tandem::layer_config {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // The keys, in the order they are listed.
-inline constexpr const char* k_keys[] = {"multiplier", "worker",      "wait_ms", "verify",
-                                         "dump",       "dump_frames", "report",  "present_mode"};
+inline constexpr const char* k_keys[] = {"multiplier",  "worker", "wait_ms",      "verify", "dump",
+                                         "dump_frames", "report", "present_mode", "scale"};
 
 // Where the configuration file is: the path, and which rule gave it. `named` when
 // TANDEM_FRAMEGEN_CONFIG gave it (a missing file is then worth a message); empty path when
@@ -74,6 +74,10 @@ struct FramegenConfig {
     std::string report_path; // empty: no report
     // Empty: the program's own.
     std::optional<VkPresentModeKHR> present_mode;
+    // The program's render scale, 0.25..1 per axis: below 1 its swapchain is that much smaller
+    // than its window and the worker upscales each frame to the window's size (docs/layer.md,
+    // "Scaling"). 1: off.
+    double scale = 1.0;
 
     // Per key of k_keys, in that order.
     std::vector<Origin> origins = std::vector<Origin>(std::size(k_keys));

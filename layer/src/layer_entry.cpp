@@ -6,12 +6,16 @@
 // each frame to the swapchain's generation (frame_generation.hpp). Every queue call holds its
 // queue's lock. It counts swapchains and frames for the report (frame_report.hpp).
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <vulkan/vk_layer.h>
@@ -25,6 +29,7 @@
 #include "layer_log.hpp"
 #include "layer_settings.hpp"
 #include "layer_state.hpp"
+#include "scaled_swapchain.hpp"
 
 namespace tandem::layer {
 namespace {
@@ -71,7 +76,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create
     // asked and its devices pass frames through.
     bool raised = false;
     VkResult result = VK_ERROR_INITIALIZATION_FAILED;
-    if (layer_settings().generates()) {
+    if (layer_settings().uses_runtime()) {
         VkInstanceCreateInfo raised_info = *create_info;
         VkApplicationInfo application{};
         raised_info.pApplicationInfo =
@@ -134,7 +139,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
     VkLayerDeviceLink* const below = link->u.pLayerInfo;
     auto record = std::make_shared<DeviceRecord>();
     record->tandem_worker = instance->tandem_opening.load() > 0;
-    const bool wanted = layer_settings().generates() && !record->tandem_worker;
+    const bool wanted = layer_settings().uses_runtime() && !record->tandem_worker;
     VkResult result = VK_ERROR_INITIALIZATION_FAILED;
     bool added = false;
     if (wanted && !instance->raised_for_tandem) {
@@ -368,16 +373,18 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     VkExtent2D extent{};
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
     KeptTasks kept_tasks;
+    std::shared_ptr<ScaledSwapchain> scaled;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
         generation = record.generation;
+        scaled = record.scaled;
         present_mode = record.present_mode;
         if (record.generation_possible && !record.generation_tried) {
-            kept_tasks = std::move(record.kept_tasks);
+            kept_tasks = std::exchange(record.kept_tasks, {}); // its ids too, not only its vectors
         }
         wanted = record.generation_possible && !record.generation_tried;
         record.generation_tried = true;
         format = record.format;
-        extent = record.extent;
+        extent = record.scaled ? record.window_extent : record.extent;
     });
     if (generation || !wanted) {
         return generation;
@@ -386,10 +393,16 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     if (runtime == nullptr) {
         return nullptr;
     }
+    if (scaled && scaled->queue() != runtime->queue()) {
+        log_problem("a scaled swapchain presented on another queue than the one its images "
+                    "are handed out on: the primary upscales its frames, the worker does not");
+        return nullptr;
+    }
     try {
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
-            device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks));
+            device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks),
+            scaled);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -399,10 +412,102 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     return generation;
 }
 
+std::shared_ptr<ScaledSwapchain> scaled_of(DeviceRecord& device, VkSwapchainKHR swapchain) {
+    std::shared_ptr<ScaledSwapchain> scaled;
+    device.with_swapchain(swapchain, [&](SwapchainRecord& record) { scaled = record.scaled; });
+    return scaled;
+}
+
+// A present of one image of a scaled swapchain, waiting for `info`'s semaphores: its frame
+// tasks (the worker upscales it), or else the primary's blit. Its pNext chain does not apply to
+// the images the layer presents in its place.
+VkResult present_scaled_image(DeviceRecord& device, VkQueue queue, VkSwapchainKHR swapchain,
+                              const std::shared_ptr<ScaledSwapchain>& scaled,
+                              const VkPresentInfoKHR& info, std::uint32_t image) {
+    VkPresentInfoKHR one{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+    one.waitSemaphoreCount = info.waitSemaphoreCount;
+    one.pWaitSemaphores = info.pWaitSemaphores;
+    one.swapchainCount = 1;
+    one.pSwapchains = &swapchain;
+    one.pImageIndices = &image;
+    if (const auto generation = swapchain_generation(device, queue, swapchain)) {
+        return generation->present(one);
+    }
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
+        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait.semaphore = info.pWaitSemaphores[i];
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        waits.push_back(wait);
+    }
+    const VkResult result = scaled->blit_present(image, waits, {});
+    device.generation_counts.blitted.fetch_add(1, std::memory_order_relaxed);
+    device.frames_presented.fetch_add(result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR ? 1 : 0,
+                                      std::memory_order_relaxed);
+    return result;
+}
+
+// A present that names a scaled swapchain. One swapchain: its semaphores go to the present of
+// its image. Several: their semaphores are waited for once, on the host, and each swapchain is
+// presented on its own (the scaled ones by the layer, the others as asked).
+VkResult present_with_scaled(DeviceRecord& device, VkQueue queue, const VkPresentInfoKHR& info,
+                             const std::shared_ptr<ScaledSwapchain>& first_scaled) {
+    if (info.swapchainCount == 1) {
+        const VkResult result = present_scaled_image(device, queue, info.pSwapchains[0],
+                                                     first_scaled, info, info.pImageIndices[0]);
+        if (info.pResults != nullptr) {
+            info.pResults[0] = result;
+        }
+        return result;
+    }
+    std::vector<VkSemaphoreSubmitInfo> waits;
+    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
+        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait.semaphore = info.pWaitSemaphores[i];
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        waits.push_back(wait);
+    }
+    if (!first_scaled->wait(first_scaled->signal_after(waits))) {
+        return VK_ERROR_DEVICE_LOST;
+    }
+    VkResult worst = VK_SUCCESS;
+    for (std::uint32_t i = 0; i < info.swapchainCount; ++i) {
+        VkPresentInfoKHR one{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+        one.swapchainCount = 1;
+        one.pSwapchains = &info.pSwapchains[i];
+        one.pImageIndices = &info.pImageIndices[i];
+        VkResult result = VK_SUCCESS;
+        if (const auto scaled = scaled_of(device, info.pSwapchains[i])) {
+            result = present_scaled_image(device, queue, info.pSwapchains[i], scaled, one,
+                                          info.pImageIndices[i]);
+        } else {
+            std::shared_ptr<SwapchainGeneration> held;
+            device.with_swapchain(info.pSwapchains[i],
+                                  [&](SwapchainRecord& record) { held = record.generation; });
+            if (held) {
+                held->flush(); // its frames held back go first
+            }
+            result = pass_through_present(queue, &one);
+        }
+        if (info.pResults != nullptr) {
+            info.pResults[i] = result;
+        }
+        if (result < 0 || worst == VK_SUCCESS) {
+            worst = worst < 0 ? worst : result;
+        }
+    }
+    return worst;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
     const std::shared_ptr<DeviceRecord> device = registry().find_queue_device(queue);
     if (device != nullptr) {
         device->generation_counts.note_present();
+        for (std::uint32_t i = 0; i < info->swapchainCount; ++i) {
+            if (const auto scaled = scaled_of(*device, info->pSwapchains[i])) {
+                return present_with_scaled(*device, queue, *info, scaled);
+            }
+        }
     }
     if (device == nullptr || !device->generation_possible || info->swapchainCount == 0) {
         return pass_through_present(queue, info);
@@ -502,6 +607,170 @@ void apply_present_mode(const DeviceRecord& record, VkSwapchainCreateInfoKHR& in
     info.presentMode = *settings.present_mode;
 }
 
+// Scaling: the real swapchain at the window's size and the program's images at the size it asked
+// for (scaled_swapchain.hpp). Nothing (the swapchain made as usual, one log line saying why) where
+// the program's swapchain is not one the layer can stand in for; else the call's result.
+std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
+                                                const VkSwapchainCreateInfoKHR& program,
+                                                const VkSurfaceCapabilitiesKHR& capabilities,
+                                                const VkAllocationCallbacks* allocator,
+                                                VkSwapchainKHR* swapchain) {
+    const double scale = layer_settings().scale;
+    // The window's size: the surface's own, or (where the program chooses, as on Wayland) the
+    // program's divided by the scale, within the surface's bounds.
+    VkExtent2D window = capabilities.currentExtent;
+    if (window.width == UINT32_MAX) {
+        const auto side = [&](std::uint32_t length, std::uint32_t least, std::uint32_t most) {
+            const auto unscaled = static_cast<std::uint32_t>(std::lround(length / scale));
+            return std::clamp(unscaled, least, most);
+        };
+        window = {side(program.imageExtent.width, capabilities.minImageExtent.width,
+                       capabilities.maxImageExtent.width),
+                  side(program.imageExtent.height, capabilities.minImageExtent.height,
+                       capabilities.maxImageExtent.height)};
+    }
+    const auto not_scaled = [&](const std::string& why) -> std::optional<VkResult> {
+        log_problem("a swapchain of " + std::to_string(program.imageExtent.width) + "x" +
+                    std::to_string(program.imageExtent.height) + " is not scaled: " + why);
+        return std::nullopt;
+    };
+    if (!record.generation_possible) {
+        return std::nullopt; // the device has no runtime: its surfaces were not scaled either
+    }
+    if (window.width == program.imageExtent.width && window.height == program.imageExtent.height) {
+        return std::nullopt; // the program asked for the window's size: nothing to upscale
+    }
+    constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
+                                   VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8G8B8A8_SRGB};
+    // The worker's frames are RGBA8: another format is still scaled, by the primary alone.
+    const bool worker_frames =
+        std::find(k_formats.begin(), k_formats.end(), program.imageFormat) != k_formats.end();
+    if (program.imageArrayLayers != 1 || program.flags != 0) {
+        return not_scaled("it is layered or has creation flags");
+    }
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0) {
+        return not_scaled("its surface allows no transfer-destination images");
+    }
+    const InstanceDispatch& instance = record.instance->dispatch;
+    VkImageFormatProperties image_format{};
+    if (instance.GetPhysicalDeviceImageFormatProperties == nullptr ||
+        instance.GetPhysicalDeviceImageFormatProperties(
+            record.physical_device, program.imageFormat, VK_IMAGE_TYPE_2D, VK_IMAGE_TILING_OPTIMAL,
+            program.imageUsage | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0, &image_format) != VK_SUCCESS) {
+        return not_scaled("the device cannot make plain images of its format and usage");
+    }
+    constexpr VkFormatFeatureFlags k_blit = VK_FORMAT_FEATURE_BLIT_SRC_BIT |
+                                            VK_FORMAT_FEATURE_BLIT_DST_BIT |
+                                            VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT;
+    VkFormatProperties features{};
+    if (instance.GetPhysicalDeviceFormatProperties != nullptr) {
+        instance.GetPhysicalDeviceFormatProperties(record.physical_device, program.imageFormat,
+                                                   &features);
+    }
+    if ((features.optimalTilingFeatures & k_blit) != k_blit) {
+        return not_scaled("the device cannot blit its format with a linear filter");
+    }
+    const std::vector<VkQueue> queues = record.queues();
+    const std::shared_ptr<QueueRecord> queue_record =
+        queues.empty() ? nullptr : record.queue_record(queues.front());
+    if (queue_record == nullptr || queue_record->family == QueueRecord::k_unknown) {
+        return not_scaled("the program has no queue the layer saw it get");
+    }
+
+    VkSwapchainCreateInfoKHR real = program;
+    real.imageExtent = window;
+    real.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                      (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+    real.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    real.queueFamilyIndexCount = 0;
+    real.pQueueFamilyIndices = nullptr;
+    constexpr std::uint32_t k_more_images = 2; // generated frames and the real one in flight
+    real.minImageCount =
+        capabilities.maxImageCount == 0
+            ? program.minImageCount + k_more_images
+            : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
+    std::shared_ptr<SwapchainGeneration> replaced;
+    if (program.oldSwapchain != VK_NULL_HANDLE) {
+        record.with_swapchain(program.oldSwapchain,
+                              [&](SwapchainRecord& old) { replaced = old.generation; });
+        if (replaced) {
+            replaced->flush(); // its last frames go out while it still can show them
+        }
+    }
+    if (const VkResult r =
+            record.dispatch.CreateSwapchainKHR(record.device, &real, allocator, swapchain);
+        r != VK_SUCCESS) {
+        return r;
+    }
+    ScaledSwapchain::Desc desc;
+    desc.device = record.device;
+    desc.vk = &record.dispatch;
+    if (instance.GetPhysicalDeviceMemoryProperties != nullptr) {
+        instance.GetPhysicalDeviceMemoryProperties(record.physical_device, &desc.memory);
+    }
+    desc.swapchain = *swapchain;
+    desc.format = program.imageFormat;
+    desc.program_extent = program.imageExtent;
+    desc.window_extent = window;
+    desc.usage = program.imageUsage;
+    desc.sharing = program.imageSharingMode;
+    if (program.imageSharingMode == VK_SHARING_MODE_CONCURRENT) {
+        desc.families.assign(program.pQueueFamilyIndices,
+                             program.pQueueFamilyIndices + program.queueFamilyIndexCount);
+    }
+    desc.image_count = std::max(program.minImageCount + 1, 2u);
+    desc.queue = queues.front();
+    desc.queue_family = queue_record->family;
+    desc.queue_mutex = queue_record->mutex;
+    std::shared_ptr<ScaledSwapchain> scaled;
+    try {
+        scaled = std::make_shared<ScaledSwapchain>(desc);
+    } catch (const std::exception& e) {
+        record.dispatch.DestroySwapchainKHR(record.device, *swapchain, allocator);
+        *swapchain = VK_NULL_HANDLE;
+        log_problem(std::string("a scaled swapchain could not be made: ") + e.what());
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    SwapchainRecord swapchain_record;
+    // Recreated at the same sizes and format (a program that recreates its swapchain whenever
+    // its window's size differs from the one it was given, as libplacebo does: each frame), the
+    // replaced swapchain's tasks go on, prepared.
+    if (replaced && worker_frames && replaced->scaled() &&
+        replaced->format() == program.imageFormat && replaced->extent().width == window.width &&
+        replaced->extent().height == window.height &&
+        replaced->program_extent().width == program.imageExtent.width &&
+        replaced->program_extent().height == program.imageExtent.height) {
+        swapchain_record.kept_tasks = replaced->take_tasks();
+    }
+    swapchain_record.surface = program.surface;
+    swapchain_record.format = program.imageFormat;
+    swapchain_record.extent = program.imageExtent;
+    swapchain_record.window_extent = window;
+    swapchain_record.present_mode = program.presentMode;
+    swapchain_record.usage = program.imageUsage;
+    swapchain_record.generation_possible = worker_frames;
+    swapchain_record.scaled = std::move(scaled);
+    record.add_swapchain(*swapchain, std::move(swapchain_record));
+    if (worker_frames) {
+        const std::lock_guard lock(record.generation_mutex);
+        ++record.generating_swapchains;
+    } else {
+        log_problem("a swapchain's format is not an 8-bit RGBA or BGRA one: the primary "
+                    "upscales its frames, and none is generated");
+    }
+    record.swapchains_created.fetch_add(1, std::memory_order_relaxed);
+    {
+        const std::lock_guard lock(record.generation_counts.summary_mutex);
+        record.generation_counts.scaling =
+            GenerationCounts::ScalingExtents{program.imageExtent, window};
+    }
+    log_info("swapchain created: " + std::to_string(window.width) + "x" +
+             std::to_string(window.height) + ", the program's images " +
+             std::to_string(program.imageExtent.width) + "x" +
+             std::to_string(program.imageExtent.height) + " upscaled to it");
+    return VK_SUCCESS;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                                                   const VkSwapchainCreateInfoKHR* create_info,
                                                   const VkAllocationCallbacks* allocator,
@@ -523,6 +792,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     const bool known =
         !shared_present && capabilities_of != nullptr &&
         capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS;
+    if (!shared_present && known && layer_settings().scales()) {
+        if (const std::optional<VkResult> made =
+                create_scaled_swapchain(*record, info, capabilities, allocator, swapchain)) {
+            return *made;
+        }
+    }
     if ((info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0 && !shared_present) {
         if (known && (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
             info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
@@ -611,10 +886,13 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     std::shared_ptr<SwapchainGeneration> generation;
     bool counted = false;
     std::vector<TaskId> kept_tasks;
+    std::shared_ptr<ScaledSwapchain> scaled;
     record->with_swapchain(swapchain, [&](SwapchainRecord& r) {
         generation = std::move(r.generation);
+        scaled = std::move(r.scaled);
         counted = r.generation_possible;
-        kept_tasks = std::move(r.kept_tasks.tasks);
+        kept_tasks = r.kept_tasks.all();
+        r.kept_tasks = {};
     });
     if (!kept_tasks.empty()) {
         // Destroyed before its first present: the tasks it kept go with it.
@@ -631,6 +909,7 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
         generation->flush();
         generation.reset();
     }
+    scaled.reset(); // waits for the layer's batches, then frees the program's images
     if (counted) {
         // The runtime goes with the device's last swapchain that may generate frames: here, not
         // at vkDestroyDevice (see DeviceGeneration).
@@ -649,6 +928,18 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSwapchainImagesKHR(VkDevice device, VkSwapchai
     const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
     if (record == nullptr || record->dispatch.GetSwapchainImagesKHR == nullptr) {
         return VK_ERROR_EXTENSION_NOT_PRESENT;
+    }
+    if (const auto scaled = scaled_of(*record, swapchain)) {
+        // The program's images, at its size.
+        const auto own = scaled->program_images();
+        if (images == nullptr) {
+            *count = static_cast<std::uint32_t>(own.size());
+            return VK_SUCCESS;
+        }
+        const auto written = std::min(*count, static_cast<std::uint32_t>(own.size()));
+        std::copy_n(own.begin(), written, images);
+        *count = written;
+        return written < own.size() ? VK_INCOMPLETE : VK_SUCCESS;
     }
     const VkResult result =
         record->dispatch.GetSwapchainImagesKHR(device, swapchain, count, images);
@@ -674,7 +965,13 @@ VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImageKHR(VkDevice device, VkSwapchainK
                                                    std::uint64_t timeout, VkSemaphore semaphore,
                                                    VkFence fence, std::uint32_t* index) {
     std::shared_ptr<DeviceRecord> record;
-    if (const auto generation = generation_of(device, swapchain, record)) {
+    const auto generation = generation_of(device, swapchain, record);
+    if (record != nullptr) {
+        if (const auto scaled = scaled_of(*record, swapchain)) {
+            return scaled->acquire(timeout, semaphore, fence, index);
+        }
+    }
+    if (generation) {
         return generation->acquire(timeout, semaphore, fence, index);
     }
     if (record == nullptr || record->dispatch.AcquireNextImageKHR == nullptr) {
@@ -688,7 +985,13 @@ VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImage2KHR(VkDevice device,
                                                     const VkAcquireNextImageInfoKHR* info,
                                                     std::uint32_t* index) {
     std::shared_ptr<DeviceRecord> record;
-    if (const auto generation = generation_of(device, info->swapchain, record)) {
+    const auto generation = generation_of(device, info->swapchain, record);
+    if (record != nullptr) {
+        if (const auto scaled = scaled_of(*record, info->swapchain)) {
+            return scaled->acquire(info->timeout, info->semaphore, info->fence, index);
+        }
+    }
+    if (generation) {
         // One device of the group: deviceMask has nothing to choose.
         return generation->acquire(info->timeout, info->semaphore, info->fence, index);
     }
@@ -700,6 +1003,63 @@ VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImage2KHR(VkDevice device,
 
 PFN_vkVoidFunction to_void(auto function) {
     return reinterpret_cast<PFN_vkVoidFunction>(function);
+}
+
+// Scaling: the program is told its surface is the window's size times the scale, where a device
+// of its on this GPU took Tandem's additions (there the layer can stand in for its swapchains),
+// so that it asks for a swapchain of that size.
+void scale_capabilities(VkPhysicalDevice physical, VkSurfaceCapabilitiesKHR& capabilities) {
+    const LayerSettings& settings = layer_settings();
+    if (!settings.scales() || !registry().scales_on(physical)) {
+        return;
+    }
+    if (capabilities.currentExtent.width != UINT32_MAX) {
+        capabilities.currentExtent = scaled_extent(capabilities.currentExtent, settings.scale);
+    }
+    capabilities.minImageExtent = scaled_extent(capabilities.minImageExtent, settings.scale);
+    capabilities.maxImageExtent = scaled_extent(capabilities.maxImageExtent, settings.scale);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilitiesKHR(
+    VkPhysicalDevice physical, VkSurfaceKHR surface, VkSurfaceCapabilitiesKHR* capabilities) {
+    const std::shared_ptr<InstanceRecord> instance = registry().find_instance(physical);
+    if (instance == nullptr ||
+        instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR == nullptr) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    const VkResult result =
+        instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR(physical, surface, capabilities);
+    if (result == VK_SUCCESS) {
+        scale_capabilities(physical, *capabilities);
+    }
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilities2KHR(
+    VkPhysicalDevice physical, const VkPhysicalDeviceSurfaceInfo2KHR* surface,
+    VkSurfaceCapabilities2KHR* capabilities) {
+    const std::shared_ptr<InstanceRecord> instance = registry().find_instance(physical);
+    if (instance == nullptr ||
+        instance->dispatch.GetPhysicalDeviceSurfaceCapabilities2KHR == nullptr) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    const VkResult result = instance->dispatch.GetPhysicalDeviceSurfaceCapabilities2KHR(
+        physical, surface, capabilities);
+    if (result == VK_SUCCESS) {
+        scale_capabilities(physical, capabilities->surfaceCapabilities);
+    }
+    return result;
+}
+
+// The instance-level functions the layer intercepts beyond creation and destruction.
+PFN_vkVoidFunction instance_interception(std::string_view name) {
+    if (name == "vkGetPhysicalDeviceSurfaceCapabilitiesKHR") {
+        return to_void(&GetPhysicalDeviceSurfaceCapabilitiesKHR);
+    }
+    if (name == "vkGetPhysicalDeviceSurfaceCapabilities2KHR") {
+        return to_void(&GetPhysicalDeviceSurfaceCapabilities2KHR);
+    }
+    return nullptr;
 }
 
 // The device-level functions the layer intercepts, by name; nullptr for any other.
@@ -786,7 +1146,10 @@ PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const cha
     if (next == nullptr) {
         return nullptr;
     }
-    const PFN_vkVoidFunction own = device_interception(function);
+    PFN_vkVoidFunction own = device_interception(function);
+    if (own == nullptr) {
+        own = instance_interception(function);
+    }
     return own != nullptr ? own : next;
 }
 

@@ -15,8 +15,8 @@ std::string pass_through_reason(const layer_config::FramegenConfig& config) {
         return "TANDEM_FRAMEGEN_MULTIPLIER='" + origin.text +
                "' is not 1, 2 or 3: frames pass through unchanged";
     }
-    if (*config.multiplier != 1) {
-        return "";
+    if (*config.multiplier != 1 || config.scale < 1.0) {
+        return ""; // frames generated, or at 1x scaled
     }
     const std::string which = origin.where == "TANDEM_FRAMEGEN_MULTIPLIER"
                                   ? "TANDEM_FRAMEGEN_MULTIPLIER=1"
@@ -40,6 +40,7 @@ const LayerSettings& layer_settings() {
         read.dump_frames = config.dump_frames;
         read.present_mode = config.present_mode;
         read.present_mode_origin = config.origin("present_mode").where;
+        read.scale = config.scale;
         read.problems = config.problems;
         read.pass_through_reason = pass_through_reason(config);
         for (const std::string& problem : read.problems) {

@@ -25,6 +25,10 @@
 //   TANDEM_FRAMEGEN_PRESENT_MODE  fifo, mailbox, immediate or fifo_relaxed in place of the
 //                               program's present mode, where the surface supports it; unset: the
 //                               program's.
+//   TANDEM_FRAMEGEN_SCALE       the program's render scale, 0.25..1 (unset: 1, off): below 1 the
+//                               program is given a swapchain that much smaller than its window,
+//                               of the layer's own images, and the worker upscales each frame
+//                               to the window's size (scaled_swapchain.hpp). At any multiplier.
 #pragma once
 
 #include <chrono>
@@ -51,12 +55,17 @@ struct LayerSettings {
     // The program's when empty; else in place of it where the surface supports it.
     std::optional<VkPresentModeKHR> present_mode;
     std::string present_mode_origin;   // "FILE:LINE" or the variable's name
+    double scale = 1.0;                // the program's render scale; 1: off
     std::vector<std::string> problems; // bad lines and values, each logged once
     // Why the layer passes frames through unchanged, in one sentence; empty when the multiplier
     // asks for generated frames (a device may still refuse them: DeviceRecord says why).
     std::string pass_through_reason;
     // The multiplier asks for generated frames (2 or 3).
     [[nodiscard]] bool generates() const noexcept { return multiplier && *multiplier > 1; }
+    // The program's swapchains are smaller than their windows, upscaled by the layer.
+    [[nodiscard]] bool scales() const noexcept { return multiplier && scale < 1.0; }
+    // The layer embeds a runtime on the program's device: it generates frames, or scales.
+    [[nodiscard]] bool uses_runtime() const noexcept { return generates() || scales(); }
 };
 
 // Read on the first call (each problem is logged then, once); later calls return the same

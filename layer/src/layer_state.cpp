@@ -16,6 +16,10 @@ void DeviceRecord::abandon_generation() {
             static_cast<void>(
                 new std::shared_ptr<SwapchainGeneration>(std::move(entry.second.generation)));
         }
+        if (entry.second.scaled) {
+            // Its images are the device's, left to the process's end as the device is.
+            static_cast<void>(new std::shared_ptr<ScaledSwapchain>(std::move(entry.second.scaled)));
+        }
     }
 }
 
@@ -87,6 +91,8 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
     counts.generated_frames += record.generation_counts.generated.load(std::memory_order_relaxed);
     counts.skipped_frames += record.generation_counts.skipped.load(std::memory_order_relaxed);
     const GenerationCounts& g = record.generation_counts;
+    counts.upscaled_frames += g.upscaled.load(std::memory_order_relaxed);
+    counts.blitted_frames += g.blitted.load(std::memory_order_relaxed);
     const std::int64_t span_ns = g.last_present_ns.load() - g.first_present_ns.load();
     const std::uint64_t presents = record.frames_presented.load(std::memory_order_relaxed);
     if (span_ns > 0 && presents > 1) {
@@ -102,6 +108,9 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         const std::vector<double> gaps = g.gaps_us.in_order();
         counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
         counts.verify.merge(g.verify);
+        if (g.scaling) {
+            counts.scaling = g.scaling;
+        }
         if (g.worker_lost.load()) {
             counts.worker_lost = true;
             counts.worker_lost_reason = g.worker_lost_reason;
@@ -167,6 +176,15 @@ std::shared_ptr<DeviceRecord> LayerRegistry::find_device(const void* dispatchabl
     const std::lock_guard lock(m_mutex);
     const auto found = m_devices.find(dispatch_key(dispatchable));
     return found != m_devices.end() ? found->second : nullptr;
+}
+
+bool LayerRegistry::scales_on(VkPhysicalDevice physical) const {
+    const std::lock_guard lock(m_mutex);
+    return std::any_of(m_devices.begin(), m_devices.end(), [&](const auto& entry) {
+        const DeviceRecord& device = *entry.second;
+        return device.physical_device == physical && !device.tandem_worker &&
+               device.generation_possible.load();
+    });
 }
 
 std::shared_ptr<DeviceRecord> LayerRegistry::remove_device(const void* dispatchable) {

@@ -71,6 +71,10 @@ struct SwapchainRecord {
     // takes them (SwapchainGeneration::take_tasks), or they are unregistered when it is
     // destroyed first.
     KeptTasks kept_tasks;
+    // Scaling: the program's images, smaller than the window (`extent` is theirs; the real
+    // swapchain's is window_extent). Null: the program has the swapchain's own images.
+    std::shared_ptr<ScaledSwapchain> scaled;
+    VkExtent2D window_extent{};
 };
 
 // The program's device, and the Tandem runtime embedded on it for frame generation.
@@ -154,6 +158,9 @@ public:
 
     void add_device(std::shared_ptr<DeviceRecord> record);
     [[nodiscard]] std::shared_ptr<DeviceRecord> find_device(const void* dispatchable) const;
+    // Scaling applies to the surfaces of this physical device: the program has a device on it
+    // that took Tandem's additions (scaled_swapchain.hpp).
+    [[nodiscard]] bool scales_on(VkPhysicalDevice physical) const;
     // Forgets the device and its queues, and keeps its counts for the report.
     [[nodiscard]] std::shared_ptr<DeviceRecord> remove_device(const void* dispatchable);
 

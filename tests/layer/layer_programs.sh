@@ -11,7 +11,8 @@
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
-#       cli_status | cli_run | worker_lost | verify | dump | pacing
+#       cli_status | cli_run | worker_lost | verify | dump | pacing | swapchain_same_size |
+#       scaling | scaling_generated | scaling_no_worker | scaling_churn
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -25,8 +26,9 @@ swapchain_probe=${7:-}
 rm -rf "$work"
 mkdir -p "$work"
 
+source_dir=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tests/layer/layer_common.sh
-source "$(dirname "${BASH_SOURCE[0]}")/layer_common.sh"
+source "$source_dir/layer_common.sh"
 
 require_tools "scripts/install-deps.sh installs xvfb and vulkan-tools" xvfb-run vkcube vkcubepp \
     python3
@@ -422,6 +424,79 @@ print(f"immediate: {gap:.0f} us from a generated frame to its real one (program 
 assert gap > 500 and gap > 4 * back_to_back, "immediate is not paced"
 assert back_to_back < 0.25 * interval_us, "FIFO waits where the display paces"
 PY
+    ;;
+scaling)
+    # The program renders at half its window's size (TANDEM_FRAMEGEN_SCALE=0.5, 1x): it is told
+    # its 256x256 window is 128x128, renders into the layer's images, and each frame reaches the
+    # window upscaled on the worker. vkcube draws frame k the same at any size, so its run at the
+    # window's size is the truth: every presented frame is the program's frame at 256x256 (well
+    # above 20 dB of it: a wrong frame, offset or channel order falls far below), and the
+    # worker's upscale stays within 1 dB of a bilinear one of the same rendered frame
+    # (bench/layer/scaling_quality.py; docs/layer.md gives the figures).
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_DUMP_FRAMES=1000
+    TANDEM_FRAMEGEN_MULTIPLIER=2 TANDEM_FRAMEGEN_DUMP=$work/truth \
+        run_program truth vkcube --c 24 --width 256 --height 256 || fail "vkcube exited with status $?"
+    export TANDEM_FRAMEGEN_SCALE=0.5 TANDEM_FRAMEGEN_MULTIPLIER=1 TANDEM_FRAMEGEN_LOG=1
+    export TANDEM_FRAMEGEN_DUMP=$work/scaled TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program vkcube vkcube --c 24 --width 256 --height 256 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    grep -q "swapchain created: 256x256, the program's images 128x128 upscaled to it" \
+        "$work/vkcube.err" || fail "no scaled swapchain: $(grep tandem-layer "$work/vkcube.err")"
+    check_report "$work/report.json" "r['real_frames_presented'] == 24" "r['scale'] == 0.5" \
+        "r['mode'] == 'generating'" "r['generated_frames'] == 0" \
+        "r['devices'][0]['program_extent'] == [128, 128]" \
+        "r['devices'][0]['window_extent'] == [256, 256]" \
+        "r['devices'][0]['upscaled_frames'] + r['devices'][0]['blitted_frames'] == 24" \
+        "r['devices'][0]['upscaled_frames'] >= 20"
+    python3 "$source_dir/../../bench/layer/scaling_quality.py" "$work/truth" "$work/scaled" \
+        --frames 12 --json "$work/quality.json" >/dev/null || fail "the dumps hold no frames"
+    check_report "$work/quality.json" "r['frames'] == 12" "r['window'] == [256, 256]" \
+        "r['rendered'] == [128, 128]" "min(f['upscaled_db'] for f in r['per_frame']) > 20" \
+        "r['upscaled_db_mean'] >= r['bilinear_db_mean'] - 1.0"
+    python3 -c "import json; r = json.load(open('$work/quality.json')); print('upscaled', \
+        r['upscaled_db_mean'], 'dB, bilinear', r['bilinear_db_mean'], 'dB')"
+    ;;
+scaling_generated)
+    # Scaled and 2x: frames are generated at the program's size and upscaled on the worker too,
+    # each presented at the window's size before its real frame.
+    explicit_layer
+    export TANDEM_FRAMEGEN_SCALE=0.5 TANDEM_FRAMEGEN_WAIT_MS=1000
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program vkcube vkcube --c 200 --width 192 --height 192 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['real_frames_presented'] == 200" \
+        "r['devices'][0]['program_extent'] == [96, 96]" \
+        "r['generated_frames'] >= 190" "r['devices'][0]['upscaled_frames'] >= 190"
+    ;;
+scaling_no_worker)
+    # Scaled with no worker to be had: the program still renders at its smaller size, and the
+    # primary upscales each frame itself (a bilinear blit), every one presented.
+    explicit_layer
+    export TANDEM_FRAMEGEN_SCALE=0.5 TANDEM_FRAMEGEN_WORKER=no-such-device
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program vkcube vkcube --c 100 --width 128 --height 128 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['real_frames_presented'] == 100" \
+        "r['mode'] == 'pass-through'" "r['devices'][0]['blitted_frames'] == 100" \
+        "r['devices'][0]['program_extent'] == [64, 64]"
+    ;;
+scaling_churn)
+    # Scaled while the program resizes its window 20 times: each swapchain the layer's images
+    # at half the new size, every frame presented. (A scaled swapchain's tasks are new ones, each
+    # prepared while its first presents wait: fewer swapchains than swapchain_churn.)
+    explicit_layer
+    export TANDEM_FRAMEGEN_SCALE=0.5 TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program churn "$swapchain_probe" --swapchains 20 --frames 8 --last-frames 60 ||
+        fail "layer_swapchain_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 212" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
+    scaled=$(grep -c "upscaled to it" "$work/churn.err" || true)
+    [ "$scaled" -eq 20 ] || fail "want 20 scaled swapchains, got $scaled"
+    check_report "$work/report.json" "r['swapchains_created'] == 20" \
+        "r['real_frames_presented'] == 212" "r['generated_frames'] >= 1" \
+        "r['devices'][0]['upscaled_frames'] >= 1"
     ;;
 *)
     fail "unknown case"

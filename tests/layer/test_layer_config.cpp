@@ -166,7 +166,7 @@ TEST(LayerConfig, BadLinesAreNamedAndIgnored) {
     ASSERT_EQ(config.problems.size(), 6u);
     EXPECT_EQ(config.problems[0], "/cfg/framegen.conf:3: 'speed' is not a setting; write one of "
                                   "multiplier, worker, wait_ms, verify, dump, dump_frames, "
-                                  "report, present_mode. The line is ignored");
+                                  "report, present_mode, scale. The line is ignored");
     EXPECT_EQ(config.problems[1],
               "/cfg/framegen.conf:4: 'just words' is not a setting; write KEY = VALUE. The line "
               "is ignored");
@@ -245,3 +245,26 @@ TEST(LayerConfig, PresentModeNames) {
 }
 
 } // namespace
+
+TEST(LayerConfig, RenderScaleFromTheFileAndTheEnvironment) {
+    FramegenConfig config = resolve("scale = 0.5\n[program vkcube]\nscale = 0.75\n");
+    EXPECT_TRUE(config.problems.empty());
+    EXPECT_DOUBLE_EQ(config.scale, 0.75);
+    EXPECT_EQ(config.origin("scale").where, "/cfg/framegen.conf:3");
+    config = resolve("scale = 0.5\n", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_SCALE", "1"}});
+    EXPECT_DOUBLE_EQ(config.scale, 1.0); // 1: off
+    for (const char* bad : {"0.2", "1.5", "half", "50%", "0.5x"}) {
+        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_SCALE", bad}});
+        EXPECT_DOUBLE_EQ(config.scale, 1.0) << bad;
+        ASSERT_EQ(config.problems.size(), 1u) << bad;
+        EXPECT_NE(config.problems[0].find("is not a render scale from 0.25 to 1"),
+                  std::string::npos)
+            << config.problems[0];
+    }
+    // Verify mode compares frames of the program's size: not with scaling.
+    config = resolve("", {"vkcube", "vkcube"},
+                     {{"TANDEM_FRAMEGEN_SCALE", "0.5"}, {"TANDEM_FRAMEGEN_VERIFY", "1"}});
+    EXPECT_FALSE(config.verify);
+    ASSERT_EQ(config.problems.size(), 1u);
+    EXPECT_NE(config.problems[0].find("verify mode stays off"), std::string::npos);
+}
