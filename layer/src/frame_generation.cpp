@@ -17,6 +17,7 @@
 #include "layer_log.hpp"
 #include "layer_settings.hpp"
 #include "layer_state.hpp"
+#include "submission.hpp"
 
 namespace tandem::layer {
 namespace {
@@ -78,14 +79,6 @@ VkPhysicalDevice program_physical_device(const InstanceRecord& instance,
         }
     }
     throw std::runtime_error("the program's physical device is not among its instance's");
-}
-
-VkSemaphoreSubmitInfo semaphore_info(VkSemaphore semaphore, std::uint64_t value = 0) {
-    VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    info.semaphore = semaphore;
-    info.value = value;
-    info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    return info;
 }
 
 // Scaling's upscale: clamped Lanczos-3 without sharpening, the closest of the upscaler's settings
@@ -206,26 +199,12 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         for (std::size_t i = 0; i < m_program_images.size() && !m_scaled; ++i) {
             m_real_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
         }
-        VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-        pool_info.queueFamilyIndex = m_device.queue_family();
-        if (m_vk.CreateCommandPool(m_device.device(), &pool_info, nullptr, &m_pool) != VK_SUCCESS) {
-            throw std::runtime_error("vkCreateCommandPool failed");
-        }
+        m_pool = create_command_pool(m_vk, m_device.device(), m_device.queue_family());
         // A slot per image the generated frames may use at once, and one more.
         m_slots.resize(count + 1);
-        std::vector<VkCommandBuffer> cmds(m_slots.size());
-        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        alloc.commandPool = m_pool;
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        alloc.commandBufferCount = static_cast<std::uint32_t>(cmds.size());
-        if (m_vk.AllocateCommandBuffers(m_device.device(), &alloc, cmds.data()) != VK_SUCCESS) {
-            throw std::runtime_error("vkAllocateCommandBuffers failed");
-        }
+        const std::vector<VkCommandBuffer> cmds =
+            allocate_command_buffers(m_vk, m_device.device(), m_pool, count + 1);
         for (std::size_t i = 0; i < m_slots.size(); ++i) {
-            // Made beneath the loader: the dispatch word a command buffer carries is the
-            // device's, as the loader would have set it.
-            *reinterpret_cast<void**>(cmds[i]) = dispatch_key(m_device.device());
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
@@ -344,14 +323,7 @@ void SwapchainGeneration::release() noexcept {
 }
 
 VkSemaphore SwapchainGeneration::make_semaphore(VkSemaphoreType type) {
-    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-    type_info.semaphoreType = type;
-    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-    info.pNext = &type_info;
-    VkSemaphore semaphore = VK_NULL_HANDLE;
-    if (m_vk.CreateSemaphore(m_device.device(), &info, nullptr, &semaphore) != VK_SUCCESS) {
-        throw std::runtime_error("vkCreateSemaphore failed");
-    }
+    const VkSemaphore semaphore = create_semaphore(m_vk, m_device.device(), type);
     m_owned.push_back(semaphore);
     return semaphore;
 }
@@ -360,10 +332,7 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     const std::uint32_t image = info.pImageIndices[0];
     // 1. The program's wait semaphores (binary) become a value of the layer's timeline, which
     //    Tandem's copy of the image and the real frame's present wait for.
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
-        waits.push_back(semaphore_info(info.pWaitSemaphores[i]));
-    }
+    const std::vector<VkSemaphoreSubmitInfo> waits = present_waits(info);
     const VkSemaphoreSubmitInfo ready_signal = semaphore_info(m_ready, ++m_ready_value);
     VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
     batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
@@ -677,15 +646,7 @@ bool SwapchainGeneration::make_checks() {
     const LayerSettings& settings = layer_settings();
     try {
         if (m_checks.cmd == VK_NULL_HANDLE) {
-            VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-            alloc.commandPool = m_pool;
-            alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-            alloc.commandBufferCount = 1;
-            if (m_vk.AllocateCommandBuffers(m_device.device(), &alloc, &m_checks.cmd) !=
-                VK_SUCCESS) {
-                throw std::runtime_error("vkAllocateCommandBuffers failed");
-            }
-            *reinterpret_cast<void**>(m_checks.cmd) = dispatch_key(m_device.device());
+            m_checks.cmd = allocate_command_buffers(m_vk, m_device.device(), m_pool, 1).front();
             for (std::size_t i = 0; i < m_images.size(); ++i) {
                 m_checks.checked.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
             }
@@ -814,14 +775,7 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
     }
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = m_checks.cmd;
-    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(wait_info.size());
-    batch.pWaitSemaphoreInfos = wait_info.data();
-    batch.commandBufferInfoCount = 1;
-    batch.pCommandBufferInfos = &cmd_info;
-    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
-    batch.pSignalSemaphoreInfos = signals.data();
-    if (m_device.submit(batch) != VK_SUCCESS) {
+    if (m_device.submit(batch_info(wait_info, &cmd_info, signals)) != VK_SUCCESS) {
         log_problem("a frame check's copy could not be submitted");
         return false;
     }
@@ -829,11 +783,7 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
 }
 
 bool SwapchainGeneration::wait_done(std::uint64_t value) {
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = 1;
-    info.pSemaphores = &m_done;
-    info.pValues = &value;
-    return m_vk.WaitSemaphores(m_device.device(), &info, 10'000'000'000ull) == VK_SUCCESS;
+    return wait_timeline(m_vk, m_device.device(), m_done, value);
 }
 
 std::optional<std::uint32_t> SwapchainGeneration::claim_dump() {
@@ -1057,14 +1007,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
                              semaphore_info(runtime.primary_timeline(), release_value)};
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = slot.cmd;
-    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
-    batch.pWaitSemaphoreInfos = waits.data();
-    batch.commandBufferInfoCount = 1;
-    batch.pCommandBufferInfos = &cmd_info;
-    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
-    batch.pSignalSemaphoreInfos = signals.data();
-    const VkResult submitted = m_device.submit(batch);
+    const VkResult submitted = m_device.submit(batch_info(waits, &cmd_info, signals));
     static_cast<void>(runtime.release(lease, submitted == VK_SUCCESS ? release_value : 0));
     if (submitted != VK_SUCCESS) {
         log_problem(std::string(real ? "an upscaled" : "a generated") +

@@ -30,6 +30,7 @@
 #include "layer_settings.hpp"
 #include "layer_state.hpp"
 #include "scaled_swapchain.hpp"
+#include "submission.hpp"
 
 namespace tandem::layer {
 namespace {
@@ -433,13 +434,7 @@ VkResult present_scaled_image(DeviceRecord& device, VkQueue queue, VkSwapchainKH
     if (const auto generation = swapchain_generation(device, queue, swapchain)) {
         return generation->present(one);
     }
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
-        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        wait.semaphore = info.pWaitSemaphores[i];
-        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        waits.push_back(wait);
-    }
+    const std::vector<VkSemaphoreSubmitInfo> waits = present_waits(info);
     const VkResult result = scaled->blit_present(image, waits, {});
     device.generation_counts.blitted.fetch_add(1, std::memory_order_relaxed);
     device.frames_presented.fetch_add(result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR ? 1 : 0,
@@ -460,13 +455,7 @@ VkResult present_with_scaled(DeviceRecord& device, VkQueue queue, const VkPresen
         }
         return result;
     }
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    for (std::uint32_t i = 0; i < info.waitSemaphoreCount; ++i) {
-        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-        wait.semaphore = info.pWaitSemaphores[i];
-        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        waits.push_back(wait);
-    }
+    const std::vector<VkSemaphoreSubmitInfo> waits = present_waits(info);
     if (!first_scaled->wait(first_scaled->signal_after(waits))) {
         return VK_ERROR_DEVICE_LOST;
     }

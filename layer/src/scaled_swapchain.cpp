@@ -9,17 +9,10 @@
 
 #include "host_frame.hpp"
 #include "layer_state.hpp"
+#include "submission.hpp"
 
 namespace tandem::layer {
 namespace {
-
-VkSemaphoreSubmitInfo point_info(VkSemaphore semaphore, std::uint64_t value = 0) {
-    VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    info.semaphore = semaphore;
-    info.value = value;
-    info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    return info;
-}
 
 std::uint32_t device_local_type(const VkPhysicalDeviceMemoryProperties& memory,
                                 std::uint32_t allowed) {
@@ -104,24 +97,11 @@ ScaledSwapchain::ScaledSwapchain(const Desc& desc)
             m_free.push_back({i, {}});
         }
 
-        VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-        pool_info.queueFamilyIndex = desc.queue_family;
-        if (m_vk.CreateCommandPool(m_device, &pool_info, nullptr, &m_pool) != VK_SUCCESS) {
-            throw std::runtime_error("vkCreateCommandPool failed");
-        }
+        m_pool = create_command_pool(m_vk, m_device, desc.queue_family);
         m_slots.resize(count + 1);
-        std::vector<VkCommandBuffer> cmds(m_slots.size());
-        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        alloc.commandPool = m_pool;
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        alloc.commandBufferCount = static_cast<std::uint32_t>(cmds.size());
-        if (m_vk.AllocateCommandBuffers(m_device, &alloc, cmds.data()) != VK_SUCCESS) {
-            throw std::runtime_error("vkAllocateCommandBuffers failed");
-        }
+        const std::vector<VkCommandBuffer> cmds =
+            allocate_command_buffers(m_vk, m_device, m_pool, count + 1);
         for (std::size_t i = 0; i < m_slots.size(); ++i) {
-            // Made beneath the loader: the device's dispatch word, as the loader would set it.
-            *reinterpret_cast<void**>(cmds[i]) = dispatch_key(m_device);
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
@@ -159,14 +139,7 @@ void ScaledSwapchain::destroy() noexcept {
 }
 
 VkSemaphore ScaledSwapchain::make_semaphore(VkSemaphoreType type) {
-    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-    type_info.semaphoreType = type;
-    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-    info.pNext = &type_info;
-    VkSemaphore semaphore = VK_NULL_HANDLE;
-    if (m_vk.CreateSemaphore(m_device, &info, nullptr, &semaphore) != VK_SUCCESS) {
-        throw std::runtime_error("vkCreateSemaphore failed");
-    }
+    const VkSemaphore semaphore = create_semaphore(m_vk, m_device, type);
     m_owned.push_back(semaphore);
     return semaphore;
 }
@@ -192,15 +165,12 @@ VkResult ScaledSwapchain::acquire(std::uint64_t timeout, VkSemaphore semaphore, 
     }
     std::vector<VkSemaphoreSubmitInfo> waits;
     for (const TimelinePoint& point : taken.readers) {
-        waits.push_back(point_info(point.semaphore, point.value));
+        waits.push_back(semaphore_info(point.semaphore, point.value));
     }
-    const VkSemaphoreSubmitInfo signal = point_info(semaphore);
-    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
-    batch.pWaitSemaphoreInfos = waits.data();
-    batch.signalSemaphoreInfoCount = semaphore != VK_NULL_HANDLE ? 1u : 0u;
-    batch.pSignalSemaphoreInfos = &signal;
-    if (const VkResult r = submit(batch, fence); r != VK_SUCCESS) {
+    const VkSemaphoreSubmitInfo signal = semaphore_info(semaphore);
+    const std::span<const VkSemaphoreSubmitInfo> signals(&signal,
+                                                         semaphore != VK_NULL_HANDLE ? 1u : 0u);
+    if (const VkResult r = submit(batch_info(waits, nullptr, signals), fence); r != VK_SUCCESS) {
         const std::lock_guard lock(m_mutex);
         m_free.insert(m_free.begin(), std::move(taken)); // not acquired: still free
         return r;
@@ -229,27 +199,16 @@ TimelinePoint ScaledSwapchain::signal_after(std::span<const VkSemaphoreSubmitInf
         const std::lock_guard lock(m_mutex);
         value = ++m_done_value;
     }
-    const VkSemaphoreSubmitInfo signal = point_info(m_done, value);
-    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
-    batch.pWaitSemaphoreInfos = waits.data();
-    batch.signalSemaphoreInfoCount = 1;
-    batch.pSignalSemaphoreInfos = &signal;
-    if (submit(batch) != VK_SUCCESS) {
+    const VkSemaphoreSubmitInfo signal = semaphore_info(m_done, value);
+    if (submit(batch_info(waits, nullptr, std::span(&signal, 1))) != VK_SUCCESS) {
         return {};
     }
     return {m_done, value};
 }
 
 bool ScaledSwapchain::wait(const TimelinePoint& point) {
-    if (point.semaphore == VK_NULL_HANDLE) {
-        return false;
-    }
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = 1;
-    info.pSemaphores = &point.semaphore;
-    info.pValues = &point.value;
-    return m_vk.WaitSemaphores(m_device, &info, 10'000'000'000ull) == VK_SUCCESS;
+    return point.semaphore != VK_NULL_HANDLE &&
+           wait_timeline(m_vk, m_device, point.semaphore, point.value);
 }
 
 VkResult ScaledSwapchain::blit_present(std::uint32_t image,
@@ -312,22 +271,16 @@ VkResult ScaledSwapchain::blit_present(std::uint32_t image,
     m_vk.EndCommandBuffer(slot.cmd);
 
     std::vector<VkSemaphoreSubmitInfo> all_waits(waits.begin(), waits.end());
-    all_waits.push_back(point_info(slot.acquired));
+    all_waits.push_back(semaphore_info(slot.acquired));
     {
         const std::lock_guard lock(m_mutex);
         slot.done_value = ++m_done_value;
     }
-    const std::array signals{point_info(m_blitted[target]), point_info(m_done, slot.done_value)};
+    const std::array signals{semaphore_info(m_blitted[target]),
+                             semaphore_info(m_done, slot.done_value)};
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = slot.cmd;
-    VkSubmitInfo2 batch{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    batch.waitSemaphoreInfoCount = static_cast<std::uint32_t>(all_waits.size());
-    batch.pWaitSemaphoreInfos = all_waits.data();
-    batch.commandBufferInfoCount = 1;
-    batch.pCommandBufferInfos = &cmd_info;
-    batch.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
-    batch.pSignalSemaphoreInfos = signals.data();
-    if (const VkResult r = submit(batch); r != VK_SUCCESS) {
+    if (const VkResult r = submit(batch_info(all_waits, &cmd_info, signals)); r != VK_SUCCESS) {
         slot.done_value = 0;
         release(image, readers);
         return r;
