@@ -257,13 +257,19 @@ VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilitiesKHR(
 VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceFormatsKHR(VkPhysicalDevice, VkSurfaceKHR,
                                                                   std::uint32_t* count,
                                                                   VkSurfaceFormatKHR* formats) {
+    // BGRA8 first, as most displays list it; RGBA8 for a program that asks for it.
+    constexpr VkSurfaceFormatKHR k_formats[] = {
+        {VK_FORMAT_B8G8R8A8_UNORM, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR},
+        {VK_FORMAT_R8G8B8A8_UNORM, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR}};
+    constexpr std::uint32_t k_count = 2;
     if (formats == nullptr) {
-        *count = 1;
+        *count = k_count;
         return VK_SUCCESS;
     }
-    formats[0] = {VK_FORMAT_B8G8R8A8_UNORM, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR};
-    *count = 1;
-    return VK_SUCCESS;
+    const std::uint32_t written = std::min(*count, k_count);
+    std::copy_n(k_formats, written, formats);
+    *count = written;
+    return written < k_count ? VK_INCOMPLETE : VK_SUCCESS;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfacePresentModesKHR(VkPhysicalDevice,

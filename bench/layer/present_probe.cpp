@@ -6,7 +6,7 @@
 // and without the layer (bench/layer/run_layer_bench.sh); the layer's report has the rest.
 //
 //   tandem-layer-present-probe [--device NAME-PART] [--width W] [--height H] [--fps F]
-//                              [--frames N]
+//                              [--frames N] [--format bgra8|rgba8]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +28,7 @@ struct Options {
     std::uint32_t height = 1080;
     double fps = 60.0;
     std::uint32_t frames = 600;
+    VkFormat format = VK_FORMAT_B8G8R8A8_UNORM; // the swapchain's
 };
 
 [[noreturn]] void fail(const std::string& what) {
@@ -59,6 +60,12 @@ Options parse(int argc, char** argv) {
             o.height = static_cast<std::uint32_t>(std::stoul(value()));
         } else if (arg == "--fps") {
             o.fps = std::stod(value());
+        } else if (arg == "--format") {
+            const std::string name = value();
+            if (name != "bgra8" && name != "rgba8") {
+                fail("--format is bgra8 or rgba8, not '" + name + "'");
+            }
+            o.format = name == "rgba8" ? VK_FORMAT_R8G8B8A8_UNORM : VK_FORMAT_B8G8R8A8_UNORM;
         } else if (arg == "--frames") {
             o.frames = static_cast<std::uint32_t>(std::stoul(value()));
         } else {
@@ -160,7 +167,7 @@ int main(int argc, char** argv) {
     VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
     swap_info.surface = surface;
     swap_info.minImageCount = std::max(caps.minImageCount, 3u);
-    swap_info.imageFormat = VK_FORMAT_B8G8R8A8_UNORM;
+    swap_info.imageFormat = o.format;
     swap_info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
     swap_info.imageExtent = {o.width, o.height};
     swap_info.imageArrayLayers = 1;
