@@ -57,6 +57,7 @@ json.dump(result, open(name + ".json", "w"), indent=2)
 print(f"{name}: fps {off['fps']:.1f} -> {on['fps']:.1f}, generated/real "
       f"{result['generated_per_real']:.3f}, skipped {report['skipped_frames']}, "
       f"pass p50 {dev['worker_pass_us_p50']:.0f} us, copy p50 {dev['input_copy_us_p50']:.0f} us, "
+      f"layer's copies p50 {dev['layer_copy_us_p50'] or 0:.0f} us, "
       f"present call p50 {off['present_call_us_p50']:.0f} -> {on['present_call_us_p50']:.0f} us"
       + (f", upscaled {dev['upscaled_frames']} blitted {dev['blitted_frames']} to "
          f"{dev['window_extent']}" if dev.get("window_extent") else ""))

@@ -30,6 +30,8 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
          next(instance, "vkGetPhysicalDeviceImageFormatProperties"));
     load(table.GetPhysicalDeviceFormatProperties,
          next(instance, "vkGetPhysicalDeviceFormatProperties"));
+    load(table.GetPhysicalDeviceQueueFamilyProperties,
+         next(instance, "vkGetPhysicalDeviceQueueFamilyProperties"));
     return table;
 }
 
@@ -77,6 +79,11 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.GetImageMemoryRequirements, next(device, "vkGetImageMemoryRequirements"));
     load(table.BindImageMemory, next(device, "vkBindImageMemory"));
     load(table.CmdBlitImage, next(device, "vkCmdBlitImage"));
+    load(table.CreateQueryPool, next(device, "vkCreateQueryPool"));
+    load(table.DestroyQueryPool, next(device, "vkDestroyQueryPool"));
+    load(table.CmdResetQueryPool, next(device, "vkCmdResetQueryPool"));
+    load(table.CmdWriteTimestamp, next(device, "vkCmdWriteTimestamp"));
+    load(table.GetQueryPoolResults, next(device, "vkGetQueryPoolResults"));
     return table;
 }
 

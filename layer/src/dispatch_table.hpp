@@ -28,6 +28,8 @@ struct InstanceDispatch {
         nullptr;
     PFN_vkGetPhysicalDeviceImageFormatProperties GetPhysicalDeviceImageFormatProperties = nullptr;
     PFN_vkGetPhysicalDeviceFormatProperties GetPhysicalDeviceFormatProperties = nullptr;
+    // The program's queue's timestamps (the layer's copies timed).
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
 };
 
 struct DeviceDispatch {
@@ -78,6 +80,12 @@ struct DeviceDispatch {
     PFN_vkGetImageMemoryRequirements GetImageMemoryRequirements = nullptr;
     PFN_vkBindImageMemory BindImageMemory = nullptr;
     PFN_vkCmdBlitImage CmdBlitImage = nullptr;
+    // The GPU time of the layer's own copies into the swapchain.
+    PFN_vkCreateQueryPool CreateQueryPool = nullptr;
+    PFN_vkDestroyQueryPool DestroyQueryPool = nullptr;
+    PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
+    PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+    PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
 };
 
 [[nodiscard]] InstanceDispatch load_instance_dispatch(VkInstance instance,

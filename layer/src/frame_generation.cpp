@@ -135,6 +135,21 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
     if (instance.dispatch.GetPhysicalDeviceMemoryProperties != nullptr) {
         instance.dispatch.GetPhysicalDeviceMemoryProperties(device.physical_device, &m_memory);
     }
+    if (instance.dispatch.GetPhysicalDeviceProperties != nullptr &&
+        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties != nullptr) {
+        VkPhysicalDeviceProperties properties{};
+        instance.dispatch.GetPhysicalDeviceProperties(device.physical_device, &properties);
+        std::uint32_t count = 0;
+        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties(device.physical_device, &count,
+                                                                 nullptr);
+        std::vector<VkQueueFamilyProperties> families(count);
+        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties(device.physical_device, &count,
+                                                                 families.data());
+        if (queue_family < count) {
+            m_timestamp_bits = families[queue_family].timestampValidBits;
+            m_timestamp_ns = static_cast<double>(properties.limits.timestampPeriod);
+        }
+    }
 }
 
 DeviceGeneration::~DeviceGeneration() {
@@ -208,6 +223,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
+        make_copy_timer();
         // Kept from the swapchain this one replaced: each has made frames, so at the same size
         // the next job's frame is a generated one (m_jobs 1); at another size each is reshaped.
         m_tasks = std::move(kept.tasks);
@@ -264,6 +280,46 @@ void GenerationCounts::note_present() noexcept {
     last_present_ns.store(now);
 }
 
+void GenerationCounts::note_copy(double us) {
+    const std::lock_guard lock(summary_mutex);
+    copies_us.add(us);
+}
+
+void SwapchainGeneration::make_copy_timer() {
+    if (m_device.timestamp_bits() == 0 || m_vk.CreateQueryPool == nullptr) {
+        return; // the queue has no timestamps: the copies go untimed
+    }
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = static_cast<std::uint32_t>(2 * m_slots.size());
+    if (m_vk.CreateQueryPool(m_device.device(), &info, nullptr, &m_copy_times) != VK_SUCCESS) {
+        m_copy_times = VK_NULL_HANDLE;
+        return;
+    }
+    m_timestamp_ns = m_device.timestamp_ns();
+    const std::uint32_t bits = m_device.timestamp_bits();
+    m_timestamp_mask = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
+
+void SwapchainGeneration::note_copy_time(std::size_t slot) {
+    if (m_copy_times == VK_NULL_HANDLE || !m_slots[slot].timed) {
+        return;
+    }
+    m_slots[slot].timed = false;
+    std::array<std::uint64_t, 2> ticks{};
+    if (m_vk.GetQueryPoolResults(
+            m_device.device(), m_copy_times, static_cast<std::uint32_t>(2 * slot), 2, sizeof(ticks),
+            ticks.data(), sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+        return; // not available: the statistics miss one
+    }
+    const std::uint64_t elapsed = (ticks[1] - ticks[0]) & m_timestamp_mask;
+    try {
+        m_counts.note_copy(static_cast<double>(elapsed) * m_timestamp_ns / 1000.0);
+    } catch (...) {
+        // Out of memory keeping a sample: the statistics miss one.
+    }
+}
+
 void GenerationCounts::note_gap(double us) {
     const std::lock_guard lock(summary_mutex);
     gaps_us.add(us);
@@ -316,6 +372,10 @@ void SwapchainGeneration::release() noexcept {
         m_vk.DestroyCommandPool(m_device.device(), m_pool, nullptr);
         m_pool = VK_NULL_HANDLE;
     }
+    if (m_copy_times != VK_NULL_HANDLE) {
+        m_vk.DestroyQueryPool(m_device.device(), m_copy_times, nullptr);
+        m_copy_times = VK_NULL_HANDLE;
+    }
     for (const VkSemaphore semaphore : m_owned) {
         m_vk.DestroySemaphore(m_device.device(), semaphore, nullptr);
     }
@@ -362,6 +422,14 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         wait_until_prepared(layer_settings().wait);
     }
     std::uint64_t inputs_released = 0;
+    if (m_scaled && layer_settings().wait.count() > 0) {
+        // The presenter shows the newest upscale the runtime has: asked to wait for every
+        // frame, this frame's is submitted only once the frame before went out, so that it is
+        // not the one the presenter finds for the frame before (which it would then upscale
+        // itself).
+        std::unique_lock lock(m_items_mutex);
+        m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
+    }
     if (m_scaled && !m_worker_lost) {
         // The frame upscaled on the worker: the real frame, and what the frame tasks read.
         const SubmitResult r =
@@ -941,12 +1009,14 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     if (!acquired || acquired->generation != generation) {
         return skip();
     }
-    CopySlot& slot = m_slots[m_next_slot % m_slots.size()];
+    const std::size_t slot_index = m_next_slot % m_slots.size();
+    CopySlot& slot = m_slots[slot_index];
     std::uint64_t done = 0;
     if (m_vk.GetSemaphoreCounterValue(m_device.device(), m_done, &done) != VK_SUCCESS ||
         done < slot.done_value) {
         return skip(); // the slot's last copy still runs: never wait for it
     }
+    note_copy_time(slot_index); // its last copy is done
     std::uint32_t target = 0;
     VkResult got = VK_SUCCESS;
     {
@@ -966,6 +1036,12 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     m_vk.ResetCommandBuffer(slot.cmd, 0);
     m_vk.BeginCommandBuffer(slot.cmd, &begin);
+    const auto first_query = static_cast<std::uint32_t>(2 * slot_index);
+    if (m_copy_times != VK_NULL_HANDLE) {
+        m_vk.CmdResetQueryPool(slot.cmd, m_copy_times, first_query, 2);
+        m_vk.CmdWriteTimestamp(slot.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_copy_times,
+                               first_query);
+    }
     const std::array before{
         layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
                        VK_ACCESS_TRANSFER_READ_BIT),
@@ -988,6 +1064,11 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
                             VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
                             static_cast<std::uint32_t>(after.size()), after.data());
+    if (m_copy_times != VK_NULL_HANDLE) {
+        m_vk.CmdWriteTimestamp(slot.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_copy_times,
+                               first_query + 1);
+        slot.timed = true;
+    }
     // The dump reads the frame as the swapchain image got it, byte for byte.
     const bool dumps = !layer_settings().dump_folder.empty() && make_checks();
     const HostFrame* const dump_frame = real ? m_checks.real.get() : m_checks.generated.get();

@@ -85,10 +85,14 @@ struct GenerationCounts {
     // From each generated frame's present to the next present (the real frame's, or at 3x the
     // next generated one's), in us: how evenly the presenter spaces them.
     SampleRing gaps_us;
+    // The GPU time of each of the layer's copies of a worker's frame (generated, or a real frame
+    // upscaled) into a swapchain image, on the program's device, in us.
+    SampleRing copies_us;
 
     void note_present() noexcept;
     void note_delay(double us);
     void note_gap(double us);
+    void note_copy(double us);
 };
 
 class DeviceGeneration {
@@ -112,6 +116,9 @@ public:
     [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory() const noexcept {
         return m_memory;
     }
+    // The queue's timestamps: ns per tick, and valid bits (0: none).
+    [[nodiscard]] double timestamp_ns() const noexcept { return m_timestamp_ns; }
+    [[nodiscard]] std::uint32_t timestamp_bits() const noexcept { return m_timestamp_bits; }
 
     // The next value the layer signals the runtime's primary timeline to (leases' reads done).
     [[nodiscard]] std::uint64_t next_release_value() noexcept { return ++m_release_value; }
@@ -129,6 +136,8 @@ private:
     DeviceDispatch m_dispatch;
     std::string m_worker_name;
     VkPhysicalDeviceMemoryProperties m_memory{};
+    double m_timestamp_ns = 0;
+    std::uint32_t m_timestamp_bits = 0;
     std::atomic<std::uint64_t> m_release_value{0};
     std::unique_ptr<Runtime> m_runtime;
 };
@@ -214,6 +223,7 @@ private:
         VkCommandBuffer cmd = VK_NULL_HANDLE;
         VkSemaphore acquired = VK_NULL_HANDLE; // binary: the generated frame's swapchain image
         std::uint64_t done_value = 0;          // m_done reaches it once the slot is free
+        bool timed = false; // its last copy wrote its two timestamps (m_copy_times)
     };
 
     // The host copies of frames and the command buffer that makes them (verify mode, the dump),
@@ -292,6 +302,10 @@ private:
     // cannot be made (logged).
     [[nodiscard]] bool make_checks();
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
+    // The copy timer: two timestamps per copy slot, where the queue has timestamps. Reads a
+    // slot's last copy's time once it is done (into GenerationCounts::copies_us).
+    void make_copy_timer();
+    void note_copy_time(std::size_t slot);
     void release() noexcept;        // unregisters the tasks, destroys the layer's objects
     void record_summary() noexcept; // the first task's figures, for the report
 
@@ -332,6 +346,9 @@ private:
     VkCommandPool m_pool = VK_NULL_HANDLE;
     std::vector<CopySlot> m_slots;
     std::size_t m_next_slot = 0;
+    VkQueryPool m_copy_times = VK_NULL_HANDLE; // null: the copies are not timed
+    double m_timestamp_ns = 0;                 // ns per timestamp tick
+    std::uint64_t m_timestamp_mask = 0;        // the queue's valid timestamp bits
     Checks m_checks;
     std::vector<VkSemaphore> m_owned; // every semaphore above, destroyed with this
     std::atomic<std::uint64_t>& m_real_presented;

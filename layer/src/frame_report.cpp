@@ -110,6 +110,8 @@ bool write_frame_report(const ReportContents& contents) {
                            {"jobs", counts.generation.jobs},
                            {"worker_pass_us_p50", counts.generation.pass_us_p50},
                            {"input_copy_us_p50", counts.generation.input_copy_us_p50},
+                           {"layer_copy_us_p50", percentile(counts.copies_us, 0.5)},
+                           {"layer_copies", counts.copies_us.size()},
                            {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},
                            {"real_frame_delay_us_p99", percentile(counts.delays_us, 0.99)},
                            {"real_frame_delays_us", rounded(counts.delays_us)},

@@ -28,6 +28,7 @@ struct DeviceCounts {
     GenerationSummary generation;  // the last swapchain's figures (empty without generation)
     std::vector<double> delays_us; // GenerationCounts::delays_us
     std::vector<double> gaps_us;   // GenerationCounts::gaps_us
+    std::vector<double> copies_us; // GenerationCounts::copies_us
     bool worker_lost = false;
     std::string worker_lost_reason;
     VerifyTotals verify;

@@ -107,6 +107,8 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         counts.delays_us.insert(counts.delays_us.end(), delays.begin(), delays.end());
         const std::vector<double> gaps = g.gaps_us.in_order();
         counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
+        const std::vector<double> copies = g.copies_us.in_order();
+        counts.copies_us.insert(counts.copies_us.end(), copies.begin(), copies.end());
         counts.verify.merge(g.verify);
         if (g.scaling) {
             counts.scaling = g.scaling;
