@@ -1,10 +1,12 @@
 #include "transfer/zero_copy_path.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
 #include "core/image_cache.hpp"
+#include "core/log.hpp"
 #include "core/vk_check.hpp"
 #include "tandem/error.hpp"
 #include "transfer/link_copy_queue.hpp"
@@ -143,6 +145,17 @@ std::pair<Image, Image> ZeroCopyPath::create_images(const ImageDesc& desc) const
     // One physical device: memory type indices mean the same on both sides.
     const std::uint32_t type = worker().memory_type(wreq.memoryTypeBits & preq.memoryTypeBits, 0,
                                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if ((worker().memory_flags(type) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) {
+        // Every read and write of the slot then crosses to host memory: worth a line, once.
+        static std::atomic<bool> told{false};
+        if (!told.exchange(true)) {
+            log_warn("transfer",
+                     "{}: no device-local memory type can hold {} shared with {} (allowed types "
+                     "0x{:x}); memory type {} is used, which is not device-local",
+                     worker().info().name, desc.name, primary().info().name,
+                     wreq.memoryTypeBits & preq.memoryTypeBits, type);
+        }
+    }
     const VkDeviceSize size = std::max(wreq.size, preq.size);
 
     w.memory = allocate_exportable_memory(worker(), size, type,
