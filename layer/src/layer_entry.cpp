@@ -217,6 +217,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
             static_cast<void>(record->generation.release());
         }
     }
+    record->release_scaled(); // any left: the program destroys its device before its swapchains
     if (record->dispatch.DestroyDevice != nullptr) {
         record->dispatch.DestroyDevice(device, allocator);
     }

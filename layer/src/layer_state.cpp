@@ -8,6 +8,19 @@
 
 namespace tandem::layer {
 
+void DeviceRecord::release_scaled() {
+    std::vector<std::shared_ptr<ScaledSwapchain>> scaled;
+    {
+        const std::lock_guard lock(m_mutex);
+        for (auto& entry : m_swapchains) {
+            if (entry.second.scaled) {
+                scaled.push_back(std::move(entry.second.scaled));
+            }
+        }
+    }
+    scaled.clear(); // outside the lock: each waits for its queue
+}
+
 void DeviceRecord::abandon_generation() {
     const std::lock_guard lock(m_mutex);
     for (auto& entry : m_swapchains) {

@@ -121,6 +121,9 @@ struct DeviceRecord {
     // At process exit with the runtime still embedded: its swapchains' generation is left to
     // the process's end, as the runtime is (LayerRegistry's destructor).
     void abandon_generation();
+    // At vkDestroyDevice with swapchains still alive (the specification forbids it): their
+    // scaled images go first, while the device can still destroy them.
+    void release_scaled();
     // Runs `visit(record)` on the swapchain's record under the device's lock; false when the
     // swapchain is unknown.
     template <typename Visit>

@@ -155,9 +155,14 @@ VkResult ScaledSwapchain::acquire(std::uint64_t timeout, VkSemaphore semaphore, 
     {
         std::unique_lock lock(m_mutex);
         const auto available = [&] { return !m_free.empty(); };
-        if (timeout == UINT64_MAX) {
+        // A timeout beyond what a nanosecond count of the steady clock holds (a year and more)
+        // is none: waited for as UINT64_MAX is.
+        constexpr std::uint64_t k_longest = std::uint64_t{1} << 62;
+        if (timeout >= k_longest) {
             m_released.wait(lock, available);
-        } else if (!m_released.wait_for(lock, std::chrono::nanoseconds(timeout), available)) {
+        } else if (!m_released.wait_for(
+                       lock, std::chrono::nanoseconds(static_cast<std::int64_t>(timeout)),
+                       available)) {
             return timeout == 0 ? VK_NOT_READY : VK_TIMEOUT;
         }
         taken = std::move(m_free.front());
