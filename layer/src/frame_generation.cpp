@@ -692,12 +692,7 @@ void SwapchainGeneration::present_held(const Held& held) {
         ready = check_real(held, ready);
     }
     pace_next_present();
-    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-    info.waitSemaphoreCount = 1;
-    info.pWaitSemaphores = &ready;
-    info.swapchainCount = 1;
-    info.pSwapchains = &m_swapchain;
-    info.pImageIndices = &held.image;
+    const VkPresentInfoKHR info = single_present(m_swapchain, held.image, ready);
     VkResult result = VK_SUCCESS;
     {
         const std::lock_guard lock(m_swapchain_mutex);
@@ -1095,12 +1090,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
                     " frame's copy could not be submitted (" + std::to_string(submitted) + ")");
         return std::nullopt;
     }
-    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-    info.waitSemaphoreCount = 1;
-    info.pWaitSemaphores = &m_generated_ready[target];
-    info.swapchainCount = 1;
-    info.pSwapchains = &m_swapchain;
-    info.pImageIndices = &target;
+    const VkPresentInfoKHR info = single_present(m_swapchain, target, m_generated_ready[target]);
     pace_next_present(); // at 3x, the second generated frame a third of a frame after the first
     VkResult shown = VK_SUCCESS;
     {

@@ -3,6 +3,20 @@
 #include <stdexcept>
 
 namespace tandem::layer {
+std::optional<std::uint32_t> find_memory_type(const VkPhysicalDeviceMemoryProperties& memory,
+                                              std::uint32_t allowed, VkMemoryPropertyFlags required,
+                                              VkMemoryPropertyFlags preferred) {
+    for (const VkMemoryPropertyFlags wanted : {required | preferred, required}) {
+        for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+            if ((allowed & (1u << i)) != 0 &&
+                (memory.memoryTypes[i].propertyFlags & wanted) == wanted) {
+                return i;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 VkImageMemoryBarrier layout_barrier(VkImage image, VkImageLayout from, VkImageLayout to,
                                     VkAccessFlags src_access, VkAccessFlags dst_access) {
     VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
@@ -31,25 +45,18 @@ HostFrame::HostFrame(const DeviceDispatch& vk, VkDevice device,
     VkMemoryRequirements needs{};
     m_vk.GetBufferMemoryRequirements(m_device, m_buffer, &needs);
     // Host-visible, cached where there is such a type (the host reads every byte).
-    std::uint32_t type = memory.memoryTypeCount;
-    for (const bool cached : {true, false}) {
-        for (std::uint32_t i = 0; i < memory.memoryTypeCount && type == memory.memoryTypeCount;
-             ++i) {
-            const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
-            if ((needs.memoryTypeBits & (1u << i)) != 0 &&
-                (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0 &&
-                (!cached || (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0)) {
-                type = i;
-                m_coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
-            }
-        }
+    const std::optional<std::uint32_t> type =
+        find_memory_type(memory, needs.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                         VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (type) {
+        m_coherent =
+            (memory.memoryTypes[*type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
     }
     VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     alloc.allocationSize = needs.size;
-    alloc.memoryTypeIndex = type;
+    alloc.memoryTypeIndex = type.value_or(0);
     void* mapped = nullptr;
-    if (type == memory.memoryTypeCount ||
-        m_vk.AllocateMemory(m_device, &alloc, nullptr, &m_memory) != VK_SUCCESS ||
+    if (!type || m_vk.AllocateMemory(m_device, &alloc, nullptr, &m_memory) != VK_SUCCESS ||
         m_vk.BindBufferMemory(m_device, m_buffer, m_memory, 0) != VK_SUCCESS ||
         m_vk.MapMemory(m_device, m_memory, 0, VK_WHOLE_SIZE, 0, &mapped) != VK_SUCCESS) {
         destroy();

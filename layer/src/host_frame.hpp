@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include <vulkan/vulkan.h>
@@ -16,6 +17,12 @@ namespace tandem::layer {
 [[nodiscard]] VkImageMemoryBarrier layout_barrier(VkImage image, VkImageLayout from,
                                                   VkImageLayout to, VkAccessFlags src_access,
                                                   VkAccessFlags dst_access);
+
+// The first memory type `allowed` (a memoryTypeBits) has with `required` and `preferred`, else
+// the first with `required` alone; nothing when none has `required`.
+[[nodiscard]] std::optional<std::uint32_t>
+find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, std::uint32_t allowed,
+                 VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred);
 
 class HostFrame {
 public:

@@ -597,6 +597,20 @@ void apply_present_mode(const DeviceRecord& record, VkSwapchainCreateInfoKHR& in
     info.presentMode = *settings.present_mode;
 }
 
+// The swapchain a vkCreateSwapchainKHR replaces (`old`, may be null) is retired by that call: the
+// frames held back for it go out first, while it can still show them, so that a resize loses no
+// frame of the program's. Its generation, or null.
+std::shared_ptr<SwapchainGeneration> flush_replaced(DeviceRecord& record, VkSwapchainKHR old) {
+    std::shared_ptr<SwapchainGeneration> replaced;
+    if (old != VK_NULL_HANDLE) {
+        record.with_swapchain(old, [&](SwapchainRecord& r) { replaced = r.generation; });
+        if (replaced) {
+            replaced->flush();
+        }
+    }
+    return replaced;
+}
+
 // Scaling: the real swapchain at the window's size and the program's images at the size it asked
 // for (scaled_swapchain.hpp). Nothing (the swapchain made as usual, one log line saying why) where
 // the program's swapchain is not one the layer can stand in for; else the call's result.
@@ -679,14 +693,8 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
         capabilities.maxImageCount == 0
             ? program.minImageCount + k_more_images
             : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
-    std::shared_ptr<SwapchainGeneration> replaced;
-    if (program.oldSwapchain != VK_NULL_HANDLE) {
-        record.with_swapchain(program.oldSwapchain,
-                              [&](SwapchainRecord& old) { replaced = old.generation; });
-        if (replaced) {
-            replaced->flush(); // its last frames go out while it still can show them
-        }
-    }
+    const std::shared_ptr<SwapchainGeneration> replaced =
+        flush_replaced(record, program.oldSwapchain);
     if (const VkResult r =
             record.dispatch.CreateSwapchainKHR(record.device, &real, allocator, swapchain);
         r != VK_SUCCESS) {
@@ -816,16 +824,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                     ": its surface allows no transfer usage or two more images (or it is "
                     "shared or layered); its frames pass through");
     }
-    // The swapchain it replaces is retired by this call: the frame held back for it goes out
-    // first, while it still can, so that a resize loses no frame of the program's.
-    std::shared_ptr<SwapchainGeneration> replaced;
-    if (info.oldSwapchain != VK_NULL_HANDLE) {
-        record->with_swapchain(info.oldSwapchain,
-                               [&](SwapchainRecord& old) { replaced = old.generation; });
-        if (replaced) {
-            replaced->flush();
-        }
-    }
+    const std::shared_ptr<SwapchainGeneration> replaced =
+        flush_replaced(*record, info.oldSwapchain);
     const VkResult result =
         record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
     if (result != VK_SUCCESS) {

@@ -8,26 +8,20 @@
 #include <string>
 
 #include "host_frame.hpp"
-#include "layer_state.hpp"
 #include "submission.hpp"
 
 namespace tandem::layer {
 namespace {
 
+// Device-local where a type of it is allowed (a device without any: any it allows).
 std::uint32_t device_local_type(const VkPhysicalDeviceMemoryProperties& memory,
                                 std::uint32_t allowed) {
-    for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
-        if ((allowed & (1u << i)) != 0 &&
-            (memory.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0) {
-            return i;
-        }
+    const std::optional<std::uint32_t> type =
+        find_memory_type(memory, allowed, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (!type) {
+        throw std::runtime_error("no memory type for the program's images");
     }
-    for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
-        if ((allowed & (1u << i)) != 0) {
-            return i; // a device without device-local memory (none known): any it allows
-        }
-    }
-    throw std::runtime_error("no memory type for the program's images");
+    return *type;
 }
 
 } // namespace
@@ -293,12 +287,7 @@ VkResult ScaledSwapchain::blit_present(std::uint32_t image,
     std::vector<TimelinePoint> all(readers.begin(), readers.end());
     all.push_back({m_done, slot.done_value});
     release(image, all);
-    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
-    info.waitSemaphoreCount = 1;
-    info.pWaitSemaphores = &m_blitted[target];
-    info.swapchainCount = 1;
-    info.pSwapchains = &m_swapchain;
-    info.pImageIndices = &target;
+    const VkPresentInfoKHR info = single_present(m_swapchain, target, m_blitted[target]);
     const std::lock_guard lock(*m_queue_mutex);
     return m_vk.QueuePresentKHR(m_queue, &info);
 }

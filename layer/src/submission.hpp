@@ -38,6 +38,20 @@ namespace tandem::layer {
     return batch;
 }
 
+// A present of one image of one swapchain, after one (binary) semaphore. The three must outlive
+// the present call.
+[[nodiscard]] inline VkPresentInfoKHR single_present(const VkSwapchainKHR& swapchain,
+                                                     const std::uint32_t& image,
+                                                     const VkSemaphore& wait) {
+    VkPresentInfoKHR info{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+    info.waitSemaphoreCount = 1;
+    info.pWaitSemaphores = &wait;
+    info.swapchainCount = 1;
+    info.pSwapchains = &swapchain;
+    info.pImageIndices = &image;
+    return info;
+}
+
 // A present's wait semaphores (binary) as waits of a batch.
 [[nodiscard]] std::vector<VkSemaphoreSubmitInfo> present_waits(const VkPresentInfoKHR& info);
 
