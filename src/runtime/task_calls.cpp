@@ -517,7 +517,8 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
         std::lock_guard lock(task->mutex);
         out = submit_locked(*task, bytes, inputs, job, chain, holds);
     }
-    release_chained(holds, 0); // those the job's slot did not take over
+    release_chained(holds, 0);   // those the job's slot did not take over
+    m_input_copies->wake_owed(); // the copier's thread, for the batch queued under the lock
     if (out.accepted()) {
         // Copies queued for the copier's thread: it wakes the job thread once it submitted them.
         job.instance->worker->enqueue(

@@ -249,17 +249,48 @@ void InputCopier::stop() noexcept {
     }
 }
 
+bool InputCopier::push_pending(const Pending& batch) noexcept {
+    if (m_ring_count == m_ring.size()) {
+        try {
+            std::vector<Pending> grown(std::max<std::size_t>(4, m_ring.size() * 2));
+            for (std::size_t i = 0; i < m_ring_count; ++i) {
+                grown[i] = m_ring[(m_ring_head + i) % m_ring.size()];
+            }
+            m_ring.swap(grown);
+            m_ring_head = 0;
+        } catch (...) {
+            return false;
+        }
+    }
+    m_ring[(m_ring_head + m_ring_count) % m_ring.size()] = batch;
+    ++m_ring_count;
+    return true;
+}
+
+InputCopier::Pending InputCopier::pop_pending() noexcept {
+    const Pending batch = m_ring[m_ring_head];
+    m_ring_head = (m_ring_head + 1) % m_ring.size();
+    --m_ring_count;
+    return batch;
+}
+
+void InputCopier::wake_owed() noexcept {
+    if (m_wake_owed.load(std::memory_order_acquire) &&
+        m_wake_owed.exchange(false, std::memory_order_acq_rel)) {
+        m_wake.notify_one();
+    }
+}
+
 void InputCopier::run() noexcept {
     for (;;) {
         Pending batch;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] { return m_stopping || !m_pending.empty(); });
-            if (m_pending.empty()) {
+            m_wake.wait(lock, [&] { return m_stopping || m_ring_count > 0; });
+            if (m_ring_count == 0) {
                 return; // stopping, and every batch queued was submitted
             }
-            batch = std::move(m_pending.front());
-            m_pending.pop_front();
+            batch = pop_pending();
         }
         if (batch.instance != nullptr && batch.instance->inputs.timer) {
             // The slot's last copy ran (slot_ready, at submit): its time, before this one's
@@ -286,7 +317,7 @@ void InputCopier::submit_pending(Pending& batch) noexcept {
     VkResult r = VK_SUCCESS;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     if (batch.instance != nullptr) {
-        r = prepare_commands(*batch.instance, batch.slot, batch.inputs, batch.lent);
+        r = prepare_commands(*batch.instance, batch.slot, batch.inputs.span(), batch.lent);
         cmd = batch.instance->inputs.cmds[batch.slot];
     }
     if (r == VK_SUCCESS) {
@@ -296,8 +327,9 @@ void InputCopier::submit_pending(Pending& batch) noexcept {
         }
         const VkSemaphoreSubmitInfo signal =
             m_timeline.submit_info(batch.value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-        r = vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, batch.waits, {&signal, 1}),
-                      cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
+        r = vk_status(
+            m_primary.queue(QueueRole::Main).submit_one(cmd, batch.waits.span(), {&signal, 1}),
+            cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
     }
     if (r != VK_SUCCESS) {
         // Its job fails (copy_submitted); the value is reached all the same, after the ones
@@ -389,8 +421,18 @@ bool InputCopier::slot_ready(const TaskInstance& instance, std::uint32_t slot) c
     if (needed == 0) {
         return true;
     }
+    if (m_seen_reached.load(std::memory_order_acquire) >= needed) {
+        return true; // reached before: the usual case, without a call into the driver
+    }
     std::uint64_t done = 0;
-    return m_timeline.value(done) == VK_SUCCESS && done >= needed;
+    if (m_timeline.value(done) != VK_SUCCESS) {
+        return false;
+    }
+    std::uint64_t seen = m_seen_reached.load(std::memory_order_relaxed);
+    while (seen < done &&
+           !m_seen_reached.compare_exchange_weak(seen, done, std::memory_order_release)) {
+    }
+    return done >= needed;
 }
 
 VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
@@ -555,36 +597,33 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
             return r;
         }
     }
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    try {
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            if (inputs[i].wait_semaphore != VK_NULL_HANDLE) {
-                waits.push_back(semaphore_submit_info(inputs[i].wait_semaphore,
-                                                      inputs[i].wait_value, k_before));
-            }
-            // The link's last read of the slot's copy (its download, on the primary).
-            if (to_link && images[i].source_free > 0) {
-                waits.push_back(semaphore_submit_info(in.links[i]->sender_semaphore(),
-                                                      images[i].source_free, k_before));
-            }
+    Pending pending;
+    bool fits = true;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].wait_semaphore != VK_NULL_HANDLE) {
+            fits = fits && pending.waits.push_back(semaphore_submit_info(
+                               inputs[i].wait_semaphore, inputs[i].wait_value, k_before));
         }
-    } catch (...) {
+        // The link's last read of the slot's copy (its download, on the primary).
+        if (to_link && images[i].source_free > 0) {
+            fits = fits && pending.waits.push_back(semaphore_submit_info(
+                               in.links[i]->sender_semaphore(), images[i].source_free, k_before));
+        }
+    }
+    if (m_deferred) {
+        pending.instance = &instance;
+        pending.slot = slot;
+        fits = fits && pending.inputs.assign(inputs);
+        pending.lent = lent;
+        in.copy_results[slot].store(VK_SUCCESS, std::memory_order_relaxed);
+    }
+    if (!fits) { // more than k_max_inputs: InputCopier::check refused them before
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
     std::uint64_t next = 0;
-    Pending pending;
-    if (m_deferred) {
-        try {
-            pending.instance = &instance;
-            pending.slot = slot;
-            pending.inputs.assign(inputs.begin(), inputs.end());
-            pending.lent = lent;
-        } catch (...) {
-            return VK_ERROR_OUT_OF_HOST_MEMORY;
-        }
-        in.copy_results[slot].store(VK_SUCCESS, std::memory_order_relaxed);
-    }
-    const VkResult r = submit_batch(cmd, waits, next, std::move(pending));
+    // The copier's thread is woken once the task's lock is released (wake_owed): woken here, it
+    // would wait for that lock (its timings) and the release would have to wake it again.
+    const VkResult r = submit_batch(cmd, next, pending, false);
     if (r != VK_SUCCESS) {
         return r;
     }
@@ -634,45 +673,34 @@ VkResult InputCopier::prepare_commands(TaskInstance& instance, std::uint32_t slo
     return VK_SUCCESS;
 }
 
-VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
-                                   std::span<const VkSemaphoreSubmitInfo> waits,
-                                   std::uint64_t& value) noexcept {
-    return submit_batch(cmd, waits, value, Pending{});
-}
-
-VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
-                                   std::span<const VkSemaphoreSubmitInfo> waits,
-                                   std::uint64_t& value, Pending pending) noexcept {
+VkResult InputCopier::submit_batch(VkCommandBuffer cmd, std::uint64_t& value,
+                                   const Pending& pending, bool wake_now) noexcept {
     std::unique_lock lock(m_mutex);
     const std::uint64_t next = m_value + 1;
     if (m_deferred) {
-        try {
-            pending.waits.assign(waits.begin(), waits.end());
-        } catch (...) {
-            return VK_ERROR_OUT_OF_HOST_MEMORY;
-        }
-        pending.value = next;
+        Pending queued = pending;
+        queued.value = next;
         if (m_stopping) {
             // Stopped (shutdown): submitted here, in order after everything the thread submitted.
-            submit_pending(pending);
-        } else {
-            try {
-                m_pending.push_back(std::move(pending));
-            } catch (...) {
-                return VK_ERROR_OUT_OF_HOST_MEMORY;
-            }
+            submit_pending(queued);
+        } else if (!push_pending(queued)) {
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
         }
         m_value = next;
         value = next;
         lock.unlock();
-        m_wake.notify_one();
+        if (wake_now) {
+            m_wake.notify_one();
+        } else {
+            m_wake_owed.store(true, std::memory_order_release);
+        }
         return VK_SUCCESS;
     }
     const VkSemaphoreSubmitInfo signal =
         m_timeline.submit_info(next, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
-    const VkResult r =
-        vk_status(m_primary.queue(QueueRole::Main).submit_one(cmd, waits, {&signal, 1}),
-                  cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
+    const VkResult r = vk_status(
+        m_primary.queue(QueueRole::Main).submit_one(cmd, pending.waits.span(), {&signal, 1}),
+        cmd != VK_NULL_HANDLE ? "input copies submit" : "input timeline submit");
     if (r == VK_SUCCESS) {
         m_value = next;
         value = next;
@@ -683,23 +711,25 @@ VkResult InputCopier::submit_batch(VkCommandBuffer cmd,
 VkResult InputCopier::lend(TaskInstance& instance, std::uint32_t slot, std::uint64_t last_work,
                            std::uint64_t& value) noexcept {
     InstanceInputs& in = instance.inputs;
-    std::vector<VkSemaphoreSubmitInfo> waits;
-    try {
-        if (instance.same_device) {
-            if (last_work > 0) { // the job that read the slot's images last
-                waits.push_back(semaphore_submit_info(instance.worker->work_timeline().handle(),
-                                                      last_work,
-                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-            }
-        } else {
-            for (std::size_t i = 0; i < in.links.size(); ++i) {
-                if (const std::uint64_t free = in.slots[slot][i].source_free; free > 0) {
-                    waits.push_back(semaphore_submit_info(in.links[i]->sender_semaphore(), free,
-                                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-                }
+    Pending pending;
+    BatchWaits& waits = pending.waits;
+    bool fits = true;
+    if (instance.same_device) {
+        if (last_work > 0) { // the job that read the slot's images last
+            fits = waits.push_back(semaphore_submit_info(instance.worker->work_timeline().handle(),
+                                                         last_work,
+                                                         VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
+    } else {
+        for (std::size_t i = 0; i < in.links.size(); ++i) {
+            if (const std::uint64_t free = in.slots[slot][i].source_free; free > 0) {
+                fits = fits &&
+                       waits.push_back(semaphore_submit_info(in.links[i]->sender_semaphore(), free,
+                                                             VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
             }
         }
-    } catch (...) {
+    }
+    if (!fits) { // more links than k_max_inputs: prepare_inputs made no more
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
     // Usually those reads completed long ago (the slot is free once its job completed, which
@@ -716,7 +746,7 @@ VkResult InputCopier::lend(TaskInstance& instance, std::uint32_t slot, std::uint
         return m_timeline.value(value); // a value reached already
     }
     std::uint64_t next = 0;
-    const VkResult r = submit_batch(VK_NULL_HANDLE, waits, next);
+    const VkResult r = submit_batch(VK_NULL_HANDLE, next, pending, true);
     if (r != VK_SUCCESS) {
         return r;
     }
@@ -728,7 +758,7 @@ VkResult InputCopier::lend(TaskInstance& instance, std::uint32_t slot, std::uint
 
 VkResult InputCopier::fence(TaskInstance& instance) noexcept {
     std::uint64_t next = 0;
-    const VkResult r = submit_batch(VK_NULL_HANDLE, {}, next);
+    const VkResult r = submit_batch(VK_NULL_HANDLE, next, Pending{}, true);
     if (r == VK_SUCCESS) {
         instance.inputs.last_copy = next;
     }

@@ -35,7 +35,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -46,6 +45,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "core/device.hpp"
+#include "core/fixed_list.hpp"
 #include "runtime/slot_transport.hpp"
 #include "runtime/task_instance.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -101,7 +101,8 @@ public:
     // not recorded again: the submit answers Busy). Non-blocking.
     [[nodiscard]] bool slot_ready(const TaskInstance& instance, std::uint32_t slot) const noexcept;
     // Records and submits the copies of `inputs` into `slot` of `instance` on the primary's main
-    // queue; on success `value` is the input timeline value they signal (also in
+    // queue (deferred: queues them, and the caller calls wake_owed() once it released the task's
+    // mutex); on success `value` is the input timeline value they signal (also in
     // instance.inputs.copied[slot]). Input i with bit i of `lent` set is the slot's own image,
     // lent to the application (lend): only its layout changes. Caller holds the instance's
     // task's mutex and owns the slot. Never throws; a failure's VkResult (the primary's device)
@@ -109,6 +110,9 @@ public:
     [[nodiscard]] VkResult copy(TaskInstance& instance, std::uint32_t slot,
                                 std::span<const InputImage> inputs, std::uint32_t lent,
                                 std::uint64_t& value) noexcept;
+    // Wakes the copier's thread for the batches copy() queued, if it was not woken since. The
+    // caller of copy(), once it holds no task's mutex. Never blocks.
+    void wake_owed() noexcept;
     // Lends `slot` of `instance` (Recording, taken by the caller, its last copy ran): `value`
     // is an input timeline value after the slot's last reads of its input images (its last
     // job's, `last_work` on the instance's work timeline, on the primary; the links' downloads
@@ -132,14 +136,16 @@ public:
     [[nodiscard]] VkResult fence(TaskInstance& instance) noexcept;
 
 private:
-private:
+    // A batch's semaphore waits: at most two per input (the application's writes and the
+    // link's last read of the slot's copy), kept in place so that a submit allocates nothing.
+    using BatchWaits = FixedList<VkSemaphoreSubmitInfo, 2 * k_max_inputs>;
     // A batch the copier's thread records (instance set: copy()'s) and submits.
     struct Pending {
         TaskInstance* instance = nullptr; // null: an empty batch (lend, fence)
         std::uint32_t slot = 0;
-        std::vector<InputImage> inputs;
+        FixedList<InputImage, k_max_inputs> inputs;
         std::uint32_t lent = 0;
-        std::vector<VkSemaphoreSubmitInfo> waits;
+        BatchWaits waits;
         std::uint64_t value = 0;
     };
 
@@ -152,15 +158,16 @@ private:
     [[nodiscard]] VkResult prepare_commands(TaskInstance& instance, std::uint32_t slot,
                                             std::span<const InputImage> inputs,
                                             std::uint32_t lent) noexcept;
-    // Submits `cmd` (or nothing) on the main queue after `waits`, signalling the next value;
-    // deferred, queues the batch (`pending`'s instance, slot, inputs and lent) for the copier's
-    // thread and takes the value it will signal.
-    [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
-                                        std::span<const VkSemaphoreSubmitInfo> waits,
-                                        std::uint64_t& value, Pending pending) noexcept;
-    [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd,
-                                        std::span<const VkSemaphoreSubmitInfo> waits,
-                                        std::uint64_t& value) noexcept;
+    // Submits `cmd` (or nothing) on the main queue after `pending.waits`, signalling the next
+    // value; deferred, queues the batch (`pending`'s instance, slot, inputs and lent) for the
+    // copier's thread and takes the value it will signal, waking the thread now (`wake_now`)
+    // or leaving the wake-up to wake_owed().
+    [[nodiscard]] VkResult submit_batch(VkCommandBuffer cmd, std::uint64_t& value,
+                                        const Pending& pending, bool wake_now) noexcept;
+    // The copier's queue, a ring that grows and never shrinks: queueing a batch allocates
+    // only when more are queued than ever before. Under m_mutex.
+    [[nodiscard]] bool push_pending(const Pending& batch) noexcept;
+    [[nodiscard]] Pending pop_pending() noexcept;
     void run() noexcept; // the copier's thread
     void submit_pending(Pending& batch) noexcept;
 
@@ -169,7 +176,13 @@ private:
     bool m_deferred = false;
     std::mutex m_mutex; // takes a value and submits (or queues) it: values grow in queue order
     std::uint64_t m_value = 0; // the last value submitted (deferred: queued)
-    std::deque<Pending> m_pending;
+    std::vector<Pending> m_ring;
+    std::size_t m_ring_head = 0;
+    std::size_t m_ring_count = 0;
+    // The highest value of m_timeline seen reached: values only grow, so a slot whose copy is
+    // older is ready without asking the driver (slot_ready, on the application's thread).
+    mutable std::atomic<std::uint64_t> m_seen_reached{0};
+    std::atomic<bool> m_wake_owed{false}; // copy() queued a batch and woke no one
     std::condition_variable m_wake;
     bool m_stopping = false;
     std::atomic<std::uint64_t> m_submitted{0}; // deferred: the last value whose batch was submitted
