@@ -30,6 +30,8 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
          next(instance, "vkGetPhysicalDeviceImageFormatProperties"));
     load(table.GetPhysicalDeviceFormatProperties,
          next(instance, "vkGetPhysicalDeviceFormatProperties"));
+    load(table.GetPhysicalDeviceSurfaceFormatsKHR,
+         next(instance, "vkGetPhysicalDeviceSurfaceFormatsKHR"));
     load(table.GetPhysicalDeviceQueueFamilyProperties,
          next(instance, "vkGetPhysicalDeviceQueueFamilyProperties"));
     return table;

@@ -171,6 +171,12 @@ VkResult DeviceGeneration::wait_idle() {
     return m_dispatch.QueueWaitIdle(m_queue);
 }
 
+bool worker_takes_format(VkFormat format) noexcept {
+    constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
+                                   VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8G8B8A8_SRGB};
+    return std::find(k_formats.begin(), k_formats.end(), format) != k_formats.end();
+}
+
 SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain,
                                          VkFormat format, VkExtent2D extent, int multiplier,
                                          GenerationCounts& counts,
@@ -182,11 +188,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
       m_format(format), m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
       m_real_presented(real_presented) {
-    // The worker's frames are RGBA8; a swapchain of another four-byte-per-texel 8-bit format
-    // takes them byte for byte (the interpolation treats the channels alike).
-    constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
-                                   VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8G8B8A8_SRGB};
-    if (std::find(k_formats.begin(), k_formats.end(), format) == k_formats.end()) {
+    if (!worker_takes_format(format)) {
         throw std::runtime_error("the swapchain's format (" + std::to_string(format) +
                                  ") is not an 8-bit RGBA or BGRA one");
     }

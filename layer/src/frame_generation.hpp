@@ -155,6 +155,11 @@ struct KeptTasks {
     [[nodiscard]] std::vector<TaskId> all() const;
 };
 
+// True for the swapchain formats the worker's frames (RGBA8) go into byte for byte: 8-bit RGBA
+// and BGRA, UNORM or SRGB (the interpolation treats the channels alike). Frames of any other
+// format pass through, and a scaled one is upscaled by the primary.
+[[nodiscard]] bool worker_takes_format(VkFormat format) noexcept;
+
 class SwapchainGeneration {
 public:
     // `multiplier` 2 or 3: presented frames per real frame. Throws std::runtime_error (with a

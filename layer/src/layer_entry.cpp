@@ -644,11 +644,8 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     if (window.width == program.imageExtent.width && window.height == program.imageExtent.height) {
         return std::nullopt; // the program asked for the window's size: nothing to upscale
     }
-    constexpr std::array k_formats{VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_B8G8R8A8_SRGB,
-                                   VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_R8G8B8A8_SRGB};
     // The worker's frames are RGBA8: another format is still scaled, by the primary alone.
-    const bool worker_frames =
-        std::find(k_formats.begin(), k_formats.end(), program.imageFormat) != k_formats.end();
+    const bool worker_frames = worker_takes_format(program.imageFormat);
     if (program.imageArrayLayers != 1 || program.flags != 0) {
         return not_scaled("it is layered or has creation flags");
     }
@@ -663,17 +660,20 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
             program.imageUsage | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0, &image_format) != VK_SUCCESS) {
         return not_scaled("the device cannot make plain images of its format and usage");
     }
-    constexpr VkFormatFeatureFlags k_blit = VK_FORMAT_FEATURE_BLIT_SRC_BIT |
-                                            VK_FORMAT_FEATURE_BLIT_DST_BIT |
-                                            VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT;
+    constexpr VkFormatFeatureFlags k_blit =
+        VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT;
     VkFormatProperties features{};
     if (instance.GetPhysicalDeviceFormatProperties != nullptr) {
         instance.GetPhysicalDeviceFormatProperties(record.physical_device, program.imageFormat,
                                                    &features);
     }
     if ((features.optimalTilingFeatures & k_blit) != k_blit) {
-        return not_scaled("the device cannot blit its format with a linear filter");
+        return not_scaled("the device cannot blit its format");
     }
+    // The primary's upscale filters linearly where the device can for this format (10-bit ones
+    // on some drivers cannot): else each window texel takes its nearest program texel.
+    const bool linear =
+        (features.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0;
     const std::vector<VkQueue> queues = record.queues();
     const std::shared_ptr<QueueRecord> queue_record =
         queues.empty() ? nullptr : record.queue_record(queues.front());
@@ -710,6 +710,7 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     desc.format = program.imageFormat;
     desc.program_extent = program.imageExtent;
     desc.window_extent = window;
+    desc.filter = linear ? VK_FILTER_LINEAR : VK_FILTER_NEAREST;
     desc.usage = program.imageUsage;
     desc.sharing = program.imageSharingMode;
     if (program.imageSharingMode == VK_SHARING_MODE_CONCURRENT) {
@@ -753,8 +754,10 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
         const std::lock_guard lock(record.generation_mutex);
         ++record.generating_swapchains;
     } else {
-        log_problem("a swapchain's format is not an 8-bit RGBA or BGRA one: the primary "
-                    "upscales its frames, and none is generated");
+        log_problem(std::string("a swapchain's format is not an 8-bit RGBA or BGRA one: the "
+                                "primary upscales its frames") +
+                    (linear ? "" : " (the nearest texel: the device cannot filter the format)") +
+                    ", and none is generated");
     }
     record.swapchains_created.fetch_add(1, std::memory_order_relaxed);
     {
@@ -809,7 +812,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     // real frame is held for one present: two more images than the program asked for, so that
     // its own acquires never wait for the layer's.
     constexpr std::uint32_t k_more_images = 2;
-    if (record->generation_possible && known && info.imageArrayLayers == 1 &&
+    const bool worker_format = worker_takes_format(info.imageFormat);
+    if (record->generation_possible && known && worker_format && info.imageArrayLayers == 1 &&
         (info.imageUsage & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0 &&
         (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) != 0 &&
         (capabilities.maxImageCount == 0 ||
@@ -817,6 +821,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         info.minImageCount += k_more_images;
         generation_possible = true;
+    } else if (record->generation_possible && !worker_format) {
+        log_problem("no frame generation for a swapchain of " +
+                    std::to_string(info.imageExtent.width) + "x" +
+                    std::to_string(info.imageExtent.height) +
+                    ": its format is not an 8-bit RGBA or BGRA one, the only ones the worker's "
+                    "frames take; its frames pass through");
     } else if (record->generation_possible) {
         log_problem("no frame generation for a swapchain of " +
                     std::to_string(info.imageExtent.width) + "x" +
@@ -995,12 +1005,57 @@ PFN_vkVoidFunction to_void(auto function) {
     return reinterpret_cast<PFN_vkVoidFunction>(function);
 }
 
+// True when the device can blit every format `surface` offers: whichever the program picks, the
+// layer can then upscale its images (create_scaled_swapchain). Where one cannot be (10-bit
+// formats on lavapipe), the program is told the window's own size, once logged, so that it
+// never draws a smaller image than its window that nothing upscales.
+bool blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physical,
+                        VkSurfaceKHR surface) {
+    const InstanceDispatch& vk = instance.dispatch;
+    if (vk.GetPhysicalDeviceSurfaceFormatsKHR == nullptr ||
+        vk.GetPhysicalDeviceFormatProperties == nullptr) {
+        return false;
+    }
+    std::uint32_t count = 0;
+    std::vector<VkSurfaceFormatKHR> formats;
+    VkResult listed = VK_INCOMPLETE;
+    while (listed == VK_INCOMPLETE) {
+        if (vk.GetPhysicalDeviceSurfaceFormatsKHR(physical, surface, &count, nullptr) !=
+            VK_SUCCESS) {
+            return false;
+        }
+        formats.resize(count);
+        listed = vk.GetPhysicalDeviceSurfaceFormatsKHR(physical, surface, &count, formats.data());
+    }
+    if (listed != VK_SUCCESS) {
+        return false;
+    }
+    constexpr VkFormatFeatureFlags k_blit =
+        VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        VkFormatProperties features{};
+        vk.GetPhysicalDeviceFormatProperties(physical, formats[i].format, &features);
+        if ((features.optimalTilingFeatures & k_blit) != k_blit) {
+            static std::once_flag logged;
+            std::call_once(logged, [&] {
+                log_problem("not scaled: the window offers a format (" +
+                            std::to_string(formats[i].format) +
+                            ") the device cannot blit, so the program is told the window's size");
+            });
+            return false;
+        }
+    }
+    return true;
+}
+
 // Scaling: the program is told its surface is the window's size times the scale, where a device
-// of its on this GPU took Tandem's additions (there the layer can stand in for its swapchains),
-// so that it asks for a swapchain of that size.
-void scale_capabilities(VkPhysicalDevice physical, VkSurfaceCapabilitiesKHR& capabilities) {
+// of its on this GPU took Tandem's additions (there the layer can stand in for its swapchains)
+// and every format of the surface can be upscaled, so that it asks for a swapchain of that size.
+void scale_capabilities(const InstanceRecord& instance, VkPhysicalDevice physical,
+                        VkSurfaceKHR surface, VkSurfaceCapabilitiesKHR& capabilities) {
     const LayerSettings& settings = layer_settings();
-    if (!settings.scales() || !registry().scales_on(physical)) {
+    if (!settings.scales() || !registry().scales_on(physical) ||
+        !blits_every_format(instance, physical, surface)) {
         return;
     }
     if (capabilities.currentExtent.width != UINT32_MAX) {
@@ -1020,7 +1075,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilitiesKHR(
     const VkResult result =
         instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR(physical, surface, capabilities);
     if (result == VK_SUCCESS) {
-        scale_capabilities(physical, *capabilities);
+        scale_capabilities(*instance, physical, surface, *capabilities);
     }
     return result;
 }
@@ -1036,7 +1091,8 @@ VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilities2KHR(
     const VkResult result = instance->dispatch.GetPhysicalDeviceSurfaceCapabilities2KHR(
         physical, surface, capabilities);
     if (result == VK_SUCCESS) {
-        scale_capabilities(physical, capabilities->surfaceCapabilities);
+        scale_capabilities(*instance, physical, surface->surface,
+                           capabilities->surfaceCapabilities);
     }
     return result;
 }

@@ -37,7 +37,7 @@ VkExtent2D scaled_extent(VkExtent2D window, double scale) noexcept {
 ScaledSwapchain::ScaledSwapchain(const Desc& desc)
     : m_device(desc.device), m_vk(*desc.vk), m_swapchain(desc.swapchain), m_format(desc.format),
       m_program_extent(desc.program_extent), m_window_extent(desc.window_extent),
-      m_queue(desc.queue), m_queue_mutex(desc.queue_mutex) {
+      m_filter(desc.filter), m_queue(desc.queue), m_queue_mutex(desc.queue_mutex) {
     try {
         std::uint32_t count = 0;
         if (m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, nullptr) != VK_SUCCESS) {
@@ -255,7 +255,7 @@ VkResult ScaledSwapchain::blit_present(std::uint32_t image,
     region.dstOffsets[1] = {static_cast<std::int32_t>(m_window_extent.width),
                             static_cast<std::int32_t>(m_window_extent.height), 1};
     m_vk.CmdBlitImage(slot.cmd, from, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to,
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region, VK_FILTER_LINEAR);
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region, m_filter);
     const std::array after{
         layout_barrier(from, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
                        VK_ACCESS_TRANSFER_READ_BIT, 0),

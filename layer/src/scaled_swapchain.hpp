@@ -52,6 +52,8 @@ public:
         VkFormat format = VK_FORMAT_UNDEFINED;
         VkExtent2D program_extent{};
         VkExtent2D window_extent{};
+        // The primary's upscale (blit_present): linear where the device filters the format so.
+        VkFilter filter = VK_FILTER_LINEAR;
         // The program's images: its usage (transfer source added), sharing and count.
         VkImageUsageFlags usage = 0;
         VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
@@ -123,6 +125,7 @@ private:
     VkFormat m_format = VK_FORMAT_UNDEFINED;
     VkExtent2D m_program_extent{};
     VkExtent2D m_window_extent{};
+    VkFilter m_filter = VK_FILTER_LINEAR;
     VkQueue m_queue = VK_NULL_HANDLE;
     std::shared_ptr<std::mutex> m_queue_mutex;
     std::vector<VkImage> m_images;

@@ -8,11 +8,13 @@
 # layer's report counts what was presented.
 #
 #   layer_programs.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE SWAPCHAIN_PROBE
+#                     WINDOWS_PROBE
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
 #       cli_status | cli_run | worker_lost | verify | dump | pacing | swapchain_same_size |
-#       scaling | scaling_generated | scaling_no_worker | scaling_churn
+#       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
+#       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -23,6 +25,7 @@ build_dir=$4
 work=$5/$case_name
 exit_probe=$6
 swapchain_probe=${7:-}
+windows_probe=${8:-}
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -43,13 +46,15 @@ explicit_layer() {
     export VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation${validation_layers:+:$validation_layers}
 }
 
-# run_program NAME ARGS...: runs it under xvfb-run with a minute's limit; stdout and stderr go
-# to $work/NAME.out and .err; returns its exit status.
+# run_program NAME ARGS...: runs it under xvfb-run with a minute's limit (the X server's
+# arguments from $xvfb_server_args, when set); stdout and stderr go to $work/NAME.out and .err;
+# returns its exit status.
 run_program() {
     local name=$1
     shift
     local status=0
-    timeout -k 5 60 xvfb-run -a "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
+    timeout -k 5 60 xvfb-run -a ${xvfb_server_args:+-s "$xvfb_server_args"} "$@" \
+        >"$work/$name.out" 2>"$work/$name.err" || status=$?
     [ "$status" -ne 124 ] || fail "$name did not end within 60 s (a hang)"
     return "$status"
 }
@@ -497,6 +502,73 @@ scaling_churn)
     check_report "$work/report.json" "r['swapchains_created'] == 20" \
         "r['real_frames_presented'] == 212" "r['generated_frames'] >= 1" \
         "r['devices'][0]['upscaled_frames'] >= 1"
+    ;;
+two_windows)
+    # Two windows, a swapchain each, presented one after the other: each swapchain has frames
+    # generated for it on the worker, every real frame of both presented.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program windows "$windows_probe" --frames 60 --together 0 ||
+        fail "layer_windows_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 60 60" "$work/windows.out" || fail "the probe's presents: $(cat "$work/windows.out")"
+    check_report "$work/report.json" "r['swapchains_created'] == 2" \
+        "r['real_frames_presented'] == 120" "r['generated_frames'] >= 100"
+    ;;
+two_windows_together)
+    # Both windows' images in one present: the layer generates for a present of one swapchain
+    # only, so these pass through, after any frame it held for either; all 120 go out.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program windows "$windows_probe" --frames 60 --together 1 ||
+        fail "layer_windows_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 60 60" "$work/windows.out" || fail "the probe's presents: $(cat "$work/windows.out")"
+    check_report "$work/report.json" "r['swapchains_created'] == 2" \
+        "r['real_frames_presented'] == 120"
+    ;;
+two_windows_scaled)
+    # Scaled, both windows' images in one present: the layer waits for the program's semaphores
+    # once and presents each window's image on its own, each upscaled to its window (by the
+    # worker, or by the primary's blit), all 120 presented and counted.
+    explicit_layer
+    export TANDEM_FRAMEGEN_SCALE=0.5 TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json
+    run_program windows "$windows_probe" --frames 60 --together 1 ||
+        fail "layer_windows_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 60 60" "$work/windows.out" || fail "the probe's presents: $(cat "$work/windows.out")"
+    scaled=$(grep -c "upscaled to it" "$work/windows.err" || true)
+    [ "$scaled" -eq 2 ] || fail "want 2 scaled swapchains, got $scaled"
+    check_report "$work/report.json" "r['swapchains_created'] == 2" \
+        "r['real_frames_presented'] == 120" \
+        "r['devices'][0]['upscaled_frames'] + r['devices'][0]['blitted_frames'] == 120" \
+        "r['generated_frames'] >= 100"
+    ;;
+ten_bit | ten_bit_scaled)
+    # A 10-bit swapchain (A2R10G10B10, the one format of an X server of depth 30): the worker's
+    # frames are 8-bit, so its frames pass through. Scaled, lavapipe cannot blit that format, so
+    # nothing could upscale the program's images: the program is told the window's own size
+    # (never handed a smaller image than its window that nothing upscales), and its frames pass
+    # through at that size. Every one presented, with no validation message either way.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1 TANDEM_FRAMEGEN_REPORT=$work/report.json
+    [ "$case_name" = ten_bit ] || export TANDEM_FRAMEGEN_SCALE=0.5
+    xvfb_server_args="-screen 0 640x480x30"
+    run_program windows "$windows_probe" --frames 30 --together 0 --format a2r10g10b10 ||
+        fail "layer_windows_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 30 30" "$work/windows.out" || fail "the probe's presents: $(cat "$work/windows.out")"
+    grep -q "swapchain created: 160x120" "$work/windows.err" &&
+        grep -q "swapchain created: 128x96" "$work/windows.err" ||
+        fail "want swapchains at the windows' sizes: $(grep tandem-layer "$work/windows.err")"
+    check_report "$work/report.json" "r['swapchains_created'] == 2" \
+        "r['real_frames_presented'] == 60" "r['generated_frames'] == 0" \
+        "r['devices'][0]['blitted_frames'] == 0" "r['devices'][0]['upscaled_frames'] == 0"
+    if [ "$case_name" = ten_bit_scaled ]; then
+        grep -q "not scaled: the window offers a format (58) the device cannot blit" \
+            "$work/windows.err" || fail "no line saying why the window is not scaled"
+    fi
     ;;
 *)
     fail "unknown case"

@@ -1,0 +1,290 @@
+// layer_windows_probe: a program with two windows, each with its own swapchain on one device,
+// for the layer's tests of several swapchains alive at once. It opens two X windows of different
+// sizes (run it under xvfb-run) and presents --frames frames on each, each frame cleared to a
+// colour of its own: with --together 1 both images in one vkQueuePresentKHR (with pResults, as
+// a program that shows a scene on two monitors does), else one present per window. It prints
+// the frames each window's present answered VK_SUCCESS or VK_SUBOPTIMAL_KHR for
+// ("presented A B") and exits 0. --format a2r10g10b10: the swapchains' format is
+// VK_FORMAT_A2R10G10B10_UNORM_PACK32 (an X server of depth 30 offers it), else
+// VK_FORMAT_B8G8R8A8_UNORM.
+//
+//   layer_windows_probe [--frames N] [--together 0|1] [--format b8g8r8a8|a2r10g10b10]
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <xcb/xcb.h>
+
+#define VK_USE_PLATFORM_XCB_KHR
+#include <vulkan/vulkan.h>
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "layer_windows_probe: %s\n", what.c_str());
+    std::exit(1);
+}
+
+void check(VkResult result, const char* call) {
+    if (result != VK_SUCCESS) {
+        fail(std::string(call) + " failed (" + std::to_string(result) + ")");
+    }
+}
+
+bool shown(VkResult result) {
+    return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
+}
+
+// One window and what presents to it.
+struct Window {
+    xcb_window_t window = 0;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    VkSurfaceKHR surface = VK_NULL_HANDLE;
+    VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+    std::vector<VkImage> images;
+    VkSemaphore acquired = VK_NULL_HANDLE;
+    std::vector<VkSemaphore> rendered; // one per image
+    std::uint64_t presented = 0;
+};
+
+void record_clear(VkCommandBuffer cmd, VkImage image, float shade) {
+    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.image = image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                         nullptr, 0, nullptr, 1, &barrier);
+    const VkClearColorValue colour{{shade, 1.0f - shade, 0.5f, 1.0f}};
+    vkCmdClearColorImage(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
+                         &barrier.subresourceRange);
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = 0;
+    barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+    barrier.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                         0, 0, nullptr, 0, nullptr, 1, &barrier);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::uint32_t frames = 60;
+    bool together = false;
+    VkFormat format = VK_FORMAT_B8G8R8A8_UNORM;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string arg = argv[i];
+        if (arg == "--frames") {
+            frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+        } else if (arg == "--together") {
+            together = std::string(argv[i + 1]) == "1";
+        } else if (arg == "--format") {
+            const std::string name = argv[i + 1];
+            if (name == "a2r10g10b10") {
+                format = VK_FORMAT_A2R10G10B10_UNORM_PACK32;
+            } else if (name != "b8g8r8a8") {
+                fail("unknown format " + name);
+            }
+        } else {
+            fail("unknown argument " + arg);
+        }
+    }
+
+    xcb_connection_t* connection = xcb_connect(nullptr, nullptr);
+    if (connection == nullptr || xcb_connection_has_error(connection) != 0) {
+        fail("no X server (run under xvfb-run)");
+    }
+    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data;
+    std::array<Window, 2> windows;
+    windows[0].width = 160;
+    windows[0].height = 120;
+    windows[1].width = 128;
+    windows[1].height = 96;
+    for (Window& w : windows) {
+        w.window = xcb_generate_id(connection);
+        xcb_create_window(connection, XCB_COPY_FROM_PARENT, w.window, screen->root, 0, 0,
+                          static_cast<std::uint16_t>(w.width), static_cast<std::uint16_t>(w.height),
+                          0, XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, 0, nullptr);
+        xcb_map_window(connection, w.window);
+    }
+    xcb_flush(connection);
+
+    const char* instance_extensions[] = {VK_KHR_SURFACE_EXTENSION_NAME,
+                                         VK_KHR_XCB_SURFACE_EXTENSION_NAME};
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "layer_windows_probe";
+    app.apiVersion = VK_API_VERSION_1_0;
+    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    instance_info.pApplicationInfo = &app;
+    instance_info.enabledExtensionCount = 2;
+    instance_info.ppEnabledExtensionNames = instance_extensions;
+    VkInstance instance = VK_NULL_HANDLE;
+    check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance");
+
+    std::uint32_t count = 1;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    const VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+    if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
+        fail("no Vulkan device");
+    }
+    for (Window& w : windows) {
+        VkXcbSurfaceCreateInfoKHR surface_info{VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR};
+        surface_info.connection = connection;
+        surface_info.window = w.window;
+        check(vkCreateXcbSurfaceKHR(instance, &surface_info, nullptr, &w.surface),
+              "vkCreateXcbSurfaceKHR");
+        VkBool32 presents = VK_FALSE;
+        vkGetPhysicalDeviceSurfaceSupportKHR(physical, 0, w.surface, &presents);
+        if (presents != VK_TRUE) {
+            fail("queue family 0 does not present to a window");
+        }
+    }
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = 0;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    const char* device_extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+    VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    device_info.queueCreateInfoCount = 1;
+    device_info.pQueueCreateInfos = &queue_info;
+    device_info.enabledExtensionCount = 1;
+    device_info.ppEnabledExtensionNames = device_extensions;
+    VkDevice device = VK_NULL_HANDLE;
+    check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
+    VkQueue queue = VK_NULL_HANDLE;
+    vkGetDeviceQueue(device, 0, 0, &queue);
+
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    check(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    check(vkAllocateCommandBuffers(device, &alloc, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence = VK_NULL_HANDLE;
+    check(vkCreateFence(device, &fence_info, nullptr, &fence), "vkCreateFence");
+    VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+
+    for (Window& w : windows) {
+        VkSurfaceCapabilitiesKHR caps{};
+        check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical, w.surface, &caps),
+              "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+        VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+        swap_info.surface = w.surface;
+        swap_info.minImageCount = caps.minImageCount;
+        swap_info.imageFormat = format;
+        swap_info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
+        swap_info.imageExtent = caps.currentExtent;
+        swap_info.imageArrayLayers = 1;
+        swap_info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        swap_info.preTransform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
+        swap_info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+        swap_info.presentMode = VK_PRESENT_MODE_FIFO_KHR;
+        swap_info.clipped = VK_TRUE;
+        check(vkCreateSwapchainKHR(device, &swap_info, nullptr, &w.swapchain),
+              "vkCreateSwapchainKHR");
+        vkGetSwapchainImagesKHR(device, w.swapchain, &count, nullptr);
+        w.images.resize(count);
+        vkGetSwapchainImagesKHR(device, w.swapchain, &count, w.images.data());
+        check(vkCreateSemaphore(device, &semaphore_info, nullptr, &w.acquired),
+              "vkCreateSemaphore");
+        w.rendered.resize(count);
+        for (VkSemaphore& r : w.rendered) {
+            check(vkCreateSemaphore(device, &semaphore_info, nullptr, &r), "vkCreateSemaphore");
+        }
+    }
+
+    for (std::uint32_t frame = 0; frame < frames; ++frame) {
+        std::array<std::uint32_t, 2> indices{};
+        vkResetCommandBuffer(cmd, 0);
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        vkBeginCommandBuffer(cmd, &begin);
+        for (std::size_t i = 0; i < windows.size(); ++i) {
+            Window& w = windows[i];
+            const VkResult got = vkAcquireNextImageKHR(device, w.swapchain, UINT64_MAX, w.acquired,
+                                                       VK_NULL_HANDLE, &indices[i]);
+            if (!shown(got)) {
+                fail("vkAcquireNextImageKHR failed (" + std::to_string(got) + ")");
+            }
+            const float shade = static_cast<float>((frame + 16 * i) % 64) / 63.0f;
+            record_clear(cmd, w.images[indices[i]], shade);
+        }
+        vkEndCommandBuffer(cmd);
+        const std::array<VkSemaphore, 2> waits{windows[0].acquired, windows[1].acquired};
+        const std::array<VkPipelineStageFlags, 2> stages{VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                                         VK_PIPELINE_STAGE_TRANSFER_BIT};
+        const std::array<VkSemaphore, 2> signals{windows[0].rendered[indices[0]],
+                                                 windows[1].rendered[indices[1]]};
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        submit.waitSemaphoreCount = 2;
+        submit.pWaitSemaphores = waits.data();
+        submit.pWaitDstStageMask = stages.data();
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &cmd;
+        submit.signalSemaphoreCount = 2;
+        submit.pSignalSemaphores = signals.data();
+        check(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+        if (together) {
+            const std::array<VkSwapchainKHR, 2> swapchains{windows[0].swapchain,
+                                                           windows[1].swapchain};
+            std::array<VkResult, 2> results{VK_ERROR_UNKNOWN, VK_ERROR_UNKNOWN};
+            VkPresentInfoKHR present{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+            present.waitSemaphoreCount = 2;
+            present.pWaitSemaphores = signals.data();
+            present.swapchainCount = 2;
+            present.pSwapchains = swapchains.data();
+            present.pImageIndices = indices.data();
+            present.pResults = results.data();
+            const VkResult all = vkQueuePresentKHR(queue, &present);
+            for (std::size_t i = 0; i < windows.size(); ++i) {
+                windows[i].presented += shown(all) && shown(results[i]) ? 1 : 0;
+            }
+        } else {
+            for (std::size_t i = 0; i < windows.size(); ++i) {
+                VkPresentInfoKHR present{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
+                present.waitSemaphoreCount = 1;
+                present.pWaitSemaphores = &signals[i];
+                present.swapchainCount = 1;
+                present.pSwapchains = &windows[i].swapchain;
+                present.pImageIndices = &indices[i];
+                windows[i].presented += shown(vkQueuePresentKHR(queue, &present)) ? 1 : 0;
+            }
+        }
+        check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+        check(vkResetFences(device, 1, &fence), "vkResetFences");
+    }
+    // The rendered semaphores' last presents may still wait on them: idle before they go.
+    check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
+    for (Window& w : windows) {
+        vkDestroySwapchainKHR(device, w.swapchain, nullptr);
+        for (VkSemaphore r : w.rendered) {
+            vkDestroySemaphore(device, r, nullptr);
+        }
+        vkDestroySemaphore(device, w.acquired, nullptr);
+    }
+    vkDestroyFence(device, fence, nullptr);
+    vkDestroyCommandPool(device, pool, nullptr);
+    vkDestroyDevice(device, nullptr);
+    for (Window& w : windows) {
+        vkDestroySurfaceKHR(instance, w.surface, nullptr);
+        xcb_destroy_window(connection, w.window);
+    }
+    vkDestroyInstance(instance, nullptr);
+    xcb_disconnect(connection);
+    std::printf("presented %llu %llu\n", static_cast<unsigned long long>(windows[0].presented),
+                static_cast<unsigned long long>(windows[1].presented));
+    return 0;
+}
