@@ -386,16 +386,16 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
         // recycled once nothing keeps it.
         if (i < instance.slots.size() && !instance.slots[i].chained.empty() &&
             (s.worker_done_seen || s.state == SlotState::Free || s.state == SlotState::Ready ||
-             s.state == SlotState::Leased ||
+             s.state == SlotState::Kept || s.state == SlotState::Leased ||
              (s.state == SlotState::Retired && instance.host_jobs == 0))) {
             release_chained(instance.slots[i].chained, s.work_value);
         }
-        if (s.chain_kept && s.state == SlotState::Ready && !s.published) {
+        if (s.state == SlotState::Kept) {
             recycle(instance, i);
         }
         // Overdue: in flight for longer than the worker's allowance during which it completed
         // nothing (a slow worker, or a long queue ahead of the job, is busy, not lost).
-        if (lost_reason.empty() && !worker.lost() && in_flight(s.state) && !s.lent &&
+        if (lost_reason.empty() && !worker.lost() && in_flight(s.state) &&
             now - std::max(s.times.request, worker.last_progress()) > allowance) {
             // Say where it stopped, so a report from a machine names the stage.
             lost_reason = "it made no progress for longer than its allowance of " +
@@ -513,13 +513,13 @@ void CompletionTracker::lose_worker(Worker& worker, const std::string& reason) n
                 for (std::uint32_t i = 0; i < instance->ring.size(); ++i) {
                     const SlotRecord& slot = instance->ring[i];
                     const SlotState s = slot.state;
-                    if (in_flight(s) && !slot.trial && !slot.lent) {
+                    if (in_flight(s) && !slot.trial) {
                         m_events.post(RuntimeEventKind::JobFailed, task->id, device,
                                       slot.generation, TaskError::DeviceLost,
                                       "the job failed with its device: ", reason);
                     }
                     // Ready and Leased slots hold finished outputs on the primary: readable.
-                    if (s == SlotState::Free || in_flight(s)) {
+                    if (s == SlotState::Free || held(s)) {
                         (void)instance->ring.apply(i, SlotEvent::Fail);
                     }
                 }

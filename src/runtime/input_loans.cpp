@@ -144,8 +144,7 @@ void end_loan(const LoanMatch& match) noexcept {
     auto& loans = match.instance->inputs.loans;
     loans.erase(loans.begin() + static_cast<std::ptrdiff_t>(match.index));
     std::lock_guard lock(match.instance->mutex);
-    match.instance->ring[match.slot].lent = false;
-    (void)match.instance->ring.apply(match.slot, SlotEvent::Abort);
+    (void)match.instance->ring.apply(match.slot, SlotEvent::Abort); // Lent -> Free
 }
 
 LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
@@ -183,7 +182,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             slot = m_jobs->take_free_slot(*instance);
             if (slot) {
                 last_work = instance->ring[*slot].work_value;
-                instance->ring[*slot].lent = true;
+                (void)instance->ring.apply(*slot, SlotEvent::Lend);
             }
         }
         if (!slot) {
@@ -196,7 +195,6 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         if (const VkResult r = m_input_copies->lend(*instance, *slot, last_work, writable);
             r != VK_SUCCESS) {
             std::lock_guard instance_lock(instance->mutex);
-            instance->ring[*slot].lent = false;
             (void)instance->ring.apply(*slot, SlotEvent::Abort);
             ++task->counts.failed;
             out.error =

@@ -1,5 +1,5 @@
 // Lent input images (tandem/input.hpp, Runtime::lend_inputs): which loan a submit's inputs name.
-// A loan is a slot of one of the task's instances, Recording since lend_inputs took it, listed
+// A loan is a slot of one of the task's instances, Lent since lend_inputs took it, listed
 // in that instance's InstanceInputs::loans (under the task's mutex); a submit naming its images
 // takes that slot (JobPipeline::take) when the instance still takes the task's submits, and
 // otherwise (the task moved meanwhile) copies the lent images as an application's and ends the

@@ -62,7 +62,7 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
                   std::optional<std::uint32_t> lent_slot, std::uint32_t lent) noexcept {
     const auto now = Clock::now();
     std::lock_guard lock(instance.mutex);
-    // A lent slot stays Recording (the application holds it) when the job is not taken.
+    // A lent slot stays Lent (the application holds it) when the job is not taken.
     const auto abort = [&](std::uint32_t s) {
         if (!lent_slot) {
             (void)instance.ring.apply(s, SlotEvent::Abort);
@@ -91,7 +91,9 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
         }
     }
     SlotRecord& s = instance.ring[*slot];
-    s.lent = false; // a job's from now on
+    if (lent_slot) {
+        (void)instance.ring.apply(*slot, SlotEvent::Accept); // Lent -> Recording: a job's now
+    }
     if (chained != nullptr) {
         instance.slots[*slot].chained.swap(*chained); // empty before: released above
     }

@@ -67,9 +67,9 @@ public:
     // With `inputs` (the instance's task has inputs; InputCopier::check passed), their copies
     // are submitted into the slot and `inputs_released` is the input timeline value they signal.
     // With `chained` (hold_chained's holds for this job), the slot takes them over on Accepted.
-    // With `lent_slot` (a loan of the instance, Runtime::lend_inputs), the job takes that slot,
-    // Recording since it was lent, whose images inputs `lent` (a bit each) name: nothing of
-    // those is copied; the slot stays lent when the answer is not Accepted.
+    // With `lent_slot` (a loan of the instance, Runtime::lend_inputs), the job takes that slot
+    // (Lent -> Recording), whose images inputs `lent` (a bit each) name: nothing of those is
+    // copied; the slot stays Lent when the answer is not Accepted.
     [[nodiscard]] Take take(Task& task, TaskInstance& instance, std::span<const std::byte> bytes,
                             bool trial, WorkerJob& job, std::span<const InputImage> inputs = {},
                             std::uint64_t* inputs_released = nullptr,

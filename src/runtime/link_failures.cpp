@@ -87,13 +87,13 @@ bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
         for (std::uint32_t i = 0; i < task.ring.size(); ++i) {
             const SlotRecord& slot = task.ring[i];
             const SlotState s = slot.state;
-            if (events != nullptr && in_flight(s) && !slot.trial && !slot.lent) {
+            if (events != nullptr && in_flight(s) && !slot.trial) {
                 events->post(RuntimeEventKind::JobFailed, task.owner->id, task.device(),
                              slot.generation, TaskError::TransferFailed,
                              "the job failed: ", task.link_error);
             }
             // As for a lost worker: Ready and Leased slots hold finished outputs on the primary.
-            if (s == SlotState::Free || in_flight(s)) {
+            if (s == SlotState::Free || held(s)) {
                 (void)task.ring.apply(i, SlotEvent::Fail);
             }
         }

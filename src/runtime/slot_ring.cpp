@@ -8,12 +8,16 @@ const char* to_string(SlotState state) noexcept {
         return "free";
     case SlotState::Recording:
         return "recording";
+    case SlotState::Lent:
+        return "lent";
     case SlotState::WorkerInFlight:
         return "worker-in-flight";
     case SlotState::Transferring:
         return "transferring";
     case SlotState::Ready:
         return "ready";
+    case SlotState::Kept:
+        return "kept";
     case SlotState::Leased:
         return "leased";
     case SlotState::Retired:
@@ -26,6 +30,10 @@ const char* to_string(SlotEvent event) noexcept {
     switch (event) {
     case SlotEvent::Accept:
         return "accept";
+    case SlotEvent::Lend:
+        return "lend";
+    case SlotEvent::Keep:
+        return "keep";
     case SlotEvent::Submitted:
         return "submitted";
     case SlotEvent::WorkerDone:
@@ -62,6 +70,17 @@ std::optional<SlotState> slot_transition(SlotState from, SlotEvent event) noexce
         if (event == E::Submitted) {
             return S::WorkerInFlight;
         }
+        if (event == E::Lend) {
+            return S::Lent;
+        }
+        if (event == E::Abort) {
+            return S::Free;
+        }
+        break;
+    case S::Lent:
+        if (event == E::Accept) {
+            return S::Recording;
+        }
         if (event == E::Abort) {
             return S::Free;
         }
@@ -85,6 +104,17 @@ std::optional<SlotState> slot_transition(SlotState from, SlotEvent event) noexce
         }
         if (event == E::Recycle) {
             return S::Free;
+        }
+        if (event == E::Keep) {
+            return S::Kept;
+        }
+        break;
+    case S::Kept:
+        if (event == E::Recycle) {
+            return S::Free;
+        }
+        if (event == E::Keep) {
+            return S::Kept;
         }
         break;
     case S::Leased:
@@ -132,7 +162,7 @@ std::uint32_t SlotRing::count(SlotState state) const noexcept {
 std::uint32_t SlotRing::in_flight_count() const noexcept {
     std::uint32_t n = 0;
     for (const auto& s : m_slots) {
-        n += in_flight(s.state) && !s.lent ? 1u : 0u; // a lent slot holds no job
+        n += in_flight(s.state) ? 1u : 0u;
     }
     return n;
 }

@@ -3,16 +3,24 @@
 // its mutex.
 //
 //     Free -> Recording -> WorkerInFlight -> Transferring -> Ready <-> Leased
-//       ^  \                                                 |
-//       |   +-- Abort (the job failed before any GPU work)   |
-//       +------------------------ Recycle --------------------+
+//      ^ ^      |  ^                                         |   |
+//      | |  Lend|  |Accept (a submit's job takes it)         |   Keep (a chain's
+//      | |      v  |                                         |   |     consumer reads it)
+//      | +---- Lent (Abort: the loan ended without a job)    |   v
+//      |                                                     |   Kept
+//      +--- Recycle (Ready or Kept), Abort (Recording: the --+---+
+//           job failed before any GPU work)
 //     any state -- Fail --> Retired (never reused)
 //
 // Free: may be taken by submit. Recording: accepted, queued for the worker's thread.
-// WorkerInFlight: worker GPU work submitted. Transferring: worker work observed complete, copy
-// to the primary pending. Ready: primary copy complete, no read pending. Leased: leased, or a
-// release whose primary value has not been observed yet. Recycle (Ready -> Free) happens only
-// when the slot is not the published output and no chain's consumer reads or awaits it.
+// Lent: the application holds the slot's input images (Runtime::lend_inputs), no job yet: no
+// worker is late for it. WorkerInFlight: worker GPU work submitted. Transferring: worker work
+// observed complete, copy to the primary pending. Ready: primary copy complete, no read pending.
+// Leased: leased, or a release whose primary value has not been observed yet. Kept: no longer
+// the published output, kept for a chain's consumer that reads it or has yet to
+// (runtime/task_chains.hpp); the completion pass recycles it once nothing keeps it. Recycle
+// (Ready or Kept -> Free) happens only when the slot is not the published output and no chain's
+// consumer reads or awaits it.
 #pragma once
 
 #include <chrono>
@@ -23,16 +31,29 @@
 
 namespace tandem::detail {
 
-enum class SlotState { Free, Recording, WorkerInFlight, Transferring, Ready, Leased, Retired };
+enum class SlotState {
+    Free,
+    Recording,
+    Lent,
+    WorkerInFlight,
+    Transferring,
+    Ready,
+    Kept,
+    Leased,
+    Retired
+};
 enum class SlotEvent {
-    Accept,
+    Accept, // Free or Lent -> Recording: a job takes the slot
+    Lend,   // Recording -> Lent: the slot just taken is the application's (lend_inputs)
+    Keep,   // Ready -> Kept: recycled, but a chain's consumer keeps it
     Submitted,
     WorkerDone,
     CopyDone,
     Lease,
     ReadsDone,
     Recycle,
-    Abort, // Recording -> Free: the job failed in its workload before anything was submitted
+    Abort, // Recording or Lent -> Free: the job failed in its workload before anything was
+           // submitted, or the loan ended without one
     Fail,
 };
 
@@ -47,6 +68,12 @@ enum class SlotEvent {
 [[nodiscard]] constexpr bool in_flight(SlotState s) noexcept {
     return s == SlotState::Recording || s == SlotState::WorkerInFlight ||
            s == SlotState::Transferring;
+}
+
+// True while the slot holds a job in flight or the application's loan (Lent): its instance is
+// not freed meanwhile, and a lost worker or failed link retires it.
+[[nodiscard]] constexpr bool held(SlotState s) noexcept {
+    return in_flight(s) || s == SlotState::Lent;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -69,17 +96,15 @@ struct SlotRecord {
     std::uint64_t release_value = 0; // primary timeline value the reads finish at
     bool published = false;          // this slot holds the task's published output
     bool worker_done_seen = false;
-    bool trial = false; // a job Tandem runs to measure the task: never published
-    // Recording because the application holds it (Runtime::lend_inputs), not for a job: no
-    // worker is late for it.
-    bool lent = false;
+    // A job Tandem runs to measure the task, never published: a property of the slot's job (as
+    // its generation is), not a stage of the slot's life.
+    bool trial = false;
     // Chains (runtime/task_chains.hpp): consumer jobs that may still read the slot's output (it
     // is neither taken nor recycled meanwhile); the newest work value of those that completed
-    // (the slot's next job waits for it); whether recycling it waits for them or for a matching
-    // consumer; whether its job's work was submitted (a consumer's job thread asks).
+    // (the slot's next job waits for it); whether its job's work was submitted (a consumer's job
+    // thread asks).
     std::uint32_t chain_reads = 0;
     std::uint64_t chain_read_done = 0;
-    bool chain_kept = false;
     bool work_submitted = false;
     SlotTimes times;
 };

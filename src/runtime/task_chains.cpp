@@ -23,7 +23,7 @@ std::string in_quotes(const std::string& name) {
 bool readable(SlotState state) noexcept {
     return state == SlotState::Recording || state == SlotState::WorkerInFlight ||
            state == SlotState::Transferring || state == SlotState::Ready ||
-           state == SlotState::Leased;
+           state == SlotState::Kept || state == SlotState::Leased;
 }
 
 } // namespace

@@ -113,7 +113,7 @@ public:
     // Wakes the copier's thread for the batches copy() queued, if it was not woken since. The
     // caller of copy(), once it holds no task's mutex. Never blocks.
     void wake_owed() noexcept;
-    // Lends `slot` of `instance` (Recording, taken by the caller, its last copy ran): `value`
+    // Lends `slot` of `instance` (Lent, taken by the caller, its last copy ran): `value`
     // is an input timeline value after the slot's last reads of its input images (its last
     // job's, `last_work` on the instance's work timeline, on the primary; the links' downloads
     // elsewhere), from which the application may write them. When those reads are seen done

@@ -12,10 +12,9 @@ void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
         instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
     if (!retired &&
         (s.chain_reads > 0 || (!s.trial && instance.owner->links.wanted(s.generation)))) {
-        s.chain_kept = true;
+        (void)instance.ring.apply(slot, SlotEvent::Keep);
         return;
     }
-    s.chain_kept = false;
     (void)instance.ring.apply(slot, retired ? SlotEvent::Fail : SlotEvent::Recycle);
 }
 
@@ -27,7 +26,7 @@ bool TaskInstance::quiescent() const noexcept {
     }
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         const SlotRecord& s = ring[i];
-        if (in_flight(s.state) || s.leases != 0 || s.chain_reads != 0) {
+        if (held(s.state) || s.leases != 0 || s.chain_reads != 0) {
             return false;
         }
     }

@@ -147,7 +147,7 @@ struct InstanceInputs {
     // copier publishes the value as submitted, read by the job thread after.
     std::unique_ptr<std::atomic<VkResult>[]> copy_results;
     std::uint64_t last_copy = 0; // newest input timeline value of this instance's copies
-    // Slots lent to the application (Runtime::lend_inputs): each Recording until a submit names
+    // Slots lent to the application (Runtime::lend_inputs): each Lent until a submit names
     // its images or the loan is returned. Under the task's mutex.
     struct Loan {
         std::uint64_t ticket = 0;
@@ -327,9 +327,9 @@ struct TaskInstance {
     return "worker submit " + worker.label();
 }
 
-// Ready -> Free, or Retired when the worker is lost or the instance's link failed. A slot a
-// chain's consumer still reads, or whose generation a matching consumer has not read yet, stays
-// Ready (SlotRecord::chain_kept) until the completion pass finds it free of them. Caller holds
+// Ready or Kept -> Free, or Retired when the worker is lost or the instance's link failed. A
+// slot a chain's consumer still reads, or whose generation a matching consumer has not read
+// yet, is Kept until the completion pass finds it free of them. Caller holds
 // the instance's task's mutex and instance.mutex.
 void recycle(TaskInstance& instance, std::uint32_t slot) noexcept;
 
