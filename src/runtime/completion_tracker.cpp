@@ -225,17 +225,18 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             const std::string why = pending->preparation_error;
             switch (task.pending_kind) {
             case PendingKind::Move:
-                task.refused.push_back(pending->device());
-                task.move_failures.push_back("task \"" + task.desc.name +
-                                             "\" could not run on adapter " +
-                                             std::to_string(pending->device()) + ": " + why);
+                task.preparation.refused.push_back(pending->device());
+                task.preparation.move_failures.push_back(
+                    "task \"" + task.desc.name + "\" could not run on adapter " +
+                    std::to_string(pending->device()) + ": " + why);
                 break;
             case PendingKind::Fallback:
-                task.fallback_error =
+                task.preparation.fallback_error =
                     (task.active != nullptr ? LinkFailures::failure(*task.active) + "; "
                                             : std::string()) +
                     "no other path could be prepared: " + why;
-                log_error("runtime", "task '{}': {}", task.desc.name, task.fallback_error);
+                log_error("runtime", "task '{}': {}", task.desc.name,
+                          task.preparation.fallback_error);
                 break;
             case PendingKind::Feeds:
                 task.links.feed_error = "it could not be prepared to send its output to another "
@@ -244,7 +245,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
                 log_error("runtime", "task '{}': {}", task.desc.name, task.links.feed_error);
                 break;
             case PendingKind::Reconfigure:
-                task.reconfigure_error = why;
+                task.preparation.reconfigure_error = why;
                 log_error("runtime",
                           "task '{}' keeps its shape: its new one could not be prepared: {}",
                           task.desc.name, why);
@@ -254,14 +255,14 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
             return;
         }
         TaskInstance* old = task.active;
-        if (old != nullptr && task.shown_generation == 0 && old->prepared()) {
+        if (old != nullptr && task.shown.generation == 0 && old->prepared()) {
             // Nothing handed out yet: the old instance's newest output is shown (kept, and
             // acquired) until the new one has its own, so a task that moves or is reconfigured
             // before the application's first acquire is not blank while outputs exist.
             std::lock_guard lock(old->mutex);
             if (const auto current = old->registry.current()) {
-                task.shown_serial = old->serial;
-                task.shown_generation = current->generation;
+                task.shown.serial = old->serial;
+                task.shown.generation = current->generation;
             }
         }
         {
@@ -293,7 +294,7 @@ void CompletionTracker::settle_pending(Task& task) noexcept {
         case PendingKind::Reconfigure:
             ++task.counts.reconfigurations;
             task.adopt_shape(pending->desc);
-            task.reconfigure_error.clear();
+            task.preparation.reconfigure_error.clear();
             // Every other instance has the old shape.
             for (std::size_t i = task.instances.size(); i-- > 0;) {
                 if (task.instances[i].get() != pending) {
@@ -424,7 +425,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
             recycle(instance, i);
             continue;
         }
-        task.consecutive_failures = 0;
+        task.failures.in_a_row = 0;
         const auto offer = instance.registry.offer(s.generation, i);
         if (offer.published) {
             s.published = true;
@@ -454,7 +455,7 @@ void CompletionTracker::retire_quiescent(Task& task) noexcept {
     for (std::size_t i = task.retiring.size(); i-- > 0;) {
         TaskInstance& instance = *task.retiring[i];
         // A live task's last shown output stays until another instance's replaces it.
-        if (task.live && instance.serial == task.shown_serial) {
+        if (task.live && instance.serial == task.shown.serial) {
             continue;
         }
         if (instance.preparing()) {

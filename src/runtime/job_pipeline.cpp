@@ -166,10 +166,10 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why,
         std::lock_guard task_lock(task.mutex);
         std::lock_guard lock(instance.mutex);
         ++instance.failed_jobs;
-        task.last_failure = why;
-        if (!job.instance->ring[job.slot].trial && ++task.consecutive_failures >= m_max_failures &&
-            !task.stopped) {
-            task.stopped = true;
+        task.failures.last = why;
+        if (!job.instance->ring[job.slot].trial && ++task.failures.in_a_row >= m_max_failures &&
+            !task.failures.stopped) {
+            task.failures.stopped = true;
             stopped_now = true;
         }
         report(stopped_now);

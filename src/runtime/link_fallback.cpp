@@ -14,7 +14,7 @@ void LinkFallback::step(const std::vector<std::shared_ptr<Task>>& tasks) {
         TaskInstance* failed = task->active;
         if (!task->live || failed == nullptr ||
             !failed->link_failed.load(std::memory_order_acquire) || task->pending != nullptr ||
-            !task->fallback_error.empty()) {
+            !task->preparation.fallback_error.empty()) {
             continue; // nothing failed, something replaces it already, or no path is left
         }
         const std::string why = LinkFailures::failure(*failed);
@@ -26,7 +26,7 @@ void LinkFallback::step(const std::vector<std::shared_ptr<Task>>& tasks) {
             task->pending = &next;
             task->pending_kind = PendingKind::Fallback;
         } catch (const std::exception& e) {
-            task->fallback_error = why + "; registering it again failed: " + e.what();
+            task->preparation.fallback_error = why + "; registering it again failed: " + e.what();
         }
     }
 }

@@ -282,8 +282,8 @@ void Scheduler::collect_failures(const TaskList& tasks) {
         std::vector<std::uint32_t> refused;
         {
             std::lock_guard lock(task->mutex);
-            failures.swap(task->move_failures);
-            refused = task->refused;
+            failures.swap(task->preparation.move_failures);
+            refused = task->preparation.refused;
         }
         for (std::size_t i = 0; i < failures.size(); ++i) {
             note_failure(std::move(failures[i]), std::nullopt);
@@ -313,7 +313,8 @@ void Scheduler::apply(Task& task, std::uint32_t chosen) {
         if (task.pending != nullptr && task.pending->device() == chosen) {
             return; // on its way there
         }
-        if (std::find(task.refused.begin(), task.refused.end(), chosen) != task.refused.end()) {
+        if (std::find(task.preparation.refused.begin(), task.preparation.refused.end(), chosen) !=
+            task.preparation.refused.end()) {
             return;
         }
         TaskInstance* instance = task.on(chosen);
@@ -322,13 +323,13 @@ void Scheduler::apply(Task& task, std::uint32_t chosen) {
                 instance = &m_runtime->add_instance(task, task.desc, chosen);
             }
         } catch (const Error& e) {
-            task.refused.push_back(chosen);
+            task.preparation.refused.push_back(chosen);
             failure = "task \"" + task.desc.name + "\" could not be registered on adapter " +
                       std::to_string(chosen) + ": " + e.what();
         }
         if (failure.empty() &&
             instance->phase.load(std::memory_order_acquire) == InstancePhase::Failed) {
-            task.refused.push_back(chosen);
+            task.preparation.refused.push_back(chosen);
             failure = "task \"" + task.desc.name + "\" could not run on adapter " +
                       std::to_string(chosen) + ": " + instance->preparation_error;
             task.retire(instance);
@@ -461,8 +462,8 @@ void Scheduler::run_trials(const TaskList& tasks) {
                     break;
                 }
                 if (d == task->active->device() || !needs_measuring(*task, d) ||
-                    std::find(task->refused.begin(), task->refused.end(), d) !=
-                        task->refused.end()) {
+                    std::find(task->preparation.refused.begin(), task->preparation.refused.end(),
+                              d) != task->preparation.refused.end()) {
                     continue; // the application's own submits measure the active device
                 }
                 instance = task->on(d);
@@ -470,7 +471,7 @@ void Scheduler::run_trials(const TaskList& tasks) {
                     continue;
                 }
                 wanted = true;
-                if (!task->has_snapshot) {
+                if (!task->snapshot.held) {
                     continue; // trial jobs run the application's own latest snapshot
                 }
                 try {
@@ -479,7 +480,7 @@ void Scheduler::run_trials(const TaskList& tasks) {
                         continue; // prepared off the thread; measured in a later step
                     }
                 } catch (const Error& e) {
-                    task->refused.push_back(d);
+                    task->preparation.refused.push_back(d);
                     failure = e.what();
                 }
                 if (failure.empty()) {
@@ -487,14 +488,14 @@ void Scheduler::run_trials(const TaskList& tasks) {
                         continue;
                     }
                     if (!instance->prepared()) {
-                        task->refused.push_back(d);
+                        task->preparation.refused.push_back(d);
                         failure = "task \"" + task->desc.name + "\" could not run on adapter " +
                                   std::to_string(d) + ": " + instance->preparation_error;
                         task->retire(instance);
                     } else if (instance_pulse(*instance, 0).counters.in_flight > 0) {
                         continue; // one trial at a time, so each is timed alone
                     } else {
-                        snapshot = task->snapshot;
+                        snapshot = task->snapshot.bytes;
                     }
                 }
             }
@@ -509,7 +510,7 @@ void Scheduler::run_trials(const TaskList& tasks) {
                 }
             }
         }
-        task->keep_snapshot.store(wanted, std::memory_order_relaxed);
+        task->snapshot.keep.store(wanted, std::memory_order_relaxed);
     }
 }
 
@@ -581,7 +582,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
             }
             trials.emplace_back(d, instance->serial);
         } catch (const Error& e) {
-            task.refused.push_back(d);
+            task.preparation.refused.push_back(d);
             note_failure(e.what(), d);
         }
     }
@@ -604,7 +605,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
             if (!wait_prepared(task, serial)) {
                 std::lock_guard lock(task.mutex);
                 if (TaskInstance* instance = task.find(serial); instance != nullptr) {
-                    task.refused.push_back(d);
+                    task.preparation.refused.push_back(d);
                     failures.emplace_back("task \"" + task.desc.name +
                                               "\" could not run on adapter " + std::to_string(d) +
                                               ": " + instance->preparation_error,
@@ -667,9 +668,9 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                         }
                         if (pulse.counters.worker_lost) {
                             failure = pulse.counters.worker_lost_reason;
-                        } else if (pulse.counters.failed_jobs > 0 &&
-                                   task.consecutive_failures > 0 && !task.last_failure.empty()) {
-                            failure = task.last_failure;
+                        } else if (pulse.counters.failed_jobs > 0 && task.failures.in_a_row > 0 &&
+                                   !task.failures.last.empty()) {
+                            failure = task.failures.last;
                         }
                         return false;
                     });
@@ -682,7 +683,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                     }
                     if (!failure.empty()) {
                         std::lock_guard lock(task.mutex);
-                        task.refused.push_back(d);
+                        task.preparation.refused.push_back(d);
                         failures.emplace_back("task \"" + task.desc.name +
                                                   "\" could not run on adapter " +
                                                   std::to_string(d) + ": " + failure,

@@ -71,6 +71,42 @@ struct TaskCounters {
     std::atomic<std::uint64_t> input_sends_early{0}; // of those, for a queued job (send_ahead)
 };
 
+// What preparing its instances left behind: read by submit (a fallback that failed), stats and
+// the scheduler. Under the task's mutex.
+struct TaskPreparation {
+    // A fallback that could not be prepared (no path left): submits answer Failed with it.
+    std::string fallback_error;
+    // A reconfiguration whose new shape could not be prepared (the old shape runs on).
+    std::string reconfigure_error;
+    std::vector<std::uint32_t> refused;     // devices a move or a trial could not use
+    std::vector<std::string> move_failures; // why, for the scheduler's report (it takes them)
+};
+
+// The instance whose output was handed out last, and the newest generation handed out; when a
+// new instance took over before anything was, the old one's newest output (shown until the new
+// one has its own). Under the task's mutex.
+struct TaskShown {
+    std::uint64_t serial = 0;
+    std::uint64_t generation = 0;
+};
+
+// Job failures in the workload: each fails its job; max_consecutive_failures in a row stop the
+// task (submits answer Failed, TaskError::Stopped, with the last sentence). Under the task's
+// mutex.
+struct TaskFailures {
+    std::uint32_t in_a_row = 0;
+    std::string last;
+    bool stopped = false;
+};
+
+// The latest submitted snapshot, while trial jobs may need it (the scheduler sets `keep`; the
+// bytes are under the task's mutex).
+struct TaskSnapshot {
+    std::atomic<bool> keep{false};
+    std::vector<std::byte> bytes;
+    bool held = false;
+};
+
 struct Task {
     Task(TaskId task_id, std::string task_key, const TaskDesc& task_desc, WorkloadShape task_shape,
          bool automatic_placement)
@@ -100,18 +136,8 @@ struct Task {
     TaskInstance* active = nullptr;                       // takes the application's submits
     TaskInstance* pending = nullptr;                      // being prepared to replace it
     PendingKind pending_kind = PendingKind::Move;
-    // A fallback that could not be prepared (no path left): submits answer Failed with it.
-    std::string fallback_error;
-    // A reconfiguration whose new shape could not be prepared (the old shape runs on).
-    std::string reconfigure_error;
-    std::vector<std::uint32_t> refused;     // devices a move or a trial could not use
-    std::vector<std::string> move_failures; // why, for the scheduler's report (it takes them)
-
-    // The instance whose output was handed out last, and the newest generation handed out; when
-    // a new instance took over before anything was, the old one's newest output (shown until
-    // the new one has its own).
-    std::uint64_t shown_serial = 0;
-    std::uint64_t shown_generation = 0;
+    TaskPreparation preparation;
+    TaskShown shown;
 
     std::vector<std::unique_ptr<TaskInstance>> retiring; // left use, not yet quiescent
 
@@ -119,16 +145,8 @@ struct Task {
     std::uint64_t trial_generations = 0; // trial jobs' own, never seen by the application
     TaskCounters counts;
 
-    // Job failures in the workload: each fails its job; max_consecutive_failures in a row stop
-    // the task (submits answer Failed, TaskError::Stopped, with the last sentence).
-    std::uint32_t consecutive_failures = 0;
-    std::string last_failure;
-    bool stopped = false;
-
-    // The latest submitted snapshot, while trial jobs may need it (the scheduler sets it).
-    std::atomic<bool> keep_snapshot{false};
-    std::vector<std::byte> snapshot;
-    bool has_snapshot = false;
+    TaskFailures failures;
+    TaskSnapshot snapshot;
     bool external_execute = false; // the application reports execute times itself
 
     // Its place in the task graph (runtime/task_graph.hpp): chains.

@@ -85,7 +85,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             task->set_active(first);
             task->links.producers = chain.producer_ids();
             task->links.cursor = chain.cursor;
-            task->keep_snapshot.store(automatic && m_scheduler->measures(),
+            task->snapshot.keep.store(automatic && m_scheduler->measures(),
                                       std::memory_order_relaxed);
         } catch (...) {
             m_tasks.remove(task->id); // nothing was published
@@ -231,7 +231,7 @@ void RuntimeImpl::reconfigure_locked(Task& t, const TaskDesc& desc,
         ++task->counts.reconfigurations;
         return;
     }
-    task->reconfigure_error.clear();
+    task->preparation.reconfigure_error.clear();
 }
 
 void RuntimeImpl::discard(Task& task, TaskInstance* instance) {
@@ -260,11 +260,11 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
         why = failed(TaskError::UnknownTask, unknown_task(task.id));
         return nullptr;
     }
-    if (task.stopped) {
+    if (task.failures.stopped) {
         ++task.counts.failed;
         why = failed(TaskError::Stopped, "task '" + task.desc.name + "' stopped after " +
                                              std::to_string(m_options.max_consecutive_failures) +
-                                             " failed jobs in a row: " + task.last_failure);
+                                             " failed jobs in a row: " + task.failures.last);
         return nullptr;
     }
     TaskInstance* instance = task.active;
@@ -288,9 +288,9 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     // A task whose path failed is being prepared again with the next one (LinkFallback),
     // unless that failed too.
     if (instance->link_failed.load(std::memory_order_acquire)) {
-        if (!task.fallback_error.empty()) {
+        if (!task.preparation.fallback_error.empty()) {
             ++task.counts.failed;
-            why = failed(TaskError::NoTransferPath, task.fallback_error);
+            why = failed(TaskError::NoTransferPath, task.preparation.fallback_error);
             return nullptr;
         }
         ++task.counts.busy;
@@ -387,9 +387,9 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             busy.reason = "task '" + task.desc.name + "' changed while its chain was read";
             return busy;
         }
-        if (task.keep_snapshot.load(std::memory_order_relaxed)) {
-            task.snapshot.assign(bytes.begin(), bytes.end());
-            task.has_snapshot = true;
+        if (task.snapshot.keep.load(std::memory_order_relaxed)) {
+            task.snapshot.bytes.assign(bytes.begin(), bytes.end());
+            task.snapshot.held = true;
         }
         std::uint64_t inputs_released = 0;
         const std::size_t chained_reads = holds.size();
@@ -600,8 +600,8 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
     auto hand_out = [&](TaskInstance& instance, std::uint64_t at_least) {
         out.lease = m_leases->lease(instance, id, at_least);
         if (out.lease) {
-            task->shown_serial = instance.serial;
-            task->shown_generation = out.lease->generation;
+            task->shown.serial = instance.serial;
+            task->shown.generation = out.lease->generation;
         }
         return out.lease.has_value();
     };
@@ -610,17 +610,17 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
     // instance's: never blank, never back in time.
     if (TaskInstance* active = task->active) {
         const std::uint64_t at_least =
-            task->shown_serial == active->serial
-                ? task->shown_generation
-                : std::max(active->activated_after + 1, task->shown_generation);
+            task->shown.serial == active->serial
+                ? task->shown.generation
+                : std::max(active->activated_after + 1, task->shown.generation);
         if (hand_out(*active, at_least)) {
             return out;
         }
     }
-    if (task->shown_generation > 0 &&
-        (task->active == nullptr || task->shown_serial != task->active->serial)) {
-        if (TaskInstance* shown = task->find(task->shown_serial)) {
-            (void)hand_out(*shown, task->shown_generation);
+    if (task->shown.generation > 0 &&
+        (task->active == nullptr || task->shown.serial != task->active->serial)) {
+        if (TaskInstance* shown = task->find(task->shown.serial)) {
+            (void)hand_out(*shown, task->shown.generation);
         }
     }
     return out;

@@ -174,7 +174,7 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
             }
             // A path of its that failed: prepared again with the next one (LinkFallback).
             if (active->prepared() && active->link_failed.load(std::memory_order_acquire) &&
-                !active->worker->lost() && producer->fallback_error.empty()) {
+                !active->worker->lost() && producer->preparation.fallback_error.empty()) {
                 answer = {ChainHold::Status::Preparing,
                           of + " is being prepared again with another transfer path"};
                 break;

@@ -82,8 +82,8 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     s.superseded = task.counts.retired.superseded;
     s.failed_jobs = task.counts.retired.failed_jobs;
     s.trial_jobs = task.counts.retired.trial_jobs;
-    s.workload_error = task.last_failure;
-    s.stopped = task.stopped;
+    s.workload_error = task.failures.last;
+    s.stopped = task.failures.stopped;
     s.moves = task.counts.moves;
     s.reconfigurations = task.counts.reconfigurations;
     s.input_copies = task.counts.input_copies;
@@ -94,10 +94,10 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     s.lent_submits = task.counts.lent_submits;
     s.lent_signalled_submits = task.counts.lent_signalled_submits;
     out.input_copy_gpu = task.counts.input_copy_gpu.snapshot();
-    if (!task.fallback_error.empty()) {
-        s.preparation_error = task.fallback_error;
-    } else if (!task.reconfigure_error.empty()) {
-        s.preparation_error = task.reconfigure_error;
+    if (!task.preparation.fallback_error.empty()) {
+        s.preparation_error = task.preparation.fallback_error;
+    } else if (!task.preparation.reconfigure_error.empty()) {
+        s.preparation_error = task.preparation.reconfigure_error;
     }
     const TaskInstance* active = task.active;
     if (active != nullptr) {
