@@ -159,25 +159,11 @@ public:
         return m_options.first_job_timeout;
     }
 
-    // Test hooks (RuntimeAccess).
-    // The job of `generation` of the task's active instance waits on the worker's thread until
-    // release_held(task).
-    void hold_generation(TaskId id, std::uint64_t generation);
-    void release_held(TaskId id);
-    // The next worker submit of the task's active worker reports VK_ERROR_DEVICE_LOST.
-    void force_device_lost(TaskId id);
-    // The cuda-peer path copies with `copier` (DevicePairs::stand_in_for_cuda). Before
-    // registering tasks.
+    // Tests only: the cuda-peer path copies with `copier` (DevicePairs::stand_in_for_cuda).
+    // Before registering tasks. (The other test hooks are RuntimeProbe's.)
     void stand_in_for_cuda(StagingCopierFactory copier) {
         m_pairs->stand_in_for_cuda(std::move(copier));
     }
-    void set_worker_timeout(std::chrono::milliseconds timeout) noexcept {
-        m_timeout_ms.store(timeout.count(), std::memory_order_relaxed);
-    }
-    // The slots of the task's active instance.
-    [[nodiscard]] std::vector<SlotState> slot_states(TaskId id) const;
-    // The active instance's recent timings (what the scheduler polls).
-    [[nodiscard]] TaskPulse pulse(TaskId id, std::size_t recent) const;
 
 private:
     // Opens the worker devices and the primary timeline, makes the parts and starts the

@@ -14,7 +14,8 @@ TEST_F(Streams, LimitCountsOnlyAcceptedSubmits) {
     auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
     for (std::uint64_t g = 1; g <= 3; ++g) {
-        impl.hold_generation(task, g); // fill every slot: later ticks answer Busy
+        detail::RuntimeProbe(impl).hold_generation(task,
+                                                   g); // fill every slot: later ticks answer Busy
     }
     harness::StreamOptions options;
     options.rate_hz = 1000;
@@ -26,7 +27,7 @@ TEST_F(Streams, LimitCountsOnlyAcceptedSubmits) {
     auto mid = stream.stats();
     EXPECT_EQ(mid.accepted, 3u);
     EXPECT_FALSE(mid.finished) << "Busy ticks consumed the limit";
-    impl.release_held(task);
+    detail::RuntimeProbe(impl).release_held(task);
     ASSERT_TRUE(pump_until(*runtime, [&] { return stream.finished(); }));
     stream.stop();
     const auto s = stream.stats();

@@ -16,6 +16,7 @@
 
 #include "harness/lease_reader.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "runtime/runtime_probe.hpp"
 #include "tandem/error.hpp"
 #include "tandem/runtime.hpp"
 #include "task_id_print.hpp"

@@ -82,7 +82,8 @@ TEST_F(LeaseTickets, ASecondReleaseFreesNothingAndTheOtherLeasesSlotIsNotRewritt
     for (int job = 0; job < 6; ++job) {
         run_job(*runtime, task);
         auto& impl = detail::RuntimeAccess::impl(*runtime);
-        EXPECT_EQ(impl.slot_states(task)[second->slot], SlotState::Leased) << "job " << job;
+        EXPECT_EQ(detail::RuntimeProbe(impl).slot_states(task)[second->slot], SlotState::Leased)
+            << "job " << job;
     }
     EXPECT_GE(runtime->stats(task).newest_generation, second->generation + 6);
 
@@ -102,7 +103,7 @@ TEST_F(LeaseTickets, ASecondReleaseFreesNothingAndTheOtherLeasesSlotIsNotRewritt
     // Its slot is reused again now that every ticket on it was released.
     ASSERT_TRUE(pump_until(*runtime, [&] {
         auto& impl = detail::RuntimeAccess::impl(*runtime);
-        return impl.slot_states(task)[second->slot] != SlotState::Leased;
+        return detail::RuntimeProbe(impl).slot_states(task)[second->slot] != SlotState::Leased;
     }));
 }
 
@@ -205,7 +206,7 @@ TEST_F(LeaseTickets, ThousandsOfCyclesLeaveNoTicketHeld) {
     EXPECT_EQ(stats.oldest_lease_us, 0.0);
     EXPECT_GT(stats.ready, 1u);
     ASSERT_TRUE(pump_until(*runtime, [&] {
-        const auto states = detail::RuntimeAccess::impl(*runtime).slot_states(task);
+        const auto states = detail::RuntimeProbe(*runtime).slot_states(task);
         return std::none_of(states.begin(), states.end(),
                             [](SlotState s) { return s == SlotState::Leased; });
     }));

@@ -38,14 +38,14 @@ TEST_F(Runtime_, BusyLeavesPhaseGenerationAndCountersUntouched) {
     auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
     for (std::uint64_t g = 1; g <= 3; ++g) {
-        impl.hold_generation(task, g);
+        detail::RuntimeProbe(impl).hold_generation(task, g);
     }
     for (std::uint64_t g = 1; g <= 3; ++g) {
         const auto r = runtime->submit(task);
         ASSERT_EQ(r.status, SubmitStatus::Accepted);
         EXPECT_EQ(r.generation, g);
     }
-    const auto states = impl.slot_states(task);
+    const auto states = detail::RuntimeProbe(impl).slot_states(task);
     const auto before = runtime->stats(task);
     for (int i = 0; i < 5; ++i) {
         const auto r = runtime->submit(task);
@@ -53,12 +53,12 @@ TEST_F(Runtime_, BusyLeavesPhaseGenerationAndCountersUntouched) {
         EXPECT_EQ(r.generation, 0u);
     }
     runtime->pump();
-    EXPECT_EQ(impl.slot_states(task), states) << "Busy moved a slot";
+    EXPECT_EQ(detail::RuntimeProbe(impl).slot_states(task), states) << "Busy moved a slot";
     const auto after = runtime->stats(task);
     EXPECT_EQ(after.accepted, before.accepted);
     EXPECT_EQ(after.busy, before.busy + 5);
     EXPECT_EQ(after.in_flight, 3u);
-    impl.release_held(task);
+    detail::RuntimeProbe(impl).release_held(task);
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).newest_generation == 3; }));
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).in_flight == 0; }));
     const auto next = runtime->submit(task);
@@ -71,11 +71,12 @@ TEST_F(Runtime_, OutOfOrderCompletionNeverRollsBack) {
     auto reader = make_reader(*runtime);
     auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId task = runtime->register_task(pattern_task());
-    impl.hold_generation(task, 1); // generation 1 completes after generation 2
+    detail::RuntimeProbe(impl).hold_generation(task,
+                                               1); // generation 1 completes after generation 2
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).newest_generation == 2; }));
-    impl.release_held(task);
+    detail::RuntimeProbe(impl).release_held(task);
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).superseded == 1; }));
     const auto stats = runtime->stats(task);
     EXPECT_EQ(stats.newest_generation, 2u);
@@ -163,7 +164,7 @@ TEST_F(Runtime_, ShutdownWithWorkInFlightIsClean) {
         auto runtime = make_runtime();
         const TaskId a = runtime->register_task(pattern_task());
         const TaskId b = runtime->register_task(pattern_task("primary", 128, 128));
-        detail::RuntimeAccess::impl(*runtime).hold_generation(
+        detail::RuntimeProbe(*runtime).hold_generation(
             a, 2); // one job still queued on the worker thread
         std::uint32_t accepted = 0;
         for (int i = 0; i < 3; ++i) {

@@ -55,7 +55,7 @@ protected:
     }
 
     static void expect_retired_except_published(detail::RuntimeImpl& impl, TaskId task) {
-        for (auto s : impl.slot_states(task)) {
+        for (auto s : detail::RuntimeProbe(impl).slot_states(task)) {
             EXPECT_TRUE(s == SlotState::Retired || s == SlotState::Ready || s == SlotState::Leased)
                 << detail::to_string(s);
             EXPECT_NE(s, SlotState::Free) << "a lost worker's slot can be reused";
@@ -71,7 +71,7 @@ TEST_F(RuntimeFaults, ForcedDeviceLossRetiresSlotsAndKeepsTheLastOutput) {
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
 
-    impl.force_device_lost(task);
+    detail::RuntimeProbe(impl).force_device_lost(task);
     const SubmitResult lost = runtime->submit(task);
     ASSERT_TRUE(lost.accepted()) << "the loss is discovered by the worker";
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
@@ -106,7 +106,7 @@ TEST_F(RuntimeFaults, WorkThatDoesNotCompleteInTimeMarksTheWorkerLost) {
     const TaskId task = runtime->register_task(pattern_task());
     ASSERT_TRUE(runtime->submit(task).accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).ready == 1; }));
-    impl.hold_generation(task, 2); // never reaches the GPU until released
+    detail::RuntimeProbe(impl).hold_generation(task, 2); // never reaches the GPU until released
     const SubmitResult held = runtime->submit(task);
     ASSERT_TRUE(held.accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(task).worker_lost; }));
@@ -119,7 +119,8 @@ TEST_F(RuntimeFaults, WorkThatDoesNotCompleteInTimeMarksTheWorkerLost) {
         << runtime->stats(task).worker_lost_reason;
     EXPECT_EQ(runtime->submit(task).status, SubmitStatus::Failed);
     expect_retired_except_published(impl, task);
-    impl.release_held(task); // the late job finds its slot retired and does nothing
+    detail::RuntimeProbe(impl).release_held(
+        task); // the late job finds its slot retired and does nothing
     auto lease = runtime->acquire(task);
     ASSERT_TRUE(lease);
     EXPECT_EQ(lease->generation, 1u);
@@ -134,7 +135,7 @@ TEST_F(RuntimeFaults, LosingOneWorkerLeavesTheOtherRunning) {
     auto& impl = detail::RuntimeAccess::impl(*runtime);
     const TaskId a = runtime->register_task(pattern_task("worker:0"));
     const TaskId b = runtime->register_task(pattern_task("worker:1"));
-    impl.force_device_lost(a);
+    detail::RuntimeProbe(impl).force_device_lost(a);
     const SubmitResult lost = runtime->submit(a);
     ASSERT_TRUE(lost.accepted());
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->stats(a).worker_lost; }));

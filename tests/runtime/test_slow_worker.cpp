@@ -311,7 +311,7 @@ protected:
         std::vector<std::uint64_t> shown;
         for (TaskId t : tasks) {
             (void)runtime.stats(t);
-            (void)detail::RuntimeAccess::impl(runtime).pulse(t, 8);
+            (void)detail::RuntimeProbe(runtime).pulse(t, 8);
             if (auto lease = runtime.acquire(t)) {
                 const std::uint64_t value = reader.read(*lease, false);
                 EXPECT_NE(value, 0u);

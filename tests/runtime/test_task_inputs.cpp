@@ -1180,14 +1180,14 @@ protected:
         for (int b = 0; b < bursts && !HasFailure(); ++b) {
             const std::uint64_t first = runtime.stats(task).accepted + 1;
             for (std::uint64_t g = first; g < first + slots - 1; ++g) {
-                impl.hold_generation(task, g);
+                detail::RuntimeProbe(impl).hold_generation(task, g);
             }
             std::map<std::uint64_t, std::uint64_t> round_of;
             for (std::uint64_t g = first; g < first + slots - 1 && !HasFailure(); ++g) {
                 EXPECT_EQ(submit_round(runtime, task, app, round), g);
                 round_of[g] = round++;
             }
-            impl.release_held(task);
+            detail::RuntimeProbe(impl).release_held(task);
             check_rounds(runtime, task, journal, round_of);
         }
     }
@@ -1481,12 +1481,12 @@ TEST_F(TaskInputsSentEarly, AFaultInTheSendBeforeQueuedJobsFallsBackAndStaysExac
     auto& impl = detail::RuntimeAccess::impl(*runtime);
     const std::uint64_t next = runtime->stats(task).accepted + 1;
     for (std::uint64_t g = next; g < next + 3; ++g) {
-        impl.hold_generation(task, g);
+        detail::RuntimeProbe(impl).hold_generation(task, g);
         EXPECT_EQ(submit_round(*runtime, task, app, round++), g);
     }
     // Nothing in flight: the next recording of a link is the first queued job's own send.
     detail::inject_vk_fault("vkEndCommandBuffer transfer worker", VK_ERROR_OUT_OF_DEVICE_MEMORY);
-    impl.release_held(task);
+    detail::RuntimeProbe(impl).release_held(task);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         const TaskStats s = runtime->stats(task);
         return s.input_path != first_path && s.in_flight == 0;

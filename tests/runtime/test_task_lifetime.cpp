@@ -493,7 +493,7 @@ TEST_F(TaskLifetime, UnregisterWhilePreparingMovingOrLost) {
     // After its worker was lost (its objects wait for the runtime's end: the device may still
     // hold them; nothing crashes meanwhile).
     const TaskId lost = runtime->register_task(pattern_task("worker:1"));
-    impl.force_device_lost(lost);
+    detail::RuntimeProbe(impl).force_device_lost(lost);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         (void)runtime->submit(lost);
         return runtime->stats(lost).worker_lost;
@@ -642,7 +642,7 @@ TEST_F(TaskLifetime, TheLogCallbackGetsTheRuntimesMessagesAndStdoutNothing) {
     {
         auto runtime = make_runtime("auto", options);
         const TaskId task = runtime->register_task(pattern_task("worker:0"));
-        detail::RuntimeAccess::impl(*runtime).force_device_lost(task);
+        detail::RuntimeProbe(*runtime).force_device_lost(task);
         ASSERT_TRUE(pump_until(*runtime, [&] {
             (void)runtime->submit(task);
             return runtime->stats(task).worker_lost;
@@ -670,7 +670,7 @@ TEST_F(TaskLifetime, TheLogCallbackGetsTheRuntimesMessagesAndStdoutNothing) {
     {
         auto runtime = make_runtime("auto");
         const TaskId task = runtime->register_task(pattern_task("worker:1"));
-        detail::RuntimeAccess::impl(*runtime).force_device_lost(task);
+        detail::RuntimeProbe(*runtime).force_device_lost(task);
         (void)pump_until(*runtime, [&] {
             (void)runtime->submit(task);
             return runtime->stats(task).worker_lost;

@@ -369,7 +369,7 @@ TEST_F(SchedulerTest, ALostWorkersTasksMoveInThePumpThatSeesItAndTheirOutputStay
     ASSERT_EQ(before->device, worker(0));
 
     // The first registration's id is the task's: the fault hook reaches worker 0's queue.
-    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
+    detail::RuntimeProbe(*runtime).force_device_lost(a);
     // The worker discovers the loss at its next submit (slots may be busy at first); the pump
     // that sees it starts the move.
     ASSERT_TRUE(pump_until(*runtime, [&] {
@@ -457,7 +457,7 @@ TEST_F(SchedulerTest, AMoveIsPreparedOffTheFrame) {
         frame({a});
         return runtime->stats(a).ready >= 2;
     }));
-    detail::RuntimeAccess::impl(*runtime).force_device_lost(a);
+    detail::RuntimeProbe(*runtime).force_device_lost(a);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         (void)runtime->submit(a);
         runtime->pump();
