@@ -9,35 +9,24 @@
 // present mode).
 //
 //   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N] [--same-size 0|1]
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <xcb/xcb.h>
-
-#define VK_USE_PLATFORM_XCB_KHR
-#include <vulkan/vulkan.h>
+#include "probe_device.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-    std::fprintf(stderr, "layer_swapchain_probe: %s\n", what.c_str());
-    std::exit(1);
-}
-
-void check(VkResult result, const char* call) {
-    if (result != VK_SUCCESS) {
-        fail(std::string(call) + " failed (" + std::to_string(result) + ")");
-    }
-}
+using probe::check;
+using probe::fail;
 
 } // namespace
 
 int main(int argc, char** argv) {
+    probe::g_name = "layer_swapchain_probe";
     std::uint32_t swapchains = 20;
     std::uint32_t frames = 10;
     std::uint32_t last_frames = 0; // 0: --frames
@@ -57,75 +46,14 @@ int main(int argc, char** argv) {
         }
     }
 
-    xcb_connection_t* connection = xcb_connect(nullptr, nullptr);
-    if (connection == nullptr || xcb_connection_has_error(connection) != 0) {
-        fail("no X server (run under xvfb-run)");
-    }
-    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data;
-    const xcb_window_t window = xcb_generate_id(connection);
-    xcb_create_window(connection, XCB_COPY_FROM_PARENT, window, screen->root, 0, 0, 160, 120, 0,
-                      XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, 0, nullptr);
-    xcb_map_window(connection, window);
-    xcb_flush(connection);
-
-    const char* instance_extensions[] = {VK_KHR_SURFACE_EXTENSION_NAME,
-                                         VK_KHR_XCB_SURFACE_EXTENSION_NAME};
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "layer_swapchain_probe";
-    app.apiVersion = VK_API_VERSION_1_0;
-    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    instance_info.pApplicationInfo = &app;
-    instance_info.enabledExtensionCount = 2;
-    instance_info.ppEnabledExtensionNames = instance_extensions;
-    VkInstance instance = VK_NULL_HANDLE;
-    check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance");
-    VkXcbSurfaceCreateInfoKHR surface_info{VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR};
-    surface_info.connection = connection;
-    surface_info.window = window;
-    VkSurfaceKHR surface = VK_NULL_HANDLE;
-    check(vkCreateXcbSurfaceKHR(instance, &surface_info, nullptr, &surface),
-          "vkCreateXcbSurfaceKHR");
-
-    std::uint32_t count = 1;
-    VkPhysicalDevice physical = VK_NULL_HANDLE;
-    const VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
-    if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
-        fail("no Vulkan device");
-    }
-    VkBool32 presents = VK_FALSE;
-    vkGetPhysicalDeviceSurfaceSupportKHR(physical, 0, surface, &presents);
-    if (presents != VK_TRUE) {
-        fail("queue family 0 does not present to the window");
-    }
-    const float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue_info.queueFamilyIndex = 0;
-    queue_info.queueCount = 1;
-    queue_info.pQueuePriorities = &priority;
-    const char* device_extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
-    VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    device_info.queueCreateInfoCount = 1;
-    device_info.pQueueCreateInfos = &queue_info;
-    device_info.enabledExtensionCount = 1;
-    device_info.ppEnabledExtensionNames = device_extensions;
-    VkDevice device = VK_NULL_HANDLE;
-    check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
-    VkQueue queue = VK_NULL_HANDLE;
-    vkGetDeviceQueue(device, 0, 0, &queue);
-
-    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    check(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    alloc.commandPool = pool;
-    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 1;
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    check(vkAllocateCommandBuffers(device, &alloc, &cmd), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence = VK_NULL_HANDLE;
-    check(vkCreateFence(device, &fence_info, nullptr, &fence), "vkCreateFence");
+    const probe::ProbeDevice probe("layer_swapchain_probe");
+    const xcb_window_t window = probe.create_window(160, 120);
+    const VkSurfaceKHR surface = probe.create_surface(window);
+    const VkPhysicalDevice physical = probe.physical;
+    const VkDevice device = probe.device;
+    const VkQueue queue = probe.queue;
+    const VkCommandBuffer cmd = probe.cmd;
+    std::uint32_t count = 0;
     VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     VkSemaphore acquired = VK_NULL_HANDLE;
     check(vkCreateSemaphore(device, &semaphore_info, nullptr, &acquired), "vkCreateSemaphore");
@@ -137,9 +65,9 @@ int main(int argc, char** argv) {
         // Every other swapchain the window is smaller: a resize, as a user makes one.
         const bool larger = same_size || s % 2 == 0;
         const std::uint32_t size[2] = {larger ? 160u : 128u, larger ? 120u : 96u};
-        xcb_configure_window(connection, window, XCB_CONFIG_WINDOW_WIDTH | XCB_CONFIG_WINDOW_HEIGHT,
-                             size);
-        xcb_flush(connection);
+        xcb_configure_window(probe.connection, window,
+                             XCB_CONFIG_WINDOW_WIDTH | XCB_CONFIG_WINDOW_HEIGHT, size);
+        xcb_flush(probe.connection);
         VkSurfaceCapabilitiesKHR caps{};
         for (int tries = 0; tries < 200; ++tries) {
             vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical, surface, &caps);
@@ -219,7 +147,7 @@ int main(int argc, char** argv) {
             submit.pCommandBuffers = &cmd;
             submit.signalSemaphoreCount = 1;
             submit.pSignalSemaphores = &rendered[index];
-            check(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+            check(vkQueueSubmit(queue, 1, &submit, probe.fence), "vkQueueSubmit");
             VkPresentInfoKHR present{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
             present.waitSemaphoreCount = 1;
             present.pWaitSemaphores = &rendered[index];
@@ -228,8 +156,7 @@ int main(int argc, char** argv) {
             present.pImageIndices = &index;
             const VkResult shown = vkQueuePresentKHR(queue, &present);
             presented += shown == VK_SUCCESS || shown == VK_SUBOPTIMAL_KHR ? 1 : 0;
-            check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-            check(vkResetFences(device, 1, &fence), "vkResetFences");
+            probe.wait_fence();
         }
         // The rendered semaphores' last presents may still wait on them: idle before they go.
         check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
@@ -239,13 +166,8 @@ int main(int argc, char** argv) {
     }
     vkDestroySwapchainKHR(device, swapchain, nullptr);
     vkDestroySemaphore(device, acquired, nullptr);
-    vkDestroyFence(device, fence, nullptr);
-    vkDestroyCommandPool(device, pool, nullptr);
-    vkDestroyDevice(device, nullptr);
-    vkDestroySurfaceKHR(instance, surface, nullptr);
-    vkDestroyInstance(instance, nullptr);
-    xcb_destroy_window(connection, window);
-    xcb_disconnect(connection);
+    vkDestroySurfaceKHR(probe.instance, surface, nullptr);
+    xcb_destroy_window(probe.connection, window);
     std::printf("presented %llu\n", static_cast<unsigned long long>(presented));
     return 0;
 }

@@ -12,28 +12,15 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include <xcb/xcb.h>
-
-#define VK_USE_PLATFORM_XCB_KHR
-#include <vulkan/vulkan.h>
+#include "probe_device.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-    std::fprintf(stderr, "layer_windows_probe: %s\n", what.c_str());
-    std::exit(1);
-}
-
-void check(VkResult result, const char* call) {
-    if (result != VK_SUCCESS) {
-        fail(std::string(call) + " failed (" + std::to_string(result) + ")");
-    }
-}
+using probe::check;
+using probe::fail;
 
 bool shown(VkResult result) {
     return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
@@ -77,6 +64,7 @@ void record_clear(VkCommandBuffer cmd, VkImage image, float shade) {
 } // namespace
 
 int main(int argc, char** argv) {
+    probe::g_name = "layer_windows_probe";
     std::uint32_t frames = 60;
     bool together = false;
     VkFormat format = VK_FORMAT_B8G8R8A8_UNORM;
@@ -98,89 +86,25 @@ int main(int argc, char** argv) {
         }
     }
 
-    xcb_connection_t* connection = xcb_connect(nullptr, nullptr);
-    if (connection == nullptr || xcb_connection_has_error(connection) != 0) {
-        fail("no X server (run under xvfb-run)");
-    }
-    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data;
+    const probe::ProbeDevice probe("layer_windows_probe");
+    const VkDevice device = probe.device;
+    const VkCommandBuffer cmd = probe.cmd;
     std::array<Window, 2> windows;
     windows[0].width = 160;
     windows[0].height = 120;
     windows[1].width = 128;
     windows[1].height = 96;
     for (Window& w : windows) {
-        w.window = xcb_generate_id(connection);
-        xcb_create_window(connection, XCB_COPY_FROM_PARENT, w.window, screen->root, 0, 0,
-                          static_cast<std::uint16_t>(w.width), static_cast<std::uint16_t>(w.height),
-                          0, XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, 0, nullptr);
-        xcb_map_window(connection, w.window);
+        w.window = probe.create_window(static_cast<std::uint16_t>(w.width),
+                                       static_cast<std::uint16_t>(w.height));
+        w.surface = probe.create_surface(w.window);
     }
-    xcb_flush(connection);
-
-    const char* instance_extensions[] = {VK_KHR_SURFACE_EXTENSION_NAME,
-                                         VK_KHR_XCB_SURFACE_EXTENSION_NAME};
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "layer_windows_probe";
-    app.apiVersion = VK_API_VERSION_1_0;
-    VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    instance_info.pApplicationInfo = &app;
-    instance_info.enabledExtensionCount = 2;
-    instance_info.ppEnabledExtensionNames = instance_extensions;
-    VkInstance instance = VK_NULL_HANDLE;
-    check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance");
-
-    std::uint32_t count = 1;
-    VkPhysicalDevice physical = VK_NULL_HANDLE;
-    const VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
-    if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
-        fail("no Vulkan device");
-    }
-    for (Window& w : windows) {
-        VkXcbSurfaceCreateInfoKHR surface_info{VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR};
-        surface_info.connection = connection;
-        surface_info.window = w.window;
-        check(vkCreateXcbSurfaceKHR(instance, &surface_info, nullptr, &w.surface),
-              "vkCreateXcbSurfaceKHR");
-        VkBool32 presents = VK_FALSE;
-        vkGetPhysicalDeviceSurfaceSupportKHR(physical, 0, w.surface, &presents);
-        if (presents != VK_TRUE) {
-            fail("queue family 0 does not present to a window");
-        }
-    }
-    const float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue_info.queueFamilyIndex = 0;
-    queue_info.queueCount = 1;
-    queue_info.pQueuePriorities = &priority;
-    const char* device_extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
-    VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    device_info.queueCreateInfoCount = 1;
-    device_info.pQueueCreateInfos = &queue_info;
-    device_info.enabledExtensionCount = 1;
-    device_info.ppEnabledExtensionNames = device_extensions;
-    VkDevice device = VK_NULL_HANDLE;
-    check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
-    VkQueue queue = VK_NULL_HANDLE;
-    vkGetDeviceQueue(device, 0, 0, &queue);
-
-    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    check(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    alloc.commandPool = pool;
-    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 1;
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    check(vkAllocateCommandBuffers(device, &alloc, &cmd), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence = VK_NULL_HANDLE;
-    check(vkCreateFence(device, &fence_info, nullptr, &fence), "vkCreateFence");
     VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    std::uint32_t count = 0;
 
     for (Window& w : windows) {
         VkSurfaceCapabilitiesKHR caps{};
-        check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical, w.surface, &caps),
+        check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(probe.physical, w.surface, &caps),
               "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
         VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
         swap_info.surface = w.surface;
@@ -236,7 +160,7 @@ int main(int argc, char** argv) {
         submit.pCommandBuffers = &cmd;
         submit.signalSemaphoreCount = 2;
         submit.pSignalSemaphores = signals.data();
-        check(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+        check(vkQueueSubmit(probe.queue, 1, &submit, probe.fence), "vkQueueSubmit");
         if (together) {
             const std::array<VkSwapchainKHR, 2> swapchains{windows[0].swapchain,
                                                            windows[1].swapchain};
@@ -248,7 +172,7 @@ int main(int argc, char** argv) {
             present.pSwapchains = swapchains.data();
             present.pImageIndices = indices.data();
             present.pResults = results.data();
-            const VkResult all = vkQueuePresentKHR(queue, &present);
+            const VkResult all = vkQueuePresentKHR(probe.queue, &present);
             for (std::size_t i = 0; i < windows.size(); ++i) {
                 windows[i].presented += shown(all) && shown(results[i]) ? 1 : 0;
             }
@@ -260,11 +184,10 @@ int main(int argc, char** argv) {
                 present.swapchainCount = 1;
                 present.pSwapchains = &windows[i].swapchain;
                 present.pImageIndices = &indices[i];
-                windows[i].presented += shown(vkQueuePresentKHR(queue, &present)) ? 1 : 0;
+                windows[i].presented += shown(vkQueuePresentKHR(probe.queue, &present)) ? 1 : 0;
             }
         }
-        check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-        check(vkResetFences(device, 1, &fence), "vkResetFences");
+        probe.wait_fence();
     }
     // The rendered semaphores' last presents may still wait on them: idle before they go.
     check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
@@ -275,15 +198,10 @@ int main(int argc, char** argv) {
         }
         vkDestroySemaphore(device, w.acquired, nullptr);
     }
-    vkDestroyFence(device, fence, nullptr);
-    vkDestroyCommandPool(device, pool, nullptr);
-    vkDestroyDevice(device, nullptr);
     for (Window& w : windows) {
-        vkDestroySurfaceKHR(instance, w.surface, nullptr);
-        xcb_destroy_window(connection, w.window);
+        vkDestroySurfaceKHR(probe.instance, w.surface, nullptr);
+        xcb_destroy_window(probe.connection, w.window);
     }
-    vkDestroyInstance(instance, nullptr);
-    xcb_disconnect(connection);
     std::printf("presented %llu %llu\n", static_cast<unsigned long long>(windows[0].presented),
                 static_cast<unsigned long long>(windows[1].presented));
     return 0;

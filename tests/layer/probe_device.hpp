@@ -1,0 +1,135 @@
+// What the layer's probe programs (layer_swapchain_probe, layer_windows_probe) share: a failure
+// that names the probe and exits 1, and a device to present with: an X connection (run under
+// xvfb-run), an instance with the XCB surface extension, the first physical device, a device
+// with one queue of family 0 and VK_KHR_swapchain, a command buffer and a fence. Windows and
+// surfaces are the probe's own (create_window, create_surface).
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <xcb/xcb.h>
+
+#define VK_USE_PLATFORM_XCB_KHR
+#include <vulkan/vulkan.h>
+
+namespace probe {
+
+inline const char* g_name = "probe"; // set by ProbeDevice: the program's name in its messages
+
+[[noreturn]] inline void fail(const std::string& what) {
+    std::fprintf(stderr, "%s: %s\n", g_name, what.c_str());
+    std::exit(1);
+}
+
+inline void check(VkResult result, const char* call) {
+    if (result != VK_SUCCESS) {
+        fail(std::string(call) + " failed (" + std::to_string(result) + ")");
+    }
+}
+
+struct ProbeDevice {
+    xcb_connection_t* connection = nullptr;
+    xcb_screen_t* screen = nullptr;
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+
+    explicit ProbeDevice(const char* name) {
+        g_name = name;
+        connection = xcb_connect(nullptr, nullptr);
+        if (connection == nullptr || xcb_connection_has_error(connection) != 0) {
+            fail("no X server (run under xvfb-run)");
+        }
+        screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data;
+        const char* instance_extensions[] = {VK_KHR_SURFACE_EXTENSION_NAME,
+                                             VK_KHR_XCB_SURFACE_EXTENSION_NAME};
+        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+        app.pApplicationName = name;
+        app.apiVersion = VK_API_VERSION_1_0;
+        VkInstanceCreateInfo instance_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+        instance_info.pApplicationInfo = &app;
+        instance_info.enabledExtensionCount = 2;
+        instance_info.ppEnabledExtensionNames = instance_extensions;
+        check(vkCreateInstance(&instance_info, nullptr, &instance), "vkCreateInstance");
+        std::uint32_t count = 1;
+        const VkResult enumerated = vkEnumeratePhysicalDevices(instance, &count, &physical);
+        if ((enumerated != VK_SUCCESS && enumerated != VK_INCOMPLETE) || count == 0) {
+            fail("no Vulkan device");
+        }
+        const float priority = 1.0f;
+        VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        queue_info.queueFamilyIndex = 0;
+        queue_info.queueCount = 1;
+        queue_info.pQueuePriorities = &priority;
+        const char* device_extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+        VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+        device_info.queueCreateInfoCount = 1;
+        device_info.pQueueCreateInfos = &queue_info;
+        device_info.enabledExtensionCount = 1;
+        device_info.ppEnabledExtensionNames = device_extensions;
+        check(vkCreateDevice(physical, &device_info, nullptr, &device), "vkCreateDevice");
+        vkGetDeviceQueue(device, 0, 0, &queue);
+        VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+        check(vkCreateCommandPool(device, &pool_info, nullptr, &pool), "vkCreateCommandPool");
+        VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        alloc.commandPool = pool;
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        alloc.commandBufferCount = 1;
+        check(vkAllocateCommandBuffers(device, &alloc, &cmd), "vkAllocateCommandBuffers");
+        VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        check(vkCreateFence(device, &fence_info, nullptr, &fence), "vkCreateFence");
+    }
+    ProbeDevice(const ProbeDevice&) = delete;
+    ProbeDevice& operator=(const ProbeDevice&) = delete;
+
+    // The device first (the probe destroyed its swapchains and surfaces before), then the
+    // instance and the X connection.
+    ~ProbeDevice() {
+        vkDestroyFence(device, fence, nullptr);
+        vkDestroyCommandPool(device, pool, nullptr);
+        vkDestroyDevice(device, nullptr);
+        vkDestroyInstance(instance, nullptr);
+        xcb_disconnect(connection);
+    }
+
+    [[nodiscard]] xcb_window_t create_window(std::uint16_t width, std::uint16_t height) const {
+        const xcb_window_t window = xcb_generate_id(connection);
+        xcb_create_window(connection, XCB_COPY_FROM_PARENT, window, screen->root, 0, 0, width,
+                          height, 0, XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual, 0,
+                          nullptr);
+        xcb_map_window(connection, window);
+        xcb_flush(connection);
+        return window;
+    }
+
+    // A surface of `window` that queue family 0 presents to (else the probe fails).
+    [[nodiscard]] VkSurfaceKHR create_surface(xcb_window_t window) const {
+        VkXcbSurfaceCreateInfoKHR surface_info{VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR};
+        surface_info.connection = connection;
+        surface_info.window = window;
+        VkSurfaceKHR surface = VK_NULL_HANDLE;
+        check(vkCreateXcbSurfaceKHR(instance, &surface_info, nullptr, &surface),
+              "vkCreateXcbSurfaceKHR");
+        VkBool32 presents = VK_FALSE;
+        vkGetPhysicalDeviceSurfaceSupportKHR(physical, 0, surface, &presents);
+        if (presents != VK_TRUE) {
+            fail("queue family 0 does not present to the window");
+        }
+        return surface;
+    }
+
+    // Waits for the fence of the last submit and resets it.
+    void wait_fence() const {
+        check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+        check(vkResetFences(device, 1, &fence), "vkResetFences");
+    }
+};
+
+} // namespace probe
