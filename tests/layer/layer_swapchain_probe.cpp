@@ -76,21 +76,8 @@ int main(int argc, char** argv) {
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
-        swap_info.surface = surface;
-        swap_info.minImageCount = caps.minImageCount;
-        swap_info.imageFormat = VK_FORMAT_B8G8R8A8_UNORM;
-        swap_info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
-        swap_info.imageExtent = caps.currentExtent;
-        swap_info.imageArrayLayers = 1;
-        swap_info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-        swap_info.preTransform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
-        swap_info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
-        swap_info.presentMode = VK_PRESENT_MODE_FIFO_KHR;
-        swap_info.clipped = VK_TRUE;
-        swap_info.oldSwapchain = swapchain;
-        VkSwapchainKHR next = VK_NULL_HANDLE;
-        check(vkCreateSwapchainKHR(device, &swap_info, nullptr, &next), "vkCreateSwapchainKHR");
+        const VkSwapchainKHR next =
+            probe.create_swapchain(surface, caps, VK_FORMAT_B8G8R8A8_UNORM, swapchain);
         if (swapchain != VK_NULL_HANDLE) {
             check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
             vkDestroySwapchainKHR(device, swapchain, nullptr);

@@ -106,20 +106,7 @@ int main(int argc, char** argv) {
         VkSurfaceCapabilitiesKHR caps{};
         check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(probe.physical, w.surface, &caps),
               "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
-        VkSwapchainCreateInfoKHR swap_info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
-        swap_info.surface = w.surface;
-        swap_info.minImageCount = caps.minImageCount;
-        swap_info.imageFormat = format;
-        swap_info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
-        swap_info.imageExtent = caps.currentExtent;
-        swap_info.imageArrayLayers = 1;
-        swap_info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-        swap_info.preTransform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
-        swap_info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
-        swap_info.presentMode = VK_PRESENT_MODE_FIFO_KHR;
-        swap_info.clipped = VK_TRUE;
-        check(vkCreateSwapchainKHR(device, &swap_info, nullptr, &w.swapchain),
-              "vkCreateSwapchainKHR");
+        w.swapchain = probe.create_swapchain(w.surface, caps, format, VK_NULL_HANDLE);
         vkGetSwapchainImagesKHR(device, w.swapchain, &count, nullptr);
         w.images.resize(count);
         vkGetSwapchainImagesKHR(device, w.swapchain, &count, w.images.data());

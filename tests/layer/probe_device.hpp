@@ -125,6 +125,29 @@ struct ProbeDevice {
         return surface;
     }
 
+    // A FIFO swapchain of `format` at the surface's current size (its least image count,
+    // transfer-destination images: the probes clear them), replacing `old`.
+    [[nodiscard]] VkSwapchainKHR create_swapchain(VkSurfaceKHR surface,
+                                                  const VkSurfaceCapabilitiesKHR& caps,
+                                                  VkFormat format, VkSwapchainKHR old) const {
+        VkSwapchainCreateInfoKHR info{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+        info.surface = surface;
+        info.minImageCount = caps.minImageCount;
+        info.imageFormat = format;
+        info.imageColorSpace = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
+        info.imageExtent = caps.currentExtent;
+        info.imageArrayLayers = 1;
+        info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        info.preTransform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
+        info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+        info.presentMode = VK_PRESENT_MODE_FIFO_KHR;
+        info.clipped = VK_TRUE;
+        info.oldSwapchain = old;
+        VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+        check(vkCreateSwapchainKHR(device, &info, nullptr, &swapchain), "vkCreateSwapchainKHR");
+        return swapchain;
+    }
+
     // Waits for the fence of the last submit and resets it.
     void wait_fence() const {
         check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
