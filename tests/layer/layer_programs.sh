@@ -59,6 +59,14 @@ run_program() {
     return "$status"
 }
 
+# expect_scaled_swapchains COUNT NAME: the layer logged COUNT swapchains made at the window's
+# size for the program's smaller images in $work/NAME.err (TANDEM_FRAMEGEN_LOG=1).
+expect_scaled_swapchains() {
+    local scaled
+    scaled=$(grep -c "upscaled to it" "$work/$2.err" || true)
+    [ "$scaled" -eq "$1" ] || fail "want $1 scaled swapchains, got $scaled"
+}
+
 expect_no_validation_messages() {
     if [ -s "$validation_log" ]; then
         head -c 3000 "$validation_log" >&2
@@ -497,8 +505,7 @@ scaling_churn)
         fail "layer_swapchain_probe exited with status $?"
     expect_no_validation_messages
     grep -q "presented 212" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
-    scaled=$(grep -c "upscaled to it" "$work/churn.err" || true)
-    [ "$scaled" -eq 20 ] || fail "want 20 scaled swapchains, got $scaled"
+    expect_scaled_swapchains 20 churn
     check_report "$work/report.json" "r['swapchains_created'] == 20" \
         "r['real_frames_presented'] == 212" "r['generated_frames'] >= 1" \
         "r['devices'][0]['upscaled_frames'] >= 1"
@@ -538,8 +545,7 @@ two_windows_scaled)
         fail "layer_windows_probe exited with status $?"
     expect_no_validation_messages
     grep -q "presented 60 60" "$work/windows.out" || fail "the probe's presents: $(cat "$work/windows.out")"
-    scaled=$(grep -c "upscaled to it" "$work/windows.err" || true)
-    [ "$scaled" -eq 2 ] || fail "want 2 scaled swapchains, got $scaled"
+    expect_scaled_swapchains 2 windows
     check_report "$work/report.json" "r['swapchains_created'] == 2" \
         "r['real_frames_presented'] == 120" \
         "r['devices'][0]['upscaled_frames'] + r['devices'][0]['blitted_frames'] == 120" \

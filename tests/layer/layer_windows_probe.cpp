@@ -39,28 +39,6 @@ struct Window {
     std::uint64_t presented = 0;
 };
 
-void record_clear(VkCommandBuffer cmd, VkImage image, float shade) {
-    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                         nullptr, 0, nullptr, 1, &barrier);
-    const VkClearColorValue colour{{shade, 1.0f - shade, 0.5f, 1.0f}};
-    vkCmdClearColorImage(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &colour, 1,
-                         &barrier.subresourceRange);
-    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = 0;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-    barrier.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                         0, 0, nullptr, 0, nullptr, 1, &barrier);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -131,7 +109,7 @@ int main(int argc, char** argv) {
                 fail("vkAcquireNextImageKHR failed (" + std::to_string(got) + ")");
             }
             const float shade = static_cast<float>((frame + 16 * i) % 64) / 63.0f;
-            record_clear(cmd, w.images[indices[i]], shade);
+            probe::record_clear(cmd, w.images[indices[i]], shade);
         }
         vkEndCommandBuffer(cmd);
         const std::array<VkSemaphore, 2> waits{windows[0].acquired, windows[1].acquired};
