@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/atomic_max.hpp"
 #include "core/log.hpp"
 
 namespace tandem::detail {
@@ -185,10 +186,7 @@ void LeaseTable::forget(TaskId task) noexcept {
 void LeaseTable::observe_reads(std::uint64_t reads) noexcept {
     // Keep the maximum: pump() and the completion thread may store out of order. Relaxed: it
     // is a lower bound of the semaphore's value, which orders nothing by itself.
-    std::uint64_t seen = m_reads_seen.load(std::memory_order_relaxed);
-    while (seen < reads &&
-           !m_reads_seen.compare_exchange_weak(seen, reads, std::memory_order_relaxed)) {
-    }
+    raise_to(m_reads_seen, reads);
 }
 
 void LeaseTable::finish_reads(TaskInstance& instance, std::uint32_t slot,

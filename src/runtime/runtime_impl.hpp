@@ -152,6 +152,8 @@ public:
     [[nodiscard]] TraceLog& trace() noexcept { return m_trace; }
     [[nodiscard]] const TraceLog& trace() const noexcept { return m_trace; }
     [[nodiscard]] const TaskTable& tasks() const noexcept { return m_tasks; }
+    // A live task's id is unknown once unregistered: null for both.
+    [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     [[nodiscard]] std::chrono::milliseconds worker_timeout() const noexcept {
         return std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
     }
@@ -169,8 +171,6 @@ private:
     // Opens the worker devices and the primary timeline, makes the parts and starts the
     // threads (the workers', the completion thread, the preparation thread).
     void open_workers(const std::vector<std::uint32_t>& worker_adapters);
-    // A live task's id is unknown once unregistered: null for both.
-    [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     // What a submit saw of a chained task before it held its producers' slots.
     struct ChainPeek {
         bool chained = false;

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "runtime/slot_ring.hpp"
@@ -19,7 +18,6 @@ class Runtime;
 namespace tandem::detail {
 
 class RuntimeImpl;
-struct Task;
 
 class RuntimeProbe {
 public:
@@ -38,8 +36,6 @@ public:
     [[nodiscard]] TaskPulse pulse(TaskId id, std::size_t recent) const;
 
 private:
-    [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
-
     RuntimeImpl& m_impl;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/atomic_max.hpp"
 #include "core/cpu.hpp"
 #include "core/log.hpp"
 #include "core/resources.hpp"
@@ -428,10 +429,7 @@ bool InputCopier::slot_ready(const TaskInstance& instance, std::uint32_t slot) c
     if (m_timeline.value(done) != VK_SUCCESS) {
         return false;
     }
-    std::uint64_t seen = m_seen_reached.load(std::memory_order_relaxed);
-    while (seen < done &&
-           !m_seen_reached.compare_exchange_weak(seen, done, std::memory_order_release)) {
-    }
+    raise_to(m_seen_reached, done, std::memory_order_release);
     return done >= needed;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/atomic_max.hpp"
 #include "core/cpu.hpp"
 #include "core/log.hpp"
 
@@ -90,10 +91,7 @@ Worker::allowance(std::chrono::milliseconds timeout,
 }
 
 void Worker::note_job_time(double us) noexcept {
-    double longest = m_longest_job_us.load(std::memory_order_relaxed);
-    while (us > longest &&
-           !m_longest_job_us.compare_exchange_weak(longest, us, std::memory_order_relaxed)) {
-    }
+    raise_to(m_longest_job_us, us);
 }
 
 void Worker::release_held() {
