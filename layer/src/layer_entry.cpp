@@ -611,6 +611,24 @@ std::shared_ptr<SwapchainGeneration> flush_replaced(DeviceRecord& record, VkSwap
     return replaced;
 }
 
+// The features `physical` gives `format` in optimal tiling (none without the query's function).
+VkFormatFeatureFlags optimal_features(const InstanceDispatch& vk, VkPhysicalDevice physical,
+                                      VkFormat format) {
+    VkFormatProperties features{};
+    if (vk.GetPhysicalDeviceFormatProperties != nullptr) {
+        vk.GetPhysicalDeviceFormatProperties(physical, format, &features);
+    }
+    return features.optimalTilingFeatures;
+}
+
+// True where a format's images may be the source and the destination of vkCmdBlitImage: the
+// scaled swapchains' upscale on the primary (ScaledSwapchain::blit_present).
+bool blits(VkFormatFeatureFlags features) {
+    constexpr VkFormatFeatureFlags k_blit =
+        VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT;
+    return (features & k_blit) == k_blit;
+}
+
 // Scaling: the real swapchain at the window's size and the program's images at the size it asked
 // for (scaled_swapchain.hpp). Nothing (the swapchain made as usual, one log line saying why) where
 // the program's swapchain is not one the layer can stand in for; else the call's result.
@@ -660,20 +678,14 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
             program.imageUsage | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, 0, &image_format) != VK_SUCCESS) {
         return not_scaled("the device cannot make plain images of its format and usage");
     }
-    constexpr VkFormatFeatureFlags k_blit =
-        VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT;
-    VkFormatProperties features{};
-    if (instance.GetPhysicalDeviceFormatProperties != nullptr) {
-        instance.GetPhysicalDeviceFormatProperties(record.physical_device, program.imageFormat,
-                                                   &features);
-    }
-    if ((features.optimalTilingFeatures & k_blit) != k_blit) {
+    const VkFormatFeatureFlags features =
+        optimal_features(instance, record.physical_device, program.imageFormat);
+    if (!blits(features)) {
         return not_scaled("the device cannot blit its format");
     }
     // The primary's upscale filters linearly where the device can for this format (10-bit ones
     // on some drivers cannot): else each window texel takes its nearest program texel.
-    const bool linear =
-        (features.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0;
+    const bool linear = (features & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0;
     const std::vector<VkQueue> queues = record.queues();
     const std::shared_ptr<QueueRecord> queue_record =
         queues.empty() ? nullptr : record.queue_record(queues.front());
@@ -1030,12 +1042,8 @@ bool blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physica
     if (listed != VK_SUCCESS) {
         return false;
     }
-    constexpr VkFormatFeatureFlags k_blit =
-        VK_FORMAT_FEATURE_BLIT_SRC_BIT | VK_FORMAT_FEATURE_BLIT_DST_BIT;
     for (std::uint32_t i = 0; i < count; ++i) {
-        VkFormatProperties features{};
-        vk.GetPhysicalDeviceFormatProperties(physical, formats[i].format, &features);
-        if ((features.optimalTilingFeatures & k_blit) != k_blit) {
+        if (!blits(optimal_features(vk, physical, formats[i].format))) {
             static std::once_flag logged;
             std::call_once(logged, [&] {
                 log_problem("not scaled: the window offers a format (" +
