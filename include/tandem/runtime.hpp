@@ -296,6 +296,13 @@ public:
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
+    // Embedded: the destructor leaves the worker devices Tandem opened on the application's
+    // instance open, to the process's end, instead of destroying them; everything else on every
+    // device (the application's included) it frees as ever. For a destruction during which the
+    // Vulkan loader holds the lock its vkDestroyDevice takes: a layer that must end the runtime
+    // inside the application's own vkDestroyDevice. Standalone, it does nothing: a standalone
+    // runtime's devices are its own. Call it just before destroying the runtime.
+    void leave_devices_open() noexcept;
 
     // Places the task (placement auto: where the scheduler puts it now, the primary until a cost
     // is known) and prepares it on its device (workload, slot images, transfer) on a Tandem

@@ -32,6 +32,7 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
          next(instance, "vkGetPhysicalDeviceFormatProperties"));
     load(table.GetPhysicalDeviceSurfaceFormatsKHR,
          next(instance, "vkGetPhysicalDeviceSurfaceFormatsKHR"));
+    load(table.DestroySurfaceKHR, next(instance, "vkDestroySurfaceKHR"));
     load(table.GetPhysicalDeviceQueueFamilyProperties,
          next(instance, "vkGetPhysicalDeviceQueueFamilyProperties"));
     return table;

@@ -29,6 +29,8 @@ struct InstanceDispatch {
     PFN_vkGetPhysicalDeviceImageFormatProperties GetPhysicalDeviceImageFormatProperties = nullptr;
     PFN_vkGetPhysicalDeviceFormatProperties GetPhysicalDeviceFormatProperties = nullptr;
     PFN_vkGetPhysicalDeviceSurfaceFormatsKHR GetPhysicalDeviceSurfaceFormatsKHR = nullptr;
+    // The presents queued on a surface's swapchains go out before it goes.
+    PFN_vkDestroySurfaceKHR DestroySurfaceKHR = nullptr;
     // The program's queue's timestamps (the layer's copies timed).
     PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
 };

@@ -102,7 +102,9 @@ public:
     DeviceGeneration(const DeviceRecord& device, VkQueue queue, std::uint32_t queue_family,
                      std::uint32_t queue_index, std::shared_ptr<std::mutex> queue_mutex);
     // Destroys the runtime (it waits for its devices): before the program's vkDestroyDevice,
-    // whose loader call holds a lock that Tandem's own vkDestroyDevice of its worker takes.
+    // whose loader call holds a lock that Tandem's own vkDestroyDevice of its worker takes; or
+    // inside it, the worker left open (Runtime::leave_devices_open), for a program that
+    // destroys its device before its swapchains.
     ~DeviceGeneration();
     DeviceGeneration(const DeviceGeneration&) = delete;
     DeviceGeneration& operator=(const DeviceGeneration&) = delete;

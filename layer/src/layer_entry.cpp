@@ -197,27 +197,77 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
     return VK_SUCCESS;
 }
 
+// What the layer made for one swapchain, taken out of its record to be ended outside the device's
+// lock.
+struct SwapchainWork {
+    std::shared_ptr<SwapchainGeneration> generation;
+    std::shared_ptr<ScaledSwapchain> scaled;
+    std::vector<TaskId> kept_tasks;
+    bool counted = false; // it counts among the device's generating swapchains
+};
+
+SwapchainWork take_work(SwapchainRecord& r) {
+    SwapchainWork work;
+    work.generation = std::move(r.generation);
+    work.scaled = std::move(r.scaled);
+    work.counted = r.generation_possible;
+    work.kept_tasks = r.kept_tasks.all();
+    r.kept_tasks = {};
+    return work;
+}
+
+// Ends a swapchain's work before the swapchain (or its device) goes: the tasks it kept, its
+// queued frames, the layer's and Tandem's work on its images, then the program's scaled images.
+void end_work(DeviceRecord& record, SwapchainWork work) {
+    if (!work.kept_tasks.empty()) {
+        // Destroyed before its first present: the tasks it kept go with it.
+        const std::lock_guard lock(record.generation_mutex);
+        for (const TaskId task : work.kept_tasks) {
+            if (record.generation) {
+                static_cast<void>(record.generation->runtime().unregister_task(task));
+            }
+        }
+    }
+    if (work.generation) {
+        // The frames queued go out (a replaced swapchain's went before it was retired), and the
+        // layer's and Tandem's work on its images ends, before the images go.
+        work.generation->flush();
+        work.generation.reset();
+    }
+    work.scaled.reset(); // waits for the layer's batches, then frees the program's images
+}
+
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
     if (device == VK_NULL_HANDLE) {
         return;
     }
-    const std::shared_ptr<DeviceRecord> record = registry().remove_device(device);
+    const std::shared_ptr<DeviceRecord> record = registry().find_device(device);
     if (record == nullptr) {
         return;
+    }
+    // Swapchains still alive (the specification requires destroying them first): what the
+    // layer made for them goes now, while the device can still destroy it (their last frames
+    // presented and counted before the device's counts are kept), and so does the runtime, whose
+    // threads would otherwise go on calling into the destroyed device. The swapchains themselves
+    // are the program's.
+    std::vector<SwapchainWork> left;
+    record->with_swapchains([&](SwapchainRecord& r) { left.push_back(take_work(r)); });
+    for (SwapchainWork& work : left) {
+        end_work(*record, std::move(work));
     }
     {
         const std::lock_guard lock(record->generation_mutex);
         if (record->generation) {
-            // Its swapchains were not destroyed first (the specification requires it): the
-            // runtime cannot be destroyed here, where the loader holds the lock Tandem's own
-            // vkDestroyDevice needs, nor after. It is left, as at exit.
-            log_problem("vkDestroyDevice with a swapchain that presented still alive: the "
-                        "frame-generation runtime is not freed");
-            record->abandon_generation();
-            static_cast<void>(record->generation.release());
+            // The loader holds, during vkDestroyDevice, the lock that Tandem's own vkDestroyDevice
+            // of its worker takes: the worker is left open to the process's end.
+            log_problem("vkDestroyDevice with " + std::to_string(left.size()) +
+                        " swapchain(s) still alive: the frame-generation runtime ends with the "
+                        "device, its worker device is left open");
+            record->generation->runtime().leave_devices_open();
+            record->generation.reset();
         }
     }
-    record->release_scaled(); // any left: the program destroys its device before its swapchains
+    static_cast<void>(registry().remove_device(device));
     if (record->dispatch.DestroyDevice != nullptr) {
         record->dispatch.DestroyDevice(device, allocator);
     }
@@ -895,33 +945,10 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     if (record == nullptr || record->dispatch.DestroySwapchainKHR == nullptr) {
         return;
     }
-    std::shared_ptr<SwapchainGeneration> generation;
-    bool counted = false;
-    std::vector<TaskId> kept_tasks;
-    std::shared_ptr<ScaledSwapchain> scaled;
-    record->with_swapchain(swapchain, [&](SwapchainRecord& r) {
-        generation = std::move(r.generation);
-        scaled = std::move(r.scaled);
-        counted = r.generation_possible;
-        kept_tasks = r.kept_tasks.all();
-        r.kept_tasks = {};
-    });
-    if (!kept_tasks.empty()) {
-        // Destroyed before its first present: the tasks it kept go with it.
-        const std::lock_guard lock(record->generation_mutex);
-        for (const TaskId task : kept_tasks) {
-            if (record->generation) {
-                static_cast<void>(record->generation->runtime().unregister_task(task));
-            }
-        }
-    }
-    if (generation) {
-        // The frames queued go out (a replaced swapchain's went before it was retired), and the
-        // layer's and Tandem's work on its images ends, before the images go.
-        generation->flush();
-        generation.reset();
-    }
-    scaled.reset(); // waits for the layer's batches, then frees the program's images
+    SwapchainWork work;
+    record->with_swapchain(swapchain, [&](SwapchainRecord& r) { work = take_work(r); });
+    const bool counted = work.counted;
+    end_work(*record, std::move(work));
     if (counted) {
         // The runtime goes with the device's last swapchain that may generate frames: here, not
         // at vkDestroyDevice (see DeviceGeneration).
@@ -1021,8 +1048,8 @@ PFN_vkVoidFunction to_void(auto function) {
 // layer can then upscale its images (create_scaled_swapchain). Where one cannot be (10-bit
 // formats on lavapipe), the program is told the window's own size, once logged, so that it
 // never draws a smaller image than its window that nothing upscales.
-bool blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physical,
-                        VkSurfaceKHR surface) {
+bool ask_blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physical,
+                            VkSurfaceKHR surface) {
     const InstanceDispatch& vk = instance.dispatch;
     if (vk.GetPhysicalDeviceSurfaceFormatsKHR == nullptr ||
         vk.GetPhysicalDeviceFormatProperties == nullptr) {
@@ -1054,6 +1081,17 @@ bool blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physica
         }
     }
     return true;
+}
+
+// The same, asked once per surface (InstanceRecord::known_blits).
+bool blits_every_format(const InstanceRecord& instance, VkPhysicalDevice physical,
+                        VkSurfaceKHR surface) {
+    if (const std::optional<bool> known = instance.known_blits(physical, surface)) {
+        return *known;
+    }
+    const bool blits = ask_blits_every_format(instance, physical, surface);
+    instance.note_blits(physical, surface, blits);
+    return blits;
 }
 
 // Scaling: the program is told its surface is the window's size times the scale, where a device
@@ -1105,8 +1143,41 @@ VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceSurfaceCapabilities2KHR(
     return result;
 }
 
+// A surface destroyed while swapchains of it live (the specification requires destroying them
+// first): the layer's work on them ends now, its queued presents first, as it would at their
+// vkDestroySwapchainKHR, for none may be presented once the surface has gone.
+VKAPI_ATTR void VKAPI_CALL DestroySurfaceKHR(VkInstance instance, VkSurfaceKHR surface,
+                                             const VkAllocationCallbacks* allocator) {
+    const std::shared_ptr<InstanceRecord> record = registry().find_instance(instance);
+    if (record == nullptr || record->dispatch.DestroySurfaceKHR == nullptr) {
+        return;
+    }
+    if (surface != VK_NULL_HANDLE) {
+        for (const std::shared_ptr<DeviceRecord>& device : registry().devices()) {
+            std::vector<SwapchainWork> left;
+            device->with_swapchains([&](SwapchainRecord& r) {
+                if (r.surface == surface) {
+                    left.push_back(take_work(r));
+                }
+            });
+            if (!left.empty()) {
+                log_problem("vkDestroySurfaceKHR with a swapchain of it still alive: its frame "
+                            "generation ends");
+            }
+            for (SwapchainWork& work : left) {
+                end_work(*device, std::move(work));
+            }
+        }
+    }
+    record->forget_surface(surface); // a later surface may have its handle
+    record->dispatch.DestroySurfaceKHR(instance, surface, allocator);
+}
+
 // The instance-level functions the layer intercepts beyond creation and destruction.
 PFN_vkVoidFunction instance_interception(std::string_view name) {
+    if (name == "vkDestroySurfaceKHR") {
+        return to_void(&DestroySurfaceKHR);
+    }
     if (name == "vkGetPhysicalDeviceSurfaceCapabilitiesKHR") {
         return to_void(&GetPhysicalDeviceSurfaceCapabilitiesKHR);
     }

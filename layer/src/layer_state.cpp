@@ -8,17 +8,21 @@
 
 namespace tandem::layer {
 
-void DeviceRecord::release_scaled() {
-    std::vector<std::shared_ptr<ScaledSwapchain>> scaled;
-    {
-        const std::lock_guard lock(m_mutex);
-        for (auto& entry : m_swapchains) {
-            if (entry.second.scaled) {
-                scaled.push_back(std::move(entry.second.scaled));
-            }
-        }
-    }
-    scaled.clear(); // outside the lock: each waits for its queue
+std::optional<bool> InstanceRecord::known_blits(VkPhysicalDevice physical,
+                                                VkSurfaceKHR surface) const {
+    const std::lock_guard lock(m_surfaces_mutex);
+    const auto found = m_blits.find({physical, surface});
+    return found != m_blits.end() ? std::optional<bool>(found->second) : std::nullopt;
+}
+
+void InstanceRecord::note_blits(VkPhysicalDevice physical, VkSurfaceKHR surface, bool blits) const {
+    const std::lock_guard lock(m_surfaces_mutex);
+    m_blits[{physical, surface}] = blits;
+}
+
+void InstanceRecord::forget_surface(VkSurfaceKHR surface) const {
+    const std::lock_guard lock(m_surfaces_mutex);
+    std::erase_if(m_blits, [&](const auto& entry) { return entry.first.second == surface; });
 }
 
 void DeviceRecord::abandon_generation() {
@@ -153,7 +157,10 @@ LayerRegistry::~LayerRegistry() {
         static_cast<void>(entry.second->generation.release());
     }
     const LayerSettings& settings = layer_settings();
-    if (!m_devices.empty() && !settings.report_path.empty()) {
+    // Tandem's workers left open (Runtime::leave_devices_open) are not the program's.
+    const bool open = std::any_of(m_devices.begin(), m_devices.end(),
+                                  [](const auto& entry) { return !entry.second->tandem_worker; });
+    if (open && !settings.report_path.empty()) {
         log_info("process exit with devices still open: writing the report");
         static_cast<void>(write_frame_report(report_contents()));
     }
@@ -163,6 +170,16 @@ void LayerRegistry::add_instance(std::shared_ptr<InstanceRecord> record) {
     const std::lock_guard lock(m_mutex);
     m_application_name = record->application_name;
     m_instances[dispatch_key(record->instance)] = std::move(record);
+}
+
+std::vector<std::shared_ptr<DeviceRecord>> LayerRegistry::devices() const {
+    const std::lock_guard lock(m_mutex);
+    std::vector<std::shared_ptr<DeviceRecord>> all;
+    all.reserve(m_devices.size());
+    for (const auto& entry : m_devices) {
+        all.push_back(entry.second);
+    }
+    return all;
 }
 
 std::shared_ptr<InstanceRecord> LayerRegistry::find_instance(const void* dispatchable) const {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,18 @@ struct InstanceRecord {
     // Above 0 while a Tandem runtime opens its worker devices on this instance: the devices it
     // creates meanwhile are Tandem's, left alone and not counted.
     mutable std::atomic<int> tandem_opening{0};
+
+    // Scaling: whether a physical device can blit every format a surface offers, asked once per
+    // pair (a surface's formats stay what they were; each ask may be a round trip to the display
+    // server) and forgotten when the surface is destroyed.
+    [[nodiscard]] std::optional<bool> known_blits(VkPhysicalDevice physical,
+                                                  VkSurfaceKHR surface) const;
+    void note_blits(VkPhysicalDevice physical, VkSurfaceKHR surface, bool blits) const;
+    void forget_surface(VkSurfaceKHR surface) const;
+
+private:
+    mutable std::mutex m_surfaces_mutex;
+    mutable std::map<std::pair<VkPhysicalDevice, VkSurfaceKHR>, bool> m_blits;
 };
 
 // One queue of the program's device. Every queue call the layer intercepts holds `mutex` while
@@ -121,9 +134,6 @@ struct DeviceRecord {
     // At process exit with the runtime still embedded: its swapchains' generation is left to
     // the process's end, as the runtime is (LayerRegistry's destructor).
     void abandon_generation();
-    // At vkDestroyDevice with swapchains still alive (the specification forbids it): their
-    // scaled images go first, while the device can still destroy them.
-    void release_scaled();
     // Runs `visit(record)` on the swapchain's record under the device's lock; false when the
     // swapchain is unknown.
     template <typename Visit>
@@ -135,6 +145,14 @@ struct DeviceRecord {
         }
         visit(found->second);
         return true;
+    }
+    // Runs `visit(record)` on every swapchain's record under the device's lock.
+    template <typename Visit>
+    void with_swapchains(Visit&& visit) {
+        const std::lock_guard lock(m_mutex);
+        for (auto& entry : m_swapchains) {
+            visit(entry.second);
+        }
     }
 
 private:
@@ -161,6 +179,8 @@ public:
 
     void add_device(std::shared_ptr<DeviceRecord> record);
     [[nodiscard]] std::shared_ptr<DeviceRecord> find_device(const void* dispatchable) const;
+    // Every device open now (Tandem's workers included).
+    [[nodiscard]] std::vector<std::shared_ptr<DeviceRecord>> devices() const;
     // Scaling applies to the surfaces of this physical device: the program has a device on it
     // that took Tandem's additions (scaled_swapchain.hpp).
     [[nodiscard]] bool scales_on(VkPhysicalDevice physical) const;

@@ -313,7 +313,7 @@ Device::~Device() {
             vkDestroyFence(m_device, fence, nullptr);
         }
     }
-    if (m_owned) {
+    if (m_owned && !m_leave_open) {
         vkDestroyDevice(m_device, nullptr);
     }
 }

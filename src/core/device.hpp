@@ -207,6 +207,10 @@ public:
     [[nodiscard]] std::optional<TimestampCalibration> calibrate_timestamps() const;
     // False for an application's device adopted with AdoptedDevice.
     [[nodiscard]] bool owned() const noexcept { return m_owned; }
+    // The destructor frees Tandem's objects on the device as ever but leaves the device itself
+    // open, to the process's end: for a destruction inside a call during which the loader holds
+    // the lock its vkDestroyDevice takes (Runtime::leave_devices_open). Before destruction.
+    void leave_open() noexcept { m_leave_open = true; }
     // The queue that copies within this device fastest (core/copy_queue.hpp), measured on the
     // first call (blocking, a few ms of copies; thread-safe); a failed measurement answers the
     // transfer queue with the failure as the reason. The device-local transfer paths use it.
@@ -285,6 +289,7 @@ private:
 
     VkDevice m_device = VK_NULL_HANDLE;
     bool m_owned = true;
+    bool m_leave_open = false; // leave_open()
     VkPhysicalDevice m_physical = VK_NULL_HANDLE;
     DeviceInfo m_info;
     std::string m_label;

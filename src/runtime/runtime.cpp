@@ -134,6 +134,10 @@ VkSemaphore Runtime::input_timeline() const noexcept {
     return m_impl->input_timeline();
 }
 
+void Runtime::leave_devices_open() noexcept {
+    m_impl->leave_devices_open();
+}
+
 void Runtime::pump() noexcept {
     const detail::LogScope scope(m_impl->logger());
     m_impl->pump();

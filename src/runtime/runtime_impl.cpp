@@ -233,6 +233,15 @@ RuntimeImpl::~RuntimeImpl() {
     m_instance.reset();
 }
 
+void RuntimeImpl::leave_devices_open() noexcept {
+    if (m_primary->owned()) {
+        return; // standalone: every device is Tandem's own, destroyed with its instance
+    }
+    for (const auto& device : m_worker_devices) {
+        device->leave_open();
+    }
+}
+
 Worker& RuntimeImpl::place(const TaskDesc& desc) const {
     const Placement& p = desc.placement;
     switch (p.kind) {

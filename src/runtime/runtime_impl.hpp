@@ -94,6 +94,7 @@ public:
     [[nodiscard]] LendResult lend_inputs(TaskId id) noexcept;
     TaskError return_inputs(TaskId id, const InputLoan& loan) noexcept;
     void pump() noexcept;
+    void leave_devices_open() noexcept;
     [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
     [[nodiscard]] TaskStats stats(TaskId id) const;

@@ -14,7 +14,8 @@
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
 #       cli_status | cli_run | worker_lost | verify | dump | pacing | swapchain_same_size |
 #       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
-#       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled
+#       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled |
+#       device_before_swapchain
 # A missing xvfb-run or vkcube fails the case (scripts/install-deps.sh installs both): a test
 # that skipped on a machine without them would hide a layer that no longer loads.
 set -euo pipefail
@@ -192,6 +193,51 @@ swapchain_churn)
     check_report "$work/report.json" "r['swapchains_created'] == 40" \
         "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
         "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
+    ;;
+device_before_swapchain)
+    # Programs' bugs the layer must survive: the last swapchain never destroyed, its surface
+    # destroyed before the device (swapchain), or left too, so that the device goes while the
+    # swapchain's frames are still generated (surface, and scaled). The layer ends its work on
+    # the swapchain where the surface or the device goes: the program exits 0, frames were
+    # generated, and the validation layer says of the run what it says of the program alone.
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1
+    for run in swapchain surface surface-scaled; do
+        kept=${run%-scaled}
+        scale=1
+        [ "$run" = "$kept" ] || scale=0.5
+        export VK_INSTANCE_LAYERS=$validation_layers
+        run_program "alone-$run" "$swapchain_probe" --swapchains 2 --frames 30 --keep-last "$kept" ||
+            fail "layer_swapchain_probe alone exited with status $?"
+        [ ! -f "$validation_log" ] || mv "$validation_log" "$work/alone-$run.validation"
+        explicit_layer
+        export TANDEM_FRAMEGEN_REPORT=$work/$run.json TANDEM_FRAMEGEN_SCALE=$scale
+        run_program "layer-$run" "$swapchain_probe" --swapchains 2 --frames 30 \
+            --keep-last "$kept" || fail "layer_swapchain_probe ($run) exited with status $?"
+        [ ! -f "$validation_log" ] || mv "$validation_log" "$work/layer-$run.validation"
+        unset TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_SCALE
+        grep -q "presented 60" "$work/layer-$run.out" ||
+            fail "the probe's presents ($run): $(cat "$work/layer-$run.out")"
+        grep -q "runtime ends with the device" "$work/layer-$run.err" ||
+            fail "no line saying the runtime ended with the device ($run)"
+        check_report "$work/$run.json" "r['real_frames_presented'] == 60" \
+            "r['generated_frames'] >= 20" "r['devices_open'] == 0"
+        if [ -n "$validation_layers" ]; then
+            python3 - "$work/alone-$run.validation" "$work/layer-$run.validation" <<'PY' ||
+import collections, re, sys
+def ids(path):
+    try:
+        return collections.Counter(re.findall(r"(?:VUID|SYNC)-[A-Za-z0-9_-]+", open(path).read()))
+    except FileNotFoundError:
+        return collections.Counter()
+alone, layer = ids(sys.argv[1]), ids(sys.argv[2])
+if not alone:
+    sys.exit("the program alone made no validation message: was the validation layer there?")
+if layer != alone:
+    sys.exit(f"validation messages alone {dict(alone)}, with the layer {dict(layer)}")
+PY
+                fail "the validation messages differ from the program's own ($run)"
+        fi
+    done
     ;;
 swapchain_same_size)
     # A swapchain recreated at the same size 20 times (as after VK_SUBOPTIMAL_KHR): the tasks

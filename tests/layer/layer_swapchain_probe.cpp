@@ -6,9 +6,13 @@
 // its own. It prints the frames whose present answered VK_SUCCESS or VK_SUBOPTIMAL_KHR
 // ("presented N") and exits 0. --same-size 1: the window keeps its size, and each swapchain is
 // recreated at the same size (as a program does after VK_SUBOPTIMAL_KHR, or to change its
-// present mode).
+// present mode). Programs' bugs a layer must survive: --keep-last swapchain: the last swapchain is
+// never destroyed, and the program destroys its surface, then its device and instance, with it
+// alive; --keep-last surface: the surface (and its window) are not destroyed either, so that the
+// device goes first.
 //
 //   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N] [--same-size 0|1]
+//                         [--keep-last none|swapchain|surface]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +35,7 @@ int main(int argc, char** argv) {
     std::uint32_t frames = 10;
     std::uint32_t last_frames = 0; // 0: --frames
     bool same_size = false;
+    std::string keep_last = "none";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string arg = argv[i];
         if (arg == "--swapchains") {
@@ -39,6 +44,11 @@ int main(int argc, char** argv) {
             frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
         } else if (arg == "--same-size") {
             same_size = std::string(argv[i + 1]) == "1";
+        } else if (arg == "--keep-last") {
+            keep_last = argv[i + 1];
+            if (keep_last != "none" && keep_last != "swapchain" && keep_last != "surface") {
+                fail("--keep-last takes none, swapchain or surface");
+            }
         } else if (arg == "--last-frames") {
             last_frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
         } else {
@@ -130,10 +140,14 @@ int main(int argc, char** argv) {
             vkDestroySemaphore(device, r, nullptr);
         }
     }
-    vkDestroySwapchainKHR(device, swapchain, nullptr);
+    if (keep_last == "none") {
+        vkDestroySwapchainKHR(device, swapchain, nullptr);
+    }
     vkDestroySemaphore(device, acquired, nullptr);
-    vkDestroySurfaceKHR(probe.instance, surface, nullptr);
-    xcb_destroy_window(probe.connection, window);
+    if (keep_last != "surface") {
+        vkDestroySurfaceKHR(probe.instance, surface, nullptr);
+        xcb_destroy_window(probe.connection, window);
+    }
     std::printf("presented %llu\n", static_cast<unsigned long long>(presented));
     return 0;
 }

@@ -311,6 +311,21 @@ TEST_F(EmbeddingTest, ADeviceCreatedFromTheRequirementsIsEmbeddedAndRunsTasks) {
     }
 }
 
+// A layer ending the runtime inside the engine's own vkDestroyDevice: the worker device stays
+// open, and everything of Tandem's on the engine's device goes (the validation layer reports any
+// object left on it when the device is destroyed).
+TEST_F(EmbeddingTest, ARuntimeThatLeavesItsWorkersOpenFreesEverythingOnTheEnginesDevice) {
+    {
+        const EngineDevice device(physical(), "");
+        auto runtime = embed(device, "auto");
+        ASSERT_EQ(runtime->worker_devices().size(), 1u);
+        EXPECT_GE(run_pattern(*runtime, "worker:0").ready, 4u);
+        runtime->leave_devices_open();
+        runtime.reset();
+    } // the engine's vkDestroyDevice
+    EXPECT_EQ(instance().validation_messages(), 0u) << instance().last_validation_message();
+}
+
 TEST_F(EmbeddingTest, TheRequirementsAskForAQueueAndOfferOneOfItsOwn) {
     const EmbeddingRequirements before = embedding_requirements();
     ASSERT_EQ(before.queues.size(), 2u);
