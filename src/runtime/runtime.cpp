@@ -2,6 +2,7 @@
 
 #include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "runtime/scheduler.hpp"
 
 namespace tandem {
 
@@ -165,22 +166,22 @@ TaskStats Runtime::stats(TaskId task) const {
 
 PlacementReport Runtime::placement() const {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->placement();
+    return m_impl->scheduler().placement();
 }
 
 std::uint64_t Runtime::placement_decisions() const noexcept {
-    return m_impl->placement_decisions();
+    return m_impl->scheduler().decisions();
 }
 
 CalibrationResult Runtime::calibrate(TaskId task, std::span<const std::byte> snapshot,
                                      std::uint32_t jobs) {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->calibrate(task, snapshot, jobs);
+    return m_impl->scheduler().calibrate(task, snapshot, jobs);
 }
 
 TaskError Runtime::observe_execute(TaskId task, std::uint32_t device, double ms) noexcept {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->observe_execute(task, device, ms);
+    return m_impl->scheduler().observe_execute(task, device, ms);
 }
 
 std::vector<RuntimeEvent> Runtime::take_events() {

@@ -11,7 +11,6 @@
 #include "core/memory_pool.hpp"
 #include "core/pipeline_shelf.hpp"
 #include "core/vk_check.hpp"
-#include "runtime/link_fallback.hpp"
 #include "runtime/scheduler.hpp"
 #include "tandem/error.hpp"
 #include "workloads/workload.hpp"
@@ -166,9 +165,7 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
                                                      static_cast<std::uint32_t>(i + 1), on_job,
                                                      on_drop, on_complete, m_poll));
     }
-    m_scheduler =
-        std::make_unique<Scheduler>(*this, m_schedule, m_options.scheduler, forced_path(m_options));
-    m_fallback = std::make_unique<LinkFallback>(*this);
+    m_scheduler = std::make_unique<Scheduler>(*this, m_options.scheduler, forced_path(m_options));
     m_completion->start(m_poll);
     m_preparer->start();
 }
@@ -213,8 +210,6 @@ RuntimeImpl::~RuntimeImpl() {
     for (const auto& device : m_worker_devices) {
         settle(*device);
     }
-    m_all.clear();
-    m_fallback.reset();
     m_scheduler.reset();
     m_tasks.clear();
     m_retire->clear();

@@ -17,12 +17,13 @@
 //   DevicePairs       (device_pairs.hpp)       each device pair, both directions: its paths'
 //                                              health, bridges, every stream opened on it
 //   LinkFailures      (link_failures.hpp)      a link whose path failed
-//   LinkFallback      (link_fallback.hpp)      a task whose path failed, prepared again
-//   Scheduler         (scheduler.hpp)          where auto tasks run, trial jobs, calibration
+//   Scheduler         (scheduler.hpp)          where auto tasks run, trial jobs, calibration,
+//                                              the placement calls; the schedule lock, and the
+//     LinkFallback    (link_fallback.hpp)      a task whose path failed, prepared again
 //   RetireList        (sync/retire_list.hpp)   objects freed once the GPU passed them
-// RuntimeImpl itself answers the public calls (task_calls.cpp: every call that takes a TaskId
-// checks the task's state once, under its mutex), makes instances, and sequences start-up and
-// shutdown (runtime_impl.cpp).
+// RuntimeImpl itself answers the public calls but the scheduler's (task_calls.cpp: every call
+// that takes a TaskId checks the task's state once, under its mutex), makes instances, and
+// sequences start-up and shutdown (runtime_impl.cpp).
 //
 // Lock order: the chain lock (a reconfigure that makes chains: their check and links); then
 // the schedule lock (scheduler, fallback, registration); then one task's mutex; then one of its
@@ -75,7 +76,6 @@
 namespace tandem::detail {
 
 class Scheduler;
-class LinkFallback;
 
 class RuntimeImpl {
 public:
@@ -98,11 +98,6 @@ public:
     [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
     [[nodiscard]] TaskStats stats(TaskId id) const;
-    [[nodiscard]] PlacementReport placement() const;
-    [[nodiscard]] std::uint64_t placement_decisions() const noexcept;
-    [[nodiscard]] CalibrationResult calibrate(TaskId id, std::span<const std::byte> bytes,
-                                              std::uint32_t jobs);
-    TaskError observe_execute(TaskId id, std::uint32_t device, double ms) noexcept;
     [[nodiscard]] EventQueue& events() noexcept { return m_events; }
     [[nodiscard]] RuntimeResources resources() const;
     [[nodiscard]] VkSemaphore primary_timeline() const noexcept { return m_reads->handle(); }
@@ -121,9 +116,6 @@ public:
     // Caller holds task.mutex. Throws Error (no such device) or std::bad_alloc.
     TaskInstance& add_instance(Task& task, const TaskDesc& desc,
                                std::optional<std::uint32_t> device);
-    // Takes a trial job of `bytes` on `instance` and queues it (Scheduler). Caller holds
-    // nothing; false when it was not taken (Busy, not prepared, task gone).
-    bool submit_trial(Task& task, TaskInstance& instance, std::span<const std::byte> bytes);
     // The worker a manual placement names (never auto). Throws Error.
     [[nodiscard]] Worker& place(const TaskDesc& desc) const;
     // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
@@ -138,6 +130,10 @@ public:
     // The completion part of pump() alone (for the scheduler's calibration loop).
     void pump_completions() noexcept { m_completion->pump(); }
 
+    // The placement of auto tasks, and the calls about it (placement, calibrate, ...).
+    [[nodiscard]] Scheduler& scheduler() const noexcept { return *m_scheduler; }
+    // Where jobs are taken into slots (a submit's, a trial's) and run.
+    [[nodiscard]] JobPipeline& jobs() const noexcept { return *m_jobs; }
     // Where the runtime's messages go: each public call and each of its threads logs under it.
     [[nodiscard]] const Logger& logger() const noexcept { return *m_logger; }
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
@@ -231,14 +227,13 @@ private:
     std::unique_ptr<JobPipeline> m_jobs;
     std::vector<std::unique_ptr<Worker>> m_workers; // [0]: the primary's own context
 
-    // The schedule lock: the scheduler, the fallback and registration, one at a time; pump()
-    // only tries it. m_all is every task registered and not yet seen unregistered by a step.
-    mutable std::mutex m_schedule;
     TaskGraph m_graph{*this}; // chains: the links between tasks, and the chain lock
+    // The tasks it places, the schedule lock and the link fallback.
     std::unique_ptr<Scheduler> m_scheduler;
-    std::unique_ptr<LinkFallback> m_fallback;
-    std::vector<std::shared_ptr<Task>> m_all;
 };
+
+// The sentence of UnknownTask for `id`.
+[[nodiscard]] std::string unknown_task(TaskId id);
 
 // Tandem's own parts outside src/runtime (the trace export) and its tests reach the runtime's
 // parts through this (not installed).

@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 
+#include "runtime/link_fallback.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "runtime/task_stats.hpp"
 #include "tandem/error.hpp"
@@ -81,9 +82,10 @@ std::vector<DeviceInfo> runtime_devices(const RuntimeImpl& runtime) {
 
 } // namespace
 
-Scheduler::Scheduler(RuntimeImpl& runtime, std::mutex& schedule, const SchedulerOptions& options,
+Scheduler::Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
                      std::optional<TransferPath> forced_path)
-    : m_runtime(&runtime), m_schedule(&schedule), m_options(options), m_forced_path(forced_path) {
+    : m_runtime(&runtime), m_fallback(std::make_unique<LinkFallback>(runtime)), m_options(options),
+      m_forced_path(forced_path) {
     check_options(options);
     const std::vector<DeviceInfo> devices = runtime_devices(runtime);
     m_model_note = "measured timings only (no profile)";
@@ -246,7 +248,105 @@ std::vector<PlacementTask> Scheduler::placement_tasks(const TaskList& tasks,
     return out;
 }
 
-std::uint32_t Scheduler::place_new(const TaskList& tasks, Task& task) {
+Scheduler::~Scheduler() = default;
+
+void Scheduler::pump() noexcept {
+    std::unique_lock lock(m_schedule, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        return; // a registration or calibration is running: decide in a later pump
+    }
+    try {
+        for (auto it = m_tasks.begin(); it != m_tasks.end();) {
+            bool gone = false;
+            {
+                std::lock_guard task_lock((*it)->mutex);
+                gone = !(*it)->live;
+            }
+            if (gone) {
+                forget((*it)->id); // its measurements go with it
+                it = m_tasks.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        m_fallback->step(m_tasks);
+        step(m_tasks, std::chrono::steady_clock::now());
+    } catch (const std::exception& e) {
+        log_error("runtime", "the scheduler's decision failed: {}", e.what());
+    }
+}
+
+PlacementReport Scheduler::placement() const {
+    std::lock_guard lock(m_schedule);
+    return report(m_tasks);
+}
+
+CalibrationResult Scheduler::calibrate(TaskId id, std::span<const std::byte> bytes,
+                                       std::uint32_t jobs) {
+    std::lock_guard lock(m_schedule);
+    const std::shared_ptr<Task> task = m_runtime->live(id);
+    if (!task) {
+        CalibrationResult out;
+        out.error = TaskError::UnknownTask;
+        out.reason = unknown_task(id);
+        return out;
+    }
+    return calibrate_task(*task, bytes, jobs);
+}
+
+TaskError Scheduler::observe_execute(TaskId id, std::uint32_t device, double ms) noexcept {
+    const std::shared_ptr<Task> task = m_runtime->live(id);
+    if (!task) {
+        return TaskError::UnknownTask;
+    }
+    if (m_runtime->worker_of(device) == nullptr || !std::isfinite(ms) || ms < 0.0) {
+        return TaskError::BadArgument;
+    }
+    try {
+        std::lock_guard lock(m_schedule);
+        observe_task(*task, device, ms);
+    } catch (...) {
+        return TaskError::OutOfMemory; // the cost model could not record it
+    }
+    return TaskError::None;
+}
+
+bool Scheduler::key_taken(const std::string& key) const {
+    bool taken = false;
+    for (const auto& other : m_tasks) {
+        std::lock_guard lock(other->mutex);
+        taken = taken || (other->live && other->key == key);
+    }
+    return taken;
+}
+
+void Scheduler::admit(std::shared_ptr<Task> task, bool automatic) {
+    m_tasks.push_back(std::move(task));
+    if (!automatic) {
+        refresh(m_tasks); // its load counts in the next decisions' explanation
+    }
+}
+
+bool Scheduler::submit_trial(Task& task, TaskInstance& instance, std::span<const std::byte> bytes) {
+    WorkerJob job;
+    {
+        std::lock_guard lock(task.mutex);
+        // A task with inputs runs only the application's jobs: a trial has no inputs to read.
+        if (!task.live || !instance.prepared() || instance.worker->lost() ||
+            task.find(instance.serial) == nullptr || !instance.desc.inputs.empty()) {
+            return false;
+        }
+        if (m_runtime->jobs().take(task, instance, bytes, true, job) !=
+            JobPipeline::Take::Accepted) {
+            return false;
+        }
+    }
+    job.instance->worker->enqueue(job);
+    return true;
+}
+
+std::uint32_t Scheduler::place_new(Task& task) {
+    const TaskList& tasks = m_tasks;
     drop_unlisted(tasks);
     for (const auto& t : tasks) {
         (void)key_of(*t);
@@ -503,7 +603,7 @@ void Scheduler::run_trials(const TaskList& tasks) {
                 note_failure(std::move(failure), d);
                 continue;
             }
-            if (m_runtime->submit_trial(*task, *instance, snapshot)) {
+            if (submit_trial(*task, *instance, snapshot)) {
                 std::lock_guard lock(task->mutex);
                 if (task->find(instance->serial) == instance) {
                     ++instance->trials_submitted;
@@ -546,8 +646,8 @@ bool Scheduler::wait_prepared(Task& task, std::uint64_t serial) {
     }
 }
 
-CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> bytes,
-                                       std::uint32_t jobs) {
+CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byte> bytes,
+                                            std::uint32_t jobs) {
     if (jobs < k_warm_up_outputs + RobustEstimate::k_min_samples) {
         throw Error(
             ErrorCategory::InvalidArgument,
@@ -600,7 +700,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
     std::size_t measured = 0;
     const auto calibrating_entry = m_calibrating.insert(task.id);
     try {
-        const Unlocked unlocked(*m_schedule);
+        const Unlocked unlocked(m_schedule);
         for (const auto& [d, serial] : trials) {
             if (!wait_prepared(task, serial)) {
                 std::lock_guard lock(task.mutex);
@@ -631,7 +731,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
                         failed = true; // the task was unregistered meanwhile
                         break;
                     }
-                    if (m_runtime->submit_trial(task, *instance, bytes)) {
+                    if (submit_trial(task, *instance, bytes)) {
                         break;
                     }
                     if (std::chrono::steady_clock::now() > deadline) {
@@ -727,7 +827,7 @@ CalibrationResult Scheduler::calibrate(Task& task, std::span<const std::byte> by
     return out;
 }
 
-void Scheduler::observe_execute(Task& task, std::uint32_t device, double ms) {
+void Scheduler::observe_task(Task& task, std::uint32_t device, double ms) {
     {
         std::lock_guard lock(task.mutex);
         task.external_execute = true;

@@ -11,10 +11,16 @@
 // longer lists it), and a new task of the same name starts from none of them. Trial jobs run
 // only for tasks placed auto.
 //
-// Threads: every method runs under the runtime's schedule lock, so one at a time; step() is
-// called from pump() and never blocks on a GPU. calibrate() releases the lock while its trial
-// jobs run. It touches a task's instances only under the task's mutex (an instance may leave
-// use at any time: unregister_task needs no schedule lock).
+// It keeps the list of tasks it places (every task registered, until the first pump() after it
+// was unregistered) and the schedule lock: registration, decisions, calibration and the link
+// fallback (LinkFallback, which the pump runs first) one at a time.
+//
+// Threads: the public calls (pump, placement, calibrate, observe_execute, decisions) from any
+// thread, each taking the schedule lock itself (pump only tries it); registration's calls from
+// RuntimeImpl::register_task, which holds it (lock_schedule). pump() never blocks on a GPU;
+// calibrate() releases the lock while its trial jobs run. It touches a task's instances only
+// under the task's mutex (an instance may leave use at any time: unregister_task needs no
+// schedule lock).
 #pragma once
 
 #include <atomic>
@@ -37,47 +43,72 @@
 namespace tandem::detail {
 
 class RuntimeImpl;
+class LinkFallback;
 
 using TaskList = std::vector<std::shared_ptr<Task>>;
 
 class Scheduler {
 public:
     // Loads the profile (throws Error when it cannot be read or describes other adapters).
-    // `schedule` is the runtime's schedule lock, which every caller holds.
-    Scheduler(RuntimeImpl& runtime, std::mutex& schedule, const SchedulerOptions& options,
+    Scheduler(RuntimeImpl& runtime, const SchedulerOptions& options,
               std::optional<TransferPath> forced_path);
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
 
-    // Where a new auto task starts: one decision over the known tasks and `task` (which has no
-    // instance yet); the other tasks' moves in it are applied too.
-    [[nodiscard]] std::uint32_t place_new(const TaskList& tasks, Task& task);
-    // A decision now (a manual task was registered: the loads and explanations include it).
-    void refresh(const TaskList& tasks);
-    // One pump's part: when a decision is due (the interval passed, or an active worker was
-    // lost) observes, runs trials and decides.
-    void step(const TaskList& tasks, std::chrono::steady_clock::time_point now);
-    // A task left (unregistered): its measurements go now.
-    void forget(TaskId task);
-
-    // Runtime::calibrate: blocks while `jobs` trial jobs run on each candidate device of
-    // `task`. Throws Error for jobs below the minimum; NotMeasured when no device ran them.
-    // Called with the schedule lock held; it makes the task's instances under it, then releases
-    // it while they are prepared and the trial jobs run (so that registrations, placement()
-    // and observe_execute go on), and takes it again to feed the timings to the cost model.
-    [[nodiscard]] CalibrationResult calibrate(Task& task, std::span<const std::byte> bytes,
-                                              std::uint32_t jobs);
-    void observe_execute(Task& task, std::uint32_t device, double ms);
-
-    // Trial jobs may run (they need the tasks' latest snapshots).
-    [[nodiscard]] bool measures() const noexcept { return m_options.background_calibration; }
-    [[nodiscard]] PlacementReport report(const TaskList& tasks) const;
+    // The runtime's calls (tandem::Runtime has their contracts).
+    // The pump's part: forgets the tasks unregistered since, starts the link fallback of tasks
+    // whose link failed, and decides when a decision is due (the interval passed, or an active
+    // worker was lost): observes, runs trials and decides. Skipped when a registration or a
+    // calibration holds the lock (a later pump decides).
+    void pump() noexcept;
+    [[nodiscard]] PlacementReport placement() const;
     // Decisions taken so far; any thread, without the schedule lock.
     [[nodiscard]] std::uint64_t decisions() const noexcept {
         return m_decisions.load(std::memory_order_relaxed);
     }
+    // Blocks while `jobs` trial jobs run on each candidate device of the task. Throws Error for
+    // jobs below the minimum; NotMeasured when no device ran them. It makes the task's instances
+    // under the schedule lock, then releases it while they are prepared and the trial jobs run
+    // (so that registrations, placement() and observe_execute go on), and takes it again to feed
+    // the timings to the cost model.
+    [[nodiscard]] CalibrationResult calibrate(TaskId id, std::span<const std::byte> bytes,
+                                              std::uint32_t jobs);
+    TaskError observe_execute(TaskId id, std::uint32_t device, double ms) noexcept;
+
+    // Registration (RuntimeImpl::register_task), under lock_schedule()'s lock:
+    [[nodiscard]] std::unique_lock<std::mutex> lock_schedule() const {
+        return std::unique_lock(m_schedule);
+    }
+    // Whether a live task placed here has `key` (a new task of that name takes another).
+    [[nodiscard]] bool key_taken(const std::string& key) const;
+    // Where a new auto task starts: one decision over the known tasks and `task` (which has no
+    // instance yet); the other tasks' moves in it are applied too.
+    [[nodiscard]] std::uint32_t place_new(Task& task);
+    // Takes `task`, registered with its first instance, among the tasks it places; a manual one
+    // is decided over at once (its load counts in the next decisions' explanation).
+    void admit(std::shared_ptr<Task> task, bool automatic);
+
+    // Trial jobs may run (they need the tasks' latest snapshots).
+    [[nodiscard]] bool measures() const noexcept { return m_options.background_calibration; }
     // What the scheduler knows of `task` on each device now.
     [[nodiscard]] std::vector<DeviceCost> costs(const Task& task) const;
 
 private:
+    // A decision now over `tasks`.
+    void refresh(const TaskList& tasks);
+    // The pump's decision, when due.
+    void step(const TaskList& tasks, std::chrono::steady_clock::time_point now);
+    // A task left (unregistered): its measurements go now.
+    void forget(TaskId task);
+    [[nodiscard]] CalibrationResult calibrate_task(Task& task, std::span<const std::byte> bytes,
+                                                   std::uint32_t jobs);
+    void observe_task(Task& task, std::uint32_t device, double ms);
+    [[nodiscard]] PlacementReport report(const TaskList& tasks) const;
+    // Takes a trial job of `bytes` on `instance` and queues it on its worker; false when it was
+    // not taken (Busy, not prepared, the task gone, or a task with inputs). Holds nothing.
+    bool submit_trial(Task& task, TaskInstance& instance, std::span<const std::byte> bytes);
+
     // The name the cost model and the Placer know `task` by: its key, made unique among the
     // tasks the scheduler holds measurements of (an unregistered task holds its name until
     // step() drops it), given on first sight and kept for the task's life.
@@ -119,7 +150,9 @@ private:
     bool wait_prepared(Task& task, std::uint64_t serial);
 
     RuntimeImpl* m_runtime;
-    std::mutex* m_schedule;
+    mutable std::mutex m_schedule;
+    TaskList m_tasks; // every task registered and not yet seen unregistered by a pump
+    std::unique_ptr<LinkFallback> m_fallback;
     SchedulerOptions m_options;
     std::optional<TransferPath> m_forced_path;
     // The path each worker's output stream would take on its pair now (refresh_paths).

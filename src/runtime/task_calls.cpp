@@ -26,13 +26,13 @@ SubmitResult failed(TaskError error, std::string reason) {
     return out;
 }
 
+} // namespace
+
 std::string unknown_task(TaskId id) {
     return "Task " + to_string(id) +
            " names no task of this runtime (never registered, or "
            "unregistered)";
 }
-
-} // namespace
 
 std::shared_ptr<Task> RuntimeImpl::live(TaskId id) const {
     std::shared_ptr<Task> task = m_tasks.find(id);
@@ -56,13 +56,9 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
     std::shared_ptr<Task> task;
     TaskInstance* first = nullptr;
     {
-        std::lock_guard schedule(m_schedule);
+        const std::unique_lock schedule = m_scheduler->lock_schedule();
         // The scheduler's key: the name, unless a live task has it.
-        bool taken = false;
-        for (const auto& other : m_all) {
-            std::lock_guard lock(other->mutex);
-            taken = taken || (other->live && other->key == desc.name);
-        }
+        const bool taken = m_scheduler->key_taken(desc.name);
         task = m_tasks.add([&](TaskId id) {
             std::string key = taken ? desc.name + " (" + to_string(id) + ")" : desc.name;
             auto made =
@@ -77,7 +73,7 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             }
             std::optional<std::uint32_t> device = chain.device;
             if (automatic) {
-                device = m_scheduler->place_new(m_all, *task);
+                device = m_scheduler->place_new(*task);
             }
             std::lock_guard lock(task->mutex);
             first = &add_instance(*task, desc, device);
@@ -91,13 +87,10 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             m_tasks.remove(task->id); // nothing was published
             throw;
         }
-        m_all.push_back(task);
         // Its producers pinned (unless it follows one) and, those on other devices, sending
         // their output to its worker (none on the primary).
         m_graph.link(*task, chain, first->device(), {});
-        if (!automatic) {
-            m_scheduler->refresh(m_all); // its load counts in the next decisions' explanation
-        }
+        m_scheduler->admit(task, automatic);
     }
     if (wait) {
         try {
@@ -527,49 +520,9 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
     return out;
 }
 
-bool RuntimeImpl::submit_trial(Task& task, TaskInstance& instance,
-                               std::span<const std::byte> bytes) {
-    WorkerJob job;
-    {
-        std::lock_guard lock(task.mutex);
-        // A task with inputs runs only the application's jobs: a trial has no inputs to read.
-        if (!task.live || !instance.prepared() || instance.worker->lost() ||
-            task.find(instance.serial) == nullptr || !instance.desc.inputs.empty()) {
-            return false;
-        }
-        if (m_jobs->take(task, instance, bytes, true, job) != JobPipeline::Take::Accepted) {
-            return false;
-        }
-    }
-    job.instance->worker->enqueue(job);
-    return true;
-}
-
 void RuntimeImpl::pump() noexcept {
     m_completion->pump();
-    std::unique_lock lock(m_schedule, std::try_to_lock);
-    if (!lock.owns_lock()) {
-        return; // a registration or calibration is running: decide in a later pump
-    }
-    try {
-        for (auto it = m_all.begin(); it != m_all.end();) {
-            bool gone = false;
-            {
-                std::lock_guard task_lock((*it)->mutex);
-                gone = !(*it)->live;
-            }
-            if (gone) {
-                m_scheduler->forget((*it)->id); // its measurements go with it
-                it = m_all.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        m_fallback->step(m_all);
-        m_scheduler->step(m_all, std::chrono::steady_clock::now());
-    } catch (const std::exception& e) {
-        log_error("runtime", "the scheduler's decision failed: {}", e.what());
-    }
+    m_scheduler->pump();
 }
 
 AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
@@ -673,45 +626,6 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
         out.device_name = w->device().info().name;
     }
     return out;
-}
-
-PlacementReport RuntimeImpl::placement() const {
-    std::lock_guard lock(m_schedule);
-    return m_scheduler->report(m_all);
-}
-
-std::uint64_t RuntimeImpl::placement_decisions() const noexcept {
-    return m_scheduler->decisions();
-}
-
-CalibrationResult RuntimeImpl::calibrate(TaskId id, std::span<const std::byte> bytes,
-                                         std::uint32_t jobs) {
-    std::lock_guard lock(m_schedule);
-    const std::shared_ptr<Task> task = live(id);
-    if (!task) {
-        CalibrationResult out;
-        out.error = TaskError::UnknownTask;
-        out.reason = unknown_task(id);
-        return out;
-    }
-    return m_scheduler->calibrate(*task, bytes, jobs);
-}
-
-TaskError RuntimeImpl::observe_execute(TaskId id, std::uint32_t device, double ms) noexcept {
-    const std::shared_ptr<Task> task = live(id);
-    if (!task) {
-        return TaskError::UnknownTask;
-    }
-    if (worker_of(device) == nullptr || !std::isfinite(ms) || ms < 0.0) {
-        return TaskError::BadArgument;
-    }
-    try {
-        std::lock_guard lock(m_schedule);
-        m_scheduler->observe_execute(*task, device, ms);
-    } catch (...) {
-        return TaskError::OutOfMemory; // the cost model could not record it
-    }
-    return TaskError::None;
 }
 
 } // namespace tandem::detail
