@@ -106,13 +106,28 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create
     return VK_SUCCESS;
 }
 
+std::optional<std::size_t> end_device_generation(DeviceRecord& record);
+
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
                                            const VkAllocationCallbacks* allocator) {
     if (instance == VK_NULL_HANDLE) {
         return;
     }
     const std::shared_ptr<InstanceRecord> record = registry().remove_instance(instance);
-    if (record != nullptr && record->dispatch.DestroyInstance != nullptr) {
+    if (record == nullptr) {
+        return;
+    }
+    // A device of the instance still open (the specification requires destroying it first):
+    // its frame generation ends now, while the device can still destroy what it made, for the
+    // loader may unload the layer with the instance.
+    for (const std::shared_ptr<DeviceRecord>& device : registry().devices()) {
+        if (!device->tandem_worker && device->instance == record &&
+            end_device_generation(*device)) {
+            log_problem("vkDestroyInstance with " + device->device_name +
+                        " still open: its frame generation ends, its worker device is left open");
+        }
+    }
+    if (record->dispatch.DestroyInstance != nullptr) {
         record->dispatch.DestroyInstance(instance, allocator);
     }
 }
@@ -237,6 +252,26 @@ void end_work(DeviceRecord& record, SwapchainWork work) {
     work.scaled.reset(); // waits for the layer's batches, then frees the program's images
 }
 
+// Ends everything the layer made on the program's device while the device can still destroy it:
+// its swapchains' work (their queued frames go out), then the runtime, its worker left open (this
+// runs inside vkDestroyDevice or vkDestroyInstance, where the loader holds the lock that
+// destroying the worker takes). Returns the swapchains whose work it ended when a runtime ran
+// there; nullopt when none did.
+std::optional<std::size_t> end_device_generation(DeviceRecord& record) {
+    std::vector<SwapchainWork> left;
+    record.with_swapchains([&](SwapchainRecord& r) { left.push_back(take_work(r)); });
+    for (SwapchainWork& work : left) {
+        end_work(record, std::move(work));
+    }
+    const std::lock_guard lock(record.generation_mutex);
+    if (!record.generation) {
+        return std::nullopt;
+    }
+    record.generation->runtime().leave_devices_open();
+    record.generation.reset();
+    return left.size();
+}
+
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
     if (device == VK_NULL_HANDLE) {
         return;
@@ -250,22 +285,10 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     // presented and counted before the device's counts are kept), and so does the runtime, whose
     // threads would otherwise go on calling into the destroyed device. The swapchains themselves
     // are the program's.
-    std::vector<SwapchainWork> left;
-    record->with_swapchains([&](SwapchainRecord& r) { left.push_back(take_work(r)); });
-    for (SwapchainWork& work : left) {
-        end_work(*record, std::move(work));
-    }
-    {
-        const std::lock_guard lock(record->generation_mutex);
-        if (record->generation) {
-            // The loader holds, during vkDestroyDevice, the lock that Tandem's own vkDestroyDevice
-            // of its worker takes: the worker is left open to the process's end.
-            log_problem("vkDestroyDevice with " + std::to_string(left.size()) +
-                        " swapchain(s) still alive: the frame-generation runtime ends with the "
-                        "device, its worker device is left open");
-            record->generation->runtime().leave_devices_open();
-            record->generation.reset();
-        }
+    if (const std::optional<std::size_t> left = end_device_generation(*record)) {
+        log_problem("vkDestroyDevice with " + std::to_string(*left) +
+                    " swapchain(s) still alive: the frame-generation runtime ends with the "
+                    "device, its worker device is left open");
     }
     static_cast<void>(registry().remove_device(device));
     if (record->dispatch.DestroyDevice != nullptr) {

@@ -9,10 +9,10 @@
 // present mode). Programs' bugs a layer must survive: --keep-last swapchain: the last swapchain is
 // never destroyed, and the program destroys its surface, then its device and instance, with it
 // alive; --keep-last surface: the surface (and its window) are not destroyed either, so that the
-// device goes first.
+// device goes first; --keep-last device: the device is not destroyed either, only the instance.
 //
 //   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N] [--same-size 0|1]
-//                         [--keep-last none|swapchain|surface]
+//                         [--keep-last none|swapchain|surface|device]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -46,8 +46,9 @@ int main(int argc, char** argv) {
             same_size = std::string(argv[i + 1]) == "1";
         } else if (arg == "--keep-last") {
             keep_last = argv[i + 1];
-            if (keep_last != "none" && keep_last != "swapchain" && keep_last != "surface") {
-                fail("--keep-last takes none, swapchain or surface");
+            if (keep_last != "none" && keep_last != "swapchain" && keep_last != "surface" &&
+                keep_last != "device") {
+                fail("--keep-last takes none, swapchain, surface or device");
             }
         } else if (arg == "--last-frames") {
             last_frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
         }
     }
 
-    const probe::ProbeDevice probe("layer_swapchain_probe");
+    probe::ProbeDevice probe("layer_swapchain_probe");
+    probe.keep_device = keep_last == "device";
     const xcb_window_t window = probe.create_window(160, 120);
     const VkSurfaceKHR surface = probe.create_surface(window);
     const VkPhysicalDevice physical = probe.physical;
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
         vkDestroySwapchainKHR(device, swapchain, nullptr);
     }
     vkDestroySemaphore(device, acquired, nullptr);
-    if (keep_last != "surface") {
+    if (keep_last == "none" || keep_last == "swapchain") {
         vkDestroySurfaceKHR(probe.instance, surface, nullptr);
         xcb_destroy_window(probe.connection, window);
     }

@@ -63,6 +63,7 @@ struct ProbeDevice {
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
+    bool keep_device = false; // the destructor leaves the device open (a program's bug)
 
     explicit ProbeDevice(const char* name) {
         g_name = name;
@@ -114,11 +115,13 @@ struct ProbeDevice {
     ProbeDevice& operator=(const ProbeDevice&) = delete;
 
     // The device first (the probe destroyed its swapchains and surfaces before), then the
-    // instance and the X connection.
+    // instance and the X connection; the device is left open with keep_device (a program's bug).
     ~ProbeDevice() {
-        vkDestroyFence(device, fence, nullptr);
-        vkDestroyCommandPool(device, pool, nullptr);
-        vkDestroyDevice(device, nullptr);
+        if (!keep_device) {
+            vkDestroyFence(device, fence, nullptr);
+            vkDestroyCommandPool(device, pool, nullptr);
+            vkDestroyDevice(device, nullptr);
+        }
         vkDestroyInstance(instance, nullptr);
         xcb_disconnect(connection);
     }
