@@ -252,24 +252,36 @@ void end_work(DeviceRecord& record, SwapchainWork work) {
     work.scaled.reset(); // waits for the layer's batches, then frees the program's images
 }
 
+// Ends the work of the device's swapchains for which `chosen(record)` holds (taken under the
+// device's lock, ended outside it). Returns how many there were.
+template <typename Chosen>
+std::size_t end_swapchains(DeviceRecord& record, Chosen&& chosen) {
+    std::vector<SwapchainWork> left;
+    record.with_swapchains([&](SwapchainRecord& r) {
+        if (chosen(r)) {
+            left.push_back(take_work(r));
+        }
+    });
+    for (SwapchainWork& work : left) {
+        end_work(record, std::move(work));
+    }
+    return left.size();
+}
+
 // Ends everything the layer made on the program's device while the device can still destroy it:
 // its swapchains' work (their queued frames go out), then the runtime, its worker left open (this
 // runs inside vkDestroyDevice or vkDestroyInstance, where the loader holds the lock that
 // destroying the worker takes). Returns the swapchains whose work it ended when a runtime ran
 // there; nullopt when none did.
 std::optional<std::size_t> end_device_generation(DeviceRecord& record) {
-    std::vector<SwapchainWork> left;
-    record.with_swapchains([&](SwapchainRecord& r) { left.push_back(take_work(r)); });
-    for (SwapchainWork& work : left) {
-        end_work(record, std::move(work));
-    }
+    const std::size_t left = end_swapchains(record, [](const SwapchainRecord&) { return true; });
     const std::lock_guard lock(record.generation_mutex);
     if (!record.generation) {
         return std::nullopt;
     }
     record.generation->runtime().leave_devices_open();
     record.generation.reset();
-    return left.size();
+    return left;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
@@ -1177,18 +1189,10 @@ VKAPI_ATTR void VKAPI_CALL DestroySurfaceKHR(VkInstance instance, VkSurfaceKHR s
     }
     if (surface != VK_NULL_HANDLE) {
         for (const std::shared_ptr<DeviceRecord>& device : registry().devices()) {
-            std::vector<SwapchainWork> left;
-            device->with_swapchains([&](SwapchainRecord& r) {
-                if (r.surface == surface) {
-                    left.push_back(take_work(r));
-                }
-            });
-            if (!left.empty()) {
+            if (end_swapchains(
+                    *device, [&](const SwapchainRecord& r) { return r.surface == surface; }) > 0) {
                 log_problem("vkDestroySurfaceKHR with a swapchain of it still alive: its frame "
                             "generation ends");
-            }
-            for (SwapchainWork& work : left) {
-                end_work(*device, std::move(work));
             }
         }
     }

@@ -153,7 +153,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         const std::shared_ptr<Task> task = m_tasks.find(id);
         if (!task) {
             out.error = TaskError::UnknownTask;
-            out.reason = "Task " + to_string(id) + " names no task of this runtime";
+            out.reason = unknown_task(id);
             return out;
         }
         std::lock_guard lock(task->mutex);
