@@ -303,6 +303,16 @@ public:
     // inside the application's own vkDestroyDevice. Standalone, it does nothing: a standalone
     // runtime's devices are its own. Call it just before destroying the runtime.
     void leave_devices_open() noexcept;
+    // For a process that exits with the runtime still alive: stops every thread Tandem runs for
+    // it, then waits up to `gpu_wait` for the work it submitted to finish (a CPU driver runs it
+    // on threads of its own, which the driver's exit code must not race), and destroys nothing.
+    // Call it from an exit handler that runs before the driver's and the layers' own (handlers
+    // run in the reverse order of their registration: register it after the device was created
+    // and the first jobs ran). A preparation under way finishes first; jobs queued are dropped.
+    // Afterwards the runtime runs nothing more (jobs submitted are dropped), and the
+    // application leaves it to the process's end or destroys it as usual. Any thread; more than
+    // once is harmless.
+    void stop_for_exit(std::chrono::milliseconds gpu_wait) noexcept;
 
     // Places the task (placement auto: where the scheduler puts it now, the primary until a cost
     // is known) and prepares it on its device (workload, slot images, transfer) on a Tandem

@@ -501,6 +501,9 @@ VkResult SwapchainGeneration::queue_for_presenter(Held next) {
     //    for a newer.
     {
         std::unique_lock lock(m_items_mutex);
+        if (m_dropping.load()) {
+            return m_last_result.load(); // the process is exiting (stop_for_exit)
+        }
         if (layer_settings().wait.count() > 0 || layer_settings().verify) {
             m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
         }
@@ -529,6 +532,9 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
         all = all && takes_frames(k);
     }
     m_prepared = all;
+    if (m_prepared) {
+        note_exit_stop_point(ExitStopPoint::TasksPrepared);
+    }
 }
 
 TaskDesc SwapchainGeneration::upscale_desc(const std::string& name, TaskId producer) const {
@@ -626,6 +632,20 @@ void SwapchainGeneration::run_presenter() {
     }
 }
 
+void SwapchainGeneration::stop_for_exit() noexcept {
+    {
+        const std::lock_guard lock(m_items_mutex);
+        m_dropping.store(true);
+        m_stop = true;
+        m_finished += m_items.size(); // dropped: flush() has nothing to wait for
+        m_items.clear();
+    }
+    m_items_changed.notify_all();
+    if (m_presenter.joinable()) {
+        m_presenter.join();
+    }
+}
+
 VkResult SwapchainGeneration::acquire(std::uint64_t timeout, VkSemaphore semaphore, VkFence fence,
                                       std::uint32_t* index) {
     constexpr std::uint64_t k_slice_ns = 1'000'000;
@@ -682,8 +702,14 @@ void SwapchainGeneration::present_held(const Held& held) {
     for (std::size_t k = 0; k < held.generations.size() && !settings.verify; ++k) {
         if (held.generations[k] != 0) {
             wait_for_output(shown_task(k), held.generations[k], held.presented);
+            if (m_dropping.load()) {
+                return;
+            }
             present_generated(k, held.generations[k]);
         }
+    }
+    if (m_dropping.load()) {
+        return;
     }
     if (m_scaled) {
         present_scaled_real(held);
@@ -702,6 +728,7 @@ void SwapchainGeneration::present_held(const Held& held) {
     }
     m_real_presented.fetch_add(presented(result) ? 1 : 0, std::memory_order_relaxed);
     m_last_result.store(result);
+    note_exit_stop_point(ExitStopPoint::FramePresented);
     m_counts.note_delay(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
             .count());
@@ -894,7 +921,7 @@ void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
     for (;;) {
         const TaskStats stats = runtime.stats(task);
         if (stats.newest_generation >= generation || stats.error != TaskError::None ||
-            stats.stopped || stats.in_flight == 0) {
+            stats.stopped || stats.in_flight == 0 || m_dropping.load()) {
             return;
         }
         bool next_presented = false;
@@ -915,6 +942,7 @@ void SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generat
     const std::optional<VkResult> shown = present_output(shown_task(k), generation, false);
     if (shown && presented(*shown)) {
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
+        note_exit_stop_point(ExitStopPoint::FirstGenerated);
     } else {
         m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
     }
@@ -986,6 +1014,7 @@ void SwapchainGeneration::present_scaled_real(const Held& held) {
     }
     m_real_presented.fetch_add(presented(*shown) ? 1 : 0, std::memory_order_relaxed);
     m_last_result.store(*shown);
+    note_exit_stop_point(ExitStopPoint::FramePresented);
     m_counts.note_delay(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
             .count());

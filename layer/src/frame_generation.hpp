@@ -209,6 +209,10 @@ public:
     // for each, so that the presenter can free an image meanwhile. The program's timeout holds.
     [[nodiscard]] VkResult acquire(std::uint64_t timeout, VkSemaphore semaphore, VkFence fence,
                                    std::uint32_t* index);
+    // At the process's exit: drops the frames queued, and stops the presenter after at most the
+    // present it is making (it waits for nothing more). Nothing is destroyed; frames the program
+    // presents afterwards are dropped too.
+    void stop_for_exit() noexcept;
 
 private:
     struct Held {
@@ -369,6 +373,7 @@ private:
     std::uint64_t m_queued = 0;
     std::uint64_t m_finished = 0;
     bool m_stop = false;
+    std::atomic<bool> m_dropping{false}; // stop_for_exit: nothing more is presented
     std::atomic<VkResult> m_last_result{VK_SUCCESS};
     // Held for each of the presenter's acquire and present calls on the swapchain and for each
     // slice of the program's acquire: the swapchain is externally synchronised.

@@ -441,6 +441,7 @@ DeviceGeneration* device_generation(DeviceRecord& device, VkQueue queue) {
                 device, queue, queue_record->family, queue_record->index, queue_record->mutex);
             log_info("frame generation on " + device.device_name + " with worker " +
                      device.generation->worker_name());
+            note_exit_stop_point(ExitStopPoint::RuntimeStarted);
             return device.generation.get();
         } catch (const std::exception& e) {
             device.set_pass_through(std::string("Tandem could not start: ") + e.what());

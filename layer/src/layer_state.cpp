@@ -1,7 +1,11 @@
 #include "layer_state.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <utility>
 
 #include "layer_log.hpp"
@@ -25,19 +29,40 @@ void InstanceRecord::forget_surface(VkSurfaceKHR surface) const {
     std::erase_if(m_blits, [&](const auto& entry) { return entry.first.second == surface; });
 }
 
-void DeviceRecord::abandon_generation() {
-    const std::lock_guard lock(m_mutex);
-    for (auto& entry : m_swapchains) {
-        if (entry.second.generation) {
-            // Deliberately never freed: see the declaration.
-            static_cast<void>(
-                new std::shared_ptr<SwapchainGeneration>(std::move(entry.second.generation)));
-        }
-        if (entry.second.scaled) {
-            // Its images are the device's, left to the process's end as the device is.
-            static_cast<void>(new std::shared_ptr<ScaledSwapchain>(std::move(entry.second.scaled)));
+bool DeviceRecord::abandon_generation() noexcept {
+    std::vector<std::shared_ptr<SwapchainGeneration>> presenting;
+    {
+        const std::lock_guard lock(m_mutex);
+        for (auto& entry : m_swapchains) {
+            try {
+                if (entry.second.generation) {
+                    presenting.push_back(entry.second.generation);
+                    // Deliberately never freed: see the declaration.
+                    static_cast<void>(new std::shared_ptr<SwapchainGeneration>(
+                        std::move(entry.second.generation)));
+                }
+                if (entry.second.scaled) {
+                    // Its images are the device's, left to the process's end as the device is.
+                    static_cast<void>(
+                        new std::shared_ptr<ScaledSwapchain>(std::move(entry.second.scaled)));
+                }
+            } catch (...) {
+                // No memory: the shared_ptr stays in the record, where nothing frees it either.
+            }
         }
     }
+    for (const std::shared_ptr<SwapchainGeneration>& swapchain : presenting) {
+        swapchain->stop_for_exit(); // they call the runtime: stopped first
+    }
+    const std::lock_guard lock(generation_mutex);
+    if (!generation) {
+        return false;
+    }
+    // Long enough for a CPU driver's last jobs at a small size, short enough not to hold up the
+    // program's exit much where the work never finishes.
+    generation->runtime().stop_for_exit(std::chrono::milliseconds(1000));
+    static_cast<void>(generation.release());
+    return true;
 }
 
 void DeviceRecord::set_pass_through(std::string reason) {
@@ -153,8 +178,8 @@ LayerRegistry::~LayerRegistry() {
     // A runtime still embedded at exit (a program that never destroyed its swapchains) is left
     // to the process's end: its destruction would wait on devices whose driver may be gone.
     for (auto& entry : m_devices) {
-        entry.second->abandon_generation();
-        static_cast<void>(entry.second->generation.release());
+        // Done already where note_exit_stop_point's handler ran.
+        static_cast<void>(entry.second->abandon_generation());
     }
     const LayerSettings& settings = layer_settings();
     // Tandem's workers left open (Runtime::leave_devices_open) are not the program's.
@@ -277,6 +302,39 @@ ReportContents LayerRegistry::report_contents() const {
 LayerRegistry& registry() {
     static LayerRegistry instance;
     return instance;
+}
+
+namespace {
+
+void stop_generation_at_exit() {
+    try {
+        for (const std::shared_ptr<DeviceRecord>& device : registry().devices()) {
+            if (device->abandon_generation()) {
+                log_info("process exit while frames are generated on " + device->device_name +
+                         ": the layer's threads and Tandem's stop, the frames queued are "
+                         "dropped");
+            }
+        }
+    } catch (...) {
+        // No memory for the list: the registry's destructor abandons them later.
+    }
+}
+
+} // namespace
+
+void note_exit_stop_point(ExitStopPoint point) noexcept {
+    static std::array<std::atomic<bool>, 3> firsts{}; // each point but FramePresented, once
+    static std::atomic<std::uint64_t> frames{0};
+    if (point == ExitStopPoint::FramePresented
+            ? !std::has_single_bit(frames.fetch_add(1) + 1)
+            : firsts[static_cast<std::size_t>(point)].exchange(true)) {
+        return; // not a first, nor the 1st, 2nd, 4th, 8th... frame
+    }
+    static_cast<void>(registry()); // made first, so destroyed after the handler runs
+    if (std::atexit(stop_generation_at_exit) != 0) {
+        log_problem("no exit handler: a program that exits while frames are generated may "
+                    "crash at its exit");
+    }
 }
 
 } // namespace tandem::layer

@@ -131,9 +131,13 @@ struct DeviceRecord {
     void add_swapchain(VkSwapchainKHR swapchain, SwapchainRecord record);
     void remove_swapchain(VkSwapchainKHR swapchain);
     void set_swapchain_images(VkSwapchainKHR swapchain, std::vector<VkImage> images);
-    // At process exit with the runtime still embedded: its swapchains' generation is left to
-    // the process's end, as the runtime is (LayerRegistry's destructor).
-    void abandon_generation();
+    // At the process's exit with the runtime still embedded (note_exit_stop_point): its
+    // swapchains' presenters stop, then the runtime's threads, which wait a moment for the work
+    // they submitted (SwapchainGeneration::stop_for_exit, Runtime::stop_for_exit), and all of it
+    // is left to the process's end, so that whatever the program still calls on the device (from
+    // its own exit code) passes through. True when a runtime was running; more than once is
+    // harmless.
+    bool abandon_generation() noexcept;
     // Runs `visit(record)` on the swapchain's record under the device's lock; false when the
     // swapchain is unknown.
     template <typename Visit>
@@ -208,5 +212,18 @@ private:
 
 // The process's one registry.
 [[nodiscard]] LayerRegistry& registry();
+
+// A program may exit (return from main, call exit()) with frames still generated. Tandem's
+// threads, and the driver's running Tandem's work, must be done before the exit code of the
+// libraries they call into runs (the validation layer's and the driver's, whose objects go then):
+// an exit handler abandons every device's generation (DeviceRecord::abandon_generation). Exit
+// handlers run in the reverse order of their registration, and those libraries register theirs
+// when a path is first taken (a compiler's at the first pipeline, a table's at the first call
+// that reads it), so the handler is registered again and again: when the process's first runtime
+// has started, when the first swapchain's tasks are prepared, after the first generated frame,
+// and after the 1st, 2nd, 4th, 8th... frame the layer presented (at most 67 times in all, however
+// long the program runs). A path first taken while the process exits can still race it.
+enum class ExitStopPoint { RuntimeStarted, TasksPrepared, FirstGenerated, FramePresented };
+void note_exit_stop_point(ExitStopPoint point) noexcept;
 
 } // namespace tandem::layer

@@ -6,14 +6,15 @@
 namespace tandem::detail {
 namespace {
 
-// Every live cache, for forget_partner().
+// Every live cache, for forget_partner(). Never destroyed: a runtime left alive at the process's
+// exit may still have threads that use them while static objects are destroyed.
 std::mutex& registry_lock() {
-    static std::mutex lock;
-    return lock;
+    static auto* const lock = new std::mutex;
+    return *lock;
 }
 std::vector<ImageCache*>& registry() {
-    static std::vector<ImageCache*> caches;
-    return caches;
+    static auto* const caches = new std::vector<ImageCache*>;
+    return *caches;
 }
 
 // Renames a reused image and its view.

@@ -11,12 +11,14 @@ namespace tandem::detail {
 
 std::shared_ptr<MeshCache> shared_mesh_cache(const Device& device,
                                              const std::shared_ptr<const SceneAssets>& assets) {
-    static std::mutex lock;
-    static std::map<std::pair<const Device*, const SceneAssets*>, std::weak_ptr<MeshCache>> caches;
-    const std::lock_guard guard(lock);
+    // Never destroyed: a runtime left alive at the process's exit may still have threads here.
+    static auto* const lock = new std::mutex;
+    static auto* const caches =
+        new std::map<std::pair<const Device*, const SceneAssets*>, std::weak_ptr<MeshCache>>;
+    const std::lock_guard guard(*lock);
     // Entries whose caches went with their last task go too, so the map holds live caches only.
-    std::erase_if(caches, [](const auto& entry) { return entry.second.expired(); });
-    auto& slot = caches[{&device, assets.get()}];
+    std::erase_if(*caches, [](const auto& entry) { return entry.second.expired(); });
+    auto& slot = (*caches)[{&device, assets.get()}];
     if (auto cache = slot.lock()) {
         return cache;
     }

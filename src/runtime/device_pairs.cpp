@@ -82,6 +82,9 @@ std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, Trans
             desc.bridge =
                 std::make_shared<PairBridge>(d.from->label() + "->" + d.to->label() + " bridge");
             m_bridges[i] = desc.bridge;
+            if (m_halted) {
+                desc.bridge->halt();
+            }
         }
     }
     desc.cuda_copier = d.cuda_copier;
@@ -158,8 +161,35 @@ DevicePair& DevicePairs::pair(const Device& a, const Device& b) {
     std::unique_ptr<DevicePair>& entry = m_pairs[key(a.info().index, b.info().index)];
     if (!entry) {
         entry = std::make_unique<DevicePair>(a, b, m_cuda_stand_in, m_trace);
+        if (m_halted) {
+            entry->halt_bridges();
+        }
     }
     return *entry;
+}
+
+void DevicePair::halt_bridges() {
+    std::vector<std::shared_ptr<PairBridge>> running;
+    {
+        std::lock_guard lock(m_mutex);
+        m_halted = true;
+        for (const auto& entry : m_bridges) {
+            if (auto bridge = entry.lock()) {
+                running.push_back(std::move(bridge));
+            }
+        }
+    }
+    for (const auto& bridge : running) {
+        bridge->halt();
+    }
+}
+
+void DevicePairs::halt_bridges() {
+    std::lock_guard lock(m_mutex);
+    m_halted = true;
+    for (const auto& [k, p] : m_pairs) {
+        p->halt_bridges();
+    }
 }
 
 DevicePair* DevicePairs::find(std::uint32_t a, std::uint32_t b) const {

@@ -69,6 +69,9 @@ public:
     [[nodiscard]] std::uint64_t drops() const noexcept;
     // Bridge threads running now (0 to 2).
     [[nodiscard]] std::size_t bridge_threads() const;
+    // Ends both directions' bridge threads for good, and those of streams opened later
+    // (PairBridge::halt).
+    void halt_bridges();
     // DevicePairs::stand_in_for_cuda for a pair made before it: before any stream is opened.
     void stand_in_for_cuda(const StagingCopierFactory& copier);
 
@@ -93,6 +96,7 @@ private:
     mutable std::mutex m_mutex;
     // Each direction's bridge thread, held by its streams (weakly here); under m_mutex.
     std::array<std::weak_ptr<PairBridge>, 2> m_bridges;
+    bool m_halted = false; // under m_mutex: halt_bridges() was called
 };
 
 class DevicePairs {
@@ -113,6 +117,8 @@ public:
     [[nodiscard]] std::uint64_t drops() const;
     // Bridge threads running now over every pair (Tandem's threads besides the runtime's own).
     [[nodiscard]] std::size_t bridge_threads() const;
+    // Ends every pair's bridge threads for good (DevicePair::halt_bridges).
+    void halt_bridges();
     // Test hook: the cuda-peer path copies with `copier` instead of CUDA, and pairs that allow
     // shared memory allow it (so it runs where there is no CUDA). Before any stream is opened.
     void stand_in_for_cuda(StagingCopierFactory copier);
@@ -126,6 +132,7 @@ private:
 
     mutable std::mutex m_mutex;
     std::map<Key, std::unique_ptr<DevicePair>> m_pairs;
+    bool m_halted = false; // under m_mutex: halt_bridges() was called
     StagingCopierFactory m_cuda_stand_in;
     TraceLog* m_trace;
 };

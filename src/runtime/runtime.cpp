@@ -139,6 +139,11 @@ void Runtime::leave_devices_open() noexcept {
     m_impl->leave_devices_open();
 }
 
+void Runtime::stop_for_exit(std::chrono::milliseconds gpu_wait) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    m_impl->stop(std::chrono::steady_clock::now() + gpu_wait, true);
+}
+
 void Runtime::pump() noexcept {
     const detail::LogScope scope(m_impl->logger());
     m_impl->pump();

@@ -172,44 +172,10 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
 
 RuntimeImpl::~RuntimeImpl() {
     const LogScope scope(*m_logger);
-    // Stop the threads first (queued jobs are dropped: their slots retire, no GPU work), then
-    // wait, bounded, for GPU work in flight, then destroy tasks before the devices they use.
-    // A preparation in progress finishes first; queued ones fail. The inputs' copies queued on
-    // their thread are submitted before anything waits for the work in flight.
-    if (m_input_copies) {
-        m_input_copies->stop();
-    }
-    m_preparer->stop();
-    m_completion->stop();
-    for (auto& w : m_workers) {
-        w->stop();
-    }
-    for (auto& w : m_workers) {
-        w->observe_completions(); // what completed after the watchers stopped
-    }
-    // One bound for the whole shutdown, however many tasks there are.
-    const auto deadline = std::chrono::steady_clock::now() + worker_timeout();
-    if (!m_completion->drain(deadline)) {
-        log_warn("runtime",
-                 "work still in flight at shutdown: a device did not finish within {} ms",
-                 worker_timeout().count());
-    }
-    // The last values reached (or some never will: a lost worker's failed submit); the batches
-    // before them may still be finishing in the driver (lavapipe releases a batch's wait
-    // semaphores after signalling, and a worker reported lost may still be running what it was
-    // given). Destroy nothing before every queue is past them, within what is left of the bound.
-    auto settle = [&](const Device& device) {
-        const auto left = std::max(std::chrono::steady_clock::duration::zero(),
-                                   deadline - std::chrono::steady_clock::now());
-        if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
-            VK_TIMEOUT) {
-            log_warn("runtime", "{}: work still in flight at shutdown", device.label());
-        }
-    };
-    settle(*m_primary);
-    for (const auto& device : m_worker_devices) {
-        settle(*device);
-    }
+    // Stop the threads first, then wait, bounded, for GPU work in flight (one bound for the
+    // whole shutdown, however many tasks there are), then destroy tasks before the devices they
+    // use.
+    stop(std::chrono::steady_clock::now() + worker_timeout(), false);
     m_scheduler.reset();
     m_tasks.clear();
     m_retire->clear();
@@ -226,6 +192,50 @@ RuntimeImpl::~RuntimeImpl() {
     m_worker_devices.clear();
     m_primary.reset();
     m_instance.reset();
+}
+
+void RuntimeImpl::stop(std::chrono::steady_clock::time_point deadline, bool halt_bridges) noexcept {
+    // Queued jobs are dropped (their slots retire, no GPU work). A preparation in progress
+    // finishes first; queued ones fail. The inputs' copies queued on their thread are submitted
+    // before anything waits for the work in flight.
+    if (m_input_copies) {
+        m_input_copies->stop();
+    }
+    m_preparer->stop();
+    m_completion->stop();
+    for (auto& w : m_workers) {
+        w->stop();
+    }
+    for (auto& w : m_workers) {
+        w->observe_completions(); // what completed after the watchers stopped
+    }
+    if (!m_completion->drain(deadline)) {
+        log_warn("runtime", "work still in flight when the runtime stopped: a device did not "
+                            "finish in time");
+    }
+    // The last values reached (or some never will: a lost worker's failed submit); the batches
+    // before them may still be finishing in the driver (lavapipe releases a batch's wait
+    // semaphores after signalling, and a worker reported lost may still be running what it was
+    // given). Nothing is destroyed before every queue is past them, within what is left of the
+    // bound.
+    auto settle = [&](const Device& device) {
+        const auto left = std::max(std::chrono::steady_clock::duration::zero(),
+                                   deadline - std::chrono::steady_clock::now());
+        if (device.settle(std::chrono::duration_cast<std::chrono::nanoseconds>(left)) ==
+            VK_TIMEOUT) {
+            log_warn("runtime", "{}: work still in flight when the runtime stopped",
+                     device.label());
+        }
+    };
+    settle(*m_primary);
+    for (const auto& device : m_worker_devices) {
+        settle(*device);
+    }
+    // The bridges' threads carried the completions waited for; the destructor ends them with
+    // the links.
+    if (halt_bridges) {
+        m_pairs->halt_bridges();
+    }
 }
 
 void RuntimeImpl::leave_devices_open() noexcept {

@@ -95,6 +95,10 @@ public:
     TaskError return_inputs(TaskId id, const InputLoan& loan) noexcept;
     void pump() noexcept;
     void leave_devices_open() noexcept;
+    // Stops every thread, then waits until `deadline` for the GPU work in flight to finish, then,
+    // with `halt_bridges`, ends the bridges' threads too: Runtime::stop_for_exit, and the
+    // destructor's first step (the bridges ended with their links).
+    void stop(std::chrono::steady_clock::time_point deadline, bool halt_bridges) noexcept;
     [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
     TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
     [[nodiscard]] TaskStats stats(TaskId id) const;

@@ -48,10 +48,15 @@ std::string PairBridge::device_failure() const {
 
 void PairBridge::attach(HostBridge& channel) {
     std::lock_guard lifecycle(m_lifecycle);
+    bool halted = false;
     {
         std::lock_guard lock(m_mutex);
         m_channels.push_back(&channel);
         ++m_kicks; // a bridge attached to a failed pair fails on the thread's next pass
+        halted = m_halted;
+    }
+    if (halted) {
+        return;
     }
     if (!m_thread.joinable()) {
         // Its messages go where the first attach's do (a Runtime's logger, on its threads).
@@ -71,7 +76,7 @@ void PairBridge::detach(HostBridge& channel) {
         m_channels.erase(std::remove(m_channels.begin(), m_channels.end(), &channel),
                          m_channels.end());
         last = m_channels.empty();
-        m_stop = last;
+        m_stop = last || m_halted;
         // The thread's pass may have skipped a bridge the erase moved: it passes again.
         ++m_kicks;
     }
@@ -81,8 +86,21 @@ void PairBridge::detach(HostBridge& channel) {
             m_thread.join();
         }
         std::lock_guard lock(m_mutex);
-        m_stop = false;
+        m_stop = m_halted;
         log_debug("sync", "{}: bridge thread ended", m_name);
+    }
+}
+
+void PairBridge::halt() {
+    std::lock_guard lifecycle(m_lifecycle);
+    {
+        std::lock_guard lock(m_mutex);
+        m_halted = true;
+        m_stop = true;
+    }
+    m_cv.notify_one();
+    if (m_thread.joinable()) {
+        m_thread.join();
     }
 }
 

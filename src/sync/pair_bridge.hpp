@@ -49,6 +49,9 @@ public:
     [[nodiscard]] bool running() const;
     // Why the pair's device failed (VK_ERROR_DEVICE_LOST, in a sentence); empty before.
     [[nodiscard]] std::string device_failure() const;
+    // Ends the thread for good, its HostBridges still attached and their forwards left undone:
+    // for a process's exit (Runtime::stop_for_exit). Waits for the forward under way.
+    void halt();
 
 private:
     friend class HostBridge;
@@ -74,6 +77,7 @@ private:
     HostBridge* m_serving = nullptr;     // guarded by m_mutex
     std::uint64_t m_kicks = 0;           // guarded by m_mutex
     bool m_stop = false;                 // guarded by m_mutex
+    bool m_halted = false;               // guarded by m_mutex: halt() was called
     std::string m_device_failure;        // guarded by m_mutex
     // Set once with m_device_failure written (release), read by the thread before each channel.
     std::atomic<bool> m_device_failed{false};

@@ -198,11 +198,13 @@ device_before_swapchain)
     # Programs' bugs the layer must survive: the last swapchain never destroyed, its surface
     # destroyed before the device (swapchain), or left too, so that the device goes while the
     # swapchain's frames are still generated (surface, and scaled), or the device left too, so
-    # that the instance goes first (device). The layer ends its work on the swapchain where the
-    # surface, the device or the instance goes: the program exits 0, frames were generated, and
-    # the validation layer says of the run what it says of the program alone.
+    # that the instance goes first (device), or nothing destroyed, the program returning from
+    # main right after its last present (instance, and scaled). The layer ends its work on the
+    # swapchain where the surface, the device or the instance goes, and stops its threads and
+    # Tandem's at the process's exit: the program exits 0, frames were generated, and the
+    # validation layer says of the run what it says of the program alone.
     export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1
-    for run in swapchain surface surface-scaled device; do
+    for run in swapchain surface surface-scaled device instance instance-scaled; do
         kept=${run%-scaled}
         scale=1
         [ "$run" = "$kept" ] || scale=0.5
@@ -219,17 +221,28 @@ device_before_swapchain)
         grep -q "presented 60" "$work/layer-$run.out" ||
             fail "the probe's presents ($run): $(cat "$work/layer-$run.out")"
         open=0
+        presented=60
         ended="runtime ends with the device"
-        if [ "$run" = device ]; then
+        if [ "$kept" = device ]; then
             open=1
             ended="vkDestroyInstance with .* still open: its frame generation ends"
+        elif [ "$kept" = instance ]; then
+            # The frame presented just before the program returned from main may be dropped.
+            open=1
+            presented=59
+            ended="process exit while frames are generated on .*: the layer's threads and Tandem's stop"
         fi
         grep -q "$ended" "$work/layer-$run.err" ||
             fail "no line saying the frame generation ended ($run)"
-        check_report "$work/$run.json" "r['real_frames_presented'] == 60" \
+        check_report "$work/$run.json" "r['real_frames_presented'] >= $presented" \
             "r['generated_frames'] >= 20" "r['devices_open'] == $open"
         if [ -n "$validation_layers" ]; then
-            python3 - "$work/alone-$run.validation" "$work/layer-$run.validation" <<'PY' ||
+            # A program that destroys nothing leaks nothing the validation layer reports at a
+            # destroy: its run alone may be silent (the runs before showed the layer there).
+            silent_ok=0
+            [ "$kept" != instance ] || silent_ok=1
+            python3 - "$work/alone-$run.validation" "$work/layer-$run.validation" "$silent_ok" \
+                <<'PY' ||
 import collections, re, sys
 def ids(path):
     try:
@@ -237,7 +250,7 @@ def ids(path):
     except FileNotFoundError:
         return collections.Counter()
 alone, layer = ids(sys.argv[1]), ids(sys.argv[2])
-if not alone:
+if not alone and sys.argv[3] != "1":
     sys.exit("the program alone made no validation message: was the validation layer there?")
 if layer != alone:
     sys.exit(f"validation messages alone {dict(alone)}, with the layer {dict(layer)}")

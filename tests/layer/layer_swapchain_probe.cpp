@@ -9,10 +9,12 @@
 // present mode). Programs' bugs a layer must survive: --keep-last swapchain: the last swapchain is
 // never destroyed, and the program destroys its surface, then its device and instance, with it
 // alive; --keep-last surface: the surface (and its window) are not destroyed either, so that the
-// device goes first; --keep-last device: the device is not destroyed either, only the instance.
+// device goes first; --keep-last device: the device is not destroyed either, only the instance;
+// --keep-last instance: nothing is destroyed, and the program returns from main right after its
+// last present, while the layer may still be generating frames.
 //
 //   layer_swapchain_probe [--swapchains N] [--frames N] [--last-frames N] [--same-size 0|1]
-//                         [--keep-last none|swapchain|surface|device]
+//                         [--keep-last none|swapchain|surface|device|instance]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -47,8 +49,8 @@ int main(int argc, char** argv) {
         } else if (arg == "--keep-last") {
             keep_last = argv[i + 1];
             if (keep_last != "none" && keep_last != "swapchain" && keep_last != "surface" &&
-                keep_last != "device") {
-                fail("--keep-last takes none, swapchain, surface or device");
+                keep_last != "device" && keep_last != "instance") {
+                fail("--keep-last takes none, swapchain, surface, device or instance");
             }
         } else if (arg == "--last-frames") {
             last_frames = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
@@ -58,7 +60,8 @@ int main(int argc, char** argv) {
     }
 
     probe::ProbeDevice probe("layer_swapchain_probe");
-    probe.keep_device = keep_last == "device";
+    probe.keep_device = keep_last == "device" || keep_last == "instance";
+    probe.keep_instance = keep_last == "instance";
     const xcb_window_t window = probe.create_window(160, 120);
     const VkSurfaceKHR surface = probe.create_surface(window);
     const VkPhysicalDevice physical = probe.physical;
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
             presented += shown == VK_SUCCESS || shown == VK_SUBOPTIMAL_KHR ? 1 : 0;
             probe.wait_fence();
         }
+        if (keep_last == "instance" && s + 1 == swapchains) {
+            break; // the program exits at once: nothing waited for, nothing destroyed
+        }
         // The rendered semaphores' last presents may still wait on them: idle before they go.
         check(vkDeviceWaitIdle(device), "vkDeviceWaitIdle");
         for (VkSemaphore r : rendered) {
@@ -145,7 +151,9 @@ int main(int argc, char** argv) {
     if (keep_last == "none") {
         vkDestroySwapchainKHR(device, swapchain, nullptr);
     }
-    vkDestroySemaphore(device, acquired, nullptr);
+    if (keep_last != "instance") {
+        vkDestroySemaphore(device, acquired, nullptr);
+    }
     if (keep_last == "none" || keep_last == "swapchain") {
         vkDestroySurfaceKHR(probe.instance, surface, nullptr);
         xcb_destroy_window(probe.connection, window);

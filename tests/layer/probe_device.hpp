@@ -63,7 +63,8 @@ struct ProbeDevice {
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
-    bool keep_device = false; // the destructor leaves the device open (a program's bug)
+    bool keep_device = false;   // the destructor leaves the device open (a program's bug)
+    bool keep_instance = false; // and the instance and the X connection too
 
     explicit ProbeDevice(const char* name) {
         g_name = name;
@@ -122,8 +123,10 @@ struct ProbeDevice {
             vkDestroyCommandPool(device, pool, nullptr);
             vkDestroyDevice(device, nullptr);
         }
-        vkDestroyInstance(instance, nullptr);
-        xcb_disconnect(connection);
+        if (!keep_instance) {
+            vkDestroyInstance(instance, nullptr);
+            xcb_disconnect(connection);
+        }
     }
 
     [[nodiscard]] xcb_window_t create_window(std::uint16_t width, std::uint16_t height) const {

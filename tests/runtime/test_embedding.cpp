@@ -326,6 +326,36 @@ TEST_F(EmbeddingTest, ARuntimeThatLeavesItsWorkersOpenFreesEverythingOnTheEngine
     EXPECT_EQ(instance().validation_messages(), 0u) << instance().last_validation_message();
 }
 
+// A process that exits with the runtime alive stops it from an exit handler: its threads end, the
+// work it submitted finishes within the wait, nothing is destroyed, and nothing runs afterwards.
+// Destroyed later all the same, it frees everything.
+TEST_F(EmbeddingTest, ARuntimeStoppedForExitRunsNothingMoreAndCanStillBeDestroyed) {
+    {
+        const EngineDevice device(physical(), "");
+        auto runtime = embed(device, "auto");
+        ASSERT_EQ(runtime->worker_devices().size(), 1u);
+        auto reader = make_reader(*runtime);
+        const TaskId task = runtime->register_task(pattern_task("worker:0"));
+        feed_until_ready(*runtime, *reader, {task}, 4, 1);
+        for (int i = 0; i < 3; ++i) {
+            static_cast<void>(runtime->submit(task)); // in flight when the process exits
+        }
+        runtime->stop_for_exit(std::chrono::seconds(10));
+        runtime->stop_for_exit(std::chrono::seconds(10)); // harmless twice
+        runtime->pump(); // publishes what completed before the stop
+        const std::uint64_t ready = runtime->stats(task).ready;
+        for (int i = 0; i < 3; ++i) {
+            static_cast<void>(runtime->submit(task));
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            runtime->pump();
+        }
+        EXPECT_EQ(runtime->stats(task).ready, ready) << "a job ran after the stop";
+        reader.reset();
+        runtime.reset();
+    } // the engine's vkDestroyDevice
+    EXPECT_EQ(instance().validation_messages(), 0u) << instance().last_validation_message();
+}
+
 TEST_F(EmbeddingTest, TheRequirementsAskForAQueueAndOfferOneOfItsOwn) {
     const EmbeddingRequirements before = embedding_requirements();
     ASSERT_EQ(before.queues.size(), 2u);
