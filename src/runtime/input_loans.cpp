@@ -147,7 +147,7 @@ void end_loan(const LoanMatch& match) noexcept {
     (void)match.instance->ring.apply(match.slot, SlotEvent::Abort); // Lent -> Free
 }
 
-LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
+LendResult InputLoans::lend(TaskId id) noexcept {
     LendResult out;
     try {
         const std::shared_ptr<Task> task = m_tasks.find(id);
@@ -158,7 +158,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         }
         std::lock_guard lock(task->mutex);
         SubmitResult why;
-        TaskInstance* instance = usable(*task, why);
+        TaskInstance* instance = usable_instance(*task, m_max_failures, why);
         if (instance == nullptr) {
             out.status = why.status;
             out.error = why.error;
@@ -179,7 +179,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
         std::uint64_t last_work = 0;
         {
             std::lock_guard instance_lock(instance->mutex);
-            slot = m_jobs->take_free_slot(*instance);
+            slot = m_jobs.take_free_slot(*instance);
             if (slot) {
                 last_work = instance->ring[*slot].work_value;
                 (void)instance->ring.apply(*slot, SlotEvent::Lend);
@@ -192,7 +192,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
             return out;
         }
         std::uint64_t writable = 0;
-        if (const VkResult r = m_input_copies->lend(*instance, *slot, last_work, writable);
+        if (const VkResult r = m_copies.lend(*instance, *slot, last_work, writable);
             r != VK_SUCCESS) {
             std::lock_guard instance_lock(instance->mutex);
             (void)instance->ring.apply(*slot, SlotEvent::Abort);
@@ -203,7 +203,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
                          task->desc.name + "''s input images (" + tandem::to_string(r) + ")";
             return out;
         }
-        const std::uint64_t ticket = m_loan_tickets.fetch_add(1, std::memory_order_relaxed) + 1;
+        const std::uint64_t ticket = m_tickets.fetch_add(1, std::memory_order_relaxed) + 1;
         in.loans.push_back({ticket, *slot});
         ++in.signals[*slot].lent; // the value this loan's writes signal (InputLoan::written)
         out.loan = loan_of(*instance, *slot, ticket, writable);
@@ -218,7 +218,7 @@ LendResult RuntimeImpl::lend_inputs(TaskId id) noexcept {
     }
 }
 
-TaskError RuntimeImpl::return_inputs(TaskId id, const InputLoan& loan) noexcept {
+TaskError InputLoans::give_back(TaskId id, const InputLoan& loan) noexcept {
     std::shared_ptr<Task> task;
     try {
         task = m_tasks.find(id);
@@ -242,7 +242,7 @@ TaskError RuntimeImpl::return_inputs(TaskId id, const InputLoan& loan) noexcept 
                 end_loan({instance.get(), l, loans[l].slot, 0});
                 // The application's writes of the images, submitted before, pass before the
                 // instance may be freed.
-                (void)m_input_copies->fence(*instance);
+                (void)m_copies.fence(*instance);
                 return TaskError::None;
             }
         }
@@ -250,14 +250,14 @@ TaskError RuntimeImpl::return_inputs(TaskId id, const InputLoan& loan) noexcept 
     return TaskError::LoanNotHeld;
 }
 
-void RuntimeImpl::end_loans(TaskInstance& instance) noexcept {
+void InputLoans::end_all(TaskInstance& instance) noexcept {
     if (instance.inputs.loans.empty()) {
         return;
     }
     while (!instance.inputs.loans.empty()) {
         end_loan({&instance, 0, instance.inputs.loans.front().slot, 0});
     }
-    (void)m_input_copies->fence(instance);
+    (void)m_copies.fence(instance);
 }
 
 } // namespace tandem::detail

@@ -123,12 +123,12 @@ SubmitResult Runtime::submit(TaskId task, std::span<const std::byte> snapshot,
 
 LendResult Runtime::lend_inputs(TaskId task) noexcept {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->lend_inputs(task);
+    return m_impl->loans().lend(task);
 }
 
 TaskError Runtime::return_inputs(TaskId task, const InputLoan& loan) noexcept {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->return_inputs(task, loan);
+    return m_impl->loans().give_back(task, loan);
 }
 
 VkSemaphore Runtime::input_timeline() const noexcept {

@@ -150,6 +150,8 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     m_jobs =
         std::make_unique<JobPipeline>(*m_completion, *m_links, *m_reads, *m_input_copies, m_trace,
                                       m_timeout_ms, m_options.max_consecutive_failures);
+    m_loans = std::make_unique<InputLoans>(m_tasks, *m_jobs, *m_input_copies,
+                                           m_options.max_consecutive_failures);
 
     JobPipeline* jobs = m_jobs.get();
     CompletionTracker* completion = m_completion.get();
@@ -180,6 +182,7 @@ RuntimeImpl::~RuntimeImpl() {
     m_tasks.clear();
     m_retire->clear();
     m_workers.clear();
+    m_loans.reset();
     m_jobs.reset();
     m_completion.reset();
     m_preparer.reset();

@@ -57,6 +57,7 @@
 #include "runtime/completion_tracker.hpp"
 #include "runtime/device_pairs.hpp"
 #include "runtime/event_queue.hpp"
+#include "runtime/input_loans.hpp"
 #include "runtime/job_pipeline.hpp"
 #include "runtime/lease_table.hpp"
 #include "runtime/link_failures.hpp"
@@ -91,8 +92,6 @@ public:
     TaskError reconfigure(TaskId id, const TaskDesc& desc);
     [[nodiscard]] SubmitResult submit(TaskId id, std::span<const std::byte> bytes,
                                       std::span<const InputImage> inputs) noexcept;
-    [[nodiscard]] LendResult lend_inputs(TaskId id) noexcept;
-    TaskError return_inputs(TaskId id, const InputLoan& loan) noexcept;
     void pump() noexcept;
     void leave_devices_open() noexcept;
     // Stops every thread, then waits until `deadline` for the GPU work in flight to finish, then,
@@ -138,6 +137,8 @@ public:
     [[nodiscard]] Scheduler& scheduler() const noexcept { return *m_scheduler; }
     // Where jobs are taken into slots (a submit's, a trial's) and run.
     [[nodiscard]] JobPipeline& jobs() const noexcept { return *m_jobs; }
+    // The application's loans of input images (lend_inputs, return_inputs).
+    [[nodiscard]] InputLoans& loans() const noexcept { return *m_loans; }
     // Where the runtime's messages go: each public call and each of its threads logs under it.
     [[nodiscard]] const Logger& logger() const noexcept { return *m_logger; }
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
@@ -179,13 +180,6 @@ private:
         bool follows = false;         // it follows its producer (TaskLinks::leader)
         std::uint64_t generation = 0; // the generation the holds are for
     };
-    // The instance that takes the task's submits now, or why none does (Preparing or Failed,
-    // counted as a submit's answer would be): the state check submit and lend_inputs share.
-    // Caller holds the task's mutex. Throws only std::bad_alloc.
-    [[nodiscard]] TaskInstance* usable(Task& task, SubmitResult& why);
-    // Ends every loan of `instance` (unregister): their slots are free again once the primary's
-    // main queue passed what the application submitted so far. Caller holds the task's mutex.
-    void end_loans(TaskInstance& instance) noexcept;
     // The application's submit on the task (its mutex held): the once-per-call state check.
     // `holds` (hold_chained's, for `chain`): the job's slot takes them over when accepted.
     [[nodiscard]] SubmitResult submit_locked(Task& task, std::span<const std::byte> bytes,
@@ -218,8 +212,7 @@ private:
     std::atomic<std::int64_t> m_timeout_ms{5000};
     TraceLog m_trace;
     WorkloadTable m_workloads;
-    std::atomic<std::uint64_t> m_serials{0};      // instance serials (Lease::instance)
-    std::atomic<std::uint64_t> m_loan_tickets{0}; // InputLoan::ticket
+    std::atomic<std::uint64_t> m_serials{0}; // instance serials (Lease::instance)
 
     TaskTable m_tasks;
     std::unique_ptr<RetireList> m_retire;
@@ -229,6 +222,7 @@ private:
     std::unique_ptr<TaskPreparer> m_preparer;
     std::unique_ptr<CompletionTracker> m_completion;
     std::unique_ptr<JobPipeline> m_jobs;
+    std::unique_ptr<InputLoans> m_loans;
     std::vector<std::unique_ptr<Worker>> m_workers; // [0]: the primary's own context
 
     TaskGraph m_graph{*this}; // chains: the links between tasks, and the chain lock
@@ -238,6 +232,13 @@ private:
 
 // The sentence of UnknownTask for `id`.
 [[nodiscard]] std::string unknown_task(TaskId id);
+
+// The instance that takes the task's submits now, or why none does (Preparing or Failed, counted
+// as a submit's answer would be; a task stopped after `max_failures` failed jobs in a row): the
+// state check submit and lend_inputs share. Caller holds the task's mutex. Throws only
+// std::bad_alloc.
+[[nodiscard]] TaskInstance* usable_instance(Task& task, std::uint32_t max_failures,
+                                            SubmitResult& why);
 
 // Tandem's own parts outside src/runtime (the trace export) and its tests reach the runtime's
 // parts through this (not installed).

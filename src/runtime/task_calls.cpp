@@ -136,7 +136,7 @@ TaskError RuntimeImpl::unregister_locked(Task& t, DetachedLinks& links) noexcept
     // Loans end: their slots free once the application's writes submitted so far passed.
     for (const auto* list : {&task->instances, &task->retiring}) {
         for (const auto& instance : *list) {
-            end_loans(*instance);
+            m_loans->end_all(*instance);
         }
     }
     while (!task->instances.empty()) {
@@ -248,7 +248,7 @@ bool RuntimeImpl::take_over(Task& task, TaskInstance& next, PendingKind kind) {
     return false;
 }
 
-TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
+TaskInstance* usable_instance(Task& task, std::uint32_t max_failures, SubmitResult& why) {
     if (!task.live) {
         why = failed(TaskError::UnknownTask, unknown_task(task.id));
         return nullptr;
@@ -256,7 +256,7 @@ TaskInstance* RuntimeImpl::usable(Task& task, SubmitResult& why) {
     if (task.failures.stopped) {
         ++task.counts.failed;
         why = failed(TaskError::Stopped, "task '" + task.desc.name + "' stopped after " +
-                                             std::to_string(m_options.max_consecutive_failures) +
+                                             std::to_string(max_failures) +
                                              " failed jobs in a row: " + task.failures.last);
         return nullptr;
     }
@@ -337,7 +337,8 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
                                         std::vector<ChainedRead>& holds) noexcept {
     try {
         SubmitResult not_usable;
-        TaskInstance* instance = usable(task, not_usable);
+        TaskInstance* instance =
+            usable_instance(task, m_options.max_consecutive_failures, not_usable);
         if (instance == nullptr) {
             return not_usable;
         }
