@@ -470,7 +470,7 @@ int main(int argc, char** argv) {
         tandem::Runtime runtime(options);
         detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(runtime);
         const detail::Device& primary = impl.primary();
-        const std::vector<const detail::Worker*> workers = impl.workers();
+        const std::vector<const detail::Worker*> workers = impl.workers().workers();
         if (workers.empty()) {
             throw tandem::Error("The runtime has no worker", "Name one with --workers");
         }

@@ -221,7 +221,7 @@ PrimaryVulkan Runtime::primary_vulkan() const {
 std::vector<DeviceInfo> Runtime::worker_devices() const {
     const detail::LogScope scope(m_impl->logger());
     std::vector<DeviceInfo> out;
-    for (const auto* w : m_impl->workers()) {
+    for (const auto* w : m_impl->workers().workers()) {
         out.push_back(w->device().info());
     }
     return out;
@@ -240,7 +240,7 @@ std::string transfer_path_name(const TaskStats& stats) {
 std::vector<PairInfo> Runtime::worker_pairs() const {
     const detail::LogScope scope(m_impl->logger());
     std::vector<PairInfo> out;
-    for (const auto* w : m_impl->workers()) {
+    for (const auto* w : m_impl->workers().workers()) {
         out.push_back(detail::query_pair_info(w->device().info(), m_impl->primary().info()));
     }
     return out;

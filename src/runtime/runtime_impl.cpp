@@ -160,12 +160,11 @@ void RuntimeImpl::open_workers(const std::vector<std::uint32_t>& worker_adapters
     auto on_complete = [completion](Worker&, const WorkerJob& job) {
         completion->job_completed(job);
     };
-    m_workers.push_back(
-        std::make_unique<Worker>(*m_primary, 0, on_job, on_drop, on_complete, m_poll));
+    m_workers.add(std::make_unique<Worker>(*m_primary, 0, on_job, on_drop, on_complete, m_poll));
     for (std::size_t i = 0; i < m_worker_devices.size(); ++i) {
-        m_workers.push_back(std::make_unique<Worker>(*m_worker_devices[i],
-                                                     static_cast<std::uint32_t>(i + 1), on_job,
-                                                     on_drop, on_complete, m_poll));
+        m_workers.add(std::make_unique<Worker>(*m_worker_devices[i],
+                                               static_cast<std::uint32_t>(i + 1), on_job, on_drop,
+                                               on_complete, m_poll));
     }
     m_scheduler = std::make_unique<Scheduler>(*this, m_options.scheduler, forced_path(m_options));
     m_completion->start(m_poll);
@@ -250,60 +249,6 @@ void RuntimeImpl::leave_devices_open() noexcept {
     }
 }
 
-Worker& RuntimeImpl::place(const TaskDesc& desc) const {
-    const Placement& p = desc.placement;
-    switch (p.kind) {
-    case PlacementKind::Primary:
-        return *m_workers[0];
-    case PlacementKind::Auto:
-        // Reached only for an instance the scheduler did not place: as "worker".
-    case PlacementKind::Worker: {
-        if (p.worker) {
-            if (*p.worker + 1 >= m_workers.size()) {
-                throw Error(ErrorCategory::InvalidArgument,
-                            "Placement '" + p.to_string() + "' names no worker",
-                            "This runtime has " + std::to_string(m_workers.size() - 1) +
-                                " worker(s): use worker:0 to worker:" +
-                                std::to_string(m_workers.size() > 1 ? m_workers.size() - 2 : 0) +
-                                ", primary or auto");
-            }
-            return *m_workers[*p.worker + 1];
-        }
-        // The worker with the fewest tasks, fixed; the primary when there is none.
-        Worker* best = m_workers[0].get();
-        for (std::size_t i = 1; i < m_workers.size(); ++i) {
-            Worker* w = m_workers[i].get();
-            if (w->lost()) {
-                continue;
-            }
-            if (best == m_workers[0].get() || w->task_count.load() < best->task_count.load()) {
-                best = w;
-            }
-        }
-        return *best;
-    }
-    case PlacementKind::Device:
-        break;
-    }
-    for (std::uint32_t index : match_adapters(m_adapters, p.device)) {
-        if (Worker* w = worker_of(index)) {
-            return *w;
-        }
-    }
-    throw Error(ErrorCategory::InvalidArgument,
-                "Placement '" + p.to_string() + "' matches no device of this runtime",
-                "Use auto, primary, worker, worker:N or a selector of one of its devices");
-}
-
-Worker* RuntimeImpl::worker_of(std::uint32_t adapter) const noexcept {
-    for (const auto& w : m_workers) {
-        if (w->device().info().index == adapter) {
-            return w.get();
-        }
-    }
-    return nullptr;
-}
-
 WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
     if (desc.slots < 2 || desc.slots > 16) {
         throw Error(ErrorCategory::InvalidArgument,
@@ -338,7 +283,7 @@ WorkloadFactory RuntimeImpl::check_description(const TaskDesc& desc) const {
 TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
                                         std::optional<std::uint32_t> device) {
     WorkloadFactory named = desc.factory ? WorkloadFactory{} : m_workloads.find(desc.workload);
-    Worker* worker = device ? worker_of(*device) : &place(desc);
+    Worker* worker = device ? m_workers.of(*device) : &place(desc);
     if (worker == nullptr) {
         throw Error(ErrorCategory::InvalidArgument,
                     "Adapter " + std::to_string(*device) + " is not a device of this runtime",
@@ -349,8 +294,8 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     owned->named_workload = std::move(named);
     // Feeds to the workers where its chains' consumers run on another device (chain_feeds.hpp).
     for (const auto& [adapter, consumers] : task.links.feed_counts) {
-        Worker* to = worker_of(adapter);
-        if (consumers > 0 && to != nullptr && to != worker && to != m_workers[0].get()) {
+        Worker* to = m_workers.of(adapter);
+        if (consumers > 0 && to != nullptr && to != worker && to != &m_workers.primary()) {
             owned->feed_to.push_back(to);
         }
     }
@@ -359,14 +304,6 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     worker->task_count.fetch_add(1, std::memory_order_relaxed);
     m_preparer->enqueue(instance);
     return instance;
-}
-
-std::vector<const Worker*> RuntimeImpl::workers() const {
-    std::vector<const Worker*> out;
-    for (std::size_t i = 1; i < m_workers.size(); ++i) {
-        out.push_back(m_workers[i].get());
-    }
-    return out;
 }
 
 static_assert(ImageCache::k_idle_kept == DeviceResources::k_cached_bound &&

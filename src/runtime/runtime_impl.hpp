@@ -120,7 +120,9 @@ public:
     TaskInstance& add_instance(Task& task, const TaskDesc& desc,
                                std::optional<std::uint32_t> device);
     // The worker a manual placement names (never auto). Throws Error.
-    [[nodiscard]] Worker& place(const TaskDesc& desc) const;
+    [[nodiscard]] Worker& place(const TaskDesc& desc) const {
+        return m_workers.place(desc.placement, m_adapters);
+    }
     // Takes `instance` out of use (Task::retire), cancelling its preparation if it is still
     // being prepared. Caller holds task.mutex. Throws std::bad_alloc.
     void discard(Task& task, TaskInstance* instance);
@@ -143,9 +145,8 @@ public:
     [[nodiscard]] const Logger& logger() const noexcept { return *m_logger; }
     [[nodiscard]] const Device& primary() const noexcept { return *m_primary; }
     [[nodiscard]] const Instance& instance() const noexcept { return *m_instance; }
-    [[nodiscard]] std::vector<const Worker*> workers() const;
-    // The primary's context or the worker on adapter `adapter`; null when none.
-    [[nodiscard]] Worker* worker_of(std::uint32_t adapter) const noexcept;
+    // The primary's context and each worker device's (WorkerSet::workers, of).
+    [[nodiscard]] const WorkerSet& workers() const noexcept { return m_workers; }
     // The runtime's device pairs: every cross-device stream, each pair's paths and bridges.
     [[nodiscard]] DevicePairs& pairs() const noexcept { return *m_pairs; }
     [[nodiscard]] const LinkFailures& links() const noexcept { return *m_links; }
@@ -223,7 +224,7 @@ private:
     std::unique_ptr<CompletionTracker> m_completion;
     std::unique_ptr<JobPipeline> m_jobs;
     std::unique_ptr<InputLoans> m_loans;
-    std::vector<std::unique_ptr<Worker>> m_workers; // [0]: the primary's own context
+    WorkerSet m_workers; // the primary's own context first
 
     TaskGraph m_graph{*this}; // chains: the links between tasks, and the chain lock
     // The tasks it places, the schedule lock and the link fallback.

@@ -74,7 +74,7 @@ private:
 
 std::vector<DeviceInfo> runtime_devices(const RuntimeImpl& runtime) {
     std::vector<DeviceInfo> devices{runtime.primary().info()};
-    for (const Worker* w : runtime.workers()) {
+    for (const Worker* w : runtime.workers().workers()) {
         devices.push_back(w->device().info());
     }
     return devices;
@@ -123,7 +123,7 @@ void Scheduler::refresh_paths() {
     m_pairs_priced = true;
     m_drops_priced = drops;
     const Device& primary = m_runtime->primary();
-    for (const Worker* w : m_runtime->workers()) {
+    for (const Worker* w : m_runtime->workers().workers()) {
         const Device& worker = w->device();
         if (const auto path = pairs.pair(worker, primary).path(worker, m_forced_path)) {
             m_paths[worker.info().index] = *path;
@@ -183,7 +183,7 @@ std::optional<TransferPath> Scheduler::path_of(std::uint32_t worker) const {
 Scheduler::Devices Scheduler::scan_devices() {
     Devices out;
     out.live.push_back(primary());
-    for (const Worker* w : m_runtime->workers()) {
+    for (const Worker* w : m_runtime->workers().workers()) {
         const std::uint32_t index = w->device().info().index;
         out.workers.push_back(index);
         if (std::find(m_lost.begin(), m_lost.end(), index) != m_lost.end()) {
@@ -299,7 +299,7 @@ TaskError Scheduler::observe_execute(TaskId id, std::uint32_t device, double ms)
     if (!task) {
         return TaskError::UnknownTask;
     }
-    if (m_runtime->worker_of(device) == nullptr || !std::isfinite(ms) || ms < 0.0) {
+    if (m_runtime->workers().of(device) == nullptr || !std::isfinite(ms) || ms < 0.0) {
         return TaskError::BadArgument;
     }
     try {

@@ -623,7 +623,7 @@ TaskStats RuntimeImpl::stats(TaskId id) const {
     out.leases_held = held.count;
     out.leases_held_long = held.long_held;
     out.oldest_lease_us = micros(Clock::time_point{}, Clock::time_point{} + held.oldest);
-    if (const Worker* w = worker_of(out.device)) {
+    if (const Worker* w = m_workers.of(out.device)) {
         out.device_name = w->device().info().name;
     }
     return out;

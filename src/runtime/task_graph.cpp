@@ -198,7 +198,7 @@ void TaskGraph::release_pins(std::vector<std::shared_ptr<Task>>& pinned) noexcep
 std::vector<FeedCount> TaskGraph::request_feeds(const std::vector<std::shared_ptr<Task>>& producers,
                                                 std::uint32_t device) {
     std::vector<FeedCount> counted;
-    Worker* to = m_runtime->worker_of(device);
+    Worker* to = m_runtime->workers().of(device);
     if (to == nullptr || device == m_runtime->primary().info().index) {
         return counted; // on the primary every output arrives anyway
     }
@@ -244,7 +244,7 @@ void TaskGraph::release_feeds(std::vector<FeedCount>& counted) noexcept {
         }
         counts.erase(it);
         // Its jobs stop filling the feeds there (they stay until it is prepared again).
-        want_feeds(*producer, m_runtime->worker_of(device), false);
+        want_feeds(*producer, m_runtime->workers().of(device), false);
     }
     counted.clear();
 }

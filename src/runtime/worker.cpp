@@ -6,6 +6,7 @@
 #include "core/atomic_max.hpp"
 #include "core/cpu.hpp"
 #include "core/log.hpp"
+#include "tandem/error.hpp"
 
 namespace tandem::detail {
 
@@ -317,6 +318,67 @@ void Worker::run_watch() {
 
 void Worker::observe_completions() noexcept {
     (void)poll_completions();
+}
+
+Worker& WorkerSet::place(const Placement& p, const std::vector<Adapter>& adapters) const {
+    switch (p.kind) {
+    case PlacementKind::Primary:
+        return *m_all[0];
+    case PlacementKind::Auto:
+        // Reached only for an instance the scheduler did not place: as "worker".
+    case PlacementKind::Worker: {
+        if (p.worker) {
+            if (*p.worker + 1 >= m_all.size()) {
+                throw Error(ErrorCategory::InvalidArgument,
+                            "Placement '" + p.to_string() + "' names no worker",
+                            "This runtime has " + std::to_string(m_all.size() - 1) +
+                                " worker(s): use worker:0 to worker:" +
+                                std::to_string(m_all.size() > 1 ? m_all.size() - 2 : 0) +
+                                ", primary or auto");
+            }
+            return *m_all[*p.worker + 1];
+        }
+        // The worker with the fewest tasks, fixed; the primary when there is none.
+        Worker* best = m_all[0].get();
+        for (std::size_t i = 1; i < m_all.size(); ++i) {
+            Worker* w = m_all[i].get();
+            if (w->lost()) {
+                continue;
+            }
+            if (best == m_all[0].get() || w->task_count.load() < best->task_count.load()) {
+                best = w;
+            }
+        }
+        return *best;
+    }
+    case PlacementKind::Device:
+        break;
+    }
+    for (std::uint32_t index : match_adapters(adapters, p.device)) {
+        if (Worker* w = of(index)) {
+            return *w;
+        }
+    }
+    throw Error(ErrorCategory::InvalidArgument,
+                "Placement '" + p.to_string() + "' matches no device of this runtime",
+                "Use auto, primary, worker, worker:N or a selector of one of its devices");
+}
+
+Worker* WorkerSet::of(std::uint32_t adapter) const noexcept {
+    for (const auto& w : m_all) {
+        if (w->device().info().index == adapter) {
+            return w.get();
+        }
+    }
+    return nullptr;
+}
+
+std::vector<const Worker*> WorkerSet::workers() const {
+    std::vector<const Worker*> out;
+    for (std::size_t i = 1; i < m_all.size(); ++i) {
+        out.push_back(m_all[i].get());
+    }
+    return out;
 }
 
 } // namespace tandem::detail

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <span>
@@ -40,7 +41,9 @@
 #include <vector>
 
 #include "core/device.hpp"
+#include "core/discovery.hpp"
 #include "sync/timeline_semaphore.hpp"
+#include "tandem/placement.hpp"
 
 namespace tandem::detail {
 
@@ -234,6 +237,32 @@ private:
     std::thread m_thread;
     std::thread m_transfer_thread;
     std::thread m_watch_thread;
+};
+
+// The runtime's Workers: the primary's own context first (the tasks placed on the primary), then
+// one per worker device, in the order the runtime opened them. Filled at start-up and emptied at
+// shutdown; read from any thread in between.
+class WorkerSet {
+public:
+    void add(std::unique_ptr<Worker> worker) { m_all.push_back(std::move(worker)); }
+    void clear() noexcept { m_all.clear(); }
+    [[nodiscard]] std::size_t size() const noexcept { return m_all.size(); }
+    [[nodiscard]] Worker& primary() const noexcept { return *m_all.front(); }
+    // Every Worker, the primary's first.
+    [[nodiscard]] auto begin() const noexcept { return m_all.begin(); }
+    [[nodiscard]] auto end() const noexcept { return m_all.end(); }
+    // The worker devices' Workers, in order (the primary's left out).
+    [[nodiscard]] std::vector<const Worker*> workers() const;
+    // The Worker on adapter `adapter`; null when none.
+    [[nodiscard]] Worker* of(std::uint32_t adapter) const noexcept;
+    // The Worker a manual placement names, its device selectors matched against `adapters` (auto,
+    // for an instance the scheduler did not place: the worker with the fewest tasks, the
+    // primary's when there is none). Throws Error when it names none.
+    [[nodiscard]] Worker& place(const Placement& placement,
+                                const std::vector<Adapter>& adapters) const;
+
+private:
+    std::vector<std::unique_ptr<Worker>> m_all;
 };
 
 } // namespace tandem::detail

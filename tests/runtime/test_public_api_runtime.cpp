@@ -123,8 +123,8 @@ TEST_F(PublicApiRuntime, NameObjectsOffNamesNoObjectOnAnyDevice) {
         const detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(*runtime);
         const bool named = name_objects && instance().has_debug_utils();
         EXPECT_EQ(impl.primary().fn().set_object_name != nullptr, named) << name_objects;
-        ASSERT_EQ(impl.workers().size(), 2u);
-        for (const detail::Worker* worker : impl.workers()) {
+        ASSERT_EQ(impl.workers().workers().size(), 2u);
+        for (const detail::Worker* worker : impl.workers().workers()) {
             EXPECT_EQ(worker->device().fn().set_object_name != nullptr, named) << name_objects;
         }
         // Tasks run as ever without names.

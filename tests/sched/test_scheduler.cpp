@@ -286,7 +286,7 @@ TEST_F(SchedulerTest, MovesArePricedWithThePathLeftAfterADrop) {
     EXPECT_EQ(priced(), to_string(*first));
     detail::RuntimeImpl& impl = detail::RuntimeAccess::impl(*runtime);
     impl.pairs().drop(worker(0), primary(), to_string(*first), "dropped by the test");
-    const detail::Device& worker_device = impl.worker_of(worker(0))->device();
+    const detail::Device& worker_device = impl.workers().of(worker(0))->device();
     const auto next =
         impl.pairs().pair(worker_device, impl.primary()).path(worker_device, std::nullopt);
     ASSERT_TRUE(next);
