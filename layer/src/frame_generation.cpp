@@ -261,14 +261,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
 }
 
 SwapchainGeneration::~SwapchainGeneration() {
-    if (m_presenter.joinable()) {
-        {
-            const std::lock_guard lock(m_items_mutex);
-            m_stop = true;
-        }
-        m_items_changed.notify_all();
-        m_presenter.join();
-    }
+    stop_presenter(false);
     static_cast<void>(m_device.wait_idle());
     release();
 }
@@ -633,12 +626,18 @@ void SwapchainGeneration::run_presenter() {
 }
 
 void SwapchainGeneration::stop_for_exit() noexcept {
+    stop_presenter(true);
+}
+
+void SwapchainGeneration::stop_presenter(bool drop_queued) noexcept {
     {
         const std::lock_guard lock(m_items_mutex);
-        m_dropping.store(true);
         m_stop = true;
-        m_finished += m_items.size(); // dropped: flush() has nothing to wait for
-        m_items.clear();
+        if (drop_queued) {
+            m_dropping.store(true);
+            m_finished += m_items.size(); // dropped: flush() has nothing to wait for
+            m_items.clear();
+        }
     }
     m_items_changed.notify_all();
     if (m_presenter.joinable()) {

@@ -254,6 +254,9 @@ private:
     // presenter's last result.
     [[nodiscard]] VkResult queue_for_presenter(Held next);
     void run_presenter();
+    // Stops the presenter once it presented what is queued, or (`drop_queued`) after at most the
+    // present it is making, the rest dropped.
+    void stop_presenter(bool drop_queued) noexcept;
     void present_held(const Held& held);
     // Pacing (non-FIFO present modes): notes the program's frame interval, and waits until the
     // next present is its share of a frame after the one before, or until the program presented

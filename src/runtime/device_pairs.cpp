@@ -185,9 +185,16 @@ void DevicePair::halt_bridges() {
 }
 
 void DevicePairs::halt_bridges() {
-    std::lock_guard lock(m_mutex);
-    m_halted = true;
-    for (const auto& [k, p] : m_pairs) {
+    // Each pair's threads are joined outside the lock (pairs stay in the map to the end).
+    std::vector<DevicePair*> pairs;
+    {
+        std::lock_guard lock(m_mutex);
+        m_halted = true;
+        for (const auto& [k, p] : m_pairs) {
+            pairs.push_back(p.get());
+        }
+    }
+    for (DevicePair* p : pairs) {
         p->halt_bridges();
     }
 }
