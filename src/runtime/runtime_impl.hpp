@@ -155,8 +155,6 @@ public:
     [[nodiscard]] TraceLog& trace() noexcept { return m_trace; }
     [[nodiscard]] const TraceLog& trace() const noexcept { return m_trace; }
     [[nodiscard]] const TaskTable& tasks() const noexcept { return m_tasks; }
-    // A live task's id is unknown once unregistered: null for both.
-    [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     [[nodiscard]] std::chrono::milliseconds worker_timeout() const noexcept {
         return std::chrono::milliseconds(m_timeout_ms.load(std::memory_order_relaxed));
     }

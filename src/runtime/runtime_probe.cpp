@@ -13,7 +13,7 @@ namespace tandem::detail {
 RuntimeProbe::RuntimeProbe(Runtime& runtime) noexcept : m_impl(RuntimeAccess::impl(runtime)) {}
 
 void RuntimeProbe::hold_generation(TaskId id, std::uint64_t generation) {
-    if (const auto task = m_impl.live(id)) {
+    if (const auto task = m_impl.tasks().live(id)) {
         std::lock_guard lock(task->mutex);
         if (task->active != nullptr) {
             task->active->worker->hold(task->active, generation);
@@ -22,7 +22,7 @@ void RuntimeProbe::hold_generation(TaskId id, std::uint64_t generation) {
 }
 
 void RuntimeProbe::release_held(TaskId id) {
-    if (const auto task = m_impl.live(id)) {
+    if (const auto task = m_impl.tasks().live(id)) {
         std::lock_guard lock(task->mutex);
         if (task->active != nullptr) {
             task->active->worker->release_held();
@@ -31,7 +31,7 @@ void RuntimeProbe::release_held(TaskId id) {
 }
 
 void RuntimeProbe::force_device_lost(TaskId id) {
-    if (const auto task = m_impl.live(id)) {
+    if (const auto task = m_impl.tasks().live(id)) {
         std::lock_guard lock(task->mutex);
         if (task->active != nullptr) {
             inject_vk_fault(worker_submit_context(*task->active->worker), VK_ERROR_DEVICE_LOST);
@@ -41,7 +41,7 @@ void RuntimeProbe::force_device_lost(TaskId id) {
 
 std::vector<SlotState> RuntimeProbe::slot_states(TaskId id) const {
     std::vector<SlotState> out;
-    if (const auto task = m_impl.live(id)) {
+    if (const auto task = m_impl.tasks().live(id)) {
         std::lock_guard task_lock(task->mutex);
         if (task->active != nullptr) {
             std::lock_guard lock(task->active->mutex);
@@ -54,7 +54,7 @@ std::vector<SlotState> RuntimeProbe::slot_states(TaskId id) const {
 }
 
 TaskPulse RuntimeProbe::pulse(TaskId id, std::size_t recent) const {
-    if (const auto task = m_impl.live(id)) {
+    if (const auto task = m_impl.tasks().live(id)) {
         std::lock_guard lock(task->mutex);
         if (task->active != nullptr) {
             return instance_pulse(*task->active, recent);

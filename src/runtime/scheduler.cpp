@@ -284,7 +284,7 @@ PlacementReport Scheduler::placement() const {
 CalibrationResult Scheduler::calibrate(TaskId id, std::span<const std::byte> bytes,
                                        std::uint32_t jobs) {
     std::lock_guard lock(m_schedule);
-    const std::shared_ptr<Task> task = m_runtime->live(id);
+    const std::shared_ptr<Task> task = m_runtime->tasks().live(id);
     if (!task) {
         CalibrationResult out;
         out.error = TaskError::UnknownTask;
@@ -295,7 +295,7 @@ CalibrationResult Scheduler::calibrate(TaskId id, std::span<const std::byte> byt
 }
 
 TaskError Scheduler::observe_execute(TaskId id, std::uint32_t device, double ms) noexcept {
-    const std::shared_ptr<Task> task = m_runtime->live(id);
+    const std::shared_ptr<Task> task = m_runtime->tasks().live(id);
     if (!task) {
         return TaskError::UnknownTask;
     }

@@ -34,17 +34,6 @@ std::string unknown_task(TaskId id) {
            "unregistered)";
 }
 
-std::shared_ptr<Task> RuntimeImpl::live(TaskId id) const {
-    std::shared_ptr<Task> task = m_tasks.find(id);
-    if (task) {
-        std::lock_guard lock(task->mutex);
-        if (!task->live) {
-            return nullptr;
-        }
-    }
-    return task;
-}
-
 TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
     (void)check_description(given);
     TaskDesc desc = given;
@@ -154,7 +143,7 @@ TaskError RuntimeImpl::unregister_locked(Task& t, DetachedLinks& links) noexcept
 
 TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
     // The id first, as every call checks it: UnknownTask whatever the description holds.
-    if (!live(id)) {
+    if (!m_tasks.live(id)) {
         return TaskError::UnknownTask;
     }
     (void)check_description(given);

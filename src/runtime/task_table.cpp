@@ -24,6 +24,17 @@ std::shared_ptr<Task> TaskTable::find(TaskId id) const {
     return e.generation == id.generation ? e.task : nullptr;
 }
 
+std::shared_ptr<Task> TaskTable::live(TaskId id) const {
+    std::shared_ptr<Task> task = find(id);
+    if (task) {
+        std::lock_guard lock(task->mutex);
+        if (!task->live) {
+            return nullptr;
+        }
+    }
+    return task;
+}
+
 void TaskTable::remove(TaskId id) {
     std::shared_ptr<Task> gone; // destroyed outside the lock
     std::unique_lock lock(m_mutex);

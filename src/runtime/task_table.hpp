@@ -55,6 +55,9 @@ public:
     }
     // The task `id` names (live or unregistered); null when none does.
     [[nodiscard]] std::shared_ptr<Task> find(TaskId id) const;
+    // The task `id` names while it is live; null once it is unregistered, or when none is named.
+    // Takes the task's mutex for a moment: caller holds no task's mutex.
+    [[nodiscard]] std::shared_ptr<Task> live(TaskId id) const;
     // Takes the task out for good: its id never names a task again.
     void remove(TaskId id);
     // Every task in the table, into `out` (cleared first; its capacity is reused).
