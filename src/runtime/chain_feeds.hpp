@@ -18,7 +18,7 @@
 //                 to the worker (FeedSlot::sent, ticket).
 //
 // The consumer holds the producer's slot as for any chain (hold_chained) and reads the feed's
-// receiver image once the link's value on the worker is reached (read_chained). The producer's
+// receiver image once the link's value on the worker is reached (ChainedInput). The producer's
 // slot is rewritten only after the completion pass saw the consumer's job complete (as for a
 // consumer on the primary), so neither of the slot's feed images is rewritten while read.
 #pragma once

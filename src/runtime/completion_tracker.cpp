@@ -382,14 +382,14 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
             }
         }
         LeaseTable::finish_reads(instance, i, reads_value);
-        // Chains: a consumer job's holds go once it completed or will not run (its work value
-        // orders the producer's next write of the slot); a producer's slot kept for a chain is
-        // recycled once nothing keeps it.
-        if (i < instance.slots.size() && !instance.slots[i].chained.empty() &&
+        // A job's holds on other tasks' slots go once it completed or will not run (its work
+        // value orders the producer's next write of the slot); a producer's slot kept for a
+        // chain is recycled once nothing keeps it.
+        if (instance.sources.holding(i) &&
             (s.worker_done_seen || s.state == SlotState::Free || s.state == SlotState::Ready ||
              s.state == SlotState::Kept || s.state == SlotState::Leased ||
              (s.state == SlotState::Retired && instance.host_jobs == 0))) {
-            release_chained(instance.slots[i].chained, s.work_value);
+            instance.sources.release(i, s.work_value);
         }
         if (s.state == SlotState::Kept) {
             recycle(instance, i);

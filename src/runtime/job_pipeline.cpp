@@ -11,6 +11,7 @@
 #include "core/vk_check.hpp"
 #include "runtime/chain_feeds.hpp"
 #include "runtime/event_queue.hpp"
+#include "runtime/input_sources.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -25,10 +26,11 @@ constexpr auto k_hand_off_poll = std::chrono::microseconds(10);
 constexpr auto k_not_ready_poll = std::chrono::microseconds(100);
 
 // The job and transfer threads' one wait-and-retry: from the `first` answer, `attempt()` again
-// every `interval` while the answer is VK_NOT_READY and `keep_trying()` (asked after each such
-// answer) holds; the worker's loss or its allowance bounds each caller's. The last answer.
+// after `interval` (read before each sleep: an attempt may change it) while the answer is
+// VK_NOT_READY and `keep_trying()` (asked after each such answer) holds; the worker's loss or
+// its allowance bounds each caller's. The last answer.
 template <typename KeepTrying, typename Attempt>
-VkResult retry_while_not_ready(VkResult first, std::chrono::microseconds interval,
+VkResult retry_while_not_ready(VkResult first, const std::chrono::microseconds& interval,
                                KeepTrying&& keep_trying, Attempt&& attempt) {
     VkResult result = first;
     while (result == VK_NOT_READY && keep_trying()) {
@@ -47,7 +49,7 @@ std::optional<std::uint32_t> JobPipeline::take_free_slot(TaskInstance& instance)
     }
     // Holds of an earlier job of the slot that failed before it ran (the completion pass had
     // not come by yet): that job never read them.
-    release_chained(instance.slots[*slot].chained, 0);
+    instance.sources.release(*slot, 0);
     if (!instance.inputs.empty() && !m_inputs.slot_ready(instance, *slot)) {
         (void)instance.ring.apply(*slot, SlotEvent::Abort); // its last copy may still run
         return std::nullopt;
@@ -95,7 +97,7 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
         (void)instance.ring.apply(*slot, SlotEvent::Accept); // Lent -> Recording: a job's now
     }
     if (chained != nullptr) {
-        instance.slots[*slot].chained.swap(*chained); // empty before: released above
+        instance.sources.hold(*slot, *chained); // none held before: released above
     }
     s.generation = trial ? ++task.trial_generations : ++task.generations;
     s.trial = trial;
@@ -187,57 +189,12 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why,
     }
 }
 
-VkResult JobPipeline::send_job_inputs(Worker& worker, const WorkerJob& job,
-                                      std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
-                                      Clock::time_point& t_sent) noexcept {
-    TaskInstance& instance = *job.instance;
-    // A link that cannot take one yet is asked again, as the transfer is.
-    const VkResult sent = retry_while_not_ready(
-        send_inputs(instance, job.slot, m_inputs, waits, why), k_not_ready_poll,
-        [&worker] { return !worker.lost(); },
-        [&] {
-            waits.clear();
-            return send_inputs(instance, job.slot, m_inputs, waits, why);
-        });
-    t_sent = Clock::now();
-    if (sent != VK_SUCCESS || instance.inputs.links.empty()) {
-        return sent;
-    }
-    // The next jobs' downloads follow this one's on the primary while this job waits below, and
-    // those of jobs queued meanwhile once the queue moved.
-    std::uint64_t posts = worker.job_posts();
-    send_ahead(worker);
-    // A host bridge submits the receiving side later: the job's batch follows its submission.
-    // A worker lost meanwhile ends the wait too (VK_SUCCESS: its slots retire); the look
-    // itself asks, so keep_trying has nothing to add.
-    const auto look = [&] {
-        if (inputs_queued(instance, job.slot) || worker.lost()) {
-            return VK_SUCCESS;
-        }
-        for (const auto& link : instance.inputs.links) {
-            if (link->failed()) {
-                why = "an input's link failed: " + link->error();
-                return VK_ERROR_UNKNOWN;
-            }
-        }
-        if (const std::uint64_t now = worker.job_posts(); now != posts) {
-            posts = now;
-            send_ahead(worker);
-        }
-        return VK_NOT_READY;
-    };
-    return retry_while_not_ready(
-        look(), k_hand_off_poll, [] { return true; }, look);
-}
-
 void JobPipeline::send_ahead(Worker& worker) noexcept {
     if (worker.lost()) {
         return; // its jobs' slots retire
     }
     std::array<WorkerJob, k_jobs_sent_ahead> queued{};
     const std::size_t count = worker.queued_jobs(queued);
-    std::vector<VkSemaphoreSubmitInfo> waits; // the job's turn asks for them again
-    std::string why;                          // and reports a failure itself
     for (std::size_t k = 0; k < count; ++k) {
         const WorkerJob& next = queued[k];
         TaskInstance& instance = *next.instance; // alive: its job holds it (host_jobs)
@@ -257,9 +214,10 @@ void JobPipeline::send_ahead(Worker& worker) noexcept {
             continue; // sent already, or waiting for the application's loan semaphore
         }
         const auto t0 = Clock::now();
-        waits.clear();
-        if (send_inputs(instance, next.slot, m_inputs, waits, why, true) != VK_SUCCESS) {
-            return; // a link that cannot take it yet, or failed: the rest waits for its turn
+        for (const auto& source : instance.sources.all()) {
+            if (source->send_ahead(instance, next.slot, m_inputs) != Gathered::Ready) {
+                return; // a link that cannot take it yet, or failed: the rest waits its turn
+            }
         }
         if (m_trace.enabled()) {
             try {
@@ -294,22 +252,17 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
     start.wait_worker = s.worker_value;
     start.wait_reads = s.release_value;
     start.wait_consumers = s.chain_read_done;
-    bool listed = false;
     try {
-        start.chained = instance.slots[job.slot].chained; // released by the completion pass
         // Chains across workers: the feeds this job fills, once each link's last read of
         // the slot's sender image is over.
         start.feeds = take_feeds(instance, job.slot, job.generation, start.feed_waits);
-        listed = true;
     } catch (...) {
-        // Out of memory: the job fails below, having read nothing.
-    }
-    if (!listed || start.chained.size() != instance.slots[job.slot].chained.size()) {
+        // Out of memory: the job fails, having read nothing.
         if (!s.trial && instance.owner->events != nullptr) {
             instance.owner->events->post(
                 RuntimeEventKind::JobFailed, instance.owner->id, worker.device().info().index,
                 job.generation, TaskError::OutOfMemory,
-                "the job failed: out of memory listing its chained inputs");
+                "the job failed: out of memory listing the workers its output goes to");
         }
         --instance.host_jobs;
         (void)instance.ring.apply(job.slot, SlotEvent::Abort);
@@ -323,49 +276,80 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
 }
 
 bool JobPipeline::gather_inputs(Worker& worker, const WorkerJob& job, Clock::time_point t0,
-                                const std::vector<ChainedRead>& chained,
                                 std::vector<VkSemaphoreSubmitInfo>& waits,
                                 std::vector<JobInput>& inputs) noexcept {
     TaskInstance& instance = *job.instance;
-    std::string why;
-    Clock::time_point t_sent;
-    const VkResult sent = send_job_inputs(worker, job, waits, why, t_sent);
-    // A link that failed while its device works: its path is dropped for the pair and the
-    // task prepared again with the next one, as for outputs (the slot retired with it).
-    for (const auto& link : instance.inputs.links) {
-        if (sent != VK_SUCCESS && link->failed() && m_links.retire_input(instance, *link)) {
-            std::lock_guard lock(instance.mutex);
-            --instance.host_jobs;
-            return false;
-        }
-    }
-    if (sent != VK_SUCCESS) {
-        workload_failed(job,
-                        why.empty() ? std::string("its inputs could not be sent (") +
-                                          tandem::to_string(sent) + ")"
-                                    : why,
-                        TaskError::TransferFailed);
-        return false;
-    }
+    const auto sources = instance.sources.all();
     try {
-        inputs = job_inputs(instance, job.slot);
+        inputs.assign(instance.desc.inputs.size(), JobInput{});
     } catch (...) {
         workload_failed(job, "out of memory listing the job's inputs", TaskError::OutOfMemory);
         return false;
     }
-    // Chained inputs: the producers' images in place, once their hand-offs were submitted
-    // (their transfer threads do that; a lost worker ends the wait).
-    const std::size_t before = waits.size();
-    const VkResult read = retry_while_not_ready(
-        read_chained(chained, inputs, waits, why), k_hand_off_poll,
-        [&worker] { return !worker.lost(); },
-        [&] {
-            waits.resize(before); // each read's wait once
-            return read_chained(chained, inputs, waits, why);
-        });
-    if (read != VK_SUCCESS) {
-        workload_failed(job, why.empty() ? std::string("its chained inputs cannot be read") : why,
-                        TaskError::ChainBroken);
+    // Each source is asked until it is ready (a bit each: at most k_max_inputs), all of them
+    // in one poll: a link that cannot take its input yet is asked again a little later, what
+    // waits for a bridge or a producer's hand-off soon (both come within microseconds).
+    std::uint32_t ready = 0;
+    const std::uint32_t all = (1u << sources.size()) - 1;
+    const InputSource* failed = nullptr;
+    std::string why;
+    std::optional<Clock::time_point> t_sent;
+    std::optional<std::uint64_t> posts;
+    auto interval = k_hand_off_poll;
+    const auto round = [&] {
+        interval = k_hand_off_poll;
+        for (std::size_t k = 0; k < sources.size(); ++k) {
+            if ((ready & (1u << k)) != 0) {
+                continue;
+            }
+            const InputSource& source = *sources[k];
+            switch (sources[k]->gather(instance, job.slot, m_inputs, inputs[source.declared()],
+                                       waits, why)) {
+            case Gathered::Ready:
+                ready |= 1u << k;
+                break;
+            case Gathered::NotYet:
+                break;
+            case Gathered::LinkBusy:
+                interval = k_not_ready_poll;
+                break;
+            case Gathered::Failed:
+                failed = &source;
+                return VK_ERROR_UNKNOWN;
+            }
+        }
+        if (!t_sent && !inputs_to_send(instance, job.slot)) {
+            t_sent = Clock::now();
+        }
+        // This job's inputs on their links: the next jobs' downloads follow on the primary
+        // (while it waits, and those of jobs queued meanwhile once the queue moved).
+        if (t_sent && !instance.inputs.links.empty() && posts != worker.job_posts()) {
+            posts = worker.job_posts();
+            send_ahead(worker);
+        }
+        return ready == all ? VK_SUCCESS : VK_NOT_READY;
+    };
+    const VkResult r = retry_while_not_ready(
+        round(), interval, [&worker] { return !worker.lost(); }, round);
+    if (r == VK_NOT_READY) { // the worker was lost meanwhile: its slots retire
+        fail_job(worker, job, worker.lost_reason());
+        return false;
+    }
+    if (failed != nullptr) {
+        // A link that failed while its device works: its path is dropped for the pair and the
+        // task prepared again with the next one, as for outputs (the slot retired with it).
+        SlotTransport* link = failed->link();
+        if (link != nullptr && link->failed() && m_links.retire_input(instance, *link)) {
+            std::lock_guard lock(instance.mutex);
+            --instance.host_jobs;
+            return false;
+        }
+        workload_failed(job,
+                        why.empty()
+                            ? std::string("input '") +
+                                  instance.desc.inputs[failed->declared()].name + "' cannot be read"
+                            : why,
+                        failed->failure());
         return false;
     }
     if (m_trace.enabled()) {
@@ -373,8 +357,9 @@ bool JobPipeline::gather_inputs(Worker& worker, const WorkerJob& job, Clock::tim
         // its batch may wait for all of them.
         const std::uint32_t track = m_trace.track(worker.label() + " submit thread");
         const std::string& name = instance.desc.name;
-        m_trace.span(track, "inputs sent " + name, t0, t_sent, job.generation, name);
-        m_trace.span(track, "inputs queued " + name, t_sent, Clock::now(), job.generation, name);
+        const Clock::time_point sent = t_sent.value_or(t0);
+        m_trace.span(track, "inputs sent " + name, t0, sent, job.generation, name);
+        m_trace.span(track, "inputs queued " + name, sent, Clock::now(), job.generation, name);
     }
     return true;
 }
@@ -517,8 +502,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // The job's inputs on their way to the device, before its work waits for them.
     std::vector<VkSemaphoreSubmitInfo> waits;
     std::vector<JobInput> inputs;
-    if ((!instance.inputs.empty() || !start.chained.empty()) &&
-        !gather_inputs(worker, job, t0, start.chained, waits, inputs)) {
+    if (!instance.sources.empty() && !gather_inputs(worker, job, t0, waits, inputs)) {
         return;
     }
 

@@ -2,10 +2,11 @@
 // under the task's mutex) takes a Free slot of the task's instance, assigns the job's generation
 // and copies its bytes: a lock and a copy, and for a task with inputs the submit of their copies
 // on the primary (task_inputs.hpp), never a wait on a GPU; the caller then queues the job on
-// the instance's worker. Before its work, the job thread sends the slot's inputs to the device
-// (and, before it waits for them, those of the jobs queued behind it: send_ahead) and finds its
-// chained inputs in place (task_chains.hpp: its batch waits for their producers'
-// hand-offs; a producer's job waits for the consumers that read its slot before). On
+// the instance's worker. Before its work, the job thread walks the instance's input sources
+// (input_sources.hpp: the application's inputs sent to the device, other tasks' outputs found
+// where their producers left them, each with the waits its batch needs), and while it waits
+// sends the inputs of the jobs queued behind it (send_ahead); a producer's job waits for the
+// consumers that read its slot before. On
 // the worker's job thread, process_job() records the job (the job timer's first timestamp, the
 // workload's commands, the second timestamp, the layout the transfer wants) and submits it,
 // signalling the worker's work timeline; it then queues submit_transfer() on the worker's transfer
@@ -96,20 +97,21 @@ private:
         std::uint64_t wait_worker = 0;    // the transport's read of the slot's previous round
         std::uint64_t wait_reads = 0;     // the application's reads of it (on one device)
         std::uint64_t wait_consumers = 0; // the chain consumers' reads of its previous output
-        std::vector<ChainedRead> chained;
-        std::vector<std::size_t> feeds; // the chain feeds this job fills
+        std::vector<std::size_t> feeds;   // the chain feeds this job fills
         std::vector<VkSemaphoreSubmitInfo> feed_waits;
         bool timed = false; // the job timer brackets this job's commands
     };
 
     // process_job's stages, in order. Each answers false once the job is over (failed, or its
     // slot retired), having let the job go: the caller then returns.
-    // Under the instance's mutex: the slot still the job's, its waits, chained reads and feeds.
+    // Under the instance's mutex: the slot still the job's, its waits and feeds.
     [[nodiscard]] bool start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                  JobStart& start) noexcept;
-    // The job's inputs sent to the device and its chained inputs in place, their waits added.
+    // Walks the instance's input sources (input_sources.hpp) until each gave its JobInput and
+    // waits: the application's inputs sent to the device, chained ones found where their
+    // producers left them. Once its own inputs are on their links, and while it waits, it sends
+    // those of the jobs queued behind it (send_ahead).
     [[nodiscard]] bool gather_inputs(Worker& worker, const WorkerJob& job, Clock::time_point t0,
-                                     const std::vector<ChainedRead>& chained,
                                      std::vector<VkSemaphoreSubmitInfo>& waits,
                                      std::vector<JobInput>& inputs) noexcept;
     // The timestamps, the workload's commands, the feeds' copies and the layout the transfer
@@ -124,13 +126,6 @@ private:
                                    std::uint64_t& work_value,
                                    VkSemaphoreSubmitInfo& signal) noexcept;
 
-    // Sends the job's inputs, then those of the jobs queued behind it (send_ahead), and waits
-    // until its batch may wait for their arrival (inputs_queued). VK_SUCCESS (also when the
-    // worker was lost meanwhile); else what failed, `why` set where a link said why. `t_sent`:
-    // when its own links took them.
-    [[nodiscard]] VkResult send_job_inputs(Worker& worker, const WorkerJob& job,
-                                           std::vector<VkSemaphoreSubmitInfo>& waits,
-                                           std::string& why, Clock::time_point& t_sent) noexcept;
     // Sends the inputs of the jobs queued on `worker` behind the one its job thread holds (at
     // most k_jobs_sent_ahead, in queue order, each once, only those inputs_to_send_ahead), so
     // that the primary's next download is in flight while that job waits for its own. Stops at

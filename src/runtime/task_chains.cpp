@@ -285,139 +285,174 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
     return answer;
 }
 
+namespace {
+
+void release_hold(const ChainedRead& read, std::uint64_t done) noexcept {
+    std::lock_guard lock(read.producer->mutex);
+    SlotRecord& s = read.producer->ring[read.slot];
+    --s.chain_reads;
+    // A read of the image delivered on the primary or fed to another worker ran on a device
+    // whose work values the producer's does not wait on: it is over (the completion pass saw
+    // it) before the slot, free again, takes a job whose hand-off or feed rewrites that image.
+    if (read.in_place()) {
+        s.chain_read_done = std::max(s.chain_read_done, done);
+    }
+}
+
+// `image` as the consumer's job reads it, in `layout`.
+void fill_chained(JobInput& in, const Image& image, VkImageLayout layout,
+                  std::uint64_t generation) {
+    in.image = image.get();
+    in.view = image.view.get();
+    in.layout = layout;
+    in.format = image.format;
+    in.extent = image.extent;
+    in.chained = true;
+    in.generation = generation;
+}
+
+// The three places a held output is read, each under the producer instance's mutex with its
+// slot still holding the generation read. `of` names it for a failure.
+
+// On the primary: the producer's output as its hand-off delivered it there, in
+// SHADER_READ_ONLY_OPTIMAL (as leases read it) once the transport's primary value is reached.
+// Until the hand-off's primary side was submitted (by the producer's transfer thread, or its
+// bridge later) there is nothing to wait on.
+Gathered read_delivered(const ChainedRead& read, const SlotRecord& s, JobInput& in,
+                        std::vector<VkSemaphoreSubmitInfo>& waits, const std::string& of,
+                        std::string& why) {
+    const TaskInstance& producer = *read.producer;
+    if (s.state == SlotState::Recording || s.primary_value == 0) {
+        return Gathered::NotYet;
+    }
+    if (producer.transport->failed()) {
+        why = of + " could not be delivered to the primary";
+        return Gathered::Failed;
+    }
+    if (!producer.transport->may_wait_for(s.primary_value)) {
+        return Gathered::NotYet; // its bridge has not queued the delivery yet
+    }
+    add_wait(waits, semaphore_submit_info(producer.transport->receiver_semaphore(), s.primary_value,
+                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    fill_chained(in, producer.slots[read.slot].primary_image,
+                 VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, read.generation);
+    return Gathered::Ready;
+}
+
+// On this worker: where the producer's feed delivered it, in its receiver layout
+// (SHADER_READ_ONLY_OPTIMAL; GENERAL where this device reads the link's staging in place) once
+// the link's value here is reached. The feed is handed to its link before the producer's slot
+// leaves Recording.
+Gathered read_fed(const ChainedRead& read, const SlotRecord& s, JobInput& in,
+                  std::vector<VkSemaphoreSubmitInfo>& waits, const std::string& of,
+                  std::string& why) {
+    if (s.state == SlotState::Recording) {
+        return Gathered::NotYet;
+    }
+    const ChainFeed& feed = *read.feed;
+    const FeedSlot& fed = feed.slots[read.slot];
+    if (fed.sent != read.generation) {
+        why = of + " was not sent to " + feed.to->label() +
+              (feed.error.empty() ? std::string() : ": " + feed.error);
+        return Gathered::Failed;
+    }
+    if (feed.link->failed()) {
+        why = of + " could not be sent to " + feed.to->label() + ": " + feed.link->error();
+        return Gathered::Failed;
+    }
+    if (!feed.link->may_wait_for(fed.ticket.receiver_value)) {
+        return Gathered::NotYet; // its bridge has not queued the hand-off yet
+    }
+    add_wait(waits,
+             semaphore_submit_info(feed.link->receiver_semaphore(), fed.ticket.receiver_value,
+                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    fill_chained(in, fed.receiver.image ? fed.receiver : fed.sender, fed.receiver_layout,
+                 read.generation);
+    return Gathered::Ready;
+}
+
+// On the device both run on: the image the producer's job wrote, after the hand-off's worker
+// side read it and left it in chain_layout (sampled: the producer's job asked for it; GENERAL
+// where it wrote the staging in place); nothing writes it again while the hold lasts.
+Gathered read_in_place(const ChainedRead& read, const SlotRecord& s, JobInput& in,
+                       std::vector<VkSemaphoreSubmitInfo>& waits, const std::string& of,
+                       std::string& why) {
+    const TaskInstance& producer = *read.producer;
+    if (s.state == SlotState::Recording) {
+        if (s.work_submitted) {
+            return Gathered::NotYet; // its hand-off is being submitted on the transfer thread
+        }
+        // One job thread per device, in submit order: the producer's job is behind this one
+        // (the two were submitted from two threads at once).
+        why = of + " was queued after it: submit the producer first";
+        return Gathered::Failed;
+    }
+    const SlotResources& res = producer.slots[read.slot];
+    if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL &&
+        res.chain_layout != VK_IMAGE_LAYOUT_GENERAL) {
+        why = of + " was left in a layout it cannot be sampled in by " +
+              producer.transport->path_name();
+        return Gathered::Failed;
+    }
+    add_wait(waits, semaphore_submit_info(producer.transport->sender_semaphore(), s.worker_value,
+                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    fill_chained(in, res.written(), res.chain_layout, read.generation);
+    return Gathered::Ready;
+}
+
+} // namespace
+
 void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexcept {
     for (const ChainedRead& read : reads) {
-        std::lock_guard lock(read.producer->mutex);
-        SlotRecord& s = read.producer->ring[read.slot];
-        --s.chain_reads;
-        // A read of the image delivered on the primary or fed to another worker ran on a
-        // device whose work values the producer's does not wait on: it is over (the
-        // completion pass saw it) before the slot, free again, takes a job whose hand-off or
-        // feed rewrites that image.
-        if (read.in_place()) {
-            s.chain_read_done = std::max(s.chain_read_done, done);
-        }
+        release_hold(read, done);
     }
     reads.clear();
 }
 
-VkResult read_chained(const std::vector<ChainedRead>& reads, std::vector<JobInput>& inputs,
-                      std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why) noexcept {
+bool ChainedInput::hold(std::uint32_t slot, const ChainedRead& read) noexcept {
+    if (read.input != declared() || slot >= m_reads.size() || m_reads[slot].producer != nullptr) {
+        return false;
+    }
+    m_reads[slot] = read;
+    return true;
+}
+
+void ChainedInput::release(std::uint32_t slot, std::uint64_t done) noexcept {
+    if (holding(slot)) {
+        release_hold(m_reads[slot], done);
+        m_reads[slot] = ChainedRead{};
+    }
+}
+
+Gathered ChainedInput::gather(TaskInstance& /*instance*/, std::uint32_t slot,
+                              const InputCopier& /*copies*/, JobInput& input,
+                              std::vector<VkSemaphoreSubmitInfo>& waits,
+                              std::string& why) noexcept {
+    if (!holding(slot)) {
+        return Gathered::Ready; // nothing held: a trial job reads no other task's output
+    }
+    const ChainedRead& read = m_reads[slot];
     try {
-        for (const ChainedRead& read : reads) {
-            TaskInstance& producer = *read.producer;
-            std::lock_guard lock(producer.mutex);
-            const SlotRecord& s = producer.ring[read.slot];
-            const std::string of = "generation " + std::to_string(read.generation) +
-                                   " of its producer '" + producer.desc.name + "'";
-            if (s.generation != read.generation || s.state == SlotState::Free ||
-                s.state == SlotState::Retired) {
-                why = of + " failed, so it has nothing to read";
-                return VK_ERROR_UNKNOWN;
-            }
-            if (read.delivered) {
-                // On the primary: the producer's output as its hand-off delivered it there, in
-                // SHADER_READ_ONLY_OPTIMAL (as leases read it) once the transport's primary
-                // value is reached. Until the hand-off's primary side was submitted (by the
-                // producer's transfer thread, or its bridge later) there is nothing to wait on.
-                if (s.state == SlotState::Recording || s.primary_value == 0) {
-                    return VK_NOT_READY;
-                }
-                if (producer.transport->failed()) {
-                    why = of + " could not be delivered to the primary";
-                    return VK_ERROR_UNKNOWN;
-                }
-                if (!producer.transport->may_wait_for(s.primary_value)) {
-                    return VK_NOT_READY; // its bridge has not queued the delivery yet
-                }
-                waits.push_back(semaphore_submit_info(producer.transport->receiver_semaphore(),
-                                                      s.primary_value,
-                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-                const Image& image = producer.slots[read.slot].primary_image;
-                JobInput& in = inputs.at(read.input);
-                in.image = image.get();
-                in.view = image.view.get();
-                in.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-                in.format = image.format;
-                in.extent = image.extent;
-                in.chained = true;
-                in.generation = read.generation;
-                continue;
-            }
-            if (read.feed != nullptr) {
-                // On this worker: where the producer's feed delivered it, in its receiver layout
-                // (SHADER_READ_ONLY_OPTIMAL; GENERAL where this device reads the link's staging
-                // in place) once the link's value here is reached. The feed is handed to its
-                // link before the producer's slot leaves Recording.
-                if (s.state == SlotState::Recording) {
-                    return VK_NOT_READY;
-                }
-                const ChainFeed& feed = *read.feed;
-                const FeedSlot& fed = feed.slots[read.slot];
-                if (fed.sent != read.generation) {
-                    why = of + " was not sent to " + feed.to->label() +
-                          (feed.error.empty() ? std::string() : ": " + feed.error);
-                    return VK_ERROR_UNKNOWN;
-                }
-                if (feed.link->failed()) {
-                    why = of + " could not be sent to " + feed.to->label() + ": " +
-                          feed.link->error();
-                    return VK_ERROR_UNKNOWN;
-                }
-                if (!feed.link->may_wait_for(fed.ticket.receiver_value)) {
-                    return VK_NOT_READY; // its bridge has not queued the hand-off yet
-                }
-                waits.push_back(semaphore_submit_info(feed.link->receiver_semaphore(),
-                                                      fed.ticket.receiver_value,
-                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-                const Image& image = fed.receiver.image ? fed.receiver : fed.sender;
-                JobInput& in = inputs.at(read.input);
-                in.image = image.get();
-                in.view = image.view.get();
-                in.layout = fed.receiver_layout;
-                in.format = image.format;
-                in.extent = image.extent;
-                in.chained = true;
-                in.generation = read.generation;
-                continue;
-            }
-            if (s.state == SlotState::Recording) {
-                if (s.work_submitted) {
-                    return VK_NOT_READY; // its hand-off is being submitted on the transfer thread
-                }
-                // One job thread per device, in submit order: the producer's job is behind this
-                // one (the two were submitted from two threads at once).
-                why = of + " was queued after it: submit the producer first";
-                return VK_ERROR_UNKNOWN;
-            }
-            // The hand-off's worker side read the image and left it in chain_layout (sampled:
-            // the producer's job asked for it; GENERAL where it wrote the staging in place);
-            // nothing writes it again while the hold lasts.
-            const SlotResources& res = producer.slots[read.slot];
-            if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL &&
-                res.chain_layout != VK_IMAGE_LAYOUT_GENERAL) {
-                why = of + " was left in a layout it cannot be sampled in by " +
-                      producer.transport->path_name();
-                return VK_ERROR_UNKNOWN;
-            }
-            waits.push_back(semaphore_submit_info(producer.transport->sender_semaphore(),
-                                                  s.worker_value,
-                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-            const Image& image = res.written();
-            JobInput& in = inputs.at(read.input);
-            in.image = image.get();
-            in.view = image.view.get();
-            in.layout = res.chain_layout;
-            in.format = image.format;
-            in.extent = image.extent;
-            in.chained = true;
-            in.generation = read.generation;
+        std::lock_guard lock(read.producer->mutex);
+        const SlotRecord& s = read.producer->ring[read.slot];
+        const std::string of = "generation " + std::to_string(read.generation) +
+                               " of its producer '" + read.producer->desc.name + "'";
+        if (s.generation != read.generation || s.state == SlotState::Free ||
+            s.state == SlotState::Retired) {
+            why = of + " failed, so it has nothing to read";
+            return Gathered::Failed;
         }
+        if (read.delivered) {
+            return read_delivered(read, s, input, waits, of, why);
+        }
+        if (read.feed != nullptr) {
+            return read_fed(read, s, input, waits, of, why);
+        }
+        return read_in_place(read, s, input, waits, of, why);
     } catch (...) {
         why = "out of memory reading its chained inputs";
-        return VK_ERROR_OUT_OF_HOST_MEMORY;
+        return Gathered::Failed;
     }
-    return VK_SUCCESS;
 }
 
 } // namespace tandem::detail

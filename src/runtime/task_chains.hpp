@@ -9,12 +9,12 @@
 //   hold_chained    the consumer's submit, before it takes its own task's mutex: for each
 //                   chained input the producer's slot holding the generation asked for is held
 //                   (SlotRecord::chain_reads: neither taken nor recycled while held).
-//   read_chained    the consumer's job thread: the held images as JobInputs, and the waits its
-//                   batch needs: the producer's hand-off's worker side (after which the image
-//                   sits in SlotResources::chain_layout until the slot is written again).
-//   release_chained the completion pass, once the consumer's job completed (or never ran): the
-//                   holds go, and the producer's next job in the slot waits GPU-side for the
-//                   consumer's work value (the two share the device's work timeline).
+//   ChainedInput    the consumer instance's source of each chained input (input_sources.hpp):
+//                   the slot takes the submit's hold; the job thread reads the held image with
+//                   the wait its batch needs; the completion pass, once the consumer's job
+//                   completed (or never ran), lets the hold go, and the producer's next job in
+//                   the slot waits GPU-side for the consumer's work value (the two share the
+//                   device's work timeline).
 //
 // Lock order: a consumer's instance mutex may be followed by one of its producers' instance
 // mutexes (chains have no cycles, so never the other way round); a producer's task mutex is
@@ -29,12 +29,31 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "runtime/input_sources.hpp"
 #include "runtime/task.hpp"
 #include "runtime/task_table.hpp"
 #include "tandem/input.hpp"
 #include "tandem/task.hpp"
 
 namespace tandem::detail {
+
+// One chained input of one consumer job (runtime/task_chains.hpp): the producer's instance and
+// slot it holds (SlotRecord::chain_reads) and the generation in it.
+struct ChainedRead {
+    std::size_t input = 0; // its index in the consumer's TaskDesc::inputs
+    TaskInstance* producer = nullptr;
+    std::uint32_t slot = 0;
+    std::uint64_t generation = 0;
+    // The producer runs on another device and the consumer on the primary: the job reads the
+    // slot's primary image, where the producer's hand-off delivered the output.
+    bool delivered = false;
+    // The producer runs on another device and the consumer on a worker: the job reads the
+    // slot's image where the producer's feed to that worker delivered it (ChainFeed).
+    ChainFeed* feed = nullptr;
+    // Whether the producer's next job in the slot waits on the consumer's device's work
+    // timeline for this read (both on one device); else the completion pass saw it end.
+    [[nodiscard]] bool in_place() const noexcept { return !delivered && feed == nullptr; }
+};
 
 // Whether `desc` has a chained input; how many of its inputs are the application's.
 [[nodiscard]] bool has_chain(const TaskDesc& desc) noexcept;
@@ -68,15 +87,34 @@ struct ChainHold {
 
 // Lets the holds in `reads` go (cleared); `done`: the consumer job's work value on the shared
 // work timeline (0: it never ran). Caller holds at most the consumer's task and instance mutex.
+// (A submit's holds no slot took; ChainedInput::release for a slot's.)
 void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexcept;
 
-// The job thread's part: each held image as a JobInput at its input's index in `inputs`, and
-// the waits for it appended to `waits`. VK_SUCCESS; VK_NOT_READY while a producer's hand-off is
-// not submitted yet (ask again); VK_ERROR_UNKNOWN with `why` when a producer's job failed or
-// was queued behind this one.
-[[nodiscard]] VkResult read_chained(const std::vector<ChainedRead>& reads,
-                                    std::vector<JobInput>& inputs,
-                                    std::vector<VkSemaphoreSubmitInfo>& waits,
-                                    std::string& why) noexcept;
+// A chained input of a consumer's instance (input_sources.hpp): per slot, the hold its job's
+// submit took on a producer's slot, read by the job thread where the producer's output is, and
+// let go by the completion pass.
+class ChainedInput final : public InputSource {
+public:
+    ChainedInput(std::size_t declared, std::uint32_t slots)
+        : InputSource(declared), m_reads(slots) {}
+    [[nodiscard]] TaskError failure() const noexcept override { return TaskError::ChainBroken; }
+    // The held image, and the wait for it: in place, the producer's hand-off's worker side
+    // (after which the image sits in SlotResources::chain_layout until the slot is written
+    // again); delivered, the hand-off's primary side; fed, the feed's link on this worker.
+    // NotYet while that is not submitted yet; Failed when the producer's job failed or was
+    // queued behind this one. Nothing held (a trial job): Ready, `input` left empty.
+    [[nodiscard]] Gathered gather(TaskInstance& instance, std::uint32_t slot,
+                                  const InputCopier& copies, JobInput& input,
+                                  std::vector<VkSemaphoreSubmitInfo>& waits,
+                                  std::string& why) noexcept override;
+    [[nodiscard]] bool hold(std::uint32_t slot, const ChainedRead& read) noexcept override;
+    void release(std::uint32_t slot, std::uint64_t done) noexcept override;
+    [[nodiscard]] bool holding(std::uint32_t slot) const noexcept override {
+        return slot < m_reads.size() && m_reads[slot].producer != nullptr;
+    }
+
+private:
+    std::vector<ChainedRead> m_reads; // per slot; a null producer holds nothing
+};
 
 } // namespace tandem::detail

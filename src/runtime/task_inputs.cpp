@@ -567,7 +567,7 @@ VkResult InputCopier::copy(TaskInstance& instance, std::uint32_t slot,
     }
     const bool all_lent = !inputs.empty() && lent == (1u << inputs.size()) - 1;
     // Every input lent and signalled by the slot's loan semaphore: nothing to submit. The job's
-    // side waits for the application's signal and changes the layouts (send_inputs).
+    // side waits for the application's signal and changes the layouts (CopiedInput).
     if (slot < in.signals.size()) {
         LoanSignal& signal = in.signals[slot];
         // The value need not be compared: match_loan refused any other than the loan's.
@@ -824,114 +824,143 @@ void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
     }
 }
 
-VkResult send_inputs(TaskInstance& instance, std::uint32_t slot, const InputCopier& copies,
-                     std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
-                     bool ahead) noexcept {
+CopiedInput::CopiedInput(const TaskInstance& instance, std::size_t declared, std::size_t index)
+    : InputSource(declared), m_index(index),
+      m_link(index < instance.inputs.links.size() ? instance.inputs.links[index].get() : nullptr) {}
+
+namespace {
+
+// What the slot's inputs wait for: Tandem's copy at submit, or the application's signal of the
+// slot's loan semaphore when its submit submitted nothing. NotYet while the copy is still queued
+// on the copier's thread.
+Gathered written_by(const TaskInstance& instance, std::uint32_t slot, const InputCopier& copies,
+                    VkSemaphoreSubmitInfo& written, std::string& why) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    if (in.signalled(slot)) {
+        written = in.signals[slot].semaphore.submit_info(in.signals[slot].named,
+                                                         VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        return Gathered::Ready;
+    }
+    switch (copies.copy_submitted(instance, slot, why)) {
+    case VK_SUCCESS:
+        written =
+            copies.timeline().submit_info(in.copied[slot], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+        return Gathered::Ready;
+    case VK_NOT_READY:
+        return Gathered::NotYet;
+    default:
+        return Gathered::Failed;
+    }
+}
+
+} // namespace
+
+Gathered CopiedInput::send(TaskInstance& instance, std::uint32_t slot, const InputCopier& copies,
+                           std::string& why, bool ahead) noexcept {
     InstanceInputs& in = instance.inputs;
-    if (in.empty()) {
-        return VK_SUCCESS;
+    VkSemaphoreSubmitInfo written{};
+    if (const Gathered g = written_by(instance, slot, copies, written, why); g != Gathered::Ready) {
+        return g;
     }
-    // What the sources wait for: Tandem's copy at submit, or the application's signal of the
-    // slot's loan semaphore when its submit submitted nothing (then from the layout it named).
-    const bool signalled = in.signalled(slot);
-    if (!signalled) {
-        // A copy still queued on the copier's thread: nothing may wait for its value before
-        // its batch is on the queue.
-        if (const VkResult r = copies.copy_submitted(instance, slot, why); r != VK_SUCCESS) {
-            return r;
+    InputSlot& image = in.slots[slot][m_index];
+    SlotTicket ticket;
+    const VkResult r = m_link->submit(slot, image.source.get(),
+                                      in.signalled(slot) ? image.lent_layout
+                                                         : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                      written, image.target.get(), image.target_layout, ticket);
+    if (r == VK_NOT_READY) {
+        return Gathered::LinkBusy;
+    }
+    if (r != VK_SUCCESS) {
+        try {
+            why = "input '" + instance.desc.inputs[declared()].name + "' could not be sent to " +
+                  instance.worker->label() + " on " + m_link->path_name() + ": " +
+                  (m_link->failed() ? m_link->error() : std::string(tandem::to_string(r)));
+        } catch (...) {
+            // Out of memory for the sentence: the job fails with the default one.
         }
+        return Gathered::Failed;
     }
-    const VkSemaphoreSubmitInfo written =
-        signalled
-            ? in.signals[slot].semaphore.submit_info(in.signals[slot].named,
-                                                     VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)
-            : copies.timeline().submit_info(in.copied[slot], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    image.to_send = false;
+    // Relaxed: counters for statistics, ordering nothing.
+    instance.owner->counts.input_sends.fetch_add(1, std::memory_order_relaxed);
+    if (ahead) {
+        instance.owner->counts.input_sends_early.fetch_add(1, std::memory_order_relaxed);
+    }
+    image.target_layout = m_link->receiver_layout_after();
+    image.source_free = ticket.sender_value;
+    image.arrived = ticket.receiver_value;
+    return Gathered::Ready;
+}
+
+Gathered CopiedInput::send_ahead(TaskInstance& instance, std::uint32_t slot,
+                                 const InputCopier& copies) noexcept {
+    if (m_link == nullptr || !instance.inputs.slots[slot][m_index].to_send) {
+        return Gathered::Ready;
+    }
+    std::string why; // the job's own turn reports a failure
+    return send(instance, slot, copies, why, true);
+}
+
+Gathered CopiedInput::gather(TaskInstance& instance, std::uint32_t slot, const InputCopier& copies,
+                             JobInput& input, std::vector<VkSemaphoreSubmitInfo>& waits,
+                             std::string& why) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    const InputSlot& image = in.slots[slot][m_index];
     try {
-        if (instance.same_device) {
-            waits.push_back(written);
-            return VK_SUCCESS;
-        }
-        for (std::size_t i = 0; i < in.links.size(); ++i) {
-            InputSlot& image = in.slots[slot][i];
-            if (!image.to_send) { // sent by an earlier call for this job
-                waits.push_back(semaphore_submit_info(in.links[i]->receiver_semaphore(),
-                                                      image.arrived,
-                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-                continue;
+        if (m_link == nullptr) {
+            // On the primary: the job waits for the copy (or the application's signal) itself.
+            VkSemaphoreSubmitInfo written{};
+            if (const Gathered g = written_by(instance, slot, copies, written, why);
+                g != Gathered::Ready) {
+                return g;
             }
-            SlotTicket ticket;
-            VkResult r = in.links[i]->submit(
-                slot, image.source.get(),
-                signalled ? image.lent_layout : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, written,
-                image.target.get(), image.target_layout, ticket);
-            if (r != VK_SUCCESS) {
-                why = "input '" + instance.desc.inputs[in.declared[i]].name +
-                      "' could not be sent to " + instance.worker->label() + " on " +
-                      in.links[i]->path_name() + ": " +
-                      (in.links[i]->failed() ? in.links[i]->error()
-                                             : std::string(tandem::to_string(r)));
-                return r;
+            add_wait(waits, written);
+        } else {
+            if (image.to_send) {
+                if (const Gathered g = send(instance, slot, copies, why, false);
+                    g != Gathered::Ready) {
+                    return g;
+                }
             }
-            image.to_send = false;
-            // Relaxed: a counter for statistics, ordering nothing.
-            instance.owner->counts.input_sends.fetch_add(1, std::memory_order_relaxed);
-            if (ahead) {
-                instance.owner->counts.input_sends_early.fetch_add(1, std::memory_order_relaxed);
+            if (m_link->failed()) {
+                why = "an input's link failed: " + m_link->error();
+                return Gathered::Failed;
             }
-            image.target_layout = in.links[i]->receiver_layout_after();
-            image.source_free = ticket.sender_value;
-            image.arrived = ticket.receiver_value;
-            waits.push_back(semaphore_submit_info(in.links[i]->receiver_semaphore(), image.arrived,
+            if (!m_link->may_wait_for(image.arrived)) {
+                return Gathered::NotYet; // a host bridge submits the receiving side later
+            }
+            add_wait(waits, semaphore_submit_info(m_link->receiver_semaphore(), image.arrived,
                                                   VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
     } catch (...) {
-        return VK_ERROR_OUT_OF_HOST_MEMORY;
+        why = "out of memory sending its inputs";
+        return Gathered::Failed;
     }
-    return VK_SUCCESS;
+    if (const VkDeviceSize size = in.buffer_sizes[m_index]; size > 0) {
+        input.buffer = image.buffer.buffer.get();
+        input.size = size;
+        return Gathered::Ready;
+    }
+    const Image& read = image.read();
+    input.image = read.get();
+    input.view = read.view.get();
+    // Where its link left it (GENERAL where the device reads the link's staging in place).
+    input.layout =
+        image.target.image ? image.target_layout : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    input.format = read.format;
+    input.extent = read.extent;
+    return Gathered::Ready;
+}
+
+bool inputs_to_send(const TaskInstance& instance, std::uint32_t slot) noexcept {
+    const InstanceInputs& in = instance.inputs;
+    return !in.links.empty() && std::any_of(in.slots[slot].begin(), in.slots[slot].end(),
+                                            [](const InputSlot& image) { return image.to_send; });
 }
 
 bool inputs_to_send_ahead(const TaskInstance& instance, std::uint32_t slot) noexcept {
-    const InstanceInputs& in = instance.inputs;
-    if (in.links.empty() || in.signalled(slot)) {
-        return false;
-    }
-    return std::any_of(in.slots[slot].begin(), in.slots[slot].end(),
-                       [](const InputSlot& image) { return image.to_send; });
-}
-
-bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept {
-    const InstanceInputs& in = instance.inputs;
-    for (std::size_t i = 0; i < in.links.size(); ++i) {
-        if (in.links[i]->failed() || !in.links[i]->may_wait_for(in.slots[slot][i].arrived)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot) {
-    std::vector<JobInput> out(instance.desc.inputs.size());
-    if (instance.inputs.empty()) {
-        return out;
-    }
-    for (std::size_t i = 0; i < instance.inputs.declared.size(); ++i) {
-        const InputSlot& input = instance.inputs.slots[slot][i];
-        JobInput& j = out[instance.inputs.declared[i]];
-        if (const VkDeviceSize size = instance.inputs.buffer_sizes[i]; size > 0) {
-            j.buffer = input.buffer.buffer.get();
-            j.size = size;
-            continue;
-        }
-        const Image& image = input.read();
-        j.image = image.get();
-        j.view = image.view.get();
-        // Where its link left it (GENERAL where the device reads the link's staging in place).
-        j.layout =
-            input.target.image ? input.target_layout : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-        j.format = image.format;
-        j.extent = image.extent;
-    }
-    return out;
+    return !instance.inputs.signalled(slot) && inputs_to_send(instance, slot);
 }
 
 } // namespace tandem::detail

@@ -12,19 +12,20 @@
 //                    alone (embedded with no EmbedInfo::queue_mutex), submit only takes the
 //                    value and queues the batch: the copier's own thread records and submits
 //                    the batches in the order of their values, and nothing waits for a value
-//                    before its batch was submitted (send_inputs answers VK_NOT_READY until
+//                    before its batch was submitted (CopiedInput answers NotYet until
 //                    then), so no wait precedes its signal on that queue. With every input lent the
 //                    batch only changes layouts: recorded once per slot and submitted again while
 //                    the application leaves the images in the same layouts (RecordedBatch). With
 //                    every input lent and named with the slot's loan semaphore, which the
 //                    application signals itself (LoanSignal), there is no batch at all.
-//   send_inputs      the worker's job thread, before the job's work: each input's link carries
-//                    the slot's copy to the device, waiting on the input timeline (or the loan
-//                    semaphore) GPU-side or through the pair's bridge; the job's batch waits for
-//                    every arrival. On the primary there is nothing to send: the job waits for
-//                    the copy (or the application's signal) itself. Before waiting for them,
-//                    the job thread also sends the inputs of the jobs queued behind (their
-//                    slots are Recording for them), so the next download is already in flight.
+//   CopiedInput      the worker's job thread, before the job's work (each input's source,
+//                    input_sources.hpp): the input's link carries the slot's copy to the device,
+//                    waiting on the input timeline (or the loan semaphore) GPU-side or through
+//                    the pair's bridge; the job's batch waits for every arrival. On the primary
+//                    there is nothing to send: the job waits for the copy (or the application's
+//                    signal) itself. Before waiting for them, the job thread also sends the inputs
+//                    of the jobs queued behind (their slots are Recording for them), so the next
+//                    download is already in flight.
 //
 // Ordering: a slot's copy is rewritten only once the slot is Free again (its job completed,
 // which waited for its inputs' arrival, which waited for their download), and the next copy
@@ -46,6 +47,7 @@
 
 #include "core/device.hpp"
 #include "core/fixed_list.hpp"
+#include "runtime/input_sources.hpp"
 #include "runtime/slot_transport.hpp"
 #include "runtime/task_instance.hpp"
 #include "sync/timeline_semaphore.hpp"
@@ -189,29 +191,49 @@ private:
     std::thread m_thread;
 };
 
-// Sends `slot`'s inputs of `instance` to its device (the job thread, before the job's batch)
-// and appends the waits the job's batch needs to `waits`: each arrival on another device, the
-// copy itself on the primary. VK_SUCCESS; VK_NOT_READY when a link cannot take its input yet,
-// or the copy is still queued on the copier's thread (call again: what was sent is not sent
-// twice); else the failing link's (or copy's) result, `why` set.
-// `ahead`: for a job queued behind the one the job thread holds (inputs_to_send_ahead), counted
-// in TaskStats::input_sends_early too.
-[[nodiscard]] VkResult send_inputs(TaskInstance& instance, std::uint32_t slot,
-                                   const InputCopier& copies,
-                                   std::vector<VkSemaphoreSubmitInfo>& waits, std::string& why,
-                                   bool ahead = false) noexcept;
+// One of the application's inputs (the `index`-th of InstanceInputs, TaskDesc::inputs'
+// `declared`-th) as the job thread reads it (input_sources.hpp). What it waits for: Tandem's
+// copy at submit, or the application's signal of the slot's loan semaphore when its submit
+// submitted nothing (then from the layout it named). On the task's device the job reads the
+// slot's copy (or the lent image) itself; elsewhere the input's link carries it there, each
+// job's once (InputSlot::to_send), and the job reads it where it arrived.
+class CopiedInput final : public InputSource {
+public:
+    CopiedInput(const TaskInstance& instance, std::size_t declared, std::size_t index);
+    [[nodiscard]] TaskError failure() const noexcept override { return TaskError::TransferFailed; }
+    [[nodiscard]] SlotTransport* link() const noexcept override { return m_link; }
+    // NotYet while the slot's copy is still queued on the copier's thread (nothing may wait for
+    // its value before its batch is on the queue) or, on a host-bridged link, until the bridge
+    // queued the arrival (SlotTransport::may_wait_for: the job's wait never precedes its
+    // signal); LinkBusy while the link cannot take it yet.
+    [[nodiscard]] Gathered gather(TaskInstance& instance, std::uint32_t slot,
+                                  const InputCopier& copies, JobInput& input,
+                                  std::vector<VkSemaphoreSubmitInfo>& waits,
+                                  std::string& why) noexcept override;
+    // Hands it to its link when it is still to be sent, counted in TaskStats::input_sends_early
+    // too.
+    [[nodiscard]] Gathered send_ahead(TaskInstance& instance, std::uint32_t slot,
+                                      const InputCopier& copies) noexcept override;
+
+private:
+    // Hands the slot's copy to the link (`ahead`: for a job queued behind the one the job
+    // thread holds).
+    [[nodiscard]] Gathered send(TaskInstance& instance, std::uint32_t slot,
+                                const InputCopier& copies, std::string& why, bool ahead) noexcept;
+
+    std::size_t m_index;
+    SlotTransport* m_link; // null on the primary: nothing to send
+};
+
+// True while some of `slot`'s inputs are still to be handed to their links for its job. The job
+// thread.
+[[nodiscard]] bool inputs_to_send(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
 // True when the job thread may send `slot`'s inputs before the job's turn (its job queued,
 // the slot Recording for it): some are still to be sent over a link, and they wait for
 // Tandem's copy at submit, which is submitted already, not for the application's signal of a
 // loan semaphore, which may come only later. The job thread.
 [[nodiscard]] bool inputs_to_send_ahead(const TaskInstance& instance, std::uint32_t slot) noexcept;
-
-// True once the job's batch may wait for every input of `slot`: a host-bridged link's bridge
-// submits the receiving side later, and the batch is submitted only once that side is queued
-// (SlotTransport::may_wait_for), so its wait never precedes its signal; the GPU orders the rest.
-// Non-blocking; true without such links.
-[[nodiscard]] bool inputs_queued(const TaskInstance& instance, std::uint32_t slot) noexcept;
 
 // Records, first in the job's commands, what its inputs need before the workload reads them:
 // on another device, the copy of each buffer input that arrived in its carrier image into the
@@ -220,9 +242,5 @@ private:
 // application's layout to SHADER_READ_ONLY_OPTIMAL). The job thread.
 void record_input_prelude(const TaskInstance& instance, std::uint32_t slot,
                           VkCommandBuffer cmd) noexcept;
-
-// The job's inputs as its workload sees them (RecordContext::inputs), one per declared input:
-// the application's filled in, the chained ones left for read_chained (task_chains.hpp).
-[[nodiscard]] std::vector<JobInput> job_inputs(const TaskInstance& instance, std::uint32_t slot);
 
 } // namespace tandem::detail

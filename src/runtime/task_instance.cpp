@@ -26,13 +26,9 @@ bool TaskInstance::quiescent() const noexcept {
     }
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         const SlotRecord& s = ring[i];
-        if (held(s.state) || s.leases != 0 || s.chain_reads != 0) {
+        // A consumer's holds on its producers go with the completion pass.
+        if (held(s.state) || s.leases != 0 || s.chain_reads != 0 || sources.holding(i)) {
             return false;
-        }
-    }
-    for (const SlotResources& r : slots) {
-        if (!r.chained.empty()) {
-            return false; // a consumer's holds on its producers, released by the completion pass
         }
     }
     // The watcher still holds the jobs it has not reported; on a lost worker it may never

@@ -34,6 +34,7 @@
 #include "core/job_timer.hpp"
 #include "core/resources.hpp"
 #include "runtime/gpu_times.hpp"
+#include "runtime/input_sources.hpp"
 #include "runtime/latency.hpp"
 #include "runtime/output_registry.hpp"
 #include "runtime/slot_ring.hpp"
@@ -50,34 +51,14 @@ struct Task;
 struct TaskInstance;
 struct ChainFeed;
 
-// One chained input of one consumer job (runtime/task_chains.hpp): the producer's instance and
-// slot it holds (SlotRecord::chain_reads) and the generation in it.
-struct ChainedRead {
-    std::size_t input = 0; // its index in the consumer's TaskDesc::inputs
-    TaskInstance* producer = nullptr;
-    std::uint32_t slot = 0;
-    std::uint64_t generation = 0;
-    // The producer runs on another device and the consumer on the primary: the job reads the
-    // slot's primary image, where the producer's hand-off delivered the output.
-    bool delivered = false;
-    // The producer runs on another device and the consumer on a worker: the job reads the
-    // slot's image where the producer's feed to that worker delivered it (ChainFeed).
-    ChainFeed* feed = nullptr;
-    // Whether the producer's next job in the slot waits on the consumer's device's work
-    // timeline for this read (both on one device); else the completion pass saw it end.
-    [[nodiscard]] bool in_place() const noexcept { return !delivered && feed == nullptr; }
-};
-
 struct SlotResources {
     Image worker_image;  // empty when the transport shares images
     Image primary_image; // what leases point at
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkImageLayout primary_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::vector<std::byte> snapshot;
-    // Chains: a consumer job's holds on its producers' slots (written by submit, copied by the
-    // job thread, released by the completion pass: all under the instance's mutex), and, on a
-    // producer, the layout its hand-off leaves the written image in (under the mutex).
-    std::vector<ChainedRead> chained;
+    // The layout its hand-off leaves the written image in, where a chain's consumer on the
+    // device reads it (under the mutex).
     VkImageLayout chain_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     [[nodiscard]] const Image& written() const noexcept {
         return worker_image.image ? worker_image : primary_image;
@@ -259,7 +240,10 @@ struct TaskInstance {
                                      std::chrono::steady_clock::time_point now) noexcept;
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
-    InstanceInputs inputs; // TaskDesc::inputs (empty without)
+    InstanceInputs inputs; // the application's inputs of TaskDesc::inputs (empty without)
+    // One per declared input, as the job thread reads it (runtime/input_sources.hpp). After
+    // `inputs`, whose links and images its sources use: destroyed first.
+    InputSources sources;
     // The workers its output is sent to for chains' consumers there (set when it was made,
     // from its task's TaskLinks::feed_counts), and the feeds the preparation made for them, in that
     // order.

@@ -364,6 +364,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
             return make_input_link(device, input, td);
         });
     }
+    make_sources(*task, params.inputs);
     prepare_feeds(*task, td);
 
     task->pool =
