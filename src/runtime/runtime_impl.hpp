@@ -172,19 +172,11 @@ private:
     // Opens the worker devices and the primary timeline, makes the parts and starts the
     // threads (the workers', the completion thread, the preparation thread).
     void open_workers(const std::vector<std::uint32_t>& worker_adapters);
-    // What a submit saw of a chained task before it held its producers' slots.
-    struct ChainPeek {
-        bool chained = false;
-        const Worker* worker = nullptr;
-        bool follows = false;         // it follows its producer (TaskLinks::leader)
-        std::uint64_t generation = 0; // the generation the holds are for
-    };
     // The application's submit on the task (its mutex held): the once-per-call state check.
-    // `holds` (hold_chained's, for `chain`): the job's slot takes them over when accepted.
+    // The job's slot takes `holds` over when accepted.
     [[nodiscard]] SubmitResult submit_locked(Task& task, std::span<const std::byte> bytes,
                                              std::span<const InputImage> inputs, WorkerJob& job,
-                                             const ChainPeek& chain,
-                                             std::vector<ChainedRead>& holds) noexcept;
+                                             SubmitHolds& holds) noexcept;
     // Unregister's part under the task's mutex; `links` takes the consumer's links (let go once
     // the mutex is not held).
     [[nodiscard]] TaskError unregister_locked(Task& task, DetachedLinks& links) noexcept;

@@ -322,8 +322,7 @@ TaskInstance* usable_instance(Task& task, std::uint32_t max_failures, SubmitResu
 
 SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> bytes,
                                         std::span<const InputImage> inputs, WorkerJob& job,
-                                        const ChainPeek& chain,
-                                        std::vector<ChainedRead>& holds) noexcept {
+                                        SubmitHolds& holds) noexcept {
     try {
         SubmitResult not_usable;
         TaskInstance* instance =
@@ -362,8 +361,7 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
         const bool own_loan = loan.instance == instance;
         // Chains: the holds were taken for this instance's next generation; anything that
         // changed since (another thread's submit, a new shape) is asked again.
-        if (has_chain(instance->desc) && (!chain.chained || chain.worker != instance->worker ||
-                                          chain.generation != task.generations + 1)) {
+        if (!holds.fit(*instance, task.generations)) {
             ++task.counts.busy;
             SubmitResult busy;
             busy.status = SubmitStatus::Busy;
@@ -375,8 +373,9 @@ SubmitResult RuntimeImpl::submit_locked(Task& task, std::span<const std::byte> b
             task.snapshot.held = true;
         }
         std::uint64_t inputs_released = 0;
-        const std::size_t chained_reads = holds.size();
-        switch (m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released, &holds,
+        const std::size_t chained_reads = holds.reads().size();
+        switch (m_jobs->take(task, *instance, bytes, false, job, inputs, &inputs_released,
+                             &holds.reads(),
                              own_loan ? std::optional<std::uint32_t>(loan.slot) : std::nullopt,
                              own_loan ? loan.lent : 0u)) {
         case JobPipeline::Take::Busy: {
@@ -453,54 +452,30 @@ SubmitResult RuntimeImpl::submit(TaskId id, std::span<const std::byte> bytes,
     }
     WorkerJob job;
     SubmitResult out;
-    // Chains: the producers' slots are held before the task's own mutex is taken (never two
-    // tasks' mutexes at once), for the generation this submit would get.
-    ChainPeek chain;
-    std::vector<ChainedRead> holds;
+    // Chains: the producers' slots are held before the task's own mutex is taken, for the
+    // generation this submit would get; those the job's slot did not take over go with `holds`.
+    SubmitHolds holds;
     try {
-        std::string name;
-        std::vector<TaskInputDesc> chain_inputs;
-        {
+        const ChainHold held = holds.take(m_tasks, *task);
+        if (held.status != ChainHold::Status::Held) {
             std::lock_guard lock(task->mutex);
-            const TaskInstance* active = task->active;
-            if (task->live && active != nullptr && active->prepared() && has_chain(active->desc)) {
-                chain.chained = true;
-                chain.worker = active->worker;
-                chain.follows = task->links.leader != nullptr;
-                chain.generation = task->generations + 1;
-                name = active->desc.name;
-                chain_inputs = active->desc.inputs;
+            if (held.status == ChainHold::Status::Broken) {
+                ++task->counts.failed;
+                return failed(TaskError::ChainBroken, held.reason);
             }
-        }
-        if (chain.chained) {
-            const ChainHold held = hold_chained(m_tasks, name, chain_inputs, chain.worker,
-                                                chain.follows, chain.generation, holds);
-            if (held.status != ChainHold::Status::Held) {
-                std::lock_guard lock(task->mutex);
-                if (held.status == ChainHold::Status::Broken) {
-                    ++task->counts.failed;
-                    if (task->links.cursor) {
-                        // It cannot read in step now: its producers keep nothing more for it.
-                        task->links.cursor->live.store(false, std::memory_order_release);
-                    }
-                    return failed(TaskError::ChainBroken, held.reason);
-                }
-                ++task->counts.busy;
-                out.status = held.status == ChainHold::Status::Busy ? SubmitStatus::Busy
-                                                                    : SubmitStatus::Preparing;
-                out.reason = held.reason;
-                return out;
-            }
+            ++task->counts.busy;
+            out.status = held.status == ChainHold::Status::Busy ? SubmitStatus::Busy
+                                                                : SubmitStatus::Preparing;
+            out.reason = held.reason;
+            return out;
         }
     } catch (...) {
-        release_chained(holds, 0);
         return failed(TaskError::OutOfMemory, std::string());
     }
     {
         std::lock_guard lock(task->mutex);
-        out = submit_locked(*task, bytes, inputs, job, chain, holds);
+        out = submit_locked(*task, bytes, inputs, job, holds);
     }
-    release_chained(holds, 0);   // those the job's slot did not take over
     m_input_copies->wake_owed(); // the copier's thread, for the batch queued under the lock
     if (out.accepted()) {
         // Copies queued for the copier's thread: it wakes the job thread once it submitted them.

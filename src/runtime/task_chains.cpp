@@ -409,6 +409,38 @@ void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexce
     reads.clear();
 }
 
+ChainHold SubmitHolds::take(const TaskTable& tasks, Task& task) {
+    std::string name;
+    std::vector<TaskInputDesc> inputs;
+    bool follows = false;
+    {
+        std::lock_guard lock(task.mutex);
+        const TaskInstance* active = task.active;
+        if (!task.live || active == nullptr || !active->prepared() || !has_chain(active->desc)) {
+            return {};
+        }
+        m_chained = true;
+        m_worker = active->worker;
+        m_generation = task.generations + 1;
+        follows = task.links.leader != nullptr;
+        name = active->desc.name;
+        inputs = active->desc.inputs;
+    }
+    ChainHold held = hold_chained(tasks, name, inputs, m_worker, follows, m_generation, m_reads);
+    if (held.status == ChainHold::Status::Broken) {
+        std::lock_guard lock(task.mutex);
+        if (task.links.cursor) {
+            task.links.cursor->live.store(false, std::memory_order_release);
+        }
+    }
+    return held;
+}
+
+bool SubmitHolds::fit(const TaskInstance& instance, std::uint64_t generations) const noexcept {
+    return !has_chain(instance.desc) ||
+           (m_chained && m_worker == instance.worker && m_generation == generations + 1);
+}
+
 bool ChainedInput::hold(std::uint32_t slot, const ChainedRead& read) noexcept {
     if (read.input != declared() || slot >= m_reads.size() || m_reads[slot].producer != nullptr) {
         return false;

@@ -90,6 +90,35 @@ struct ChainHold {
 // (A submit's holds no slot took; ChainedInput::release for a slot's.)
 void release_chained(std::vector<ChainedRead>& reads, std::uint64_t done) noexcept;
 
+// The holds a consumer's submit takes on its producers' slots before it takes its own task's
+// mutex (never two tasks' mutexes at once), for the generation it would get on its active
+// instance. Those no slot took over are let go when it goes.
+class SubmitHolds {
+public:
+    SubmitHolds() = default;
+    ~SubmitHolds() { release_chained(m_reads, 0); }
+    SubmitHolds(const SubmitHolds&) = delete;
+    SubmitHolds& operator=(const SubmitHolds&) = delete;
+
+    // Looks at `task`'s active instance under its mutex, then holds (hold_chained) with no
+    // mutex held. Held also for a task that reads no other task's output; anything else took
+    // nothing, and Broken has stopped the task's reading in step (its producers keep nothing
+    // more for it). Caller holds no task's mutex. Throws std::bad_alloc.
+    [[nodiscard]] ChainHold take(const TaskTable& tasks, Task& task);
+    // True when they fit `instance`'s next job (its task at `generations`): taken for it, or
+    // it reads no other task's output. False when another thread's submit or a new shape came
+    // between (the submit answers Busy). Caller holds the task's mutex.
+    [[nodiscard]] bool fit(const TaskInstance& instance, std::uint64_t generations) const noexcept;
+    // What the job's slot takes over (InputSources::hold).
+    [[nodiscard]] std::vector<ChainedRead>& reads() noexcept { return m_reads; }
+
+private:
+    bool m_chained = false;
+    const Worker* m_worker = nullptr;
+    std::uint64_t m_generation = 0;
+    std::vector<ChainedRead> m_reads;
+};
+
 // A chained input of a consumer's instance (input_sources.hpp): per slot, the hold its job's
 // submit took on a producer's slot, read by the job thread where the producer's output is, and
 // let go by the completion pass.
