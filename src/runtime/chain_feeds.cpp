@@ -1,9 +1,7 @@
 #include "runtime/chain_feeds.hpp"
 
-#include <chrono>
-#include <thread>
-
 #include "core/resources.hpp"
+#include "runtime/retry.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -71,13 +69,12 @@ ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t 
         }
         SlotTicket ticket;
         const VkImage receiver = s.receiver.image ? s.receiver.get() : s.sender.get();
-        VkResult r = feed.link->submit(slot, s.sender.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                       written, receiver, receiver_layout, ticket);
-        while (r == VK_NOT_READY && keep_trying()) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-            r = feed.link->submit(slot, s.sender.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                  written, receiver, receiver_layout, ticket);
-        }
+        const auto hand_over = [&] {
+            return feed.link->submit(slot, s.sender.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                     written, receiver, receiver_layout, ticket);
+        };
+        const VkResult r =
+            retry_while_not_ready(hand_over(), k_not_ready_poll, keep_trying, hand_over);
         std::lock_guard lock(instance.mutex);
         if (r != VK_SUCCESS) {
             try {

@@ -3,7 +3,6 @@
 #include <array>
 #include <chrono>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "core/log.hpp"
@@ -12,35 +11,10 @@
 #include "runtime/chain_feeds.hpp"
 #include "runtime/event_queue.hpp"
 #include "runtime/input_sources.hpp"
+#include "runtime/retry.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
-
-namespace {
-
-// How often the job thread looks whether a host bridge queued what its job waits for (an
-// input's arrival, a chained producer's hand-off): the bridge does so within microseconds of
-// the transfer's end, and the job's submission, which follows, is on every frame's path.
-constexpr auto k_hand_off_poll = std::chrono::microseconds(10);
-// How often a link or the transfer's queue that could not take more yet is asked again.
-constexpr auto k_not_ready_poll = std::chrono::microseconds(100);
-
-// The job and transfer threads' one wait-and-retry: from the `first` answer, `attempt()` again
-// after `interval` (read before each sleep: an attempt may change it) while the answer is
-// VK_NOT_READY and `keep_trying()` (asked after each such answer) holds; the worker's loss or
-// its allowance bounds each caller's. The last answer.
-template <typename KeepTrying, typename Attempt>
-VkResult retry_while_not_ready(VkResult first, const std::chrono::microseconds& interval,
-                               KeepTrying&& keep_trying, Attempt&& attempt) {
-    VkResult result = first;
-    while (result == VK_NOT_READY && keep_trying()) {
-        std::this_thread::sleep_for(interval);
-        result = attempt();
-    }
-    return result;
-}
-
-} // namespace
 
 std::optional<std::uint32_t> JobPipeline::take_free_slot(TaskInstance& instance) noexcept {
     const std::optional<std::uint32_t> slot = instance.ring.try_take_free();
