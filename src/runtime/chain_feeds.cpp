@@ -1,17 +1,28 @@
 #include "runtime/chain_feeds.hpp"
 
+#include <algorithm>
+
 #include "core/resources.hpp"
 #include "runtime/retry.hpp"
+#include "runtime/worker.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
 
-std::vector<std::size_t> take_feeds(TaskInstance& instance, std::uint32_t slot,
-                                    std::uint64_t generation,
-                                    std::vector<VkSemaphoreSubmitInfo>& waits) {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < instance.feeds.size(); ++i) {
-        ChainFeed& feed = *instance.feeds[i];
+ChainFeed* OutputFeeds::to(const Worker* worker) const noexcept {
+    for (const auto& feed : m_feeds) {
+        if (feed->to == worker) {
+            return feed.get();
+        }
+    }
+    return nullptr;
+}
+
+FeedList OutputFeeds::take(std::uint32_t slot, std::uint64_t generation,
+                           std::vector<VkSemaphoreSubmitInfo>& waits) {
+    FeedList out;
+    for (std::size_t i = 0; i < m_feeds.size(); ++i) {
+        ChainFeed& feed = *m_feeds[i];
         // Acquire: pairs with the consumer registration that wanted it again. A worker that was
         // lost is not fed (its consumers fail there anyway).
         if (!feed.link || feed.link->failed() || feed.to->lost() ||
@@ -30,18 +41,17 @@ std::vector<std::size_t> take_feeds(TaskInstance& instance, std::uint32_t slot,
     return out;
 }
 
-void record_feed_copies(const TaskInstance& instance, std::uint32_t slot,
-                        std::span<const std::size_t> feeds, VkCommandBuffer cmd, VkImage image,
-                        const WorkloadOutput& written) noexcept {
+void OutputFeeds::record(std::uint32_t slot, std::span<const std::size_t> feeds,
+                         VkCommandBuffer cmd, VkImage image, VkExtent2D extent,
+                         const WorkloadOutput& written) const noexcept {
     if (feeds.empty()) {
         return;
     }
     image_barrier(cmd, image, written.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, written.stage,
                   written.access, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
-    const VkExtent2D extent{instance.desc.width, instance.desc.height};
     for (const std::size_t i : feeds) {
-        const VkImage sender = instance.feeds[i]->slots[slot].sender.get();
-        // Rewritten whole; the link's last read of it was waited for (take_feeds).
+        const VkImage sender = m_feeds[i]->slots[slot].sender.get();
+        // Rewritten whole; the link's last read of it was waited for (take).
         image_barrier(cmd, sender, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                       VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                       VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
@@ -55,16 +65,16 @@ void record_feed_copies(const TaskInstance& instance, std::uint32_t slot,
     }
 }
 
-ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t generation,
-                      std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
-                      const std::function<bool()>& keep_trying) noexcept {
+ChainFeed* OutputFeeds::send(std::uint32_t slot, std::uint64_t generation,
+                             std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
+                             std::mutex& mutex, const std::function<bool()>& keep_trying) noexcept {
     ChainFeed* failed = nullptr;
     for (const std::size_t i : feeds) {
-        ChainFeed& feed = *instance.feeds[i];
+        ChainFeed& feed = *m_feeds[i];
         FeedSlot& s = feed.slots[slot];
         VkImageLayout receiver_layout = VK_IMAGE_LAYOUT_UNDEFINED;
         {
-            std::lock_guard lock(instance.mutex);
+            std::lock_guard lock(mutex);
             receiver_layout = s.receiver_layout;
         }
         SlotTicket ticket;
@@ -75,7 +85,7 @@ ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t 
         };
         const VkResult r =
             retry_while_not_ready(hand_over(), k_not_ready_poll, keep_trying, hand_over);
-        std::lock_guard lock(instance.mutex);
+        std::lock_guard lock(mutex);
         if (r != VK_SUCCESS) {
             try {
                 feed.error =
@@ -97,6 +107,38 @@ ChainFeed* send_feeds(TaskInstance& instance, std::uint32_t slot, std::uint64_t 
         feed.sends.fetch_add(1, std::memory_order_relaxed);
     }
     return failed;
+}
+
+void OutputFeeds::retire_points(std::vector<RetirePoint>& points) {
+    for (const auto& feed : m_feeds) {
+        if (feed->link) {
+            const auto more = feed->link->quiesce();
+            points.insert(points.end(), more.begin(), more.end());
+        }
+    }
+}
+
+void OutputFeeds::devices(std::vector<const Device*>& devices) const {
+    for (const auto& feed : m_feeds) {
+        const Device* to = &feed->to->device();
+        if (std::find(devices.begin(), devices.end(), to) == devices.end()) {
+            devices.push_back(to);
+        }
+    }
+}
+
+void OutputFeeds::stats(std::vector<TaskFeedStats>& out) const {
+    for (const auto& feed : m_feeds) {
+        TaskFeedStats f;
+        f.device = feed->to->device().info().index;
+        f.path = feed->link ? feed->link->path_name() : std::string();
+        f.read_in_place = feed->link && feed->link->reads_in_place();
+        // Relaxed: counters and a flag, ordering nothing here.
+        f.sent = feed->sends.load(std::memory_order_relaxed);
+        f.wanted = feed->wanted.load(std::memory_order_relaxed);
+        f.error = feed->error;
+        out.push_back(std::move(f));
+    }
 }
 
 } // namespace tandem::detail

@@ -229,7 +229,7 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
     try {
         // Chains across workers: the feeds this job fills, once each link's last read of
         // the slot's sender image is over.
-        start.feeds = take_feeds(instance, job.slot, job.generation, start.feed_waits);
+        start.feeds = instance.feeds.take(job.slot, job.generation, start.feed_waits);
     } catch (...) {
         // Out of memory: the job fails, having read nothing.
         if (!s.trial && instance.owner->events != nullptr) {
@@ -373,7 +373,8 @@ bool JobPipeline::record_job(Worker& worker, const WorkerJob& job, const JobStar
         WorkloadOutput out = instance.workload->output();
         if (r == VK_SUCCESS && !start.feeds.empty()) {
             // Copied for the workers that read it (chain_feeds.hpp), before anyone else reads.
-            record_feed_copies(instance, job.slot, start.feeds, cmd, target.image, out);
+            instance.feeds.record(job.slot, start.feeds, cmd, target.image,
+                                  {instance.desc.width, instance.desc.height}, out);
             out = {VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_NONE};
         }
@@ -575,7 +576,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         // consumer's read waits for that).
         worker.set_activity(Thread::Transfers, "sending to chains' workers", job.generation);
         const ChainFeed* failed =
-            send_feeds(instance, job.slot, job.generation, feeds, signal, [&] {
+            instance.feeds.send(job.slot, job.generation, feeds, signal, instance.mutex, [&] {
                 return !worker.lost() &&
                        Clock::now() <=
                            std::max(t_submit, worker.last_progress()) +

@@ -293,12 +293,14 @@ TaskInstance& RuntimeImpl::add_instance(Task& task, const TaskDesc& desc,
     auto owned = std::make_unique<TaskInstance>(serial, task, desc, *worker);
     owned->named_workload = std::move(named);
     // Feeds to the workers where its chains' consumers run on another device (chain_feeds.hpp).
+    std::vector<Worker*> feed_to;
     for (const auto& [adapter, consumers] : task.links.feed_counts) {
         Worker* to = m_workers.of(adapter);
         if (consumers > 0 && to != nullptr && to != worker && to != &m_workers.primary()) {
-            owned->feed_to.push_back(to);
+            feed_to.push_back(to);
         }
     }
+    owned->feeds.send_to(std::move(feed_to));
     TaskInstance& instance = *owned;
     task.instances.push_back(std::move(owned));
     worker->task_count.fetch_add(1, std::memory_order_relaxed);

@@ -192,7 +192,7 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
             const bool delivered = active->worker != worker && worker->index() == 0;
             ChainFeed* feed = nullptr;
             if (active->worker != worker && !delivered) {
-                feed = active->feed_for(worker);
+                feed = active->feeds.to(worker);
                 if (feed == nullptr && producer->pending != nullptr &&
                     producer->pending_kind == PendingKind::Feeds) {
                     answer = {ChainHold::Status::Preparing,

@@ -30,7 +30,7 @@ std::shared_ptr<Task> leader_of(const TaskDesc& desc,
 void want_feeds(Task& producer, const Worker* to, bool wanted) {
     for (const auto* list : {&producer.instances, &producer.retiring}) {
         for (const auto& instance : *list) {
-            if (ChainFeed* feed = instance->feed_for(to)) {
+            if (ChainFeed* feed = instance->feeds.to(to)) {
                 feed->wanted.store(wanted, std::memory_order_release);
             }
         }
@@ -216,8 +216,8 @@ std::vector<FeedCount> TaskGraph::request_feeds(const std::vector<std::shared_pt
         ++producer->links.feed_counts[device];
         counted.emplace_back(producer, device);
         want_feeds(*producer, to, true);
-        if (std::find(newest->feed_to.begin(), newest->feed_to.end(), to) !=
-            newest->feed_to.end()) {
+        const auto workers = newest->feeds.workers();
+        if (std::find(workers.begin(), workers.end(), to) != workers.end()) {
             continue; // it has (or is being prepared with) a feed there
         }
         // Prepared again on its device with a feed to `to` too; until then its submits answer

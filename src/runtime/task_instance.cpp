@@ -50,12 +50,7 @@ std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& re
         const auto more = link->quiesce();
         points.insert(points.end(), more.begin(), more.end());
     }
-    for (const auto& feed : feeds) {
-        if (feed->link) {
-            const auto more = feed->link->quiesce();
-            points.insert(points.end(), more.begin(), more.end());
-        }
-    }
+    feeds.retire_points(points);
     if (inputs.last_copy > 0) {
         points.push_back({&input_copies.device(), input_copies.handle(), inputs.last_copy});
     }
@@ -81,12 +76,7 @@ std::vector<const Device*> TaskInstance::retire_devices(const Device& primary) c
     if (&primary != &worker->device()) {
         devices.push_back(&primary);
     }
-    for (const auto& feed : feeds) {
-        const Device* to = &feed->to->device();
-        if (std::find(devices.begin(), devices.end(), to) == devices.end()) {
-            devices.push_back(to);
-        }
-    }
+    feeds.devices(devices);
     return devices;
 }
 
@@ -103,15 +93,6 @@ bool TaskInstance::time_next_job(bool trial_job,
         return true;
     }
     return false;
-}
-
-ChainFeed* TaskInstance::feed_for(const Worker* to) const noexcept {
-    for (const auto& feed : feeds) {
-        if (feed->to == to) {
-            return feed.get();
-        }
-    }
-    return nullptr;
 }
 
 } // namespace tandem::detail

@@ -33,6 +33,7 @@
 
 #include "core/job_timer.hpp"
 #include "core/resources.hpp"
+#include "runtime/chain_feeds.hpp"
 #include "runtime/gpu_times.hpp"
 #include "runtime/input_sources.hpp"
 #include "runtime/latency.hpp"
@@ -49,7 +50,6 @@ namespace tandem::detail {
 
 struct Task;
 struct TaskInstance;
-struct ChainFeed;
 
 struct SlotResources {
     Image worker_image;  // empty when the transport shares images
@@ -154,32 +154,6 @@ struct InstanceInputs {
     }
 };
 
-// A producer's output sent to another worker, where chains' consumers read it (a chain across
-// two workers, runtime/chain_feeds.hpp). Per slot of the producer: `sender` on the producer's
-// device, into which the producer's job copies its output at the end of its own commands, and
-// `receiver` on the consumer's device, where `link` (the pair's best path, producer -> worker)
-// delivers it. Under the producer instance's mutex: each slot's `copied`, `sent` and `ticket`;
-// `wanted` is read by the job thread (a consumer on that worker is live).
-struct FeedSlot {
-    Image sender;
-    Image receiver;
-    VkImageLayout receiver_layout = VK_IMAGE_LAYOUT_UNDEFINED;
-    std::uint64_t copied = 0; // the generation the producer's job copied into `sender`
-    std::uint64_t sent = 0;   // the generation the link was handed (0: none, or it failed)
-    SlotTicket ticket;        // that hand-off's values on the link's two timelines
-};
-
-struct ChainFeed {
-    Worker* to = nullptr; // the consumer's worker
-    std::vector<FeedSlot> slots;
-    // Declared after the images it moves: destroyed before them. Null when it could not be
-    // prepared: `error` says why.
-    std::unique_ptr<SlotTransport> link;
-    std::string error;
-    std::atomic<bool> wanted{true};
-    std::atomic<std::uint64_t> sends{0}; // outputs handed to the link (TaskFeedStats::sent)
-};
-
 enum class InstancePhase { Preparing, Ready, Failed };
 
 struct TaskInstance {
@@ -244,13 +218,8 @@ struct TaskInstance {
     // One per declared input, as the job thread reads it (runtime/input_sources.hpp). After
     // `inputs`, whose links and images its sources use: destroyed first.
     InputSources sources;
-    // The workers its output is sent to for chains' consumers there (set when it was made,
-    // from its task's TaskLinks::feed_counts), and the feeds the preparation made for them, in that
-    // order.
-    std::vector<Worker*> feed_to;
-    std::vector<std::unique_ptr<ChainFeed>> feeds;
-    // The feed to `worker`, null when none.
-    [[nodiscard]] ChainFeed* feed_for(const Worker* worker) const noexcept;
+    // Its output sent to the workers where chains' consumers of it run (runtime/chain_feeds.hpp).
+    OutputFeeds feeds;
     std::uint32_t trace_worker_queue = 0;
     std::uint32_t trace_transfer_queue = 0;
     // The newest value of the worker's work timeline its jobs signal (the job thread writes it

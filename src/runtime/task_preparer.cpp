@@ -197,8 +197,8 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
     // Copied from at the end of each job when it feeds other workers (chain_feeds.hpp).
     const VkImageUsageFlags usage =
         task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT |
-        (task.feed_to.empty() ? VkImageUsageFlags{0}
-                              : VkImageUsageFlags{VK_IMAGE_USAGE_TRANSFER_SRC_BIT});
+        (task.feeds.workers().empty() ? VkImageUsageFlags{0}
+                                      : VkImageUsageFlags{VK_IMAGE_USAGE_TRANSFER_SRC_BIT});
     const auto slot_images = [&] {
         std::vector<SlotImages> out;
         for (std::uint32_t i = 0; i < task.desc.slots; ++i) {
@@ -253,8 +253,8 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
 void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output) {
     const Device& from = task.worker->device();
     std::vector<std::unique_ptr<ChainFeed>> made;
-    made.reserve(task.feed_to.size());
-    for (Worker* to : task.feed_to) {
+    made.reserve(task.feeds.workers().size());
+    for (Worker* to : task.feeds.workers()) {
         auto feed = std::make_unique<ChainFeed>();
         feed->to = to;
         const Device& device = to->device();
@@ -307,7 +307,7 @@ void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output)
         const bool wanted = task.owner->links.feed_counts.contains(feed->to->device().info().index);
         feed->wanted.store(wanted, std::memory_order_relaxed);
     }
-    task.feeds = std::move(made);
+    task.feeds.adopt(std::move(made));
 }
 
 void TaskPreparer::prepare(TaskInstance& instance) {

@@ -105,18 +105,12 @@ TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
         s.dropped_paths = links.dropped_paths(active->device());
     }
     if (active != nullptr && active->prepared()) {
-        std::lock_guard lock(active->mutex); // a feed's error
-        for (const auto& feed : active->feeds) {
-            TaskFeedStats f;
-            f.device = feed->to->device().info().index;
-            f.path = feed->link ? feed->link->path_name() : std::string();
-            f.read_in_place = feed->link && feed->link->reads_in_place();
-            // Relaxed: counters and a flag, ordering nothing here.
-            f.sent = feed->sends.load(std::memory_order_relaxed);
-            f.wanted = feed->wanted.load(std::memory_order_relaxed);
-            f.error = feed->error;
+        {
+            std::lock_guard lock(active->mutex); // a feed's error
+            active->feeds.stats(s.feeds);
+        }
+        for (TaskFeedStats& f : s.feeds) {
             f.dropped_paths = links.dropped_paths(active->device(), f.device);
-            s.feeds.push_back(std::move(f));
         }
     }
     for (const auto& instance : task.instances) {
