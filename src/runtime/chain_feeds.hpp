@@ -76,7 +76,7 @@ struct ChainFeed {
     std::atomic<std::uint64_t> sends{0}; // outputs handed to the link (TaskFeedStats::sent)
 };
 
-// The indices (in OutputFeeds::all) of the feeds one job fills.
+// The feeds one job fills, by their place among the instance's feeds (in workers() order).
 using FeedList = std::vector<std::size_t>;
 
 class OutputFeeds {
@@ -87,9 +87,6 @@ public:
     // The preparation: the feeds it made for workers(), in that order. Caller holds the
     // instance's task's mutex (consumers' registrations walk the feeds under it).
     void adopt(std::vector<std::unique_ptr<ChainFeed>> made) noexcept { m_feeds = std::move(made); }
-    [[nodiscard]] std::span<const std::unique_ptr<ChainFeed>> all() const noexcept {
-        return m_feeds;
-    }
     // The feed to `worker`, null when none.
     [[nodiscard]] ChainFeed* to(const Worker* worker) const noexcept;
 
