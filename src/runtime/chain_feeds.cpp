@@ -2,12 +2,59 @@
 
 #include <algorithm>
 
+#include "core/log.hpp"
 #include "core/resources.hpp"
+#include "runtime/device_pairs.hpp"
 #include "runtime/retry.hpp"
 #include "runtime/worker.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
+
+std::vector<std::unique_ptr<ChainFeed>> OutputFeeds::make(const Device& from, DevicePairs& pairs,
+                                                          const TransferDesc& output) const {
+    std::vector<std::unique_ptr<ChainFeed>> made;
+    made.reserve(m_workers.size());
+    for (Worker* to : m_workers) {
+        auto feed = std::make_unique<ChainFeed>();
+        feed->to = to;
+        const Device& device = to->device();
+        TransferDesc td = output;
+        td.name = output.name + " to " + device.label();
+        try {
+            OpenedStream opened =
+                pairs.pair(from, device)
+                    .open_with_images(
+                        from, td,
+                        {VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                         VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT},
+                        "making a feed's images failed: ");
+            for (SlotImages& images : opened.images) {
+                FeedSlot slot;
+                slot.sender = std::move(images.sender);
+                slot.receiver = std::move(images.receiver);
+                feed->slots.push_back(std::move(slot));
+            }
+            feed->link = std::move(opened.link);
+        } catch (const Error& e) {
+            feed->link.reset();
+            feed->slots.clear();
+            feed->error = "its output cannot be sent to " + device.label() + ": " + e.what();
+            log_warn("runtime", "{}: {}", td.name, feed->error);
+        }
+        made.push_back(std::move(feed));
+    }
+    return made;
+}
+
+void OutputFeeds::adopt(std::vector<std::unique_ptr<ChainFeed>> made,
+                        const std::map<std::uint32_t, std::uint32_t>& feed_counts) noexcept {
+    for (auto& feed : made) {
+        feed->wanted.store(feed_counts.contains(feed->to->device().info().index),
+                           std::memory_order_relaxed);
+    }
+    m_feeds = std::move(made);
+}
 
 ChainFeed* OutputFeeds::to(const Worker* worker) const noexcept {
     for (const auto& feed : m_feeds) {

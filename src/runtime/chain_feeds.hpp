@@ -9,7 +9,7 @@
 //                 registrations).
 //   adopt         the preparation: a feed (ChainFeed) to each of them, a link from the
 //                 producer's device to that worker (negotiated and self-tested like any other)
-//                 and, per slot, its sender and receiver images (TaskPreparer::prepare_feeds).
+//                 and, per slot, its sender and receiver images (make, from the preparation).
 //   take          the producer's job thread, under the instance's mutex: the feeds this job
 //                 fills (those a consumer still wants), and the waits for each link's last
 //                 read of the slot's sender image.
@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -48,6 +49,7 @@
 namespace tandem::detail {
 
 class Device;
+class DevicePairs;
 class Worker;
 
 // A producer's output sent to another worker, where chains' consumers read it (a chain across
@@ -84,9 +86,20 @@ public:
     // The workers the instance's output goes to, set when it is made (before its preparation).
     void send_to(std::vector<Worker*> workers) { m_workers = std::move(workers); }
     [[nodiscard]] std::span<Worker* const> workers() const noexcept { return m_workers; }
-    // The preparation: the feeds it made for workers(), in that order. Caller holds the
-    // instance's task's mutex (consumers' registrations walk the feeds under it).
-    void adopt(std::vector<std::unique_ptr<ChainFeed>> made) noexcept { m_feeds = std::move(made); }
+    // The preparation: a feed from `from` to each of workers(), in that order, each link like
+    // `output` (its size, slots and settings) on the best path the pair has not dropped from
+    // `from`, with its slots' images (a path whose images cannot be made is dropped and the next
+    // tried, DevicePair::open_with_images). A feed that cannot be made keeps why
+    // (ChainFeed::error, logged): its consumers' reads fail with it, the producer runs on.
+    // Blocking: the preparation thread only. Throws std::bad_alloc only.
+    [[nodiscard]] std::vector<std::unique_ptr<ChainFeed>>
+    make(const Device& from, DevicePairs& pairs, const TransferDesc& output) const;
+    // Publishes `made` (make's), each feed wanted while `feed_counts` (the producer's
+    // TaskLinks::feed_counts) counts a consumer on its worker: a count that went while they were
+    // made leaves its feed unfilled from the first job on. Caller holds the instance's task's
+    // mutex (consumers' registrations walk the feeds, and change the counts, under it).
+    void adopt(std::vector<std::unique_ptr<ChainFeed>> made,
+               const std::map<std::uint32_t, std::uint32_t>& feed_counts) noexcept;
     // The feed to `worker`, null when none.
     [[nodiscard]] ChainFeed* to(const Worker* worker) const noexcept;
 

@@ -98,6 +98,24 @@ std::unique_ptr<SlotTransport> DevicePair::open_stream(const Device& from, Trans
     return make_link_transport(*d.from, *d.to, d.info, desc, m_health.get());
 }
 
+OpenedStream DevicePair::open_with_images(const Device& from, const TransferDesc& desc,
+                                          const SlotImageUsage& images, std::string_view what) {
+    // Each round returns or drops a path (open_stream throws once none is left).
+    for (;;) {
+        OpenedStream out;
+        out.link = open_stream(from, desc);
+        try {
+            out.images = make_slot_images(*out.link, desc.name, desc.slots, images);
+            return out;
+        } catch (const Error& e) {
+            if (!out.link->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
+                throw;
+            }
+            drop(from.info().index, out.link->path_name(), std::string(what) + e.what());
+        }
+    }
+}
+
 #if TANDEM_HAVE_TRANSFER
 std::optional<TransferPath> DevicePair::path(const Device& from,
                                              std::optional<TransferPath> forced) const {

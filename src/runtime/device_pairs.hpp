@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,13 @@
 #include "tandem/task.hpp"
 
 namespace tandem::detail {
+
+// A stream and the images of its slots (DevicePair::open_with_images). The link is declared
+// after the images it moves: destroyed before them.
+struct OpenedStream {
+    std::vector<SlotImages> images;
+    std::unique_ptr<SlotTransport> link;
+};
 
 class DevicePair {
 public:
@@ -56,6 +64,14 @@ public:
     // direction's bridge thread when it needs one (make_link_transport). Blocking: the
     // preparation thread only. Throws Error when no path is left (or the forced one is not).
     [[nodiscard]] std::unique_ptr<SlotTransport> open_stream(const Device& from, TransferDesc desc);
+    // A stream as open_stream() opens it, with the images of each of its desc.slots slots
+    // (`images`). Where those images are the path's own shared memory (zero-copy) and cannot be
+    // made (an import that failed, not a lost device), the path is dropped for the pair, its
+    // reason beginning with `what`, and the next one tried, as for a link that cannot be set up.
+    // Blocking: the preparation thread only. Throws Error when no path is left.
+    [[nodiscard]] OpenedStream open_with_images(const Device& from, const TransferDesc& desc,
+                                                const SlotImageUsage& images,
+                                                std::string_view what);
     // The path a stream from `from` opened now would take: `forced` when it is still allowed,
     // else the best one left; nullopt when none is.
     [[nodiscard]] std::optional<TransferPath> path(const Device& from,

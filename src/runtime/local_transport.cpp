@@ -123,6 +123,17 @@ private:
 
 } // namespace
 
+std::vector<SlotImages> make_slot_images(const SlotTransport& link, const std::string& name,
+                                         std::uint32_t slots, const SlotImageUsage& usage) {
+    std::vector<SlotImages> out;
+    out.reserve(slots);
+    for (std::uint32_t i = 0; i < slots; ++i) {
+        out.push_back(link.create_images(i, name + " slot " + std::to_string(i), usage.sender,
+                                         usage.receiver));
+    }
+    return out;
+}
+
 std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
                                                     const TransferDesc& desc) {
     return std::make_unique<LocalTransport>(device, desc);

@@ -113,6 +113,17 @@ public:
     [[nodiscard]] virtual std::vector<RetirePoint> quiesce() noexcept = 0;
 };
 
+// The usages of a stream's slot images: on the image the sender writes, and on the receiver's.
+struct SlotImageUsage {
+    VkImageUsageFlags sender = 0;
+    VkImageUsageFlags receiver = 0;
+};
+
+// The images of each of `slots` slots of `link`, named "<name> slot <i>". Throws Error (set-up).
+[[nodiscard]] std::vector<SlotImages> make_slot_images(const SlotTransport& link,
+                                                       const std::string& name, std::uint32_t slots,
+                                                       const SlotImageUsage& usage);
+
 // Same device: zero copy.
 [[nodiscard]] std::unique_ptr<SlotTransport> make_local_transport(const Device& device,
                                                                   const TransferDesc& desc);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <list>
 #include <optional>
 #include <string_view>
 
@@ -195,22 +196,14 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
     const Device& device = task.worker->device();
     // Sampled too: a chain's consumer on the device reads the image in place (task_chains.hpp).
     // Copied from at the end of each job when it feeds other workers (chain_feeds.hpp).
-    const VkImageUsageFlags usage =
-        task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT |
-        (task.feeds.workers().empty() ? VkImageUsageFlags{0}
-                                      : VkImageUsageFlags{VK_IMAGE_USAGE_TRANSFER_SRC_BIT});
-    const auto slot_images = [&] {
-        std::vector<SlotImages> out;
-        for (std::uint32_t i = 0; i < task.desc.slots; ++i) {
-            out.push_back(task.transport->create_images(
-                i, td.name + " slot " + std::to_string(i), usage,
-                VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT));
-        }
-        return out;
-    };
+    const SlotImageUsage usage{task.workload->target_usage() | VK_IMAGE_USAGE_SAMPLED_BIT |
+                                   (task.feeds.workers().empty()
+                                        ? VkImageUsageFlags{0}
+                                        : VkImageUsageFlags{VK_IMAGE_USAGE_TRANSFER_SRC_BIT}),
+                               VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT};
     if (task.same_device) {
         task.transport = make_local_transport(device, td);
-        return slot_images();
+        return make_slot_images(*task.transport, td.name, td.slots, usage);
     }
     DevicePair& pair = m_pairs.pair(device, m_primary);
     const DropReport report(task, pair, device.info().index);
@@ -218,21 +211,11 @@ std::vector<SlotImages> TaskPreparer::make_transport_and_images(TaskInstance& ta
     // layout the transport asks for); not the inputs' or feeds' links, which copy td.
     TransferDesc outputs = td;
     outputs.write_in_place = m_options.cpu_writes_outputs_in_place;
-    outputs.worker_usage = usage;
-    // Each round returns or drops a path (open_stream throws once none is left).
-    for (;;) {
-        task.transport = pair.open_stream(device, outputs);
-        try {
-            return slot_images();
-        } catch (const Error& e) {
-            if (!task.transport->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
-                throw;
-            }
-            pair.drop(device.info().index, task.transport->path_name(),
-                      std::string("making a task's slot images failed: ") + e.what());
-            task.transport.reset();
-        }
-    }
+    outputs.worker_usage = usage.sender;
+    OpenedStream opened =
+        pair.open_with_images(device, outputs, usage, "making a task's slot images failed: ");
+    task.transport = std::move(opened.link);
+    return std::move(opened.images);
 }
 
 std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& device,
@@ -252,62 +235,18 @@ std::unique_ptr<SlotTransport> TaskPreparer::make_input_link(const Device& devic
 
 void TaskPreparer::prepare_feeds(TaskInstance& task, const TransferDesc& output) {
     const Device& from = task.worker->device();
-    std::vector<std::unique_ptr<ChainFeed>> made;
-    made.reserve(task.feeds.workers().size());
-    for (Worker* to : task.feeds.workers()) {
-        auto feed = std::make_unique<ChainFeed>();
-        feed->to = to;
-        const Device& device = to->device();
-        DevicePair& pair = m_pairs.pair(from, device);
-        const DropReport report(task, pair, from.info().index);
-        TransferDesc td = output;
-        td.name = output.name + " to " + device.label();
-        // Its consumers read it as their inputs, in the layout given (GENERAL, read in place).
-        td.read_in_place = m_options.cpu_reads_inputs_in_place;
-        // A feed that cannot be made leaves its consumers' reads failing with why; the
-        // producer itself runs on. Each round returns or drops a path, as for outputs.
-        try {
-            for (;;) {
-                feed->link = pair.open_stream(from, td);
-                try {
-                    for (std::uint32_t s = 0; s < task.desc.slots; ++s) {
-                        SlotImages images = feed->link->create_images(
-                            s, td.name + " slot " + std::to_string(s),
-                            VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                            VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
-                        FeedSlot slot;
-                        slot.sender = std::move(images.sender);
-                        slot.receiver = std::move(images.receiver);
-                        feed->slots.push_back(std::move(slot));
-                    }
-                    break;
-                } catch (const Error& e) {
-                    if (!feed->link->images_are_the_path() || e.result() == VK_ERROR_DEVICE_LOST) {
-                        throw;
-                    }
-                    pair.drop(from.info().index, feed->link->path_name(),
-                              std::string("making a feed's images failed: ") + e.what());
-                    feed->slots.clear();
-                    feed->link.reset();
-                }
-            }
-        } catch (const Error& e) {
-            feed->slots.clear();
-            feed->link.reset();
-            feed->error = "its output cannot be sent to " + device.label() + ": " + e.what();
-            log_warn("runtime", "task '{}' on {}: {}", task.desc.name, from.label(), feed->error);
-        }
-        made.push_back(std::move(feed));
+    std::list<DropReport> reports;
+    for (const Worker* to : task.feeds.workers()) {
+        reports.emplace_back(task, m_pairs.pair(from, to->device()), from.info().index);
     }
+    TransferDesc td = output;
+    // Its consumers read it as their inputs, in the layout given (GENERAL, read in place).
+    td.read_in_place = m_options.cpu_reads_inputs_in_place;
+    std::vector<std::unique_ptr<ChainFeed>> made = task.feeds.make(from, m_pairs, td);
     // Published under the task's mutex: consumers' registrations walk every instance's feeds
-    // under it, this one's too while it is prepared. A count that went while the feeds were
-    // made leaves its feed unfilled from the first job on.
+    // under it, this one's too while it is prepared.
     std::lock_guard lock(task.owner->mutex);
-    for (auto& feed : made) {
-        const bool wanted = task.owner->links.feed_counts.contains(feed->to->device().info().index);
-        feed->wanted.store(wanted, std::memory_order_relaxed);
-    }
-    task.feeds.adopt(std::move(made));
+    task.feeds.adopt(std::move(made), task.owner->links.feed_counts);
 }
 
 void TaskPreparer::prepare(TaskInstance& instance) {

@@ -68,9 +68,10 @@ private:
     // direction, self-tested; `output`'s settings otherwise). Throws.
     [[nodiscard]] std::unique_ptr<SlotTransport>
     make_input_link(const Device& device, const TaskInputDesc& input, const TransferDesc& output);
-    // The instance's feeds to the workers its chains' consumers run on (chain_feeds.hpp), each
-    // link like the task's own (`output`) but from its device to that worker. A feed that cannot
-    // be made keeps its reason (ChainFeed::error); the instance is prepared all the same.
+    // The instance's feeds to the workers its chains' consumers run on (OutputFeeds::make), each
+    // link like the task's own (`output`) but from its device to that worker, with the paths
+    // they drop reported as events. A feed that cannot be made keeps its reason
+    // (ChainFeed::error); the instance is prepared all the same.
     void prepare_feeds(TaskInstance& task, const TransferDesc& output);
     // Publishes the end of a preparation (Ready or Failed). Caller holds m_mutex.
     void finish(TaskInstance& instance, InstancePhase phase) noexcept;
