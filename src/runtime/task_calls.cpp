@@ -56,9 +56,11 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             return made;
         });
         try {
-            if (chain.leader != nullptr) {
+            {
+                // Its producers and leader first: the scheduler places it with the producer it
+                // follows.
                 std::lock_guard lock(task->mutex);
-                task->links.leader = chain.leader; // the scheduler places it with its producer
+                AdoptedLinks(task->links, chain).commit(1);
             }
             std::optional<std::uint32_t> device = chain.device;
             if (automatic) {
@@ -68,8 +70,6 @@ TaskId RuntimeImpl::register_task(const TaskDesc& given, bool wait) {
             first = &add_instance(*task, desc, device);
             first->trial = false;
             task->set_active(first);
-            task->links.producers = chain.producer_ids();
-            task->links.cursor = chain.cursor;
             task->snapshot.keep.store(automatic && m_scheduler->measures(),
                                       std::memory_order_relaxed);
         } catch (...) {
@@ -116,10 +116,7 @@ TaskError RuntimeImpl::unregister_locked(Task& t, DetachedLinks& links) noexcept
     task->live.store(false, std::memory_order_release);
     task->set_active(nullptr);
     task->pending = nullptr;
-    if (task->links.cursor) {
-        // Its producers keep no more for it.
-        task->links.cursor->live.store(false, std::memory_order_release);
-    }
+    TaskGraph::stop_reading(task->links);
     // Everything leaves use; the completion thread frees each instance once quiescent and the
     // GPU passed it, and then the task leaves the table.
     // Loans end: their slots free once the application's writes submitted so far passed.
@@ -163,27 +160,10 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
             return TaskError::UnknownTask;
         }
         // Its newest shape's producers and leader before the shape is adopted (a chain moves
-        // as a unit or not at all).
-        TaskLinks& links = task->links;
-        std::vector<TaskId> before = chain.producer_ids();
-        links.producers.swap(before);
-        std::shared_ptr<const Task> led_by = chain.leader;
-        links.leader.swap(led_by);
-        try {
-            reconfigure_locked(*task, desc, chain.device);
-        } catch (...) {
-            links.producers.swap(before);
-            links.leader.swap(led_by);
-            throw;
-        }
-        if (links.cursor) {
-            links.cursor->live.store(false, std::memory_order_release);
-        }
-        // It reads in step from its next generation on (published by the task's mutex).
-        links.cursor = chain.cursor;
-        if (links.cursor) {
-            links.cursor->next.store(task->generations + 1, std::memory_order_relaxed);
-        }
+        // as a unit or not at all); it reads in step from its next generation on.
+        AdoptedLinks adopted(task->links, chain);
+        reconfigure_locked(*task, desc, chain.device);
+        adopted.commit(task->generations + 1);
         placed = (task->pending != nullptr ? task->pending : task->active)->device();
         old = TaskGraph::detach(*task);
     }

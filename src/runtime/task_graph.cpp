@@ -144,6 +144,35 @@ void TaskGraph::link(Task& task, const ChainPlan& plan, std::uint32_t device, De
     release_feeds(counted); // unregistered meanwhile (empty otherwise)
 }
 
+AdoptedLinks::AdoptedLinks(TaskLinks& links, const ChainPlan& plan)
+    : m_links(links), m_plan(plan), m_producers(plan.producer_ids()), m_leader(plan.leader) {
+    m_links.producers.swap(m_producers);
+    m_links.leader.swap(m_leader);
+}
+
+AdoptedLinks::~AdoptedLinks() {
+    if (!m_committed) {
+        m_links.producers.swap(m_producers);
+        m_links.leader.swap(m_leader);
+    }
+}
+
+void AdoptedLinks::commit(std::uint64_t next_generation) noexcept {
+    m_committed = true;
+    TaskGraph::stop_reading(m_links);
+    // Published by the consumer's mutex, which its submits take.
+    m_links.cursor = m_plan.cursor;
+    if (m_links.cursor) {
+        m_links.cursor->next.store(next_generation, std::memory_order_relaxed);
+    }
+}
+
+void TaskGraph::stop_reading(TaskLinks& links) noexcept {
+    if (links.cursor) {
+        links.cursor->live.store(false, std::memory_order_release);
+    }
+}
+
 DetachedLinks TaskGraph::detach(Task& task) noexcept {
     DetachedLinks out;
     out.pinning.swap(task.links.pinning);

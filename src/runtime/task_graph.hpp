@@ -94,6 +94,29 @@ struct ChainPlan {
     [[nodiscard]] std::vector<TaskId> producer_ids() const;
 };
 
+// A consumer's new shape's links (its plan's), under its mutex: its producers and leader at
+// once (adopting the shape reads them: its placement, Task::update_automatic); its cursor once
+// the shape was adopted (commit), reading in step from the generation given. Not committed (the
+// shape could not be adopted), the producers and leader it had come back.
+class AdoptedLinks {
+public:
+    // Throws std::bad_alloc only, with nothing changed.
+    AdoptedLinks(TaskLinks& links, const ChainPlan& plan);
+    ~AdoptedLinks();
+    AdoptedLinks(const AdoptedLinks&) = delete;
+    AdoptedLinks& operator=(const AdoptedLinks&) = delete;
+    // The plan's cursor replaces the one the task had (which its producers then keep nothing
+    // for), reading from `next_generation` on.
+    void commit(std::uint64_t next_generation) noexcept;
+
+private:
+    TaskLinks& m_links;
+    const ChainPlan& m_plan;
+    std::vector<TaskId> m_producers;
+    std::shared_ptr<const Task> m_leader;
+    bool m_committed = false;
+};
+
 // A consumer's links taken off it (unregister, reconfigure): let go by TaskGraph::release.
 struct DetachedLinks {
     std::vector<std::shared_ptr<Task>> pinning;
@@ -129,6 +152,9 @@ public:
 
     // Takes the consumer's links off `task`. Caller holds its mutex.
     [[nodiscard]] static DetachedLinks detach(Task& task) noexcept;
+    // Its producers keep nothing more for `links`' cursor (the consumer was unregistered, or
+    // reads with another). Caller holds the consumer's mutex.
+    static void stop_reading(TaskLinks& links) noexcept;
     // Lets detached links go: a producer no consumer pins is placed by the scheduler again when
     // its placement is auto; a feed no consumer wants is no longer filled. Caller holds no task's
     // mutex.
