@@ -64,11 +64,11 @@ void CompletionTracker::pump() noexcept {
 
 void CompletionTracker::job_completed(const WorkerJob& job) noexcept {
     TaskInstance& instance = *job.instance;
-    if (instance.timer) {
+    if (instance.timing.timer) {
         // Read under the timer's own lock (host memory), counted under the instance's.
-        if (const auto time = instance.timer->completed(job.slot, job.generation)) {
+        if (const auto time = instance.timing.timer->completed(job.slot, job.generation)) {
             std::lock_guard lock(instance.mutex);
-            instance.gpu.add(*time);
+            instance.counts.gpu.add(*time);
         }
     }
     instance.workload->completed(job.slot, job.generation);
@@ -343,7 +343,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
     const auto worker_done = [&](SlotRecord& s, Clock::time_point at) {
         s.worker_done_seen = true;
         s.times.worker_done = at;
-        instance.worker_done_us.add(micros(s.times.request, at));
+        instance.counts.worker_done_us.add(micros(s.times.request, at));
         worker.note_job_time(micros(s.times.worker_submit, at));
         if (instance.first_job == 1) {
             instance.first_job = 2; // measured: the worker's allowance knows it now
@@ -374,7 +374,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
                 }
                 (void)instance.ring.apply(i, SlotEvent::CopyDone);
                 s.times.ready = now;
-                instance.ready_us.add(micros(s.times.request, now));
+                instance.counts.ready_us.add(micros(s.times.request, now));
                 m_trace.span(instance.trace_transfer_queue, "to primary " + instance.desc.name,
                              std::max(s.times.transfer_queued, s.times.worker_done), now,
                              s.generation, instance.desc.name);
@@ -421,7 +421,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
         const std::uint32_t i = completed[k];
         SlotRecord& s = instance.ring[i];
         if (s.trial) {
-            ++instance.trials_done;
+            ++instance.counts.trials_done;
             recycle(instance, i);
             continue;
         }
@@ -429,7 +429,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
         const auto offer = instance.registry.offer(s.generation, i);
         if (offer.published) {
             s.published = true;
-            ++instance.ready;
+            ++instance.counts.ready;
             if (offer.replaced) {
                 SlotRecord& old = instance.ring[*offer.replaced];
                 old.published = false;
@@ -438,7 +438,7 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
                 }
             }
         } else {
-            ++instance.superseded;
+            ++instance.counts.superseded;
             recycle(instance, i);
         }
     }
@@ -472,10 +472,10 @@ void CompletionTracker::retire_quiescent(Task& task) noexcept {
                 }
                 points = instance.retire_points(m_reads, m_input_copies);
                 devices = instance.retire_devices(m_primary);
-                task.counts.retired.ready += instance.ready;
-                task.counts.retired.superseded += instance.superseded;
-                task.counts.retired.failed_jobs += instance.failed_jobs;
-                task.counts.retired.trial_jobs += instance.trial_jobs;
+                task.counts.retired.ready += instance.counts.ready;
+                task.counts.retired.superseded += instance.counts.superseded;
+                task.counts.retired.failed_jobs += instance.counts.failed_jobs;
+                task.counts.retired.trial_jobs += instance.counts.trial_jobs;
                 if (instance.first_job == 1) {
                     instance.first_job = 0;
                     instance.worker->unmeasured.fetch_sub(1, std::memory_order_relaxed);

@@ -81,9 +81,9 @@ JobPipeline::take(Task& task, TaskInstance& instance, std::span<const std::byte>
     s.times = SlotTimes{};
     s.times.request = now;
     if (trial) {
-        ++instance.trial_jobs;
+        ++instance.counts.trial_jobs;
     } else {
-        ++instance.accepted;
+        ++instance.counts.accepted;
     }
     ++instance.host_jobs; // the worker's threads let it go (JobPipeline) under this mutex
     if (instance.first_job == 0) {
@@ -141,7 +141,7 @@ void JobPipeline::workload_failed(const WorkerJob& job, const std::string& why,
     try {
         std::lock_guard task_lock(task.mutex);
         std::lock_guard lock(instance.mutex);
-        ++instance.failed_jobs;
+        ++instance.counts.failed_jobs;
         task.failures.last = why;
         if (!job.instance->ring[job.slot].trial && ++task.failures.in_a_row >= m_max_failures &&
             !task.failures.stopped) {
@@ -213,10 +213,10 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
     // the watcher counted it already. Read before the instance's mutex (the timer's lock is never
     // held under it).
     const std::optional<JobTime> previous =
-        instance.timer ? instance.timer->reuse(job.slot) : std::optional<JobTime>();
+        instance.timing.timer ? instance.timing.timer->reuse(job.slot) : std::optional<JobTime>();
     std::lock_guard lock(instance.mutex);
     if (previous) {
-        instance.gpu.add(*previous);
+        instance.counts.gpu.add(*previous);
     }
     const SlotRecord& s = instance.ring[job.slot];
     if (s.state != SlotState::Recording || s.generation != job.generation) {
@@ -242,9 +242,9 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
         (void)instance.ring.apply(job.slot, SlotEvent::Abort);
         return false;
     }
-    start.timed = instance.time_next_job(s.trial, t0);
-    if (!start.timed && instance.timer) {
-        ++instance.gpu.untimed;
+    start.timed = instance.timing.time_next(s.trial, t0);
+    if (!start.timed && instance.timing.timer) {
+        ++instance.counts.gpu.untimed;
     }
     return true;
 }
@@ -364,11 +364,11 @@ bool JobPipeline::record_job(Worker& worker, const WorkerJob& job, const JobStar
         record_input_prelude(instance, job.slot, cmd);
         // The job's GPU time brackets the workload's own commands only.
         if (start.timed) {
-            instance.timer->begin(cmd, job.slot);
+            instance.timing.timer->begin(cmd, job.slot);
         }
         r = instance.workload->record(cmd, job.slot, target, job.generation, res.snapshot);
         if (r == VK_SUCCESS && start.timed) {
-            instance.timer->end(cmd, job.slot);
+            instance.timing.timer->end(cmd, job.slot);
         }
         WorkloadOutput out = instance.workload->output();
         if (r == VK_SUCCESS && !start.feeds.empty()) {
@@ -507,7 +507,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     }
     const auto t_submit = Clock::now();
     if (start.timed) {
-        instance.timer->submitted(job.slot, job.generation); // before the watcher can report it
+        instance.timing.timer->submitted(job.slot,
+                                         job.generation); // before the watcher can report it
     }
     worker.note_submitted(job, work_value);
 
@@ -605,8 +606,8 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         s.primary_value = ticket.receiver_value;
         s.times.worker_submit = t_submit;
         s.times.transfer_queued = t_queued;
-        instance.worker_submit_us.add(micros(s.times.request, t_submit));
-        instance.transfer_queued_us.add(micros(s.times.request, t_queued));
+        instance.counts.worker_submit_us.add(micros(s.times.request, t_submit));
+        instance.counts.transfer_queued_us.add(micros(s.times.request, t_queued));
         (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
         --instance.host_jobs;
     }

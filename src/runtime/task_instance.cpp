@@ -80,15 +80,14 @@ std::vector<const Device*> TaskInstance::retire_devices(const Device& primary) c
     return devices;
 }
 
-bool TaskInstance::time_next_job(bool trial_job,
-                                 std::chrono::steady_clock::time_point now) noexcept {
+bool JobTiming::time_next(bool trial_job, std::chrono::steady_clock::time_point now) noexcept {
     if (!timer) {
         return false;
     }
     if (trial_job) {
         return true; // what the scheduler measures the task by
     }
-    if (recorded_jobs++ < k_first_timed_jobs || now - last_timed >= timing_period) {
+    if (recorded_jobs++ < k_first_timed_jobs || now - last_timed >= period) {
         last_timed = now;
         return true;
     }

@@ -154,6 +154,44 @@ struct InstanceInputs {
     }
 };
 
+// How its jobs are timed on the GPU (JobTimer); `timer` is null where the worker's main queue has
+// no timestamps. On a CPU device it times the first k_first_timed_jobs, then the first job
+// recorded once `period` passed since the last timed one (RuntimeOptions::
+// cpu_device_timing_period; zero elsewhere: every job), and every trial job: set by the
+// preparation. The job thread counts the application's jobs it recorded and when it last timed
+// one.
+struct JobTiming {
+    static constexpr std::uint64_t k_first_timed_jobs = 4;
+    std::unique_ptr<JobTimer> timer;
+    std::chrono::milliseconds period{0};
+    std::uint64_t recorded_jobs = 0;
+    std::chrono::steady_clock::time_point last_timed{};
+    // Whether the job thread times the job it records at `now` (counted in recorded_jobs).
+    [[nodiscard]] bool time_next(bool trial_job,
+                                 std::chrono::steady_clock::time_point now) noexcept;
+};
+
+// What an instance's jobs came to, for TaskStats and the scheduler. Under its mutex.
+struct InstanceCounters {
+    std::uint64_t accepted = 0;    // the application's jobs taken here
+    std::uint64_t ready = 0;       // generations published (became the newest output)
+    std::uint64_t superseded = 0;  // completed after a newer generation was published
+    std::uint64_t failed_jobs = 0; // jobs whose workload failed
+    std::uint64_t trial_jobs = 0;  // trial jobs taken here
+    std::uint64_t trials_done = 0; // trial jobs completed
+    // From each job's request: its work submitted, its output queued for the transport, the
+    // worker's work done, the output ready on the primary.
+    LatencySamples worker_submit_us;
+    LatencySamples transfer_queued_us;
+    LatencySamples worker_done_us;
+    LatencySamples ready_us;
+    GpuTimes gpu; // the workload's GPU time (JobTiming::timer)
+    // Jobs that completed here: published, superseded or trials.
+    [[nodiscard]] std::uint64_t completed() const noexcept {
+        return ready + superseded + trials_done;
+    }
+};
+
 enum class InstancePhase { Preparing, Ready, Failed };
 
 struct TaskInstance {
@@ -199,19 +237,7 @@ struct TaskInstance {
     WorkloadFactory named_workload;
     std::unique_ptr<Workload> workload;
     std::unique_ptr<SlotTransport> transport;
-    // Times each job's workload commands; null where the worker's main queue has no timestamps.
-    // On a CPU device it times the first k_first_timed_jobs, then the first job recorded once
-    // timing_period passed since the last timed one (RuntimeOptions::cpu_device_timing_period;
-    // zero elsewhere: every job), and every trial job: set by the preparation. The job thread
-    // counts the application's jobs it recorded and when it last timed one.
-    static constexpr std::uint64_t k_first_timed_jobs = 4;
-    std::unique_ptr<JobTimer> timer;
-    std::chrono::milliseconds timing_period{0};
-    std::uint64_t recorded_jobs = 0;
-    std::chrono::steady_clock::time_point last_timed{};
-    // Whether the job thread times the job it records at `now` (counted in recorded_jobs).
-    [[nodiscard]] bool time_next_job(bool trial_job,
-                                     std::chrono::steady_clock::time_point now) noexcept;
+    JobTiming timing; // set by the preparation; then the job thread's
     CommandPool pool; // on the worker's main family; worker thread only
     std::vector<SlotResources> slots;
     InstanceInputs inputs; // the application's inputs of TaskDesc::inputs (empty without)
@@ -229,23 +255,13 @@ struct TaskInstance {
     mutable std::mutex mutex;
     SlotRing ring;
     OutputRegistry registry;
-    std::uint64_t accepted = 0;    // the application's jobs taken here
-    std::uint64_t ready = 0;       // generations published (became the newest output)
-    std::uint64_t superseded = 0;  // completed after a newer generation was published
-    std::uint64_t failed_jobs = 0; // jobs whose workload failed
-    std::uint64_t trial_jobs = 0;  // trial jobs taken here
-    std::uint64_t trials_done = 0; // trial jobs completed
+    InstanceCounters counts;
     // Jobs taken and not yet let go by the worker's job and transfer threads (each job's last
     // step on them ends it under `mutex`): an instance is not quiescent while one is held.
     std::uint32_t host_jobs = 0;
     // The first job: 0 none accepted, 1 accepted and not completed (counted in the worker's
     // Worker::unmeasured), 2 one completed (the worker's allowance knows its length).
     int first_job = 0;
-    LatencySamples worker_submit_us;
-    LatencySamples transfer_queued_us;
-    LatencySamples worker_done_us;
-    LatencySamples ready_us;
-    GpuTimes gpu; // from `timer`
 
     // The scheduler's view (its schedule lock only).
     bool trial = true;                 // never was active: only trial jobs ran here

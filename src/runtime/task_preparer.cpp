@@ -308,9 +308,9 @@ void TaskPreparer::prepare(TaskInstance& instance) {
 
     task->pool =
         CommandPool(device, device.queue(QueueRole::Main).family(), td.name + " worker pool");
-    task->timer = JobTimer::create(device, desc.slots, td.name);
+    task->timing.timer = JobTimer::create(device, desc.slots, td.name);
     if (device.info().type == "cpu") {
-        task->timing_period = m_options.cpu_device_timing_period;
+        task->timing.period = m_options.cpu_device_timing_period;
     }
     for (std::uint32_t i = 0; i < desc.slots; ++i) {
         SlotResources r;
@@ -324,7 +324,7 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         m_trace.track(m_primary.label() + (task->same_device ? " main queue" : " transfer queue"));
     log_debug("runtime", "task '{}' ({}x{}, {} slots, workload {}) on {} via {}{}", desc.name,
               desc.width, desc.height, desc.slots, desc.workload, device.label(),
-              task->transport->path_name(), task->timer ? "" : ", no GPU timestamps");
+              task->transport->path_name(), task->timing.timer ? "" : ", no GPU timestamps");
 }
 
 } // namespace tandem::detail

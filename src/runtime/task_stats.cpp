@@ -8,7 +8,7 @@ namespace {
 
 // Whether the instance's jobs are timed: once prepared, with a timer.
 bool timed(const TaskInstance& instance) {
-    return instance.prepared() && instance.timer != nullptr;
+    return instance.prepared() && instance.timing.timer != nullptr;
 }
 
 // One instance's part; `active`: with its samples. Takes the instance's mutex.
@@ -25,21 +25,21 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
     }
     {
         std::lock_guard lock(instance.mutex);
-        d.accepted = instance.accepted;
-        d.ready = instance.ready;
-        d.trial_jobs = instance.trial_jobs;
+        d.accepted = instance.counts.accepted;
+        d.ready = instance.counts.ready;
+        d.trial_jobs = instance.counts.trial_jobs;
         d.in_flight = instance.ring.in_flight_count();
         if (const auto c = instance.registry.current()) {
             d.newest_generation = c->generation;
         }
-        p.superseded = instance.superseded;
-        p.failed_jobs = instance.failed_jobs;
-        p.gpu = instance.gpu.snapshot();
+        p.superseded = instance.counts.superseded;
+        p.failed_jobs = instance.counts.failed_jobs;
+        p.gpu = instance.counts.gpu.snapshot();
         if (active) {
-            p.samples[0] = instance.worker_submit_us.snapshot();
-            p.samples[1] = instance.transfer_queued_us.snapshot();
-            p.samples[2] = instance.worker_done_us.snapshot();
-            p.samples[3] = instance.ready_us.snapshot();
+            p.samples[0] = instance.counts.worker_submit_us.snapshot();
+            p.samples[1] = instance.counts.transfer_queued_us.snapshot();
+            p.samples[2] = instance.counts.worker_done_us.snapshot();
+            p.samples[3] = instance.counts.ready_us.snapshot();
         }
     }
     d.gpu_timed = timed(instance);
@@ -178,25 +178,25 @@ TaskPulse instance_pulse(const TaskInstance& instance, std::size_t recent) {
     }
     {
         std::lock_guard lock(instance.mutex);
-        c.accepted = instance.accepted;
-        c.ready = instance.ready;
-        c.superseded = instance.superseded;
-        c.failed_jobs = instance.failed_jobs;
-        c.trial_jobs = instance.trial_jobs;
+        c.accepted = instance.counts.accepted;
+        c.ready = instance.counts.ready;
+        c.superseded = instance.counts.superseded;
+        c.failed_jobs = instance.counts.failed_jobs;
+        c.trial_jobs = instance.counts.trial_jobs;
         c.in_flight = instance.ring.in_flight_count();
         if (const auto current = instance.registry.current()) {
             c.newest_generation = current->generation;
         }
-        c.worker_submit.count = instance.worker_submit_us.count();
-        c.worker_done.count = instance.worker_done_us.count();
-        c.ready_observed.count = instance.ready_us.count();
-        c.gpu_us.count = instance.gpu.samples.count();
-        c.gpu_us.untimed = instance.gpu.untimed;
-        out.worker_submit_us = instance.worker_submit_us.recent_median_us(recent);
-        out.worker_done_us = instance.worker_done_us.recent_median_us(recent);
-        out.ready_us = instance.ready_us.recent_median_us(recent);
-        out.gpu_us = instance.gpu.samples.recent_median_us(recent);
-        out.completed = instance.ready + instance.superseded + instance.trials_done;
+        c.worker_submit.count = instance.counts.worker_submit_us.count();
+        c.worker_done.count = instance.counts.worker_done_us.count();
+        c.ready_observed.count = instance.counts.ready_us.count();
+        c.gpu_us.count = instance.counts.gpu.samples.count();
+        c.gpu_us.untimed = instance.counts.gpu.untimed;
+        out.worker_submit_us = instance.counts.worker_submit_us.recent_median_us(recent);
+        out.worker_done_us = instance.counts.worker_done_us.recent_median_us(recent);
+        out.ready_us = instance.counts.ready_us.recent_median_us(recent);
+        out.gpu_us = instance.counts.gpu.samples.recent_median_us(recent);
+        out.completed = instance.counts.completed();
     }
     c.gpu_timed = timed(instance);
     c.worker_lost = instance.worker->retired();
