@@ -1,7 +1,9 @@
 // tandem-layer-present-probe: a Vulkan program that knows nothing of Tandem, for measuring the
 // frame-generation layer where there is no display (the GPU machines): it presents to a
 // VK_EXT_headless_surface swapchain, drawing a frame that changes every frame (a background
-// whose colour cycles and a box that moves), paced to --fps, for --frames frames, and prints a
+// whose colour cycles and a textured box that moves across it, which a blend of two frames
+// does not make: verify mode has something to measure), paced to --fps, for --frames frames,
+// and prints a
 // JSON line with its own frame rate and the time its vkQueuePresentKHR calls took. Run it with
 // and without the layer (bench/layer/run_layer_bench.sh); the layer's report has the rest.
 //
@@ -19,6 +21,8 @@
 #include <vector>
 
 #include <vulkan/vulkan.h>
+
+#include "core/stats.hpp"
 
 namespace {
 
@@ -78,17 +82,27 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) {
-        return 0;
-    }
-    // Nearest rank, as tandem's core/stats.hpp.
-    std::sort(v.begin(), v.end());
-    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
-}
-
 } // namespace
+
+// The moving box's texels, `side` x `side` in the swapchain's byte order (BGRA8 or RGBA8 alike:
+// its colours need only differ from texel to texel): a checker of eight cells a side over a
+// diagonal gradient, so that its motion can be told from its colour.
+std::vector<std::uint8_t> box_texels(std::uint32_t side) {
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(side) * side * 4);
+    const std::uint32_t cell = std::max(1u, side / 8);
+    for (std::uint32_t y = 0; y < side; ++y) {
+        for (std::uint32_t x = 0; x < side; ++x) {
+            const bool dark = ((x / cell) + (y / cell)) % 2 == 0;
+            const auto ramp = static_cast<std::uint8_t>(255u * (x + y) / (2u * side));
+            std::uint8_t* t = &out[(static_cast<std::size_t>(y) * side + x) * 4];
+            t[0] = dark ? ramp : static_cast<std::uint8_t>(255 - ramp);
+            t[1] = dark ? 40 : 220;
+            t[2] = static_cast<std::uint8_t>(dark ? 200 - ramp / 2 : 60 + ramp / 2);
+            t[3] = 255;
+        }
+    }
+    return out;
+}
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
@@ -182,6 +196,41 @@ int main(int argc, char** argv) {
     std::vector<VkImage> images(count);
     vkGetSwapchainImagesKHR(device, swapchain, &count, images.data());
 
+    // The box: a quarter of the frame's smaller side, copied from a host-visible buffer.
+    const std::uint32_t box = std::max(8u, std::min(o.width, o.height) / 4);
+    const std::vector<std::uint8_t> texels = box_texels(box);
+    VkBufferCreateInfo buffer_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    buffer_info.size = texels.size();
+    buffer_info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    VkBuffer box_buffer = VK_NULL_HANDLE;
+    check(vkCreateBuffer(device, &buffer_info, nullptr, &box_buffer), "vkCreateBuffer");
+    VkMemoryRequirements needs{};
+    vkGetBufferMemoryRequirements(device, box_buffer, &needs);
+    VkPhysicalDeviceMemoryProperties memory{};
+    vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+    const VkMemoryPropertyFlags host =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo memory_info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    memory_info.allocationSize = needs.size;
+    memory_info.memoryTypeIndex = UINT32_MAX;
+    for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+        if ((needs.memoryTypeBits & (1u << i)) != 0 &&
+            (memory.memoryTypes[i].propertyFlags & host) == host) {
+            memory_info.memoryTypeIndex = i;
+            break;
+        }
+    }
+    if (memory_info.memoryTypeIndex == UINT32_MAX) {
+        fail("no host-visible memory for the box's texels");
+    }
+    VkDeviceMemory box_memory = VK_NULL_HANDLE;
+    check(vkAllocateMemory(device, &memory_info, nullptr, &box_memory), "vkAllocateMemory");
+    check(vkBindBufferMemory(device, box_buffer, box_memory, 0), "vkBindBufferMemory");
+    void* mapped = nullptr;
+    check(vkMapMemory(device, box_memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+    std::memcpy(mapped, texels.data(), texels.size());
+    vkUnmapMemory(device, box_memory);
+
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pool_info.queueFamilyIndex = family;
@@ -238,13 +287,29 @@ int main(int argc, char** argv) {
         to_dst.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
         vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
                              0, nullptr, 0, nullptr, 1, &to_dst);
-        // A colour that cycles over 256 frames, and a box moving 8 texels a frame: frame N is
-        // the same at any size relative to its extent, and changes every frame.
+        // A colour that cycles over 256 frames, and the box crossing the frame left to right in
+        // 240 frames (8 texels a frame at 1920 wide), halfway down: frame N is about the same at
+        // any size relative to its extent, and changes every frame.
         const float phase = static_cast<float>(frame % 256) / 255.0f;
         const VkClearColorValue background{{phase, 0.3f, 1.0f - phase, 1.0f}};
         const VkImageSubresourceRange whole{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
         vkCmdClearColorImage(cmd, images[index], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &background,
                              1, &whole);
+        VkMemoryBarrier cleared{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        cleared.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                             1, &cleared, 0, nullptr, 0, nullptr);
+        const std::uint32_t travel = o.width > box ? o.width - box : 1;
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.imageOffset = {
+            static_cast<std::int32_t>((static_cast<std::uint64_t>(frame) * o.width / 240) % travel),
+            static_cast<std::int32_t>((o.height - std::min(o.height, box)) / 2), 0};
+        region.imageExtent = {std::min(box, o.width), std::min(box, o.height), 1};
+        region.bufferRowLength = box;
+        vkCmdCopyBufferToImage(cmd, box_buffer, images[index], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                               1, &region);
         VkImageMemoryBarrier to_present = to_dst;
         to_present.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         to_present.dstAccessMask = 0;
@@ -287,17 +352,19 @@ int main(int argc, char** argv) {
         vkDestroySemaphore(device, s, nullptr);
     }
     vkDestroyCommandPool(device, pool, nullptr);
+    vkDestroyBuffer(device, box_buffer, nullptr);
+    vkFreeMemory(device, box_memory, nullptr);
     vkDestroySwapchainKHR(device, swapchain, nullptr);
     vkDestroyDevice(device, nullptr);
     reinterpret_cast<PFN_vkDestroySurfaceKHR>(
         vkGetInstanceProcAddr(instance, "vkDestroySurfaceKHR"))(instance, surface, nullptr);
     vkDestroyInstance(instance, nullptr);
 
-    std::printf("{\"device\": \"%s\", \"width\": %u, \"height\": %u, \"target_fps\": %.1f, "
-                "\"frames\": %u, \"fps\": %.2f, \"present_call_us_p50\": %.1f, "
-                "\"present_call_us_p99\": %.1f, \"percentile\": \"nearest rank\"}\n",
-                name.c_str(), o.width, o.height, o.fps, o.frames,
-                static_cast<double>(o.frames) / seconds, percentile(present_us, 0.5),
-                percentile(present_us, 0.99));
+    std::printf(
+        "{\"device\": \"%s\", \"width\": %u, \"height\": %u, \"target_fps\": %.1f, "
+        "\"frames\": %u, \"fps\": %.2f, \"present_call_us_p50\": %.1f, "
+        "\"present_call_us_p99\": %.1f, \"percentile\": \"nearest rank\"}\n",
+        name.c_str(), o.width, o.height, o.fps, o.frames, static_cast<double>(o.frames) / seconds,
+        tandem::detail::percentile(present_us, 0.5), tandem::detail::percentile(present_us, 0.99));
     return 0;
 }
