@@ -98,9 +98,12 @@ std::uint32_t import_host_buffer(const Device& device, void* host, VkDeviceSize 
     alloc.allocationSize = size;
     alloc.memoryTypeIndex = device.memory_type(bits, 0, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(vkAllocateMemory(dev, &alloc, nullptr, &memory), "vkAllocateMemory import " + name,
-             hint);
-    memory_out = own_memory(device, memory, size);
+    const VkResult r = vkAllocateMemory(dev, &alloc, nullptr, &memory);
+    // Owned before the check, so that an injected fault (core/vk_check.hpp) frees it.
+    if (r == VK_SUCCESS) {
+        memory_out = own_memory(device, memory, size);
+    }
+    vk_check(r, "vkAllocateMemory import " + name, hint);
     device.name(memory, VK_OBJECT_TYPE_DEVICE_MEMORY, name);
     vk_check(vkBindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory " + name);
     return alloc.memoryTypeIndex;

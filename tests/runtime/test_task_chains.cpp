@@ -479,6 +479,55 @@ TEST_F(TaskChains, AFeedsPathThatFailsInUseIsDroppedAndTheNextCarriesIt) {
     EXPECT_FALSE(runtime->stats(consumer).worker_lost);
 }
 
+// Zero-copy's images are the path's own memory: when a feed's cannot be made (here, the
+// worker's import of one fails), the path is dropped for the pair with the reason, that feed
+// takes the next path and its consumer reads on, exact; a feed already made on zero-copy keeps
+// its link.
+TEST_F(TaskChains, AFeedWhoseImagesCannotBeMadeTakesThePairsNextPath) {
+    auto runtime = make_runtime("1,2");
+    // On the primary, a producer's own output needs no link: only its feed imports memory.
+    const TaskId kept = runtime->register_task(fill_task("kept", "primary"));
+    const TaskId kept_reader = runtime->register_task(blur_of(kept, ChainMode::Newest, "worker:1"));
+    EXPECT_GE(run_chain(*runtime, kept, kept_reader, ChainMode::Newest, 2), 1);
+    ASSERT_EQ(runtime->stats(kept).feeds.size(), 1u);
+    ASSERT_EQ(runtime->stats(kept).feeds[0].path, "zero-copy")
+        << "the pair's best path is the one whose images are its memory";
+
+    const TaskId producer = runtime->register_task(fill_task("fill", "primary"));
+    // Every import fails while the consumer is registered: its own output's images too (the
+    // pair's other direction), and then those of the producer's feed to its worker.
+    detail::inject_vk_fault("vkAllocateMemory import", VK_ERROR_OUT_OF_DEVICE_MEMORY, 1000);
+    const TaskId consumer =
+        runtime->register_task(blur_of(producer, ChainMode::Newest, "worker:1"));
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const TaskStats p = runtime->stats(producer);
+        return p.feeds.size() == 1 && (!p.feeds[0].path.empty() || !p.feeds[0].error.empty());
+    })) << "the producer was not prepared with its feed";
+    detail::clear_vk_faults();
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Newest, 4), 1);
+    const TaskStats p = runtime->stats(producer);
+    ASSERT_EQ(p.feeds.size(), 1u);
+    const TaskFeedStats& feed = p.feeds[0];
+    EXPECT_TRUE(feed.error.empty()) << feed.error;
+    EXPECT_FALSE(feed.path.empty());
+    EXPECT_NE(feed.path, "zero-copy");
+    bool dropped = false;
+    for (const DroppedTransferPath& d : feed.dropped_paths) {
+        if (d.path == "zero-copy") {
+            dropped = true;
+            EXPECT_NE(d.reason.find("feed's images"), std::string::npos) << d.reason;
+            EXPECT_NE(d.reason.find("VK_ERROR_OUT_OF_DEVICE_MEMORY"), std::string::npos)
+                << d.reason;
+        }
+    }
+    EXPECT_TRUE(dropped) << "zero-copy is not among the feed's dropped paths";
+    EXPECT_EQ(runtime->stats(consumer).failed_jobs, 0u);
+    EXPECT_EQ(p.failed_jobs, 0u) << p.workload_error;
+    // The feed made before keeps its link, and its consumer reads on.
+    EXPECT_EQ(runtime->stats(kept).feeds.at(0).path, "zero-copy");
+    EXPECT_GE(run_chain(*runtime, kept, kept_reader, ChainMode::Newest, 2), 1);
+}
+
 TEST_F(TaskChains, AMatchingConsumerReadsEveryGenerationItsProducerRanAheadWith) {
     auto runtime = make_runtime("1");
     TaskDesc fill = fill_task("fill", "worker");
