@@ -3,9 +3,9 @@
 // VK_EXT_headless_surface swapchain, drawing a frame that changes every frame (a background
 // whose colour cycles and a textured box that moves across it, which a blend of two frames
 // does not make: verify mode has something to measure), paced to --fps, for --frames frames,
-// and prints a
-// JSON line with its own frame rate and the time its vkQueuePresentKHR calls took. Run it with
-// and without the layer (bench/layer/run_layer_bench.sh); the layer's report has the rest.
+// and prints a JSON line with its own frame rate and the time its vkQueuePresentKHR calls took.
+// Run it with and without the layer (bench/layer/run_layer_bench.sh); the layer's report has the
+// rest.
 //
 //   tandem-layer-present-probe [--device NAME-PART] [--width W] [--height H] [--fps F]
 //                              [--frames N] [--format bgra8|rgba8]
@@ -82,8 +82,6 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-} // namespace
-
 // The moving box's texels, `side` x `side` in the swapchain's byte order (BGRA8 or RGBA8 alike:
 // its colours need only differ from texel to texel): a checker of eight cells a side over a
 // diagonal gradient, so that its motion can be told from its colour.
@@ -103,6 +101,8 @@ std::vector<std::uint8_t> box_texels(std::uint32_t side) {
     }
     return out;
 }
+
+} // namespace
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);

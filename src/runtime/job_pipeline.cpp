@@ -507,8 +507,8 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     }
     const auto t_submit = Clock::now();
     if (start.timed) {
-        instance.timing.timer->submitted(job.slot,
-                                         job.generation); // before the watcher can report it
+        // Before the watcher can report it.
+        instance.timing.timer->submitted(job.slot, job.generation);
     }
     worker.note_submitted(job, work_value);
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/resources.hpp"
+#include "runtime/task_graph.hpp"
 #include "sync/timeline_semaphore.hpp"
 #include "tandem/error.hpp"
 
@@ -429,9 +430,7 @@ ChainHold SubmitHolds::take(const TaskTable& tasks, Task& task) {
     ChainHold held = hold_chained(tasks, name, inputs, m_worker, follows, m_generation, m_reads);
     if (held.status == ChainHold::Status::Broken) {
         std::lock_guard lock(task.mutex);
-        if (task.links.cursor) {
-            task.links.cursor->live.store(false, std::memory_order_release);
-        }
+        TaskGraph::stop_reading(task.links); // it cannot read in step now
     }
     return held;
 }
