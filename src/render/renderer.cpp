@@ -325,30 +325,76 @@ RenderStatus Renderer::record(VkCommandBuffer cmd, RenderTarget& target, const C
     return record_frame(cmd, target, color, &motion, snapshot, external, stats);
 }
 
-RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
-                                    const ColorTarget& color, const MotionTargets* motion,
-                                    const FrameSnapshot& snapshot,
-                                    std::span<const ExternalTexture> external,
-                                    RenderStats* stats) const {
-    const Device& device = m_cache.device();
-    if (color.extent.width != target.extent().width ||
-        color.extent.height != target.extent().height) {
-        return RenderStatus::ExtentMismatch;
-    }
-    const PipelineShelf::Shared& pipeline = motion != nullptr ? m_motion_pipeline : m_pipeline;
-
-    // Plan first, record after: nothing is recorded unless the whole frame can be.
-    const glm::mat4 view_proj = snapshot.camera.projection * snapshot.camera.view;
-    const Frustum frustum = frustum_from(view_proj);
+struct Renderer::FramePlan {
     struct Group {
         std::uint32_t mesh;
         std::optional<std::uint32_t> surface;
         std::vector<std::uint32_t> instances;
     };
-    std::vector<Group> groups; // in order of first appearance: deterministic
+    glm::mat4 view_proj{1.0f};
+    std::vector<Group> groups;                 // in order of first appearance: deterministic
+    std::vector<VkDescriptorSet> surface_sets; // per external texture; null where none samples it
+    std::vector<std::uint32_t> first_instance; // per group: its range's first record
+    RenderStats stats;
+};
+
+RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
+                                    const ColorTarget& color, const MotionTargets* motion,
+                                    const FrameSnapshot& snapshot,
+                                    std::span<const ExternalTexture> external,
+                                    RenderStats* stats) const {
+    if (color.extent.width != target.extent().width ||
+        color.extent.height != target.extent().height) {
+        return RenderStatus::ExtentMismatch;
+    }
+    // Plan first, record after: nothing is recorded unless the whole frame can be.
+    FramePlan plan;
+    RenderStatus status = plan_frame(snapshot, external, target, plan);
+    if (status == RenderStatus::Ok) {
+        status = bind_surfaces(target, external, plan);
+    }
+    if (status == RenderStatus::Ok) {
+        status = write_instances(target, color, motion, snapshot, plan);
+    }
+    if (status != RenderStatus::Ok) {
+        return status;
+    }
+
+    const Device& device = m_cache.device();
+    device.begin_label(cmd, "tandem render");
+    begin_rendering(cmd, target, color, motion, snapshot.clear_color);
+    draw_groups(cmd, target, plan, snapshot, motion);
+    vkCmdEndRendering(cmd);
+    if (color.final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
+        color.final_stage != VK_PIPELINE_STAGE_2_NONE) {
+        image_barrier(cmd, color.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      color.final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, color.final_stage,
+                      color.final_access);
+    }
+    if (motion != nullptr && (motion->final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
+                              motion->final_stage != VK_PIPELINE_STAGE_2_NONE)) {
+        for (VkImage image : {motion->depth_image, motion->motion_image}) {
+            image_barrier(cmd, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                          motion->final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                          VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, motion->final_stage,
+                          motion->final_access);
+        }
+    }
+    device.end_label(cmd);
+    if (stats != nullptr) {
+        *stats = plan.stats;
+    }
+    return RenderStatus::Ok;
+}
+
+RenderStatus Renderer::plan_frame(const FrameSnapshot& snapshot,
+                                  std::span<const ExternalTexture> external,
+                                  const RenderTarget& target, FramePlan& plan) const {
+    plan.view_proj = snapshot.camera.projection * snapshot.camera.view;
+    const Frustum frustum = frustum_from(plan.view_proj);
     std::map<std::pair<std::uint32_t, std::int64_t>, std::size_t> group_of;
-    RenderStats local;
-    local.instances = static_cast<std::uint32_t>(snapshot.instances.size());
+    plan.stats.instances = static_cast<std::uint32_t>(snapshot.instances.size());
     std::uint32_t visible = 0;
     for (std::size_t i = 0; i < snapshot.instances.size(); ++i) {
         const InstanceSnapshot& inst = snapshot.instances[i];
@@ -361,31 +407,33 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
         }
         if (mesh->primitives.empty() ||
             !intersects(frustum, mesh->bounds.transformed(inst.transform))) {
-            ++local.culled;
+            ++plan.stats.culled;
             continue;
         }
         const std::pair<std::uint32_t, std::int64_t> key{
             inst.mesh, inst.surface ? static_cast<std::int64_t>(*inst.surface) : -1};
-        auto [it, fresh] = group_of.try_emplace(key, groups.size());
+        auto [it, fresh] = group_of.try_emplace(key, plan.groups.size());
         if (fresh) {
-            groups.push_back({inst.mesh, inst.surface, {}});
+            plan.groups.push_back({inst.mesh, inst.surface, {}});
         }
-        groups[it->second].instances.push_back(static_cast<std::uint32_t>(i));
+        plan.groups[it->second].instances.push_back(static_cast<std::uint32_t>(i));
         ++visible;
     }
-    if (visible > target.m_max_instances) {
-        return RenderStatus::TooManyInstances;
-    }
+    return visible > target.m_max_instances ? RenderStatus::TooManyInstances : RenderStatus::Ok;
+}
 
-    // External textures: one descriptor set each from the target's pool (reset: the target is
-    // not in flight, by contract).
-    std::vector<VkDescriptorSet> surface_sets(external.size(), VK_NULL_HANDLE);
+RenderStatus Renderer::bind_surfaces(RenderTarget& target,
+                                     std::span<const ExternalTexture> external,
+                                     FramePlan& plan) const {
+    // The pool is reset: the target is not in flight, by contract.
+    const Device& device = m_cache.device();
+    plan.surface_sets.assign(external.size(), VK_NULL_HANDLE);
     if (vk_status(vkResetDescriptorPool(device.handle(), target.m_pool.get(), 0),
                   "vkResetDescriptorPool render target") != VK_SUCCESS) {
         return RenderStatus::DescriptorFailure;
     }
-    for (const Group& g : groups) {
-        if (!g.surface || surface_sets[*g.surface] != VK_NULL_HANDLE) {
+    for (const FramePlan::Group& g : plan.groups) {
+        if (!g.surface || plan.surface_sets[*g.surface] != VK_NULL_HANDLE) {
             continue;
         }
         VkDescriptorSetLayout layout = m_cache.texture_layout();
@@ -406,17 +454,20 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
         write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
         write.pImageInfo = &image;
         vkUpdateDescriptorSets(device.handle(), 1, &write, 0, nullptr);
-        surface_sets[*g.surface] = set;
+        plan.surface_sets[*g.surface] = set;
     }
+    return RenderStatus::Ok;
+}
 
-    // Instance data, grouped so that each group is one contiguous range; the motion pipeline's
-    // records are MotionInstanceData (the target was sized for them).
+RenderStatus Renderer::write_instances(RenderTarget& target, const ColorTarget& color,
+                                       const MotionTargets* motion, const FrameSnapshot& snapshot,
+                                       FramePlan& plan) const {
+    // The motion pipeline's records are MotionInstanceData (the target was sized for them).
     auto* out = static_cast<InstanceData*>(target.m_instances.mapped);
     auto* motion_out = static_cast<MotionInstanceData*>(target.m_instances.mapped);
     std::uint32_t written = 0;
-    std::vector<std::uint32_t> first_instance;
-    for (const Group& g : groups) {
-        first_instance.push_back(written);
+    for (const FramePlan::Group& g : plan.groups) {
+        plan.first_instance.push_back(written);
         for (std::uint32_t i : g.instances) {
             const InstanceSnapshot& inst = snapshot.instances[i];
             const glm::mat4& m = inst.transform;
@@ -452,13 +503,17 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
         VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
         range.memory = buffer->memory.get();
         range.size = VK_WHOLE_SIZE;
-        if (vk_status(vkFlushMappedMemoryRanges(device.handle(), 1, &range),
+        if (vk_status(vkFlushMappedMemoryRanges(m_cache.device().handle(), 1, &range),
                       "vkFlushMappedMemoryRanges render target") != VK_SUCCESS) {
             return RenderStatus::DeviceFailure;
         }
     }
+    return RenderStatus::Ok;
+}
 
-    device.begin_label(cmd, "tandem render");
+void Renderer::begin_rendering(VkCommandBuffer cmd, const RenderTarget& target,
+                               const ColorTarget& color, const MotionTargets* motion,
+                               const glm::vec4& clear) {
     // Colour: discard old content (cleared on load). Depth: same, every frame.
     VkImageMemoryBarrier2 barriers[4]{};
     barriers[0] = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
@@ -506,7 +561,6 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
     color_attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
     color_attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
     color_attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    const glm::vec4& clear = snapshot.clear_color;
     color_attachment.clearValue.color = {{clear.r, clear.g, clear.b, clear.a}};
     if (motion != nullptr) {
         // Background: the far plane's depth and no motion.
@@ -530,11 +584,16 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
     rendering.pColorAttachments = color_attachments;
     rendering.pDepthAttachment = &depth_attachment;
     vkCmdBeginRendering(cmd, &rendering);
+}
 
+void Renderer::draw_groups(VkCommandBuffer cmd, const RenderTarget& target, FramePlan& plan,
+                           const FrameSnapshot& snapshot, const MotionTargets* motion) const {
+    const PipelineShelf::Shared& pipeline = motion != nullptr ? m_motion_pipeline : m_pipeline;
+    const VkExtent2D extent = target.extent(); // the colour target's too (record_frame)
     const VkViewport viewport{
-        0.0f, 0.0f, static_cast<float>(color.extent.width), static_cast<float>(color.extent.height),
+        0.0f, 0.0f, static_cast<float>(extent.width), static_cast<float>(extent.height),
         0.0f, 1.0f};
-    const VkRect2D scissor{{0, 0}, color.extent};
+    const VkRect2D scissor{{0, 0}, extent};
     vkCmdSetViewport(cmd, 0, 1, &viewport);
     vkCmdSetScissor(cmd, 0, 1, &scissor);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.pipeline());
@@ -543,7 +602,7 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
                                 &target.m_motion_set, 0, nullptr);
     }
     Push push{};
-    push.view_proj = view_proj;
+    push.view_proj = plan.view_proj;
     push.light_dir = glm::vec4(snapshot.light.direction, 0.0f);
     push.light_color = glm::vec4(snapshot.light.color, 1.0f);
     push.ambient = glm::vec4(snapshot.light.ambient, 1.0f);
@@ -551,8 +610,8 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
     vkCmdPushConstants(cmd, pipeline.layout(), stages, 0, sizeof(Push), &push);
 
     VkBuffer instance_buffer = target.m_instances.get();
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-        const Group& g = groups[gi];
+    for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
+        const FramePlan::Group& g = plan.groups[gi];
         const GpuMesh& mesh = *m_cache.mesh(g.mesh);
         const VkBuffer buffers[2] = {mesh.vertices.get(), instance_buffer};
         const VkDeviceSize offsets[2] = {0, 0};
@@ -560,7 +619,7 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
         vkCmdBindIndexBuffer(cmd, mesh.indices.get(), 0, VK_INDEX_TYPE_UINT32);
         for (const GpuPrimitive& prim : mesh.primitives) {
             const GpuMaterial& material = m_cache.material(prim.material);
-            VkDescriptorSet set = g.surface ? surface_sets[*g.surface] : material.texture_set;
+            VkDescriptorSet set = g.surface ? plan.surface_sets[*g.surface] : material.texture_set;
             const glm::vec4 base = g.surface ? glm::vec4(1.0f) : material.base_color;
             const glm::vec4 light_dir(snapshot.light.direction, g.surface ? 1.0f : 0.0f);
             vkCmdPushConstants(cmd, pipeline.layout(), stages, offsetof(Push, light_dir),
@@ -570,33 +629,10 @@ RenderStatus Renderer::record_frame(VkCommandBuffer cmd, RenderTarget& target,
             vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.layout(), 0, 1,
                                     &set, 0, nullptr);
             vkCmdDrawIndexed(cmd, prim.index_count, static_cast<std::uint32_t>(g.instances.size()),
-                             prim.first_index, prim.vertex_offset, first_instance[gi]);
-            ++local.draws;
+                             prim.first_index, prim.vertex_offset, plan.first_instance[gi]);
+            ++plan.stats.draws;
         }
     }
-    vkCmdEndRendering(cmd);
-
-    if (color.final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
-        color.final_stage != VK_PIPELINE_STAGE_2_NONE) {
-        image_barrier(cmd, color.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                      color.final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, color.final_stage,
-                      color.final_access);
-    }
-    if (motion != nullptr && (motion->final_layout != VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL ||
-                              motion->final_stage != VK_PIPELINE_STAGE_2_NONE)) {
-        for (VkImage image : {motion->depth_image, motion->motion_image}) {
-            image_barrier(cmd, image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                          motion->final_layout, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                          VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, motion->final_stage,
-                          motion->final_access);
-        }
-    }
-    device.end_label(cmd);
-    if (stats != nullptr) {
-        *stats = local;
-    }
-    return RenderStatus::Ok;
 }
 
 } // namespace tandem::detail

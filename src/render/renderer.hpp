@@ -154,11 +154,36 @@ public:
                                       RenderStats* stats = nullptr) const;
 
 private:
+    // What a frame draws, planned before anything is recorded (renderer.cpp).
+    struct FramePlan;
+
     [[nodiscard]] RenderStatus record_frame(VkCommandBuffer cmd, RenderTarget& target,
                                             const ColorTarget& color, const MotionTargets* motion,
                                             const FrameSnapshot& snapshot,
                                             std::span<const ExternalTexture> external,
                                             RenderStats* stats) const;
+    // The frame's stages, in order; each answers Ok or records nothing.
+    // Culls the instances and groups the visible ones by mesh and surface.
+    [[nodiscard]] RenderStatus plan_frame(const FrameSnapshot& snapshot,
+                                          std::span<const ExternalTexture> external,
+                                          const RenderTarget& target, FramePlan& plan) const;
+    // One descriptor set per external texture the groups sample, from the target's pool.
+    [[nodiscard]] RenderStatus bind_surfaces(RenderTarget& target,
+                                             std::span<const ExternalTexture> external,
+                                             FramePlan& plan) const;
+    // The instances' records (and the motion uniform), each group one contiguous range.
+    [[nodiscard]] RenderStatus write_instances(RenderTarget& target, const ColorTarget& color,
+                                               const MotionTargets* motion,
+                                               const FrameSnapshot& snapshot,
+                                               FramePlan& plan) const;
+    // The attachments' barriers and vkCmdBeginRendering, every attachment cleared.
+    static void begin_rendering(VkCommandBuffer cmd, const RenderTarget& target,
+                                const ColorTarget& color, const MotionTargets* motion,
+                                const glm::vec4& clear);
+    // The draws of every group, its surface or its material bound.
+    // Counts them in the plan's stats.
+    void draw_groups(VkCommandBuffer cmd, const RenderTarget& target, FramePlan& plan,
+                     const FrameSnapshot& snapshot, const MotionTargets* motion) const;
 
     const MeshCache& m_cache;
     VkFormat m_color;
