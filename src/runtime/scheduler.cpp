@@ -646,6 +646,134 @@ bool Scheduler::wait_prepared(Task& task, std::uint64_t serial) {
     }
 }
 
+// calibrate_task's trial jobs, one device after another, without the schedule lock: what they
+// measured and why any failed, for the cost model and the report under the lock again.
+struct Scheduler::CalibrationRun {
+    struct Timing {
+        std::uint32_t device;
+        Stage stage;
+        double ms;
+    };
+
+    Scheduler& scheduler;
+    Task& task;
+    std::span<const std::byte> bytes;
+    std::chrono::milliseconds timeout; // for each job: its start, and then its completion
+    std::uint32_t primary;
+    std::vector<Timing> timings;
+    std::vector<std::pair<std::string, std::uint32_t>> failures; // why, the adapter
+
+    // `f` of the instance `serial` while the task holds it (nullptr once it does not), under
+    // the task's mutex.
+    template <class F>
+    auto with(std::uint64_t serial, F&& f) {
+        std::lock_guard lock(task.mutex);
+        return f(task.live ? task.find(serial) : nullptr);
+    }
+
+    // `jobs` trial jobs on the instance `serial` (adapter `device`), each once the one before
+    // completed; false when the instance was not prepared, the task left, or a job did not run.
+    bool on(std::uint32_t device, std::uint64_t serial, std::uint32_t jobs) {
+        if (!scheduler.wait_prepared(task, serial)) {
+            std::lock_guard lock(task.mutex);
+            if (TaskInstance* instance = task.find(serial); instance != nullptr) {
+                task.preparation.refused.push_back(device);
+                failures.emplace_back(could_not_run(device, instance->preparation_error), device);
+            }
+            return false;
+        }
+        for (std::uint32_t j = 0; j < jobs; ++j) {
+            const std::uint64_t before = with(serial, [](TaskInstance* i) {
+                return i != nullptr ? instance_pulse(*i, 0).completed : 0;
+            });
+            const auto deadline = std::chrono::steady_clock::now() + timeout;
+            if (!start(device, serial, deadline) || !finish(device, serial, j, before, deadline)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // Submits one trial job, pumping while it is not taken; false when the task left
+    // meanwhile or the job did not start by `deadline`.
+    bool start(std::uint32_t device, std::uint64_t serial,
+               std::chrono::steady_clock::time_point deadline) {
+        for (;;) {
+            TaskInstance* instance = with(serial, [](TaskInstance* i) { return i; });
+            if (instance == nullptr) {
+                return false; // the task was unregistered meanwhile
+            }
+            if (scheduler.submit_trial(task, *instance, bytes)) {
+                return true;
+            }
+            if (std::chrono::steady_clock::now() > deadline) {
+                failures.emplace_back("task \"" + task.desc.name +
+                                          "\": its trial jobs did not start on adapter " +
+                                          std::to_string(device),
+                                      device);
+                return false;
+            }
+            scheduler.m_runtime->pump_completions();
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+
+    // Pumps until the job `j` (the instance's completions were `before` it) completed, and
+    // keeps its timings past the warm-up; false when it failed or did not complete by
+    // `deadline` (the adapter refused then).
+    bool finish(std::uint32_t device, std::uint64_t serial, std::uint32_t j, std::uint64_t before,
+                std::chrono::steady_clock::time_point deadline) {
+        for (;;) {
+            scheduler.m_runtime->pump_completions();
+            std::string failure;
+            const bool done = with(serial, [&](TaskInstance* i) {
+                if (i == nullptr) {
+                    failure = "the task was unregistered";
+                    return false;
+                }
+                const TaskPulse pulse = instance_pulse(*i, 1);
+                if (pulse.completed > before) {
+                    if (j >= k_warm_up_outputs) {
+                        timings.push_back({device, Stage::Execute, execute_of(pulse)});
+                        if (device != primary) {
+                            timings.push_back({device, Stage::Delivery,
+                                               (pulse.ready_us - pulse.worker_done_us) / 1000.0});
+                        }
+                    }
+                    i->completed_seen = pulse.completed;
+                    return true;
+                }
+                if (pulse.counters.worker_lost) {
+                    failure = pulse.counters.worker_lost_reason;
+                } else if (pulse.counters.failed_jobs > 0 && task.failures.in_a_row > 0 &&
+                           !task.failures.last.empty()) {
+                    failure = task.failures.last;
+                }
+                return false;
+            });
+            if (done) {
+                return true;
+            }
+            if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
+                failure =
+                    "a job did not complete within " + std::to_string(timeout.count()) + " ms";
+            }
+            if (!failure.empty()) {
+                std::lock_guard lock(task.mutex);
+                task.preparation.refused.push_back(device);
+                failures.emplace_back(could_not_run(device, failure), device);
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+
+    [[nodiscard]] std::string could_not_run(std::uint32_t device, const std::string& why) const {
+        return "task \"" + task.desc.name + "\" could not run on adapter " +
+               std::to_string(device) + ": " + why;
+    }
+};
+
 CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byte> bytes,
                                             std::uint32_t jobs) {
     if (jobs < k_warm_up_outputs + RobustEstimate::k_min_samples) {
@@ -688,113 +816,15 @@ CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byt
     }
 
     // Without it: the preparations and the trial jobs. What they measure and every failure are
-    // kept here and handed to the cost model and the report under the lock again.
-    struct Timing {
-        std::uint32_t device;
-        Stage stage;
-        double ms;
-    };
-    std::vector<Timing> timings;
-    std::vector<std::pair<std::string, std::uint32_t>> failures;
-    const auto timeout = 2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout();
+    // kept in `run` and handed to the cost model and the report under the lock again.
+    CalibrationRun run{*this, task, bytes,
+                       2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout(), p};
     std::size_t measured = 0;
     const auto calibrating_entry = m_calibrating.insert(task.id);
     try {
         const Unlocked unlocked(m_schedule);
         for (const auto& [d, serial] : trials) {
-            if (!wait_prepared(task, serial)) {
-                std::lock_guard lock(task.mutex);
-                if (TaskInstance* instance = task.find(serial); instance != nullptr) {
-                    task.preparation.refused.push_back(d);
-                    failures.emplace_back("task \"" + task.desc.name +
-                                              "\" could not run on adapter " + std::to_string(d) +
-                                              ": " + instance->preparation_error,
-                                          d);
-                }
-                continue;
-            }
-            // The instance while the task holds it (checked under the task's mutex each time).
-            auto with = [&, serial = serial](auto&& f) {
-                std::lock_guard lock(task.mutex);
-                TaskInstance* instance = task.live ? task.find(serial) : nullptr;
-                return f(instance);
-            };
-            bool failed = false;
-            for (std::uint32_t j = 0; j < jobs && !failed; ++j) {
-                const std::uint64_t before = with([](TaskInstance* i) {
-                    return i != nullptr ? instance_pulse(*i, 0).completed : 0;
-                });
-                const auto deadline = std::chrono::steady_clock::now() + timeout;
-                for (;;) {
-                    TaskInstance* instance = with([](TaskInstance* i) { return i; });
-                    if (instance == nullptr) {
-                        failed = true; // the task was unregistered meanwhile
-                        break;
-                    }
-                    if (submit_trial(task, *instance, bytes)) {
-                        break;
-                    }
-                    if (std::chrono::steady_clock::now() > deadline) {
-                        failures.emplace_back("task \"" + task.desc.name +
-                                                  "\": its trial jobs did not start on adapter " +
-                                                  std::to_string(d),
-                                              d);
-                        failed = true;
-                        break;
-                    }
-                    m_runtime->pump_completions();
-                    std::this_thread::sleep_for(std::chrono::microseconds(200));
-                }
-                while (!failed) {
-                    m_runtime->pump_completions();
-                    std::string failure;
-                    const bool done = with([&](TaskInstance* i) {
-                        if (i == nullptr) {
-                            failure = "the task was unregistered";
-                            return false;
-                        }
-                        const TaskPulse pulse = instance_pulse(*i, 1);
-                        if (pulse.completed > before) {
-                            if (j >= k_warm_up_outputs) {
-                                timings.push_back({d, Stage::Execute, execute_of(pulse)});
-                                if (d != p) {
-                                    timings.push_back(
-                                        {d, Stage::Delivery,
-                                         (pulse.ready_us - pulse.worker_done_us) / 1000.0});
-                                }
-                            }
-                            i->completed_seen = pulse.completed;
-                            return true;
-                        }
-                        if (pulse.counters.worker_lost) {
-                            failure = pulse.counters.worker_lost_reason;
-                        } else if (pulse.counters.failed_jobs > 0 && task.failures.in_a_row > 0 &&
-                                   !task.failures.last.empty()) {
-                            failure = task.failures.last;
-                        }
-                        return false;
-                    });
-                    if (done) {
-                        break;
-                    }
-                    if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
-                        failure = "a job did not complete within " +
-                                  std::to_string(timeout.count()) + " ms";
-                    }
-                    if (!failure.empty()) {
-                        std::lock_guard lock(task.mutex);
-                        task.preparation.refused.push_back(d);
-                        failures.emplace_back("task \"" + task.desc.name +
-                                                  "\" could not run on adapter " +
-                                                  std::to_string(d) + ": " + failure,
-                                              d);
-                        failed = true;
-                        break;
-                    }
-                    std::this_thread::sleep_for(std::chrono::microseconds(200));
-                }
-            }
-            measured += failed ? 0 : 1;
+            measured += run.on(d, serial, jobs) ? 1 : 0;
         }
     } catch (...) {
         m_calibrating.erase(calibrating_entry);
@@ -804,7 +834,7 @@ CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byt
 
     // Under the lock again. A task unregistered meanwhile keeps nothing (its measurements go
     // with it); the pump may have dropped it already.
-    for (auto& [why, d] : failures) {
+    for (auto& [why, d] : run.failures) {
         note_failure(std::move(why), d);
     }
     bool live = false;
@@ -813,7 +843,7 @@ CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byt
         live = task.live;
     }
     if (const auto it = m_keys.find(task.id); live && it != m_keys.end() && it->second == key) {
-        for (const Timing& t : timings) {
+        for (const CalibrationRun::Timing& t : run.timings) {
             (void)m_model->observe(key, t.device, t.stage, t.ms);
         }
     }

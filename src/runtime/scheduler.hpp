@@ -103,6 +103,7 @@ private:
     void forget(TaskId task);
     [[nodiscard]] CalibrationResult calibrate_task(Task& task, std::span<const std::byte> bytes,
                                                    std::uint32_t jobs);
+    struct CalibrationRun; // calibrate_task's trial jobs (scheduler.cpp)
     void observe_task(Task& task, std::uint32_t device, double ms);
     [[nodiscard]] PlacementReport report(const TaskList& tasks) const;
     // Takes a trial job of `bytes` on `instance` and queues it on its worker; false when it was
