@@ -324,13 +324,11 @@ bool has_extension(const DeviceInfo& info, std::string_view extension) {
            info.extensions.end();
 }
 
-DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
-                             std::uint32_t physical_index, std::uint32_t virtual_index) {
-    DeviceInfo info;
-    info.index = index;
-    info.physical_index = physical_index;
-    info.virtual_index = virtual_index;
+namespace {
 
+// query_device_info's parts, each filling its fields of `info`.
+
+void read_extensions(VkPhysicalDevice physical, DeviceInfo& info) {
     std::uint32_t count = 0;
     vk_check(vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr),
              "vkEnumerateDeviceExtensionProperties");
@@ -341,8 +339,17 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         info.extensions.emplace_back(e.extensionName);
     }
     std::sort(info.extensions.begin(), info.extensions.end());
-    auto has = [&](const char* name) { return has_extension(info, name); };
+}
 
+// What the properties give beside `info`'s fields: the type, for UMA, and the host pointer
+// alignment (VK_EXT_external_memory_host), for the features.
+struct PropertiesRead {
+    VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+    VkDeviceSize host_pointer_alignment = 0;
+};
+
+PropertiesRead read_properties(VkPhysicalDevice physical, DeviceInfo& info) {
+    auto has = [&](const char* name) { return has_extension(info, name); };
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT host_props{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
     VkPhysicalDeviceIDProperties id_props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
@@ -385,7 +392,12 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     info.non_coherent_atom_size = props.limits.nonCoherentAtomSize;
     info.timestamp_period_ns = props.limits.timestampPeriod;
 
-    // Features.
+    return {props.deviceType, host_props.minImportedHostPointerAlignment};
+}
+
+void read_features(VkPhysicalDevice physical, VkDeviceSize host_pointer_alignment,
+                   DeviceInfo& info) {
+    auto has = [&](const char* name) { return has_extension(info, name); };
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.pNext = &f13;
@@ -399,8 +411,7 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     f.external_memory_host =
         has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
         external_buffer_supported(physical, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT);
-    f.min_imported_host_pointer_alignment =
-        f.external_memory_host ? host_props.minImportedHostPointerAlignment : 0;
+    f.min_imported_host_pointer_alignment = f.external_memory_host ? host_pointer_alignment : 0;
     f.external_memory_fd =
         has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
         external_buffer_supported(physical, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
@@ -418,13 +429,16 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     f.global_priority =
         has(VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME) || has(VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
     f.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+}
 
-    // Memory, with budget where the driver reports it.
+void read_memory(VkPhysicalDevice physical, VkPhysicalDeviceType device_type, DeviceInfo& info) {
+    const bool budgeted = info.features.memory_budget;
+    // With budget where the driver reports it.
     VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
     VkPhysicalDeviceMemoryProperties2 memory2{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
-    if (f.memory_budget) {
+    if (budgeted) {
         memory2.pNext = &budget;
     }
     vkGetPhysicalDeviceMemoryProperties2(physical, &memory2);
@@ -433,7 +447,7 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         MemoryHeapInfo heap;
         heap.size = memory.memoryHeaps[i].size;
         heap.device_local = (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
-        if (f.memory_budget) {
+        if (budgeted) {
             heap.budget = budget.heapBudget[i];
             heap.usage = budget.heapUsage[i];
         }
@@ -466,10 +480,12 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
     // memory with the CPU (integrated GPUs, CPU devices); coherent cached access makes it
     // cache-coherent UMA.
     info.uma = any_device_local && all_device_local_host_visible &&
-               props.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+               device_type != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
     info.cache_coherent_uma = info.uma && cached_coherent_device_local;
+}
 
-    // Queue families.
+void read_queue_families(VkPhysicalDevice physical, DeviceInfo& info) {
+    std::uint32_t count = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
     std::vector<VkQueueFamilyProperties> families(count);
     vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
@@ -485,8 +501,9 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         family.timestamp_valid_bits = families[i].timestampValidBits;
         info.queue_families.push_back(family);
     }
+}
 
-    // Formats.
+void read_formats(VkPhysicalDevice physical, DeviceInfo& info) {
     for (const auto& named : k_reported_formats) {
         VkFormatProperties3 p3{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_3};
         VkFormatProperties2 p2{VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2};
@@ -504,6 +521,22 @@ DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
         support.transfer_dst = (optimal & VK_FORMAT_FEATURE_TRANSFER_DST_BIT) != 0;
         info.formats.push_back(support);
     }
+}
+
+} // namespace
+
+DeviceInfo query_device_info(VkPhysicalDevice physical, std::uint32_t index,
+                             std::uint32_t physical_index, std::uint32_t virtual_index) {
+    DeviceInfo info;
+    info.index = index;
+    info.physical_index = physical_index;
+    info.virtual_index = virtual_index;
+    read_extensions(physical, info);
+    const PropertiesRead props = read_properties(physical, info);
+    read_features(physical, props.host_pointer_alignment, info);
+    read_memory(physical, props.type, info);
+    read_queue_families(physical, info);
+    read_formats(physical, info);
     info.cuda = query_cuda(info);
     return info;
 }

@@ -91,6 +91,38 @@ VkResult begin(VkCommandBuffer cmd) {
     return vkBeginCommandBuffer(cmd, &info);
 }
 
+// The worker's copy of `source` into its exported buffer, released to CUDA (the external family).
+void record_worker_copy(VkCommandBuffer cmd, const Image& source, VkBuffer buffer,
+                        std::uint32_t family, const VkBufferImageCopy& region) {
+    vk_check(begin(cmd), "vkBeginCommandBuffer CUDA check worker");
+    vkCmdCopyImageToBuffer(cmd, source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1,
+                           &region);
+    buffer_barrier(cmd, buffer, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                   family, VK_QUEUE_FAMILY_EXTERNAL);
+    vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer CUDA check worker");
+}
+
+// The primary's acquire of its exported buffer from CUDA, and its copy into `target`, left for
+// sampling.
+void record_primary_copy(VkCommandBuffer cmd, VkBuffer buffer, const Image& target,
+                         std::uint32_t family, const VkBufferImageCopy& region) {
+    vk_check(begin(cmd), "vkBeginCommandBuffer CUDA check primary");
+    buffer_barrier(cmd, buffer, 0, VK_WHOLE_SIZE, VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
+                   VK_QUEUE_FAMILY_EXTERNAL, family);
+    image_barrier(cmd, target.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdCopyBufferToImage(cmd, buffer, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                           &region);
+    image_barrier(cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                  VK_ACCESS_2_MEMORY_READ_BIT);
+    vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer CUDA check primary");
+}
+
 void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std::uint32_t width,
            std::uint32_t height) {
     const CudaDriver& cuda = cuda_driver();
@@ -117,28 +149,8 @@ void check(CudaPeerCheck& out, const Device& worker, const Device& primary, std:
     const VkCommandBuffer worker_cmd = worker_pool.allocate("CUDA check worker copy");
     const VkCommandBuffer primary_cmd = primary_pool.allocate("CUDA check primary copy");
     const VkBufferImageCopy region = whole(width, height);
-    vk_check(begin(worker_cmd), "vkBeginCommandBuffer CUDA check worker");
-    vkCmdCopyImageToBuffer(worker_cmd, source.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                           worker_buffer.buffer.get(), 1, &region);
-    buffer_barrier(worker_cmd, worker_buffer.buffer.get(), 0, VK_WHOLE_SIZE,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, worker_family,
-                   VK_QUEUE_FAMILY_EXTERNAL);
-    vk_check(vkEndCommandBuffer(worker_cmd), "vkEndCommandBuffer CUDA check worker");
-    vk_check(begin(primary_cmd), "vkBeginCommandBuffer CUDA check primary");
-    buffer_barrier(primary_cmd, primary_buffer.buffer.get(), 0, VK_WHOLE_SIZE,
-                   VK_PIPELINE_STAGE_2_NONE, VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_EXTERNAL, primary_family);
-    image_barrier(primary_cmd, target.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                  VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    vkCmdCopyBufferToImage(primary_cmd, primary_buffer.buffer.get(), target.get(),
-                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    image_barrier(primary_cmd, target.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                  VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                  VK_ACCESS_2_MEMORY_READ_BIT);
-    vk_check(vkEndCommandBuffer(primary_cmd), "vkEndCommandBuffer CUDA check primary");
+    record_worker_copy(worker_cmd, source, worker_buffer.buffer.get(), worker_family, region);
+    record_primary_copy(primary_cmd, primary_buffer.buffer.get(), target, primary_family, region);
     // Whatever happens below, both devices finish before the objects above are destroyed (after
     // the CUDA objects below are released).
     struct Settle {
