@@ -148,6 +148,51 @@ VkResult run_on_main_queue(const Device& device, const std::string& context,
     return vk_status(done.wait(1, k_step_timeout), context + " wait");
 }
 
+// The known image the self-test sends: every byte a function of its texel and place.
+std::vector<std::uint8_t> known_image(std::uint32_t w, std::uint32_t h, std::uint32_t texel) {
+    std::vector<std::uint8_t> known(std::size_t{w} * h * texel);
+    for (std::uint32_t y = 0; y < h; ++y) {
+        for (std::uint32_t x = 0; x < w; ++x) {
+            for (std::uint32_t b = 0; b < texel; ++b) {
+                known[(std::size_t{y} * w + x) * texel + b] = self_test_byte(x, y, b);
+            }
+        }
+    }
+    return known;
+}
+
+// Waits (polling, up to k_step_timeout each) for the move `ticket` to reach the primary and for
+// its worker side: empty once both did, else what went wrong.
+std::string wait_for_move(TransferLink& link, const TransferTicket& ticket,
+                          const std::string& context) {
+    VkResult r = VK_SUCCESS;
+    const auto deadline = std::chrono::steady_clock::now() + k_step_timeout;
+    for (;;) {
+        std::uint64_t reached = 0;
+        r = vk_status(link.completed_primary_value(reached), context + ": move wait");
+        if (r != VK_SUCCESS) {
+            return step_failure("waiting for the move", r);
+        }
+        if (reached >= ticket.primary_value) {
+            break;
+        }
+        if (link.failed()) {
+            return "the move failed: " + link.error();
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            return "the move did not reach the primary within " +
+                   std::to_string(k_step_timeout.count()) + " s";
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    r = vk_status(link.worker_timeline().wait(ticket.worker_value, k_step_timeout),
+                  context + ": worker side wait");
+    if (r != VK_SUCCESS) {
+        return step_failure("waiting for the worker's side of the move", r);
+    }
+    return {};
+}
+
 SelfTestResult run_self_test(const Device& worker, const Device& primary, const PairInfo& pair,
                              TransferPath path, VkFormat format,
                              const StagingCopierFactory& cuda_copier, RetireList* retire) {
@@ -157,14 +202,7 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
     const std::uint32_t h = k_self_test_height;
     const std::uint32_t texel = bytes_per_texel(format);
     const std::size_t bytes = std::size_t{w} * h * texel;
-    std::vector<std::uint8_t> known(bytes);
-    for (std::uint32_t y = 0; y < h; ++y) {
-        for (std::uint32_t x = 0; x < w; ++x) {
-            for (std::uint32_t b = 0; b < texel; ++b) {
-                known[(std::size_t{y} * w + x) * texel + b] = self_test_byte(x, y, b);
-            }
-        }
-    }
+    const std::vector<std::uint8_t> known = known_image(w, h, texel);
     std::vector<std::uint8_t> sent = known;
     if (take_corruption(path)) {
         sent[(std::size_t{3} * w + 5) * texel] ^= 0xFF;
@@ -238,29 +276,8 @@ SelfTestResult run_self_test(const Device& worker, const Device& primary, const 
         return failure(step_failure("submitting the move", r) +
                        (link->failed() ? ": " + link->error() : std::string()));
     }
-    const auto deadline = std::chrono::steady_clock::now() + k_step_timeout;
-    for (;;) {
-        std::uint64_t reached = 0;
-        r = vk_status(link->completed_primary_value(reached), context + ": move wait");
-        if (r != VK_SUCCESS) {
-            return failure(step_failure("waiting for the move", r));
-        }
-        if (reached >= ticket.primary_value) {
-            break;
-        }
-        if (link->failed()) {
-            return failure("the move failed: " + link->error());
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            return failure("the move did not reach the primary within " +
-                           std::to_string(k_step_timeout.count()) + " s");
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-    r = vk_status(link->worker_timeline().wait(ticket.worker_value, k_step_timeout),
-                  context + ": worker side wait");
-    if (r != VK_SUCCESS) {
-        return failure(step_failure("waiting for the worker's side of the move", r));
+    if (std::string why = wait_for_move(*link, ticket, context); !why.empty()) {
+        return failure(why);
     }
 
     BufferDesc readback_desc;
