@@ -715,6 +715,23 @@ bool blits(VkFormatFeatureFlags features) {
     return (features & k_blit) == k_blit;
 }
 
+// The window's size: the surface's own, or (where the program chooses, as on Wayland) the
+// program's divided by `scale`, within the surface's bounds.
+VkExtent2D window_extent(const VkSwapchainCreateInfoKHR& program,
+                         const VkSurfaceCapabilitiesKHR& capabilities, double scale) {
+    if (capabilities.currentExtent.width != UINT32_MAX) {
+        return capabilities.currentExtent;
+    }
+    const auto side = [&](std::uint32_t length, std::uint32_t least, std::uint32_t most) {
+        const auto unscaled = static_cast<std::uint32_t>(std::lround(length / scale));
+        return std::clamp(unscaled, least, most);
+    };
+    return {side(program.imageExtent.width, capabilities.minImageExtent.width,
+                 capabilities.maxImageExtent.width),
+            side(program.imageExtent.height, capabilities.minImageExtent.height,
+                 capabilities.maxImageExtent.height)};
+}
+
 // Scaling: the real swapchain at the window's size and the program's images at the size it asked
 // for (scaled_swapchain.hpp). Nothing (the swapchain made as usual, one log line saying why) where
 // the program's swapchain is not one the layer can stand in for; else the call's result.
@@ -723,20 +740,7 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
                                                 const VkSurfaceCapabilitiesKHR& capabilities,
                                                 const VkAllocationCallbacks* allocator,
                                                 VkSwapchainKHR* swapchain) {
-    const double scale = layer_settings().scale;
-    // The window's size: the surface's own, or (where the program chooses, as on Wayland) the
-    // program's divided by the scale, within the surface's bounds.
-    VkExtent2D window = capabilities.currentExtent;
-    if (window.width == UINT32_MAX) {
-        const auto side = [&](std::uint32_t length, std::uint32_t least, std::uint32_t most) {
-            const auto unscaled = static_cast<std::uint32_t>(std::lround(length / scale));
-            return std::clamp(unscaled, least, most);
-        };
-        window = {side(program.imageExtent.width, capabilities.minImageExtent.width,
-                       capabilities.maxImageExtent.width),
-                  side(program.imageExtent.height, capabilities.minImageExtent.height,
-                       capabilities.maxImageExtent.height)};
-    }
+    const VkExtent2D window = window_extent(program, capabilities, layer_settings().scale);
     const auto not_scaled = [&](const std::string& why) -> std::optional<VkResult> {
         log_problem("a swapchain of " + std::to_string(program.imageExtent.width) + "x" +
                     std::to_string(program.imageExtent.height) + " is not scaled: " + why);
