@@ -177,7 +177,7 @@ struct Made {
 class Bench {
 public:
     Bench(VkPhysicalDevice physical, const Options& options)
-        : m_physical(physical), m_options(options), m_a(open(physical)), m_b(open(physical)) {
+        : m_options(options), m_a(open(physical)), m_b(open(physical)) {
         vkGetPhysicalDeviceMemoryProperties(physical, &m_memory);
         VkPhysicalDeviceProperties props{};
         vkGetPhysicalDeviceProperties(physical, &props);
@@ -426,7 +426,6 @@ private:
         return static_cast<double>(ticks[1] - ticks[0]) * m_tick_ns / 1e3;
     }
 
-    VkPhysicalDevice m_physical;
     const Options& m_options;
     Opening m_a;
     Opening m_b;

@@ -624,9 +624,12 @@ void Scheduler::decide(const TaskList& tasks) {
     }
 }
 
+std::chrono::milliseconds Scheduler::calibration_step_timeout() const {
+    return 2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout();
+}
+
 bool Scheduler::wait_prepared(Task& task, std::uint64_t serial) {
-    const auto deadline = std::chrono::steady_clock::now() + 2 * m_runtime->worker_timeout() +
-                          m_runtime->first_job_timeout();
+    const auto deadline = std::chrono::steady_clock::now() + calibration_step_timeout();
     for (;;) {
         {
             std::lock_guard lock(task.mutex);
@@ -817,8 +820,7 @@ CalibrationResult Scheduler::calibrate_task(Task& task, std::span<const std::byt
 
     // Without it: the preparations and the trial jobs. What they measure and every failure are
     // kept in `run` and handed to the cost model and the report under the lock again.
-    CalibrationRun run{*this, task, bytes,
-                       2 * m_runtime->worker_timeout() + m_runtime->first_job_timeout(), p};
+    CalibrationRun run{*this, task, bytes, calibration_step_timeout(), p};
     std::size_t measured = 0;
     const auto calibrating_entry = m_calibrating.insert(task.id);
     try {

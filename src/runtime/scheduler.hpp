@@ -146,6 +146,9 @@ private:
     // Negotiates each pair's path again when a path was dropped since the last time.
     void refresh_paths();
     [[nodiscard]] std::uint32_t primary() const;
+    // How long calibrate() waits for each of a device's steps (its preparation, a trial job's
+    // start, its completion): enough for a first job, and for a worker to be seen lost.
+    [[nodiscard]] std::chrono::milliseconds calibration_step_timeout() const;
     // Waits (pumping) until the instance `serial` of `task` is prepared; false when it failed or
     // left the task.
     bool wait_prepared(Task& task, std::uint64_t serial);
