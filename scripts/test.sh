@@ -67,7 +67,8 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
             -DTANDEM_WERROR=ON -DTANDEM_SANITIZE=thread -DTANDEM_BUILD_BENCH=OFF >/dev/null
     fi
     cmake --build "$tsan" --target test_runtime test_slot_ring test_sync test_slow_worker \
-        test_scheduler test_harness_stream test_task_lifetime test_task_inputs test_task_chains
+        test_scheduler test_harness_stream test_task_lifetime test_task_inputs test_task_chains \
+        test_worker_leases
     timed "TSan build"
     # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
     tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
@@ -75,7 +76,7 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     # The executables run directly: only they are built in build-tsan.
     for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/runtime/test_slow_worker \
         tests/runtime/test_task_lifetime tests/runtime/test_task_inputs \
-        tests/runtime/test_task_chains \
+        tests/runtime/test_task_chains tests/runtime/test_worker_leases \
         tests/harness/test_harness_stream tests/sched/test_scheduler \
         tests/sync/test_sync; do
         TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" \

@@ -1,4 +1,5 @@
-// Lease: read access to the newest ready output of a task, on the primary device.
+// Lease: read access to the newest ready output of a task, on the primary device; or, from
+// Runtime::acquire_on_worker, on the worker device whose work made it (Lease::on_worker).
 //
 // clang-format off
 //     if (auto lease = runtime.acquire(task)) {
@@ -47,12 +48,18 @@ struct Lease {
     VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     VkFormat format = VK_FORMAT_UNDEFINED;
     VkExtent2D extent{};
-    // Wait on this timeline semaphore (a primary-device semaphore) for this value before
-    // reading; it has already been reached, the wait gives the memory dependency.
+    // Wait on this timeline semaphore (a semaphore of the device the image belongs to) for
+    // this value before reading; it has already been reached, the wait gives the memory
+    // dependency.
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;
     std::uint64_t wait_value = 0;
-    // Queue family that may read the image (the primary's main family).
+    // Queue family that may read the image (that device's main family).
     std::uint32_t queue_family = 0;
+    // False: the image is on the primary, and release()'s value is on the primary timeline
+    // (Runtime::primary_timeline()). True (Runtime::acquire_on_worker): the image is the one
+    // the work wrote on worker device `device`, read there (Runtime::device_vulkan(device)),
+    // and release()'s value is on that device's reads timeline (DeviceVulkan::reads_timeline).
+    bool on_worker = false;
 };
 
 // What acquire() answered: a lease on the newest output, or none (before the first output, or

@@ -1,5 +1,6 @@
-// LeaseReadback: a lease's image read into host memory on the primary, for tests, screenshots and
-// checks. Not for the per-frame path: read() waits on the host until its copy is done.
+// LeaseReadback: a lease's image read into host memory on the primary (or, for the leases
+// Runtime::acquire_on_worker answers, on their worker), for tests, screenshots and checks. Not for
+// the per-frame path: read() waits on the host until its copy is done.
 //
 //     tandem::LeaseReadback readback(runtime);
 //     if (auto lease = runtime.acquire(task)) {
@@ -80,14 +81,19 @@ public:
     // A command pool and a fence on the runtime's primary device; the buffer comes with the first
     // read and grows to the largest image read. Throws tandem::Error.
     explicit LeaseReadback(const Runtime& runtime);
+    // The same on adapter `adapter` (DeviceInfo::index): a worker's, for the leases
+    // acquire_on_worker answers there (Lease::on_worker, Lease::device), submitted to that
+    // device's queue (Runtime::device_vulkan); the primary's index reads as the constructor
+    // above. Throws tandem::Error for an index that names no device of the runtime.
+    LeaseReadback(const Runtime& runtime, std::uint32_t adapter);
     ~LeaseReadback();
     LeaseReadback(const LeaseReadback&) = delete;
     LeaseReadback& operator=(const LeaseReadback&) = delete;
 
     // The whole image of `lease` (acquired from the same runtime and not yet released), after
     // the copy completed: release the lease with 0 then. Throws tandem::Error: a format it does
-    // not read, a lease of another queue family, a failed Vulkan call, or a copy not done within
-    // `timeout` (see above).
+    // not read, a lease of another device or queue family, a failed Vulkan call, or a copy not
+    // done within `timeout` (see above).
     [[nodiscard]] ReadbackImage read(const Lease& lease,
                                      std::chrono::nanoseconds timeout = std::chrono::seconds(10));
 

@@ -269,13 +269,15 @@ struct CalibrationResult : CallResult {
     std::vector<DeviceCost> costs; // what the scheduler knows of the task on each device now
 };
 
-// The primary's Vulkan objects, for an application that let the Runtime open its devices and
-// wants to use the leases there: lease images belong to `device`, and its own submissions to
-// `queue` must hold `queue_mutex` (Tandem submits there too).
-struct PrimaryVulkan {
+// One device's Vulkan objects, for an application that reads leases there: the primary's
+// (primary_vulkan(): for an application that let the Runtime open its devices, whose lease
+// images belong to `device`) or a worker's (device_vulkan(): for the leases acquire_on_worker
+// answers). Its own submissions to `queue` must hold `queue_mutex` (Tandem submits there too).
+struct DeviceVulkan {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE;
     VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t adapter = 0; // DeviceInfo::index: Lease::device of the leases read here
     std::uint32_t queue_family = 0;
     std::uint32_t queue_index = 0;
     VkQueue queue = VK_NULL_HANDLE;
@@ -285,7 +287,13 @@ struct PrimaryVulkan {
     // EmbedInfo::get_device_proc_addr when the application gave it, else the loader's. A client
     // of the runtime that submits to `queue` on Tandem's behalf (LeaseReadback) calls this one.
     PFN_vkQueueSubmit2 queue_submit2 = nullptr;
+    // The timeline semaphore on this device that the application signals when its reads of the
+    // leases it took here finish, the values release() is given (they must grow): the primary
+    // timeline (Runtime::primary_timeline()) on the primary, one of its own on each worker.
+    // Owned by the runtime; Tandem only waits on it.
+    VkSemaphore reads_timeline = VK_NULL_HANDLE;
 };
+using PrimaryVulkan = DeviceVulkan;
 
 class TANDEM_API Runtime {
 public:
@@ -399,14 +407,26 @@ public:
     // out never go back. Each call that answers a lease issues a new ticket (Lease::ticket):
     // two acquires of the same output are two leases, each to be released once.
     [[nodiscard]] AcquireResult acquire(TaskId task) noexcept;
+    // The same output (the one acquire() would answer now, with the same rules), leased where
+    // the work made it: on a worker device, the image the task's job wrote there
+    // (Lease::on_worker), for an application that reads it on that worker (its own pass there,
+    // or a display the worker drives) instead of carrying it back from the primary. The output is
+    // the published one, so it is leased once its copy to the primary completed too. Read it
+    // on the device's queue (device_vulkan(lease.device)), waiting on wait_semaphore for
+    // wait_value, in `layout` (and back in it when the reads end); release it with a value of
+    // that device's reads_timeline. Its slot is written again only once every ticket on it was
+    // released and both timelines passed their values. An output made on the primary answers
+    // a primary lease (on_worker false), as acquire() does.
+    [[nodiscard]] AcquireResult acquire_on_worker(TaskId task) noexcept;
 
     // Hands `lease` back: the application's reads finish when primary_timeline() reaches
-    // `primary_value` (0: no GPU reads pending). Works after the task was unregistered too.
+    // `value` (0: no GPU reads pending); for a lease on_worker, when its device's reads
+    // timeline (DeviceVulkan::reads_timeline) does. Works after the task was unregistered too.
     // LeaseNotHeld, and nothing changes, when its ticket is not held: released already, never
     // issued (a default Lease), or a copy naming another task, slot or generation. UnknownTask
     // when its task and every object behind it are gone (a lease of another runtime, too). The
     // slot is reused only once every ticket on it was released and its values reached.
-    TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
+    TaskError release(const Lease& lease, std::uint64_t value) noexcept;
 
     // A timeline semaphore on the primary device that the application signals when its reads
     // of leased images finish (values must grow). Owned by the runtime.
@@ -452,6 +472,10 @@ public:
     // The primary's instance, physical device, device and main queue with its lock (embedded:
     // the application's own).
     [[nodiscard]] PrimaryVulkan primary_vulkan() const;
+    // Adapter `adapter`'s (DeviceInfo::index): the primary's as primary_vulkan(), or a worker's,
+    // for the leases acquire_on_worker answers there; none for an index that names no device of
+    // this runtime.
+    [[nodiscard]] std::optional<DeviceVulkan> device_vulkan(std::uint32_t adapter) const;
     [[nodiscard]] std::vector<DeviceInfo> worker_devices() const;
     // The pair matrix's cell from each worker to the primary, in worker_devices() order: the
     // paths the pair allows and why (before any was dropped: TaskStats::dropped_paths says

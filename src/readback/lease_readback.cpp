@@ -43,7 +43,8 @@ std::optional<std::uint32_t> host_memory_type(const VkPhysicalDeviceMemoryProper
 } // namespace
 
 struct LeaseReadback::State {
-    PrimaryVulkan primary;
+    DeviceVulkan primary; // the device read on: the primary's, or a worker's
+    VkSemaphore primary_timeline = VK_NULL_HANDLE; // the runtime's: its leases are the primary's
     VkPhysicalDeviceMemoryProperties memory{};
     PFN_vkSetDebugUtilsObjectNameEXT set_name = nullptr;
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label = nullptr;
@@ -124,9 +125,20 @@ struct LeaseReadback::State {
     }
 };
 
-LeaseReadback::LeaseReadback(const Runtime& runtime) : m_state(std::make_unique<State>()) {
+LeaseReadback::LeaseReadback(const Runtime& runtime)
+    : LeaseReadback(runtime, runtime.primary_vulkan().adapter) {}
+
+LeaseReadback::LeaseReadback(const Runtime& runtime, std::uint32_t adapter)
+    : m_state(std::make_unique<State>()) {
     State& s = *m_state;
-    s.primary = runtime.primary_vulkan();
+    std::optional<DeviceVulkan> on = runtime.device_vulkan(adapter);
+    if (!on) {
+        throw Error(ErrorCategory::InvalidArgument,
+                    "Adapter " + std::to_string(adapter) + " is no device of this runtime",
+                    "Read on the primary or one of Runtime::worker_devices() (DeviceInfo::index)");
+    }
+    s.primary = std::move(*on);
+    s.primary_timeline = runtime.primary_timeline();
     const VkDevice device = s.primary.device;
     vkGetPhysicalDeviceMemoryProperties(s.primary.physical_device, &s.memory);
     if (s.primary.debug_utils) {
@@ -177,10 +189,22 @@ LeaseReadback::~LeaseReadback() {
 ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds timeout) {
     State& s = *m_state;
     const std::uint32_t texel_bytes = detail::lease_texel_bytes(lease.format);
+    const bool here = lease.on_worker ? lease.device == s.primary.adapter
+                                      : s.primary.reads_timeline == s.primary_timeline;
+    if (!here) {
+        throw Error(ErrorCategory::InvalidArgument,
+                    std::string("The lease's image is on ") +
+                        (lease.on_worker ? "worker adapter " + std::to_string(lease.device)
+                                         : std::string("the primary")) +
+                        ", this LeaseReadback reads on adapter " +
+                        std::to_string(s.primary.adapter),
+                    "Read a lease with a LeaseReadback made for the device its image is on: "
+                    "the primary for acquire()'s, Lease::device for acquire_on_worker()'s");
+    }
     if (lease.queue_family != s.primary.queue_family) {
         throw Error(ErrorCategory::InvalidArgument,
                     "The lease is readable by queue family " + std::to_string(lease.queue_family) +
-                        ", the primary's main queue is of family " +
+                        ", the device's main queue is of family " +
                         std::to_string(s.primary.queue_family),
                     "Read leases of the runtime the LeaseReadback was made for");
     }

@@ -112,7 +112,7 @@ void CompletionTracker::run() noexcept {
                                 slot.state == SlotState::Transferring) {
                                 next = std::min(next, slot.primary_value);
                             }
-                            if (const auto reads = LeaseTable::awaited_reads(slot)) {
+                            if (const auto reads = LeaseTable::awaited_reads(*instance, slot)) {
                                 reads_needed = std::min(reads_needed, *reads);
                             }
                         }

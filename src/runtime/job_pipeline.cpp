@@ -225,6 +225,7 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
     }
     start.wait_worker = s.worker_value;
     start.wait_reads = s.release_value;
+    start.wait_worker_reads = s.worker_release_value;
     start.wait_consumers = s.chain_read_done;
     try {
         // Chains across workers: the feeds this job fills, once each link's last read of
@@ -427,6 +428,12 @@ bool JobPipeline::submit_work(Worker& worker, const WorkerJob& job, const JobSta
         if (instance.same_device && start.wait_reads > 0) {
             waits.push_back(
                 m_reads.submit_info(start.wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+        }
+        // The application's reads of the image on this worker (reached already: the slot was
+        // not free before; the wait orders its reads before this job's writes).
+        if (start.wait_worker_reads > 0 && worker.reads_timeline() != nullptr) {
+            waits.push_back(worker.reads_timeline()->submit_info(
+                start.wait_worker_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
         }
         // The chain's consumers that read this slot's previous output, on this device.
         if (start.wait_consumers > 0) {

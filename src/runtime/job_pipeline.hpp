@@ -94,10 +94,11 @@ private:
 
     // What process_job's stages hand on, read from the slot as the job starts (start_job).
     struct JobStart {
-        std::uint64_t wait_worker = 0;    // the transport's read of the slot's previous round
-        std::uint64_t wait_reads = 0;     // the application's reads of it (on one device)
-        std::uint64_t wait_consumers = 0; // the chain consumers' reads of its previous output
-        std::vector<std::size_t> feeds;   // the chain feeds this job fills
+        std::uint64_t wait_worker = 0;       // the transport's read of the slot's previous round
+        std::uint64_t wait_reads = 0;        // the application's reads of it (on one device)
+        std::uint64_t wait_worker_reads = 0; // its reads of the worker's image (acquire_on_worker)
+        std::uint64_t wait_consumers = 0;    // the chain consumers' reads of its previous output
+        std::vector<std::size_t> feeds;      // the chain feeds this job fills
         std::vector<VkSemaphoreSubmitInfo> feed_waits;
         bool timed = false; // the job timer brackets this job's commands
     };

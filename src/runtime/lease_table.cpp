@@ -20,23 +20,28 @@ double ms(Clock::duration d) {
 
 } // namespace
 
-std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
-                                       std::uint64_t at_least) noexcept {
+std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std::uint64_t at_least,
+                                       bool on_worker) noexcept {
     if (!instance.prepared()) {
         return std::nullopt;
     }
+    on_worker = on_worker && !instance.same_device;
     std::lock_guard lock(instance.mutex);
     const auto current = instance.registry.current();
     if (!current || current->generation < at_least) {
         return std::nullopt;
     }
     SlotRecord& s = instance.ring[current->slot];
+    const SlotResources& res = instance.slots[current->slot];
+    if (on_worker && res.chain_layout == VK_IMAGE_LAYOUT_UNDEFINED) {
+        return std::nullopt; // not written yet on this instance (cannot happen once published)
+    }
     const std::uint64_t ticket = g_next_ticket.fetch_add(1, std::memory_order_relaxed);
     {
         std::lock_guard table(m_mutex);
         try {
             m_tickets.emplace(ticket, Ticket{task, instance.serial, current->slot, s.generation,
-                                             &instance, Clock::now(), false});
+                                             &instance, Clock::now(), on_worker, false});
         } catch (...) {
             return std::nullopt; // out of memory: nothing this frame
         }
@@ -62,7 +67,9 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
         }
     }
     ++s.leases;
-    const Image& image = instance.slots[current->slot].primary_image;
+    // On the worker: the image its work wrote, where the output's hand-off (its sender side)
+    // left it, once that hand-off's reads are over; it is not written again while leased.
+    const Image& image = on_worker ? res.written() : res.primary_image;
     Lease lease;
     lease.task = task;
     lease.ticket = ticket;
@@ -72,17 +79,24 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task,
     lease.device = instance.device();
     lease.image = image.get();
     lease.view = image.view.get();
-    lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
     lease.format = image.format;
     lease.extent = image.extent;
-    lease.wait_semaphore = instance.transport->receiver_semaphore();
-    lease.wait_value = s.primary_value;
-    lease.queue_family = m_primary_family;
+    lease.on_worker = on_worker;
+    if (on_worker) {
+        lease.layout = res.chain_layout;
+        lease.wait_semaphore = instance.transport->sender_semaphore();
+        lease.wait_value = s.worker_value;
+        lease.queue_family = instance.worker->device().queue(QueueRole::Main).family();
+    } else {
+        lease.layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        lease.wait_semaphore = instance.transport->receiver_semaphore();
+        lease.wait_value = s.primary_value;
+        lease.queue_family = m_primary_family;
+    }
     return lease;
 }
 
-bool LeaseTable::release(TaskInstance& instance, const Lease& lease,
-                         std::uint64_t primary_value) noexcept {
+bool LeaseTable::release(TaskInstance& instance, const Lease& lease, std::uint64_t value) noexcept {
     if (lease.slot >= instance.ring.size()) {
         return false;
     }
@@ -95,7 +109,7 @@ bool LeaseTable::release(TaskInstance& instance, const Lease& lease,
         const auto it = m_tickets.find(lease.ticket);
         if (it == m_tickets.end() || it->second.task != lease.task ||
             it->second.serial != instance.serial || it->second.slot != lease.slot ||
-            it->second.generation != lease.generation) {
+            it->second.generation != lease.generation || it->second.on_worker != lease.on_worker) {
             return false;
         }
         m_tickets.erase(it);
@@ -105,7 +119,8 @@ bool LeaseTable::release(TaskInstance& instance, const Lease& lease,
         return false; // a bug: the ticket outlived its count
     }
     --s.leases;
-    s.release_value = std::max(s.release_value, primary_value);
+    std::uint64_t& release = lease.on_worker ? s.worker_release_value : s.release_value;
+    release = std::max(release, value);
     finish_reads(instance, lease.slot, m_reads_seen.load(std::memory_order_relaxed));
     return true;
 }
@@ -192,12 +207,22 @@ void LeaseTable::observe_reads(std::uint64_t reads) noexcept {
 void LeaseTable::finish_reads(TaskInstance& instance, std::uint32_t slot,
                               std::uint64_t reads) noexcept {
     SlotRecord& s = instance.ring[slot];
-    if (s.state == SlotState::Leased && s.leases == 0 && reads >= s.release_value) {
+    if (s.state == SlotState::Leased && s.leases == 0 && reads >= s.release_value &&
+        instance.worker->reads_reached(s.worker_release_value)) {
         (void)instance.ring.apply(slot, SlotEvent::ReadsDone);
         if (!s.published) {
             recycle(instance, slot);
         }
     }
+}
+
+std::optional<std::uint64_t> LeaseTable::awaited_reads(const TaskInstance& instance,
+                                                       const SlotRecord& s) noexcept {
+    if (s.state != SlotState::Leased || s.leases != 0 ||
+        !instance.worker->reads_reached(s.worker_release_value)) {
+        return std::nullopt;
+    }
+    return s.release_value;
 }
 
 } // namespace tandem::detail

@@ -51,11 +51,14 @@ public:
     explicit LeaseTable(std::uint32_t primary_family) : m_primary_family(primary_family) {}
 
     // A lease on the instance's newest output when its generation is at least `at_least`, under
-    // a new ticket; none when there is no such output (or no memory for the ticket).
+    // a new ticket; none when there is no such output (or no memory for the ticket). With
+    // `on_worker`, an instance on a worker device leases the image its work wrote there
+    // (Lease::on_worker); on the primary the two are one image, and the lease is the primary's.
     [[nodiscard]] std::optional<Lease> lease(TaskInstance& instance, TaskId task,
-                                             std::uint64_t at_least) noexcept;
-    // False (and nothing changed) when `lease`'s ticket is not held on `instance`.
-    bool release(TaskInstance& instance, const Lease& lease, std::uint64_t primary_value) noexcept;
+                                             std::uint64_t at_least, bool on_worker) noexcept;
+    // False (and nothing changed) when `lease`'s ticket is not held on `instance`. `value`: on
+    // the primary timeline, or for a lease on_worker on its device's reads timeline.
+    bool release(TaskInstance& instance, const Lease& lease, std::uint64_t value) noexcept;
 
     // Task `task`'s tickets held at `now`.
     [[nodiscard]] HeldLeases held(TaskId task, Clock::time_point now) const noexcept;
@@ -70,19 +73,18 @@ public:
     // The primary timeline has reached `reads` (the pump and the completion thread, in any
     // order: the maximum is kept).
     void observe_reads(std::uint64_t reads) noexcept;
-    // Slot `slot`'s reads finished by `reads`: a Leased slot without leases whose release value
-    // `reads` passed becomes Ready, and Free unless it is the published output. Caller holds
-    // instance.mutex.
+    // Slot `slot`'s reads finished by `reads` (and, for leases on its worker, by the worker's
+    // reads timeline, read there when it has not been seen passing them): a Leased slot without
+    // leases whose release values were passed becomes Ready, and Free unless it is the
+    // published output. Caller holds instance.mutex.
     static void finish_reads(TaskInstance& instance, std::uint32_t slot,
                              std::uint64_t reads) noexcept;
     // The primary-timeline value whose arrival would let the slot's reads finish, when it waits
-    // for one (Leased without leases). Caller holds the instance's mutex.
-    [[nodiscard]] static std::optional<std::uint64_t> awaited_reads(const SlotRecord& s) noexcept {
-        if (s.state == SlotState::Leased && s.leases == 0) {
-            return s.release_value;
-        }
-        return std::nullopt;
-    }
+    // for that one alone (Leased without leases, none of its reads on the worker's timeline
+    // pending: the completion thread looks at those each round). Caller holds the instance's
+    // mutex.
+    [[nodiscard]] static std::optional<std::uint64_t> awaited_reads(const TaskInstance& instance,
+                                                                    const SlotRecord& s) noexcept;
 
 private:
     static constexpr Clock::duration k_long_check = std::chrono::milliseconds(50);
@@ -96,7 +98,8 @@ private:
         std::uint64_t generation = 0;
         const TaskInstance* instance = nullptr;
         Clock::time_point since;
-        bool logged = false; // its long-held warning was logged
+        bool on_worker = false; // Lease::on_worker
+        bool logged = false;    // its long-held warning was logged
     };
     // A task's period between outputs, from the outputs it leased.
     struct Pace {

@@ -149,14 +149,42 @@ void Runtime::pump() noexcept {
     m_impl->pump();
 }
 
-AcquireResult Runtime::acquire(TaskId task) noexcept {
-    const detail::LogScope scope(m_impl->logger());
-    return m_impl->acquire(task);
+namespace {
+
+// What DeviceVulkan says of `device`, whose leases' reads end on `reads`.
+DeviceVulkan describe_device(const detail::RuntimeImpl& impl, const detail::Device& device,
+                             VkSemaphore reads) {
+    const detail::Queue& queue = device.queue(detail::QueueRole::Main);
+    DeviceVulkan out;
+    out.instance = impl.instance().handle();
+    out.physical_device = device.physical();
+    out.device = device.handle();
+    out.adapter = device.info().index;
+    out.queue_family = queue.family();
+    out.queue_index = queue.index();
+    out.queue = queue.handle();
+    out.queue_mutex = queue.lock();
+    out.queue_submit2 = queue.submit2_function();
+    out.debug_utils = impl.instance().has_debug_utils();
+    out.reads_timeline = reads;
+    return out;
 }
 
-TaskError Runtime::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+} // namespace
+
+AcquireResult Runtime::acquire(TaskId task) noexcept {
     const detail::LogScope scope(m_impl->logger());
-    return m_impl->release(lease, primary_value);
+    return m_impl->acquire(task, false);
+}
+
+AcquireResult Runtime::acquire_on_worker(TaskId task) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->acquire(task, true);
+}
+
+TaskError Runtime::release(const Lease& lease, std::uint64_t value) noexcept {
+    const detail::LogScope scope(m_impl->logger());
+    return m_impl->release(lease, value);
 }
 
 VkSemaphore Runtime::primary_timeline() const noexcept {
@@ -203,19 +231,19 @@ const DeviceInfo& Runtime::primary_device() const noexcept {
 
 PrimaryVulkan Runtime::primary_vulkan() const {
     const detail::LogScope scope(m_impl->logger());
-    const detail::Device& primary = m_impl->primary();
-    const detail::Queue& queue = primary.queue(detail::QueueRole::Main);
-    PrimaryVulkan out;
-    out.instance = m_impl->instance().handle();
-    out.physical_device = primary.physical();
-    out.device = primary.handle();
-    out.queue_family = queue.family();
-    out.queue_index = queue.index();
-    out.queue = queue.handle();
-    out.queue_mutex = queue.lock();
-    out.queue_submit2 = queue.submit2_function();
-    out.debug_utils = m_impl->instance().has_debug_utils();
-    return out;
+    return describe_device(*m_impl, m_impl->primary(), m_impl->primary_timeline());
+}
+
+std::optional<DeviceVulkan> Runtime::device_vulkan(std::uint32_t adapter) const {
+    const detail::LogScope scope(m_impl->logger());
+    if (adapter == m_impl->primary().info().index) {
+        return primary_vulkan();
+    }
+    const detail::Worker* worker = m_impl->workers().of(adapter);
+    if (worker == nullptr || worker->reads_timeline() == nullptr) {
+        return std::nullopt;
+    }
+    return describe_device(*m_impl, worker->device(), worker->reads_timeline()->handle());
 }
 
 std::vector<DeviceInfo> Runtime::worker_devices() const {

@@ -98,8 +98,9 @@ public:
     // with `halt_bridges`, ends the bridges' threads too: Runtime::stop_for_exit, and the
     // destructor's first step (the bridges ended with their links).
     void stop(std::chrono::steady_clock::time_point deadline, bool halt_bridges) noexcept;
-    [[nodiscard]] AcquireResult acquire(TaskId id) noexcept;
-    TaskError release(const Lease& lease, std::uint64_t primary_value) noexcept;
+    // `on_worker`: Runtime::acquire_on_worker's lease (the image the work wrote on its worker).
+    [[nodiscard]] AcquireResult acquire(TaskId id, bool on_worker) noexcept;
+    TaskError release(const Lease& lease, std::uint64_t value) noexcept;
     [[nodiscard]] TaskStats stats(TaskId id) const;
     [[nodiscard]] EventQueue& events() noexcept { return m_events; }
     [[nodiscard]] RuntimeResources resources() const;

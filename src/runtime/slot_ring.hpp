@@ -94,7 +94,9 @@ struct SlotRecord {
     std::uint64_t primary_value = 0; // transport: primary image holds the result at this value
     std::uint32_t leases = 0;        // leases not yet released
     std::uint64_t release_value = 0; // primary timeline value the reads finish at
-    bool published = false;          // this slot holds the task's published output
+    // The worker's reads timeline value its leases' reads (acquire_on_worker) finish at.
+    std::uint64_t worker_release_value = 0;
+    bool published = false; // this slot holds the task's published output
     bool worker_done_seen = false;
     // A job Tandem runs to measure the task, never published: a property of the slot's job (as
     // its generation is), not a stage of the slot's life.

@@ -470,7 +470,7 @@ void RuntimeImpl::pump() noexcept {
     m_scheduler->pump();
 }
 
-AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
+AcquireResult RuntimeImpl::acquire(TaskId id, bool on_worker) noexcept {
     AcquireResult out;
     std::shared_ptr<Task> task;
     try {
@@ -496,7 +496,7 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
         return unknown();
     }
     auto hand_out = [&](TaskInstance& instance, std::uint64_t at_least) {
-        out.lease = m_leases->lease(instance, id, at_least);
+        out.lease = m_leases->lease(instance, id, at_least, on_worker);
         if (out.lease) {
             task->shown.serial = instance.serial;
             task->shown.generation = out.lease->generation;
@@ -524,7 +524,7 @@ AcquireResult RuntimeImpl::acquire(TaskId id) noexcept {
     return out;
 }
 
-TaskError RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) noexcept {
+TaskError RuntimeImpl::release(const Lease& lease, std::uint64_t value) noexcept {
     if (lease.ticket == 0) {
         return TaskError::LeaseNotHeld; // never issued: a default Lease
     }
@@ -539,7 +539,7 @@ TaskError RuntimeImpl::release(const Lease& lease, std::uint64_t primary_value) 
     }
     std::lock_guard lock(task->mutex);
     TaskInstance* instance = task->find(lease.instance);
-    if (instance == nullptr || !m_leases->release(*instance, lease, primary_value)) {
+    if (instance == nullptr || !m_leases->release(*instance, lease, value)) {
         return TaskError::LeaseNotHeld;
     }
     return TaskError::None;

@@ -62,11 +62,17 @@ std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& re
         }
     }
     std::uint64_t release = 0;
+    std::uint64_t worker_release = 0;
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         release = std::max(release, ring[i].release_value);
+        worker_release = std::max(worker_release, ring[i].worker_release_value);
     }
     if (release > 0) {
         points.push_back({&reads.device(), reads.handle(), release});
+    }
+    if (const TimelineSemaphore* worker_reads = worker->reads_timeline();
+        worker_reads != nullptr && worker_release > 0) {
+        points.push_back({&worker_reads->device(), worker_reads->handle(), worker_release});
     }
     return points;
 }

@@ -15,6 +15,9 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
     : m_device(device), m_index(index), m_on_job(std::move(on_job)), m_on_drop(std::move(on_drop)),
       m_on_complete(std::move(on_complete)), m_spin(spin),
       m_work(device, device.label() + " work timeline") {
+    if (index != 0) {
+        m_reads.emplace(device, device.label() + " application reads timeline");
+    }
     // Without `spin` they sleep at once, with a tight timer slack (core/cpu.hpp).
     m_thread = start_waiting_thread(!spin, [this] { run(); });
     m_transfer_thread = start_waiting_thread(!spin, [this] { run_transfers(); });
@@ -23,6 +26,21 @@ Worker::Worker(const Device& device, std::uint32_t index, JobFn on_job, JobFn on
 
 Worker::~Worker() {
     stop();
+}
+
+bool Worker::reads_reached(std::uint64_t value) const noexcept {
+    if (value == 0 || m_reads_seen.load(std::memory_order_relaxed) >= value) {
+        return true;
+    }
+    if (!m_reads) {
+        return false;
+    }
+    std::uint64_t now = 0;
+    if (m_reads->value(now) != VK_SUCCESS) {
+        return true; // a lost device: nothing waits on it any more
+    }
+    raise_to(m_reads_seen, now);
+    return now >= value;
 }
 
 void Worker::enqueue(const WorkerJob& job) {

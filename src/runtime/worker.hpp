@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -77,6 +78,17 @@ public:
     [[nodiscard]] std::uint64_t next_work_value() noexcept { return ++m_work_value; }
     // The last work value handed out; read only after stop() joined the thread.
     [[nodiscard]] std::uint64_t last_work_value() const noexcept { return m_work_value; }
+    // A worker device's timeline that the application signals once its reads of the leases it
+    // took there end (Runtime::acquire_on_worker, DeviceVulkan::reads_timeline); Tandem waits on
+    // it and never signals it. Null for the primary's context, whose leases are all read on the
+    // primary timeline.
+    [[nodiscard]] const TimelineSemaphore* reads_timeline() const noexcept {
+        return m_reads ? &*m_reads : nullptr;
+    }
+    // Whether reads_timeline() has reached `value`: from the value seen last, else read now
+    // (any thread, never blocks). A device that answers an error counts as reached: it is lost,
+    // and what it held retires without waiting for it.
+    [[nodiscard]] bool reads_reached(std::uint64_t value) const noexcept;
 
     void enqueue(const WorkerJob& job);
     // Queues `job`, waking the job thread unless `woken_later()`, asked under the queue's lock,
@@ -209,6 +221,9 @@ private:
     bool m_spin;
     TimelineSemaphore m_work;
     std::uint64_t m_work_value = 0; // worker thread only
+    std::optional<TimelineSemaphore> m_reads;
+    // The largest reads_timeline() value read; a lower bound of the semaphore's (relaxed).
+    mutable std::atomic<std::uint64_t> m_reads_seen{0};
 
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
