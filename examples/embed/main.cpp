@@ -3,9 +3,12 @@
 // runs its own workload (EngineFill: the image cleared to a colour the engine submits with each
 // job) as a task on a worker, and each frame acquires the newest output, reads it back on its
 // Tandem's queue (tandem::LeaseReadback, under that queue's lock), checks one texel
-// against the colour it submitted for that generation, and releases the lease.
+// against the colour it submitted for that generation, and releases the lease. On a worker it
+// also leases each output where the worker wrote it (Runtime::acquire_on_worker) and checks the
+// same texel there, read on the worker's queue.
 //
-// Exit code 0 when at least 10 distinct generations were sampled and every sample matched.
+// Exit code 0 when at least 10 distinct generations were sampled (on the worker too, when the
+// task runs on one) and every sample matched.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -218,12 +221,21 @@ int main() try {
         // engine's mutex when shared) that waits for the lease and copies its image to host
         // memory.
         tandem::LeaseReadback readback(runtime);
+        // The same outputs where the worker wrote them, read on the worker's own queue.
+        const std::uint32_t device = runtime.stats(task).device;
+        const bool on_worker = device != runtime.primary_device().index;
+        std::unique_ptr<tandem::LeaseReadback> worker_readback;
+        if (on_worker) {
+            worker_readback = std::make_unique<tandem::LeaseReadback>(runtime, device);
+        }
         std::set<std::uint64_t> sampled;
+        std::set<std::uint64_t> sampled_on_worker;
         std::map<std::uint64_t, std::uint32_t> submitted; // generation -> packed RGBA8 colour
         std::uint32_t submits = 0;
         int mismatches = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (sampled.size() < 10 && std::chrono::steady_clock::now() < deadline) {
+        while ((sampled.size() < 10 || (on_worker && sampled_on_worker.size() < 10)) &&
+               std::chrono::steady_clock::now() < deadline) {
             ++submits;
             const std::byte colour[4] = {static_cast<std::byte>(submits * 37 & 0xFF),
                                          static_cast<std::byte>(submits * 11 & 0xFF),
@@ -258,15 +270,32 @@ int main() try {
                              static_cast<unsigned long long>(lease->generation), texel, expected);
             }
             sampled.insert(lease->generation);
+            if (worker_readback) {
+                // Read on the worker and released with 0 likewise; a real engine's pass there
+                // signals the worker's reads timeline (DeviceVulkan::reads_timeline) instead.
+                auto there = runtime.acquire_on_worker(task);
+                if (there && there->on_worker) {
+                    const std::uint32_t seen = worker_readback->read(*there).texel(x, y);
+                    runtime.release(*there, 0);
+                    if (seen != submitted.at(there->generation)) {
+                        ++mismatches;
+                        std::fprintf(stderr, "generation %llu on the worker: texel %08x\n",
+                                     static_cast<unsigned long long>(there->generation), seen);
+                    }
+                    sampled_on_worker.insert(there->generation);
+                }
+            }
         }
         const tandem::TaskStats stats = runtime.stats(task);
-        std::printf("tandem-embed: sampled %zu generations (newest %llu), %d mismatches, "
-                    "%llu accepted, %llu busy\n",
+        std::printf("tandem-embed: sampled %zu generations (newest %llu), %zu on the worker, "
+                    "%d mismatches, %llu accepted, %llu busy\n",
                     sampled.size(), static_cast<unsigned long long>(stats.newest_generation),
-                    mismatches, static_cast<unsigned long long>(stats.accepted),
+                    sampled_on_worker.size(), mismatches,
+                    static_cast<unsigned long long>(stats.accepted),
                     static_cast<unsigned long long>(stats.busy));
-        status = (sampled.size() >= 10 && mismatches == 0) ? 0 : 1;
-    } // the readback, then the runtime, go before the engine's device and instance
+        const bool worker_sampled = !on_worker || sampled_on_worker.size() >= 10;
+        status = (sampled.size() >= 10 && worker_sampled && mismatches == 0) ? 0 : 1;
+    } // the readbacks, then the runtime, go before the engine's device and instance
     return status;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "tandem-embed: %s\n", e.what());
