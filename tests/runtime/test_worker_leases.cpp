@@ -4,13 +4,16 @@
 // copy; the slot is never written again until the lease is released and the worker's reads
 // timeline (DeviceVulkan::reads_timeline) passed the release value, signalled from the host or
 // by the application's own batch on the worker's queue; thousands of such cycles leave no ticket
-// held; a task on the primary answers primary leases; bad adapters and a readback on the wrong
-// device are refused with a sentence.
+// held; a lease outlives its task, whose objects wait for the worker's reads; a task on the
+// primary answers primary leases; bad adapters and a readback on the wrong device are refused
+// with a sentence.
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime_fixture.hpp"
@@ -217,6 +220,43 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
         return true;
     })) << "a slot was left leased";
     runtime->unregister_task(task);
+}
+
+// A lease on the worker outlives its task: the image stays valid and exact after
+// unregister_task, and the task's objects are freed only once the worker's reads timeline passed
+// the release value.
+TEST_F(WorkerLeases, ItOutlivesItsTaskWhoseObjectsWaitForTheWorkersReads) {
+    auto runtime = make_runtime("1");
+    const RuntimeResources before = runtime->resources();
+    const TaskId task = runtime->register_task(task_on("worker"));
+    run_job(*runtime, task);
+    const AcquireResult lease = runtime->acquire_on_worker(task);
+    ASSERT_TRUE(lease);
+    ASSERT_TRUE(lease->on_worker);
+    const DeviceVulkan device = runtime->device_vulkan(lease->device).value();
+    LeaseReadback readback(*runtime, lease->device);
+
+    runtime->unregister_task(task);
+    for (int i = 0; i < 20; ++i) {
+        runtime->pump();
+    }
+    const ReadbackImage image = readback.read(*lease);
+    EXPECT_EQ(detail::pattern_mismatch(image.bytes.data(), lease->generation, 64, 64), -1)
+        << "the leased image after unregister_task";
+    EXPECT_EQ(runtime->release(*lease, 3), TaskError::None) << "released after unregister too";
+    for (int i = 0; i < 50; ++i) {
+        runtime->pump();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_GT(runtime->resources().retiring + runtime->resources().instances, 0u)
+        << "freed before the worker's reads timeline reached the release value";
+
+    host_signal(device, device.reads_timeline, 3);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const RuntimeResources now = runtime->resources();
+        return now.retiring == 0 && now.instances == before.instances;
+    })) << "the task's objects were never freed";
+    EXPECT_EQ(runtime->resources().tasks, before.tasks);
 }
 
 // On the primary there is one image: the lease is the primary's.
