@@ -14,7 +14,16 @@
 //               VK_QUEUE_FAMILY_EXTERNAL before the copy
 //
 // each with the slot images' usage (sampled, transfer source and destination, colour attachment)
-// and again with storage added (a compute workload's output). Plain Vulkan: no Tandem library.
+// and again with storage added (a compute workload's output). Then, on the plain image and the
+// imported+concurrent one (storage added), how the copy is made:
+//
+//   copy, general           vkCmdCopyImage with both images in GENERAL (the table above)
+//   copy, transfer layouts  vkCmdCopyImage from TRANSFER_SRC_OPTIMAL into TRANSFER_DST_OPTIMAL
+//   compute                 a compute shader, one texel an invocation (imageLoad, imageStore)
+//   buffer copy             vkCmdCopyBuffer of as many bytes between two device-local buffers:
+//                           what the memory moves when no image is involved
+//
+// Plain Vulkan: no Tandem library.
 //
 //   tandem-bench-shared-image [--device NAME-PART] [--size WxH] [--runs N] [--json FILE]
 #include <algorithm>
@@ -22,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +44,10 @@
 namespace {
 
 constexpr VkFormat k_format = VK_FORMAT_R8G8B8A8_UNORM;
+// shaders/copy_image.comp, compiled at build time.
+constexpr std::uint32_t k_copy_image_spirv[] =
+#include "copy_image.comp.inc"
+    ;
 constexpr VkExternalMemoryHandleTypeFlagBits k_handle =
     VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
 
@@ -200,6 +214,10 @@ public:
     }
     ~Bench() {
         vkDeviceWaitIdle(m_a.device);
+        vkDestroyDescriptorPool(m_a.device, m_descriptor_pool, nullptr);
+        vkDestroyPipeline(m_a.device, m_pipeline, nullptr);
+        vkDestroyPipelineLayout(m_a.device, m_pipeline_layout, nullptr);
+        vkDestroyDescriptorSetLayout(m_a.device, m_set_layout, nullptr);
         vkDestroyFence(m_a.device, m_fence, nullptr);
         vkDestroyQueryPool(m_a.device, m_queries, nullptr);
         vkDestroyCommandPool(m_a.device, m_pool, nullptr);
@@ -210,6 +228,73 @@ public:
     Bench& operator=(const Bench&) = delete;
 
     [[nodiscard]] bool has_copy_family() const noexcept { return m_a.copy_family.has_value(); }
+
+    // How the copy into `variant` and out of it is made (the methods in the header), each
+    // `runs` times: a row per method and direction. `usage` must include storage.
+    nlohmann::json measure_methods(const Variant& variant, VkImageUsageFlags usage) {
+        Made plain = make(Variant{"plain"}, usage);
+        Made shared = make(variant, usage);
+        first_layouts(plain.image, shared.image);
+        const VkImageView plain_view = view(plain.image);
+        const VkImageView shared_view = view(shared.image);
+        nlohmann::json rows = nlohmann::json::array();
+        for (const bool into : {true, false}) {
+            const VkImage from = into ? plain.image : shared.image;
+            const VkImage to = into ? shared.image : plain.image;
+            const VkImageView from_view = into ? plain_view : shared_view;
+            const VkImageView to_view = into ? shared_view : plain_view;
+            auto row = [&](const char* method, const std::function<double()>& time) {
+                nlohmann::json r = summary(time);
+                r["variant"] = variant.name;
+                r["method"] = method;
+                r["direction"] = into ? "into" : "out of";
+                rows.push_back(std::move(r));
+            };
+            row("copy, general", [&] { return time_copy(from, to, false, to); });
+            row("copy, transfer layouts", [&] { return time_copy_optimal(from, to); });
+            row("compute", [&] { return time_compute(from_view, to_view); });
+        }
+        vkDestroyImageView(m_a.device, plain_view, nullptr);
+        vkDestroyImageView(m_a.device, shared_view, nullptr);
+        destroy(plain);
+        destroy(shared);
+        return rows;
+    }
+
+    // vkCmdCopyBuffer of one frame's bytes between two device-local buffers.
+    nlohmann::json measure_buffer_copy() {
+        const VkDeviceSize bytes = VkDeviceSize{4} * m_options.width * m_options.height;
+        VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        info.size = bytes;
+        info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        VkBuffer buffers[2] = {};
+        VkDeviceMemory memory[2] = {};
+        for (int i = 0; i < 2; ++i) {
+            check(vkCreateBuffer(m_a.device, &info, nullptr, &buffers[i]), "vkCreateBuffer");
+            VkMemoryRequirements req{};
+            vkGetBufferMemoryRequirements(m_a.device, buffers[i], &req);
+            VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+            alloc.allocationSize = req.size;
+            alloc.memoryTypeIndex = device_local_type(req.memoryTypeBits);
+            check(vkAllocateMemory(m_a.device, &alloc, nullptr, &memory[i]), "vkAllocateMemory");
+            check(vkBindBufferMemory(m_a.device, buffers[i], memory[i], 0), "vkBindBufferMemory");
+        }
+        nlohmann::json row = summary([&] {
+            return time_commands([&](VkCommandBuffer cmd) {
+                const VkBufferCopy region{0, 0, bytes};
+                vkCmdCopyBuffer(cmd, buffers[0], buffers[1], 1, &region);
+            });
+        });
+        row["variant"] = "device-local buffers";
+        row["method"] = "buffer copy";
+        row["direction"] = "between";
+        vkDeviceWaitIdle(m_a.device);
+        for (int i = 0; i < 2; ++i) {
+            vkDestroyBuffer(m_a.device, buffers[i], nullptr);
+            vkFreeMemory(m_a.device, memory[i], nullptr);
+        }
+        return row;
+    }
 
     // The copy into `variant` and out of it, each `runs` times: p50, min and max in us.
     nlohmann::json measure(const Variant& variant, VkImageUsageFlags usage) {
@@ -222,25 +307,11 @@ public:
         row["memory_flags"] = m_memory.memoryTypes[shared.memory_type].propertyFlags;
         row["dedicated"] = shared.dedicated;
         first_layouts(plain.image, shared.image);
-        const double bytes = 4.0 * m_options.width * m_options.height;
         for (const bool into : {true, false}) {
-            std::vector<double> us;
-            for (std::uint32_t r = 0; r < m_options.runs + 2; ++r) {
-                const double t =
-                    time_copy(into ? plain.image : shared.image, into ? shared.image : plain.image,
-                              variant.acquired, shared.image);
-                if (r >= 2) { // two warm-up copies
-                    us.push_back(t);
-                }
-            }
-            const double p50 = tandem::detail::median(us);
-            nlohmann::json d;
-            d["gpu_us_p50"] = p50;
-            d["gpu_us_min"] = *std::min_element(us.begin(), us.end());
-            d["gpu_us_max"] = *std::max_element(us.begin(), us.end());
-            d["frame_gbps"] = bytes / (p50 * 1e3);
-            d["n"] = us.size();
-            row[into ? "copy_into" : "copy_out_of"] = d;
+            row[into ? "copy_into" : "copy_out_of"] = summary([&] {
+                return time_copy(into ? plain.image : shared.image,
+                                 into ? shared.image : plain.image, variant.acquired, shared.image);
+            });
         }
         destroy(plain);
         destroy(shared);
@@ -248,6 +319,90 @@ public:
     }
 
 private:
+    // `time` called runs + 2 times, the first two a warm-up: p50, min and max in us, and the
+    // frame's bytes over the p50.
+    nlohmann::json summary(const std::function<double()>& time) const {
+        std::vector<double> us;
+        for (std::uint32_t r = 0; r < m_options.runs + 2; ++r) {
+            const double t = time();
+            if (r >= 2) {
+                us.push_back(t);
+            }
+        }
+        const double p50 = tandem::detail::median(us);
+        nlohmann::json d;
+        d["gpu_us_p50"] = p50;
+        d["gpu_us_min"] = *std::min_element(us.begin(), us.end());
+        d["gpu_us_max"] = *std::max_element(us.begin(), us.end());
+        d["frame_gbps"] = 4.0 * m_options.width * m_options.height / (p50 * 1e3);
+        d["n"] = us.size();
+        return d;
+    }
+
+    VkImageView view(VkImage image) const {
+        VkImageViewCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+        info.image = image;
+        info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+        info.format = k_format;
+        info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        VkImageView v = VK_NULL_HANDLE;
+        check(vkCreateImageView(m_a.device, &info, nullptr, &v), "vkCreateImageView");
+        return v;
+    }
+
+    // The compute copy's pipeline, its layouts and a descriptor set, made on first use.
+    void make_compute() {
+        if (m_pipeline != VK_NULL_HANDLE) {
+            return;
+        }
+        VkDescriptorSetLayoutBinding bindings[2] = {};
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            bindings[i].binding = i;
+            bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+            bindings[i].descriptorCount = 1;
+            bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+        }
+        VkDescriptorSetLayoutCreateInfo set_info{
+            VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+        set_info.bindingCount = 2;
+        set_info.pBindings = bindings;
+        check(vkCreateDescriptorSetLayout(m_a.device, &set_info, nullptr, &m_set_layout),
+              "vkCreateDescriptorSetLayout");
+        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+        layout_info.setLayoutCount = 1;
+        layout_info.pSetLayouts = &m_set_layout;
+        check(vkCreatePipelineLayout(m_a.device, &layout_info, nullptr, &m_pipeline_layout),
+              "vkCreatePipelineLayout");
+        VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        module_info.codeSize = sizeof(k_copy_image_spirv);
+        module_info.pCode = k_copy_image_spirv;
+        VkShaderModule module = VK_NULL_HANDLE;
+        check(vkCreateShaderModule(m_a.device, &module_info, nullptr, &module),
+              "vkCreateShaderModule");
+        VkComputePipelineCreateInfo pipeline{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        pipeline.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        pipeline.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        pipeline.stage.module = module;
+        pipeline.stage.pName = "main";
+        pipeline.layout = m_pipeline_layout;
+        const VkResult made = vkCreateComputePipelines(m_a.device, VK_NULL_HANDLE, 1, &pipeline,
+                                                       nullptr, &m_pipeline);
+        vkDestroyShaderModule(m_a.device, module, nullptr);
+        check(made, "vkCreateComputePipelines");
+        const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 2};
+        VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        pool.maxSets = 1;
+        pool.poolSizeCount = 1;
+        pool.pPoolSizes = &size;
+        check(vkCreateDescriptorPool(m_a.device, &pool, nullptr, &m_descriptor_pool),
+              "vkCreateDescriptorPool");
+        VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        alloc.descriptorPool = m_descriptor_pool;
+        alloc.descriptorSetCount = 1;
+        alloc.pSetLayouts = &m_set_layout;
+        check(vkAllocateDescriptorSets(m_a.device, &alloc, &m_set), "vkAllocateDescriptorSets");
+    }
+
     Made make(const Variant& v, VkImageUsageFlags usage) {
         Made m;
         const Opening& owner = v.imported ? m_b : m_a;
@@ -394,28 +549,31 @@ private:
         submit_and_wait();
     }
 
-    double time_copy(VkImage from, VkImage to, bool acquire, VkImage shared) {
+    // GPU time of the commands `record` makes, between two timestamps (with a barrier after
+    // them, so that their writes finish first); `before` and `after` record outside them.
+    double time_commands(const std::function<void(VkCommandBuffer)>& record,
+                         const std::function<void(VkCommandBuffer)>& before = {},
+                         const std::function<void(VkCommandBuffer)>& after = {}) {
         begin();
         vkCmdResetQueryPool(m_cmd, m_queries, 0, 2);
-        vkCmdWriteTimestamp2(m_cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries, 0);
-        if (acquire) {
-            VkImageMemoryBarrier2 b =
-                barrier(shared, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_GENERAL);
-            b.srcStageMask = VK_PIPELINE_STAGE_2_NONE;
-            b.srcAccessMask = VK_ACCESS_2_NONE;
-            b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
-            b.dstQueueFamilyIndex = m_a.main_family;
-            pipeline_barriers(m_cmd, {b});
+        if (before) {
+            before(m_cmd);
         }
-        VkImageCopy region{};
-        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.dstSubresource = region.srcSubresource;
-        region.extent = {m_options.width, m_options.height, 1};
-        vkCmdCopyImage(m_cmd, from, VK_IMAGE_LAYOUT_GENERAL, to, VK_IMAGE_LAYOUT_GENERAL, 1,
-                       &region);
-        // The copy's writes finish before the second timestamp.
-        pipeline_barriers(m_cmd, {barrier(to, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_GENERAL)});
+        vkCmdWriteTimestamp2(m_cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries, 0);
+        record(m_cmd);
+        VkMemoryBarrier2 done{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        done.srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        done.srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT;
+        done.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        done.dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT;
+        VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &done;
+        vkCmdPipelineBarrier2(m_cmd, &dep);
         vkCmdWriteTimestamp2(m_cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, m_queries, 1);
+        if (after) {
+            after(m_cmd);
+        }
         check(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer");
         submit_and_wait();
         std::uint64_t ticks[2] = {};
@@ -426,6 +584,75 @@ private:
         return static_cast<double>(ticks[1] - ticks[0]) * m_tick_ns / 1e3;
     }
 
+    static void copy_image(VkCommandBuffer cmd, VkImage from, VkImageLayout from_layout, VkImage to,
+                           VkImageLayout to_layout, VkExtent2D extent) {
+        VkImageCopy region{};
+        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.dstSubresource = region.srcSubresource;
+        region.extent = {extent.width, extent.height, 1};
+        vkCmdCopyImage(cmd, from, from_layout, to, to_layout, 1, &region);
+    }
+
+    // Both images in GENERAL; `shared` acquired from VK_QUEUE_FAMILY_EXTERNAL first (timed too)
+    // with `acquire`.
+    double time_copy(VkImage from, VkImage to, bool acquire, VkImage shared) {
+        return time_commands([&](VkCommandBuffer cmd) {
+            if (acquire) {
+                VkImageMemoryBarrier2 b =
+                    barrier(shared, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_GENERAL);
+                b.srcStageMask = VK_PIPELINE_STAGE_2_NONE;
+                b.srcAccessMask = VK_ACCESS_2_NONE;
+                b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+                b.dstQueueFamilyIndex = m_a.main_family;
+                pipeline_barriers(cmd, {b});
+            }
+            copy_image(cmd, from, VK_IMAGE_LAYOUT_GENERAL, to, VK_IMAGE_LAYOUT_GENERAL, extent());
+        });
+    }
+
+    // From TRANSFER_SRC_OPTIMAL into TRANSFER_DST_OPTIMAL; the transitions there and back to
+    // GENERAL are not timed.
+    double time_copy_optimal(VkImage from, VkImage to) {
+        return time_commands(
+            [&](VkCommandBuffer cmd) {
+                copy_image(cmd, from, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, to,
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, extent());
+            },
+            [&](VkCommandBuffer cmd) {
+                pipeline_barriers(
+                    cmd,
+                    {barrier(from, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL),
+                     barrier(to, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL)});
+            },
+            [&](VkCommandBuffer cmd) {
+                pipeline_barriers(
+                    cmd,
+                    {barrier(from, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL),
+                     barrier(to, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL)});
+            });
+    }
+
+    // The compute shader's copy, both images in GENERAL.
+    double time_compute(VkImageView from, VkImageView to) {
+        make_compute();
+        VkDescriptorImageInfo images[2] = {{VK_NULL_HANDLE, from, VK_IMAGE_LAYOUT_GENERAL},
+                                           {VK_NULL_HANDLE, to, VK_IMAGE_LAYOUT_GENERAL}};
+        VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        write.dstSet = m_set;
+        write.descriptorCount = 2;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        write.pImageInfo = images;
+        vkUpdateDescriptorSets(m_a.device, 1, &write, 0, nullptr);
+        return time_commands([&](VkCommandBuffer cmd) {
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline_layout, 0, 1,
+                                    &m_set, 0, nullptr);
+            vkCmdDispatch(cmd, (m_options.width + 15) / 16, (m_options.height + 15) / 16, 1);
+        });
+    }
+
+    [[nodiscard]] VkExtent2D extent() const noexcept { return {m_options.width, m_options.height}; }
+
     const Options& m_options;
     Opening m_a;
     Opening m_b;
@@ -435,6 +662,11 @@ private:
     VkCommandBuffer m_cmd = VK_NULL_HANDLE;
     VkQueryPool m_queries = VK_NULL_HANDLE;
     VkFence m_fence = VK_NULL_HANDLE;
+    VkDescriptorSetLayout m_set_layout = VK_NULL_HANDLE;
+    VkPipelineLayout m_pipeline_layout = VK_NULL_HANDLE;
+    VkPipeline m_pipeline = VK_NULL_HANDLE;
+    VkDescriptorPool m_descriptor_pool = VK_NULL_HANDLE;
+    VkDescriptorSet m_set = VK_NULL_HANDLE; // freed with its pool
 };
 
 } // namespace
@@ -504,6 +736,29 @@ int main(int argc, char** argv) {
                 out["rows"].push_back(std::move(row));
             }
         }
+        // How the copy is made, on the plain image and on the zero-copy path's.
+        std::printf("\n%-32s %-24s %14s %14s\n", "variant (storage)", "method", "into (us, GB/s)",
+                    "out of (us, GB/s)");
+        const VkImageUsageFlags storage = slot_usage | VK_IMAGE_USAGE_STORAGE_BIT;
+        for (const Variant& v : {variants[0], variants[5]}) {
+            const nlohmann::json rows = bench.measure_methods(v, storage);
+            const std::size_t methods = rows.size() / 2;
+            for (std::size_t m = 0; m < methods; ++m) {
+                const nlohmann::json& into = rows[m];
+                const nlohmann::json& out_of = rows[m + methods];
+                std::printf("%-32s %-24s %7.1f %6.1f %7.1f %6.1f\n", v.name,
+                            into["method"].get<std::string>().c_str(),
+                            into["gpu_us_p50"].get<double>(), into["frame_gbps"].get<double>(),
+                            out_of["gpu_us_p50"].get<double>(), out_of["frame_gbps"].get<double>());
+            }
+            for (const nlohmann::json& r : rows) {
+                out["methods"].push_back(r);
+            }
+        }
+        const nlohmann::json buffers = bench.measure_buffer_copy();
+        std::printf("%-32s %-24s %7.1f %6.1f\n", "device-local buffers", "buffer copy",
+                    buffers["gpu_us_p50"].get<double>(), buffers["frame_gbps"].get<double>());
+        out["methods"].push_back(buffers);
     }
     vkDestroyInstance(instance, nullptr);
     if (!options.json.empty()) {
