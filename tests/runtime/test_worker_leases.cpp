@@ -189,8 +189,8 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
     std::uint64_t newest = 0;
     std::uint32_t checked = 0;
     for (int cycle = 0; cycle < 2000; ++cycle) {
-        if (cycle % 4 == 0) {
-            (void)runtime->submit(task); // Busy while the ring is full: fine
+        if (cycle % 10 == 0) {
+            run_job(*runtime, task); // a newer output every tenth cycle, whatever the load
         }
         runtime->pump();
         const AcquireResult lease = runtime->acquire_on_worker(task);
@@ -208,7 +208,7 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
         ASSERT_EQ(runtime->release(*lease, value), TaskError::None);
     }
     EXPECT_EQ(checked, 10u);
-    EXPECT_GT(newest, 100u) << "jobs ran throughout";
+    EXPECT_GT(newest, 200u) << "jobs ran throughout";
     EXPECT_EQ(runtime->stats(task).leases_held, 0u);
     ASSERT_TRUE(pump_until(*runtime, [&] {
         for (const SlotState s :
