@@ -609,7 +609,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         SlotRecord& s = instance.ring[job.slot];
         s.work_value = work_value;
         s.worker_value = ticket.sender_value;
-        res.chain_layout = instance.transport->sender_layout_after(written_layout);
+        res.handed_off_layout = instance.transport->sender_layout_after(written_layout);
         s.primary_value = ticket.receiver_value;
         s.times.worker_submit = t_submit;
         s.times.transfer_queued = t_queued;

@@ -33,7 +33,7 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std:
     }
     SlotRecord& s = instance.ring[current->slot];
     const SlotResources& res = instance.slots[current->slot];
-    if (on_worker && res.chain_layout == VK_IMAGE_LAYOUT_UNDEFINED) {
+    if (on_worker && res.handed_off_layout == VK_IMAGE_LAYOUT_UNDEFINED) {
         return std::nullopt; // not written yet on this instance (cannot happen once published)
     }
     const std::uint64_t ticket = g_next_ticket.fetch_add(1, std::memory_order_relaxed);
@@ -83,7 +83,7 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std:
     lease.extent = image.extent;
     lease.on_worker = on_worker;
     if (on_worker) {
-        lease.layout = res.chain_layout;
+        lease.layout = res.handed_off_layout;
         lease.wait_semaphore = instance.transport->sender_semaphore();
         lease.wait_value = s.worker_value;
         lease.queue_family = instance.worker->device().queue(QueueRole::Main).family();

@@ -373,7 +373,7 @@ Gathered read_fed(const ChainedRead& read, const SlotRecord& s, JobInput& in,
 }
 
 // On the device both run on: the image the producer's job wrote, after the hand-off's worker
-// side read it and left it in chain_layout (sampled: the producer's job asked for it; GENERAL
+// side read it and left it in handed_off_layout (sampled: the producer's job asked for it; GENERAL
 // where it wrote the staging in place); nothing writes it again while the hold lasts.
 Gathered read_in_place(const ChainedRead& read, const SlotRecord& s, JobInput& in,
                        std::vector<VkSemaphoreSubmitInfo>& waits, const std::string& of,
@@ -389,15 +389,15 @@ Gathered read_in_place(const ChainedRead& read, const SlotRecord& s, JobInput& i
         return Gathered::Failed;
     }
     const SlotResources& res = producer.slots[read.slot];
-    if (res.chain_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL &&
-        res.chain_layout != VK_IMAGE_LAYOUT_GENERAL) {
+    if (res.handed_off_layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL &&
+        res.handed_off_layout != VK_IMAGE_LAYOUT_GENERAL) {
         why = of + " was left in a layout it cannot be sampled in by " +
               producer.transport->path_name();
         return Gathered::Failed;
     }
     add_wait(waits, semaphore_submit_info(producer.transport->sender_semaphore(), s.worker_value,
                                           VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-    fill_chained(in, res.written(), res.chain_layout, read.generation);
+    fill_chained(in, res.written(), res.handed_off_layout, read.generation);
     return Gathered::Ready;
 }
 

@@ -128,7 +128,7 @@ public:
         : InputSource(declared), m_reads(slots) {}
     [[nodiscard]] TaskError failure() const noexcept override { return TaskError::ChainBroken; }
     // The held image, and the wait for it: in place, the producer's hand-off's worker side
-    // (after which the image sits in SlotResources::chain_layout until the slot is written
+    // (after which the image sits in SlotResources::handed_off_layout until the slot is written
     // again); delivered, the hand-off's primary side; fed, the feed's link on this worker.
     // NotYet while that is not submitted yet; Failed when the producer's job failed or was
     // queued behind this one. Nothing held (a trial job): Ready, `input` left empty.

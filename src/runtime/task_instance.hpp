@@ -57,9 +57,9 @@ struct SlotResources {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkImageLayout primary_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     std::vector<std::byte> snapshot;
-    // The layout its hand-off leaves the written image in, where a chain's consumer on the
-    // device reads it (under the mutex).
-    VkImageLayout chain_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    // The layout its hand-off leaves the written image in, where the readers on the device read
+    // it: a chain's consumer there, a lease on the worker (under the mutex).
+    VkImageLayout handed_off_layout = VK_IMAGE_LAYOUT_UNDEFINED;
     [[nodiscard]] const Image& written() const noexcept {
         return worker_image.image ? worker_image : primary_image;
     }
