@@ -1,5 +1,5 @@
 // tandem::LeaseReadback, built on what any application gets from the runtime
-// (Runtime::primary_vulkan()) and plain Vulkan: no internal device object, no adapter discovery.
+// (Runtime::device_vulkan()) and plain Vulkan: no internal device object, no adapter discovery.
 #include "tandem/readback.hpp"
 
 #include <mutex>
@@ -43,8 +43,8 @@ std::optional<std::uint32_t> host_memory_type(const VkPhysicalDeviceMemoryProper
 } // namespace
 
 struct LeaseReadback::State {
-    DeviceVulkan primary; // the device read on: the primary's, or a worker's
-    VkSemaphore primary_timeline = VK_NULL_HANDLE; // the runtime's: its leases are the primary's
+    DeviceVulkan vulkan;     // the device read on: the primary's, or a worker's
+    bool on_primary = false; // it reads acquire()'s leases, else acquire_on_worker()'s there
     VkPhysicalDeviceMemoryProperties memory{};
     PFN_vkSetDebugUtilsObjectNameEXT set_name = nullptr;
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label = nullptr;
@@ -67,7 +67,7 @@ struct LeaseReadback::State {
             info.objectType = type;
             info.objectHandle = reinterpret_cast<std::uint64_t>(handle);
             info.pObjectName = text;
-            (void)set_name(primary.device, &info);
+            (void)set_name(vulkan.device, &info);
         }
     }
 
@@ -77,7 +77,7 @@ struct LeaseReadback::State {
             return VK_SUCCESS;
         }
         const VkFence f = fence.get();
-        const VkResult r = vkWaitForFences(primary.device, 1, &f, VK_TRUE,
+        const VkResult r = vkWaitForFences(vulkan.device, 1, &f, VK_TRUE,
                                            static_cast<std::uint64_t>(timeout.count()));
         if (r == VK_SUCCESS) {
             pending = false;
@@ -93,7 +93,7 @@ struct LeaseReadback::State {
         buffer.reset();
         buffer_memory.reset();
         capacity = 0;
-        const VkDevice device = primary.device;
+        const VkDevice device = vulkan.device;
         VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         bi.size = bytes;
         bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -106,7 +106,7 @@ struct LeaseReadback::State {
         const std::optional<std::uint32_t> type = host_memory_type(memory, req.memoryTypeBits);
         if (!type) {
             throw Error(ErrorCategory::Unsupported,
-                        "The primary device has no host-visible memory for a readback buffer",
+                        "The device has no host-visible memory for a readback buffer",
                         "Read leases back on a device with host-visible memory");
         }
         VkMemoryAllocateInfo mi{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -137,23 +137,23 @@ LeaseReadback::LeaseReadback(const Runtime& runtime, std::uint32_t adapter)
                     "Adapter " + std::to_string(adapter) + " is no device of this runtime",
                     "Read on the primary or one of Runtime::worker_devices() (DeviceInfo::index)");
     }
-    s.primary = std::move(*on);
-    s.primary_timeline = runtime.primary_timeline();
-    const VkDevice device = s.primary.device;
-    vkGetPhysicalDeviceMemoryProperties(s.primary.physical_device, &s.memory);
-    if (s.primary.debug_utils) {
+    s.vulkan = std::move(*on);
+    s.on_primary = adapter == runtime.primary_device().index;
+    const VkDevice device = s.vulkan.device;
+    vkGetPhysicalDeviceMemoryProperties(s.vulkan.physical_device, &s.memory);
+    if (s.vulkan.debug_utils) {
         s.set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
-            vkGetInstanceProcAddr(s.primary.instance, "vkSetDebugUtilsObjectNameEXT"));
+            vkGetInstanceProcAddr(s.vulkan.instance, "vkSetDebugUtilsObjectNameEXT"));
         if (!detail::validation_layer_races_on_labels(device)) {
             s.begin_label = reinterpret_cast<PFN_vkCmdBeginDebugUtilsLabelEXT>(
-                vkGetInstanceProcAddr(s.primary.instance, "vkCmdBeginDebugUtilsLabelEXT"));
+                vkGetInstanceProcAddr(s.vulkan.instance, "vkCmdBeginDebugUtilsLabelEXT"));
             s.end_label = reinterpret_cast<PFN_vkCmdEndDebugUtilsLabelEXT>(
-                vkGetInstanceProcAddr(s.primary.instance, "vkCmdEndDebugUtilsLabelEXT"));
+                vkGetInstanceProcAddr(s.vulkan.instance, "vkCmdEndDebugUtilsLabelEXT"));
         }
     }
     VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pi.queueFamilyIndex = s.primary.queue_family;
+    pi.queueFamilyIndex = s.vulkan.queue_family;
     VkCommandPool pool = VK_NULL_HANDLE;
     vk_check(vkCreateCommandPool(device, &pi, nullptr, &pool),
              "vkCreateCommandPool lease readback");
@@ -189,23 +189,20 @@ LeaseReadback::~LeaseReadback() {
 ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds timeout) {
     State& s = *m_state;
     const std::uint32_t texel_bytes = detail::lease_texel_bytes(lease.format);
-    const bool here = lease.on_worker ? lease.device == s.primary.adapter
-                                      : s.primary.reads_timeline == s.primary_timeline;
-    if (!here) {
+    if (lease.on_worker == s.on_primary || (lease.on_worker && lease.device != s.vulkan.adapter)) {
         throw Error(ErrorCategory::InvalidArgument,
                     std::string("The lease's image is on ") +
                         (lease.on_worker ? "worker adapter " + std::to_string(lease.device)
                                          : std::string("the primary")) +
-                        ", this LeaseReadback reads on adapter " +
-                        std::to_string(s.primary.adapter),
+                        ", this LeaseReadback reads on adapter " + std::to_string(s.vulkan.adapter),
                     "Read a lease with a LeaseReadback made for the device its image is on: "
                     "the primary for acquire()'s, Lease::device for acquire_on_worker()'s");
     }
-    if (lease.queue_family != s.primary.queue_family) {
+    if (lease.queue_family != s.vulkan.queue_family) {
         throw Error(ErrorCategory::InvalidArgument,
                     "The lease is readable by queue family " + std::to_string(lease.queue_family) +
                         ", the device's main queue is of family " +
-                        std::to_string(s.primary.queue_family),
+                        std::to_string(s.vulkan.queue_family),
                     "Read leases of the runtime the LeaseReadback was made for");
     }
     const VkResult earlier = s.settle(timeout);
@@ -225,7 +222,7 @@ ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds t
     }
     s.reserve(bytes);
 
-    const VkDevice device = s.primary.device;
+    const VkDevice device = s.vulkan.device;
     const VkFence fence = s.fence.get();
     vk_check(vkResetFences(device, 1, &fence), "vkResetFences lease readback");
     vk_check(vkResetCommandBuffer(s.cmd, 0), "vkResetCommandBuffer lease readback");
@@ -256,12 +253,12 @@ ReadbackImage LeaseReadback::read(const Lease& lease, std::chrono::nanoseconds t
         // Tandem (and an embedding engine) submit to this queue too; the lock covers the
         // submit alone, never the wait below.
         std::unique_lock<std::mutex> lock;
-        if (s.primary.queue_mutex) {
-            lock = std::unique_lock<std::mutex>(*s.primary.queue_mutex);
+        if (s.vulkan.queue_mutex) {
+            lock = std::unique_lock<std::mutex>(*s.vulkan.queue_mutex);
         }
         const PFN_vkQueueSubmit2 submit2 =
-            s.primary.queue_submit2 != nullptr ? s.primary.queue_submit2 : vkQueueSubmit2;
-        submitted = submit2(s.primary.queue, 1, &batch, fence);
+            s.vulkan.queue_submit2 != nullptr ? s.vulkan.queue_submit2 : vkQueueSubmit2;
+        submitted = submit2(s.vulkan.queue, 1, &batch, fence);
     }
     vk_check(submitted, "vkQueueSubmit2 lease readback");
     s.pending = true;
