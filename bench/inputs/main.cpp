@@ -450,6 +450,11 @@ int main(int argc, char** argv) {
                  "embed the runtime on a device the benchmark opens and hand it the main queue "
                  "alone (EmbedInfo::queue_mutex null): the inputs' copies are recorded and "
                  "submitted on Tandem's input thread instead of in submit (copied inputs only)");
+    bool sampled = false;
+    app.add_flag("--sampled", sampled,
+                 "declare the application's images sampleable (TaskInputDesc::application_usage): "
+                 "the primary then copies the RGBA8 colour with a compute dispatch where it can, "
+                 "and the depth and motion with the copy command as before");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -526,6 +531,10 @@ int main(int argc, char** argv) {
             d.rate_hz = fps > 0 ? fps : 60;
             for (tandem::TaskInputDesc& in : d.inputs) {
                 in.usage = lend ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0;
+                in.application_usage = sampled ? VK_IMAGE_USAGE_SAMPLED_BIT |
+                                                     VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                                     VK_IMAGE_USAGE_TRANSFER_DST_BIT
+                                               : 0;
             }
             r.id = runtime.register_task(d);
         }
@@ -676,6 +685,7 @@ int main(int argc, char** argv) {
                   {{"p50", s.input_copy_gpu_us.p50_us},
                    {"p99", s.input_copy_gpu_us.p99_us},
                    {"copies", s.input_copy_gpu_us.count}}},
+                 {"inputs_copied_by_compute", s.inputs_copied_by_compute},
                  {"outputs_per_submit", outputs},
                  {"exact", r.exact}});
             all_exact = all_exact && r.exact;
@@ -732,6 +742,7 @@ int main(int argc, char** argv) {
                              {"lend", lend},
                              {"lent_wait", lend ? lent_wait : std::string()},
                              {"own_queue", own_queue},
+                             {"sampled", sampled},
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {
                 {"pass_gpu_us_p50_on_task_device", worker_pass},

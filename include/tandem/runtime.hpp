@@ -144,6 +144,13 @@ struct RuntimeOptions {
     // driver cannot make such images for an input's format, or their rows do not fit the
     // staging's, the input is copied as with false.
     bool cpu_reads_inputs_in_place = true;
+    // How the primary copies an input whose application images are sampleable
+    // (TaskInputDesc::application_usage; RGBA8 and BGRA8): Auto copies with a compute dispatch
+    // on a GPU, whose shader cores may outrun its copy command many times over (12x on an
+    // H100), and with the copy command on a CPU device (lavapipe), where that command is a
+    // memcpy and a shader is slower (4x). Compute and CopyCommand choose one everywhere.
+    enum class InputCopies { Auto, Compute, CopyCommand };
+    InputCopies input_copies = InputCopies::Auto;
     // Whether a task on a CPU device (lavapipe) writes its outputs where they cross to the
     // primary, when they take the host-imported path: its slot's output image is a linear image
     // over the host memory the primary's copy reads, so no copy on the CPU device precedes it

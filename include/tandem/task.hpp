@@ -306,6 +306,10 @@ struct TaskStats {
     // host-imported path, RuntimeOptions::cpu_writes_outputs_in_place): nothing copies them on
     // that device.
     bool outputs_written_in_place = false;
+    // How many of its application inputs the primary copies with a compute dispatch rather than
+    // vkCmdCopyImage (TaskInputDesc::application_usage): RGBA8 and BGRA8 inputs whose images
+    // the application declared sampleable, where the primary allows it.
+    std::uint32_t inputs_copied_by_compute = 0;
     // What carried its inputs: submits whose application inputs Tandem copied on the primary,
     // inputs sent over a link to its device, and chained inputs read in place on the producer's
     // device (none of them copied); submits that named lent images (Runtime::lend_inputs),

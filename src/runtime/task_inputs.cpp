@@ -22,6 +22,7 @@ namespace {
 // the application's before Tandem's batch, on any stage.
 constexpr VkPipelineStageFlags2 k_before = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
 constexpr VkAccessFlags2 k_written = VK_ACCESS_2_MEMORY_WRITE_BIT;
+constexpr VkAccessFlags2 k_compute_read = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT;
 
 std::string usage_hex(VkImageUsageFlags usage) {
     std::array<char, 16> text{};
@@ -97,6 +98,12 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
                         "COLOR_ATTACHMENT, STORAGE or TRANSFER_DST (for rendering into lent "
                         "images; transfers and sampling are always allowed)");
         }
+        if (input.application_usage != 0 && (input.buffer_size > 0 || input.producer)) {
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " states the application's image usage " +
+                            usage_hex(input.application_usage) + " but takes no image of it",
+                        "Leave application_usage 0 for a buffer input and a chained one");
+        }
         if (input.buffer_size > 0) {
             if (input.producer) {
                 throw Error(ErrorCategory::InvalidArgument,
@@ -136,7 +143,8 @@ std::vector<TaskInputDesc> resolved_inputs(const TaskDesc& desc) {
 }
 
 void prepare_inputs(TaskInstance& instance, const Device& primary,
-                    std::span<const TaskInputDesc> all, const InputLinkFactory& make_link) {
+                    std::span<const TaskInputDesc> all, bool compute_copies,
+                    const InputLinkFactory& make_link) {
     // The application's inputs only: chained ones are read in place (task_chains.hpp).
     InstanceInputs& in = instance.inputs;
     std::vector<TaskInputDesc> inputs;
@@ -152,6 +160,16 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
     }
     const Device& device = instance.worker->device();
     const std::string base = device.label() + " " + instance.desc.name;
+    // Copied by a compute dispatch where the application's images may be sampled and the format
+    // is one it moves exactly; Tandem's images of the input are then written as storage.
+    std::vector<VkImageUsageFlags> storage(inputs.size(), 0);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (compute_copies && inputs[i].buffer_size == 0 &&
+            (inputs[i].application_usage & VK_IMAGE_USAGE_SAMPLED_BIT) != 0 &&
+            copies_by_compute(primary, inputs[i].format)) {
+            storage[i] = VK_IMAGE_USAGE_STORAGE_BIT;
+        }
+    }
     if (!instance.same_device) {
         for (TaskInputDesc input : inputs) {
             if (input.buffer_size > 0) { // its bytes travel in an RGBA8 image
@@ -188,24 +206,54 @@ void prepare_inputs(TaskInstance& instance, const Device& primary,
                 d.height = inputs[i].height;
                 d.format = inputs[i].format;
                 d.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                          VK_IMAGE_USAGE_SAMPLED_BIT | inputs[i].usage;
+                          VK_IMAGE_USAGE_SAMPLED_BIT | inputs[i].usage | storage[i];
                 d.name = name;
                 d.queue_families = {primary.queue(QueueRole::Main).family()};
                 slot.source = create_image(primary, d);
             } else {
                 // The primary's image: written by the submit's copy or, lent, by the
-                // application (its usage); a loan that outlived a move is copied from.
-                SlotImages images = in.links[i]->create_images(
-                    s, name,
-                    VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                        inputs[i].usage,
-                    VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                        VK_IMAGE_USAGE_TRANSFER_DST_BIT);
+                // application (its usage); a loan that outlived a move is copied from. A path
+                // whose images cannot also be storage keeps the copy command for the input.
+                const VkImageUsageFlags sent = VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                                               VK_IMAGE_USAGE_TRANSFER_SRC_BIT | inputs[i].usage;
+                const VkImageUsageFlags received = VK_IMAGE_USAGE_SAMPLED_BIT |
+                                                   VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                                   VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+                SlotImages images;
+                bool made = false;
+                if (storage[i] != 0) {
+                    try {
+                        images = in.links[i]->create_images(s, name, sent | storage[i], received);
+                        made = true;
+                    } catch (const Error& e) {
+                        if (s > 0) {
+                            throw; // the slots before it were made with storage
+                        }
+                        log_info("runtime",
+                                 "{}: its images cannot be storage images on this path ({}); its "
+                                 "copies at submit are the copy command's",
+                                 name, e.what());
+                        storage[i] = 0;
+                    }
+                }
+                if (!made) {
+                    images = in.links[i]->create_images(s, name, sent, received);
+                }
                 slot.source = std::move(images.sender);
                 slot.target = std::move(images.receiver);
             }
+            if (storage[i] != 0 && !slot.source.view) {
+                slot.source.view =
+                    create_image_view(primary, slot.source.get(), inputs[i].format, name);
+            }
             in.slots[s].push_back(std::move(slot));
         }
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        in.compute.push_back(storage[i] == 0 ? nullptr
+                                             : std::make_unique<ComputeCopy>(
+                                                   primary, inputs[i].format, instance.desc.slots,
+                                                   base + " input " + inputs[i].name + " copy"));
     }
     in.pool = CommandPool(primary, primary.queue(QueueRole::Main).family(), base + " input copies");
     for (std::uint32_t s = 0; s < instance.desc.slots; ++s) {
@@ -454,7 +502,8 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
     // copies read, among them) before the copies. First, so that the timestamps bracket the
     // copies' own time, not the queue's earlier work they wait for.
     memory_barrier(cmd, k_before, k_written, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                   VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT);
+                   VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT | k_compute_read |
+                       VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
     if (in.timer) {
         in.timer->begin(cmd, slot);
     }
@@ -468,6 +517,14 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
     std::uint32_t n_after = 0;
     const VkImageLayout slot_after =
         to_link ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    // Copied by a compute dispatch (InstanceInputs::compute): not lent, and its image named for
+    // no other input (which the copy command reads, in another layout).
+    const auto by_compute = [&](std::size_t i) {
+        return in.compute[i] != nullptr && ((lent >> i) & 1u) == 0 &&
+               std::count_if(inputs.begin(), inputs.end(), [&](const InputImage& other) {
+                   return other.image == inputs[i].image;
+               }) == 1;
+    };
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputImage& from = inputs[i];
         const VkImage to = images[i].source.get();
@@ -486,6 +543,24 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
         const bool named_before =
             std::any_of(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i),
                         [&](const InputImage& other) { return other.image == from.image; });
+        if (by_compute(i)) {
+            if (const VkImageLayout read = sampled_layout(from.layout); read != from.layout) {
+                before[n_before++] =
+                    image_barrier_info(from.image, from.layout, read, k_before, k_written,
+                                       VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, k_compute_read);
+                after[n_after++] = image_barrier_info(
+                    from.image, read, from.layout, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            }
+            before[n_before++] = image_barrier_info(
+                to, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, k_before, VK_ACCESS_2_NONE,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+            after[n_after++] = image_barrier_info(
+                to, VK_IMAGE_LAYOUT_GENERAL, slot_after, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                VK_ACCESS_2_NONE);
+            continue;
+        }
         if (in.buffer_sizes[i] == 0 && needs_transition(from.layout) && !named_before) {
             before[n_before++] = image_barrier_info(
                 from.image, from.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, k_before, k_written,
@@ -526,6 +601,16 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
             }
             continue;
         }
+        if (by_compute(i)) {
+            if (const VkResult made = in.compute[i]->record(
+                    cmd, slot, from.image, sampled_layout(from.layout), to.source.view.get(),
+                    to.source.extent, images[i].application_view);
+                made != VK_SUCCESS) {
+                static_cast<void>(vkEndCommandBuffer(cmd));
+                return made;
+            }
+            continue;
+        }
         copy_whole_image(cmd, from.image,
                          needs_transition(from.layout) ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
                                                        : from.layout,
@@ -533,9 +618,12 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
     }
     // The copies' writes (a buffer's, on the primary, which the job reads) before what follows.
     const VkMemoryBarrier2 written{
-        VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,   nullptr,
-        VK_PIPELINE_STAGE_2_COPY_BIT,         VK_ACCESS_2_TRANSFER_WRITE_BIT,
-        VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE};
+        VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+        nullptr,
+        VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+        VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+        VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        VK_ACCESS_2_NONE};
     dep.memoryBarrierCount = 1;
     dep.pMemoryBarriers = &written;
     dep.imageMemoryBarrierCount = n_after;

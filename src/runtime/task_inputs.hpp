@@ -7,7 +7,9 @@
 //                    on the primary and where it arrives, and the copies' command buffers.
 //   InputCopier      application's thread, in submit (task's mutex held, slot Recording): one
 //                    batch on the primary's main queue waits for the application's writes,
-//                    copies each image into the slot's copy and signals the runtime's input
+//                    copies each image into the slot's copy (the copy command, or a compute
+//                    dispatch for an 8-bit input the application declared sampleable:
+//                    compute_copy.hpp) and signals the runtime's input
 //                    timeline (SubmitResult::inputs_released). When that queue is Tandem's
 //                    alone (embedded with no EmbedInfo::queue_mutex), submit only takes the
 //                    value and queues the batch: the copier's own thread records and submits
@@ -71,11 +73,13 @@ inline constexpr std::uint32_t k_carrier_width = 4096;
 // (resolved_inputs of its desc; chained ones are read in place, runtime/task_chains.hpp): on
 // the primary one image per input and slot; elsewhere a link per input from `primary` to the
 // instance's device made by `make_link` (the preparer's: negotiation, self-test and the pair's
-// bridge for that direction) and each slot's two images from it. Preparation thread; throws
-// Error.
+// bridge for that direction) and each slot's two images from it. With `compute_copies`, an
+// input the application declared sampleable is copied at submit by a compute dispatch where the
+// primary allows it (runtime/compute_copy.hpp). Preparation thread; throws Error.
 using InputLinkFactory = std::function<std::unique_ptr<SlotTransport>(const TaskInputDesc& input)>;
 void prepare_inputs(TaskInstance& instance, const Device& primary,
-                    std::span<const TaskInputDesc> inputs, const InputLinkFactory& make_link);
+                    std::span<const TaskInputDesc> inputs, bool compute_copies,
+                    const InputLinkFactory& make_link);
 
 class InputCopier {
 public:

@@ -34,6 +34,7 @@
 #include "core/job_timer.hpp"
 #include "core/resources.hpp"
 #include "runtime/chain_feeds.hpp"
+#include "runtime/compute_copy.hpp"
 #include "runtime/gpu_times.hpp"
 #include "runtime/input_sources.hpp"
 #include "runtime/latency.hpp"
@@ -83,6 +84,10 @@ struct InputSlot {
     // Lent and signalled by the application (LoanSignal::job_waits): the layout its submit named,
     // which the job's side changes (the link's first band, or the job on the primary).
     VkImageLayout lent_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+    // A compute copy's view of the application's image (InstanceInputs::compute): made by the
+    // slot's last copy, destroyed by its next (which runs once the last one ran) or with the
+    // instance.
+    Handle<VkImageView> application_view;
     [[nodiscard]] const Image& read() const noexcept { return target.image ? target : source; }
 };
 
@@ -117,6 +122,9 @@ struct InstanceInputs {
     std::vector<std::size_t> declared;
     // Each application input's bytes when it is a buffer (TaskInputDesc::buffer_size), else 0.
     std::vector<VkDeviceSize> buffer_sizes;
+    // Per application input: its copy at submit as a compute dispatch (runtime/compute_copy.hpp;
+    // one descriptor set per slot), or null where it is the copy command.
+    std::vector<std::unique_ptr<ComputeCopy>> compute;
     // Declared after the images they move: destroyed before them.
     std::vector<std::unique_ptr<SlotTransport>> links;
     CommandPool pool;

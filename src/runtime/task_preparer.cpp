@@ -299,9 +299,14 @@ void TaskPreparer::prepare(TaskInstance& instance) {
         if (!task->same_device && !params.inputs.empty()) {
             report.emplace(*task, m_pairs.pair(m_primary, device), m_primary.info().index);
         }
-        prepare_inputs(*task, m_primary, params.inputs, [&](const TaskInputDesc& input) {
-            return make_input_link(device, input, td);
-        });
+        // The copy command where it is a memcpy (a CPU device), else shader cores.
+        const bool compute_copies =
+            m_options.input_copies == RuntimeOptions::InputCopies::Compute ||
+            (m_options.input_copies == RuntimeOptions::InputCopies::Auto &&
+             m_primary.info().type != "cpu");
+        prepare_inputs(
+            *task, m_primary, params.inputs, compute_copies,
+            [&](const TaskInputDesc& input) { return make_input_link(device, input, td); });
     }
     make_sources(*task, params.inputs);
     prepare_feeds(*task, td);

@@ -62,6 +62,9 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();
             p.inputs_read_in_place = instance.inputs.read_in_place();
+            p.inputs_copied_by_compute = static_cast<std::uint32_t>(
+                std::count_if(instance.inputs.compute.begin(), instance.inputs.compute.end(),
+                              [](const auto& copy) { return copy != nullptr; }));
         } else if (!instance.desc.inputs.empty()) {
             p.input_path = "chained"; // every input is another task's output, read in place
         }
@@ -161,6 +164,7 @@ TaskStats summarise(TaskStatsParts parts) {
             out.transfer_path = p.transfer_path;
             out.input_path = p.input_path;
             out.inputs_read_in_place = p.inputs_read_in_place;
+            out.inputs_copied_by_compute = p.inputs_copied_by_compute;
             out.outputs_written_in_place = p.outputs_written_in_place;
         }
         out.devices.push_back(std::move(d));

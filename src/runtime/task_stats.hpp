@@ -43,6 +43,7 @@ struct InstanceStatsPart {
     std::string input_path;
     bool inputs_read_in_place = false;
     bool outputs_written_in_place = false;
+    std::uint32_t inputs_copied_by_compute = 0;
     GpuTimes::Snapshot gpu;
     // The active instance's only: every stage's samples.
     LatencySamples::Snapshot samples[4];

@@ -20,6 +20,7 @@
 #include "core/capabilities.hpp"
 #include "core/resources.hpp"
 #include "core/vk_check.hpp"
+#include "runtime/compute_copy.hpp"
 #include "runtime/task_inputs.hpp"
 #include "runtime_fixture.hpp"
 
@@ -457,13 +458,17 @@ struct InputCase {
     // RuntimeOptions::cpu_reads_inputs_in_place and cpu_writes_outputs_in_place off: a CPU
     // device copies what crosses too.
     bool copied_on_cpu = false;
+    // The application's image declared sampleable (TaskInputDesc::application_usage): the
+    // primary copies it with a compute dispatch where it can.
+    bool by_compute = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<InputCase>& info) {
     std::string name = info.param.placement + "_" +
                        (info.param.path.empty() ? std::string("local") : info.param.path) + "_" +
                        detail::format_name(info.param.format) +
-                       (info.param.copied_on_cpu ? "_copied_on_cpu" : "");
+                       (info.param.copied_on_cpu ? "_copied_on_cpu" : "") +
+                       (info.param.by_compute ? "_by_compute" : "");
     for (char& c : name) {
         c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     }
@@ -491,13 +496,26 @@ protected:
         }
         options.cpu_reads_inputs_in_place = !c.copied_on_cpu;
         options.cpu_writes_outputs_in_place = !c.copied_on_cpu;
+        // Chosen on every device here: Auto keeps the copy command on a CPU device (below).
+        options.input_copies = RuntimeOptions::InputCopies::Compute;
         auto runtime = make_runtime(c.placement == "primary" ? "none" : "1", options);
         TaskDesc d = copy_task(c.format, c.placement);
         if (lend != Lend::No) {
             d.inputs[0].usage =
                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         }
+        if (c.by_compute) {
+            d.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT |
+                                            VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                            VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+        }
         const TaskId task = runtime->register_task(d);
+        // Storage RGBA8 is required of every device: its compute copy is there everywhere.
+        const bool compute = c.by_compute && detail::copies_by_compute(app_device(), c.format);
+        if (c.by_compute && c.format == VK_FORMAT_R8G8B8A8_UNORM) {
+            EXPECT_TRUE(compute);
+        }
+        EXPECT_EQ(runtime->stats(task).inputs_copied_by_compute, compute ? 1u : 0u);
         EXPECT_EQ(detail::RuntimeAccess::impl(*runtime).input_copies_deferred(), own_queue);
         EXPECT_EQ(runtime->stats(task).input_path, c.path.empty() ? "same-device" : c.path);
         // A CPU device reads what crosses on the host-imported path in place (lavapipe's
@@ -546,6 +564,74 @@ INSTANTIATE_TEST_SUITE_P(
                                      VK_FORMAT_R16G16B16A16_SFLOAT, VK_FORMAT_R16G16_SFLOAT,
                                      VK_FORMAT_R32_SFLOAT})),
     case_name);
+
+// The same, each application image declared sampleable: RGBA8 and BGRA8 inputs are copied on
+// the primary by a compute dispatch, and arrive byte for byte all the same (the rounds' bytes
+// are every value of every channel), on Tandem's own queue too; lent images are not copied.
+class TaskInputsCopiedByCompute : public TaskInputPaths {};
+
+TEST_P(TaskInputsCopiedByCompute, ArriveByteForByte) {
+    run_case(GetParam(), Lend::No);
+}
+
+TEST_P(TaskInputsCopiedByCompute, ArriveByteForByteFromTandemsOwnQueue) {
+    run_case(GetParam(), Lend::No, true);
+}
+
+TEST_P(TaskInputsCopiedByCompute, LentAreNotCopied) {
+    run_case(GetParam(), Lend::Yes);
+}
+
+std::vector<InputCase> compute_cases() {
+    std::vector<InputCase> out = input_cases({VK_FORMAT_R8G8B8A8_UNORM, VK_FORMAT_B8G8R8A8_UNORM});
+    for (InputCase& c : out) {
+        c.by_compute = true;
+    }
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, TaskInputsCopiedByCompute, ::testing::ValuesIn(compute_cases()),
+                         case_name);
+
+// Which copy an input declared sampleable gets: Auto makes it a compute dispatch on a GPU and
+// keeps the copy command (a memcpy) on a CPU device; CopyCommand keeps it everywhere; an input
+// not declared sampleable, or of a float format, is never copied by compute.
+TEST_F(TaskInputs, TheComputeCopyIsChosenByTheDeviceAndTheFormat) {
+    const bool gpu = adapters()[0].info.type != "cpu";
+    for (const auto method :
+         {RuntimeOptions::InputCopies::Auto, RuntimeOptions::InputCopies::CopyCommand,
+          RuntimeOptions::InputCopies::Compute}) {
+        RuntimeOptions options;
+        options.input_copies = method;
+        auto runtime = make_runtime("none", options);
+        TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "primary");
+        d.inputs = {{"colour", VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height},
+                    {"depth", VK_FORMAT_R32_SFLOAT, k_width, k_height},
+                    {"plain", VK_FORMAT_R8G8B8A8_UNORM, k_width, k_height}};
+        d.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+        d.inputs[1].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+        const TaskId task = runtime->register_task(d);
+        ASSERT_TRUE(pump_until(*runtime, [&] { return !runtime->stats(task).preparing; }));
+        const bool compute = method == RuntimeOptions::InputCopies::Compute ||
+                             (method == RuntimeOptions::InputCopies::Auto && gpu);
+        EXPECT_EQ(runtime->stats(task).inputs_copied_by_compute, compute ? 1u : 0u)
+            << "method " << static_cast<int>(method);
+    }
+}
+
+TEST_F(TaskInputs, RefusesTheApplicationsUsageWhereNoImageOfItIsTaken) {
+    auto runtime = make_runtime("none");
+    TaskDesc d = copy_task(VK_FORMAT_R8G8B8A8_UNORM, "primary");
+    d.inputs = {{.name = "bytes", .buffer_size = 256}};
+    d.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+    try {
+        (void)runtime->register_task(d);
+        ADD_FAILURE() << "a buffer input with the application's image usage was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.category(), ErrorCategory::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("application_usage"), std::string::npos) << e.what();
+    }
+}
 
 // Lent input images (Runtime::lend_inputs): the application writes Tandem's own image and the
 // job reads exactly that, on every path, while nothing copies it on the primary; each job's
