@@ -155,12 +155,8 @@ MainView::State::State(const PrimaryVulkan& primary_vulkan, VkSemaphore timeline
         const std::string name = "main view " + std::to_string(i);
         Frame f;
         f.color = detail::create_image(
-            primary, {extent.width,
-                      extent.height,
-                      k_color,
-                      VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                      name + " colour",
-                      {}});
+            primary,
+            {extent.width, extent.height, k_color, k_main_colour_usage, name + " colour", {}});
         if (m_motion) {
             f.depth = detail::create_image(
                 primary, {extent.width,

@@ -37,6 +37,12 @@ namespace tandem::harness {
 
 enum class MainViewOutputs { Color, ColorDepthMotion };
 
+// The usage of the view's own colour images: sampleable, so that a task input copied from them
+// may be copied by a compute dispatch (TaskInputDesc::application_usage).
+inline constexpr VkImageUsageFlags k_main_colour_usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+                                                         VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                                         VK_IMAGE_USAGE_SAMPLED_BIT;
+
 // One frame's images on the primary (frame_images), all in `layout` once the frame's value is
 // signalled; depth and motion are VK_NULL_HANDLE without MainViewOutputs::ColorDepthMotion.
 struct MainFrameImages {

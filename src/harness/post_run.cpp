@@ -195,6 +195,8 @@ PostTask register_post_task(Runtime& runtime, const RunScene& scene,
         for (TaskInputDesc& input : desc.inputs) {
             input.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
         }
+    } else if (!desc.inputs.empty() && desc.inputs[0].format == VK_FORMAT_R8G8B8A8_UNORM) {
+        desc.inputs[0].application_usage = k_main_colour_usage; // the main view's colour
     }
     post.task = runtime.register_task(desc);
     post.input_count = desc.inputs.size();
@@ -738,6 +740,7 @@ void add_task_fields(nlohmann::json& report, const PostTask& post, const PostRun
     report["lent_submits"] = s.lent_submits;
     report["lent_signalled_submits"] = s.lent_signalled_submits;
     report["input_copies"] = s.input_copies;
+    report["inputs_copied_by_compute"] = s.inputs_copied_by_compute;
     report["output_path"] = transfer_path_name(s);
 }
 
