@@ -455,6 +455,10 @@ int main(int argc, char** argv) {
                  "declare the application's images sampleable (TaskInputDesc::application_usage): "
                  "the primary then copies the RGBA8 colour with a compute dispatch where it can, "
                  "and the depth and motion with the copy command as before");
+    bool view = false;
+    app.add_flag("--view", view,
+                 "with --sampled, name each image's view at submit (InputImage::view), so that "
+                 "Tandem makes none for its compute copy");
     app.add_option("--validation", options.validation, "off, core or sync")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->capture_default_str();
@@ -517,6 +521,7 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < 3; ++i) {
             inputs[i] = {frame.images[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                          VK_NULL_HANDLE, 0};
+            inputs[i].view = view ? frame.images[i].view.get() : VK_NULL_HANDLE;
         }
         std::vector<TaskRun> runs{{placement, {}, {}, {}, 0, false},
                                   {"primary", {}, {}, {}, 0, false}};
@@ -743,6 +748,7 @@ int main(int argc, char** argv) {
                              {"lent_wait", lend ? lent_wait : std::string()},
                              {"own_queue", own_queue},
                              {"sampled", sampled},
+                             {"view", view},
                              {"workload", "interpolate (colour RGBA8, depth R32F, motion RG16F)"}};
             doc["ceilings"] = {
                 {"pass_gpu_us_p50_on_task_device", worker_pass},

@@ -73,12 +73,7 @@ ComputeCopy::ComputeCopy(const Device& device, VkFormat format, std::uint32_t se
     m_sets = std::move(made.sets);
 }
 
-VkResult ComputeCopy::record(VkCommandBuffer cmd, std::uint32_t set, VkImage source,
-                             VkImageLayout source_layout, VkImageView target, VkExtent2D extent,
-                             Handle<VkImageView>& source_view) noexcept {
-    if (set >= m_sets.size()) {
-        return VK_ERROR_UNKNOWN;
-    }
+VkResult ComputeCopy::make_view(VkImage source, Handle<VkImageView>& out) const noexcept {
     const VkDevice dev = m_device.handle();
     VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
     usage.usage = VK_IMAGE_USAGE_SAMPLED_BIT; // whatever else the application's image allows
@@ -92,9 +87,26 @@ VkResult ComputeCopy::record(VkCommandBuffer cmd, std::uint32_t set, VkImage sou
     if (const VkResult r = vkCreateImageView(dev, &info, nullptr, &view); r != VK_SUCCESS) {
         return r;
     }
-    source_view =
-        Handle<VkImageView>(view, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
-    // Written for every copy: the view is new (a handle seen before may name another image).
+    out = Handle<VkImageView>(view, [dev](VkImageView v) { vkDestroyImageView(dev, v, nullptr); });
+    return VK_SUCCESS;
+}
+
+VkResult ComputeCopy::record(VkCommandBuffer cmd, std::uint32_t set, VkImage source,
+                             VkImageLayout source_layout, VkImageView given, VkImageView target,
+                             VkExtent2D extent, Handle<VkImageView>& source_view) noexcept {
+    if (set >= m_sets.size()) {
+        return VK_ERROR_UNKNOWN;
+    }
+    const VkDevice dev = m_device.handle();
+    VkImageView view = given;
+    if (view != VK_NULL_HANDLE) {
+        source_view.reset(); // the slot's last copy ran: its view, if it made one, may go
+    } else if (const VkResult r = make_view(source, source_view); r != VK_SUCCESS) {
+        return r;
+    } else {
+        view = source_view.get();
+    }
+    // Written for every copy: a view handle seen before may name another image now.
     const std::array<VkDescriptorImageInfo, 2> images{{
         {VK_NULL_HANDLE, view, source_layout},
         {VK_NULL_HANDLE, target, VK_IMAGE_LAYOUT_GENERAL},

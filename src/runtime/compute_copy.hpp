@@ -41,14 +41,18 @@ public:
     // Records the copy of all of `extent` from `source` (an image of the format, with
     // SAMPLED usage, in `source_layout`: SHADER_READ_ONLY_OPTIMAL or GENERAL) into the storage
     // view `target` (in GENERAL), with set `set`, which no pending command buffer may use.
-    // `source_view` takes the view made of `source`: keep it until the copy ran. The barriers
+    // `source_view` takes the view made of `source` (none when `given` is one of it, the
+    // application's): keep it until the copy ran. The barriers
     // are the caller's (compute stage: SHADER_SAMPLED_READ, SHADER_STORAGE_WRITE). Never
     // throws; a failure's VkResult comes back, nothing recorded.
     [[nodiscard]] VkResult record(VkCommandBuffer cmd, std::uint32_t set, VkImage source,
-                                  VkImageLayout source_layout, VkImageView target,
-                                  VkExtent2D extent, Handle<VkImageView>& source_view) noexcept;
+                                  VkImageLayout source_layout, VkImageView given,
+                                  VkImageView target, VkExtent2D extent,
+                                  Handle<VkImageView>& source_view) noexcept;
 
 private:
+    [[nodiscard]] VkResult make_view(VkImage source, Handle<VkImageView>& out) const noexcept;
+
     const Device& m_device;
     VkFormat m_format;
     std::string m_name;

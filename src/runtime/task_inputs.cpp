@@ -603,8 +603,8 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
         }
         if (by_compute(i)) {
             if (const VkResult made = in.compute[i]->record(
-                    cmd, slot, from.image, sampled_layout(from.layout), to.source.view.get(),
-                    to.source.extent, images[i].application_view);
+                    cmd, slot, from.image, sampled_layout(from.layout), from.view,
+                    to.source.view.get(), to.source.extent, images[i].application_view);
                 made != VK_SUCCESS) {
                 static_cast<void>(vkEndCommandBuffer(cmd));
                 return made;

@@ -99,6 +99,9 @@ public:
                   VK_SUCCESS);
     }
 
+    // Each write's InputImage names the image's own view (InputImage::view).
+    void name_view() noexcept { m_name_view = true; }
+
 private:
     InputImage record(std::span<const std::uint8_t> bytes, std::uint64_t released,
                       const LentInput* lent, const InputLoan* signalled = nullptr) {
@@ -190,7 +193,9 @@ private:
                               .buffer = m_buffer.buffer.get(),
                               .buffer_offset = m_offset};
         }
-        return InputImage{m_image.get(), m_layout, m_writes.handle(), m_value};
+        InputImage out{m_image.get(), m_layout, m_writes.handle(), m_value};
+        out.view = m_name_view ? m_image.view.get() : VK_NULL_HANDLE;
+        return out;
     }
 
     static detail::BufferDesc upload_desc(VkFormat format, std::uint32_t width,
@@ -213,6 +218,7 @@ private:
     detail::Buffer m_upload;
     VkExtent2D m_extent{};
     detail::Image m_image;
+    bool m_name_view = false;
     detail::Buffer m_buffer; // a buffer input's, instead of m_image
     VkDeviceSize m_offset = 0;
     detail::CommandPool m_pool;

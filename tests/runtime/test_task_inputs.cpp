@@ -356,6 +356,9 @@ protected:
         if (m_queue_handed_over) {
             image.wait_on_host();
         }
+        if (m_name_views) {
+            image.name_view();
+        }
         const std::size_t size = std::size_t{k_width} * k_height * texel_bytes(format);
         return run_rounds(runtime, task, image, size, {k_width * 2, k_height}, rounds, lend);
     }
@@ -447,8 +450,12 @@ protected:
         m_queue_handed_over = true;
     }
 
+    // Each submit names the application image's view (InputImage::view).
+    void name_views() noexcept { m_name_views = true; }
+
 private:
     bool m_queue_handed_over = false;
+    bool m_name_views = false;
 };
 
 struct InputCase {
@@ -576,6 +583,11 @@ TEST_P(TaskInputsCopiedByCompute, ArriveByteForByte) {
 
 TEST_P(TaskInputsCopiedByCompute, ArriveByteForByteFromTandemsOwnQueue) {
     run_case(GetParam(), Lend::No, true);
+}
+
+TEST_P(TaskInputsCopiedByCompute, ArriveByteForByteReadThroughTheApplicationsView) {
+    name_views();
+    run_case(GetParam(), Lend::No);
 }
 
 TEST_P(TaskInputsCopiedByCompute, LentAreNotCopied) {
