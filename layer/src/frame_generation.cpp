@@ -182,11 +182,14 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          GenerationCounts& counts,
                                          std::atomic<std::uint64_t>& real_presented,
                                          VkPresentModeKHR present_mode, KeptTasks kept,
-                                         std::shared_ptr<ScaledSwapchain> scaled)
+                                         std::shared_ptr<ScaledSwapchain> scaled,
+                                         VkImageUsageFlags usage)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
-      m_format(format), m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
+      m_format(format), m_program_sampled(format == VK_FORMAT_R8G8B8A8_UNORM && !scaled &&
+                                          (usage & VK_IMAGE_USAGE_SAMPLED_BIT) != 0),
+      m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
       m_real_presented(real_presented) {
     if (!worker_takes_format(format)) {
         throw std::runtime_error("the swapchain's format (" + std::to_string(format) +
@@ -550,6 +553,9 @@ TaskDesc SwapchainGeneration::frame_task(std::size_t k) const {
                                                 std::to_string(m_multiplier),
                                             size.width, size.height);
     desc.placement = Placement::on_a_worker();
+    if (m_program_sampled) {
+        desc.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+    }
     return desc;
 }
 

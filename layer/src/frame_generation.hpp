@@ -177,7 +177,8 @@ public:
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
-                        KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr);
+                        KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr,
+                        VkImageUsageFlags usage = 0);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -332,6 +333,9 @@ private:
     std::chrono::steady_clock::time_point m_last_program_frame;
     std::chrono::steady_clock::time_point m_last_present; // the presenter's last present
     VkFormat m_format = VK_FORMAT_UNDEFINED;
+    // The program's images are RGBA8 and sampleable (the swapchain's usage): the runtime may
+    // copy each presented one with a compute dispatch (TaskInputDesc::application_usage).
+    bool m_program_sampled = false;
     VkExtent2D m_extent{};
     GenerationCounts& m_counts;
     std::vector<VkImage> m_images; // the swapchain's (the real one's, when scaled)

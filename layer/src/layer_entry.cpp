@@ -462,7 +462,9 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
     KeptTasks kept_tasks;
     std::shared_ptr<ScaledSwapchain> scaled;
+    VkImageUsageFlags usage = 0;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
+        usage = record.usage;
         generation = record.generation;
         scaled = record.scaled;
         present_mode = record.present_mode;
@@ -490,7 +492,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
             device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks),
-            scaled);
+            scaled, usage);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -923,6 +925,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         info.minImageCount += k_more_images;
         generation_possible = true;
+        // An RGBA8 frame may be copied into Tandem's input by a compute dispatch, where the
+        // copy command is far slower on some GPUs: its images are made sampleable for that.
+        if (info.imageFormat == VK_FORMAT_R8G8B8A8_UNORM &&
+            (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_SAMPLED_BIT) != 0) {
+            info.imageUsage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+        }
     } else if (record->generation_possible && !worker_format) {
         log_problem("no frame generation for a swapchain of " +
                     std::to_string(info.imageExtent.width) + "x" +
