@@ -47,6 +47,7 @@ struct LayerArgs {
     std::string verify;
     std::string dump;
     std::string scale;
+    std::string copies;
     bool log = false;
     std::vector<std::string> program;
     // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
@@ -373,6 +374,9 @@ nlohmann::json setting_value(const layer_config::FramegenConfig& config, std::st
     if (key == "scale") {
         return config.scale;
     }
+    if (key == "copies") {
+        return config.copies;
+    }
     return config.present_mode
                ? nlohmann::json(layer_config::present_mode_name(*config.present_mode))
                : nlohmann::json(nullptr);
@@ -593,6 +597,9 @@ void set_env(const char* name, const std::string& value) {
     if (!args.dump.empty()) {
         set_env("TANDEM_FRAMEGEN_DUMP", fs::absolute(args.dump).string());
     }
+    if (!args.copies.empty()) {
+        set_env("TANDEM_FRAMEGEN_COPIES", args.copies);
+    }
     if (!args.scale.empty()) {
         set_env("TANDEM_FRAMEGEN_SCALE", args.scale);
     }
@@ -657,6 +664,11 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
                     "below 1 it renders that much smaller than its window and each frame is "
                     "upscaled to the window on the worker")
         ->check(CLI::Range(0.25, 1.0));
+    run->add_option("--copies", args->copies,
+                    "TANDEM_FRAMEGEN_COPIES for the program: how the primary copies each frame "
+                    "into Tandem's input: auto (a compute dispatch on a GPU, the copy command on a "
+                    "CPU device), compute or command")
+        ->check(CLI::IsMember({"auto", "compute", "command"}));
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

@@ -58,6 +58,17 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
     for (std::uint32_t i = 0; i < program.enabledExtensionCount; ++i) {
         m_extension_names.emplace_back(program.ppEnabledExtensionNames[i]);
     }
+    // Swapchain images Tandem's RGBA8 views may read (layer_entry.cpp, CreateSwapchainKHR): the
+    // runtime then copies a presented frame by a compute dispatch whatever its 8-bit format.
+    const auto enabled = [&](std::string_view name) {
+        return std::find(m_extension_names.begin(), m_extension_names.end(), name) !=
+               m_extension_names.end();
+    };
+    if (enabled(VK_KHR_SWAPCHAIN_EXTENSION_NAME) &&
+        !enabled(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME) &&
+        is_offered(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
+        m_extension_names.emplace_back(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME);
+    }
     for (const Requirement& r : need.device_extensions) {
         const bool present = std::find(m_extension_names.begin(), m_extension_names.end(),
                                        r.name) != m_extension_names.end();

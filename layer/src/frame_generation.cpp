@@ -115,6 +115,10 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
     RuntimeOptions options;
     options.workers = layer_settings().worker;
     options.embedded_cpu_workers = true;
+    options.input_copies =
+        layer_settings().copies == "compute"   ? RuntimeOptions::InputCopies::Compute
+        : layer_settings().copies == "command" ? RuntimeOptions::InputCopies::CopyCommand
+                                               : RuntimeOptions::InputCopies::Auto;
     // One device alone (one GPU, or lavapipe on a machine without one): its second opening is
     // the worker, as `tandem run` does standalone.
     options.virtual_devices = physical_device_count(instance) == 1 ? 2 : 1;
@@ -183,14 +187,12 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          std::atomic<std::uint64_t>& real_presented,
                                          VkPresentModeKHR present_mode, KeptTasks kept,
                                          std::shared_ptr<ScaledSwapchain> scaled,
-                                         VkImageUsageFlags usage)
+                                         bool rgba8_readable)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
-      m_format(format), m_program_sampled(format == VK_FORMAT_R8G8B8A8_UNORM && !scaled &&
-                                          (usage & VK_IMAGE_USAGE_SAMPLED_BIT) != 0),
-      m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
-      m_real_presented(real_presented) {
+      m_format(format), m_program_sampled(rgba8_readable && !scaled), m_extent(extent),
+      m_counts(counts), m_scaled(std::move(scaled)), m_real_presented(real_presented) {
     if (!worker_takes_format(format)) {
         throw std::runtime_error("the swapchain's format (" + std::to_string(format) +
                                  ") is not an 8-bit RGBA or BGRA one");
@@ -341,6 +343,7 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.jobs = stats.accepted;
             summary.pass_us_p50 = stats.gpu_us.p50_us;
             summary.input_copy_us_p50 = stats.input_copy_gpu_us.p50_us;
+            summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
             const std::lock_guard lock(m_counts.summary_mutex);
             m_counts.summary = std::move(summary);
         } catch (const std::exception&) {

@@ -48,12 +48,13 @@ struct DeviceRecord;
 
 // What a swapchain's generation measured, from its first task's TaskStats when it ended.
 struct GenerationSummary {
-    std::string worker;           // the worker device's name
-    std::string transfer_path;    // how outputs came back (TransferPath)
-    std::string input_path;       // how inputs went to the worker
-    std::uint64_t jobs = 0;       // jobs accepted
-    double pass_us_p50 = 0;       // the worker's GPU time per job (the timed ones)
-    double input_copy_us_p50 = 0; // the primary's copy of each presented image
+    std::string worker;                   // the worker device's name
+    std::string transfer_path;            // how outputs came back (TransferPath)
+    std::string input_path;               // how inputs went to the worker
+    std::uint64_t jobs = 0;               // jobs accepted
+    double pass_us_p50 = 0;               // the worker's GPU time per job (the timed ones)
+    double input_copy_us_p50 = 0;         // the primary's copy of each presented image
+    bool input_copied_by_compute = false; // that copy is a compute dispatch (else the command)
 };
 
 // What generation did on one device, for the report.
@@ -178,7 +179,7 @@ public:
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
                         KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr,
-                        VkImageUsageFlags usage = 0);
+                        bool rgba8_readable = false);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -333,8 +334,9 @@ private:
     std::chrono::steady_clock::time_point m_last_program_frame;
     std::chrono::steady_clock::time_point m_last_present; // the presenter's last present
     VkFormat m_format = VK_FORMAT_UNDEFINED;
-    // The program's images are RGBA8 and sampleable (the swapchain's usage): the runtime may
-    // copy each presented one with a compute dispatch (TaskInputDesc::application_usage).
+    // The program's images may be read through an RGBA8 view (SwapchainRecord::rgba8_readable):
+    // the runtime may copy each presented one with a compute dispatch
+    // (TaskInputDesc::application_usage).
     bool m_program_sampled = false;
     VkExtent2D m_extent{};
     GenerationCounts& m_counts;

@@ -141,6 +141,13 @@ std::string apply(FramegenConfig& config, std::string_view key, std::string_view
                    "leave it out: the program's own)";
         }
         config.present_mode = mode;
+    } else if (key == "copies") {
+        if (value != "auto" && value != "compute" && value != "command") {
+            return "'" + std::string(value) +
+                   "' is not a way to copy frames; write auto (a compute dispatch on a GPU, the "
+                   "copy command on a CPU device), compute or command";
+        }
+        config.copies = std::string(value);
     } else if (key == "scale") {
         const auto scale = render_scale(value);
         if (!scale) {

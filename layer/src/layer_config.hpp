@@ -31,8 +31,9 @@ namespace tandem::layer_config {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // The keys, in the order they are listed.
-inline constexpr const char* k_keys[] = {"multiplier",  "worker", "wait_ms",      "verify", "dump",
-                                         "dump_frames", "report", "present_mode", "scale"};
+inline constexpr const char* k_keys[] = {"multiplier", "worker",      "wait_ms", "verify",
+                                         "dump",       "dump_frames", "report",  "present_mode",
+                                         "scale",      "copies"};
 
 // Where the configuration file is: the path, and which rule gave it. `named` when
 // TANDEM_FRAMEGEN_CONFIG gave it (a missing file is then worth a message); empty path when
@@ -78,6 +79,10 @@ struct FramegenConfig {
     // than its window and the worker upscales each frame to the window's size (docs/layer.md,
     // "Scaling"). 1: off.
     double scale = 1.0;
+    // How the primary copies the program's frames into Tandem's input: "auto" (a compute
+    // dispatch on a GPU, the copy command on a CPU device), "compute" or "command"
+    // (RuntimeOptions::input_copies).
+    std::string copies = "auto";
 
     // Per key of k_keys, in that order.
     std::vector<Origin> origins = std::vector<Origin>(std::size(k_keys));

@@ -462,9 +462,9 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
     KeptTasks kept_tasks;
     std::shared_ptr<ScaledSwapchain> scaled;
-    VkImageUsageFlags usage = 0;
+    bool rgba8_readable = false;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
-        usage = record.usage;
+        rgba8_readable = record.rgba8_readable;
         generation = record.generation;
         scaled = record.scaled;
         present_mode = record.present_mode;
@@ -492,7 +492,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
             device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks),
-            scaled, usage);
+            scaled, rgba8_readable);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -876,6 +876,54 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     return VK_SUCCESS;
 }
 
+// The swapchain's images made readable through an RGBA8 view with sampled usage, so that the
+// runtime copies each presented frame into Tandem's RGBA8 input with a compute dispatch
+// (TaskInputDesc::application_usage): an RGBA8 swapchain needs only the usage; a BGRA8 or sRGB
+// one is also made with mutable formats (VK_KHR_swapchain_mutable_format, which the layer
+// enables where the device offers it), RGBA8 among them. False, `info` unchanged, where the
+// surface or the device does not allow it, or the program made its swapchain mutable itself.
+struct RgbaFormatList {
+    std::array<VkFormat, 2> formats{};
+    VkImageFormatListCreateInfo list{VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO};
+};
+
+bool make_rgba8_readable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
+                         const VkSurfaceCapabilitiesKHR& capabilities, RgbaFormatList& list) {
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_SAMPLED_BIT) == 0 ||
+        (info.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) != 0) {
+        return false;
+    }
+    if (info.imageFormat != VK_FORMAT_R8G8B8A8_UNORM) {
+        const bool mutable_formats =
+            std::find(record.enabled_extensions.begin(), record.enabled_extensions.end(),
+                      VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME) !=
+            record.enabled_extensions.end();
+        if (!mutable_formats) {
+            return false;
+        }
+        list.formats = {info.imageFormat, VK_FORMAT_R8G8B8A8_UNORM};
+        list.list.viewFormatCount = static_cast<std::uint32_t>(list.formats.size());
+        list.list.pViewFormats = list.formats.data();
+        list.list.pNext = info.pNext;
+        info.pNext = &list.list;
+        info.flags |= VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR;
+    }
+    info.imageUsage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+    return true;
+}
+
+// Takes back make_rgba8_readable's additions (what the program asked for is in `program`).
+void undo_rgba8_readable(VkSwapchainCreateInfoKHR& info, const VkSwapchainCreateInfoKHR& program,
+                         const RgbaFormatList& list) {
+    if (info.pNext == &list.list) {
+        info.pNext = list.list.pNext;
+    }
+    info.flags = (info.flags & ~VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) |
+                 (program.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR);
+    info.imageUsage = (info.imageUsage & ~VK_IMAGE_USAGE_SAMPLED_BIT) |
+                      (program.imageUsage & VK_IMAGE_USAGE_SAMPLED_BIT);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                                                   const VkSwapchainCreateInfoKHR* create_info,
                                                   const VkAllocationCallbacks* allocator,
@@ -888,6 +936,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     apply_present_mode(*record, info);
     bool transfer_src_added = false;
     bool generation_possible = false;
+    bool rgba8_readable = false;
+    RgbaFormatList format_list;
     // supportedUsageFlags speak for the FIFO, mailbox and immediate modes only; a shared present
     // mode has its own usage flags, and its swapchain is left as asked.
     const bool shared_present = info.presentMode == VK_PRESENT_MODE_SHARED_DEMAND_REFRESH_KHR ||
@@ -925,12 +975,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
         info.minImageCount += k_more_images;
         generation_possible = true;
-        // An RGBA8 frame may be copied into Tandem's input by a compute dispatch, where the
-        // copy command is far slower on some GPUs: its images are made sampleable for that.
-        if (info.imageFormat == VK_FORMAT_R8G8B8A8_UNORM &&
-            (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_SAMPLED_BIT) != 0) {
-            info.imageUsage |= VK_IMAGE_USAGE_SAMPLED_BIT;
-        }
+        rgba8_readable = make_rgba8_readable(*record, info, capabilities, format_list);
     } else if (record->generation_possible && !worker_format) {
         log_problem("no frame generation for a swapchain of " +
                     std::to_string(info.imageExtent.width) + "x" +
@@ -946,8 +991,16 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     }
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(*record, info.oldSwapchain);
-    const VkResult result =
-        record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
+    VkResult result = record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
+    if (result != VK_SUCCESS && rgba8_readable) {
+        // Made as the program asked but for generation's own usage: its frames are copied by
+        // the copy command.
+        log_info("a swapchain with images Tandem may sample could not be created (" +
+                 std::to_string(result) + "): made without");
+        undo_rgba8_readable(info, *create_info, format_list);
+        rgba8_readable = false;
+        result = record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
+    }
     if (result != VK_SUCCESS) {
         return result;
     }
@@ -971,6 +1024,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     swapchain_record.present_mode = info.presentMode;
     swapchain_record.usage = info.imageUsage;
     swapchain_record.transfer_src_added = transfer_src_added;
+    swapchain_record.rgba8_readable = rgba8_readable;
     swapchain_record.generation_possible = generation_possible;
     record->add_swapchain(*swapchain, std::move(swapchain_record));
     if (generation_possible) {

@@ -29,6 +29,9 @@
 //                               program is given a swapchain that much smaller than its window,
 //                               of the layer's own images, and the worker upscales each frame
 //                               to the window's size (scaled_swapchain.hpp). At any multiplier.
+//   TANDEM_FRAMEGEN_COPIES      how the primary copies each presented frame into Tandem's input:
+//                               auto (unset: a compute dispatch on a GPU, the copy command on a
+//                               CPU device), compute or command.
 #pragma once
 
 #include <chrono>
@@ -56,6 +59,7 @@ struct LayerSettings {
     std::optional<VkPresentModeKHR> present_mode;
     std::string present_mode_origin;   // "FILE:LINE" or the variable's name
     double scale = 1.0;                // the program's render scale; 1: off
+    std::string copies = "auto";       // auto, compute or command (TANDEM_FRAMEGEN_COPIES)
     std::vector<std::string> problems; // bad lines and values, each logged once
     // Why the layer passes frames through unchanged, in one sentence; empty when the multiplier
     // asks for generated frames (a device may still refuse them: DeviceRecord says why).

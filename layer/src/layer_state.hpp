@@ -74,6 +74,9 @@ struct SwapchainRecord {
     VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR; // as created (the layer's, if set)
     VkImageUsageFlags usage = 0; // as created, VK_IMAGE_USAGE_TRANSFER_SRC_BIT included if added
     bool transfer_src_added = false;
+    // Its images may be read through an RGBA8 view (sampled usage; mutable formats where it is
+    // not RGBA8 itself): Tandem copies its frames by a compute dispatch (layer_entry.cpp).
+    bool rgba8_readable = false;
     std::vector<VkImage> images; // from vkGetSwapchainImagesKHR, once the program asked for them
     // Frames generated for it: the usage and images generation needs were added at creation.
     bool generation_possible = false;

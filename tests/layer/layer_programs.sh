@@ -12,7 +12,8 @@
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
-#       cli_status | cli_run | worker_lost | verify | dump | pacing | swapchain_same_size |
+#       cli_status | cli_run | worker_lost | verify | verify_compute | dump | pacing |
+#       swapchain_same_size |
 #       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
 #       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled |
 #       device_before_swapchain
@@ -454,6 +455,22 @@ verify)
     python3 -c "import json; v = json.load(open('$work/report.json'))['verify']; \
         print('verify: generated %.2f dB, blend %.2f dB, gain %.2f dB over %d frames' % \
         (v['generated_psnr_db_mean'], v['blend_psnr_db_mean'], v['gain_db'], v['frames']))"
+    ;;
+verify_compute)
+    # The same with each presented frame copied into Tandem's input by a compute dispatch
+    # (TANDEM_FRAMEGEN_COPIES=compute; on a GPU the default): vkcube's BGRA8 swapchain is made
+    # with mutable formats and read through an RGBA8 view, byte for byte as the copy command
+    # reads it. A frame read in another channel order, or not at all, falls far below the blend.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_VERIFY=1
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_COPIES=compute
+    run_program vkcube vkcube --c 120 --width 128 --height 128 ||
+        fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    check_report "$work/report.json" "r['real_frames_presented'] == 120" \
+        "r['devices'][0]['input_copy'] == 'compute'" \
+        "r['verify']['frames'] == 59" "r['verify']['missed'] == 0" \
+        "r['verify']['gain_db'] >= 3.0" "r['verify']['blend_psnr_db_mean'] > 20"
     ;;
 dump)
     # Every frame presented, real and generated, in the order presented: a generated frame is

@@ -166,7 +166,7 @@ TEST(LayerConfig, BadLinesAreNamedAndIgnored) {
     ASSERT_EQ(config.problems.size(), 6u);
     EXPECT_EQ(config.problems[0], "/cfg/framegen.conf:3: 'speed' is not a setting; write one of "
                                   "multiplier, worker, wait_ms, verify, dump, dump_frames, "
-                                  "report, present_mode, scale. The line is ignored");
+                                  "report, present_mode, scale, copies. The line is ignored");
     EXPECT_EQ(config.problems[1],
               "/cfg/framegen.conf:4: 'just words' is not a setting; write KEY = VALUE. The line "
               "is ignored");
@@ -267,4 +267,21 @@ TEST(LayerConfig, RenderScaleFromTheFileAndTheEnvironment) {
     EXPECT_FALSE(config.verify);
     ASSERT_EQ(config.problems.size(), 1u);
     EXPECT_NE(config.problems[0].find("verify mode stays off"), std::string::npos);
+}
+
+TEST(LayerConfig, CopiesFromTheFileAndTheEnvironment) {
+    FramegenConfig config = resolve("copies = command\n[program vkcube]\ncopies = compute\n");
+    EXPECT_TRUE(config.problems.empty());
+    EXPECT_EQ(config.copies, "compute");
+    EXPECT_EQ(config.origin("copies").where, "/cfg/framegen.conf:3");
+    config =
+        resolve("copies = compute\n", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_COPIES", "auto"}});
+    EXPECT_EQ(config.copies, "auto");
+    EXPECT_EQ(resolve("").copies, "auto");
+    for (const char* bad : {"shader", "Compute", "copy"}) {
+        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_COPIES", bad}});
+        EXPECT_EQ(config.copies, "auto") << bad;
+        ASSERT_EQ(config.problems.size(), 1u) << bad;
+        EXPECT_NE(config.problems[0].find("write auto"), std::string::npos) << config.problems[0];
+    }
 }
