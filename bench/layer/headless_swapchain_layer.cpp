@@ -308,6 +308,20 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         ii.samples = VK_SAMPLE_COUNT_1_BIT;
         ii.tiling = VK_IMAGE_TILING_OPTIMAL;
         ii.usage = info->imageUsage;
+        // A mutable-format swapchain (VK_KHR_swapchain_mutable_format): its images are made as
+        // the extension says a driver's are, with the view formats it lists.
+        VkImageFormatListCreateInfo formats{VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO};
+        if ((info->flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) != 0) {
+            ii.flags = VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT | VK_IMAGE_CREATE_EXTENDED_USAGE_BIT;
+            for (auto* c = static_cast<const VkBaseInStructure*>(info->pNext); c != nullptr;
+                 c = c->pNext) {
+                if (c->sType == VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO) {
+                    formats = *reinterpret_cast<const VkImageFormatListCreateInfo*>(c);
+                    formats.pNext = nullptr;
+                    ii.pNext = &formats;
+                }
+            }
+        }
         VkImage image = VK_NULL_HANDLE;
         if (d->CreateImage(device, &ii, nullptr, &image) != VK_SUCCESS) {
             return VK_ERROR_OUT_OF_DEVICE_MEMORY;
