@@ -87,6 +87,23 @@ DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr nex
     load(table.CmdResetQueryPool, next(device, "vkCmdResetQueryPool"));
     load(table.CmdWriteTimestamp, next(device, "vkCmdWriteTimestamp"));
     load(table.GetQueryPoolResults, next(device, "vkGetQueryPoolResults"));
+    load(table.CreateImageView, next(device, "vkCreateImageView"));
+    load(table.DestroyImageView, next(device, "vkDestroyImageView"));
+    load(table.CreateShaderModule, next(device, "vkCreateShaderModule"));
+    load(table.DestroyShaderModule, next(device, "vkDestroyShaderModule"));
+    load(table.CreateDescriptorSetLayout, next(device, "vkCreateDescriptorSetLayout"));
+    load(table.DestroyDescriptorSetLayout, next(device, "vkDestroyDescriptorSetLayout"));
+    load(table.CreatePipelineLayout, next(device, "vkCreatePipelineLayout"));
+    load(table.DestroyPipelineLayout, next(device, "vkDestroyPipelineLayout"));
+    load(table.CreateComputePipelines, next(device, "vkCreateComputePipelines"));
+    load(table.DestroyPipeline, next(device, "vkDestroyPipeline"));
+    load(table.CreateDescriptorPool, next(device, "vkCreateDescriptorPool"));
+    load(table.DestroyDescriptorPool, next(device, "vkDestroyDescriptorPool"));
+    load(table.AllocateDescriptorSets, next(device, "vkAllocateDescriptorSets"));
+    load(table.UpdateDescriptorSets, next(device, "vkUpdateDescriptorSets"));
+    load(table.CmdBindPipeline, next(device, "vkCmdBindPipeline"));
+    load(table.CmdBindDescriptorSets, next(device, "vkCmdBindDescriptorSets"));
+    load(table.CmdDispatch, next(device, "vkCmdDispatch"));
     return table;
 }
 

@@ -89,6 +89,24 @@ struct DeviceDispatch {
     PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
     PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
     PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
+    // The compute copy of a worker's frame into a swapchain image (frame_copy.hpp).
+    PFN_vkCreateImageView CreateImageView = nullptr;
+    PFN_vkDestroyImageView DestroyImageView = nullptr;
+    PFN_vkCreateShaderModule CreateShaderModule = nullptr;
+    PFN_vkDestroyShaderModule DestroyShaderModule = nullptr;
+    PFN_vkCreateDescriptorSetLayout CreateDescriptorSetLayout = nullptr;
+    PFN_vkDestroyDescriptorSetLayout DestroyDescriptorSetLayout = nullptr;
+    PFN_vkCreatePipelineLayout CreatePipelineLayout = nullptr;
+    PFN_vkDestroyPipelineLayout DestroyPipelineLayout = nullptr;
+    PFN_vkCreateComputePipelines CreateComputePipelines = nullptr;
+    PFN_vkDestroyPipeline DestroyPipeline = nullptr;
+    PFN_vkCreateDescriptorPool CreateDescriptorPool = nullptr;
+    PFN_vkDestroyDescriptorPool DestroyDescriptorPool = nullptr;
+    PFN_vkAllocateDescriptorSets AllocateDescriptorSets = nullptr;
+    PFN_vkUpdateDescriptorSets UpdateDescriptorSets = nullptr;
+    PFN_vkCmdBindPipeline CmdBindPipeline = nullptr;
+    PFN_vkCmdBindDescriptorSets CmdBindDescriptorSets = nullptr;
+    PFN_vkCmdDispatch CmdDispatch = nullptr;
 };
 
 [[nodiscard]] InstanceDispatch load_instance_dispatch(VkInstance instance,

@@ -187,7 +187,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
                                          std::atomic<std::uint64_t>& real_presented,
                                          VkPresentModeKHR present_mode, KeptTasks kept,
                                          std::shared_ptr<ScaledSwapchain> scaled,
-                                         bool rgba8_readable)
+                                         bool rgba8_readable, bool rgba8_writable)
     : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
@@ -231,6 +231,32 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
         make_copy_timer();
+        for (std::size_t i = 0; i < m_program_images.size() && m_program_sampled; ++i) {
+            VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
+            usage.usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+            VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+            view.pNext = &usage;
+            view.image = m_program_images[i];
+            view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+            view.format = VK_FORMAT_R8G8B8A8_UNORM;
+            view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            VkImageView made = VK_NULL_HANDLE;
+            if (m_vk.CreateImageView(m_device.device(), &view, nullptr, &made) != VK_SUCCESS) {
+                throw std::runtime_error("vkCreateImageView of a swapchain image failed");
+            }
+            m_program_views.push_back(made);
+        }
+        if (rgba8_writable && !m_scaled) {
+            try {
+                m_frame_copy =
+                    std::make_unique<FrameCopy>(m_vk, m_device.device(), m_images, m_extent,
+                                                static_cast<std::uint32_t>(m_slots.size()));
+            } catch (const std::exception& e) {
+                log_problem(std::string("the worker's frames are copied into the swapchain by "
+                                        "the copy command: the compute copy could not be made (") +
+                            e.what() + ")");
+            }
+        }
         // Kept from the swapchain this one replaced: each has made frames, so at the same size
         // the next job's frame is a generated one (m_jobs 1); at another size each is reshaped.
         m_tasks = std::move(kept.tasks);
@@ -344,12 +370,43 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.pass_us_p50 = stats.gpu_us.p50_us;
             summary.input_copy_us_p50 = stats.input_copy_gpu_us.p50_us;
             summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
+            summary.layer_copied_by_compute = m_frame_copy != nullptr;
             const std::lock_guard lock(m_counts.summary_mutex);
             m_counts.summary = std::move(summary);
         } catch (const std::exception&) {
             // Out of memory for a report's figures: the report goes without them.
         }
     }
+}
+
+void SwapchainGeneration::record_compute_copy(VkCommandBuffer cmd, std::size_t slot,
+                                              const Lease& lease, std::uint32_t target) const {
+    // The lease is sampled where it is (SHADER_READ_ONLY_OPTIMAL or GENERAL), else moved there
+    // and back; the swapchain image's contents before are discarded.
+    const VkImageLayout read = lease.layout == VK_IMAGE_LAYOUT_GENERAL
+                                   ? VK_IMAGE_LAYOUT_GENERAL
+                                   : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+    std::array<VkImageMemoryBarrier, 2> before{};
+    std::array<VkImageMemoryBarrier, 2> after{};
+    std::uint32_t count = 0;
+    before[count] = layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
+                                   VK_IMAGE_LAYOUT_GENERAL, 0, VK_ACCESS_SHADER_WRITE_BIT);
+    // ALL_COMMANDS: a dump's read of the image after it chains to it.
+    after[count++] = layout_barrier(m_images[target], VK_IMAGE_LAYOUT_GENERAL,
+                                    VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_ACCESS_SHADER_WRITE_BIT, 0);
+    if (read != lease.layout) {
+        before[count] =
+            layout_barrier(lease.image, lease.layout, read, 0, VK_ACCESS_SHADER_READ_BIT);
+        after[count++] =
+            layout_barrier(lease.image, read, lease.layout, VK_ACCESS_SHADER_READ_BIT, 0);
+    }
+    m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0, nullptr, count,
+                            before.data());
+    m_frame_copy->record(cmd, static_cast<std::uint32_t>(slot), lease.view, read, target);
+    m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, count,
+                            after.data());
 }
 
 void SwapchainGeneration::release() noexcept {
@@ -369,6 +426,11 @@ void SwapchainGeneration::release() noexcept {
     for (auto* frame : {&m_checks.real, &m_checks.previous, &m_checks.truth, &m_checks.generated}) {
         frame->reset();
     }
+    m_frame_copy.reset();
+    for (const VkImageView view : m_program_views) {
+        m_vk.DestroyImageView(m_device.device(), view, nullptr);
+    }
+    m_program_views.clear();
     if (m_pool != VK_NULL_HANDLE) {
         m_vk.DestroyCommandPool(m_device.device(), m_pool, nullptr);
         m_pool = VK_NULL_HANDLE;
@@ -406,8 +468,9 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
 
     // 2. The image goes to each task: the frames between the last present and this one.
     Runtime& runtime = m_device.runtime();
-    const InputImage input{m_program_images[image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, m_ready,
-                           m_ready_value};
+    InputImage input{m_program_images[image], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, m_ready,
+                     m_ready_value};
+    input.view = image < m_program_views.size() ? m_program_views[image] : VK_NULL_HANDLE;
     Held next;
     next.image = image;
     next.frame = m_frames++;
@@ -1076,40 +1139,45 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
         m_vk.CmdWriteTimestamp(slot.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, m_copy_times,
                                first_query);
     }
-    const std::array before{
-        layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
-                       VK_ACCESS_TRANSFER_READ_BIT),
-        layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
-                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
-    m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                            VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
-                            static_cast<std::uint32_t>(before.size()), before.data());
-    VkImageCopy region{};
-    region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.extent = {lease.extent.width, lease.extent.height, 1};
-    m_vk.CmdCopyImage(slot.cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_images[target],
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    const std::array after{layout_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                          lease.layout, VK_ACCESS_TRANSFER_READ_BIT, 0),
-                           layout_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                                          VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
-                                          VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
-    m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0, nullptr,
-                            static_cast<std::uint32_t>(after.size()), after.data());
+    if (m_frame_copy) {
+        record_compute_copy(slot.cmd, slot_index, lease, target);
+    } else {
+        const std::array before{
+            layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+                           VK_ACCESS_TRANSFER_READ_BIT),
+            layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
+        m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
+                                static_cast<std::uint32_t>(before.size()), before.data());
+        VkImageCopy region{};
+        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        region.extent = {lease.extent.width, lease.extent.height, 1};
+        m_vk.CmdCopyImage(slot.cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                          m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        const std::array after{
+            layout_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, lease.layout,
+                           VK_ACCESS_TRANSFER_READ_BIT, 0),
+            layout_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                           VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
+        // ALL_COMMANDS: a dump's read of the image after it chains to it.
+        m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr,
+                                static_cast<std::uint32_t>(after.size()), after.data());
+    }
     if (m_copy_times != VK_NULL_HANDLE) {
         m_vk.CmdWriteTimestamp(slot.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_copy_times,
                                first_query + 1);
         slot.timed = true;
     }
-    // The dump reads the frame as the swapchain image got it, byte for byte.
+    // The dump reads the frame from the swapchain image, as it is presented, byte for byte.
     const bool dumps = !layer_settings().dump_folder.empty() && make_checks();
     const HostFrame* const dump_frame = real ? m_checks.real.get() : m_checks.generated.get();
     const std::optional<std::uint32_t> dump_index =
         dumps && dump_frame != nullptr ? claim_dump() : std::nullopt;
     if (dump_index) {
-        dump_frame->record_copy(slot.cmd, lease.image, lease.layout);
+        dump_frame->record_copy(slot.cmd, m_images[target], VK_IMAGE_LAYOUT_PRESENT_SRC_KHR);
     }
     m_vk.EndCommandBuffer(slot.cmd);
 

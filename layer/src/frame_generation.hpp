@@ -39,6 +39,7 @@
 
 #include "dispatch_table.hpp"
 #include "frame_check.hpp"
+#include "frame_copy.hpp"
 #include "host_frame.hpp"
 #include "scaled_swapchain.hpp"
 
@@ -55,6 +56,7 @@ struct GenerationSummary {
     double pass_us_p50 = 0;               // the worker's GPU time per job (the timed ones)
     double input_copy_us_p50 = 0;         // the primary's copy of each presented image
     bool input_copied_by_compute = false; // that copy is a compute dispatch (else the command)
+    bool layer_copied_by_compute = false; // the layer's copies into the swapchain, likewise
 };
 
 // What generation did on one device, for the report.
@@ -179,7 +181,7 @@ public:
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
                         KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr,
-                        bool rgba8_readable = false);
+                        bool rgba8_readable = false, bool rgba8_writable = false);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -322,6 +324,10 @@ private:
     // slot's last copy's time once it is done (into GenerationCounts::copies_us).
     void make_copy_timer();
     void note_copy_time(std::size_t slot);
+    // The copy of `lease` (a worker's frame) into swapchain image `target` by m_frame_copy,
+    // with copy slot `slot`'s set, and the layouts around it.
+    void record_compute_copy(VkCommandBuffer cmd, std::size_t slot, const Lease& lease,
+                             std::uint32_t target) const;
     void release() noexcept;        // unregisters the tasks, destroys the layer's objects
     void record_summary() noexcept; // the first task's figures, for the report
 
@@ -338,11 +344,17 @@ private:
     // the runtime may copy each presented one with a compute dispatch
     // (TaskInputDesc::application_usage).
     bool m_program_sampled = false;
+    // Its images may be written through an RGBA8 storage view (SwapchainRecord::rgba8_writable):
+    // the worker's frames are copied into them by a compute dispatch. Null: the copy command.
+    std::unique_ptr<FrameCopy> m_frame_copy;
     VkExtent2D m_extent{};
     GenerationCounts& m_counts;
     std::vector<VkImage> m_images; // the swapchain's (the real one's, when scaled)
     // The images the program presents: the swapchain's, or the layer's smaller ones when scaled.
     std::vector<VkImage> m_program_images;
+    // With m_program_sampled, an RGBA8 sampled view of each (InputImage::view), so that the
+    // runtime's compute copy makes none at each present.
+    std::vector<VkImageView> m_program_views;
     std::shared_ptr<ScaledSwapchain> m_scaled; // null: not scaled
     TaskId m_upscale;                          // scaled: the worker's upscale of each frame
     std::vector<TaskId> m_tasks;

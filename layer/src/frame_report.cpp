@@ -112,6 +112,7 @@ bool write_frame_report(const ReportContents& contents) {
              {"worker_pass_us_p50", counts.generation.pass_us_p50},
              {"input_copy_us_p50", counts.generation.input_copy_us_p50},
              {"input_copy", counts.generation.input_copied_by_compute ? "compute" : "copy command"},
+             {"layer_copy", counts.generation.layer_copied_by_compute ? "compute" : "copy command"},
              {"layer_copy_us_p50", percentile(counts.copies_us, 0.5)},
              {"layer_copies", counts.copies_us.size()},
              {"real_frame_delay_us_p50", percentile(counts.delays_us, 0.5)},

@@ -463,8 +463,10 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     KeptTasks kept_tasks;
     std::shared_ptr<ScaledSwapchain> scaled;
     bool rgba8_readable = false;
+    bool rgba8_writable = false;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
         rgba8_readable = record.rgba8_readable;
+        rgba8_writable = record.rgba8_writable;
         generation = record.generation;
         scaled = record.scaled;
         present_mode = record.present_mode;
@@ -492,7 +494,7 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
         generation = std::make_shared<SwapchainGeneration>(
             *runtime, swapchain, format, extent, *layer_settings().multiplier,
             device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks),
-            scaled, rgba8_readable);
+            scaled, rgba8_readable, rgba8_writable);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -912,7 +914,32 @@ bool make_rgba8_readable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& i
     return true;
 }
 
-// Takes back make_rgba8_readable's additions (what the program asked for is in `program`).
+// With the swapchain readable so, also writable through an RGBA8 storage view, so that the layer
+// copies the worker's frames into it by a compute dispatch (frame_copy.hpp): where the surface
+// allows storage usage and the copies setting asks for compute copies (auto: on a GPU, not on a
+// CPU device, where the copy command is a memcpy). Storage usage may cost the program's own
+// rendering into the images on some GPUs (compression off): `copies = command` leaves it out.
+bool make_rgba8_writable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
+                         const VkSurfaceCapabilitiesKHR& capabilities) {
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) == 0) {
+        return false;
+    }
+    const std::string& copies = layer_settings().copies;
+    bool gpu = true;
+    if (record.instance->dispatch.GetPhysicalDeviceProperties != nullptr) {
+        VkPhysicalDeviceProperties properties{};
+        record.instance->dispatch.GetPhysicalDeviceProperties(record.physical_device, &properties);
+        gpu = properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    }
+    if (copies == "command" || (copies == "auto" && !gpu)) {
+        return false;
+    }
+    info.imageUsage |= VK_IMAGE_USAGE_STORAGE_BIT;
+    return true;
+}
+
+// Takes back make_rgba8_readable's and make_rgba8_writable's additions (what the program asked for
+// is in `program`).
 void undo_rgba8_readable(VkSwapchainCreateInfoKHR& info, const VkSwapchainCreateInfoKHR& program,
                          const RgbaFormatList& list) {
     if (info.pNext == &list.list) {
@@ -920,8 +947,8 @@ void undo_rgba8_readable(VkSwapchainCreateInfoKHR& info, const VkSwapchainCreate
     }
     info.flags = (info.flags & ~VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) |
                  (program.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR);
-    info.imageUsage = (info.imageUsage & ~VK_IMAGE_USAGE_SAMPLED_BIT) |
-                      (program.imageUsage & VK_IMAGE_USAGE_SAMPLED_BIT);
+    constexpr VkImageUsageFlags added = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT;
+    info.imageUsage = (info.imageUsage & ~added) | (program.imageUsage & added);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
@@ -937,6 +964,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     bool transfer_src_added = false;
     bool generation_possible = false;
     bool rgba8_readable = false;
+    bool rgba8_writable = false;
     RgbaFormatList format_list;
     // supportedUsageFlags speak for the FIFO, mailbox and immediate modes only; a shared present
     // mode has its own usage flags, and its swapchain is left as asked.
@@ -976,6 +1004,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
         info.minImageCount += k_more_images;
         generation_possible = true;
         rgba8_readable = make_rgba8_readable(*record, info, capabilities, format_list);
+        rgba8_writable = rgba8_readable && make_rgba8_writable(*record, info, capabilities);
     } else if (record->generation_possible && !worker_format) {
         log_problem("no frame generation for a swapchain of " +
                     std::to_string(info.imageExtent.width) + "x" +
@@ -999,6 +1028,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
                  std::to_string(result) + "): made without");
         undo_rgba8_readable(info, *create_info, format_list);
         rgba8_readable = false;
+        rgba8_writable = false;
         result = record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
     }
     if (result != VK_SUCCESS) {
@@ -1025,6 +1055,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     swapchain_record.usage = info.imageUsage;
     swapchain_record.transfer_src_added = transfer_src_added;
     swapchain_record.rgba8_readable = rgba8_readable;
+    swapchain_record.rgba8_writable = rgba8_writable;
     swapchain_record.generation_possible = generation_possible;
     record->add_swapchain(*swapchain, std::move(swapchain_record));
     if (generation_possible) {

@@ -77,6 +77,9 @@ struct SwapchainRecord {
     // Its images may be read through an RGBA8 view (sampled usage; mutable formats where it is
     // not RGBA8 itself): Tandem copies its frames by a compute dispatch (layer_entry.cpp).
     bool rgba8_readable = false;
+    // And written through an RGBA8 storage view: the layer copies the worker's frames into them
+    // by a compute dispatch (frame_copy.hpp).
+    bool rgba8_writable = false;
     std::vector<VkImage> images; // from vkGetSwapchainImagesKHR, once the program asked for them
     // Frames generated for it: the usage and images generation needs were added at creation.
     bool generation_possible = false;

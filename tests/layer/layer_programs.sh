@@ -12,7 +12,7 @@
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
-#       cli_status | cli_run | worker_lost | verify | verify_compute | dump | pacing |
+#       cli_status | cli_run | worker_lost | verify | verify_compute | dump | dump_compute | pacing |
 #       swapchain_same_size |
 #       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
 #       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled |
@@ -496,6 +496,48 @@ for a, b in zip(kinds, kinds[1:]):
 for name in names[:3]:
     data = open(os.path.join(folder, name), "rb").read()
     assert data.startswith(b"P6\n96 96\n255\n") and len(data) == 13 + 96 * 96 * 3, name
+PY
+    ;;
+dump_compute)
+    # The worker's frames copied into the swapchain by a compute dispatch present the bytes the
+    # copy command presents: vkcube draws frame k alike in every run, so each generated frame
+    # between the same two real frames is compared, as presented (the dump reads the swapchain
+    # image), between a run with TANDEM_FRAMEGEN_COPIES=command and one with =compute (its
+    # swapchain read and written through RGBA8 views: the input copy and the layer's copies are
+    # compute dispatches). A frame in another channel order, or not written, differs.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_DUMP_FRAMES=10000
+    for copies in command compute; do
+        TANDEM_FRAMEGEN_COPIES=$copies TANDEM_FRAMEGEN_DUMP=$work/dump-$copies \
+            TANDEM_FRAMEGEN_REPORT=$work/report-$copies.json \
+            run_program "vkcube-$copies" vkcube --c 60 --width 96 --height 96 ||
+            fail "vkcube exited with status $?"
+        expect_no_validation_messages
+    done
+    check_report "$work/report-command.json" "r['devices'][0]['input_copy'] == 'copy command'" \
+        "r['devices'][0]['layer_copy'] == 'copy command'"
+    check_report "$work/report-compute.json" "r['devices'][0]['input_copy'] == 'compute'" \
+        "r['devices'][0]['layer_copy'] == 'compute'" "r['generated_frames'] >= 10"
+    python3 - "$work/dump-command" "$work/dump-compute" <<'PY' || fail "the compute copies present other bytes"
+import os, sys
+def frames(folder):
+    real, generated = [], {}
+    for name in sorted(os.listdir(folder)):
+        data = open(os.path.join(folder, name), "rb").read()
+        if name.endswith("-real.ppm"):
+            real.append(data)
+        else:
+            generated[len(real)] = data  # between real frames len(real)-1 and len(real)
+    return real, generated
+real_a, generated_a = frames(sys.argv[1])
+real_b, generated_b = frames(sys.argv[2])
+assert len(real_a) == len(real_b) == 60, (len(real_a), len(real_b))
+assert real_a == real_b, "vkcube's frames differ between the runs"
+both = sorted(set(generated_a) & set(generated_b))
+assert len(both) >= 10, f"only {len(both)} generated frames between the same real frames"
+differ = [k for k in both if generated_a[k] != generated_b[k]]
+assert not differ, f"generated frames before real frames {differ[:5]} differ"
+print(f"{len(both)} generated frames presented alike by the copy command and the compute copies")
 PY
     ;;
 pacing)
