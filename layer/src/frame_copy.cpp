@@ -23,6 +23,24 @@ void check(VkResult result, const char* what) {
 
 } // namespace
 
+VkImageView rgba8_view(const DeviceDispatch& vk, VkDevice device, VkImage image,
+                       VkImageUsageFlags usage) noexcept {
+    VkImageViewUsageCreateInfo only{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
+    only.usage = usage;
+    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    view.pNext = &only;
+    view.image = image;
+    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    view.format = VK_FORMAT_R8G8B8A8_UNORM;
+    view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkImageView made = VK_NULL_HANDLE;
+    if (vk.CreateImageView == nullptr ||
+        vk.CreateImageView(device, &view, nullptr, &made) != VK_SUCCESS) {
+        return VK_NULL_HANDLE;
+    }
+    return made;
+}
+
 FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const VkImage> images,
                      VkExtent2D extent, std::uint32_t slots)
     : m_vk(vk), m_device(device), m_extent(extent) {
@@ -75,16 +93,10 @@ FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const 
         check(vk.AllocateDescriptorSets(device, &allocate, m_sets.data()),
               "vkAllocateDescriptorSets");
         for (const VkImage image : images) {
-            VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
-            usage.usage = VK_IMAGE_USAGE_STORAGE_BIT;
-            VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-            view.pNext = &usage;
-            view.image = image;
-            view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-            view.format = VK_FORMAT_R8G8B8A8_UNORM;
-            view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            VkImageView made = VK_NULL_HANDLE;
-            check(vk.CreateImageView(device, &view, nullptr, &made), "vkCreateImageView");
+            const VkImageView made = rgba8_view(vk, device, image, VK_IMAGE_USAGE_STORAGE_BIT);
+            if (made == VK_NULL_HANDLE) {
+                throw std::runtime_error("vkCreateImageView of a swapchain image failed");
+            }
             m_targets.push_back(made);
         }
     } catch (...) {

@@ -21,6 +21,11 @@
 
 namespace tandem::layer {
 
+// A 2D RGBA8 view of the whole of `image` (a swapchain image readable or writable so, see above)
+// for `usage` alone; VK_NULL_HANDLE when it cannot be made.
+[[nodiscard]] VkImageView rgba8_view(const DeviceDispatch& vk, VkDevice device, VkImage image,
+                                     VkImageUsageFlags usage) noexcept;
+
 class FrameCopy {
 public:
     // For `images` (the swapchain's) of `extent`, with `slots` descriptor sets. Throws

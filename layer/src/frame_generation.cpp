@@ -232,16 +232,9 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         }
         make_copy_timer();
         for (std::size_t i = 0; i < m_program_images.size() && m_program_sampled; ++i) {
-            VkImageViewUsageCreateInfo usage{VK_STRUCTURE_TYPE_IMAGE_VIEW_USAGE_CREATE_INFO};
-            usage.usage = VK_IMAGE_USAGE_SAMPLED_BIT;
-            VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-            view.pNext = &usage;
-            view.image = m_program_images[i];
-            view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-            view.format = VK_FORMAT_R8G8B8A8_UNORM;
-            view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            VkImageView made = VK_NULL_HANDLE;
-            if (m_vk.CreateImageView(m_device.device(), &view, nullptr, &made) != VK_SUCCESS) {
+            const VkImageView made = rgba8_view(m_vk, m_device.device(), m_program_images[i],
+                                                VK_IMAGE_USAGE_SAMPLED_BIT);
+            if (made == VK_NULL_HANDLE) {
                 throw std::runtime_error("vkCreateImageView of a swapchain image failed");
             }
             m_program_views.push_back(made);
