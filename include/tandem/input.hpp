@@ -198,7 +198,10 @@ struct TaskInputDesc {
     // inputs_copied_by_compute), byte for byte as the copy command copies it: on some GPUs the
     // copy command moves a frame an order of magnitude more slowly than shader cores do (on an
     // H100, 159 against 13 us for a 1080p RGBA8 frame). Say it only when every image named for
-    // the input has it. TRANSFER_SRC is needed either way (other inputs, other devices).
+    // the input has it. TRANSFER_SRC is needed either way (other inputs, other devices). The
+    // dispatch reads through a view in the input's format (InputImage::view, or one Tandem
+    // makes): an image of another 8-bit format needs VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT with the
+    // input's format among its view formats.
     VkImageUsageFlags application_usage = 0;
 };
 
