@@ -57,6 +57,7 @@ struct RunArgs {
     std::string post;
     std::optional<double> render_scale; // --render-scale, when given
     std::string inputs = "lend";        // --post: lend or copy
+    std::string input_copies = "auto";  // --post --inputs copy: auto, compute or command
     std::string upscaler;               // --post upscale: temporal or spatial, when given
     std::string motion;                 // --post interpolate: engine or colour, when given
 };
@@ -171,6 +172,13 @@ void add_post_options(CLI::App* sub, const std::shared_ptr<RunArgs>& args) {
                     "the primary, and the submit makes no Vulkan call) or copy (Tandem copies "
                     "the view's own images at submit)")
         ->capture_default_str();
+    sub->add_option("--input-copies", args->input_copies,
+                    "--post --inputs copy: how the primary copies the view's colour "
+                    "(RuntimeOptions::input_copies): auto (a compute dispatch on a GPU, the copy "
+                    "command on a CPU device), compute or command; depth and motion always take "
+                    "the copy command")
+        ->check(CLI::IsMember({"auto", "compute", "command"}))
+        ->capture_default_str();
 }
 
 // --post and its options, checked against each other and the scene's size.
@@ -233,6 +241,10 @@ RuntimeOptions run_runtime_options(const RunArgs& args, const GlobalOptions& glo
     // Without a profile, the runtime measures a worker's cost of each auto capture with a few
     // trial jobs of its latest snapshot (never shown, never counted as the run's updates).
     options.scheduler.openings_are_separate = args.openings_are_separate;
+    options.input_copies = args.input_copies == "compute" ? RuntimeOptions::InputCopies::Compute
+                           : args.input_copies == "command"
+                               ? RuntimeOptions::InputCopies::CopyCommand
+                               : RuntimeOptions::InputCopies::Auto;
     return options;
 }
 

@@ -5,9 +5,11 @@
 // against a reference rendered on the primary, beside the naive baseline. The runs use the
 // frames clock, so the scene and therefore the quality figures are the same every time. Bad
 // --post and --render-scale values are refused before any device is opened.
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -58,7 +60,11 @@ const PostRun& post_run(const std::string& kind, const std::string& inputs = "le
         return it->second;
     }
     PostRun run;
-    run.out = temp_folder("cli-run-post-" + kind + "-" + inputs);
+    std::string name = "cli-run-post-" + kind + "-" + inputs + "-" + more;
+    for (char& c : name) {
+        c = std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+    }
+    run.out = temp_folder(name);
     run.result = run_command("TANDEM_VIRTUAL_DEVICES=2 " + k_tandem + " run --post " + kind +
                              (inputs == "lend" ? std::string() : " --inputs " + inputs) +
                              (more.empty() ? std::string() : " " + more) +
@@ -183,6 +189,33 @@ TEST(CliRunPostCopied, TheViewsOwnImagesAreCopiedAtSubmit) {
     EXPECT_EQ(post["input_copies"], post["accepted"]);
     EXPECT_GT(post["ready"].get<std::uint64_t>(), 2u);
     EXPECT_EQ(png_size(run.out / "generated_00010.png"), std::make_pair(320u, 180u));
+}
+
+// --input-copies compute: the colour copied by a compute dispatch (the default on a GPU; the copy
+// command is lavapipe's default) gives the same frames, byte for byte, as the copy command.
+TEST(CliRunPostCopied, CopiedByAComputeDispatchTheSameFramesComeOut) {
+    const PostRun& command = post_run("interpolate", "copy");
+    const PostRun& compute = post_run("interpolate", "copy", "--input-copies compute");
+    ASSERT_EQ(command.result.exit_code, 0) << command.result.err;
+    ASSERT_EQ(compute.result.exit_code, 0) << compute.result.err;
+    EXPECT_EQ(compute.result.err.find("Validation"), std::string::npos) << compute.result.err;
+    EXPECT_EQ(compute.report["post"]["inputs_copied_by_compute"], 1);
+    EXPECT_EQ(compute.report["post"]["input_copies"], compute.report["post"]["accepted"]);
+    int compared = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(command.out)) {
+        if (entry.path().extension() != ".png") {
+            continue;
+        }
+        const std::filesystem::path other = compute.out / entry.path().filename();
+        ASSERT_TRUE(std::filesystem::exists(other)) << other;
+        std::ifstream a(entry.path(), std::ios::binary);
+        std::ifstream b(other, std::ios::binary);
+        const std::string bytes_a{std::istreambuf_iterator<char>(a), {}};
+        const std::string bytes_b{std::istreambuf_iterator<char>(b), {}};
+        EXPECT_TRUE(bytes_a == bytes_b) << entry.path().filename() << " differs";
+        ++compared;
+    }
+    EXPECT_GE(compared, 2);
 }
 
 TEST(CliRunPostInput, BadPostOptionsAreRefusedBeforeAnyDevice) {
