@@ -111,6 +111,13 @@ struct TaskDesc {
     // one per entry in this order, or another task's output (TaskInputDesc::producer: a chain,
     // never named at submit). At most 8.
     std::vector<TaskInputDesc> inputs;
+    // Set: where the task runs on a worker, its outputs stay there. Nothing copies them to the
+    // primary; each is published once the worker's work completes, and is leased there alone
+    // (Runtime::acquire_on_worker: its wait is on the worker's work), for an application that
+    // uses it on the worker (a display the worker drives, its own pass there). acquire() then
+    // answers BadArgument. No task may chain from it (TaskInputDesc::producer). On the primary
+    // it changes nothing.
+    bool keep_output_on_worker = false;
 };
 
 // The per-frame calls' results (SubmitResult, LendResult, AcquireResult, CalibrationResult)
@@ -306,6 +313,9 @@ struct TaskStats {
     // host-imported path, RuntimeOptions::cpu_writes_outputs_in_place): nothing copies them on
     // that device.
     bool outputs_written_in_place = false;
+    // True when its outputs stay on its worker (TaskDesc::keep_output_on_worker, the task on a
+    // worker): nothing hands them to the primary.
+    bool outputs_kept_on_worker = false;
     // How many of its application inputs the primary copies with a compute dispatch rather than
     // vkCmdCopyImage (TaskInputDesc::application_usage): RGBA8 and BGRA8 inputs whose images
     // the application declared sampleable, where the primary allows it.

@@ -366,7 +366,9 @@ void CompletionTracker::pump_instance(Task& task, TaskInstance& instance, std::u
                 m_trace.span(instance.trace_worker_queue, instance.desc.name, s.times.worker_submit,
                              now, s.generation, instance.desc.name);
             }
-            if (copied >= s.primary_value) {
+            // Kept on its worker: complete once its work is (nothing crosses to the primary).
+            if (instance.keeps_output_on_worker() ? s.worker_done_seen
+                                                  : copied >= s.primary_value) {
                 if (!s.worker_done_seen) {
                     // The copy waited for the work, so it is done too: the watcher had not
                     // reported it yet. Observed now, as far as anyone here knows.

@@ -542,6 +542,20 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         return;
     }
     using Thread = Worker::Thread;
+    if (instance.keeps_output_on_worker()) {
+        // Nothing crosses: the output is published once its work completed (CompletionTracker).
+        std::lock_guard lock(instance.mutex);
+        SlotRecord& s = instance.ring[job.slot];
+        s.work_value = work_value;
+        s.worker_value = 0;
+        s.primary_value = 0;
+        res.handed_off_layout = written_layout;
+        s.times.worker_submit = t_submit;
+        instance.counts.worker_submit_us.add(micros(s.times.request, t_submit));
+        (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
+        --instance.host_jobs;
+        return;
+    }
     worker.set_activity(Thread::Transfers, "submitting the transfer", job.generation);
     SlotTicket ticket;
     VkResult r = instance.transport->submit(job.slot, worker_image, written_layout, signal,

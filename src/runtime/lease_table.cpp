@@ -26,6 +26,9 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std:
         return std::nullopt;
     }
     on_worker = on_worker && !instance.same_device;
+    if (!on_worker && instance.keeps_output_on_worker()) {
+        return std::nullopt; // its outputs never reach the primary (acquire says so)
+    }
     std::lock_guard lock(instance.mutex);
     const auto current = instance.registry.current();
     if (!current || current->generation < at_least) {
@@ -82,7 +85,12 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std:
     lease.format = image.format;
     lease.extent = image.extent;
     lease.on_worker = on_worker;
-    if (on_worker) {
+    if (on_worker && instance.keeps_output_on_worker()) {
+        lease.layout = res.handed_off_layout; // as its work left it
+        lease.wait_semaphore = instance.worker->work_timeline().handle();
+        lease.wait_value = s.work_value;
+        lease.queue_family = instance.worker->device().queue(QueueRole::Main).family();
+    } else if (on_worker) {
         lease.layout = res.handed_off_layout;
         lease.wait_semaphore = instance.transport->sender_semaphore();
         lease.wait_value = s.worker_value;

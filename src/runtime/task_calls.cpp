@@ -159,6 +159,13 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         if (!task->live) {
             return TaskError::UnknownTask;
         }
+        if (desc.keep_output_on_worker && task->links.pins > 0) {
+            throw Error(ErrorCategory::InvalidArgument,
+                        "Task '" + task->desc.name +
+                            "' cannot keep its outputs on its worker: other tasks chain from it",
+                        "Unregister or reconfigure its consumers first, or leave "
+                        "keep_output_on_worker unset");
+        }
         // Its newest shape's producers and leader before the shape is adopted (a chain moves
         // as a unit or not at all); it reads in step from its next generation on.
         AdoptedLinks adopted(task->links, chain);
@@ -494,6 +501,17 @@ AcquireResult RuntimeImpl::acquire(TaskId id, bool on_worker) noexcept {
     std::lock_guard lock(task->mutex);
     if (!task->live) {
         return unknown();
+    }
+    if (!on_worker && task->active != nullptr && task->active->keeps_output_on_worker()) {
+        out.error = TaskError::BadArgument;
+        try {
+            out.reason = "Task '" + task->desc.name +
+                         "' keeps its outputs on its worker (TaskDesc::keep_output_on_worker): "
+                         "lease them there with acquire_on_worker";
+        } catch (...) {
+            // Out of memory for the sentence: the code says it.
+        }
+        return out;
     }
     auto hand_out = [&](TaskInstance& instance, std::uint64_t at_least) {
         out.lease = m_leases->lease(instance, id, at_least, on_worker);

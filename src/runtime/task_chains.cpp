@@ -67,6 +67,14 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
                         "Name a task this runtime registered and has not unregistered (an id "
                         "another runtime gave names no task here)");
         }
+        if (made.keep_output_on_worker) {
+            throw Error(ErrorCategory::InvalidArgument,
+                        what + " names '" + made.name +
+                            "', which keeps its outputs on its worker "
+                            "(TaskDesc::keep_output_on_worker), as its producer",
+                        "Chain from a task whose outputs reach the primary, or read the "
+                        "outputs on the worker yourself (Runtime::acquire_on_worker)");
+        }
         if (input.format != made.format) {
             throw Error(ErrorCategory::InvalidArgument,
                         what + " has format " + format_name(input.format) + " and its producer '" +

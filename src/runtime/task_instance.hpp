@@ -239,6 +239,11 @@ struct TaskInstance {
     std::string link_error;
 
     bool same_device = false;
+    // TaskDesc::keep_output_on_worker on a worker: no hand-off to the primary; an output is
+    // published once its work completed, and leased on the worker alone.
+    [[nodiscard]] bool keeps_output_on_worker() const noexcept {
+        return desc.keep_output_on_worker && !same_device;
+    }
     // TaskDesc::workload's factory, found in the runtime's WorkloadTable when the instance was
     // made (empty with a TaskDesc::factory); the preparation makes `workload` from one or the
     // other.

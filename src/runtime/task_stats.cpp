@@ -59,6 +59,7 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
     case InstancePhase::Ready:
         p.transfer_path = parse_transfer_path(instance.transport->path_name());
         p.outputs_written_in_place = instance.transport->writes_in_place();
+        p.outputs_kept_on_worker = instance.keeps_output_on_worker();
         if (!instance.inputs.empty()) {
             p.input_path = instance.inputs.path_name();
             p.inputs_read_in_place = instance.inputs.read_in_place();
@@ -165,6 +166,7 @@ TaskStats summarise(TaskStatsParts parts) {
             out.input_path = p.input_path;
             out.inputs_read_in_place = p.inputs_read_in_place;
             out.inputs_copied_by_compute = p.inputs_copied_by_compute;
+            out.outputs_kept_on_worker = p.outputs_kept_on_worker;
             out.outputs_written_in_place = p.outputs_written_in_place;
         }
         out.devices.push_back(std::move(d));

@@ -44,6 +44,7 @@ struct InstanceStatsPart {
     bool inputs_read_in_place = false;
     bool outputs_written_in_place = false;
     std::uint32_t inputs_copied_by_compute = 0;
+    bool outputs_kept_on_worker = false;
     GpuTimes::Snapshot gpu;
     // The active instance's only: every stage's samples.
     LatencySamples::Snapshot samples[4];

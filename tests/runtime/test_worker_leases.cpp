@@ -33,6 +33,12 @@ using detail::SlotState;
 
 class WorkerLeases : public RuntimeTest {
 protected:
+    // Thousands of cycles of: a lease on the worker, the application's batch on the worker's
+    // queue that waits for it and signals the reads timeline, the release at that value; a newer
+    // output every tenth cycle. Generations never go back, every 200th output is exact, nothing
+    // stays held.
+    void churn_on_worker(Runtime& runtime, TaskId task);
+
     // A 64x64 pattern task with three slots, on `placement`.
     static TaskDesc task_on(const std::string& placement) {
         TaskDesc d = pattern_task(placement, 64, 64);
@@ -181,7 +187,12 @@ TEST_F(WorkerLeases, ItsSlotWaitsForTheWorkersReadsTimelineToPassTheReleaseValue
 TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld) {
     auto runtime = make_runtime("1");
     const TaskId task = runtime->register_task(task_on("worker"));
-    run_job(*runtime, task);
+    churn_on_worker(*runtime, task);
+}
+
+void WorkerLeases::churn_on_worker(Runtime& runtime_ref, TaskId task) {
+    Runtime* const runtime = &runtime_ref;
+    WorkerLeases::run_job(*runtime, task);
     const std::uint32_t worker = runtime->stats(task).device;
     const DeviceVulkan device = runtime->device_vulkan(worker).value();
     LeaseReadback readback(*runtime, worker);
@@ -190,7 +201,7 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
     std::uint32_t checked = 0;
     for (int cycle = 0; cycle < 2000; ++cycle) {
         if (cycle % 10 == 0) {
-            run_job(*runtime, task); // a newer output every tenth cycle, whatever the load
+            WorkerLeases::run_job(*runtime, task); // a newer output every tenth cycle
         }
         runtime->pump();
         const AcquireResult lease = runtime->acquire_on_worker(task);
@@ -204,13 +215,13 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
                 << "cycle " << cycle;
             ++checked;
         }
-        signal_after_lease(device, *lease, ++value);
+        WorkerLeases::signal_after_lease(device, *lease, ++value);
         ASSERT_EQ(runtime->release(*lease, value), TaskError::None);
     }
     EXPECT_EQ(checked, 10u);
     EXPECT_GT(newest, 200u) << "jobs ran throughout";
     EXPECT_EQ(runtime->stats(task).leases_held, 0u);
-    ASSERT_TRUE(pump_until(*runtime, [&] {
+    ASSERT_TRUE(WorkerLeases::pump_until(*runtime, [&] {
         for (const SlotState s :
              detail::RuntimeProbe(detail::RuntimeAccess::impl(*runtime)).slot_states(task)) {
             if (s == SlotState::Leased) {
@@ -220,6 +231,93 @@ TEST_F(WorkerLeases, ThousandsOfCyclesSignalledOnTheWorkersQueueLeaveNothingHeld
         return true;
     })) << "a slot was left leased";
     runtime->unregister_task(task);
+}
+
+// TaskDesc::keep_output_on_worker: a task on a worker publishes each output once its work
+// completed, with no hand-off to the primary (nothing queued for it); the lease on the worker
+// holds the job's exact pixels, waiting on the worker's work; acquire() says where to lease it.
+TEST_F(WorkerLeases, AnOutputKeptOnItsWorkerIsPublishedThereAndNeverHandedOff) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = task_on("worker");
+    d.keep_output_on_worker = true;
+    const TaskId task = runtime->register_task(d);
+    std::uint64_t generation = 0;
+    for (int i = 0; i < 5; ++i) {
+        generation = run_job(*runtime, task);
+    }
+    const TaskStats stats = runtime->stats(task);
+    EXPECT_TRUE(stats.outputs_kept_on_worker);
+    EXPECT_EQ(stats.transfer_queued.count, 0u) << "an output was handed to the primary";
+    EXPECT_EQ(stats.ready + stats.superseded, stats.accepted);
+
+    const AcquireResult on_primary = runtime->acquire(task);
+    EXPECT_FALSE(on_primary);
+    EXPECT_EQ(on_primary.error, TaskError::BadArgument);
+    EXPECT_NE(on_primary.reason.find("acquire_on_worker"), std::string::npos) << on_primary.reason;
+
+    const AcquireResult lease = runtime->acquire_on_worker(task);
+    ASSERT_TRUE(lease) << lease.reason;
+    EXPECT_TRUE(lease->on_worker);
+    EXPECT_EQ(lease->generation, generation);
+    EXPECT_EQ(lease->device, stats.device);
+    const DeviceVulkan device = runtime->device_vulkan(lease->device).value();
+    EXPECT_NE(lease->wait_semaphore, VK_NULL_HANDLE);
+    LeaseReadback readback(*runtime, lease->device);
+    const ReadbackImage image = readback.read(*lease);
+    EXPECT_EQ(detail::pattern_mismatch(image.bytes.data(), generation, 64, 64), -1);
+    host_signal(device, device.reads_timeline, 1);
+    EXPECT_EQ(runtime->release(*lease, 1), TaskError::None);
+}
+
+TEST_F(WorkerLeases, ThousandsOfCyclesOfAnOutputKeptOnItsWorkerLeaveNothingHeld) {
+    auto runtime = make_runtime("1");
+    TaskDesc d = task_on("worker");
+    d.keep_output_on_worker = true;
+    const TaskId task = runtime->register_task(d);
+    churn_on_worker(*runtime, task);
+    EXPECT_EQ(runtime->stats(task).transfer_queued.count, 0u);
+}
+
+// No task chains from an output that never reaches the primary: registering such a consumer,
+// and making a producer keep its outputs on its worker, are refused with a sentence. On the
+// primary the setting changes nothing.
+TEST_F(WorkerLeases, AnOutputKeptOnItsWorkerHasNoConsumersAndOnThePrimaryItChangesNothing) {
+    auto runtime = make_runtime("1");
+    TaskDesc kept = task_on("worker");
+    kept.name = "kept";
+    kept.keep_output_on_worker = true;
+    const TaskId producer = runtime->register_task(kept);
+    TaskDesc consumer = task_on("worker");
+    consumer.name = "consumer";
+    consumer.inputs = {{"in", VK_FORMAT_R8G8B8A8_UNORM, 0, 0}};
+    consumer.inputs[0].producer = producer;
+    try {
+        (void)runtime->register_task(consumer);
+        ADD_FAILURE() << "a consumer of an output kept on its worker was registered";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("keeps its outputs on its worker"), std::string::npos)
+            << e.what();
+    }
+    TaskDesc plain = task_on("worker");
+    plain.name = "plain";
+    const TaskId reaches = runtime->register_task(plain);
+    consumer.inputs[0].producer = reaches;
+    const TaskId reader = runtime->register_task(consumer);
+    plain.keep_output_on_worker = true;
+    EXPECT_THROW((void)runtime->reconfigure(reaches, plain), Error);
+    runtime->unregister_task(reader);
+    runtime->unregister_task(reaches);
+    runtime->unregister_task(producer);
+
+    TaskDesc on_primary = task_on("primary");
+    on_primary.keep_output_on_worker = true;
+    const TaskId here = runtime->register_task(on_primary);
+    const std::uint64_t generation = run_job(*runtime, here);
+    EXPECT_FALSE(runtime->stats(here).outputs_kept_on_worker);
+    const AcquireResult lease = runtime->acquire(here);
+    ASSERT_TRUE(lease) << lease.reason;
+    EXPECT_EQ(lease->generation, generation);
+    EXPECT_EQ(runtime->release(*lease, 0), TaskError::None);
 }
 
 // A lease on the worker outlives its task: the image stays valid and exact after
