@@ -5,10 +5,12 @@
 // Tandem's queue (tandem::LeaseReadback, under that queue's lock), checks one texel
 // against the colour it submitted for that generation, and releases the lease. On a worker it
 // also leases each output where the worker wrote it (Runtime::acquire_on_worker) and checks the
-// same texel there, read on the worker's queue.
+// same texel there, read on the worker's queue; and runs the same workload as a second task
+// that keeps its outputs on the worker (TaskDesc::keep_output_on_worker: nothing crosses to the
+// primary), checked there alone.
 //
 // Exit code 0 when at least 10 distinct generations were sampled (on the worker too, when the
-// task runs on one) and every sample matched.
+// task runs on one, and of the second task) and every sample matched.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -294,7 +296,59 @@ int main() try {
                     static_cast<unsigned long long>(stats.accepted),
                     static_cast<unsigned long long>(stats.busy));
         const bool worker_sampled = !on_worker || sampled_on_worker.size() >= 10;
-        status = (sampled.size() >= 10 && worker_sampled && mismatches == 0) ? 0 : 1;
+
+        // The same work kept on the worker: its outputs never reach the primary, and are leased
+        // and checked there alone.
+        std::size_t kept_sampled = 0;
+        if (on_worker) {
+            desc.name = "engine-fill-kept";
+            desc.keep_output_on_worker = true;
+            desc.placement = tandem::Placement::on_worker(0);
+            const tandem::TaskId kept = runtime.register_task(desc);
+            std::set<std::uint64_t> seen_kept;
+            submitted.clear();
+            const auto kept_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (seen_kept.size() < 10 && std::chrono::steady_clock::now() < kept_deadline) {
+                ++submits;
+                const std::byte colour[4] = {static_cast<std::byte>(submits * 37 & 0xFF),
+                                             std::byte{0x11}, std::byte{0x5A}, std::byte{0xFF}};
+                const tandem::SubmitResult r = runtime.submit(kept, colour);
+                if (r.accepted()) {
+                    std::uint32_t packed = 0;
+                    std::memcpy(&packed, colour, 4);
+                    submitted[r.generation] = packed;
+                } else if (r.status == tandem::SubmitStatus::Failed) {
+                    throw std::runtime_error("submit failed: " + r.reason);
+                }
+                runtime.pump();
+                if (runtime.acquire(kept).error != tandem::TaskError::BadArgument) {
+                    ++mismatches; // acquire() must say where the outputs are
+                }
+                auto there = runtime.acquire_on_worker(kept);
+                if (!there) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    continue;
+                }
+                const std::uint32_t texel = worker_readback->read(*there).texel(3, 9);
+                runtime.release(*there, 0);
+                if (texel != submitted.at(there->generation)) {
+                    ++mismatches;
+                    std::fprintf(stderr, "kept generation %llu: texel %08x\n",
+                                 static_cast<unsigned long long>(there->generation), texel);
+                }
+                seen_kept.insert(there->generation);
+            }
+            kept_sampled = seen_kept.size();
+            std::printf("tandem-embed: kept on the worker: sampled %zu generations there, "
+                        "outputs kept %s\n",
+                        kept_sampled, runtime.stats(kept).outputs_kept_on_worker ? "yes" : "no");
+            if (!runtime.stats(kept).outputs_kept_on_worker) {
+                ++mismatches;
+            }
+            runtime.unregister_task(kept);
+        }
+        const bool kept_ok = !on_worker || kept_sampled >= 10;
+        status = (sampled.size() >= 10 && worker_sampled && kept_ok && mismatches == 0) ? 0 : 1;
     } // the readbacks, then the runtime, go before the engine's device and instance
     return status;
 } catch (const std::exception& e) {
