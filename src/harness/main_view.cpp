@@ -473,7 +473,8 @@ MainFrameImages MainView::frame_images(std::uint64_t value) const {
                     "The main view frame " + std::to_string(value) + " was reused",
                     "Take a frame's images before rendering frames_in_flight further frames");
     }
-    return {f->color.get(), f->depth.get(), f->motion.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+    return {f->color.get(), f->depth.get(), f->motion.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+            f->color.view.get()};
 }
 
 std::vector<std::uint8_t> MainView::main_pixels(std::uint64_t value) const {

@@ -50,6 +50,7 @@ struct MainFrameImages {
     VkImage depth = VK_NULL_HANDLE;  // R32F, 0..1, smaller nearer
     VkImage motion = VK_NULL_HANDLE; // RG16F, in pixels, pointing back one frame
     VkImageLayout layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+    VkImageView color_view = VK_NULL_HANDLE; // a 2D view of `color`, sampleable
 };
 
 // Images of the caller's (images Tandem lends for a task's inputs, say) that one frame renders

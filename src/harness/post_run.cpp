@@ -524,8 +524,12 @@ SubmitResult PostFrameLoop::submit(std::uint64_t value, const FrameInputs& input
     }
     const VkSemaphore written = loan ? loan->written : m_runtime.primary_timeline();
     const std::uint64_t written_value = loan ? loan->written_value : value;
+    // The view's own colour comes with its view (a compute copy then makes none); a lent image
+    // is not copied.
+    const VkImageView colour_view = loan ? VK_NULL_HANDLE : images.color_view;
     const std::array<InputImage, 3> images_sent{
-        InputImage{images.color, images.layout, written, written_value},
+        InputImage{images.color, images.layout, written, written_value, VK_NULL_HANDLE, 0,
+                   colour_view},
         InputImage{images.depth, images.layout, written, written_value},
         InputImage{images.motion, images.layout, written, written_value}};
     SubmitResult r;
