@@ -288,8 +288,11 @@ int main(int argc, char** argv) {
         vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
                              0, nullptr, 0, nullptr, 1, &to_dst);
         // A colour that cycles over 256 frames, and the box crossing the frame left to right in
-        // 240 frames (8 texels a frame at 1920 wide), halfway down: frame N is about the same at
-        // any size relative to its extent, and changes every frame.
+        // about 240 frames, halfway down: frame N is about the same at any size relative to its
+        // extent, and changes every frame. The box moves a whole number of texels each frame
+        // (8 at 1920 wide, 11 at 2560), so that a frame is its neighbours' midpoint, as steady
+        // motion makes it: a fractional step rounded to texels would put it up to half a texel
+        // off, which no interpolation can match.
         const float phase = static_cast<float>(frame % 256) / 255.0f;
         const VkClearColorValue background{{phase, 0.3f, 1.0f - phase, 1.0f}};
         const VkImageSubresourceRange whole{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
@@ -301,10 +304,11 @@ int main(int argc, char** argv) {
         vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
                              1, &cleared, 0, nullptr, 0, nullptr);
         const std::uint32_t travel = o.width > box ? o.width - box : 1;
+        const std::uint64_t step = std::max<std::uint64_t>(1, (o.width + 120) / 240);
         VkBufferImageCopy region{};
         region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         region.imageOffset = {
-            static_cast<std::int32_t>((static_cast<std::uint64_t>(frame) * o.width / 240) % travel),
+            static_cast<std::int32_t>((static_cast<std::uint64_t>(frame) * step) % travel),
             static_cast<std::int32_t>((o.height - std::min(o.height, box)) / 2), 0};
         region.imageExtent = {std::min(box, o.width), std::min(box, o.height), 1};
         region.bufferRowLength = box;
