@@ -542,18 +542,28 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         return;
     }
     using Thread = Worker::Thread;
-    if (instance.keeps_output_on_worker()) {
-        // Nothing crosses: the output is published once its work completed (CompletionTracker).
+    // The slot's values and times, and the slot leaves Recording (the instance may be retired
+    // once it did). `queued`: when its hand-off was queued (none when nothing crosses).
+    const auto publish = [&](const SlotTicket& ticket, VkImageLayout handed_off,
+                             std::optional<Clock::time_point> queued) {
         std::lock_guard lock(instance.mutex);
         SlotRecord& s = instance.ring[job.slot];
         s.work_value = work_value;
-        s.worker_value = 0;
-        s.primary_value = 0;
-        res.handed_off_layout = written_layout;
+        s.worker_value = ticket.sender_value;
+        res.handed_off_layout = handed_off;
+        s.primary_value = ticket.receiver_value;
         s.times.worker_submit = t_submit;
         instance.counts.worker_submit_us.add(micros(s.times.request, t_submit));
+        if (queued) {
+            s.times.transfer_queued = *queued;
+            instance.counts.transfer_queued_us.add(micros(s.times.request, *queued));
+        }
         (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
         --instance.host_jobs;
+    };
+    if (instance.keeps_output_on_worker()) {
+        // Nothing crosses: the output is published once its work completed (CompletionTracker).
+        publish(SlotTicket{}, written_layout, std::nullopt);
         return;
     }
     worker.set_activity(Thread::Transfers, "submitting the transfer", job.generation);
@@ -618,20 +628,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
     const std::uint32_t track =
         m_trace.enabled() ? m_trace.track(worker.label() + " submit thread") : 0;
     const std::string name = m_trace.enabled() ? instance.desc.name : std::string();
-    {
-        std::lock_guard lock(instance.mutex);
-        SlotRecord& s = instance.ring[job.slot];
-        s.work_value = work_value;
-        s.worker_value = ticket.sender_value;
-        res.handed_off_layout = instance.transport->sender_layout_after(written_layout);
-        s.primary_value = ticket.receiver_value;
-        s.times.worker_submit = t_submit;
-        s.times.transfer_queued = t_queued;
-        instance.counts.worker_submit_us.add(micros(s.times.request, t_submit));
-        instance.counts.transfer_queued_us.add(micros(s.times.request, t_queued));
-        (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
-        --instance.host_jobs;
-    }
+    publish(ticket, instance.transport->sender_layout_after(written_layout), t_queued);
     if (m_trace.enabled()) {
         m_trace.span(track, "record+submit " + name, t0, t_queued, job.generation, name);
     }
