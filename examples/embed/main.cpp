@@ -235,21 +235,39 @@ int main() try {
         std::map<std::uint64_t, std::uint32_t> submitted; // generation -> packed RGBA8 colour
         std::uint32_t submits = 0;
         int mismatches = 0;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while ((sampled.size() < 10 || (on_worker && sampled_on_worker.size() < 10)) &&
-               std::chrono::steady_clock::now() < deadline) {
+        // Each frame: the next colour to `to`, noted under the generation it makes (Busy is
+        // fine: the next frame tries again).
+        const auto submit_next = [&](tandem::TaskId to) {
             ++submits;
             const std::byte colour[4] = {static_cast<std::byte>(submits * 37 & 0xFF),
                                          static_cast<std::byte>(submits * 11 & 0xFF),
                                          std::byte{0x5A}, std::byte{0xFF}};
-            const tandem::SubmitResult r = runtime.submit(task, colour);
-            if (r.accepted()) { // Busy is fine: the next frame tries again
+            const tandem::SubmitResult r = runtime.submit(to, colour);
+            if (r.accepted()) {
                 std::uint32_t packed = 0;
                 std::memcpy(&packed, colour, 4);
                 submitted[r.generation] = packed;
             } else if (r.status == tandem::SubmitStatus::Failed) {
                 throw std::runtime_error("submit failed: " + r.reason);
             }
+        };
+        // A lease on the worker read there, one texel checked against the colour submitted for
+        // its generation, and released with 0 likewise (read() waited for it); a real engine's
+        // pass there signals the worker's reads timeline (DeviceVulkan::reads_timeline) instead.
+        const auto check_on_worker = [&](const tandem::Lease& there, const char* what) {
+            const std::uint32_t seen = worker_readback->read(there).texel(17 % there.extent.width,
+                                                                          5 % there.extent.height);
+            runtime.release(there, 0);
+            if (seen != submitted.at(there.generation)) {
+                ++mismatches;
+                std::fprintf(stderr, "%s generation %llu: texel %08x\n", what,
+                             static_cast<unsigned long long>(there.generation), seen);
+            }
+        };
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while ((sampled.size() < 10 || (on_worker && sampled_on_worker.size() < 10)) &&
+               std::chrono::steady_clock::now() < deadline) {
+            submit_next(task);
             runtime.pump();
             auto lease = runtime.acquire(task);
             if (!lease) {
@@ -273,17 +291,9 @@ int main() try {
             }
             sampled.insert(lease->generation);
             if (worker_readback) {
-                // Read on the worker and released with 0 likewise; a real engine's pass there
-                // signals the worker's reads timeline (DeviceVulkan::reads_timeline) instead.
                 auto there = runtime.acquire_on_worker(task);
                 if (there && there->on_worker) {
-                    const std::uint32_t seen = worker_readback->read(*there).texel(x, y);
-                    runtime.release(*there, 0);
-                    if (seen != submitted.at(there->generation)) {
-                        ++mismatches;
-                        std::fprintf(stderr, "generation %llu on the worker: texel %08x\n",
-                                     static_cast<unsigned long long>(there->generation), seen);
-                    }
+                    check_on_worker(*there, "on the worker:");
                     sampled_on_worker.insert(there->generation);
                 }
             }
@@ -309,17 +319,7 @@ int main() try {
             submitted.clear();
             const auto kept_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
             while (seen_kept.size() < 10 && std::chrono::steady_clock::now() < kept_deadline) {
-                ++submits;
-                const std::byte colour[4] = {static_cast<std::byte>(submits * 37 & 0xFF),
-                                             std::byte{0x11}, std::byte{0x5A}, std::byte{0xFF}};
-                const tandem::SubmitResult r = runtime.submit(kept, colour);
-                if (r.accepted()) {
-                    std::uint32_t packed = 0;
-                    std::memcpy(&packed, colour, 4);
-                    submitted[r.generation] = packed;
-                } else if (r.status == tandem::SubmitStatus::Failed) {
-                    throw std::runtime_error("submit failed: " + r.reason);
-                }
+                submit_next(kept);
                 runtime.pump();
                 if (runtime.acquire(kept).error != tandem::TaskError::BadArgument) {
                     ++mismatches; // acquire() must say where the outputs are
@@ -329,13 +329,7 @@ int main() try {
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
                     continue;
                 }
-                const std::uint32_t texel = worker_readback->read(*there).texel(3, 9);
-                runtime.release(*there, 0);
-                if (texel != submitted.at(there->generation)) {
-                    ++mismatches;
-                    std::fprintf(stderr, "kept generation %llu: texel %08x\n",
-                                 static_cast<unsigned long long>(there->generation), texel);
-                }
+                check_on_worker(*there, "kept on the worker:");
                 seen_kept.insert(there->generation);
             }
             kept_sampled = seen_kept.size();
