@@ -41,9 +41,8 @@ VkImageView rgba8_view(const DeviceDispatch& vk, VkDevice device, VkImage image,
     return made;
 }
 
-FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const VkImage> images,
-                     VkExtent2D extent, std::uint32_t slots)
-    : m_vk(vk), m_device(device), m_extent(extent) {
+FrameCopyPipeline::FrameCopyPipeline(const DeviceDispatch& vk, VkDevice device)
+    : m_vk(vk), m_device(device) {
     if (vk.CreateShaderModule == nullptr || vk.CreateComputePipelines == nullptr ||
         vk.CreateImageView == nullptr || vk.CmdDispatch == nullptr) {
         throw std::runtime_error("the device lacks a function the compute copy needs");
@@ -75,6 +74,39 @@ FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const 
         pipeline.layout = m_layout;
         check(vk.CreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline, nullptr, &m_pipeline),
               "vkCreateComputePipelines");
+    } catch (...) {
+        destroy();
+        throw;
+    }
+}
+
+FrameCopyPipeline::~FrameCopyPipeline() {
+    destroy();
+}
+
+void FrameCopyPipeline::destroy() noexcept {
+    if (m_pipeline != VK_NULL_HANDLE) {
+        m_vk.DestroyPipeline(m_device, m_pipeline, nullptr);
+    }
+    if (m_layout != VK_NULL_HANDLE) {
+        m_vk.DestroyPipelineLayout(m_device, m_layout, nullptr);
+    }
+    if (m_set_layout != VK_NULL_HANDLE) {
+        m_vk.DestroyDescriptorSetLayout(m_device, m_set_layout, nullptr);
+    }
+    if (m_shader != VK_NULL_HANDLE) {
+        m_vk.DestroyShaderModule(m_device, m_shader, nullptr);
+    }
+    m_pipeline = VK_NULL_HANDLE;
+    m_layout = VK_NULL_HANDLE;
+    m_set_layout = VK_NULL_HANDLE;
+    m_shader = VK_NULL_HANDLE;
+}
+
+FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, const FrameCopyPipeline& pipeline,
+                     std::span<const VkImage> images, VkExtent2D extent, std::uint32_t slots)
+    : m_vk(vk), m_device(device), m_pipeline(pipeline), m_extent(extent) {
+    try {
         const std::array<VkDescriptorPoolSize, 2> sizes{{
             {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, slots},
             {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, slots},
@@ -84,7 +116,7 @@ FrameCopy::FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const 
         pool.poolSizeCount = static_cast<std::uint32_t>(sizes.size());
         pool.pPoolSizes = sizes.data();
         check(vk.CreateDescriptorPool(device, &pool, nullptr, &m_pool), "vkCreateDescriptorPool");
-        const std::vector<VkDescriptorSetLayout> layouts(slots, m_set_layout);
+        const std::vector<VkDescriptorSetLayout> layouts(slots, pipeline.set_layout());
         VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
         allocate.descriptorPool = m_pool;
         allocate.descriptorSetCount = slots;
@@ -117,23 +149,7 @@ void FrameCopy::destroy() noexcept {
     if (m_pool != VK_NULL_HANDLE) {
         m_vk.DestroyDescriptorPool(m_device, m_pool, nullptr); // its sets with it
     }
-    if (m_pipeline != VK_NULL_HANDLE) {
-        m_vk.DestroyPipeline(m_device, m_pipeline, nullptr);
-    }
-    if (m_layout != VK_NULL_HANDLE) {
-        m_vk.DestroyPipelineLayout(m_device, m_layout, nullptr);
-    }
-    if (m_set_layout != VK_NULL_HANDLE) {
-        m_vk.DestroyDescriptorSetLayout(m_device, m_set_layout, nullptr);
-    }
-    if (m_shader != VK_NULL_HANDLE) {
-        m_vk.DestroyShaderModule(m_device, m_shader, nullptr);
-    }
     m_pool = VK_NULL_HANDLE;
-    m_pipeline = VK_NULL_HANDLE;
-    m_layout = VK_NULL_HANDLE;
-    m_set_layout = VK_NULL_HANDLE;
-    m_shader = VK_NULL_HANDLE;
 }
 
 void FrameCopy::record(VkCommandBuffer cmd, std::uint32_t slot, VkImageView source,
@@ -154,8 +170,8 @@ void FrameCopy::record(VkCommandBuffer cmd, std::uint32_t slot, VkImageView sour
         writes[i].pImageInfo = &images[i];
     }
     m_vk.UpdateDescriptorSets(m_device, 2, writes.data(), 0, nullptr);
-    m_vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline);
-    m_vk.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_layout, 0, 1,
+    m_vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.pipeline());
+    m_vk.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, m_pipeline.layout(), 0, 1,
                                &m_sets.at(slot), 0, nullptr);
     m_vk.CmdDispatch(cmd, (m_extent.width + k_group - 1) / k_group,
                      (m_extent.height + k_group - 1) / k_group, 1);

@@ -6,8 +6,10 @@
 // rgba8_writable: mutable formats with RGBA8 among them, and storage usage): the frame's bytes
 // reach the image unchanged, whatever its own 8-bit format, as the copy command moves them.
 //
-// Its objects are the swapchain's: a pipeline, a descriptor set per copy slot, a storage view
-// per swapchain image. Made and destroyed with the swapchain's generation; record() runs on its
+// The pipeline is the device's (FrameCopyPipeline, made once and kept while the layer generates
+// frames on it: a program that recreates its swapchain does not make one each time); the
+// descriptor sets, one per copy slot, and a storage view per swapchain image are the
+// swapchain's (FrameCopy), made and destroyed with its generation; record() runs on its
 // presenter thread only.
 #pragma once
 
@@ -26,12 +28,36 @@ namespace tandem::layer {
 [[nodiscard]] VkImageView rgba8_view(const DeviceDispatch& vk, VkDevice device, VkImage image,
                                      VkImageUsageFlags usage) noexcept;
 
+// The copy's shader, its layouts and its pipeline on one device.
+class FrameCopyPipeline {
+public:
+    // Throws std::runtime_error, having destroyed what it made.
+    FrameCopyPipeline(const DeviceDispatch& vk, VkDevice device);
+    ~FrameCopyPipeline();
+    FrameCopyPipeline(const FrameCopyPipeline&) = delete;
+    FrameCopyPipeline& operator=(const FrameCopyPipeline&) = delete;
+
+    [[nodiscard]] VkDescriptorSetLayout set_layout() const noexcept { return m_set_layout; }
+    [[nodiscard]] VkPipelineLayout layout() const noexcept { return m_layout; }
+    [[nodiscard]] VkPipeline pipeline() const noexcept { return m_pipeline; }
+
+private:
+    void destroy() noexcept;
+
+    const DeviceDispatch& m_vk;
+    VkDevice m_device;
+    VkShaderModule m_shader = VK_NULL_HANDLE;
+    VkDescriptorSetLayout m_set_layout = VK_NULL_HANDLE;
+    VkPipelineLayout m_layout = VK_NULL_HANDLE;
+    VkPipeline m_pipeline = VK_NULL_HANDLE;
+};
+
 class FrameCopy {
 public:
-    // For `images` (the swapchain's) of `extent`, with `slots` descriptor sets. Throws
-    // std::runtime_error, having destroyed what it made.
-    FrameCopy(const DeviceDispatch& vk, VkDevice device, std::span<const VkImage> images,
-              VkExtent2D extent, std::uint32_t slots);
+    // For `images` (the swapchain's) of `extent`, with `slots` descriptor sets of `pipeline`
+    // (which outlives it). Throws std::runtime_error, having destroyed what it made.
+    FrameCopy(const DeviceDispatch& vk, VkDevice device, const FrameCopyPipeline& pipeline,
+              std::span<const VkImage> images, VkExtent2D extent, std::uint32_t slots);
     ~FrameCopy();
     FrameCopy(const FrameCopy&) = delete;
     FrameCopy& operator=(const FrameCopy&) = delete;
@@ -48,11 +74,8 @@ private:
 
     const DeviceDispatch& m_vk;
     VkDevice m_device;
+    const FrameCopyPipeline& m_pipeline;
     VkExtent2D m_extent;
-    VkShaderModule m_shader = VK_NULL_HANDLE;
-    VkDescriptorSetLayout m_set_layout = VK_NULL_HANDLE;
-    VkPipelineLayout m_layout = VK_NULL_HANDLE;
-    VkPipeline m_pipeline = VK_NULL_HANDLE;
     VkDescriptorPool m_pool = VK_NULL_HANDLE;
     std::vector<VkDescriptorSet> m_sets;
     std::vector<VkImageView> m_targets; // per swapchain image: an RGBA8 storage view

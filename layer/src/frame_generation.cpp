@@ -160,6 +160,14 @@ DeviceGeneration::~DeviceGeneration() {
     m_runtime.reset();
 }
 
+const FrameCopyPipeline& DeviceGeneration::frame_copy_pipeline() {
+    const std::lock_guard lock(m_frame_copy_mutex);
+    if (!m_frame_copy_pipeline) {
+        m_frame_copy_pipeline = std::make_unique<FrameCopyPipeline>(m_dispatch, m_device);
+    }
+    return *m_frame_copy_pipeline;
+}
+
 VkResult DeviceGeneration::submit(const VkSubmitInfo2& batch) {
     const std::lock_guard lock(*m_queue_mutex);
     return m_dispatch.QueueSubmit2(m_queue, 1, &batch, VK_NULL_HANDLE);
@@ -241,9 +249,9 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         }
         if (rgba8_writable && !m_scaled) {
             try {
-                m_frame_copy =
-                    std::make_unique<FrameCopy>(m_vk, m_device.device(), m_images, m_extent,
-                                                static_cast<std::uint32_t>(m_slots.size()));
+                m_frame_copy = std::make_unique<FrameCopy>(
+                    m_vk, m_device.device(), m_device.frame_copy_pipeline(), m_images, m_extent,
+                    static_cast<std::uint32_t>(m_slots.size()));
             } catch (const std::exception& e) {
                 log_problem(std::string("the worker's frames are copied into the swapchain by "
                                         "the copy command: the compute copy could not be made (") +
@@ -399,6 +407,33 @@ void SwapchainGeneration::record_compute_copy(VkCommandBuffer cmd, std::size_t s
     m_frame_copy->record(cmd, static_cast<std::uint32_t>(slot), lease.view, read, target);
     m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, count,
+                            after.data());
+}
+
+void SwapchainGeneration::record_command_copy(VkCommandBuffer cmd, const Lease& lease,
+                                              std::uint32_t target) const {
+    const std::array before{
+        layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
+                       VK_ACCESS_TRANSFER_READ_BIT),
+        layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
+                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
+    m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            0, 0, nullptr, 0, nullptr, static_cast<std::uint32_t>(before.size()),
+                            before.data());
+    VkImageCopy region{};
+    region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.extent = {lease.extent.width, lease.extent.height, 1};
+    m_vk.CmdCopyImage(cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m_images[target],
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    const std::array after{layout_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                          lease.layout, VK_ACCESS_TRANSFER_READ_BIT, 0),
+                           layout_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                          VK_IMAGE_LAYOUT_PRESENT_SRC_KHR,
+                                          VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
+    // ALL_COMMANDS: a dump's read of the image after it chains to it.
+    m_vk.CmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                            0, 0, nullptr, 0, nullptr, static_cast<std::uint32_t>(after.size()),
                             after.data());
 }
 
@@ -1135,29 +1170,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     if (m_frame_copy) {
         record_compute_copy(slot.cmd, slot_index, lease, target);
     } else {
-        const std::array before{
-            layout_barrier(lease.image, lease.layout, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, 0,
-                           VK_ACCESS_TRANSFER_READ_BIT),
-            layout_barrier(m_images[target], VK_IMAGE_LAYOUT_UNDEFINED,
-                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT)};
-        m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                                VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr,
-                                static_cast<std::uint32_t>(before.size()), before.data());
-        VkImageCopy region{};
-        region.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.extent = {lease.extent.width, lease.extent.height, 1};
-        m_vk.CmdCopyImage(slot.cmd, lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                          m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-        const std::array after{
-            layout_barrier(lease.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, lease.layout,
-                           VK_ACCESS_TRANSFER_READ_BIT, 0),
-            layout_barrier(m_images[target], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                           VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_ACCESS_TRANSFER_WRITE_BIT, 0)};
-        // ALL_COMMANDS: a dump's read of the image after it chains to it.
-        m_vk.CmdPipelineBarrier(slot.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr,
-                                static_cast<std::uint32_t>(after.size()), after.data());
+        record_command_copy(slot.cmd, lease, target);
     }
     if (m_copy_times != VK_NULL_HANDLE) {
         m_vk.CmdWriteTimestamp(slot.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, m_copy_times,

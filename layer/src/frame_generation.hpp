@@ -125,6 +125,11 @@ public:
     [[nodiscard]] double timestamp_ns() const noexcept { return m_timestamp_ns; }
     [[nodiscard]] std::uint32_t timestamp_bits() const noexcept { return m_timestamp_bits; }
 
+    // The compute copy's pipeline on the device (frame_copy.hpp), made by the first swapchain
+    // that asks and kept until the device's generation ends. Throws std::runtime_error when it
+    // cannot be made (the next call tries again). Any thread.
+    [[nodiscard]] const FrameCopyPipeline& frame_copy_pipeline();
+
     // The next value the layer signals the runtime's primary timeline to (leases' reads done).
     [[nodiscard]] std::uint64_t next_release_value() noexcept { return ++m_release_value; }
     // The next layer's vkQueueSubmit2 / vkQueuePresentKHR / vkQueueWaitIdle on the queue, under
@@ -144,6 +149,8 @@ private:
     double m_timestamp_ns = 0;
     std::uint32_t m_timestamp_bits = 0;
     std::atomic<std::uint64_t> m_release_value{0};
+    std::mutex m_frame_copy_mutex;
+    std::unique_ptr<FrameCopyPipeline> m_frame_copy_pipeline;
     std::unique_ptr<Runtime> m_runtime;
 };
 
@@ -328,6 +335,8 @@ private:
     // with copy slot `slot`'s set, and the layouts around it.
     void record_compute_copy(VkCommandBuffer cmd, std::size_t slot, const Lease& lease,
                              std::uint32_t target) const;
+    // The same copy by vkCmdCopyImage, where the swapchain cannot be written so.
+    void record_command_copy(VkCommandBuffer cmd, const Lease& lease, std::uint32_t target) const;
     void release() noexcept;        // unregisters the tasks, destroys the layer's objects
     void record_summary() noexcept; // the first task's figures, for the report
 
