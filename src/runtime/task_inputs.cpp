@@ -517,14 +517,17 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
     std::uint32_t n_after = 0;
     const VkImageLayout slot_after =
         to_link ? VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-    // Copied by a compute dispatch (InstanceInputs::compute): not lent, and its image named for
-    // no other input (which the copy command reads, in another layout).
-    const auto by_compute = [&](std::size_t i) {
-        return in.compute[i] != nullptr && ((lent >> i) & 1u) == 0 &&
-               std::count_if(inputs.begin(), inputs.end(), [&](const InputImage& other) {
-                   return other.image == inputs[i].image;
-               }) == 1;
-    };
+    // Bit i: input i copied by a compute dispatch (InstanceInputs::compute): not lent, and its
+    // image named for no other input (which the copy command reads, in another layout).
+    std::uint32_t by_compute = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (in.compute[i] != nullptr && ((lent >> i) & 1u) == 0 &&
+            std::count_if(inputs.begin(), inputs.end(), [&](const InputImage& other) {
+                return other.image == inputs[i].image;
+            }) == 1) {
+            by_compute |= 1u << i;
+        }
+    }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputImage& from = inputs[i];
         const VkImage to = images[i].source.get();
@@ -543,7 +546,7 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
         const bool named_before =
             std::any_of(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(i),
                         [&](const InputImage& other) { return other.image == from.image; });
-        if (by_compute(i)) {
+        if ((by_compute >> i) & 1u) {
             if (const VkImageLayout read = sampled_layout(from.layout); read != from.layout) {
                 before[n_before++] =
                     image_barrier_info(from.image, from.layout, read, k_before, k_written,
@@ -601,7 +604,7 @@ VkResult InputCopier::record(TaskInstance& instance, std::uint32_t slot,
             }
             continue;
         }
-        if (by_compute(i)) {
+        if ((by_compute >> i) & 1u) {
             if (const VkResult made = in.compute[i]->record(
                     cmd, slot, from.image, sampled_layout(from.layout), from.view,
                     to.source.view.get(), to.source.extent, images[i].application_view);
