@@ -48,6 +48,7 @@ struct LayerArgs {
     std::string dump;
     std::string scale;
     std::string copies;
+    std::string display;
     bool log = false;
     std::vector<std::string> program;
     // Whether LP_NUM_THREADS was unset when `tandem` started: main sets it for Tandem's own
@@ -377,6 +378,9 @@ nlohmann::json setting_value(const layer_config::FramegenConfig& config, std::st
     if (key == "copies") {
         return config.copies;
     }
+    if (key == "display") {
+        return config.display;
+    }
     return config.present_mode
                ? nlohmann::json(layer_config::present_mode_name(*config.present_mode))
                : nlohmann::json(nullptr);
@@ -600,6 +604,9 @@ void set_env(const char* name, const std::string& value) {
     if (!args.copies.empty()) {
         set_env("TANDEM_FRAMEGEN_COPIES", args.copies);
     }
+    if (!args.display.empty()) {
+        set_env("TANDEM_FRAMEGEN_DISPLAY", args.display);
+    }
     if (!args.scale.empty()) {
         set_env("TANDEM_FRAMEGEN_SCALE", args.scale);
     }
@@ -669,6 +676,11 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
                     "into Tandem's input: auto (a compute dispatch on a GPU, the copy command on a "
                     "CPU device), compute or command")
         ->check(CLI::IsMember({"auto", "compute", "command"}));
+    run->add_option("--display", args->display,
+                    "TANDEM_FRAMEGEN_DISPLAY for the program: where frames go out: program (its "
+                    "own device presents them) or worker (the worker presents real and "
+                    "generated frames to the program's window)")
+        ->check(CLI::IsMember({"program", "worker"}));
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

@@ -35,6 +35,8 @@ InstanceDispatch load_instance_dispatch(VkInstance instance, PFN_vkGetInstancePr
     load(table.DestroySurfaceKHR, next(instance, "vkDestroySurfaceKHR"));
     load(table.GetPhysicalDeviceQueueFamilyProperties,
          next(instance, "vkGetPhysicalDeviceQueueFamilyProperties"));
+    load(table.GetPhysicalDeviceSurfaceSupportKHR,
+         next(instance, "vkGetPhysicalDeviceSurfaceSupportKHR"));
     return table;
 }
 

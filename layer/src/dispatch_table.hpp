@@ -33,6 +33,8 @@ struct InstanceDispatch {
     PFN_vkDestroySurfaceKHR DestroySurfaceKHR = nullptr;
     // The program's queue's timestamps (the layer's copies timed).
     PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties = nullptr;
+    // Whether the worker's queue presents to the program's surface (display = worker).
+    PFN_vkGetPhysicalDeviceSurfaceSupportKHR GetPhysicalDeviceSurfaceSupportKHR = nullptr;
 };
 
 struct DeviceDispatch {

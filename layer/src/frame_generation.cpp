@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "tandem/compute.hpp"
 #include "tandem/error.hpp"
 #include "tandem/post.hpp"
 
@@ -81,9 +83,33 @@ VkPhysicalDevice program_physical_device(const InstanceRecord& instance,
     throw std::runtime_error("the program's physical device is not among its instance's");
 }
 
+// A queue family's timestamps: valid bits (0: none) and ns per tick.
+void queue_timestamps(const InstanceDispatch& instance, VkPhysicalDevice physical,
+                      std::uint32_t family, std::uint32_t& bits, double& ns) {
+    if (instance.GetPhysicalDeviceProperties == nullptr ||
+        instance.GetPhysicalDeviceQueueFamilyProperties == nullptr) {
+        return;
+    }
+    VkPhysicalDeviceProperties properties{};
+    instance.GetPhysicalDeviceProperties(physical, &properties);
+    std::uint32_t count = 0;
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    if (family < count) {
+        bits = families[family].timestampValidBits;
+        ns = static_cast<double>(properties.limits.timestampPeriod);
+    }
+}
+
 // Scaling's upscale: clamped Lanczos-3 without sharpening, the closest of the upscaler's settings
 // to a frame drawn at the window's size (docs/layer.md, "Scaling").
 constexpr UpscaleSettings k_scaling_upscale{0.0f, 0.5f};
+
+// shaders/pass_frame.comp, compiled at build time (glslc -mfmt=c).
+constexpr std::uint32_t k_pass_frame_spirv[] =
+#include "pass_frame.comp.inc"
+    ;
 
 // How long the presenter waits for a swapchain image for a real frame the worker upscaled.
 constexpr std::uint64_t k_real_image_wait_ns = 100'000'000;
@@ -98,7 +124,8 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
                                    std::uint32_t queue_family, std::uint32_t queue_index,
                                    std::shared_ptr<std::mutex> queue_mutex)
     : m_device(device.device), m_queue(queue), m_queue_family(queue_family),
-      m_queue_mutex(std::move(queue_mutex)), m_dispatch(device.dispatch) {
+      m_queue_mutex(std::move(queue_mutex)), m_dispatch(device.dispatch),
+      m_instance(device.instance) {
     const InstanceRecord& instance = *device.instance;
     EmbedInfo embed;
     embed.instance = instance.instance;
@@ -139,48 +166,80 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
     if (instance.dispatch.GetPhysicalDeviceMemoryProperties != nullptr) {
         instance.dispatch.GetPhysicalDeviceMemoryProperties(device.physical_device, &m_memory);
     }
-    if (instance.dispatch.GetPhysicalDeviceProperties != nullptr &&
-        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties != nullptr) {
-        VkPhysicalDeviceProperties properties{};
-        instance.dispatch.GetPhysicalDeviceProperties(device.physical_device, &properties);
-        std::uint32_t count = 0;
-        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties(device.physical_device, &count,
-                                                                 nullptr);
-        std::vector<VkQueueFamilyProperties> families(count);
-        instance.dispatch.GetPhysicalDeviceQueueFamilyProperties(device.physical_device, &count,
-                                                                 families.data());
-        if (queue_family < count) {
-            m_timestamp_bits = families[queue_family].timestampValidBits;
-            m_timestamp_ns = static_cast<double>(properties.limits.timestampPeriod);
-        }
-    }
+    queue_timestamps(instance.dispatch, device.physical_device, queue_family, m_timestamp_bits,
+                     m_timestamp_ns);
+    DisplayQueue::Desc display;
+    display.device = m_device;
+    display.vk = &m_dispatch;
+    display.queue = m_queue;
+    display.queue_family = m_queue_family;
+    display.queue_mutex = m_queue_mutex;
+    display.memory = m_memory;
+    display.timestamp_ns = m_timestamp_ns;
+    display.timestamp_bits = m_timestamp_bits;
+    display.reads_timeline = m_runtime->primary_timeline();
+    m_display = std::make_unique<DisplayQueue>(display);
 }
 
 DeviceGeneration::~DeviceGeneration() {
+    // The worker's display first: its objects live on the worker's device, which the runtime
+    // closes.
+    {
+        const std::lock_guard lock(m_worker_display_mutex);
+        m_worker_display.reset();
+    }
     m_runtime.reset();
 }
 
-const FrameCopyPipeline& DeviceGeneration::frame_copy_pipeline() {
-    const std::lock_guard lock(m_frame_copy_mutex);
-    if (!m_frame_copy_pipeline) {
-        m_frame_copy_pipeline = std::make_unique<FrameCopyPipeline>(m_dispatch, m_device);
+DisplayQueue* DeviceGeneration::worker_display(VkSurfaceKHR surface, std::string& why) {
+    const std::lock_guard lock(m_worker_display_mutex);
+    const std::vector<DeviceInfo> workers = m_runtime->worker_devices();
+    const std::optional<DeviceVulkan> worker =
+        workers.empty() ? std::nullopt : m_runtime->device_vulkan(workers.front().index);
+    const std::shared_ptr<DeviceRecord> record =
+        worker ? registry().find_device(worker->device) : nullptr;
+    if (!worker || record == nullptr || worker->device == m_device) {
+        why = "the runtime has no worker device of its own";
+        return nullptr;
     }
-    return *m_frame_copy_pipeline;
+    if (!record->swapchain_added || record->dispatch.CreateSwapchainKHR == nullptr) {
+        why = "the worker's device has no VK_KHR_swapchain (its driver does not offer it, or the "
+              "program's instance has no VK_KHR_surface)";
+        return nullptr;
+    }
+    const InstanceDispatch& instance = m_instance->dispatch;
+    VkBool32 supported = VK_FALSE;
+    if (instance.GetPhysicalDeviceSurfaceSupportKHR == nullptr ||
+        instance.GetPhysicalDeviceSurfaceSupportKHR(record->physical_device, worker->queue_family,
+                                                    surface, &supported) != VK_SUCCESS ||
+        supported != VK_TRUE) {
+        why = "the worker's queue cannot present to the program's surface";
+        return nullptr;
+    }
+    if (m_worker_display) {
+        return m_worker_display.get();
+    }
+    DisplayQueue::Desc desc;
+    desc.device = worker->device;
+    desc.vk = &record->dispatch;
+    desc.queue = worker->queue;
+    desc.queue_family = worker->queue_family;
+    desc.queue_mutex = worker->queue_mutex;
+    desc.on_worker = true;
+    desc.reads_timeline = worker->reads_timeline;
+    if (instance.GetPhysicalDeviceMemoryProperties != nullptr) {
+        instance.GetPhysicalDeviceMemoryProperties(record->physical_device, &desc.memory);
+    }
+    queue_timestamps(instance, record->physical_device, worker->queue_family, desc.timestamp_bits,
+                     desc.timestamp_ns);
+    m_worker_record = record;
+    m_worker_display = std::make_unique<DisplayQueue>(desc);
+    return m_worker_display.get();
 }
 
-VkResult DeviceGeneration::submit(const VkSubmitInfo2& batch) {
-    const std::lock_guard lock(*m_queue_mutex);
-    return m_dispatch.QueueSubmit2(m_queue, 1, &batch, VK_NULL_HANDLE);
-}
-
-VkResult DeviceGeneration::present(const VkPresentInfoKHR& info) {
-    const std::lock_guard lock(*m_queue_mutex);
-    return m_dispatch.QueuePresentKHR(m_queue, &info);
-}
-
-VkResult DeviceGeneration::wait_idle() {
-    const std::lock_guard lock(*m_queue_mutex);
-    return m_dispatch.QueueWaitIdle(m_queue);
+std::shared_ptr<DeviceRecord> DeviceGeneration::worker_record() const {
+    const std::lock_guard lock(m_worker_display_mutex);
+    return m_worker_record;
 }
 
 bool worker_takes_format(VkFormat format) noexcept {
@@ -189,28 +248,28 @@ bool worker_takes_format(VkFormat format) noexcept {
     return std::find(k_formats.begin(), k_formats.end(), format) != k_formats.end();
 }
 
-SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain,
-                                         VkFormat format, VkExtent2D extent, int multiplier,
-                                         GenerationCounts& counts,
-                                         std::atomic<std::uint64_t>& real_presented,
-                                         VkPresentModeKHR present_mode, KeptTasks kept,
-                                         std::shared_ptr<ScaledSwapchain> scaled,
-                                         bool rgba8_readable, bool rgba8_writable)
-    : m_device(device), m_vk(device.dispatch()), m_swapchain(swapchain), m_multiplier(multiplier),
+SwapchainGeneration::SwapchainGeneration(
+    DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format, VkExtent2D extent,
+    int multiplier, GenerationCounts& counts, std::atomic<std::uint64_t>& real_presented,
+    VkPresentModeKHR present_mode, KeptTasks kept, std::shared_ptr<ScaledSwapchain> scaled,
+    bool rgba8_readable, bool rgba8_writable, DisplayQueue* display)
+    : m_device(device), m_display(display != nullptr ? *display : device.program_display()),
+      m_vk(m_display.vk()), m_swapchain(swapchain), m_multiplier(multiplier),
       m_pace(present_mode == VK_PRESENT_MODE_MAILBOX_KHR ||
              present_mode == VK_PRESENT_MODE_IMMEDIATE_KHR),
-      m_format(format), m_program_sampled(rgba8_readable && !scaled), m_extent(extent),
-      m_counts(counts), m_scaled(std::move(scaled)), m_real_presented(real_presented) {
+      m_format(format), m_program_sampled(rgba8_readable && (!scaled || m_display.on_worker())),
+      m_extent(extent), m_counts(counts), m_scaled(std::move(scaled)),
+      m_real_presented(real_presented) {
     if (!worker_takes_format(format)) {
         throw std::runtime_error("the swapchain's format (" + std::to_string(format) +
                                  ") is not an 8-bit RGBA or BGRA one");
     }
     std::uint32_t count = 0;
-    if (m_vk.GetSwapchainImagesKHR(m_device.device(), swapchain, &count, nullptr) != VK_SUCCESS) {
+    if (m_vk.GetSwapchainImagesKHR(m_display.device(), swapchain, &count, nullptr) != VK_SUCCESS) {
         throw std::runtime_error("vkGetSwapchainImagesKHR failed");
     }
     m_images.resize(count);
-    if (m_vk.GetSwapchainImagesKHR(m_device.device(), swapchain, &count, m_images.data()) !=
+    if (m_vk.GetSwapchainImagesKHR(m_display.device(), swapchain, &count, m_images.data()) !=
         VK_SUCCESS) {
         throw std::runtime_error("vkGetSwapchainImagesKHR failed");
     }
@@ -221,7 +280,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         m_program_images = m_images;
     }
     try {
-        m_ready = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
+        m_ready = make_program_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
         m_done = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
         for (std::uint32_t i = 0; i < count; ++i) {
             m_generated_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
@@ -229,19 +288,19 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         for (std::size_t i = 0; i < m_program_images.size() && !m_scaled; ++i) {
             m_real_ready.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
         }
-        m_pool = create_command_pool(m_vk, m_device.device(), m_device.queue_family());
+        m_pool = create_command_pool(m_vk, m_display.device(), m_display.queue_family());
         // A slot per image the generated frames may use at once, and one more.
         m_slots.resize(count + 1);
         const std::vector<VkCommandBuffer> cmds =
-            allocate_command_buffers(m_vk, m_device.device(), m_pool, count + 1);
+            allocate_command_buffers(m_vk, m_display.device(), m_pool, count + 1);
         for (std::size_t i = 0; i < m_slots.size(); ++i) {
             m_slots[i].cmd = cmds[i];
             m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
         }
         make_copy_timer();
         for (std::size_t i = 0; i < m_program_images.size() && m_program_sampled; ++i) {
-            const VkImageView made = rgba8_view(m_vk, m_device.device(), m_program_images[i],
-                                                VK_IMAGE_USAGE_SAMPLED_BIT);
+            const VkImageView made = rgba8_view(m_device.dispatch(), m_device.device(),
+                                                m_program_images[i], VK_IMAGE_USAGE_SAMPLED_BIT);
             if (made == VK_NULL_HANDLE) {
                 throw std::runtime_error("vkCreateImageView of a swapchain image failed");
             }
@@ -250,7 +309,7 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
         if (rgba8_writable && !m_scaled) {
             try {
                 m_frame_copy = std::make_unique<FrameCopy>(
-                    m_vk, m_device.device(), m_device.frame_copy_pipeline(), m_images, m_extent,
+                    m_vk, m_display.device(), m_display.frame_copy_pipeline(), m_images, m_extent,
                     static_cast<std::uint32_t>(m_slots.size()));
             } catch (const std::exception& e) {
                 log_problem(std::string("the worker's frames are copied into the swapchain by "
@@ -278,9 +337,12 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
             m_upscale = kept.upscale;
             m_frame_upscales = std::move(kept.frame_upscales);
             if (!m_upscale) {
-                m_upscale = runtime.register_task_async(upscale_desc("tandem-layer upscale", {}));
+                m_upscale = runtime.register_task_async(
+                    m_display.on_worker() ? real_frame_desc()
+                                          : upscale_desc("tandem-layer upscale", {}));
             }
-            for (std::size_t k = m_frame_upscales.size(); k < m_tasks.size(); ++k) {
+            for (std::size_t k = m_frame_upscales.size(); k < m_tasks.size() && upscales_frames();
+                 ++k) {
                 m_frame_upscales.push_back(runtime.register_task_async(upscale_desc(
                     "tandem-layer frame " + std::to_string(k + 1) + " upscale", m_tasks[k])));
             }
@@ -294,8 +356,15 @@ SwapchainGeneration::SwapchainGeneration(DeviceGeneration& device, VkSwapchainKH
 
 SwapchainGeneration::~SwapchainGeneration() {
     stop_presenter(false);
-    static_cast<void>(m_device.wait_idle());
+    wait_idle();
     release();
+}
+
+void SwapchainGeneration::wait_idle() {
+    static_cast<void>(m_device.wait_idle());
+    if (m_display.on_worker()) {
+        static_cast<void>(m_display.wait_idle());
+    }
 }
 
 void GenerationCounts::note_present() noexcept {
@@ -313,18 +382,18 @@ void GenerationCounts::note_copy(double us) {
 }
 
 void SwapchainGeneration::make_copy_timer() {
-    if (m_device.timestamp_bits() == 0 || m_vk.CreateQueryPool == nullptr) {
+    if (m_display.timestamp_bits() == 0 || m_vk.CreateQueryPool == nullptr) {
         return; // the queue has no timestamps: the copies go untimed
     }
     VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
     info.queryCount = static_cast<std::uint32_t>(2 * m_slots.size());
-    if (m_vk.CreateQueryPool(m_device.device(), &info, nullptr, &m_copy_times) != VK_SUCCESS) {
+    if (m_vk.CreateQueryPool(m_display.device(), &info, nullptr, &m_copy_times) != VK_SUCCESS) {
         m_copy_times = VK_NULL_HANDLE;
         return;
     }
-    m_timestamp_ns = m_device.timestamp_ns();
-    const std::uint32_t bits = m_device.timestamp_bits();
+    m_timestamp_ns = m_display.timestamp_ns();
+    const std::uint32_t bits = m_display.timestamp_bits();
     m_timestamp_mask = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
 }
 
@@ -334,9 +403,10 @@ void SwapchainGeneration::note_copy_time(std::size_t slot) {
     }
     m_slots[slot].timed = false;
     std::array<std::uint64_t, 2> ticks{};
-    if (m_vk.GetQueryPoolResults(
-            m_device.device(), m_copy_times, static_cast<std::uint32_t>(2 * slot), 2, sizeof(ticks),
-            ticks.data(), sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+    if (m_vk.GetQueryPoolResults(m_display.device(), m_copy_times,
+                                 static_cast<std::uint32_t>(2 * slot), 2, sizeof(ticks),
+                                 ticks.data(), sizeof(std::uint64_t),
+                                 VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
         return; // not available: the statistics miss one
     }
     const std::uint64_t elapsed = (ticks[1] - ticks[0]) & m_timestamp_mask;
@@ -372,6 +442,7 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.input_copy_us_p50 = stats.input_copy_gpu_us.p50_us;
             summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
             summary.layer_copied_by_compute = m_frame_copy != nullptr;
+            summary.display = m_display.on_worker() ? "worker" : "program";
             const std::lock_guard lock(m_counts.summary_mutex);
             m_counts.summary = std::move(summary);
         } catch (const std::exception&) {
@@ -456,26 +527,36 @@ void SwapchainGeneration::release() noexcept {
     }
     m_frame_copy.reset();
     for (const VkImageView view : m_program_views) {
-        m_vk.DestroyImageView(m_device.device(), view, nullptr);
+        m_device.dispatch().DestroyImageView(m_device.device(), view, nullptr);
     }
     m_program_views.clear();
     if (m_pool != VK_NULL_HANDLE) {
-        m_vk.DestroyCommandPool(m_device.device(), m_pool, nullptr);
+        m_vk.DestroyCommandPool(m_display.device(), m_pool, nullptr);
         m_pool = VK_NULL_HANDLE;
     }
     if (m_copy_times != VK_NULL_HANDLE) {
-        m_vk.DestroyQueryPool(m_device.device(), m_copy_times, nullptr);
+        m_vk.DestroyQueryPool(m_display.device(), m_copy_times, nullptr);
         m_copy_times = VK_NULL_HANDLE;
     }
     for (const VkSemaphore semaphore : m_owned) {
-        m_vk.DestroySemaphore(m_device.device(), semaphore, nullptr);
+        m_vk.DestroySemaphore(m_display.device(), semaphore, nullptr);
     }
     m_owned.clear();
+    for (const VkSemaphore semaphore : m_program_owned) {
+        m_device.dispatch().DestroySemaphore(m_device.device(), semaphore, nullptr);
+    }
+    m_program_owned.clear();
 }
 
 VkSemaphore SwapchainGeneration::make_semaphore(VkSemaphoreType type) {
-    const VkSemaphore semaphore = create_semaphore(m_vk, m_device.device(), type);
+    const VkSemaphore semaphore = create_semaphore(m_vk, m_display.device(), type);
     m_owned.push_back(semaphore);
+    return semaphore;
+}
+
+VkSemaphore SwapchainGeneration::make_program_semaphore(VkSemaphoreType type) {
+    const VkSemaphore semaphore = create_semaphore(m_device.dispatch(), m_device.device(), type);
+    m_program_owned.push_back(semaphore);
     return semaphore;
 }
 
@@ -510,6 +591,11 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     // wait for the tasks to be prepared: the one up to two minutes, the other up to that wait.
     if (layer_settings().verify && !next.held_back) {
         wait_until_prepared(std::chrono::seconds(120));
+    } else if (m_display.on_worker()) {
+        // Only the worker can show the frame: its tasks are waited for (once per swapchain,
+        // a few milliseconds on a GPU), or its frames are not shown until they are prepared.
+        wait_until_prepared(
+            std::max<std::chrono::milliseconds>(layer_settings().wait, std::chrono::seconds(2)));
     } else if (layer_settings().wait.count() > 0) {
         wait_until_prepared(layer_settings().wait);
     }
@@ -521,11 +607,30 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         // itself).
         std::unique_lock lock(m_items_mutex);
         m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
+    } else if (m_display.on_worker() && !m_pace) {
+        // The worker's display with FIFO paces the program as a display does: its frame goes
+        // to the worker once the one before was shown (at once where the worker keeps up), so
+        // that no real frame is superseded before it is shown. Up to 250 ms: a worker that
+        // stopped does not stop the program.
+        std::unique_lock lock(m_items_mutex);
+        m_items_changed.wait_for(lock, std::chrono::milliseconds(250),
+                                 [&] { return m_finished == m_queued; });
     }
     if (m_scaled && !m_worker_lost) {
         // The frame upscaled on the worker: the real frame, and what the frame tasks read.
-        const SubmitResult r =
-            runtime.submit(m_upscale, settings_bytes(k_scaling_upscale), std::span(&input, 1));
+        const auto bytes = m_display.on_worker() ? std::span<const std::byte>{}
+                                                 : settings_bytes(k_scaling_upscale);
+        SubmitResult r = runtime.submit(m_upscale, bytes, std::span(&input, 1));
+        // On the worker's display with FIFO, a frame waits for the worker as it would for a
+        // display: while the real frames' slots are all taken, up to 250 ms. (Mailbox and
+        // immediate drop it instead, as those displays drop a frame a newer one replaces.)
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+        while (m_display.on_worker() && !m_pace && r.status == SubmitStatus::Busy &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            runtime.pump();
+            r = runtime.submit(m_upscale, bytes, std::span(&input, 1));
+        }
         if (r.accepted()) {
             next.upscaled = r.generation;
             inputs_released = r.inputs_released;
@@ -536,6 +641,14 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
     for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
         if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
             continue; // its new size is being prepared: no frame generated before this one
+        }
+        if (m_display.on_worker() && runtime.stats(m_tasks[k]).in_flight > 0) {
+            // The worker shows the real frames too, after its queued work: while it has not
+            // made the last generated frame, it makes none for this one, so that the real
+            // frames never wait behind generation. The next job only takes this frame in (its
+            // frame would lie between two real frames not next to each other).
+            m_jobs[k] = 0;
+            continue;
         }
         InterpolateSettings settings;
         settings.t = static_cast<float>(k + 1) / static_cast<float>(m_multiplier);
@@ -548,7 +661,7 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         inputs_released = std::max(inputs_released, r.inputs_released);
         // A task's first job has no frame before it: it gives its own colour.
         const bool generated = ++m_jobs[k] > 1;
-        if (generated && !m_scaled) {
+        if (generated && !upscales_frames()) {
             next.generations[k] = r.generation;
         } else if (generated) {
             // Scaled, the frame shown is its upscale's, which reads it in place.
@@ -650,6 +763,26 @@ TaskDesc SwapchainGeneration::frame_task(std::size_t k) const {
     if (m_program_sampled) {
         desc.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
     }
+    // Shown by the worker itself: nothing comes back.
+    desc.keep_output_on_worker = m_display.on_worker();
+    return desc;
+}
+
+TaskDesc SwapchainGeneration::real_frame_desc() const {
+    ComputeTaskDesc pass;
+    pass.spirv.assign(std::begin(k_pass_frame_spirv), std::end(k_pass_frame_spirv));
+    TaskDesc desc;
+    desc.name = "tandem-layer real frame";
+    desc.factory = compute_workload(pass);
+    desc.width = m_extent.width;
+    desc.height = m_extent.height;
+    desc.format = VK_FORMAT_R8G8B8A8_UNORM;
+    desc.inputs = {{"frame", VK_FORMAT_R8G8B8A8_UNORM, m_extent.width, m_extent.height}};
+    if (m_program_sampled) {
+        desc.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
+    }
+    desc.placement = Placement::on_a_worker();
+    desc.keep_output_on_worker = true;
     return desc;
 }
 
@@ -759,7 +892,7 @@ VkResult SwapchainGeneration::acquire(std::uint64_t timeout, VkSemaphore semapho
         VkResult result = VK_SUCCESS;
         {
             const std::lock_guard lock(m_swapchain_mutex);
-            result = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain, slice, semaphore,
+            result = m_vk.AcquireNextImageKHR(m_display.device(), m_swapchain, slice, semaphore,
                                               fence, index);
         }
         // A slice that ran out is the program's timeout only once the whole of it has passed.
@@ -823,7 +956,7 @@ void SwapchainGeneration::present_held(const Held& held) {
     VkResult result = VK_SUCCESS;
     {
         const std::lock_guard lock(m_swapchain_mutex);
-        result = m_device.present(info);
+        result = m_display.present(info);
     }
     m_real_presented.fetch_add(presented(result) ? 1 : 0, std::memory_order_relaxed);
     m_last_result.store(result);
@@ -837,14 +970,14 @@ bool SwapchainGeneration::make_checks() {
     const LayerSettings& settings = layer_settings();
     try {
         if (m_checks.cmd == VK_NULL_HANDLE) {
-            m_checks.cmd = allocate_command_buffers(m_vk, m_device.device(), m_pool, 1).front();
+            m_checks.cmd = allocate_command_buffers(m_vk, m_display.device(), m_pool, 1).front();
             for (std::size_t i = 0; i < m_images.size(); ++i) {
                 m_checks.checked.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
             }
             // The dump needs the real and generated frames; verify mode the two around the
             // held-back one and the held-back one too.
             auto host_frame = [&] {
-                return std::make_unique<HostFrame>(m_vk, m_device.device(), m_device.memory(),
+                return std::make_unique<HostFrame>(m_vk, m_display.device(), m_display.memory(),
                                                    m_extent);
             };
             m_checks.real = host_frame();
@@ -943,7 +1076,7 @@ bool SwapchainGeneration::read_generated(std::size_t task, std::uint64_t generat
     m_vk.BeginCommandBuffer(m_checks.cmd, &begin);
     m_checks.generated->record_copy(m_checks.cmd, lease.image, lease.layout);
     m_vk.EndCommandBuffer(m_checks.cmd);
-    const std::uint64_t release_value = m_device.next_release_value();
+    const std::uint64_t release_value = m_display.next_release_value();
     const bool copied =
         run_check(lease.wait_semaphore, lease.wait_value, VK_NULL_HANDLE, release_value);
     static_cast<void>(runtime.release(lease, copied ? release_value : 0));
@@ -952,7 +1085,6 @@ bool SwapchainGeneration::read_generated(std::size_t task, std::uint64_t generat
 
 bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, VkSemaphore signal,
                                     std::uint64_t release_value, TimelinePoint also) {
-    Runtime& runtime = m_device.runtime();
     std::vector<VkSemaphoreSubmitInfo> wait_info{semaphore_info(wait, wait_value)};
     if (also.semaphore != VK_NULL_HANDLE && also.value != 0) {
         wait_info.push_back(semaphore_info(also.semaphore, also.value));
@@ -962,11 +1094,11 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
         signals.push_back(semaphore_info(signal));
     }
     if (release_value != 0) {
-        signals.push_back(semaphore_info(runtime.primary_timeline(), release_value));
+        signals.push_back(semaphore_info(m_display.reads_timeline(), release_value));
     }
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = m_checks.cmd;
-    if (m_device.submit(batch_info(wait_info, &cmd_info, signals)) != VK_SUCCESS) {
+    if (m_display.submit(batch_info(wait_info, &cmd_info, signals)) != VK_SUCCESS) {
         log_problem("a frame check's copy could not be submitted");
         return false;
     }
@@ -974,7 +1106,7 @@ bool SwapchainGeneration::run_check(VkSemaphore wait, std::uint64_t wait_value, 
 }
 
 bool SwapchainGeneration::wait_done(std::uint64_t value) {
-    return wait_timeline(m_vk, m_device.device(), m_done, value);
+    return wait_timeline(m_vk, m_display.device(), m_done, value);
 }
 
 std::optional<std::uint32_t> SwapchainGeneration::claim_dump() {
@@ -1006,7 +1138,8 @@ void SwapchainGeneration::dump(std::uint32_t index, const char* kind,
 }
 
 void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
-                                          std::chrono::steady_clock::time_point presented) {
+                                          std::chrono::steady_clock::time_point presented,
+                                          bool real_on_worker) {
     // Polled: the runtime publishes outputs in pump(), which the presenter calls itself.
     constexpr auto k_poll = std::chrono::microseconds(100);
     // Verify mode measures, it does not pace: it waits for every generated frame it compares.
@@ -1025,8 +1158,14 @@ void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
         }
         bool next_presented = false;
         {
+            // A real frame on the worker's display has no other way out. With FIFO it is
+            // waited for as a display paces its program: the program's image comes back only
+            // once it was shown. Where the display does not pace (mailbox, immediate), it is
+            // given up once the presenter fell two frames behind.
             const std::lock_guard lock(m_items_mutex);
-            next_presented = !m_items.empty() || m_stop;
+            const std::size_t behind =
+                !real_on_worker ? 1 : (m_pace ? 2 : std::numeric_limits<std::size_t>::max());
+            next_presented = m_items.size() >= behind || m_stop;
         }
         const auto now = std::chrono::steady_clock::now();
         if ((next_presented && now >= waited) || now - presented >= longest) {
@@ -1080,17 +1219,27 @@ void SwapchainGeneration::dump_rendered(const Held& held) {
 
 void SwapchainGeneration::present_scaled_real(const Held& held) {
     Runtime& runtime = m_device.runtime();
-    dump_rendered(held);
+    if (!m_display.on_worker()) {
+        dump_rendered(held); // on the worker's display the real frame is dumped as presented
+    }
     std::optional<VkResult> shown;
     if (held.upscaled != 0) {
-        wait_for_output(m_upscale, held.upscaled, held.presented);
+        wait_for_output(m_upscale, held.upscaled, held.presented, m_display.on_worker());
         shown = present_output(m_upscale, held.upscaled, true);
     }
     const std::array readers{TimelinePoint{m_ready, held.ready_value},
                              TimelinePoint{runtime.input_timeline(), held.inputs_released}};
     if (shown) {
         m_scaled->release(held.image, readers);
-        m_counts.upscaled.fetch_add(1, std::memory_order_relaxed);
+        if (upscales_frames()) {
+            m_counts.upscaled.fetch_add(1, std::memory_order_relaxed);
+        }
+    } else if (m_display.on_worker()) {
+        // The worker's copy of the frame is not there (not accepted, not ready in time, no
+        // image free): the program's device has no swapchain to show it on. It is not shown.
+        m_scaled->release(held.image, readers);
+        m_counts.real_not_shown.fetch_add(1, std::memory_order_relaxed);
+        return;
     } else {
         // The worker's upscale is not there (not accepted, not ready in time, no image free):
         // the primary's own, so that the program's frame still goes out now.
@@ -1122,7 +1271,8 @@ void SwapchainGeneration::present_scaled_real(const Held& held) {
 std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::uint64_t generation,
                                                             bool real) {
     Runtime& runtime = m_device.runtime();
-    const AcquireResult acquired = runtime.acquire(task);
+    const AcquireResult acquired =
+        m_display.on_worker() ? runtime.acquire_on_worker(task) : runtime.acquire(task);
     auto skip = [&]() -> std::optional<VkResult> {
         if (acquired) {
             static_cast<void>(runtime.release(*acquired, 0));
@@ -1137,7 +1287,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     const std::size_t slot_index = m_next_slot % m_slots.size();
     CopySlot& slot = m_slots[slot_index];
     std::uint64_t done = 0;
-    if (m_vk.GetSemaphoreCounterValue(m_device.device(), m_done, &done) != VK_SUCCESS ||
+    if (m_vk.GetSemaphoreCounterValue(m_display.device(), m_done, &done) != VK_SUCCESS ||
         done < slot.done_value) {
         return skip(); // the slot's last copy still runs: never wait for it
     }
@@ -1148,7 +1298,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
         const std::lock_guard lock(m_swapchain_mutex);
         // A real frame goes out in any case (the primary's blit otherwise, which waits for an
         // image too): it may wait a little for one; a generated frame never does.
-        got = m_vk.AcquireNextImageKHR(m_device.device(), m_swapchain,
+        got = m_vk.AcquireNextImageKHR(m_display.device(), m_swapchain,
                                        real ? k_real_image_wait_ns : 0, slot.acquired,
                                        VK_NULL_HANDLE, &target);
     }
@@ -1187,16 +1337,16 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     }
     m_vk.EndCommandBuffer(slot.cmd);
 
-    const std::uint64_t release_value = m_device.next_release_value();
+    const std::uint64_t release_value = m_display.next_release_value();
     slot.done_value = ++m_done_value;
     const std::array waits{semaphore_info(slot.acquired),
                            semaphore_info(lease.wait_semaphore, lease.wait_value)};
     const std::array signals{semaphore_info(m_generated_ready[target]),
                              semaphore_info(m_done, slot.done_value),
-                             semaphore_info(runtime.primary_timeline(), release_value)};
+                             semaphore_info(m_display.reads_timeline(), release_value)};
     VkCommandBufferSubmitInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     cmd_info.commandBuffer = slot.cmd;
-    const VkResult submitted = m_device.submit(batch_info(waits, &cmd_info, signals));
+    const VkResult submitted = m_display.submit(batch_info(waits, &cmd_info, signals));
     static_cast<void>(runtime.release(lease, submitted == VK_SUCCESS ? release_value : 0));
     if (submitted != VK_SUCCESS) {
         log_problem(std::string(real ? "an upscaled" : "a generated") +
@@ -1208,7 +1358,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     VkResult shown = VK_SUCCESS;
     {
         const std::lock_guard lock(m_swapchain_mutex);
-        shown = m_device.present(info);
+        shown = m_display.present(info);
     }
     if (presented(shown)) {
         m_last_present = std::chrono::steady_clock::now();
@@ -1254,7 +1404,7 @@ void SwapchainGeneration::flush() {
         std::unique_lock lock(m_items_mutex);
         m_items_changed.wait(lock, [&] { return m_finished == m_queued; });
     }
-    static_cast<void>(m_device.wait_idle());
+    wait_idle();
 }
 
 } // namespace tandem::layer

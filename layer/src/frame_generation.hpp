@@ -38,6 +38,7 @@
 #include "tandem/runtime.hpp"
 
 #include "dispatch_table.hpp"
+#include "display_queue.hpp"
 #include "frame_check.hpp"
 #include "frame_copy.hpp"
 #include "host_frame.hpp"
@@ -46,6 +47,7 @@
 namespace tandem::layer {
 
 struct DeviceRecord;
+struct InstanceRecord;
 
 // What a swapchain's generation measured, from its first task's TaskStats when it ended.
 struct GenerationSummary {
@@ -57,6 +59,8 @@ struct GenerationSummary {
     double input_copy_us_p50 = 0;         // the primary's copy of each presented image
     bool input_copied_by_compute = false; // that copy is a compute dispatch (else the command)
     bool layer_copied_by_compute = false; // the layer's copies into the swapchain, likewise
+    // Where its frames went out: "program" (the program's device) or "worker".
+    std::string display = "program";
 };
 
 // What generation did on one device, for the report.
@@ -67,6 +71,8 @@ struct GenerationCounts {
     // worker's frame not there in time, or no worker).
     std::atomic<std::uint64_t> upscaled{0};
     std::atomic<std::uint64_t> blitted{0};
+    // On the worker's display: real frames the worker did not have in time, not shown.
+    std::atomic<std::uint64_t> real_not_shown{0};
     std::atomic<std::uint32_t> dumped{0}; // frames (verify mode: comparisons) dumped
     std::atomic<bool> worker_lost{false}; // a worker was lost: frames passed through since
     // The program's first and last vkQueuePresentKHR (steady clock, ns; 0: none yet).
@@ -128,15 +134,30 @@ public:
     // The compute copy's pipeline on the device (frame_copy.hpp), made by the first swapchain
     // that asks and kept until the device's generation ends. Throws std::runtime_error when it
     // cannot be made (the next call tries again). Any thread.
-    [[nodiscard]] const FrameCopyPipeline& frame_copy_pipeline();
+    [[nodiscard]] const FrameCopyPipeline& frame_copy_pipeline() {
+        return m_display->frame_copy_pipeline();
+    }
 
     // The next value the layer signals the runtime's primary timeline to (leases' reads done).
-    [[nodiscard]] std::uint64_t next_release_value() noexcept { return ++m_release_value; }
+    [[nodiscard]] std::uint64_t next_release_value() noexcept {
+        return m_display->next_release_value();
+    }
     // The next layer's vkQueueSubmit2 / vkQueuePresentKHR / vkQueueWaitIdle on the queue, under
     // its lock (the program's own calls and Tandem's take it too).
-    [[nodiscard]] VkResult submit(const VkSubmitInfo2& batch);
-    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info);
-    VkResult wait_idle();
+    [[nodiscard]] VkResult submit(const VkSubmitInfo2& batch) { return m_display->submit(batch); }
+    [[nodiscard]] VkResult present(const VkPresentInfoKHR& info) {
+        return m_display->present(info);
+    }
+    VkResult wait_idle() { return m_display->wait_idle(); }
+    // The program's queue as a display (its swapchains' frames go out there).
+    [[nodiscard]] DisplayQueue& program_display() noexcept { return *m_display; }
+    // The worker's main queue as a display (display = worker), made at the first call: null,
+    // with `why` set, where the worker cannot present to `surface` (its device has no
+    // VK_KHR_swapchain, or its queue cannot present there). Any thread.
+    [[nodiscard]] DisplayQueue* worker_display(VkSurfaceKHR surface, std::string& why);
+    // The worker's device record (the layer's, whose functions its swapchain is made with), once
+    // worker_display() made the display.
+    [[nodiscard]] std::shared_ptr<DeviceRecord> worker_record() const;
 
 private:
     VkDevice m_device = VK_NULL_HANDLE;
@@ -144,13 +165,15 @@ private:
     std::uint32_t m_queue_family = 0;
     std::shared_ptr<std::mutex> m_queue_mutex;
     DeviceDispatch m_dispatch;
+    std::shared_ptr<const InstanceRecord> m_instance;
     std::string m_worker_name;
     VkPhysicalDeviceMemoryProperties m_memory{};
     double m_timestamp_ns = 0;
     std::uint32_t m_timestamp_bits = 0;
-    std::atomic<std::uint64_t> m_release_value{0};
-    std::mutex m_frame_copy_mutex;
-    std::unique_ptr<FrameCopyPipeline> m_frame_copy_pipeline;
+    std::unique_ptr<DisplayQueue> m_display;
+    mutable std::mutex m_worker_display_mutex;
+    std::shared_ptr<DeviceRecord> m_worker_record;
+    std::unique_ptr<DisplayQueue> m_worker_display;
     std::unique_ptr<Runtime> m_runtime;
 };
 
@@ -183,12 +206,18 @@ public:
     // `extent` is then the window's, each presented image is upscaled to it on the worker, frames
     // are generated at the program's size and each is upscaled by a task that reads it as a
     // chain; `kept` is empty or a scaled swapchain's of the same sizes.
+    // `display`: where the frames go out, `swapchain` being made there; null: the program's
+    // device. On the worker's (display = worker), `scaled` holds the program's images at the
+    // swapchain's size: a task of the layer's own passes each presented frame to the worker
+    // unchanged, the frame tasks keep their outputs there, and the worker copies both into its
+    // swapchain and presents them (verify mode is not taken there).
     SwapchainGeneration(DeviceGeneration& device, VkSwapchainKHR swapchain, VkFormat format,
                         VkExtent2D extent, int multiplier, GenerationCounts& counts,
                         std::atomic<std::uint64_t>& real_presented,
                         VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR,
                         KeptTasks kept = {}, std::shared_ptr<ScaledSwapchain> scaled = nullptr,
-                        bool rgba8_readable = false, bool rgba8_writable = false);
+                        bool rgba8_readable = false, bool rgba8_writable = false,
+                        DisplayQueue* display = nullptr);
     // Presents what is still queued, then stops the presenter: the caller flush()es first.
     ~SwapchainGeneration();
     SwapchainGeneration(const SwapchainGeneration&) = delete;
@@ -210,6 +239,8 @@ public:
         return m_scaled ? m_scaled->program_extent() : m_extent;
     }
     [[nodiscard]] bool scaled() const noexcept { return m_scaled != nullptr; }
+    // The worker presents this swapchain's frames (display = worker).
+    [[nodiscard]] bool on_worker() const noexcept { return m_display.on_worker(); }
     [[nodiscard]] VkFormat format() const noexcept { return m_format; }
     // Presents what is queued (with its generated frames), then waits for the queue: before the
     // swapchain is replaced or destroyed, or before a present this class does not take (another
@@ -304,8 +335,18 @@ private:
     [[nodiscard]] TaskDesc upscale_desc(const std::string& name, TaskId producer) const;
     // The task whose output shows the k-th generated frame: the frame task, or its upscale.
     [[nodiscard]] TaskId shown_task(std::size_t k) const {
-        return m_scaled ? m_frame_upscales[k] : m_tasks[k];
+        return upscales_frames() ? m_frame_upscales[k] : m_tasks[k];
     }
+    // Scaled on the program's device: each generated frame is upscaled by a task that chains
+    // from its frame task. (On the worker's display the program's images are the swapchain's
+    // size: nothing is upscaled.)
+    [[nodiscard]] bool upscales_frames() const noexcept {
+        return m_scaled != nullptr && !m_display.on_worker();
+    }
+    // On the worker's display: the task that passes each presented frame to the worker.
+    [[nodiscard]] TaskDesc real_frame_desc() const;
+    // Waits for the program's queue, and for the worker's when it is the display.
+    void wait_idle();
     // A kept task of another size takes this swapchain's (`reshaping`), or a new one stands in
     // for it where the runtime refuses that.
     void reshape(std::size_t k);
@@ -313,8 +354,11 @@ private:
     [[nodiscard]] bool takes_frames(std::size_t k);
     // Waits until the task published `generation`: until then, or until the program presented
     // again and TANDEM_FRAMEGEN_WAIT_MS has passed, or the task failed, or 250 ms.
+    // `real_on_worker`: a real frame the worker presents, which waits on (FIFO: up to 250 ms or
+    // TANDEM_FRAMEGEN_WAIT_MS; mailbox and immediate: until the program presented twice more).
     void wait_for_output(TaskId task, std::uint64_t generation,
-                         std::chrono::steady_clock::time_point presented);
+                         std::chrono::steady_clock::time_point presented,
+                         bool real_on_worker = false);
     // Copies the task's output `generation` into an image of the swapchain and presents it
     // (`real`: a real frame, upscaled; else a generated one): the present's result, or nothing
     // when it was not presented (not ready, no image free, the copy not submitted).
@@ -326,7 +370,9 @@ private:
     // The host copies of frames (verify mode, the dump), made at the first use; false when they
     // cannot be made (logged).
     [[nodiscard]] bool make_checks();
+    // A semaphore on the display's device, and one on the program's.
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
+    [[nodiscard]] VkSemaphore make_program_semaphore(VkSemaphoreType type);
     // The copy timer: two timestamps per copy slot, where the queue has timestamps. Reads a
     // slot's last copy's time once it is done (into GenerationCounts::copies_us).
     void make_copy_timer();
@@ -341,7 +387,10 @@ private:
     void record_summary() noexcept; // the first task's figures, for the report
 
     DeviceGeneration& m_device;
-    const DeviceDispatch& m_vk;
+    // Where frames go out: the copies into the swapchain, its images and presents, and every
+    // object below but m_ready, m_program_views and m_program_owned, which are the program's.
+    DisplayQueue& m_display;
+    const DeviceDispatch& m_vk; // the display's device's functions
     VkSwapchainKHR m_swapchain = VK_NULL_HANDLE;
     int m_multiplier = 2;
     bool m_pace = false;
@@ -391,7 +440,8 @@ private:
     double m_timestamp_ns = 0;                 // ns per timestamp tick
     std::uint64_t m_timestamp_mask = 0;        // the queue's valid timestamp bits
     Checks m_checks;
-    std::vector<VkSemaphore> m_owned; // every semaphore above, destroyed with this
+    std::vector<VkSemaphore> m_owned;         // every semaphore above, destroyed with this
+    std::vector<VkSemaphore> m_program_owned; // m_ready, on the program's device
     std::atomic<std::uint64_t>& m_real_presented;
 
     // The presenter's queue: frames the program presented, oldest first. `m_queued` and

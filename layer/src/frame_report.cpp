@@ -124,6 +124,8 @@ bool write_frame_report(const ReportContents& contents) {
              {"dumped", counts.dumped},
              {"upscaled_frames", counts.upscaled_frames},
              {"blitted_frames", counts.blitted_frames},
+             {"display", counts.generation.display},
+             {"real_frames_not_shown", counts.real_frames_not_shown},
              {"program_extent", extent_json(counts.scaling, true)},
              {"window_extent", extent_json(counts.scaling, false)}});
         if (settings.verify) {

@@ -37,6 +37,8 @@ struct DeviceCounts {
     // scaled swapchain's sizes.
     std::uint64_t upscaled_frames = 0;
     std::uint64_t blitted_frames = 0;
+    // On the worker's display: real frames the worker did not have in time, not shown.
+    std::uint64_t real_frames_not_shown = 0;
     std::optional<GenerationCounts::ScalingExtents> scaling;
 };
 

@@ -148,6 +148,14 @@ std::string apply(FramegenConfig& config, std::string_view key, std::string_view
                    "copy command on a CPU device), compute or command";
         }
         config.copies = std::string(value);
+    } else if (key == "display") {
+        if (value != "program" && value != "worker") {
+            return "'" + std::string(value) +
+                   "' is not where frames go out; write program (the program's device presents "
+                   "them) or worker (the worker presents real and generated frames to the "
+                   "program's window)";
+        }
+        config.display = std::string(value);
     } else if (key == "scale") {
         const auto scale = render_scale(value);
         if (!scale) {

@@ -33,7 +33,7 @@ using EnvLookup = std::function<const char*(const char*)>;
 // The keys, in the order they are listed.
 inline constexpr const char* k_keys[] = {"multiplier", "worker",      "wait_ms", "verify",
                                          "dump",       "dump_frames", "report",  "present_mode",
-                                         "scale",      "copies"};
+                                         "scale",      "copies",      "display"};
 
 // Where the configuration file is: the path, and which rule gave it. `named` when
 // TANDEM_FRAMEGEN_CONFIG gave it (a missing file is then worth a message); empty path when
@@ -83,6 +83,10 @@ struct FramegenConfig {
     // dispatch on a GPU, the copy command on a CPU device), "compute" or "command"
     // (RuntimeOptions::input_copies).
     std::string copies = "auto";
+    // Where the frames go out: "program" (the program's device presents them, as without the
+    // layer) or "worker" (the worker's device makes the real swapchain on the program's surface
+    // and presents real and generated frames; docs/layer.md, "The display on the worker").
+    std::string display = "program";
 
     // Per key of k_keys, in that order.
     std::vector<Origin> origins = std::vector<Origin>(std::size(k_keys));

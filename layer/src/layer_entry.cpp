@@ -94,6 +94,11 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create
     }
     auto record = std::make_shared<InstanceRecord>();
     record->raised_for_tandem = raised;
+    for (std::uint32_t i = 0; i < create_info->enabledExtensionCount; ++i) {
+        record->surface_enabled =
+            record->surface_enabled || std::string_view(create_info->ppEnabledExtensionNames[i]) ==
+                                           VK_KHR_SURFACE_EXTENSION_NAME;
+    }
     record->instance = *instance;
     record->dispatch = load_instance_dispatch(*instance, next);
     if (const VkApplicationInfo* app = create_info->pApplicationInfo; app != nullptr) {
@@ -130,6 +135,41 @@ VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
     if (record->dispatch.DestroyInstance != nullptr) {
         record->dispatch.DestroyInstance(instance, allocator);
     }
+}
+
+// A worker's device extensions with VK_KHR_swapchain added (display = worker): false where the
+// program's instance has no VK_KHR_surface, the device does not offer it, or it is there already.
+bool worker_swapchain_extensions(const InstanceRecord& instance, VkPhysicalDevice physical,
+                                 const VkDeviceCreateInfo& info,
+                                 std::vector<const char*>& extensions) {
+    if (!instance.surface_enabled ||
+        instance.dispatch.EnumerateDeviceExtensionProperties == nullptr) {
+        return false;
+    }
+    extensions.assign(info.ppEnabledExtensionNames,
+                      info.ppEnabledExtensionNames + info.enabledExtensionCount);
+    for (const char* name : extensions) {
+        if (std::string_view(name) == VK_KHR_SWAPCHAIN_EXTENSION_NAME) {
+            return false;
+        }
+    }
+    std::uint32_t count = 0;
+    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr) !=
+        VK_SUCCESS) {
+        return false;
+    }
+    std::vector<VkExtensionProperties> offered(count);
+    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical, nullptr, &count,
+                                                             offered.data()) != VK_SUCCESS) {
+        return false;
+    }
+    const bool has = std::any_of(offered.begin(), offered.end(), [](const auto& e) {
+        return std::string_view(e.extensionName) == VK_KHR_SWAPCHAIN_EXTENSION_NAME;
+    });
+    if (has) {
+        extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    }
+    return has;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
@@ -182,6 +222,21 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
             record->set_pass_through(additions.refusal());
         }
     }
+    if (!added && record->tandem_worker && layer_settings().worker_displays()) {
+        // Display on the worker: its device presents to the program's surface.
+        std::vector<const char*> extensions;
+        if (worker_swapchain_extensions(*instance, physical_device, *create_info, extensions)) {
+            VkDeviceCreateInfo with_swapchain = *create_info;
+            with_swapchain.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+            with_swapchain.ppEnabledExtensionNames = extensions.data();
+            result = create(physical_device, &with_swapchain, allocator, device);
+            added = result == VK_SUCCESS;
+            record->swapchain_added = added;
+            if (!added) {
+                link->u.pLayerInfo = below;
+            }
+        }
+    }
     if (!added) {
         result = create(physical_device, create_info, allocator, device);
     }
@@ -198,7 +253,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
         record->device_name = properties.deviceName;
     }
     if (record->tandem_worker) {
-        log_info("device created for Tandem's worker: " + record->device_name);
+        log_info("device created for Tandem's worker: " + record->device_name +
+                 (record->swapchain_added ? ", VK_KHR_swapchain added" : ""));
     } else if (wanted && !added) {
         // The one line the program's user sees: why no frame will be generated.
         log_problem("no frame generation on " + record->device_name + ": " +
@@ -219,6 +275,9 @@ struct SwapchainWork {
     std::shared_ptr<ScaledSwapchain> scaled;
     std::vector<TaskId> kept_tasks;
     bool counted = false; // it counts among the device's generating swapchains
+    // Display on the worker: the real swapchain, destroyed there once the work ended.
+    VkSwapchainKHR worker_swapchain = VK_NULL_HANDLE;
+    std::shared_ptr<DeviceRecord> worker;
 };
 
 SwapchainWork take_work(SwapchainRecord& r) {
@@ -228,6 +287,9 @@ SwapchainWork take_work(SwapchainRecord& r) {
     work.counted = r.generation_possible;
     work.kept_tasks = r.kept_tasks.all();
     r.kept_tasks = {};
+    work.worker_swapchain = std::exchange(r.worker_swapchain, VK_NULL_HANDLE);
+    work.worker = std::move(r.worker);
+    r.worker_display = nullptr;
     return work;
 }
 
@@ -248,6 +310,10 @@ void end_work(DeviceRecord& record, SwapchainWork work) {
         // layer's and Tandem's work on its images ends, before the images go.
         work.generation->flush();
         work.generation.reset();
+    }
+    if (work.worker_swapchain != VK_NULL_HANDLE && work.worker != nullptr) {
+        work.worker->dispatch.DestroySwapchainKHR(work.worker->device, work.worker_swapchain,
+                                                  nullptr);
     }
     work.scaled.reset(); // waits for the layer's batches, then frees the program's images
 }
@@ -464,7 +530,13 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     std::shared_ptr<ScaledSwapchain> scaled;
     bool rgba8_readable = false;
     bool rgba8_writable = false;
+    VkSwapchainKHR real = swapchain;
+    DisplayQueue* display = nullptr;
     device.with_swapchain(swapchain, [&](SwapchainRecord& record) {
+        if (record.worker_swapchain != VK_NULL_HANDLE) {
+            real = record.worker_swapchain;
+            display = record.worker_display;
+        }
         rgba8_readable = record.rgba8_readable;
         rgba8_writable = record.rgba8_writable;
         generation = record.generation;
@@ -492,9 +564,9 @@ std::shared_ptr<SwapchainGeneration> swapchain_generation(DeviceRecord& device, 
     }
     try {
         generation = std::make_shared<SwapchainGeneration>(
-            *runtime, swapchain, format, extent, *layer_settings().multiplier,
-            device.generation_counts, device.frames_presented, present_mode, std::move(kept_tasks),
-            scaled, rgba8_readable, rgba8_writable);
+            *runtime, real, format, extent, *layer_settings().multiplier, device.generation_counts,
+            device.frames_presented, present_mode, std::move(kept_tasks), scaled, rgba8_readable,
+            rgba8_writable, display);
     } catch (const std::exception& e) {
         log_problem(std::string("no frame generation for a swapchain: ") + e.what());
         return nullptr;
@@ -526,6 +598,15 @@ VkResult present_scaled_image(DeviceRecord& device, VkQueue queue, VkSwapchainKH
         return generation->present(one);
     }
     const std::vector<VkSemaphoreSubmitInfo> waits = present_waits(info);
+    if (scaled->window_images().empty()) {
+        // Its real swapchain is the worker's, and no generation runs for it (logged when it
+        // could not start): the frame is not shown, and the image is the program's again once
+        // its writes are done.
+        const TimelinePoint written = scaled->signal_after(waits);
+        scaled->release(image, std::span(&written, 1));
+        device.generation_counts.real_not_shown.fetch_add(1, std::memory_order_relaxed);
+        return VK_SUCCESS;
+    }
     const VkResult result = scaled->blit_present(image, waits, {});
     device.generation_counts.blitted.fetch_add(1, std::memory_order_relaxed);
     device.frames_presented.fetch_add(result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR ? 1 : 0,
@@ -736,6 +817,35 @@ VkExtent2D window_extent(const VkSwapchainCreateInfoKHR& program,
                  capabilities.maxImageExtent.height)};
 }
 
+// The program's images of a swapchain the layer stands in for (ScaledSwapchain): made as the
+// program asked for its swapchain's, at `extent`, the layer's batches for them on `queue`.
+ScaledSwapchain::Desc program_images_desc(DeviceRecord& record,
+                                          const VkSwapchainCreateInfoKHR& program,
+                                          VkExtent2D window, VkQueue queue) {
+    const std::shared_ptr<QueueRecord> queue_record = record.queue_record(queue);
+    ScaledSwapchain::Desc desc;
+    desc.device = record.device;
+    desc.vk = &record.dispatch;
+    const InstanceDispatch& instance = record.instance->dispatch;
+    if (instance.GetPhysicalDeviceMemoryProperties != nullptr) {
+        instance.GetPhysicalDeviceMemoryProperties(record.physical_device, &desc.memory);
+    }
+    desc.format = program.imageFormat;
+    desc.program_extent = program.imageExtent;
+    desc.window_extent = window;
+    desc.usage = program.imageUsage;
+    desc.sharing = program.imageSharingMode;
+    if (program.imageSharingMode == VK_SHARING_MODE_CONCURRENT) {
+        desc.families.assign(program.pQueueFamilyIndices,
+                             program.pQueueFamilyIndices + program.queueFamilyIndexCount);
+    }
+    desc.image_count = std::max(program.minImageCount + 1, 2u);
+    desc.queue = queue;
+    desc.queue_family = queue_record->family;
+    desc.queue_mutex = queue_record->mutex;
+    return desc;
+}
+
 // Scaling: the real swapchain at the window's size and the program's images at the size it asked
 // for (scaled_swapchain.hpp). Nothing (the swapchain made as usual, one log line saying why) where
 // the program's swapchain is not one the layer can stand in for; else the call's result.
@@ -806,27 +916,9 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
         r != VK_SUCCESS) {
         return r;
     }
-    ScaledSwapchain::Desc desc;
-    desc.device = record.device;
-    desc.vk = &record.dispatch;
-    if (instance.GetPhysicalDeviceMemoryProperties != nullptr) {
-        instance.GetPhysicalDeviceMemoryProperties(record.physical_device, &desc.memory);
-    }
+    ScaledSwapchain::Desc desc = program_images_desc(record, program, window, queues.front());
     desc.swapchain = *swapchain;
-    desc.format = program.imageFormat;
-    desc.program_extent = program.imageExtent;
-    desc.window_extent = window;
     desc.filter = linear ? VK_FILTER_LINEAR : VK_FILTER_NEAREST;
-    desc.usage = program.imageUsage;
-    desc.sharing = program.imageSharingMode;
-    if (program.imageSharingMode == VK_SHARING_MODE_CONCURRENT) {
-        desc.families.assign(program.pQueueFamilyIndices,
-                             program.pQueueFamilyIndices + program.queueFamilyIndexCount);
-    }
-    desc.image_count = std::max(program.minImageCount + 1, 2u);
-    desc.queue = queues.front();
-    desc.queue_family = queue_record->family;
-    desc.queue_mutex = queue_record->mutex;
     std::shared_ptr<ScaledSwapchain> scaled;
     try {
         scaled = std::make_shared<ScaledSwapchain>(desc);
@@ -875,6 +967,162 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
              std::to_string(window.height) + ", the program's images " +
              std::to_string(program.imageExtent.width) + "x" +
              std::to_string(program.imageExtent.height) + " upscaled to it");
+    return VK_SUCCESS;
+}
+
+// The program's device extensions whose calls name a swapchain beyond those the layer answers
+// for a swapchain on the worker (create, destroy, images, acquire, present): with any of them
+// enabled, the program keeps its own swapchain.
+bool names_swapchains_elsewhere(const DeviceRecord& record) {
+    constexpr std::array<std::string_view, 7> k_extensions{
+        VK_KHR_PRESENT_WAIT_EXTENSION_NAME,
+        VK_EXT_SWAPCHAIN_MAINTENANCE_1_EXTENSION_NAME,
+        VK_GOOGLE_DISPLAY_TIMING_EXTENSION_NAME,
+        VK_EXT_HDR_METADATA_EXTENSION_NAME,
+        VK_KHR_SHARED_PRESENTABLE_IMAGE_EXTENSION_NAME,
+        VK_EXT_DISPLAY_CONTROL_EXTENSION_NAME,
+        VK_AMD_DISPLAY_NATIVE_HDR_EXTENSION_NAME};
+    return std::any_of(record.enabled_extensions.begin(), record.enabled_extensions.end(),
+                       [&](const std::string& name) {
+                           return std::find(k_extensions.begin(), k_extensions.end(), name) !=
+                                  k_extensions.end();
+                       });
+}
+
+// Display on the worker (display = worker): the real swapchain made on the worker's device, on
+// the program's surface, and the program given images of the layer's own at the size it asked
+// for (a ScaledSwapchain without a swapchain of its own), its handle naming them. Nothing (the
+// swapchain made on the program's device as usual, one log line saying why) where the worker
+// cannot present there or the swapchain is not one the layer can stand in for; else the call's
+// result. The program's allocator is for its own device: what the layer makes on the worker's
+// takes none.
+std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
+                                                        const VkSwapchainCreateInfoKHR& program,
+                                                        VkSwapchainKHR* swapchain) {
+    const auto on_program = [&](const std::string& why) -> std::optional<VkResult> {
+        log_problem("a swapchain of " + std::to_string(program.imageExtent.width) + "x" +
+                    std::to_string(program.imageExtent.height) +
+                    " is presented by the program's device, not the worker: " + why);
+        return std::nullopt;
+    };
+    if (!record.generation_possible) {
+        return std::nullopt; // the device has no runtime: its frames pass through
+    }
+    if (!worker_takes_format(program.imageFormat) || program.imageArrayLayers != 1 ||
+        program.flags != 0) {
+        return on_program("its format is not an 8-bit RGBA or BGRA one, or it is layered or has "
+                          "creation flags");
+    }
+    if (layer_settings().verify) {
+        return on_program("verify mode compares frames on the program's device");
+    }
+    if (names_swapchains_elsewhere(record)) {
+        return on_program("the program's device has an extension whose calls name swapchains "
+                          "that the layer does not answer for");
+    }
+    VkSwapchainKHR old_worker = VK_NULL_HANDLE;
+    bool old_on_program = false;
+    if (program.oldSwapchain != VK_NULL_HANDLE) {
+        old_on_program = true;
+        record.with_swapchain(program.oldSwapchain, [&](SwapchainRecord& r) {
+            old_worker = r.worker_swapchain;
+            old_on_program = r.worker_swapchain == VK_NULL_HANDLE;
+        });
+    }
+    if (old_on_program) {
+        return on_program("it replaces a swapchain of the program's device");
+    }
+    const std::vector<VkQueue> queues = record.queues();
+    if (queues.empty()) {
+        return on_program("the program has no queue the layer saw it get");
+    }
+    DeviceGeneration* generation = device_generation(record, queues.front());
+    if (generation == nullptr) {
+        return std::nullopt; // logged: frames pass through
+    }
+    std::string why;
+    DisplayQueue* display = generation->worker_display(program.surface, why);
+    const std::shared_ptr<DeviceRecord> worker = generation->worker_record();
+    if (display == nullptr || worker == nullptr) {
+        return on_program(why);
+    }
+    VkSurfaceCapabilitiesKHR capabilities{};
+    const auto capabilities_of = record.instance->dispatch.GetPhysicalDeviceSurfaceCapabilitiesKHR;
+    if (capabilities_of == nullptr ||
+        capabilities_of(worker->physical_device, program.surface, &capabilities) != VK_SUCCESS) {
+        return on_program("the worker cannot read the surface's capabilities");
+    }
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0) {
+        return on_program("the surface allows the worker no transfer-destination images");
+    }
+
+    VkSwapchainCreateInfoKHR real = program;
+    real.pNext = nullptr; // the program's extensions speak of its own device
+    // Transfer source: the dump reads each frame back as presented.
+    real.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                      (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+    real.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    real.queueFamilyIndexCount = 0;
+    real.pQueueFamilyIndices = nullptr;
+    real.oldSwapchain = old_worker;
+    constexpr std::uint32_t k_more_images = 2; // generated frames and the real one in flight
+    real.minImageCount =
+        capabilities.maxImageCount == 0
+            ? program.minImageCount + k_more_images
+            : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
+    apply_present_mode(record, real);
+    const std::shared_ptr<SwapchainGeneration> replaced =
+        flush_replaced(record, program.oldSwapchain);
+    VkSwapchainKHR made = VK_NULL_HANDLE;
+    if (const VkResult r =
+            worker->dispatch.CreateSwapchainKHR(worker->device, &real, nullptr, &made);
+        r != VK_SUCCESS) {
+        return r;
+    }
+    ScaledSwapchain::Desc desc =
+        program_images_desc(record, program, program.imageExtent, queues.front());
+    desc.rgba8_views = true;
+    std::shared_ptr<ScaledSwapchain> images;
+    try {
+        images = std::make_shared<ScaledSwapchain>(desc);
+    } catch (const std::exception& e) {
+        worker->dispatch.DestroySwapchainKHR(worker->device, made, nullptr);
+        log_problem(std::string("the program's images for a swapchain on the worker could not "
+                                "be made: ") +
+                    e.what());
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    SwapchainRecord swapchain_record;
+    if (replaced && replaced->on_worker() && replaced->format() == program.imageFormat &&
+        replaced->extent().width == program.imageExtent.width &&
+        replaced->extent().height == program.imageExtent.height) {
+        swapchain_record.kept_tasks = replaced->take_tasks();
+    }
+    swapchain_record.surface = program.surface;
+    swapchain_record.format = program.imageFormat;
+    swapchain_record.extent = program.imageExtent;
+    swapchain_record.window_extent = program.imageExtent;
+    swapchain_record.present_mode = real.presentMode;
+    swapchain_record.usage = program.imageUsage;
+    swapchain_record.rgba8_readable = true;
+    swapchain_record.generation_possible = true;
+    swapchain_record.scaled = images;
+    swapchain_record.worker_swapchain = made;
+    swapchain_record.worker = worker;
+    swapchain_record.worker_display = display;
+    // The program's handle: the address of its images' record, which no other object of the
+    // process has, and which only this layer ever sees named.
+    *swapchain = reinterpret_cast<VkSwapchainKHR>(images.get());
+    record.add_swapchain(*swapchain, std::move(swapchain_record));
+    {
+        const std::lock_guard lock(record.generation_mutex);
+        ++record.generating_swapchains;
+    }
+    record.swapchains_created.fetch_add(1, std::memory_order_relaxed);
+    log_info("swapchain created on the worker (" + worker->device_name +
+             "): " + std::to_string(program.imageExtent.width) + "x" +
+             std::to_string(program.imageExtent.height) +
+             ", the program's images cross to it once a frame");
     return VK_SUCCESS;
 }
 
@@ -975,6 +1223,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     const bool known =
         !shared_present && capabilities_of != nullptr &&
         capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS;
+    if (!shared_present && known && layer_settings().worker_displays() &&
+        !layer_settings().scales()) {
+        if (const std::optional<VkResult> made =
+                create_worker_display_swapchain(*record, info, swapchain)) {
+            return *made;
+        }
+    }
     if (!shared_present && known && layer_settings().scales()) {
         if (const std::optional<VkResult> made =
                 create_scaled_swapchain(*record, info, capabilities, allocator, swapchain)) {
@@ -1038,7 +1293,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     // Recreated in the same format: the replaced swapchain's tasks go on. At the same size
     // (after VK_SUBOPTIMAL_KHR, a present mode changed) they are prepared, with no frame passing
     // through meanwhile; at another size (a resize) they are reconfigured to it.
-    if (replaced && generation_possible && replaced->format() == info.imageFormat) {
+    if (replaced && generation_possible && !replaced->on_worker() &&
+        replaced->format() == info.imageFormat) {
         const bool same_size = replaced->extent().width == info.imageExtent.width &&
                                replaced->extent().height == info.imageExtent.height;
         swapchain_record.kept_tasks = replaced->take_tasks();
@@ -1081,6 +1337,8 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
     SwapchainWork work;
     record->with_swapchain(swapchain, [&](SwapchainRecord& r) { work = take_work(r); });
     const bool counted = work.counted;
+    // On the worker's display the program's handle names the layer's images alone.
+    const bool layer_handle = work.worker != nullptr;
     end_work(*record, std::move(work));
     if (counted) {
         // The runtime goes with the device's last swapchain that may generate frames: here, not
@@ -1092,7 +1350,9 @@ VKAPI_ATTR void VKAPI_CALL DestroySwapchainKHR(VkDevice device, VkSwapchainKHR s
         }
     }
     record->remove_swapchain(swapchain);
-    record->dispatch.DestroySwapchainKHR(device, swapchain, allocator);
+    if (!layer_handle) {
+        record->dispatch.DestroySwapchainKHR(device, swapchain, allocator);
+    }
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetSwapchainImagesKHR(VkDevice device, VkSwapchainKHR swapchain,

@@ -42,6 +42,7 @@ const LayerSettings& layer_settings() {
         read.present_mode_origin = config.origin("present_mode").where;
         read.scale = config.scale;
         read.copies = config.copies;
+        read.display = config.display;
         read.problems = config.problems;
         read.pass_through_reason = pass_through_reason(config);
         for (const std::string& problem : read.problems) {

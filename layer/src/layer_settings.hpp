@@ -32,6 +32,12 @@
 //   TANDEM_FRAMEGEN_COPIES      how the primary copies each presented frame into Tandem's input:
 //                               auto (unset: a compute dispatch on a GPU, the copy command on a
 //                               CPU device), compute or command.
+//   TANDEM_FRAMEGEN_DISPLAY     where frames go out: program (unset: the program's device
+//                               presents them) or worker (the worker makes the real swapchain
+//                               on the program's surface; the program renders into images of
+//                               the layer's own, each crossing once to the worker, which
+//                               presents real and generated frames). Where the worker cannot
+//                               present there, the program's device does, and one line says why.
 #pragma once
 
 #include <chrono>
@@ -60,6 +66,7 @@ struct LayerSettings {
     std::string present_mode_origin;   // "FILE:LINE" or the variable's name
     double scale = 1.0;                // the program's render scale; 1: off
     std::string copies = "auto";       // auto, compute or command (TANDEM_FRAMEGEN_COPIES)
+    std::string display = "program";   // program or worker (TANDEM_FRAMEGEN_DISPLAY)
     std::vector<std::string> problems; // bad lines and values, each logged once
     // Why the layer passes frames through unchanged, in one sentence; empty when the multiplier
     // asks for generated frames (a device may still refuse them: DeviceRecord says why).
@@ -70,6 +77,10 @@ struct LayerSettings {
     [[nodiscard]] bool scales() const noexcept { return multiplier && scale < 1.0; }
     // The layer embeds a runtime on the program's device: it generates frames, or scales.
     [[nodiscard]] bool uses_runtime() const noexcept { return generates() || scales(); }
+    // The worker presents the frames (display = worker), where it can.
+    [[nodiscard]] bool worker_displays() const noexcept {
+        return generates() && display == "worker";
+    }
 };
 
 // Read on the first call (each problem is logged then, once); later calls return the same

@@ -32,6 +32,8 @@ namespace tandem::layer {
     return *static_cast<void* const*>(dispatchable);
 }
 
+struct DeviceRecord;
+
 struct InstanceRecord {
     VkInstance instance = VK_NULL_HANDLE;
     InstanceDispatch dispatch;
@@ -39,6 +41,9 @@ struct InstanceRecord {
     std::string engine_name;
     // The layer raised the instance's Vulkan version for Tandem (frame generation asked for).
     bool raised_for_tandem = false;
+    // The program enabled VK_KHR_surface: a worker's device may have VK_KHR_swapchain added
+    // (display = worker).
+    bool surface_enabled = false;
     // Above 0 while a Tandem runtime opens its worker devices on this instance: the devices it
     // creates meanwhile are Tandem's, left alone and not counted.
     mutable std::atomic<int> tandem_opening{0};
@@ -94,6 +99,13 @@ struct SwapchainRecord {
     // swapchain's is window_extent). Null: the program has the swapchain's own images.
     std::shared_ptr<ScaledSwapchain> scaled;
     VkExtent2D window_extent{};
+    // Display on the worker: the real swapchain, made on the worker's device on the program's
+    // surface (the program's handle names `scaled`, the layer's images at the window's size),
+    // and the worker's device record whose functions made it. Null: the real swapchain is the
+    // program's handle, on its own device.
+    VkSwapchainKHR worker_swapchain = VK_NULL_HANDLE;
+    std::shared_ptr<DeviceRecord> worker;
+    DisplayQueue* worker_display = nullptr; // the device's generation's, while it lives
 };
 
 // The program's device, and the Tandem runtime embedded on it for frame generation.
@@ -105,6 +117,8 @@ struct DeviceRecord {
     std::string device_name;
     // A device a Tandem runtime opened as its worker: passed through, not counted.
     bool tandem_worker = false;
+    // A worker's device to which the layer added VK_KHR_swapchain (display = worker).
+    bool swapchain_added = false;
     // What the device was created with, Tandem's additions included (device_additions.hpp).
     std::vector<std::string> enabled_extensions;
     EmbeddingFeatures enabled_features;

@@ -40,12 +40,14 @@ ScaledSwapchain::ScaledSwapchain(const Desc& desc)
       m_filter(desc.filter), m_queue(desc.queue), m_queue_mutex(desc.queue_mutex) {
     try {
         std::uint32_t count = 0;
-        if (m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, nullptr) != VK_SUCCESS) {
+        if (m_swapchain != VK_NULL_HANDLE &&
+            m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, nullptr) != VK_SUCCESS) {
             throw std::runtime_error("vkGetSwapchainImagesKHR failed");
         }
         m_window_images.resize(count);
-        if (m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, m_window_images.data()) !=
-            VK_SUCCESS) {
+        if (m_swapchain != VK_NULL_HANDLE &&
+            m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, m_window_images.data()) !=
+                VK_SUCCESS) {
             throw std::runtime_error("vkGetSwapchainImagesKHR failed");
         }
         for (std::uint32_t i = 0; i < count; ++i) {
@@ -64,6 +66,19 @@ ScaledSwapchain::ScaledSwapchain(const Desc& desc)
             info.samples = VK_SAMPLE_COUNT_1_BIT;
             info.tiling = VK_IMAGE_TILING_OPTIMAL;
             info.usage = desc.usage | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+            // Read through an RGBA8 view (the runtime's compute copy), whatever the format.
+            const std::array<VkFormat, 2> view_formats{m_format, VK_FORMAT_R8G8B8A8_UNORM};
+            VkImageFormatListCreateInfo format_list{
+                VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO};
+            format_list.viewFormatCount = static_cast<std::uint32_t>(view_formats.size());
+            format_list.pViewFormats = view_formats.data();
+            if (desc.rgba8_views) {
+                info.usage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+                if (m_format != VK_FORMAT_R8G8B8A8_UNORM) {
+                    info.flags |= VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT;
+                    info.pNext = &format_list;
+                }
+            }
             info.sharingMode = desc.sharing;
             if (desc.sharing == VK_SHARING_MODE_CONCURRENT) {
                 info.queueFamilyIndexCount = static_cast<std::uint32_t>(desc.families.size());

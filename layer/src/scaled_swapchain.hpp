@@ -48,7 +48,9 @@ public:
         VkDevice device = VK_NULL_HANDLE;
         const DeviceDispatch* vk = nullptr;
         VkPhysicalDeviceMemoryProperties memory{};
-        VkSwapchainKHR swapchain = VK_NULL_HANDLE; // the real one, at the window's size
+        // The real one, at the window's size; null where the worker's device has it (display =
+        // worker): then blit_present has nothing to present to, and is not called.
+        VkSwapchainKHR swapchain = VK_NULL_HANDLE;
         VkFormat format = VK_FORMAT_UNDEFINED;
         VkExtent2D program_extent{};
         VkExtent2D window_extent{};
@@ -59,6 +61,9 @@ public:
         VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
         std::vector<std::uint32_t> families;
         std::uint32_t image_count = 0;
+        // Also sampled, and readable through an RGBA8 view (mutable, RGBA8 among their view
+        // formats, where theirs is not RGBA8): the runtime copies them by a compute dispatch.
+        bool rgba8_views = false;
         // The queue the layer's own batches go to, and its lock (the program's and Tandem's).
         VkQueue queue = VK_NULL_HANDLE;
         std::uint32_t queue_family = 0;

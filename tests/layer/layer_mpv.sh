@@ -7,8 +7,10 @@
 #
 #   layer_mpv.sh CASE LAYER_DIR TANDEM_CLI BUILD_DIR WORK_DIR EXIT_PROBE
 #
-# The arguments are layer_programs.sh's (CASE is mpv or mpv_scaling; TANDEM_CLI, BUILD_DIR and
-# EXIT_PROBE are unused). mpv_scaling plays the clip with the layer scaling it
+# The arguments are layer_programs.sh's (CASE is mpv, mpv_display_worker or mpv_scaling;
+# TANDEM_CLI, BUILD_DIR and EXIT_PROBE are unused). mpv_display_worker is mpv with the worker as
+# the display (TANDEM_FRAMEGEN_DISPLAY=worker): every frame shown by the worker, and no
+# validation message beyond mpv's own. mpv_scaling plays the clip with the layer scaling it
 # (TANDEM_FRAMEGEN_SCALE=0.5) without the validation layer: mpv sizes its swapchain by its window
 # (libplacebo asks for the window's size and takes the surface's, half of it, so it may recreate
 # its swapchain each frame), and its own validation messages then grow with the swapchains it
@@ -25,7 +27,10 @@ mkdir -p "$work"
 # shellcheck source=tests/layer/layer_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/layer_common.sh"
 
-[ "$case_name" = mpv ] || [ "$case_name" = mpv_scaling ] || fail "unknown case"
+case "$case_name" in
+mpv | mpv_display_worker | mpv_scaling) ;;
+*) fail "unknown case" ;;
+esac
 require_tools "scripts/install-deps.sh installs xvfb, mpv, ffmpeg, vulkan-tools" xvfb-run mpv ffmpeg \
     vulkaninfo python3
 lavapipe_only
@@ -42,7 +47,7 @@ ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=320x240:rate=30:duration=3 -c
     -q:v 5 "$work/clip.mkv" || fail "ffmpeg could not make the clip"
 
 validation=${TANDEM_VALIDATION:-sync}
-[ "$case_name" = mpv ] || validation=off
+[ "$case_name" != mpv_scaling ] || validation=off
 case "$validation" in
 0 | off) validation_layers= ;;
 *) validation_layers=VK_LAYER_KHRONOS_validation ;;
@@ -185,7 +190,9 @@ mpv_extra=--swapchain-depth=5 play baseline-2
 export VK_ADD_LAYER_PATH=$layer_dir
 export VK_INSTANCE_LAYERS=VK_LAYER_TANDEM_frame_generation${validation_layers:+:$validation_layers}
 export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_MULTIPLIER=2
-play layer
+display=program
+[ "$case_name" != mpv_display_worker ] || display=worker
+TANDEM_FRAMEGEN_DISPLAY=$display play layer
 unset VK_ADD_LAYER_PATH TANDEM_FRAMEGEN_REPORT TANDEM_FRAMEGEN_MULTIPLIER
 export VK_INSTANCE_LAYERS=$validation_layers
 layer_presents=$(presents_of layer)
@@ -232,6 +239,8 @@ report_checks=(
     "r['devices_open'] == 0"
     "r['mode'] == 'generating'"
     "r['generated_frames'] + r['skipped_frames'] < r['real_frames_presented']"
+    "r['devices'][0]['display'] == '$display'"
+    "r['devices'][0]['real_frames_not_shown'] == 0"
 )
 check_report "$work/report.json" "${report_checks[@]}"
 echo "frames presented with the layer: $layer_presents by mpv's log (the clip has $clip_frames)," \

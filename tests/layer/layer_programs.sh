@@ -12,7 +12,8 @@
 #
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
-#       cli_status | cli_run | worker_lost | verify | verify_compute | dump | dump_compute | pacing |
+#       cli_status | cli_run | worker_lost | verify | verify_compute | dump | dump_compute |
+#       display_worker | display_worker_churn | pacing |
 #       swapchain_same_size |
 #       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
 #       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled |
@@ -74,6 +75,35 @@ expect_no_validation_messages() {
         head -c 3000 "$validation_log" >&2
         fail "validation messages (above) with the layer enabled"
     fi
+}
+
+# same_frames_presented DUMP_A DUMP_B WHAT: two runs of vkcube --c 60 (which draws frame k alike
+# in every run) presented the same frames, as their dumps read them from the swapchain images:
+# all 60 real frames byte for byte, and at least 10 generated frames between the same two real
+# frames, each byte for byte. WHAT names the second run in the failure.
+same_frames_presented() {
+    python3 - "$1" "$2" <<'PY' || fail "$3 presents other frames"
+import os, sys
+def frames(folder):
+    real, generated = [], {}
+    for name in sorted(os.listdir(folder)):
+        data = open(os.path.join(folder, name), "rb").read()
+        if name.endswith("-real.ppm"):
+            real.append(data)
+        else:
+            generated[len(real)] = data  # between real frames len(real)-1 and len(real)
+    return real, generated
+real_a, generated_a = frames(sys.argv[1])
+real_b, generated_b = frames(sys.argv[2])
+assert len(real_a) == len(real_b) == 60, (len(real_a), len(real_b))
+differ = [k for k in range(60) if real_a[k] != real_b[k]]
+assert not differ, f"real frames {differ[:5]} differ"
+both = sorted(set(generated_a) & set(generated_b))
+assert len(both) >= 10, f"only {len(both)} generated frames between the same real frames"
+differ = [k for k in both if generated_a[k] != generated_b[k]]
+assert not differ, f"generated frames before real frames {differ[:5]} differ"
+print(f"60 real and {len(both)} generated frames presented alike")
+PY
 }
 
 # The run of a real program at the default settings (2x, never waiting for a generated frame):
@@ -194,6 +224,24 @@ swapchain_churn)
     check_report "$work/report.json" "r['swapchains_created'] == 40" \
         "r['real_frames_presented'] == 612" "r['mode'] == 'generating'" \
         "r['generated_frames'] >= 1" "r['program'] == 'layer_swapchain_probe'"
+    ;;
+display_worker_churn)
+    # The display on the worker while the program resizes its window and recreates its
+    # swapchain 20 times (oldSwapchain, then the old one destroyed): each time the worker's
+    # swapchain is recreated on the window (the old one retired, then destroyed), every frame
+    # the program presented is shown, and nothing is left for validation to report.
+    explicit_layer
+    export TANDEM_FRAMEGEN_REPORT=$work/report.json TANDEM_FRAMEGEN_WAIT_MS=1000
+    export TANDEM_FRAMEGEN_LOG=1 TANDEM_FRAMEGEN_DISPLAY=worker
+    run_program churn "$swapchain_probe" --swapchains 20 --frames 8 --last-frames 60 ||
+        fail "layer_swapchain_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 212" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
+    made=$(grep -c "swapchain created on the worker" "$work/churn.err" || true)
+    [ "$made" -eq 20 ] || fail "want 20 swapchains on the worker, got $made"
+    check_report "$work/report.json" "r['swapchains_created'] == 20" \
+        "r['real_frames_presented'] == 212" "r['generated_frames'] >= 1" \
+        "r['devices'][0]['display'] == 'worker'" "r['devices'][0]['real_frames_not_shown'] == 0"
     ;;
 device_before_swapchain)
     # Programs' bugs the layer must survive: the last swapchain never destroyed, its surface
@@ -518,27 +566,33 @@ dump_compute)
         "r['devices'][0]['layer_copy'] == 'copy command'"
     check_report "$work/report-compute.json" "r['devices'][0]['input_copy'] == 'compute'" \
         "r['devices'][0]['layer_copy'] == 'compute'" "r['generated_frames'] >= 10"
-    python3 - "$work/dump-command" "$work/dump-compute" <<'PY' || fail "the compute copies present other bytes"
-import os, sys
-def frames(folder):
-    real, generated = [], {}
-    for name in sorted(os.listdir(folder)):
-        data = open(os.path.join(folder, name), "rb").read()
-        if name.endswith("-real.ppm"):
-            real.append(data)
-        else:
-            generated[len(real)] = data  # between real frames len(real)-1 and len(real)
-    return real, generated
-real_a, generated_a = frames(sys.argv[1])
-real_b, generated_b = frames(sys.argv[2])
-assert len(real_a) == len(real_b) == 60, (len(real_a), len(real_b))
-assert real_a == real_b, "vkcube's frames differ between the runs"
-both = sorted(set(generated_a) & set(generated_b))
-assert len(both) >= 10, f"only {len(both)} generated frames between the same real frames"
-differ = [k for k in both if generated_a[k] != generated_b[k]]
-assert not differ, f"generated frames before real frames {differ[:5]} differ"
-print(f"{len(both)} generated frames presented alike by the copy command and the compute copies")
-PY
+    same_frames_presented "$work/dump-command" "$work/dump-compute" "the compute copy"
+    ;;
+display_worker)
+    # The display on the worker: the worker's device makes the real swapchain on vkcube's window
+    # and presents real and generated frames; vkcube renders into images of the layer's own on
+    # its device, each crossing to the worker once. vkcube draws frame k alike in every run, so
+    # the frames presented are compared with a run presented by the program's device, as each
+    # was presented (the dump reads the swapchain image): every real frame byte for byte, and
+    # every generated frame between the same two real frames. A frame not passed through
+    # unchanged, or shown out of order, differs; a lease released too early would let the
+    # worker's next frame overwrite the one being copied, and differ too.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_DUMP_FRAMES=10000 TANDEM_FRAMEGEN_LOG=1
+    for display in program worker; do
+        TANDEM_FRAMEGEN_DISPLAY=$display TANDEM_FRAMEGEN_DUMP=$work/dump-$display \
+            TANDEM_FRAMEGEN_REPORT=$work/report-$display.json \
+            run_program "vkcube-$display" vkcube --c 60 --width 96 --height 96 ||
+            fail "vkcube exited with status $?"
+        expect_no_validation_messages
+    done
+    grep -q "swapchain created on the worker" "$work/vkcube-worker.err" ||
+        fail "no swapchain was made on the worker: $(grep -i worker "$work/vkcube-worker.err")"
+    check_report "$work/report-program.json" "r['devices'][0]['display'] == 'program'"
+    check_report "$work/report-worker.json" "r['devices'][0]['display'] == 'worker'" \
+        "r['real_frames_presented'] == 60" "r['generated_frames'] >= 10" \
+        "r['devices'][0]['real_frames_not_shown'] == 0"
+    same_frames_presented "$work/dump-program" "$work/dump-worker" "the worker's display"
     ;;
 pacing)
     # Where the display does not pace the presents (vkcube --present_mode 0: immediate), the

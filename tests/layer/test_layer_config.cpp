@@ -166,7 +166,8 @@ TEST(LayerConfig, BadLinesAreNamedAndIgnored) {
     ASSERT_EQ(config.problems.size(), 6u);
     EXPECT_EQ(config.problems[0], "/cfg/framegen.conf:3: 'speed' is not a setting; write one of "
                                   "multiplier, worker, wait_ms, verify, dump, dump_frames, "
-                                  "report, present_mode, scale, copies. The line is ignored");
+                                  "report, present_mode, scale, copies, display. The line is "
+                                  "ignored");
     EXPECT_EQ(config.problems[1],
               "/cfg/framegen.conf:4: 'just words' is not a setting; write KEY = VALUE. The line "
               "is ignored");
@@ -267,6 +268,25 @@ TEST(LayerConfig, RenderScaleFromTheFileAndTheEnvironment) {
     EXPECT_FALSE(config.verify);
     ASSERT_EQ(config.problems.size(), 1u);
     EXPECT_NE(config.problems[0].find("verify mode stays off"), std::string::npos);
+}
+
+TEST(LayerConfig, DisplayFromTheFileAndTheEnvironment) {
+    FramegenConfig config = resolve("display = program\n[program vkcube]\ndisplay = worker\n");
+    EXPECT_TRUE(config.problems.empty());
+    EXPECT_EQ(config.display, "worker");
+    EXPECT_EQ(config.origin("display").where, "/cfg/framegen.conf:3");
+    config = resolve("display = worker\n", {"vkcube", "vkcube"},
+                     {{"TANDEM_FRAMEGEN_DISPLAY", "program"}});
+    EXPECT_EQ(config.display, "program");
+    EXPECT_EQ(config.origin("display").where, "TANDEM_FRAMEGEN_DISPLAY");
+    EXPECT_EQ(resolve("").display, "program");
+    for (const char* bad : {"gpu", "Worker", "1"}) {
+        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_DISPLAY", bad}});
+        EXPECT_EQ(config.display, "program") << bad;
+        ASSERT_EQ(config.problems.size(), 1u) << bad;
+        EXPECT_NE(config.problems[0].find("write program"), std::string::npos)
+            << config.problems[0];
+    }
 }
 
 TEST(LayerConfig, CopiesFromTheFileAndTheEnvironment) {
