@@ -306,7 +306,7 @@ SwapchainGeneration::SwapchainGeneration(
             }
             m_program_views.push_back(made);
         }
-        if (rgba8_writable && !m_scaled) {
+        if (rgba8_writable && (!m_scaled || m_display.on_worker())) {
             try {
                 m_frame_copy = std::make_unique<FrameCopy>(
                     m_vk, m_display.device(), m_display.frame_copy_pipeline(), m_images, m_extent,

@@ -163,13 +163,21 @@ bool worker_swapchain_extensions(const InstanceRecord& instance, VkPhysicalDevic
                                                              offered.data()) != VK_SUCCESS) {
         return false;
     }
-    const bool has = std::any_of(offered.begin(), offered.end(), [](const auto& e) {
-        return std::string_view(e.extensionName) == VK_KHR_SWAPCHAIN_EXTENSION_NAME;
-    });
-    if (has) {
-        extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    const auto offers = [&](std::string_view name) {
+        return std::any_of(offered.begin(), offered.end(), [&](const auto& e) {
+            return std::string_view(e.extensionName) == name;
+        });
+    };
+    if (!offers(VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
+        return false;
     }
-    return has;
+    extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    // Its swapchain's images written through an RGBA8 storage view whatever their format (the
+    // compute copy of each frame into them).
+    if (offers(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
+        extensions.push_back(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME);
+    }
+    return true;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
@@ -232,6 +240,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
             result = create(physical_device, &with_swapchain, allocator, device);
             added = result == VK_SUCCESS;
             record->swapchain_added = added;
+            if (added) {
+                record->enabled_extensions.assign(extensions.begin(), extensions.end());
+            }
             if (!added) {
                 link->u.pLayerInfo = below;
             }
@@ -970,6 +981,79 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     return VK_SUCCESS;
 }
 
+// The swapchain's images made readable through an RGBA8 view with sampled usage, so that the
+// runtime copies each presented frame into Tandem's RGBA8 input with a compute dispatch
+// (TaskInputDesc::application_usage): an RGBA8 swapchain needs only the usage; a BGRA8 or sRGB
+// one is also made with mutable formats (VK_KHR_swapchain_mutable_format, which the layer
+// enables where the device offers it), RGBA8 among them. False, `info` unchanged, where the
+// surface or the device does not allow it, or the program made its swapchain mutable itself.
+struct RgbaFormatList {
+    std::array<VkFormat, 2> formats{};
+    VkImageFormatListCreateInfo list{VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO};
+};
+
+bool make_rgba8_readable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
+                         const VkSurfaceCapabilitiesKHR& capabilities, RgbaFormatList& list) {
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_SAMPLED_BIT) == 0 ||
+        (info.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) != 0) {
+        return false;
+    }
+    if (info.imageFormat != VK_FORMAT_R8G8B8A8_UNORM) {
+        const bool mutable_formats =
+            std::find(record.enabled_extensions.begin(), record.enabled_extensions.end(),
+                      VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME) !=
+            record.enabled_extensions.end();
+        if (!mutable_formats) {
+            return false;
+        }
+        list.formats = {info.imageFormat, VK_FORMAT_R8G8B8A8_UNORM};
+        list.list.viewFormatCount = static_cast<std::uint32_t>(list.formats.size());
+        list.list.pViewFormats = list.formats.data();
+        list.list.pNext = info.pNext;
+        info.pNext = &list.list;
+        info.flags |= VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR;
+    }
+    info.imageUsage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+    return true;
+}
+
+// With the swapchain readable so, also writable through an RGBA8 storage view, so that the layer
+// copies the worker's frames into it by a compute dispatch (frame_copy.hpp): where the surface
+// allows storage usage and the copies setting asks for compute copies (auto: on a GPU, not on a
+// CPU device, where the copy command is a memcpy). Storage usage may cost the program's own
+// rendering into the images on some GPUs (compression off): `copies = command` leaves it out.
+bool make_rgba8_writable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
+                         const VkSurfaceCapabilitiesKHR& capabilities) {
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) == 0) {
+        return false;
+    }
+    const std::string& copies = layer_settings().copies;
+    bool gpu = true;
+    if (record.instance->dispatch.GetPhysicalDeviceProperties != nullptr) {
+        VkPhysicalDeviceProperties properties{};
+        record.instance->dispatch.GetPhysicalDeviceProperties(record.physical_device, &properties);
+        gpu = properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    }
+    if (copies == "command" || (copies == "auto" && !gpu)) {
+        return false;
+    }
+    info.imageUsage |= VK_IMAGE_USAGE_STORAGE_BIT;
+    return true;
+}
+
+// Takes back make_rgba8_readable's and make_rgba8_writable's additions (what the program asked for
+// is in `program`).
+void undo_rgba8_readable(VkSwapchainCreateInfoKHR& info, const VkSwapchainCreateInfoKHR& program,
+                         const RgbaFormatList& list) {
+    if (info.pNext == &list.list) {
+        info.pNext = list.list.pNext;
+    }
+    info.flags = (info.flags & ~VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) |
+                 (program.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR);
+    constexpr VkImageUsageFlags added = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT;
+    info.imageUsage = (info.imageUsage & ~added) | (program.imageUsage & added);
+}
+
 // The program's device extensions whose calls name a swapchain beyond those the layer answers
 // for a swapchain on the worker (create, destroy, images, acquire, present): with any of them
 // enabled, the program keeps its own swapchain.
@@ -1065,6 +1149,16 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
     real.queueFamilyIndexCount = 0;
     real.pQueueFamilyIndices = nullptr;
     real.oldSwapchain = old_worker;
+    // Each frame copied in by a compute dispatch, as on the program's device (copies = auto:
+    // where the worker is a GPU), where the surface and the worker's device allow it; else (or
+    // where the swapchain cannot be made so) by the copy command.
+    RgbaFormatList format_list;
+    bool rgba8_writable = make_rgba8_readable(*worker, real, capabilities, format_list) &&
+                          make_rgba8_writable(*worker, real, capabilities);
+    if (!rgba8_writable) {
+        undo_rgba8_readable(real, program, format_list);
+        real.imageUsage &= ~(VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT);
+    }
     constexpr std::uint32_t k_more_images = 2; // generated frames and the real one in flight
     real.minImageCount =
         capabilities.maxImageCount == 0
@@ -1074,10 +1168,15 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(record, program.oldSwapchain);
     VkSwapchainKHR made = VK_NULL_HANDLE;
-    if (const VkResult r =
-            worker->dispatch.CreateSwapchainKHR(worker->device, &real, nullptr, &made);
-        r != VK_SUCCESS) {
-        return r;
+    VkResult created = worker->dispatch.CreateSwapchainKHR(worker->device, &real, nullptr, &made);
+    if (created != VK_SUCCESS && rgba8_writable) {
+        undo_rgba8_readable(real, program, format_list);
+        real.imageUsage &= ~(VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT);
+        rgba8_writable = false;
+        created = worker->dispatch.CreateSwapchainKHR(worker->device, &real, nullptr, &made);
+    }
+    if (created != VK_SUCCESS) {
+        return created;
     }
     ScaledSwapchain::Desc desc =
         program_images_desc(record, program, program.imageExtent, queues.front());
@@ -1105,6 +1204,7 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
     swapchain_record.present_mode = real.presentMode;
     swapchain_record.usage = program.imageUsage;
     swapchain_record.rgba8_readable = true;
+    swapchain_record.rgba8_writable = rgba8_writable;
     swapchain_record.generation_possible = true;
     swapchain_record.scaled = images;
     swapchain_record.worker_swapchain = made;
@@ -1124,79 +1224,6 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
              std::to_string(program.imageExtent.height) +
              ", the program's images cross to it once a frame");
     return VK_SUCCESS;
-}
-
-// The swapchain's images made readable through an RGBA8 view with sampled usage, so that the
-// runtime copies each presented frame into Tandem's RGBA8 input with a compute dispatch
-// (TaskInputDesc::application_usage): an RGBA8 swapchain needs only the usage; a BGRA8 or sRGB
-// one is also made with mutable formats (VK_KHR_swapchain_mutable_format, which the layer
-// enables where the device offers it), RGBA8 among them. False, `info` unchanged, where the
-// surface or the device does not allow it, or the program made its swapchain mutable itself.
-struct RgbaFormatList {
-    std::array<VkFormat, 2> formats{};
-    VkImageFormatListCreateInfo list{VK_STRUCTURE_TYPE_IMAGE_FORMAT_LIST_CREATE_INFO};
-};
-
-bool make_rgba8_readable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
-                         const VkSurfaceCapabilitiesKHR& capabilities, RgbaFormatList& list) {
-    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_SAMPLED_BIT) == 0 ||
-        (info.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) != 0) {
-        return false;
-    }
-    if (info.imageFormat != VK_FORMAT_R8G8B8A8_UNORM) {
-        const bool mutable_formats =
-            std::find(record.enabled_extensions.begin(), record.enabled_extensions.end(),
-                      VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME) !=
-            record.enabled_extensions.end();
-        if (!mutable_formats) {
-            return false;
-        }
-        list.formats = {info.imageFormat, VK_FORMAT_R8G8B8A8_UNORM};
-        list.list.viewFormatCount = static_cast<std::uint32_t>(list.formats.size());
-        list.list.pViewFormats = list.formats.data();
-        list.list.pNext = info.pNext;
-        info.pNext = &list.list;
-        info.flags |= VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR;
-    }
-    info.imageUsage |= VK_IMAGE_USAGE_SAMPLED_BIT;
-    return true;
-}
-
-// With the swapchain readable so, also writable through an RGBA8 storage view, so that the layer
-// copies the worker's frames into it by a compute dispatch (frame_copy.hpp): where the surface
-// allows storage usage and the copies setting asks for compute copies (auto: on a GPU, not on a
-// CPU device, where the copy command is a memcpy). Storage usage may cost the program's own
-// rendering into the images on some GPUs (compression off): `copies = command` leaves it out.
-bool make_rgba8_writable(const DeviceRecord& record, VkSwapchainCreateInfoKHR& info,
-                         const VkSurfaceCapabilitiesKHR& capabilities) {
-    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) == 0) {
-        return false;
-    }
-    const std::string& copies = layer_settings().copies;
-    bool gpu = true;
-    if (record.instance->dispatch.GetPhysicalDeviceProperties != nullptr) {
-        VkPhysicalDeviceProperties properties{};
-        record.instance->dispatch.GetPhysicalDeviceProperties(record.physical_device, &properties);
-        gpu = properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    }
-    if (copies == "command" || (copies == "auto" && !gpu)) {
-        return false;
-    }
-    info.imageUsage |= VK_IMAGE_USAGE_STORAGE_BIT;
-    return true;
-}
-
-// Takes back make_rgba8_readable's and make_rgba8_writable's additions (what the program asked for
-// is in `program`).
-void undo_rgba8_readable(VkSwapchainCreateInfoKHR& info, const VkSwapchainCreateInfoKHR& program,
-                         const RgbaFormatList& list) {
-    if (info.pNext == &list.list) {
-        info.pNext = list.list.pNext;
-    }
-    info.flags = (info.flags & ~VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR) |
-                 (program.flags & VK_SWAPCHAIN_CREATE_MUTABLE_FORMAT_BIT_KHR);
-    constexpr VkImageUsageFlags added = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT;
-    info.imageUsage = (info.imageUsage & ~added) | (program.imageUsage & added);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,

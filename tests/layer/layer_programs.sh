@@ -579,10 +579,14 @@ display_worker)
     # worker's next frame overwrite the one being copied, and differ too.
     explicit_layer
     export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_DUMP_FRAMES=10000 TANDEM_FRAMEGEN_LOG=1
-    for display in program worker; do
-        TANDEM_FRAMEGEN_DISPLAY=$display TANDEM_FRAMEGEN_DUMP=$work/dump-$display \
-            TANDEM_FRAMEGEN_REPORT=$work/report-$display.json \
-            run_program "vkcube-$display" vkcube --c 60 --width 96 --height 96 ||
+    # worker-compute: the input copy and the worker's copies into its swapchain as compute
+    # dispatches (its swapchain read and written through RGBA8 views), as on a GPU.
+    for run in program worker worker-compute; do
+        copies=command
+        [ "$run" != worker-compute ] || copies=compute
+        TANDEM_FRAMEGEN_DISPLAY=${run%-compute} TANDEM_FRAMEGEN_COPIES=$copies \
+            TANDEM_FRAMEGEN_DUMP=$work/dump-$run TANDEM_FRAMEGEN_REPORT=$work/report-$run.json \
+            run_program "vkcube-$run" vkcube --c 60 --width 96 --height 96 ||
             fail "vkcube exited with status $?"
         expect_no_validation_messages
     done
@@ -592,7 +596,11 @@ display_worker)
     check_report "$work/report-worker.json" "r['devices'][0]['display'] == 'worker'" \
         "r['real_frames_presented'] == 60" "r['generated_frames'] >= 10" \
         "r['devices'][0]['real_frames_not_shown'] == 0"
+    check_report "$work/report-worker-compute.json" "r['devices'][0]['display'] == 'worker'" \
+        "r['devices'][0]['layer_copy'] == 'compute'" "r['devices'][0]['input_copy'] == 'compute'"
     same_frames_presented "$work/dump-program" "$work/dump-worker" "the worker's display"
+    same_frames_presented "$work/dump-program" "$work/dump-worker-compute" \
+        "the worker's display with compute copies"
     ;;
 pacing)
     # Where the display does not pace the presents (vkcube --present_mode 0: immediate), the
