@@ -119,7 +119,9 @@ template <typename Settings>
                                                std::uint32_t height);
 [[nodiscard]] TANDEM_API TaskDesc interpolate_task(const std::string& name, std::uint32_t width,
                                                    std::uint32_t height);
-// Frame generation from colour alone: one RGBA8 input, the output the same size.
+// Frame generation from colour alone: one RGBA8 input, the output the same size. The input may be
+// chained from an output kept on the same worker (TaskDesc::keep_output_on_worker), which it
+// reads in place.
 [[nodiscard]] TANDEM_API TaskDesc interpolate_colour_task(const std::string& name,
                                                           std::uint32_t width,
                                                           std::uint32_t height);

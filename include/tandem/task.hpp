@@ -112,11 +112,13 @@ struct TaskDesc {
     // never named at submit). At most 8.
     std::vector<TaskInputDesc> inputs;
     // Set: where the task runs on a worker, its outputs stay there. Nothing copies them to the
-    // primary; each is published once the worker's work completes, and is leased there alone
-    // (Runtime::acquire_on_worker: its wait is on the worker's work), for an application that
+    // primary; each is published once the worker's work completes, in GENERAL, and is leased
+    // there alone (Runtime::acquire_on_worker: its wait is on the worker's work), for an
+    // application that
     // uses it on the worker (a display the worker drives, its own pass there). acquire() then
-    // answers BadArgument. No task may chain from it (TaskInputDesc::producer). On the primary
-    // it changes nothing.
+    // answers BadArgument. A task on the same worker may chain from it (TaskInputDesc::
+    // producer), reading it in place; one on another device is refused at its submit
+    // (ChainBroken, with a sentence). On the primary it changes nothing.
     bool keep_output_on_worker = false;
 };
 

@@ -317,6 +317,13 @@ SwapchainGeneration::SwapchainGeneration(
                             e.what() + ")");
             }
         }
+        // On the worker's display the real frame's task comes first: the frame tasks read its
+        // output there (a chain, in place), so that each frame is copied on the program's
+        // device once.
+        if (m_display.on_worker()) {
+            m_upscale = kept.upscale ? kept.upscale
+                                     : m_device.runtime().register_task_async(real_frame_desc());
+        }
         // Kept from the swapchain this one replaced: each has made frames, so at the same size
         // the next job's frame is a generated one (m_jobs 1); at another size each is reshaped.
         m_tasks = std::move(kept.tasks);
@@ -332,17 +339,14 @@ SwapchainGeneration::SwapchainGeneration(
             m_jobs.push_back(0);
             m_reshaped_at.push_back(0);
         }
-        if (m_scaled) {
+        if (upscales_frames()) {
             Runtime& runtime = m_device.runtime();
             m_upscale = kept.upscale;
             m_frame_upscales = std::move(kept.frame_upscales);
             if (!m_upscale) {
-                m_upscale = runtime.register_task_async(
-                    m_display.on_worker() ? real_frame_desc()
-                                          : upscale_desc("tandem-layer upscale", {}));
+                m_upscale = runtime.register_task_async(upscale_desc("tandem-layer upscale", {}));
             }
-            for (std::size_t k = m_frame_upscales.size(); k < m_tasks.size() && upscales_frames();
-                 ++k) {
+            for (std::size_t k = m_frame_upscales.size(); k < m_tasks.size(); ++k) {
                 m_frame_upscales.push_back(runtime.register_task_async(upscale_desc(
                     "tandem-layer frame " + std::to_string(k + 1) + " upscale", m_tasks[k])));
             }
@@ -443,6 +447,14 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
             summary.layer_copied_by_compute = m_frame_copy != nullptr;
             summary.display = m_display.on_worker() ? "worker" : "program";
+            // Every copy of the program's frames on its device, all tasks: one per frame on the
+            // worker's display (the frame tasks read the real frame's task's output there).
+            for (const TaskId task : m_tasks) {
+                summary.input_copies += m_device.runtime().stats(task).input_copies;
+            }
+            if (m_upscale) {
+                summary.input_copies += stats.input_copies;
+            }
             const std::lock_guard lock(m_counts.summary_mutex);
             m_counts.summary = std::move(summary);
         } catch (const std::exception&) {
@@ -653,7 +665,9 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         InterpolateSettings settings;
         settings.t = static_cast<float>(k + 1) / static_cast<float>(m_multiplier);
         const SubmitResult r =
-            runtime.submit(m_tasks[k], settings_bytes(settings), std::span(&input, 1));
+            m_display.on_worker()
+                ? runtime.submit(m_tasks[k], settings_bytes(settings)) // reads the real frame's
+                : runtime.submit(m_tasks[k], settings_bytes(settings), std::span(&input, 1));
         if (!r.accepted()) {
             note_submit_failure(r);
             continue; // Preparing or Busy: no frame generated before this one
@@ -760,11 +774,15 @@ TaskDesc SwapchainGeneration::frame_task(std::size_t k) const {
                                                 std::to_string(m_multiplier),
                                             size.width, size.height);
     desc.placement = Placement::on_a_worker();
-    if (m_program_sampled) {
+    if (m_display.on_worker()) {
+        // The real frame's task's newest output, on the worker where both run; shown by the
+        // worker itself: nothing comes back.
+        desc.inputs[0].producer = m_upscale;
+        desc.inputs[0].chain = ChainMode::Newest;
+        desc.keep_output_on_worker = true;
+    } else if (m_program_sampled) {
         desc.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
     }
-    // Shown by the worker itself: nothing comes back.
-    desc.keep_output_on_worker = m_display.on_worker();
     return desc;
 }
 

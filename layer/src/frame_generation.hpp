@@ -61,6 +61,8 @@ struct GenerationSummary {
     bool layer_copied_by_compute = false; // the layer's copies into the swapchain, likewise
     // Where its frames went out: "program" (the program's device) or "worker".
     std::string display = "program";
+    // The program's frames copied into Tandem's inputs on its device, by every task.
+    std::uint64_t input_copies = 0;
 };
 
 // What generation did on one device, for the report.

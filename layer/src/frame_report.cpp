@@ -125,6 +125,7 @@ bool write_frame_report(const ReportContents& contents) {
              {"upscaled_frames", counts.upscaled_frames},
              {"blitted_frames", counts.blitted_frames},
              {"display", counts.generation.display},
+             {"input_copies", counts.generation.input_copies},
              {"real_frames_not_shown", counts.real_frames_not_shown},
              {"program_extent", extent_json(counts.scaling, true)},
              {"window_extent", extent_json(counts.scaling, false)}});

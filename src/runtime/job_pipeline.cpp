@@ -379,7 +379,8 @@ bool JobPipeline::record_job(Worker& worker, const WorkerJob& job, const JobStar
             out = {VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_NONE};
         }
-        if (r == VK_SUCCESS && !instance.transport->shares_images() &&
+        if (r == VK_SUCCESS &&
+            (!instance.transport->shares_images() || instance.keeps_output_on_worker()) &&
             out.layout != written_layout) {
             // The transfer copies from it next: TRANSFER_SRC_OPTIMAL is the layout copies want;
             // SHADER_READ_ONLY_OPTIMAL when a chain's consumer samples it in place (the
@@ -495,8 +496,13 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     // With feeds the output is left in TRANSFER_SRC_OPTIMAL by their copies. Written in place
     // (the image is the transport's staging) it goes in GENERAL, where its bytes are the
     // memory's, which the primary's copy reads; a chain's consumer samples it there too.
+    // Kept on its worker (nothing crosses) it goes in GENERAL, whatever the workload left it in:
+    // its leases there and the chained consumers beside it read it where it is, and a copy of
+    // it needs no change of layout (frame generation keeps a chained input so).
     VkImageLayout written_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    if (instance.transport->shares_images()) {
+    if (instance.keeps_output_on_worker()) {
+        written_layout = VK_IMAGE_LAYOUT_GENERAL;
+    } else if (instance.transport->shares_images()) {
         written_layout = start.feeds.empty() ? instance.workload->output().layout
                                              : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     } else if (instance.transport->writes_in_place()) {

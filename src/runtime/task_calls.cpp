@@ -159,13 +159,6 @@ TaskError RuntimeImpl::reconfigure(TaskId id, const TaskDesc& given) {
         if (!task->live) {
             return TaskError::UnknownTask;
         }
-        if (desc.keep_output_on_worker && task->links.pins > 0) {
-            throw Error(ErrorCategory::InvalidArgument,
-                        "Task '" + task->desc.name +
-                            "' cannot keep its outputs on its worker: other tasks chain from it",
-                        "Unregister or reconfigure its consumers first, or leave "
-                        "keep_output_on_worker unset");
-        }
         // Its newest shape's producers and leader before the shape is adopted (a chain moves
         // as a unit or not at all); it reads in step from its next generation on.
         AdoptedLinks adopted(task->links, chain);

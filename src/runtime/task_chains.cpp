@@ -67,14 +67,6 @@ std::vector<std::shared_ptr<Task>> check_chain(const TaskTable& tasks, TaskDesc&
                         "Name a task this runtime registered and has not unregistered (an id "
                         "another runtime gave names no task here)");
         }
-        if (made.keep_output_on_worker) {
-            throw Error(ErrorCategory::InvalidArgument,
-                        what + " names '" + made.name +
-                            "', which keeps its outputs on its worker "
-                            "(TaskDesc::keep_output_on_worker), as its producer",
-                        "Chain from a task whose outputs reach the primary, or read the "
-                        "outputs on the worker yourself (Runtime::acquire_on_worker)");
-        }
         if (input.format != made.format) {
             throw Error(ErrorCategory::InvalidArgument,
                         what + " has format " + format_name(input.format) + " and its producer '" +
@@ -199,6 +191,14 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
             // primary (index 0), which every output reaches; on another worker where the
             // producer's feed to it delivers it (chain_feeds.hpp).
             const bool delivered = active->worker != worker && worker->index() == 0;
+            // An output kept on its worker is read there alone (in place).
+            if (active->worker != worker && active->keeps_output_on_worker()) {
+                answer = {ChainHold::Status::Broken,
+                          who + " runs on " + worker->label() + " and " + of +
+                              " keeps its outputs on " + active->worker->label() +
+                              " (TaskDesc::keep_output_on_worker): place it there"};
+                break;
+            }
             ChainFeed* feed = nullptr;
             if (active->worker != worker && !delivered) {
                 feed = active->feeds.to(worker);
@@ -403,8 +403,14 @@ Gathered read_in_place(const ChainedRead& read, const SlotRecord& s, JobInput& i
               producer.transport->path_name();
         return Gathered::Failed;
     }
-    add_wait(waits, semaphore_submit_info(producer.transport->sender_semaphore(), s.worker_value,
-                                          VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
+    // Kept on the worker, the output is as its work left it; else after its hand-off's worker
+    // side.
+    add_wait(waits,
+             producer.keeps_output_on_worker()
+                 ? semaphore_submit_info(producer.worker->work_timeline().handle(), s.work_value,
+                                         VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT)
+                 : semaphore_submit_info(producer.transport->sender_semaphore(), s.worker_value,
+                                         VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
     fill_chained(in, res.written(), res.handed_off_layout, read.generation);
     return Gathered::Ready;
 }

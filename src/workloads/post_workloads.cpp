@@ -260,7 +260,10 @@ private:
 };
 
 // Interpolation copies its inputs for the next job, changing their layout: a chained input (the
-// producer's own image, read in place) cannot be treated so.
+// producer's own image, read in place) cannot be treated so, unless it is read in GENERAL
+// (keep_as_previous), as an output kept on its worker by a compute pass is. Colour interpolation
+// takes such an input (its job fails with a sentence when the input comes in another layout);
+// interpolation with depth and motion does not.
 void expect_unchained(const WorkerContext& context, const char* kind) {
     for (const TaskInputDesc& in : context.inputs) {
         if (in.producer) {
@@ -318,6 +321,17 @@ public:
                 detail::k_post_output_access | VK_ACCESS_2_TRANSFER_WRITE_BIT};
     }
     void record(const RecordContext& job) override {
+        for (const JobInput& in : job.inputs) {
+            // A chained input is the producer's image, which others may read meanwhile: it is
+            // copied where it is, in GENERAL, its layout never changed.
+            if (in.chained && in.layout != VK_IMAGE_LAYOUT_GENERAL) {
+                throw Error(ErrorCategory::InvalidArgument,
+                            "a chained input arrived in layout " + std::to_string(in.layout) +
+                                ", where frame generation can keep it only in GENERAL",
+                            "Chain frame generation from an output kept on its worker "
+                            "(TaskDesc::keep_output_on_worker) by a compute pass");
+            }
+        }
         if (!m_has_previous) {
             first_frame(job);
         } else {
@@ -349,20 +363,27 @@ private:
                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                               VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        detail::image_barrier(job.cmd, colour.image, colour.layout,
-                              VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
-                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
-        detail::copy_whole_image(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                 job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, job.extent);
+        // In GENERAL (a chained input) it is copied where it is, its layout never changed.
+        const bool in_place = colour.layout == VK_IMAGE_LAYOUT_GENERAL;
+        const VkImageLayout source =
+            in_place ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        if (!in_place) {
+            detail::image_barrier(job.cmd, colour.image, colour.layout, source,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        }
+        detail::copy_whole_image(job.cmd, colour.image, source, job.image,
+                                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, job.extent);
         // Left in GENERAL, as output() says; the copy's write is the one to wait for.
         detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
                               VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        detail::image_barrier(job.cmd, colour.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                              colour.layout, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
-                              VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        if (!in_place) {
+            detail::image_barrier(job.cmd, colour.image, source, colour.layout,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+        }
     }
     // This job's inputs become the next job's previous frame, after this job's reads.
     void keep_as_previous(const RecordContext& job) {
@@ -371,19 +392,26 @@ private:
         for (std::size_t i = 0; i < m_previous.size(); ++i) {
             const JobInput& in = job.inputs[i];
             const VkImage previous = m_previous[i].get();
-            detail::image_barrier(job.cmd, in.image, in.layout,
-                                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, compute, VK_ACCESS_2_NONE,
-                                  copy, VK_ACCESS_2_TRANSFER_READ_BIT);
+            // In GENERAL (a chained input is, record() saw to it) it is copied where it is,
+            // its layout never changed: reads after reads need no barrier.
+            const bool in_place = in.layout == VK_IMAGE_LAYOUT_GENERAL;
+            const VkImageLayout source =
+                in_place ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+            if (!in_place) {
+                detail::image_barrier(job.cmd, in.image, in.layout, source, compute,
+                                      VK_ACCESS_2_NONE, copy, VK_ACCESS_2_TRANSFER_READ_BIT);
+            }
             detail::image_barrier(job.cmd, previous,
                                   m_has_previous ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
                                                  : VK_IMAGE_LAYOUT_UNDEFINED,
                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, compute, VK_ACCESS_2_NONE,
                                   copy, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-            detail::copy_whole_image(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                     previous, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.extent);
-            detail::image_barrier(job.cmd, in.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                  in.layout, copy, VK_ACCESS_2_NONE,
-                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            detail::copy_whole_image(job.cmd, in.image, source, previous,
+                                     VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.extent);
+            if (!in_place) {
+                detail::image_barrier(job.cmd, in.image, source, in.layout, copy, VK_ACCESS_2_NONE,
+                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            }
             detail::image_barrier(job.cmd, previous, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                   VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, copy,
                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, compute,
@@ -435,7 +463,6 @@ public:
         : FrameGenerationWorkload(context, (expect_inputs(context, "interpolate_colour",
                                                           {{"colour", VK_FORMAT_R8G8B8A8_UNORM}}),
                                             expect_task_size(context, "interpolate_colour", 0),
-                                            expect_unchained(context, "interpolate_colour"),
                                             device_of(context, "interpolate_colour"))),
           m_pass(m_device, {context.width, context.height}, context.slots) {}
 

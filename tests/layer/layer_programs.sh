@@ -593,7 +593,10 @@ display_worker)
     grep -q "swapchain created on the worker" "$work/vkcube-worker.err" ||
         fail "no swapchain was made on the worker: $(grep -i worker "$work/vkcube-worker.err")"
     check_report "$work/report-program.json" "r['devices'][0]['display'] == 'program'"
+    # One copy of each frame on vkcube's device with the worker as the display too: its frame
+    # task reads the real frame's task's output on the worker instead of a copy of its own.
     check_report "$work/report-worker.json" "r['devices'][0]['display'] == 'worker'" \
+        "r['devices'][0]['input_copies'] == r['devices'][0]['jobs']" \
         "r['real_frames_presented'] == 60" "r['generated_frames'] >= 10" \
         "r['devices'][0]['real_frames_not_shown'] == 0"
     check_report "$work/report-worker-compute.json" "r['devices'][0]['display'] == 'worker'" \

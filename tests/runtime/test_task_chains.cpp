@@ -623,6 +623,41 @@ TEST_F(TaskChains, AChainOfThreeOnOneWorkerReadsInStepAndCopiesNothing) {
     expect_in_place(*runtime, b, c);
 }
 
+// An output kept on its worker (TaskDesc::keep_output_on_worker) never reaches the primary, and a
+// consumer on the same worker reads it in place, in step, after the producer's work; a consumer
+// on another device is refused at its submit with a sentence, and nothing it held stays held.
+TEST_F(TaskChains, AnOutputKeptOnItsWorkerIsReadInPlaceThereAndRefusedElsewhere) {
+    auto runtime = make_runtime("1");
+    TaskDesc fill = fill_task("fill", "worker");
+    fill.keep_output_on_worker = true;
+    const TaskId producer = runtime->register_task(fill);
+    const TaskId consumer =
+        runtime->register_task(blur_of(producer, ChainMode::Matching, "worker"));
+    EXPECT_GE(run_chain(*runtime, producer, consumer, ChainMode::Matching, 30), 5);
+    const TaskStats made = runtime->stats(producer);
+    EXPECT_TRUE(made.outputs_kept_on_worker);
+    EXPECT_EQ(made.transfer_queued.count, 0u) << "a kept output was handed to the primary";
+    expect_in_place(*runtime, producer, consumer);
+
+    TaskDesc elsewhere = blur_of(producer, ChainMode::Newest, "primary");
+    elsewhere.name = "blur on the primary";
+    const TaskId refused = runtime->register_task(elsewhere);
+    SubmitResult r;
+    EXPECT_TRUE(pump_until(*runtime,
+                           [&] {
+                               static_cast<void>(runtime->submit(producer));
+                               r = runtime->submit(refused);
+                               return r.status == SubmitStatus::Failed;
+                           }))
+        << to_string(r.status) << ": " << r.reason;
+    EXPECT_EQ(r.error, TaskError::ChainBroken);
+    EXPECT_NE(r.reason.find("keeps its outputs on"), std::string::npos) << r.reason;
+    EXPECT_EQ(runtime->stats(refused).accepted, 0u);
+    runtime->unregister_task(refused);
+    runtime->unregister_task(consumer);
+    runtime->unregister_task(producer);
+}
+
 TEST_F(TaskChains, AMatchingConsumerUnregisteredNoLongerHoldsItsProducerBack) {
     auto runtime = make_runtime("1");
     const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
