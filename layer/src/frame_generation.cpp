@@ -323,6 +323,11 @@ SwapchainGeneration::SwapchainGeneration(
         if (m_display.on_worker()) {
             m_upscale = kept.upscale ? kept.upscale
                                      : m_device.runtime().register_task_async(real_frame_desc());
+            m_real_upscale = kept.real_upscale;
+            if (!m_real_upscale && upscales_frames()) {
+                m_real_upscale = m_device.runtime().register_task_async(
+                    upscale_desc("tandem-layer upscale", m_upscale));
+            }
         }
         // Kept from the swapchain this one replaced: each has made frames, so at the same size
         // the next job's frame is a generated one (m_jobs 1); at another size each is reshaped.
@@ -341,8 +346,10 @@ SwapchainGeneration::SwapchainGeneration(
         }
         if (upscales_frames()) {
             Runtime& runtime = m_device.runtime();
-            m_upscale = kept.upscale;
             m_frame_upscales = std::move(kept.frame_upscales);
+            if (!m_display.on_worker()) {
+                m_upscale = kept.upscale;
+            }
             if (!m_upscale) {
                 m_upscale = runtime.register_task_async(upscale_desc("tandem-layer upscale", {}));
             }
@@ -530,6 +537,10 @@ void SwapchainGeneration::release() noexcept {
         static_cast<void>(m_device.runtime().unregister_task(task));
     }
     m_tasks.clear();
+    if (m_real_upscale) { // before the real frame's task it reads
+        static_cast<void>(m_device.runtime().unregister_task(m_real_upscale));
+        m_real_upscale = {};
+    }
     if (m_upscale) {
         static_cast<void>(m_device.runtime().unregister_task(m_upscale));
         m_upscale = {};
@@ -649,6 +660,13 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         } else {
             note_submit_failure(r);
         }
+        if (r.accepted() && m_real_upscale) {
+            // Scaled on the worker's display: the real frame shown is the upscale of its task's
+            // output, read there in place.
+            const SubmitResult up =
+                runtime.submit(m_real_upscale, settings_bytes(k_scaling_upscale));
+            next.upscaled = up.accepted() ? up.generation : 0;
+        }
     }
     for (std::size_t k = 0; k < m_tasks.size() && !next.held_back && !m_worker_lost; ++k) {
         if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
@@ -737,11 +755,14 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
     }
     const auto start = std::chrono::steady_clock::now();
     bool all = true;
-    while (m_scaled && m_device.runtime().stats(m_upscale).preparing &&
-           std::chrono::steady_clock::now() - start < longest) {
+    const auto real_preparing = [&] {
+        return m_scaled && (m_device.runtime().stats(m_upscale).preparing ||
+                            (m_real_upscale && m_device.runtime().stats(m_real_upscale).preparing));
+    };
+    while (real_preparing() && std::chrono::steady_clock::now() - start < longest) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    all = !m_scaled || !m_device.runtime().stats(m_upscale).preparing;
+    all = !real_preparing();
     for (std::size_t k = 0; k < m_tasks.size(); ++k) {
         while (!takes_frames(k) && std::chrono::steady_clock::now() - start < longest) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -764,6 +785,7 @@ TaskDesc SwapchainGeneration::upscale_desc(const std::string& name, TaskId produ
         desc.inputs[0].producer = producer;
         desc.inputs[0].chain = ChainMode::Newest;
     }
+    desc.keep_output_on_worker = m_display.on_worker(); // shown by the worker itself
     return desc;
 }
 
@@ -792,10 +814,10 @@ TaskDesc SwapchainGeneration::real_frame_desc() const {
     TaskDesc desc;
     desc.name = "tandem-layer real frame";
     desc.factory = compute_workload(pass);
-    desc.width = m_extent.width;
-    desc.height = m_extent.height;
+    desc.width = program_extent().width;
+    desc.height = program_extent().height;
     desc.format = VK_FORMAT_R8G8B8A8_UNORM;
-    desc.inputs = {{"frame", VK_FORMAT_R8G8B8A8_UNORM, m_extent.width, m_extent.height}};
+    desc.inputs = {{"frame", VK_FORMAT_R8G8B8A8_UNORM, desc.width, desc.height}};
     if (m_program_sampled) {
         desc.inputs[0].application_usage = VK_IMAGE_USAGE_SAMPLED_BIT;
     }
@@ -1242,8 +1264,8 @@ void SwapchainGeneration::present_scaled_real(const Held& held) {
     }
     std::optional<VkResult> shown;
     if (held.upscaled != 0) {
-        wait_for_output(m_upscale, held.upscaled, held.presented, m_display.on_worker());
-        shown = present_output(m_upscale, held.upscaled, true);
+        wait_for_output(shown_real(), held.upscaled, held.presented, m_display.on_worker());
+        shown = present_output(shown_real(), held.upscaled, true);
     }
     const std::array readers{TimelinePoint{m_ready, held.ready_value},
                              TimelinePoint{runtime.input_timeline(), held.inputs_released}};
@@ -1390,6 +1412,9 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
 std::vector<TaskId> KeptTasks::all() const {
     std::vector<TaskId> every(frame_upscales);
     every.insert(every.end(), tasks.begin(), tasks.end());
+    if (real_upscale) {
+        every.push_back(real_upscale);
+    }
     if (upscale) {
         every.push_back(upscale);
     }
@@ -1398,8 +1423,10 @@ std::vector<TaskId> KeptTasks::all() const {
 
 KeptTasks SwapchainGeneration::take_tasks() {
     record_summary();
-    KeptTasks kept{{}, m_extent, m_upscale, std::move(m_frame_upscales), program_extent()};
+    KeptTasks kept{
+        {}, m_extent, m_upscale, std::move(m_frame_upscales), m_real_upscale, program_extent()};
     m_upscale = {};
+    m_real_upscale = {};
     m_frame_upscales.clear();
     for (std::size_t k = 0; k < m_tasks.size(); ++k) {
         // A task whose reshape to this size has not taken effect yet is not handed on: a second

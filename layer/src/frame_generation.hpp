@@ -187,6 +187,9 @@ struct KeptTasks {
     // swapchain of the same sizes, and the program's size.
     TaskId upscale;
     std::vector<TaskId> frame_upscales;
+    // On the worker's display, scaled: the upscale of the real frame's task's output (`upscale`
+    // is then that task).
+    TaskId real_upscale;
     VkExtent2D program_extent{};
     // Every task, the readers of a chain before what they read (the order to unregister them).
     [[nodiscard]] std::vector<TaskId> all() const;
@@ -339,11 +342,17 @@ private:
     [[nodiscard]] TaskId shown_task(std::size_t k) const {
         return upscales_frames() ? m_frame_upscales[k] : m_tasks[k];
     }
-    // Scaled on the program's device: each generated frame is upscaled by a task that chains
-    // from its frame task. (On the worker's display the program's images are the swapchain's
-    // size: nothing is upscaled.)
+    // Scaled: each generated frame is upscaled by a task that chains from its frame task. (On
+    // the worker's display unscaled the program's images are the swapchain's size: nothing is
+    // upscaled.)
     [[nodiscard]] bool upscales_frames() const noexcept {
-        return m_scaled != nullptr && !m_display.on_worker();
+        return m_scaled != nullptr && (m_scaled->program_extent().width != m_extent.width ||
+                                       m_scaled->program_extent().height != m_extent.height);
+    }
+    // The task whose output shows the real frame: the upscale of it (scaled), or on the worker's
+    // display the real frame's task itself.
+    [[nodiscard]] TaskId shown_real() const noexcept {
+        return m_real_upscale ? m_real_upscale : m_upscale;
     }
     // On the worker's display: the task that passes each presented frame to the worker.
     [[nodiscard]] TaskDesc real_frame_desc() const;
@@ -417,6 +426,9 @@ private:
     std::vector<VkImageView> m_program_views;
     std::shared_ptr<ScaledSwapchain> m_scaled; // null: not scaled
     TaskId m_upscale;                          // scaled: the worker's upscale of each frame
+    // (On the worker's display, the real frame's task, at the program's size; scaled there too,
+    // m_real_upscale upscales its output to the window's, as m_frame_upscales do the frames.)
+    TaskId m_real_upscale;
     std::vector<TaskId> m_tasks;
     std::vector<TaskId> m_frame_upscales; // scaled: per frame task, the upscale of its frames
     std::vector<std::uint64_t> m_jobs;    // jobs accepted per task (the first makes no frame)

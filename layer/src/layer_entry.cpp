@@ -1080,9 +1080,10 @@ bool names_swapchains_elsewhere(const DeviceRecord& record) {
 // cannot present there or the swapchain is not one the layer can stand in for; else the call's
 // result. The program's allocator is for its own device: what the layer makes on the worker's
 // takes none.
-std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
-                                                        const VkSwapchainCreateInfoKHR& program,
-                                                        VkSwapchainKHR* swapchain) {
+std::optional<VkResult>
+create_worker_display_swapchain(DeviceRecord& record, const VkSwapchainCreateInfoKHR& program,
+                                const VkSurfaceCapabilitiesKHR& program_capabilities,
+                                VkSwapchainKHR* swapchain) {
     const auto on_program = [&](const std::string& why) -> std::optional<VkResult> {
         log_problem("a swapchain of " + std::to_string(program.imageExtent.width) + "x" +
                     std::to_string(program.imageExtent.height) +
@@ -1140,8 +1141,15 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
         return on_program("the surface allows the worker no transfer-destination images");
     }
 
+    // Scaling: the program's images at the size it asked for, the worker's swapchain at the
+    // window's (each real and generated frame upscaled on the worker).
+    const VkExtent2D window =
+        layer_settings().scales()
+            ? window_extent(program, program_capabilities, layer_settings().scale)
+            : program.imageExtent;
     VkSwapchainCreateInfoKHR real = program;
     real.pNext = nullptr; // the program's extensions speak of its own device
+    real.imageExtent = window;
     // Transfer source: the dump reads each frame back as presented.
     real.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
                       (capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
@@ -1178,8 +1186,7 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
     if (created != VK_SUCCESS) {
         return created;
     }
-    ScaledSwapchain::Desc desc =
-        program_images_desc(record, program, program.imageExtent, queues.front());
+    ScaledSwapchain::Desc desc = program_images_desc(record, program, window, queues.front());
     desc.rgba8_views = true;
     std::shared_ptr<ScaledSwapchain> images;
     try {
@@ -1193,14 +1200,15 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
     }
     SwapchainRecord swapchain_record;
     if (replaced && replaced->on_worker() && replaced->format() == program.imageFormat &&
-        replaced->extent().width == program.imageExtent.width &&
-        replaced->extent().height == program.imageExtent.height) {
+        replaced->extent().width == window.width && replaced->extent().height == window.height &&
+        replaced->program_extent().width == program.imageExtent.width &&
+        replaced->program_extent().height == program.imageExtent.height) {
         swapchain_record.kept_tasks = replaced->take_tasks();
     }
     swapchain_record.surface = program.surface;
     swapchain_record.format = program.imageFormat;
     swapchain_record.extent = program.imageExtent;
-    swapchain_record.window_extent = program.imageExtent;
+    swapchain_record.window_extent = window;
     swapchain_record.present_mode = real.presentMode;
     swapchain_record.usage = program.imageUsage;
     swapchain_record.rgba8_readable = true;
@@ -1219,10 +1227,18 @@ std::optional<VkResult> create_worker_display_swapchain(DeviceRecord& record,
         ++record.generating_swapchains;
     }
     record.swapchains_created.fetch_add(1, std::memory_order_relaxed);
+    const bool scaled =
+        window.width != program.imageExtent.width || window.height != program.imageExtent.height;
+    if (scaled) {
+        const std::lock_guard lock(record.generation_counts.summary_mutex);
+        record.generation_counts.scaling =
+            GenerationCounts::ScalingExtents{program.imageExtent, window};
+    }
     log_info("swapchain created on the worker (" + worker->device_name +
-             "): " + std::to_string(program.imageExtent.width) + "x" +
-             std::to_string(program.imageExtent.height) +
-             ", the program's images cross to it once a frame");
+             "): " + std::to_string(window.width) + "x" + std::to_string(window.height) +
+             ", the program's images " + std::to_string(program.imageExtent.width) + "x" +
+             std::to_string(program.imageExtent.height) + " cross to it once a frame" +
+             (scaled ? ", upscaled there" : ""));
     return VK_SUCCESS;
 }
 
@@ -1250,10 +1266,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     const bool known =
         !shared_present && capabilities_of != nullptr &&
         capabilities_of(record->physical_device, info.surface, &capabilities) == VK_SUCCESS;
-    if (!shared_present && known && layer_settings().worker_displays() &&
-        !layer_settings().scales()) {
+    if (!shared_present && known && layer_settings().worker_displays()) {
         if (const std::optional<VkResult> made =
-                create_worker_display_swapchain(*record, info, swapchain)) {
+                create_worker_display_swapchain(*record, info, capabilities, swapchain)) {
             return *made;
         }
     }
