@@ -17,7 +17,56 @@ Struct* find_in_chain(const void* chain, VkStructureType type) {
     return nullptr;
 }
 
+// The extensions `physical` offers (none when the query fails), read through the next layer.
+std::vector<VkExtensionProperties> offered_extensions(const InstanceDispatch& instance,
+                                                      VkPhysicalDevice physical) {
+    std::uint32_t count = 0;
+    std::vector<VkExtensionProperties> offered;
+    if (instance.EnumerateDeviceExtensionProperties == nullptr ||
+        instance.EnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr) !=
+            VK_SUCCESS) {
+        return offered;
+    }
+    offered.resize(count);
+    if (instance.EnumerateDeviceExtensionProperties(physical, nullptr, &count, offered.data()) !=
+        VK_SUCCESS) {
+        offered.clear();
+    }
+    return offered;
+}
+
+bool is_offered(const std::vector<VkExtensionProperties>& offered, std::string_view name) {
+    return std::any_of(offered.begin(), offered.end(),
+                       [&](const VkExtensionProperties& e) { return name == e.extensionName; });
+}
+
 } // namespace
+
+bool worker_swapchain_extensions(const InstanceDispatch& instance, bool surface_enabled,
+                                 VkPhysicalDevice physical, const VkDeviceCreateInfo& info,
+                                 std::vector<const char*>& extensions) {
+    if (!surface_enabled) {
+        return false;
+    }
+    extensions.assign(info.ppEnabledExtensionNames,
+                      info.ppEnabledExtensionNames + info.enabledExtensionCount);
+    for (const char* name : extensions) {
+        if (std::string_view(name) == VK_KHR_SWAPCHAIN_EXTENSION_NAME) {
+            return false;
+        }
+    }
+    const std::vector<VkExtensionProperties> offered = offered_extensions(instance, physical);
+    if (!is_offered(offered, VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
+        return false;
+    }
+    extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    // Its swapchain's images written through an RGBA8 storage view whatever their format (the
+    // compute copy of each frame into them).
+    if (is_offered(offered, VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
+        extensions.push_back(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME);
+    }
+    return true;
+}
 
 const VkApplicationInfo* raised_application_info(const VkApplicationInfo* program,
                                                  VkApplicationInfo& storage) {
@@ -41,20 +90,7 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
         m_refusal = std::string(properties.deviceName) + " has no Vulkan 1.3 driver";
         return;
     }
-    std::uint32_t count = 0;
-    std::vector<VkExtensionProperties> offered;
-    if (instance.EnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr) ==
-        VK_SUCCESS) {
-        offered.resize(count);
-        if (instance.EnumerateDeviceExtensionProperties(physical, nullptr, &count,
-                                                        offered.data()) != VK_SUCCESS) {
-            offered.clear();
-        }
-    }
-    auto is_offered = [&](std::string_view name) {
-        return std::any_of(offered.begin(), offered.end(),
-                           [&](const VkExtensionProperties& e) { return name == e.extensionName; });
-    };
+    const std::vector<VkExtensionProperties> offered = offered_extensions(instance, physical);
     for (std::uint32_t i = 0; i < program.enabledExtensionCount; ++i) {
         m_extension_names.emplace_back(program.ppEnabledExtensionNames[i]);
     }
@@ -66,7 +102,7 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
     };
     if (enabled(VK_KHR_SWAPCHAIN_EXTENSION_NAME) &&
         !enabled(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME) &&
-        is_offered(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
+        is_offered(offered, VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
         m_extension_names.emplace_back(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME);
     }
     for (const Requirement& r : need.device_extensions) {
@@ -75,7 +111,7 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
         if (present) {
             continue;
         }
-        if (is_offered(r.name)) {
+        if (is_offered(offered, r.name)) {
             m_extension_names.push_back(r.name);
         } else if (r.required) {
             m_refusal = std::string(properties.deviceName) + " lacks " + r.name;

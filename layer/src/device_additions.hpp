@@ -22,6 +22,16 @@ namespace tandem::layer {
 [[nodiscard]] const VkApplicationInfo* raised_application_info(const VkApplicationInfo* program,
                                                                VkApplicationInfo& storage);
 
+// A Tandem worker's device extensions with VK_KHR_swapchain added, and
+// VK_KHR_swapchain_mutable_format where offered (display = worker: the worker presents to the
+// program's surface). False, `extensions` then meaningless, where the program's instance has no
+// VK_KHR_surface (`surface_enabled`), the device does not offer VK_KHR_swapchain, or it is there
+// already.
+[[nodiscard]] bool worker_swapchain_extensions(const InstanceDispatch& instance,
+                                               bool surface_enabled, VkPhysicalDevice physical,
+                                               const VkDeviceCreateInfo& info,
+                                               std::vector<const char*>& extensions);
+
 // The program's device create info with Tandem's device extensions and features added, or the
 // reason it cannot have them (then the device is created as the program asked).
 class DeviceAdditions {

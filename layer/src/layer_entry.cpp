@@ -137,49 +137,6 @@ VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
     }
 }
 
-// A worker's device extensions with VK_KHR_swapchain added (display = worker): false where the
-// program's instance has no VK_KHR_surface, the device does not offer it, or it is there already.
-bool worker_swapchain_extensions(const InstanceRecord& instance, VkPhysicalDevice physical,
-                                 const VkDeviceCreateInfo& info,
-                                 std::vector<const char*>& extensions) {
-    if (!instance.surface_enabled ||
-        instance.dispatch.EnumerateDeviceExtensionProperties == nullptr) {
-        return false;
-    }
-    extensions.assign(info.ppEnabledExtensionNames,
-                      info.ppEnabledExtensionNames + info.enabledExtensionCount);
-    for (const char* name : extensions) {
-        if (std::string_view(name) == VK_KHR_SWAPCHAIN_EXTENSION_NAME) {
-            return false;
-        }
-    }
-    std::uint32_t count = 0;
-    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr) !=
-        VK_SUCCESS) {
-        return false;
-    }
-    std::vector<VkExtensionProperties> offered(count);
-    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical, nullptr, &count,
-                                                             offered.data()) != VK_SUCCESS) {
-        return false;
-    }
-    const auto offers = [&](std::string_view name) {
-        return std::any_of(offered.begin(), offered.end(), [&](const auto& e) {
-            return std::string_view(e.extensionName) == name;
-        });
-    };
-    if (!offers(VK_KHR_SWAPCHAIN_EXTENSION_NAME)) {
-        return false;
-    }
-    extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-    // Its swapchain's images written through an RGBA8 storage view whatever their format (the
-    // compute copy of each frame into them).
-    if (offers(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME)) {
-        extensions.push_back(VK_KHR_SWAPCHAIN_MUTABLE_FORMAT_EXTENSION_NAME);
-    }
-    return true;
-}
-
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
                                             const VkDeviceCreateInfo* create_info,
                                             const VkAllocationCallbacks* allocator,
@@ -233,7 +190,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
     if (!added && record->tandem_worker && layer_settings().worker_displays()) {
         // Display on the worker: its device presents to the program's surface.
         std::vector<const char*> extensions;
-        if (worker_swapchain_extensions(*instance, physical_device, *create_info, extensions)) {
+        if (worker_swapchain_extensions(instance->dispatch, instance->surface_enabled,
+                                        physical_device, *create_info, extensions)) {
             VkDeviceCreateInfo with_swapchain = *create_info;
             with_swapchain.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
             with_swapchain.ppEnabledExtensionNames = extensions.data();
@@ -828,6 +786,19 @@ VkExtent2D window_extent(const VkSwapchainCreateInfoKHR& program,
                  capabilities.maxImageExtent.height)};
 }
 
+// Whether a swapchain of the layer's images (scaled, or on the worker's display: `on_worker`)
+// made as `program` asks, the real one at `window`, may take over the tasks of `replaced`, which
+// it replaces (KeptTasks): of the same kind, format and sizes, they go on prepared.
+bool same_tasks(const SwapchainGeneration& replaced, bool on_worker,
+                const VkSwapchainCreateInfoKHR& program, VkExtent2D window) {
+    const auto same = [](VkExtent2D a, VkExtent2D b) {
+        return a.width == b.width && a.height == b.height;
+    };
+    return replaced.scaled() && replaced.on_worker() == on_worker &&
+           replaced.format() == program.imageFormat && same(replaced.extent(), window) &&
+           same(replaced.program_extent(), program.imageExtent);
+}
+
 // The program's images of a swapchain the layer stands in for (ScaledSwapchain): made as the
 // program asked for its swapchain's, at `extent`, the layer's batches for them on `queue`.
 ScaledSwapchain::Desc program_images_desc(DeviceRecord& record,
@@ -943,11 +914,7 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     // Recreated at the same sizes and format (a program that recreates its swapchain whenever
     // its window's size differs from the one it was given, as libplacebo does: each frame), the
     // replaced swapchain's tasks go on, prepared.
-    if (replaced && worker_frames && replaced->scaled() &&
-        replaced->format() == program.imageFormat && replaced->extent().width == window.width &&
-        replaced->extent().height == window.height &&
-        replaced->program_extent().width == program.imageExtent.width &&
-        replaced->program_extent().height == program.imageExtent.height) {
+    if (replaced && worker_frames && same_tasks(*replaced, false, program, window)) {
         swapchain_record.kept_tasks = replaced->take_tasks();
     }
     swapchain_record.surface = program.surface;
@@ -1199,10 +1166,7 @@ create_worker_display_swapchain(DeviceRecord& record, const VkSwapchainCreateInf
         return VK_ERROR_INITIALIZATION_FAILED;
     }
     SwapchainRecord swapchain_record;
-    if (replaced && replaced->on_worker() && replaced->format() == program.imageFormat &&
-        replaced->extent().width == window.width && replaced->extent().height == window.height &&
-        replaced->program_extent().width == program.imageExtent.width &&
-        replaced->program_extent().height == program.imageExtent.height) {
+    if (replaced && same_tasks(*replaced, true, program, window)) {
         swapchain_record.kept_tasks = replaced->take_tasks();
     }
     swapchain_record.surface = program.surface;
