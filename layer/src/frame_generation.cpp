@@ -163,20 +163,18 @@ DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
                                  layer_settings().worker + "')");
     }
     m_worker_name = workers.front().name;
-    if (instance.dispatch.GetPhysicalDeviceMemoryProperties != nullptr) {
-        instance.dispatch.GetPhysicalDeviceMemoryProperties(device.physical_device, &m_memory);
-    }
-    queue_timestamps(instance.dispatch, device.physical_device, queue_family, m_timestamp_bits,
-                     m_timestamp_ns);
     DisplayQueue::Desc display;
     display.device = m_device;
     display.vk = &m_dispatch;
     display.queue = m_queue;
     display.queue_family = m_queue_family;
     display.queue_mutex = m_queue_mutex;
-    display.memory = m_memory;
-    display.timestamp_ns = m_timestamp_ns;
-    display.timestamp_bits = m_timestamp_bits;
+    if (instance.dispatch.GetPhysicalDeviceMemoryProperties != nullptr) {
+        instance.dispatch.GetPhysicalDeviceMemoryProperties(device.physical_device,
+                                                            &display.memory);
+    }
+    queue_timestamps(instance.dispatch, device.physical_device, queue_family,
+                     display.timestamp_bits, display.timestamp_ns);
     display.reads_timeline = m_runtime->primary_timeline();
     m_display = std::make_unique<DisplayQueue>(display);
 }
@@ -1232,8 +1230,9 @@ void SwapchainGeneration::dump_rendered(const Held& held) {
     }
     try {
         if (!m_checks.rendered) {
-            m_checks.rendered = std::make_unique<HostFrame>(
-                m_vk, m_device.device(), m_device.memory(), m_scaled->program_extent());
+            m_checks.rendered =
+                std::make_unique<HostFrame>(m_device.dispatch(), m_device.device(),
+                                            m_device.memory(), m_scaled->program_extent());
         }
     } catch (const std::exception& e) {
         log_problem(std::string("the dump has no copy of the program's frames: ") + e.what());

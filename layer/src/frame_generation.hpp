@@ -127,11 +127,8 @@ public:
     [[nodiscard]] const DeviceDispatch& dispatch() const noexcept { return m_dispatch; }
     [[nodiscard]] const std::string& worker_name() const noexcept { return m_worker_name; }
     [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory() const noexcept {
-        return m_memory;
+        return m_display->memory();
     }
-    // The queue's timestamps: ns per tick, and valid bits (0: none).
-    [[nodiscard]] double timestamp_ns() const noexcept { return m_timestamp_ns; }
-    [[nodiscard]] std::uint32_t timestamp_bits() const noexcept { return m_timestamp_bits; }
 
     // The compute copy's pipeline on the device (frame_copy.hpp), made by the first swapchain
     // that asks and kept until the device's generation ends. Throws std::runtime_error when it
@@ -169,10 +166,7 @@ private:
     DeviceDispatch m_dispatch;
     std::shared_ptr<const InstanceRecord> m_instance;
     std::string m_worker_name;
-    VkPhysicalDeviceMemoryProperties m_memory{};
-    double m_timestamp_ns = 0;
-    std::uint32_t m_timestamp_bits = 0;
-    std::unique_ptr<DisplayQueue> m_display;
+    std::unique_ptr<DisplayQueue> m_display; // its memory types and queue's timestamps too
     mutable std::mutex m_worker_display_mutex;
     std::shared_ptr<DeviceRecord> m_worker_record;
     std::unique_ptr<DisplayQueue> m_worker_display;
