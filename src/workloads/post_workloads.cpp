@@ -363,26 +363,32 @@ private:
                               VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
                               VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-        // In GENERAL (a chained input) it is copied where it is, its layout never changed.
-        const bool in_place = colour.layout == VK_IMAGE_LAYOUT_GENERAL;
-        const VkImageLayout source =
-            in_place ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        if (!in_place) {
-            detail::image_barrier(job.cmd, colour.image, colour.layout, source,
-                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
-        }
-        detail::copy_whole_image(job.cmd, colour.image, source, job.image,
-                                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, job.extent);
+        copy_input(job.cmd, colour, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, job.image, job.extent);
         // Left in GENERAL, as output() says; the copy's write is the one to wait for.
         detail::image_barrier(job.cmd, job.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_IMAGE_LAYOUT_GENERAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                               VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
                               VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    }
+    // Copies input `in` whole into `target` (in TRANSFER_DST_OPTIMAL), after its reads at
+    // `read_before`. In GENERAL (a chained input is: record() saw to it) it is copied where it is,
+    // its layout never changed, reads after reads needing no barrier; else moved to
+    // TRANSFER_SRC_OPTIMAL and back.
+    static void copy_input(VkCommandBuffer cmd, const JobInput& in,
+                           VkPipelineStageFlags2 read_before, VkImage target, VkExtent2D extent) {
+        const bool in_place = in.layout == VK_IMAGE_LAYOUT_GENERAL;
+        const VkImageLayout source =
+            in_place ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
         if (!in_place) {
-            detail::image_barrier(job.cmd, colour.image, source, colour.layout,
-                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE,
-                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
+            detail::image_barrier(cmd, in.image, in.layout, source, read_before, VK_ACCESS_2_NONE,
+                                  VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+        }
+        detail::copy_whole_image(cmd, in.image, source, target,
+                                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, extent);
+        if (!in_place) {
+            detail::image_barrier(cmd, in.image, source, in.layout, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                  VK_ACCESS_2_NONE);
         }
     }
     // This job's inputs become the next job's previous frame, after this job's reads.
@@ -392,26 +398,12 @@ private:
         for (std::size_t i = 0; i < m_previous.size(); ++i) {
             const JobInput& in = job.inputs[i];
             const VkImage previous = m_previous[i].get();
-            // In GENERAL (a chained input is, record() saw to it) it is copied where it is,
-            // its layout never changed: reads after reads need no barrier.
-            const bool in_place = in.layout == VK_IMAGE_LAYOUT_GENERAL;
-            const VkImageLayout source =
-                in_place ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-            if (!in_place) {
-                detail::image_barrier(job.cmd, in.image, in.layout, source, compute,
-                                      VK_ACCESS_2_NONE, copy, VK_ACCESS_2_TRANSFER_READ_BIT);
-            }
             detail::image_barrier(job.cmd, previous,
                                   m_has_previous ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
                                                  : VK_IMAGE_LAYOUT_UNDEFINED,
                                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, compute, VK_ACCESS_2_NONE,
                                   copy, VK_ACCESS_2_TRANSFER_WRITE_BIT);
-            detail::copy_whole_image(job.cmd, in.image, source, previous,
-                                     VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, in.extent);
-            if (!in_place) {
-                detail::image_barrier(job.cmd, in.image, source, in.layout, copy, VK_ACCESS_2_NONE,
-                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE);
-            }
+            copy_input(job.cmd, in, compute, previous, in.extent);
             detail::image_barrier(job.cmd, previous, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                   VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, copy,
                                   VK_ACCESS_2_TRANSFER_WRITE_BIT, compute,
