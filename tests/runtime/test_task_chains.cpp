@@ -658,6 +658,32 @@ TEST_F(TaskChains, AnOutputKeptOnItsWorkerIsReadInPlaceThereAndRefusedElsewhere)
     runtime->unregister_task(producer);
 }
 
+// Colour frame generation keeps its input for its next job: a chained input that does not come
+// in GENERAL (an output handed to the primary, read in place on the worker) fails each job with a
+// sentence saying what to chain from instead, and the runtime goes on.
+TEST_F(TaskChains, ColourGenerationFromAnOutputNotKeptInGeneralFailsItsJobsWithASentence) {
+    auto runtime = make_runtime("1");
+    TaskDesc pattern = pattern_task("worker", k_width, k_height);
+    pattern.name = "pattern";
+    const TaskId producer = runtime->register_task(pattern);
+    TaskDesc generation = interpolate_colour_task("generation", k_width, k_height);
+    generation.inputs[0].producer = producer;
+    generation.inputs[0].chain = ChainMode::Newest;
+    generation.placement = Placement::parse("worker").value();
+    const TaskId consumer = runtime->register_task(generation);
+    EXPECT_TRUE(pump_until(*runtime, [&] {
+        static_cast<void>(runtime->submit(producer));
+        static_cast<void>(runtime->submit(consumer));
+        return runtime->stats(consumer).failed_jobs > 0;
+    }));
+    const TaskStats stats = runtime->stats(consumer);
+    EXPECT_NE(stats.workload_error.find("only in GENERAL"), std::string::npos)
+        << stats.workload_error;
+    EXPECT_EQ(runtime->stats(producer).failed_jobs, 0u);
+    runtime->unregister_task(consumer);
+    runtime->unregister_task(producer);
+}
+
 TEST_F(TaskChains, AMatchingConsumerUnregisteredNoLongerHoldsItsProducerBack) {
     auto runtime = make_runtime("1");
     const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
