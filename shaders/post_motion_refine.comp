@@ -12,7 +12,7 @@
 // 1 - confidence: where two texels land on one, the better matched one wins.
 #include "post_motion.glsl"
 layout(local_size_x = 8, local_size_y = 8) in;
-layout(binding = 1, std430) readonly buffer Vectors { ivec2 vectors[]; }; // level 0's
+layout(binding = 1, std430) readonly buffer Vectors { vec2 vectors[]; }; // level 0's, whole texels
 layout(binding = 2, std430) writeonly buffer Motion { uint motion[]; };   // half2, A's then B's
 layout(binding = 3, std430) writeonly buffer Depth { float depth[]; };
 layout(binding = 4, std430) writeonly buffer Confidence { float confidence[]; };
@@ -59,7 +59,7 @@ float window_cost_at(vec2 d) {
 
 ivec2 block_vector(ivec2 block) {
     ivec2 b = clamp(block, ivec2(0), pc.blocks - 1);
-    return vectors[g_frame * pc.blocks.x * pc.blocks.y + b.y * pc.blocks.x + b.x];
+    return ivec2(round(vectors[2 * (g_frame * pc.blocks.x * pc.blocks.y + b.y * pc.blocks.x + b.x)]));
 }
 
 // One Gauss-Newton step on the window's squared differences around whole-texel d.

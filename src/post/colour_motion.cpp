@@ -38,6 +38,7 @@ struct SearchPush {
     std::int32_t vector_base;
     std::int32_t coarse_vector_base;
     std::int32_t radius;
+    std::int32_t sub_texel;
 };
 
 struct RefinePush {
@@ -129,7 +130,7 @@ ColourMotionPass::ColourMotionPass(const Device& device, VkExtent2D max_extent, 
       m_sampler(create_point_sampler(device, "colour motion sampler")),
       m_luma(create_storage_buffer(device, VkDeviceSize{pyramid(max_extent, true).luma_floats} * 4,
                                    "colour motion luminance")),
-      m_vectors(create_storage_buffer(device, VkDeviceSize{pyramid(max_extent, true).vectors} * 8,
+      m_vectors(create_storage_buffer(device, VkDeviceSize{pyramid(max_extent, true).vectors} * 16,
                                       "colour motion block vectors")),
       m_motion(create_storage_buffer(
           device, VkDeviceSize{max_extent.width} * max_extent.height * 2 * 4, "colour motion")),
@@ -221,7 +222,8 @@ VkResult ColourMotionPass::record(VkCommandBuffer cmd, std::uint32_t slot, Sampl
                               as_int(at.luma_base),
                               as_int(at.vector_base),
                               as_int(coarse.vector_base),
-                              coarsest ? k_coarsest_radius : 1};
+                              coarsest ? k_coarsest_radius : 1,
+                              l > 0 ? 1 : 0};
         m_search.dispatch(cmd, slot, &push, sizeof push, post_groups(at.blocks.width),
                           post_groups(at.blocks.height), 2);
         compute_to_compute(cmd);

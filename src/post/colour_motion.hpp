@@ -10,7 +10,10 @@
 //    absolute difference, every one within 8 texels at the coarsest level, one texel around the
 //    coarser level's vectors (the block's and its four neighbours', doubled) and zero at the
 //    finer ones, so motion up to 8 * 2^(levels - 1) texels is found (a block that hardly
-//    changes stays still unsearched);
+//    changes stays still unsearched). Above the finest level each block keeps a second
+//    hypothesis beside its best (the best refined there to a fraction of a texel), so that a
+//    repeating texture whose period matches a coarse level's whole texels better than its true step
+//    does is still found at its step once a finer level can tell them apart;
 // 3. per texel, the best of the nine nearest blocks' vectors over a 5x5 window (a block across an
 //    edge splits along it) and a Lucas-Kanade step for the sub-texel part; the confidence falls
 //    with the match's cost against the zero-motion cost and is 0 where moving gains less than

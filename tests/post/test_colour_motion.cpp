@@ -187,6 +187,17 @@ TEST_F(ColourMotionDevice, ATranslatedTextureIsFoundAtItsStepWithHighConfidence)
             }
         }
         EXPECT_EQ(wrong, 0) << "step (" << dx << ", " << dy << ")";
+        if (std::getenv("DBG_MAP")) {
+            for (std::uint32_t y = 0; y < k_height; y += 2) {
+                for (std::uint32_t x = 0; x < k_width; ++x) {
+                    int e = 0;
+                    for (int c = 0; c < 3; ++c)
+                        e = std::max(e, std::abs(out.at(x, y)[c] - truth.at(x, y)[c]));
+                    std::putchar(e <= 2 ? '.' : e < 20 ? 'o' : 'X');
+                }
+                std::putchar('\n');
+            }
+        }
         std::printf("[ psnr     ] step (%d, %d): generated %.2f dB, blend %.2f dB\n", dx, dy,
                     detail::psnr(out, truth),
                     detail::psnr(detail::blend(moved(0, 0), moved(dx, dy)), truth));
@@ -284,6 +295,97 @@ TEST_F(ColourMotionDevice, ASizeBeyondTheCapacityOrATOutOfRangeIsRefused) {
     };
     EXPECT_EQ(cmd_check({256, 16}, 0.5f), VK_ERROR_INITIALIZATION_FAILED);
     EXPECT_EQ(cmd_check({k_width, k_height}, 1.5f), VK_ERROR_INITIALIZATION_FAILED);
+}
+
+// The bench's present probe's box (bench/layer/present_probe.cpp): a checker of eight cells a
+// side over a diagonal ramp, here 360 texels (45-texel cells) on a flat background.
+void draw_probe_box(detail::Rgba8Image& image, int x0, int y0) {
+    constexpr int k_side = 360;
+    constexpr int k_cell = k_side / 8;
+    for (int y = 0; y < k_side; ++y) {
+        for (int x = 0; x < k_side; ++x) {
+            const bool dark = ((x / k_cell) + (y / k_cell)) % 2 == 0;
+            const auto ramp = static_cast<std::uint8_t>(255 * (x + y) / (2 * k_side));
+            std::uint8_t* t =
+                image.at(static_cast<std::uint32_t>(x0 + x), static_cast<std::uint32_t>(y0 + y));
+            t[0] = dark ? ramp : static_cast<std::uint8_t>(255 - ramp);
+            t[1] = dark ? 40 : 220;
+            t[2] = static_cast<std::uint8_t>(dark ? 200 - ramp / 2 : 60 + ramp / 2);
+            t[3] = 255;
+        }
+    }
+}
+
+detail::Rgba8Image probe_frame(std::uint32_t width, std::uint32_t height, int box_x) {
+    detail::Rgba8Image image(width, height);
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            std::uint8_t* p = image.at(x, y);
+            p[0] = 70;
+            p[1] = 77;
+            p[2] = 185;
+            p[3] = 255;
+        }
+    }
+    draw_probe_box(image, box_x, static_cast<int>(height / 2) - 180);
+    return image;
+}
+
+class ColourMotionLargeFrames : public VulkanTest {
+protected:
+    [[nodiscard]] std::uint32_t virtual_devices() const override { return 1; }
+};
+
+// A repeating texture whose step between the frames is a fraction of a texel on the coarsest
+// pyramid level (22 texels is 1.375 at a sixteenth) while its next period (90 texels on) falls
+// on a whole one (7): a whole-texel search there matched the period better than the step, and
+// the finer levels inherited it. The step is found and the middle frame generated, wherever the
+// box stands.
+TEST_F(ColourMotionLargeFrames, ARepeatingTextureIsFoundAtItsStepNotAtItsNextPeriod) {
+    constexpr std::uint32_t k_w = 1280;
+    constexpr std::uint32_t k_h = 720;
+    constexpr int k_step = 11; // a frame; A to B is twice that
+    detail::Device& device = open(0);
+    detail::ColourInterpolatePass pass(device, {k_w, k_h});
+    const detail::Image output = create_output(device, k_w, k_h);
+    for (const int box_x : {100, 777}) {
+        const detail::Rgba8Image a = probe_frame(k_w, k_h, box_x);
+        const detail::Rgba8Image b = probe_frame(k_w, k_h, box_x + 2 * k_step);
+        const detail::Rgba8Image truth = probe_frame(k_w, k_h, box_x + k_step);
+        const detail::Image da = upload_rgba8(device, a);
+        const detail::Image db = upload_rgba8(device, b);
+        const detail::Rgba8Image out = run_pass(device, output, [&](VkCommandBuffer cmd) {
+            ASSERT_EQ(pass.record(cmd, 0, {da.view.get()}, {db.view.get()}, output.view.get(),
+                                  {k_w, k_h}, {}),
+                      VK_SUCCESS);
+        });
+        // B's vectors over its box point back near the step (in a flat cell, a few texels beside
+        // it give the same texels), not a period (90 texels) away.
+        const std::size_t texels = std::size_t{k_w} * k_h;
+        const auto halves = read_buffer(device, pass.motion().motion_buffer(), texels * 2 * 4);
+        int at_step = 0;
+        int box = 0;
+        for (int y = static_cast<int>(k_h / 2) - 180; y < static_cast<int>(k_h / 2) + 180; ++y) {
+            for (int x = box_x + 2 * k_step; x < box_x + 2 * k_step + 360; ++x) {
+                const std::size_t i = texels + static_cast<std::size_t>(y) * k_w + x;
+                std::uint16_t mx = 0;
+                std::uint16_t my = 0;
+                std::memcpy(&mx, halves.data() + i * 4, 2);
+                std::memcpy(&my, halves.data() + i * 4 + 2, 2);
+                at_step += std::abs(from_half(mx) + 2 * k_step) <= 16.0f &&
+                                   std::abs(from_half(my)) <= 16.0f
+                               ? 1
+                               : 0;
+                ++box;
+            }
+        }
+        EXPECT_GE(at_step, box * 95 / 100) << "box at " << box_x;
+        const double generated = detail::psnr(out, truth);
+        const double blend = detail::psnr(detail::blend(a, b), truth);
+        std::printf("[ psnr     ] box at %d: generated %.2f dB, blend %.2f dB\n", box_x, generated,
+                    blend);
+        EXPECT_GE(generated, blend + 10.0) << "box at " << box_x;
+    }
 }
 
 } // namespace
