@@ -859,19 +859,30 @@ bool SwapchainGeneration::takes_frames(std::size_t k) {
 }
 
 void SwapchainGeneration::note_submit_failure(const SubmitResult& result) {
-    if (result.error != TaskError::DeviceLost) {
-        return;
+    if (result.error == TaskError::DeviceLost) {
+        note_worker_lost(result.reason);
     }
+}
+
+void SwapchainGeneration::note_worker_lost(const std::string& reason) {
     // The worker is gone: every frame from now on passes through (the presenter still sends
-    // out the real ones), and the report says why.
+    // out the real ones; on the worker's display the program's device takes the display back
+    // at the next present), and the report says why.
     m_worker_lost = true;
     if (!m_counts.worker_lost.exchange(true)) {
         {
             const std::lock_guard lock(m_counts.summary_mutex);
-            m_counts.worker_lost_reason = result.reason;
+            m_counts.worker_lost_reason = reason;
         }
-        log_problem("the frame-generation worker was lost (" + result.reason +
+        log_problem("the frame-generation worker was lost (" + reason +
                     "); frames pass through from now on");
+    }
+}
+
+void SwapchainGeneration::note_display_result(VkResult result, const char* call) {
+    if (result == VK_ERROR_DEVICE_LOST && m_display.on_worker()) {
+        note_worker_lost(std::string(call) +
+                         " on the worker's queue returned VK_ERROR_DEVICE_LOST");
     }
 }
 
@@ -1342,6 +1353,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
                                        VK_NULL_HANDLE, &target);
     }
     if (!presented(got)) {
+        note_display_result(got, "vkAcquireNextImageKHR");
         return skip(); // no image free now (or the swapchain is out of date)
     }
     ++m_next_slot;
@@ -1390,6 +1402,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     if (submitted != VK_SUCCESS) {
         log_problem(std::string(real ? "an upscaled" : "a generated") +
                     " frame's copy could not be submitted (" + std::to_string(submitted) + ")");
+        note_display_result(submitted, "vkQueueSubmit2");
         return std::nullopt;
     }
     const VkPresentInfoKHR info = single_present(m_swapchain, target, m_generated_ready[target]);
@@ -1402,6 +1415,7 @@ std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::ui
     if (presented(shown)) {
         m_last_present = std::chrono::steady_clock::now();
     }
+    note_display_result(shown, "vkQueuePresentKHR");
     if (dump_index && wait_done(slot.done_value)) {
         dump(*dump_index, real ? "real" : "generated", dump_frame->texels());
     }

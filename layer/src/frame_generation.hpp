@@ -77,6 +77,8 @@ struct GenerationCounts {
     std::atomic<std::uint64_t> real_not_shown{0};
     std::atomic<std::uint32_t> dumped{0}; // frames (verify mode: comparisons) dumped
     std::atomic<bool> worker_lost{false}; // a worker was lost: frames passed through since
+    // Swapchains whose display the program's device took back from the lost worker.
+    std::atomic<std::uint64_t> displays_taken_back{0};
     // The program's first and last vkQueuePresentKHR (steady clock, ns; 0: none yet).
     std::atomic<std::int64_t> first_present_ns{0};
     std::atomic<std::int64_t> last_present_ns{0};
@@ -324,6 +326,11 @@ private:
     // Scaled, with the dump on: the program's own frame, at its size, as "rendered".
     void dump_rendered(const Held& held);
     void note_submit_failure(const SubmitResult& result);
+    // The worker lost, `reason` saying how: frames pass through from now on (logged once).
+    void note_worker_lost(const std::string& reason);
+    // A call on the display's queue or swapchain: VK_ERROR_DEVICE_LOST on the worker's display
+    // is the worker lost.
+    void note_display_result(VkResult result, const char* call);
     // Waits up to `longest` for the tasks to be prepared (once they are, returns at once).
     void wait_until_prepared(std::chrono::milliseconds longest);
     // The description of the task that makes the k-th generated frame (k from 0) of each real one
@@ -433,8 +440,9 @@ private:
     std::uint64_t m_frames = 0; // the program's presents on this swapchain
     // Verify mode: the frame the task's last accepted job was given (UINT64_MAX: none).
     std::uint64_t m_last_input = UINT64_MAX;
-    bool m_worker_lost = false; // submits failed with the worker lost: frames pass through
-    bool m_prepared = false;    // every task was prepared when last looked at
+    // Submits failed with the worker lost, or its display's queue did: frames pass through.
+    std::atomic<bool> m_worker_lost{false};
+    bool m_prepared = false;              // every task was prepared when last looked at
     VkSemaphore m_ready = VK_NULL_HANDLE; // timeline: the program's waits of each present done
     std::uint64_t m_ready_value = 0;
     VkSemaphore m_done = VK_NULL_HANDLE; // timeline: the layer's copies done

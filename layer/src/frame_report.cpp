@@ -127,6 +127,7 @@ bool write_frame_report(const ReportContents& contents) {
              {"display", counts.generation.display},
              {"input_copies", counts.generation.input_copies},
              {"real_frames_not_shown", counts.real_frames_not_shown},
+             {"displays_taken_back", counts.displays_taken_back},
              {"program_extent", extent_json(counts.scaling, true)},
              {"window_extent", extent_json(counts.scaling, false)}});
         if (settings.verify) {

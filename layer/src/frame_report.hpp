@@ -39,6 +39,9 @@ struct DeviceCounts {
     std::uint64_t blitted_frames = 0;
     // On the worker's display: real frames the worker did not have in time, not shown.
     std::uint64_t real_frames_not_shown = 0;
+    // Swapchains shown by the worker whose display the program's device took back when the
+    // worker was lost.
+    std::uint64_t displays_taken_back = 0;
     std::optional<GenerationCounts::ScalingExtents> scaling;
 };
 

@@ -244,9 +244,11 @@ struct SwapchainWork {
     std::shared_ptr<ScaledSwapchain> scaled;
     std::vector<TaskId> kept_tasks;
     bool counted = false; // it counts among the device's generating swapchains
-    // Display on the worker: the real swapchain, destroyed there once the work ended.
+    // Display on the worker: the real swapchain, destroyed there once the work ended; or the
+    // one the program's device took back the display with, destroyed there.
     VkSwapchainKHR worker_swapchain = VK_NULL_HANDLE;
     std::shared_ptr<DeviceRecord> worker;
+    VkSwapchainKHR program_swapchain = VK_NULL_HANDLE;
 };
 
 SwapchainWork take_work(SwapchainRecord& r) {
@@ -258,6 +260,7 @@ SwapchainWork take_work(SwapchainRecord& r) {
     r.kept_tasks = {};
     work.worker_swapchain = std::exchange(r.worker_swapchain, VK_NULL_HANDLE);
     work.worker = std::move(r.worker);
+    work.program_swapchain = std::exchange(r.program_swapchain, VK_NULL_HANDLE);
     r.worker_display = nullptr;
     return work;
 }
@@ -285,6 +288,9 @@ void end_work(DeviceRecord& record, SwapchainWork work) {
                                                   nullptr);
     }
     work.scaled.reset(); // waits for the layer's batches, then frees the program's images
+    if (work.program_swapchain != VK_NULL_HANDLE) {
+        record.dispatch.DestroySwapchainKHR(record.device, work.program_swapchain, nullptr);
+    }
 }
 
 // Ends the work of the device's swapchains for which `chosen(record)` holds (taken under the
@@ -551,6 +557,8 @@ std::shared_ptr<ScaledSwapchain> scaled_of(DeviceRecord& device, VkSwapchainKHR 
     return scaled;
 }
 
+bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain);
+
 // A present of one image of a scaled swapchain, waiting for `info`'s semaphores: its frame
 // tasks (the worker upscales it), or else the primary's blit. Its pNext chain does not apply to
 // the images the layer presents in its place.
@@ -563,6 +571,9 @@ VkResult present_scaled_image(DeviceRecord& device, VkQueue queue, VkSwapchainKH
     one.swapchainCount = 1;
     one.pSwapchains = &swapchain;
     one.pImageIndices = &image;
+    if (device.generation_counts.worker_lost.load()) {
+        take_display_back(device, swapchain); // where the lost worker was its display
+    }
     if (const auto generation = swapchain_generation(device, queue, swapchain)) {
         return generation->present(one);
     }
@@ -737,6 +748,22 @@ void apply_present_mode(const DeviceRecord& record, VkSwapchainCreateInfoKHR& in
     info.presentMode = *settings.present_mode;
 }
 
+// The handle the program's device knows for the swapchain the program names `old` in a
+// vkCreateSwapchainKHR on that device: its own, or, where it names the layer's images of a
+// display on the worker, the swapchain the program's device took the display back with (null
+// while the worker has it, where nothing of the program's device is replaced).
+VkSwapchainKHR replaced_on_device(DeviceRecord& record, VkSwapchainKHR old) {
+    VkSwapchainKHR on_device = old;
+    if (old != VK_NULL_HANDLE) {
+        record.with_swapchain(old, [&](SwapchainRecord& r) {
+            if (r.worker != nullptr) {
+                on_device = r.program_swapchain;
+            }
+        });
+    }
+    return on_device;
+}
+
 // The swapchain a vkCreateSwapchainKHR replaces (`old`, may be null) is retired by that call: the
 // frames held back for it go out first, while it can still show them, so that a resize loses no
 // frame of the program's. Its generation, or null.
@@ -893,6 +920,7 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
             : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(record, program.oldSwapchain);
+    real.oldSwapchain = replaced_on_device(record, program.oldSwapchain);
     if (const VkResult r =
             record.dispatch.CreateSwapchainKHR(record.device, &real, allocator, swapchain);
         r != VK_SUCCESS) {
@@ -946,6 +974,101 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
              std::to_string(program.imageExtent.width) + "x" +
              std::to_string(program.imageExtent.height) + " upscaled to it");
     return VK_SUCCESS;
+}
+
+// Display on the worker, the worker lost: the program's device takes the display back, so that
+// the program's frames are shown again (passed through; nothing else could show them). The
+// swapchain's generation ends (its presenter used the worker's swapchain), the worker's
+// swapchain goes, and one made on the program's device on the same surface, alike but for the
+// usage the primary's blit needs, takes each presented image (ScaledSwapchain::blit_present).
+// True once the program's device shows the swapchain's frames; false where the worker was not
+// its display, or (one log line saying why) the program's device could not take it: its frames
+// are then not shown, as before.
+bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
+    std::shared_ptr<SwapchainGeneration> generation;
+    std::shared_ptr<ScaledSwapchain> scaled;
+    std::shared_ptr<DeviceRecord> worker;
+    VkSwapchainKHR worker_swapchain = VK_NULL_HANDLE;
+    VkSwapchainCreateInfoKHR real{VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR};
+    device.with_swapchain(swapchain, [&](SwapchainRecord& r) {
+        if (r.worker_swapchain == VK_NULL_HANDLE || !r.scaled) {
+            return;
+        }
+        generation = std::exchange(r.generation, nullptr);
+        r.generation_tried = true; // no generation from now on: the frames pass through
+        worker_swapchain = std::exchange(r.worker_swapchain, VK_NULL_HANDLE);
+        r.worker_display = nullptr;
+        worker = r.worker;
+        scaled = r.scaled;
+        real.surface = r.surface;
+        real.minImageCount = r.asked.min_image_count;
+        real.imageFormat = r.format;
+        real.imageColorSpace = r.asked.color_space;
+        real.imageExtent = r.window_extent;
+        real.presentMode = r.present_mode;
+        real.preTransform = r.asked.transform;
+        real.compositeAlpha = r.asked.alpha;
+        real.clipped = r.asked.clipped;
+    });
+    if (worker_swapchain == VK_NULL_HANDLE) {
+        return false;
+    }
+    const auto not_taken = [&](const std::string& why) {
+        log_problem("the worker that showed a swapchain's frames was lost, and the program's "
+                    "device cannot show them in its place (" +
+                    why + "): they are not shown");
+        return false;
+    };
+    // Its frames held back go first (with the worker lost, as far as they can), and the work
+    // on the worker's swapchain ends before it goes.
+    if (generation) {
+        generation->flush();
+        scaled->settle_readers(); // some are points of the generation's timeline
+        generation.reset();
+    }
+    worker->dispatch.DestroySwapchainKHR(worker->device, worker_swapchain, nullptr);
+    device.generation_counts.displays_taken_back.fetch_add(1, std::memory_order_relaxed);
+
+    const InstanceDispatch& instance = device.instance->dispatch;
+    VkSurfaceCapabilitiesKHR capabilities{};
+    if (instance.GetPhysicalDeviceSurfaceCapabilitiesKHR == nullptr ||
+        instance.GetPhysicalDeviceSurfaceCapabilitiesKHR(device.physical_device, real.surface,
+                                                         &capabilities) != VK_SUCCESS) {
+        return not_taken("the surface's capabilities cannot be read there");
+    }
+    if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0 ||
+        !blits(optimal_features(instance, device.physical_device, real.imageFormat))) {
+        return not_taken("it cannot blit into the surface's images");
+    }
+    constexpr std::uint32_t k_more_images = 1; // the layer's blit in flight
+    real.minImageCount = std::max(real.minImageCount + k_more_images, capabilities.minImageCount);
+    if (capabilities.maxImageCount != 0) {
+        real.minImageCount = std::min(real.minImageCount, capabilities.maxImageCount);
+    }
+    real.imageArrayLayers = 1;
+    real.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    real.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkSwapchainKHR made = VK_NULL_HANDLE;
+    VkResult result = device.dispatch.CreateSwapchainKHR(device.device, &real, nullptr, &made);
+    if (result != VK_SUCCESS && real.presentMode != VK_PRESENT_MODE_FIFO_KHR) {
+        real.presentMode = VK_PRESENT_MODE_FIFO_KHR; // every device presents so
+        result = device.dispatch.CreateSwapchainKHR(device.device, &real, nullptr, &made);
+    }
+    if (result != VK_SUCCESS) {
+        return not_taken("vkCreateSwapchainKHR returned " + std::to_string(result));
+    }
+    try {
+        scaled->present_to(made);
+    } catch (const std::exception& e) {
+        device.dispatch.DestroySwapchainKHR(device.device, made, nullptr);
+        return not_taken(e.what());
+    }
+    device.with_swapchain(swapchain, [&](SwapchainRecord& r) { r.program_swapchain = made; });
+    log_problem("the worker that showed a swapchain's frames was lost: the program's device "
+                "shows them from now on (" +
+                std::to_string(real.imageExtent.width) + "x" +
+                std::to_string(real.imageExtent.height) + ", passed through)");
+    return true;
 }
 
 // The swapchain's images made readable through an RGBA8 view with sampled usage, so that the
@@ -1072,6 +1195,9 @@ create_worker_display_swapchain(DeviceRecord& record, const VkSwapchainCreateInf
         return on_program("the program's device has an extension whose calls name swapchains "
                           "that the layer does not answer for");
     }
+    if (record.generation_counts.worker_lost.load()) {
+        return on_program("the worker was lost");
+    }
     VkSwapchainKHR old_worker = VK_NULL_HANDLE;
     bool old_on_program = false;
     if (program.oldSwapchain != VK_NULL_HANDLE) {
@@ -1182,6 +1308,8 @@ create_worker_display_swapchain(DeviceRecord& record, const VkSwapchainCreateInf
     swapchain_record.worker_swapchain = made;
     swapchain_record.worker = worker;
     swapchain_record.worker_display = display;
+    swapchain_record.asked = {program.minImageCount, program.imageColorSpace, program.preTransform,
+                              program.compositeAlpha, program.clipped};
     // The program's handle: the address of its images' record, which no other object of the
     // process has, and which only this layer ever sees named.
     *swapchain = reinterpret_cast<VkSwapchainKHR>(images.get());
@@ -1281,6 +1409,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateSwapchainKHR(VkDevice device,
     }
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(*record, info.oldSwapchain);
+    info.oldSwapchain = replaced_on_device(*record, info.oldSwapchain);
     VkResult result = record->dispatch.CreateSwapchainKHR(device, &info, allocator, swapchain);
     if (result != VK_SUCCESS && rgba8_readable) {
         // Made as the program asked but for generation's own usage: its frames are copied by

@@ -136,6 +136,7 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
     counts.upscaled_frames += g.upscaled.load(std::memory_order_relaxed);
     counts.blitted_frames += g.blitted.load(std::memory_order_relaxed);
     counts.real_frames_not_shown += g.real_not_shown.load(std::memory_order_relaxed);
+    counts.displays_taken_back += g.displays_taken_back.load(std::memory_order_relaxed);
     const std::int64_t span_ns = g.last_present_ns.load() - g.first_present_ns.load();
     const std::uint64_t presents = record.frames_presented.load(std::memory_order_relaxed);
     if (span_ns > 0 && presents > 1) {

@@ -106,6 +106,17 @@ struct SwapchainRecord {
     VkSwapchainKHR worker_swapchain = VK_NULL_HANDLE;
     std::shared_ptr<DeviceRecord> worker;
     DisplayQueue* worker_display = nullptr; // the device's generation's, while it lives
+    // The display taken back from a lost worker (layer_entry.cpp, take_display_back): the real
+    // swapchain made on the program's device in the worker's place, which `scaled` presents
+    // to; and what the program asked its swapchain to be, to make that one alike.
+    VkSwapchainKHR program_swapchain = VK_NULL_HANDLE;
+    struct Asked {
+        std::uint32_t min_image_count = 0;
+        VkColorSpaceKHR color_space = VK_COLOR_SPACE_SRGB_NONLINEAR_KHR;
+        VkSurfaceTransformFlagBitsKHR transform = VK_SURFACE_TRANSFORM_IDENTITY_BIT_KHR;
+        VkCompositeAlphaFlagBitsKHR alpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+        VkBool32 clipped = VK_TRUE;
+    } asked;
 };
 
 // The program's device, and the Tandem runtime embedded on it for frame generation.

@@ -35,24 +35,12 @@ VkExtent2D scaled_extent(VkExtent2D window, double scale) noexcept {
 }
 
 ScaledSwapchain::ScaledSwapchain(const Desc& desc)
-    : m_device(desc.device), m_vk(*desc.vk), m_swapchain(desc.swapchain), m_format(desc.format),
+    : m_device(desc.device), m_vk(*desc.vk), m_format(desc.format),
       m_program_extent(desc.program_extent), m_window_extent(desc.window_extent),
       m_filter(desc.filter), m_queue(desc.queue), m_queue_mutex(desc.queue_mutex) {
     try {
-        std::uint32_t count = 0;
-        if (m_swapchain != VK_NULL_HANDLE &&
-            m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, nullptr) != VK_SUCCESS) {
-            throw std::runtime_error("vkGetSwapchainImagesKHR failed");
-        }
-        m_window_images.resize(count);
-        if (m_swapchain != VK_NULL_HANDLE &&
-            m_vk.GetSwapchainImagesKHR(m_device, m_swapchain, &count, m_window_images.data()) !=
-                VK_SUCCESS) {
-            throw std::runtime_error("vkGetSwapchainImagesKHR failed");
-        }
-        for (std::uint32_t i = 0; i < count; ++i) {
-            m_blitted.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
-        }
+        m_pool = create_command_pool(m_vk, m_device, desc.queue_family);
+        take_images(desc.swapchain);
         m_done = make_semaphore(VK_SEMAPHORE_TYPE_TIMELINE);
 
         // The program's images: as a swapchain of its size would have them.
@@ -105,15 +93,6 @@ ScaledSwapchain::ScaledSwapchain(const Desc& desc)
             }
             m_free.push_back({i, {}});
         }
-
-        m_pool = create_command_pool(m_vk, m_device, desc.queue_family);
-        m_slots.resize(count + 1);
-        const std::vector<VkCommandBuffer> cmds =
-            allocate_command_buffers(m_vk, m_device, m_pool, count + 1);
-        for (std::size_t i = 0; i < m_slots.size(); ++i) {
-            m_slots[i].cmd = cmds[i];
-            m_slots[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
-        }
     } catch (...) {
         destroy();
         throw;
@@ -145,6 +124,59 @@ void ScaledSwapchain::destroy() noexcept {
         m_vk.FreeMemory(m_device, memory, nullptr);
     }
     m_memory.clear();
+}
+
+void ScaledSwapchain::take_images(VkSwapchainKHR swapchain) {
+    std::vector<VkImage> images;
+    if (swapchain != VK_NULL_HANDLE) {
+        std::uint32_t count = 0;
+        if (m_vk.GetSwapchainImagesKHR(m_device, swapchain, &count, nullptr) != VK_SUCCESS) {
+            throw std::runtime_error("vkGetSwapchainImagesKHR failed");
+        }
+        images.resize(count);
+        if (m_vk.GetSwapchainImagesKHR(m_device, swapchain, &count, images.data()) != VK_SUCCESS) {
+            throw std::runtime_error("vkGetSwapchainImagesKHR failed");
+        }
+        images.resize(count);
+    }
+    // Everything is made before anything changes, so that a failure leaves the object as it
+    // was (what was made is among m_owned and the pool's, freed with them).
+    std::vector<VkSemaphore> blitted;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        blitted.push_back(make_semaphore(VK_SEMAPHORE_TYPE_BINARY));
+    }
+    const std::size_t slots = images.size() + 1;
+    std::vector<BlitSlot> added(slots > m_slots.size() ? slots - m_slots.size() : 0);
+    if (!added.empty()) {
+        const std::vector<VkCommandBuffer> cmds = allocate_command_buffers(
+            m_vk, m_device, m_pool, static_cast<std::uint32_t>(added.size()));
+        for (std::size_t i = 0; i < added.size(); ++i) {
+            added[i].cmd = cmds[i];
+            added[i].acquired = make_semaphore(VK_SEMAPHORE_TYPE_BINARY);
+        }
+    }
+    m_swapchain = swapchain;
+    m_window_images = std::move(images);
+    m_blitted = std::move(blitted);
+    m_slots.insert(m_slots.end(), added.begin(), added.end());
+}
+
+void ScaledSwapchain::settle_readers() {
+    const std::lock_guard lock(m_mutex);
+    for (Free& free : m_free) {
+        for (const TimelinePoint& point : free.readers) {
+            static_cast<void>(wait(point)); // a device lost meanwhile has nothing left to wait for
+        }
+        free.readers.clear();
+    }
+}
+
+void ScaledSwapchain::present_to(VkSwapchainKHR swapchain) {
+    const std::lock_guard blit_lock(m_blit_mutex);
+    if (m_swapchain != VK_NULL_HANDLE) {
+        throw std::runtime_error("it presents to a swapchain already");
+    }
+    take_images(swapchain);
 }
 
 VkSemaphore ScaledSwapchain::make_semaphore(VkSemaphoreType type) {

@@ -16,6 +16,10 @@
 // output copied into an image of the real swapchain and presented), or, where the worker's
 // frame is not there in time or no worker runs, by the primary itself (blit_present: a
 // bilinear blit). Either way the program's frame rate is its own.
+//
+// The display on the worker uses one too, without a real swapchain of its own: the program's
+// images at the size it asked for, which cross to the worker's swapchain. Should the worker be
+// lost, the layer makes a swapchain on the program's device and hands it over (present_to).
 #pragma once
 
 #include <condition_variable>
@@ -112,6 +116,15 @@ public:
     [[nodiscard]] bool wait(const TimelinePoint& point);
     // The point the layer's last batch on this swapchain reaches (a dump's copy done).
     [[nodiscard]] TimelinePoint done_point();
+    // Waits on the host for the work that read the released images (up to 10 s a point), then
+    // forgets it: before what those points are on goes (a generation's timeline, when the
+    // display is taken back from a lost worker and its generation ends).
+    void settle_readers();
+    // The display taken back from a lost worker: `swapchain`, made on this device at the
+    // window's size, is the real one from now on (blit_present presents to it). Only where
+    // there was none. Throws std::runtime_error (with a sentence) when its images cannot be
+    // taken; nothing changes then.
+    void present_to(VkSwapchainKHR swapchain);
 
 private:
     struct BlitSlot {
@@ -121,6 +134,9 @@ private:
     };
 
     [[nodiscard]] VkSemaphore make_semaphore(VkSemaphoreType type);
+    // `swapchain`'s images and what blitting into them takes: a semaphore each, and a blit slot
+    // each and one more.
+    void take_images(VkSwapchainKHR swapchain);
     [[nodiscard]] VkResult submit(const VkSubmitInfo2& batch, VkFence fence = VK_NULL_HANDLE);
     void destroy() noexcept;
 

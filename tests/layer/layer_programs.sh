@@ -13,7 +13,8 @@
 # CASE: vkcube | vkcubepp | generated | generated_three | multiplier_one | swapchain_churn |
 #       two_programs | validation_canary | bad_multiplier | killed | installed_implicit | exit_without_destroy |
 #       cli_status | cli_run | worker_lost | verify | verify_compute | dump | dump_compute |
-#       display_worker | display_worker_scaled | display_worker_churn | pacing |
+#       display_worker | display_worker_scaled | display_worker_churn | display_worker_lost |
+#       pacing |
 #       swapchain_same_size |
 #       scaling | scaling_generated | scaling_no_worker | scaling_churn | two_windows |
 #       two_windows_together | two_windows_scaled | ten_bit | ten_bit_scaled |
@@ -635,6 +636,43 @@ display_worker)
     same_frames_presented "$work/dump-program" "$work/dump-worker" "the worker's display"
     same_frames_presented "$work/dump-program" "$work/dump-worker-compute" \
         "the worker's display with compute copies"
+    ;;
+display_worker_lost)
+    # The display on the worker, the worker lost mid-stream (fault injection: every worker
+    # submission after the first 40 reports VK_ERROR_DEVICE_LOST). Nothing else can show the
+    # frames then: the program's device takes the display back (the worker's swapchain goes,
+    # one of the program's device takes the window) and the frames pass through to the end, one
+    # log line says so, no hang, nothing for validation. Then the same while the program
+    # recreates its swapchain 20 times: the recreations after the loss replace the swapchain
+    # the program's device took the display back with, and every frame presented is shown.
+    explicit_layer
+    export TANDEM_FRAMEGEN_WAIT_MS=1000 TANDEM_FRAMEGEN_LOG=1 TANDEM_FRAMEGEN_DISPLAY=worker
+    export TANDEM_FAULT_WORKER_LOST=40
+    TANDEM_FRAMEGEN_REPORT=$work/report.json \
+        run_program vkcube vkcube --c 200 --width 96 --height 96 || fail "vkcube exited with status $?"
+    expect_no_validation_messages
+    taken="the program's device shows them from now on"
+    grep -q "tandem-layer: the frame-generation worker was lost" "$work/vkcube.err" ||
+        fail "no log line about the lost worker: $(grep -i worker "$work/vkcube.err")"
+    grep -q "$taken" "$work/vkcube.err" ||
+        fail "no log line about the display taken back: $(grep -i worker "$work/vkcube.err")"
+    # At most the frame the worker lost on goes unshown; each one after is the program's
+    # device's blit of vkcube's frame.
+    check_report "$work/report.json" "r['worker_lost']" "r['devices'][0]['displays_taken_back'] == 1" \
+        "r['devices'][0]['display'] == 'worker'" "r['generated_frames'] >= 1" \
+        "r['real_frames_presented'] + r['devices'][0]['real_frames_not_shown'] == 200" \
+        "r['devices'][0]['real_frames_not_shown'] <= 2" "r['devices'][0]['blitted_frames'] >= 150"
+    TANDEM_FRAMEGEN_REPORT=$work/report-churn.json \
+        run_program churn "$swapchain_probe" --swapchains 20 --frames 8 --last-frames 60 ||
+        fail "layer_swapchain_probe exited with status $?"
+    expect_no_validation_messages
+    grep -q "presented 212" "$work/churn.out" || fail "the probe's presents: $(cat "$work/churn.out")"
+    grep -q "$taken" "$work/churn.err" ||
+        fail "no log line about the display taken back: $(grep -i worker "$work/churn.err")"
+    check_report "$work/report-churn.json" "r['worker_lost']" "r['swapchains_created'] == 20" \
+        "r['devices'][0]['displays_taken_back'] == 1" \
+        "r['real_frames_presented'] + r['devices'][0]['real_frames_not_shown'] == 212" \
+        "r['devices'][0]['real_frames_not_shown'] <= 2"
     ;;
 pacing)
     # Where the display does not pace the presents (vkcube --present_mode 0: immediate), the
