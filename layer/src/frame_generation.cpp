@@ -436,6 +436,11 @@ void GenerationCounts::note_delay(double us) {
     delays_us.add(us);
 }
 
+void GenerationCounts::note_generated_delay(double us) {
+    const std::lock_guard lock(summary_mutex);
+    generated_delays_us.add(us);
+}
+
 void SwapchainGeneration::record_summary() noexcept {
     // Scaled, the upscale takes the program's frames: its figures are the input's and the pass's.
     const TaskId first = m_upscale ? m_upscale : (m_tasks.empty() ? TaskId{} : m_tasks.front());
@@ -449,6 +454,9 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.jobs = stats.accepted;
             summary.pass_us_p50 = stats.gpu_us.p50_us;
             summary.input_copy_us_p50 = stats.input_copy_gpu_us.p50_us;
+            summary.job_submitted_us_p50 = stats.worker_submit.p50_us;
+            summary.job_done_us_p50 = stats.worker_done.p50_us;
+            summary.job_ready_us_p50 = stats.ready_observed.p50_us;
             summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
             summary.layer_copied_by_compute = m_frame_copy != nullptr;
             summary.display = m_display.on_worker() ? "worker" : "program";
@@ -986,7 +994,7 @@ void SwapchainGeneration::present_held(const Held& held) {
             if (m_dropping.load()) {
                 return;
             }
-            present_generated(k, held.generations[k]);
+            present_generated(k, held.generations[k], held.presented);
         }
     }
     if (m_dropping.load()) {
@@ -1225,9 +1233,13 @@ void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
     }
 }
 
-void SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generation) {
+void SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generation,
+                                            std::chrono::steady_clock::time_point presented_at) {
     const std::optional<VkResult> shown = present_output(shown_task(k), generation, false);
     if (shown && presented(*shown)) {
+        m_counts.note_generated_delay(std::chrono::duration<double, std::micro>(
+                                          std::chrono::steady_clock::now() - presented_at)
+                                          .count());
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
         note_exit_stop_point(ExitStopPoint::FirstGenerated);
     } else {

@@ -63,6 +63,12 @@ struct GenerationSummary {
     std::string display = "program";
     // The program's frames copied into Tandem's inputs on its device, by every task.
     std::uint64_t input_copies = 0;
+    // Where a frame task's job spends the time from its submit (TaskStats' latencies, p50, us):
+    // until its batch went to the worker's queue, until its work there was done, and until the
+    // runtime saw its output ready to lease.
+    double job_submitted_us_p50 = 0;
+    double job_done_us_p50 = 0;
+    double job_ready_us_p50 = 0;
 };
 
 // What generation did on one device, for the report.
@@ -101,9 +107,13 @@ struct GenerationCounts {
     // The GPU time of each of the layer's copies of a worker's frame (generated, or a real frame
     // upscaled) into a swapchain image, on the program's device, in us.
     SampleRing copies_us;
+    // From the program's vkQueuePresentKHR of a real frame to the layer's present of the frame
+    // generated before it returning, in us: how long a generated frame takes to go out.
+    SampleRing generated_delays_us;
 
     void note_present() noexcept;
     void note_delay(double us);
+    void note_generated_delay(double us);
     void note_gap(double us);
     void note_copy(double us);
 };
@@ -376,7 +386,8 @@ private:
     // when it was not presented (not ready, no image free, the copy not submitted).
     [[nodiscard]] std::optional<VkResult> present_output(TaskId task, std::uint64_t generation,
                                                          bool real);
-    void present_generated(std::size_t k, std::uint64_t generation);
+    void present_generated(std::size_t k, std::uint64_t generation,
+                           std::chrono::steady_clock::time_point presented);
     // Scaling: the real frame, the worker's upscale of it or else the primary's blit.
     void present_scaled_real(const Held& held);
     // The host copies of frames (verify mode, the dump), made at the first use; false when they

@@ -153,6 +153,9 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
         const std::vector<double> copies = g.copies_us.in_order();
         counts.copies_us.insert(counts.copies_us.end(), copies.begin(), copies.end());
+        const std::vector<double> generated = g.generated_delays_us.in_order();
+        counts.generated_delays_us.insert(counts.generated_delays_us.end(), generated.begin(),
+                                          generated.end());
         counts.verify.merge(g.verify);
         if (g.scaling) {
             counts.scaling = g.scaling;
