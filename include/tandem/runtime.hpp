@@ -445,6 +445,12 @@ public:
     // only: it never waits for a worker. TaskStats::error is UnknownTask (and all else empty)
     // for an id that names no live task. Throws only std::bad_alloc.
     [[nodiscard]] TaskStats stats(TaskId task) const;
+    // The counters of stats() a caller polls to learn that an output is ready or a job still
+    // runs (newest generation, jobs in flight, preparing, stopped, lost, reconfigured): without
+    // its latencies and GPU times, whose percentiles sort thousands of samples a call. Never
+    // allocates or waits for a device. TaskProgress::error is UnknownTask (and all else empty)
+    // for an id that names no live task.
+    [[nodiscard]] TaskProgress progress(TaskId task) const noexcept;
 
     // The scheduler's last decision with its reasons (text and JSON).
     [[nodiscard]] PlacementReport placement() const;

@@ -353,6 +353,20 @@ struct TaskStats {
     double oldest_lease_us = 0;
 };
 
+// Where a task's outputs stand, cheap enough to poll as often as a frame loop or a presenter
+// likes (Runtime::progress): counters only, read under the task's lock, no latency percentiles
+// and no allocation. Each field is the one of TaskStats with the same name, as stats() would
+// answer at that moment.
+struct TaskProgress {
+    TaskError error = TaskError::None; // UnknownTask: the id names no live task (all else empty)
+    std::uint64_t newest_generation = 0;
+    std::uint32_t in_flight = 0;
+    std::uint64_t reconfigurations = 0;
+    bool preparing = false;
+    bool stopped = false;
+    bool worker_lost = false;
+};
+
 // TaskStats::transfer_path as text: the path's name (to_string), "(preparing)" while the task's
 // registration is prepared, "(not prepared)" when it could not be, and "" for UnknownTask.
 [[nodiscard]] TANDEM_API std::string transfer_path_name(const TaskStats& stats);

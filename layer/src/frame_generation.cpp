@@ -678,7 +678,7 @@ VkResult SwapchainGeneration::present(const VkPresentInfoKHR& info) {
         if (m_reshaped_at[k] != 0 && !takes_frames(k)) {
             continue; // its new size is being prepared: no frame generated before this one
         }
-        if (m_display.on_worker() && runtime.stats(m_tasks[k]).in_flight > 0) {
+        if (m_display.on_worker() && runtime.progress(m_tasks[k]).in_flight > 0) {
             // The worker shows the real frames too, after its queued work: while it has not
             // made the last generated frame, it makes none for this one, so that the real
             // frames never wait behind generation. The next job only takes this frame in (its
@@ -762,8 +762,9 @@ void SwapchainGeneration::wait_until_prepared(std::chrono::milliseconds longest)
     const auto start = std::chrono::steady_clock::now();
     bool all = true;
     const auto real_preparing = [&] {
-        return m_scaled && (m_device.runtime().stats(m_upscale).preparing ||
-                            (m_real_upscale && m_device.runtime().stats(m_real_upscale).preparing));
+        return m_scaled &&
+               (m_device.runtime().progress(m_upscale).preparing ||
+                (m_real_upscale && m_device.runtime().progress(m_real_upscale).preparing));
     };
     while (real_preparing() && std::chrono::steady_clock::now() - start < longest) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -834,7 +835,7 @@ TaskDesc SwapchainGeneration::real_frame_desc() const {
 
 void SwapchainGeneration::reshape(std::size_t k) {
     Runtime& runtime = m_device.runtime();
-    const std::uint64_t before = runtime.stats(m_tasks[k]).reconfigurations;
+    const std::uint64_t before = runtime.progress(m_tasks[k]).reconfigurations;
     std::string refused;
     try {
         const TaskError error = runtime.reconfigure(m_tasks[k], frame_task(k));
@@ -858,8 +859,8 @@ void SwapchainGeneration::reshape(std::size_t k) {
 }
 
 bool SwapchainGeneration::takes_frames(std::size_t k) {
-    const TaskStats stats = m_device.runtime().stats(m_tasks[k]);
-    if (stats.preparing || stats.reconfigurations < m_reshaped_at[k]) {
+    const TaskProgress progress = m_device.runtime().progress(m_tasks[k]);
+    if (progress.preparing || progress.reconfigurations < m_reshaped_at[k]) {
         return false;
     }
     m_reshaped_at[k] = 0;
@@ -1208,9 +1209,9 @@ void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
     const auto waited = presented + wait;
     Runtime& runtime = m_device.runtime();
     for (;;) {
-        const TaskStats stats = runtime.stats(task);
-        if (stats.newest_generation >= generation || stats.error != TaskError::None ||
-            stats.stopped || stats.in_flight == 0 || m_dropping.load()) {
+        const TaskProgress progress = runtime.progress(task);
+        if (progress.newest_generation >= generation || progress.error != TaskError::None ||
+            progress.stopped || progress.in_flight == 0 || m_dropping.load()) {
             return;
         }
         bool next_presented = false;

@@ -796,7 +796,7 @@ void add_timing_fields(nlohmann::json& report, const PostTask& post, const TaskS
 // Everything in flight lands before the figures are read.
 void wait_until_idle(Runtime& runtime, TaskId task, std::uint32_t timeout_ms) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms) * 2;
-    while (runtime.stats(task).in_flight > 0 && Clock::now() < deadline) {
+    while (runtime.progress(task).in_flight > 0 && Clock::now() < deadline) {
         runtime.pump();
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

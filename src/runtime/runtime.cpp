@@ -3,6 +3,7 @@
 #include "core/capabilities.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "runtime/scheduler.hpp"
+#include "runtime/task_stats.hpp"
 
 namespace tandem {
 
@@ -195,6 +196,22 @@ VkSemaphore Runtime::primary_timeline() const noexcept {
 TaskStats Runtime::stats(TaskId task) const {
     const detail::LogScope scope(m_impl->logger());
     return m_impl->stats(task);
+}
+
+TaskProgress Runtime::progress(TaskId task) const noexcept {
+    const std::shared_ptr<detail::Task> found = m_impl->tasks().live(task);
+    if (!found) {
+        TaskProgress out;
+        out.error = TaskError::UnknownTask;
+        return out;
+    }
+    std::lock_guard lock(found->mutex);
+    if (!found->live) {
+        TaskProgress out;
+        out.error = TaskError::UnknownTask;
+        return out;
+    }
+    return detail::collect_progress(*found);
 }
 
 PlacementReport Runtime::placement() const {

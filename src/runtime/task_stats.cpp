@@ -76,6 +76,29 @@ InstanceStatsPart part_of(const TaskInstance& instance, bool active) {
 
 } // namespace
 
+TaskProgress collect_progress(const Task& task) noexcept {
+    TaskProgress out;
+    out.stopped = task.failures.stopped;
+    out.reconfigurations = task.counts.reconfigurations;
+    const auto add = [&](const TaskInstance& instance) {
+        std::lock_guard lock(instance.mutex);
+        out.in_flight += instance.ring.in_flight_count();
+        if (const auto c = instance.registry.current()) {
+            out.newest_generation = std::max(out.newest_generation, c->generation);
+        }
+    };
+    for (const auto* list : {&task.instances, &task.retiring}) {
+        for (const auto& instance : *list) {
+            add(*instance);
+        }
+    }
+    if (const TaskInstance* active = task.active) {
+        out.preparing = active->phase.load(std::memory_order_acquire) == InstancePhase::Preparing;
+        out.worker_lost = active->worker->retired();
+    }
+    return out;
+}
+
 TaskStatsParts collect_stats(const Task& task, const LinkFailures& links) {
     TaskStatsParts out;
     TaskStats& s = out.base;

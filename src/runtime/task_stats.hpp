@@ -57,6 +57,9 @@ struct TaskStatsParts {
     std::vector<InstanceStatsPart> instances; // the active one first
 };
 
+// What progress() answers. Caller holds task.mutex.
+[[nodiscard]] TaskProgress collect_progress(const Task& task) noexcept;
+
 // Copies what stats() needs. Caller holds task.mutex.
 [[nodiscard]] TaskStatsParts collect_stats(const Task& task, const LinkFailures& links);
 // The statistics, sorted and summed outside every lock.

@@ -254,5 +254,49 @@ TEST_F(Runtime_, PollingStatsInALoopNeverStarvesTheWorker) {
     EXPECT_EQ(s.ready + s.superseded, accepted);
 }
 
+// progress() answers what stats() does for the counters a caller polls (the newest generation,
+// the jobs in flight, preparing, stopped, lost, reconfigurations) at every point of a task's
+// life: jobs held on the worker, published, the worker lost, the task gone.
+TEST_F(Runtime_, ProgressAnswersTheCountersStatsAnswers) {
+    auto runtime = make_runtime();
+    auto& impl = detail::RuntimeAccess::impl(*runtime);
+    const auto same = [&](TaskId task, const char* when) {
+        const TaskProgress p = runtime->progress(task);
+        const TaskStats s = runtime->stats(task);
+        EXPECT_EQ(p.error, s.error) << when;
+        EXPECT_EQ(p.newest_generation, s.newest_generation) << when;
+        EXPECT_EQ(p.in_flight, s.in_flight) << when;
+        EXPECT_EQ(p.reconfigurations, s.reconfigurations) << when;
+        EXPECT_EQ(p.preparing, s.preparing) << when;
+        EXPECT_EQ(p.stopped, s.stopped) << when;
+        EXPECT_EQ(p.worker_lost, s.worker_lost) << when;
+        return p;
+    };
+    const TaskId task = runtime->register_task(pattern_task());
+    same(task, "registered");
+    for (std::uint64_t g = 1; g <= 2; ++g) {
+        detail::RuntimeProbe(impl).hold_generation(task, g);
+    }
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    runtime->pump();
+    EXPECT_EQ(same(task, "two jobs held").in_flight, 2u);
+    detail::RuntimeProbe(impl).release_held(task);
+    ASSERT_TRUE(pump_until(*runtime, [&] {
+        const TaskProgress p = runtime->progress(task);
+        return p.newest_generation == 2 && p.in_flight == 0;
+    }));
+    EXPECT_EQ(same(task, "published").newest_generation, 2u);
+
+    detail::RuntimeProbe(impl).force_device_lost(task);
+    ASSERT_TRUE(runtime->submit(task).accepted());
+    ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->progress(task).worker_lost; }));
+    EXPECT_TRUE(same(task, "the worker lost").worker_lost);
+
+    ASSERT_EQ(runtime->unregister_task(task), TaskError::None);
+    EXPECT_EQ(same(task, "unregistered").error, TaskError::UnknownTask);
+    EXPECT_EQ(runtime->progress(TaskId{}).error, TaskError::UnknownTask);
+}
+
 } // namespace
 } // namespace tandem::test
