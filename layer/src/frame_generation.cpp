@@ -441,6 +441,16 @@ void GenerationCounts::note_generated_delay(double us) {
     generated_delays_us.add(us);
 }
 
+void GenerationCounts::note_presenter_started(double us) {
+    const std::lock_guard lock(summary_mutex);
+    presenter_started_us.add(us);
+}
+
+void GenerationCounts::note_generated_noticed(double us) {
+    const std::lock_guard lock(summary_mutex);
+    generated_noticed_us.add(us);
+}
+
 void SwapchainGeneration::record_summary() noexcept {
     // Scaled, the upscale takes the program's frames: its figures are the input's and the pass's.
     const TaskId first = m_upscale ? m_upscale : (m_tasks.empty() ? TaskId{} : m_tasks.front());
@@ -985,6 +995,12 @@ void SwapchainGeneration::pace_next_present() {
 }
 
 void SwapchainGeneration::present_held(const Held& held) {
+    const auto since_presented = [&] {
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                         held.presented)
+            .count();
+    };
+    m_counts.note_presenter_started(since_presented());
     m_device.runtime().pump();
     note_program_frame(held.presented);
     m_last_present = {};
@@ -995,6 +1011,7 @@ void SwapchainGeneration::present_held(const Held& held) {
             if (m_dropping.load()) {
                 return;
             }
+            m_counts.note_generated_noticed(since_presented());
             present_generated(k, held.generations[k], held.presented);
         }
     }

@@ -110,10 +110,16 @@ struct GenerationCounts {
     // From the program's vkQueuePresentKHR of a real frame to the layer's present of the frame
     // generated before it returning, in us: how long a generated frame takes to go out.
     SampleRing generated_delays_us;
+    // Of that, from the program's present to the presenter taking the frame up, and to its
+    // seeing the generated frame's output ready (in us).
+    SampleRing presenter_started_us;
+    SampleRing generated_noticed_us;
 
     void note_present() noexcept;
     void note_delay(double us);
     void note_generated_delay(double us);
+    void note_presenter_started(double us);
+    void note_generated_noticed(double us);
     void note_gap(double us);
     void note_copy(double us);
 };

@@ -120,6 +120,8 @@ bool write_frame_report(const ReportContents& contents) {
              {"real_frame_delays_us", rounded(counts.delays_us)},
              {"generated_to_next_present_us_p50", percentile(counts.gaps_us, 0.5)},
              {"generated_frame_delay_us_p50", percentile(counts.generated_delays_us, 0.5)},
+             {"presenter_started_us_p50", percentile(counts.presenter_started_us, 0.5)},
+             {"generated_noticed_us_p50", percentile(counts.generated_noticed_us, 0.5)},
              {"job_submitted_us_p50", counts.generation.job_submitted_us_p50},
              {"job_done_us_p50", counts.generation.job_done_us_p50},
              {"job_ready_us_p50", counts.generation.job_ready_us_p50},

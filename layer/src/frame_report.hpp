@@ -29,7 +29,9 @@ struct DeviceCounts {
     std::vector<double> delays_us; // GenerationCounts::delays_us
     std::vector<double> gaps_us;   // GenerationCounts::gaps_us
     std::vector<double> copies_us; // GenerationCounts::copies_us
-    std::vector<double> generated_delays_us; // GenerationCounts::generated_delays_us
+    std::vector<double> generated_delays_us;  // GenerationCounts::generated_delays_us
+    std::vector<double> presenter_started_us; // GenerationCounts::presenter_started_us
+    std::vector<double> generated_noticed_us; // GenerationCounts::generated_noticed_us
     bool worker_lost = false;
     std::string worker_lost_reason;
     VerifyTotals verify;

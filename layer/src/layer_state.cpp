@@ -153,9 +153,13 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
         const std::vector<double> copies = g.copies_us.in_order();
         counts.copies_us.insert(counts.copies_us.end(), copies.begin(), copies.end());
-        const std::vector<double> generated = g.generated_delays_us.in_order();
-        counts.generated_delays_us.insert(counts.generated_delays_us.end(), generated.begin(),
-                                          generated.end());
+        const auto append = [](std::vector<double>& to, const SampleRing& from) {
+            const std::vector<double> samples = from.in_order();
+            to.insert(to.end(), samples.begin(), samples.end());
+        };
+        append(counts.generated_delays_us, g.generated_delays_us);
+        append(counts.presenter_started_us, g.presenter_started_us);
+        append(counts.generated_noticed_us, g.generated_noticed_us);
         counts.verify.merge(g.verify);
         if (g.scaling) {
             counts.scaling = g.scaling;
