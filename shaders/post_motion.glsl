@@ -18,3 +18,43 @@ float luma_bilinear(int base, ivec2 size, int frame, vec2 pos) {
                        luma_at(base, size, frame, i + ivec2(1, 1)), f.x);
     return mix(top, bottom, f.y);
 }
+
+// Mean absolute difference between frame `frame`'s texels lo..hi (inclusive) and the other
+// frame's at those positions moved by a fractional d, read bilinearly.
+float mean_difference_at(int base, ivec2 size, int frame, ivec2 lo, ivec2 hi, vec2 d) {
+    float sum = 0.0;
+    for (int y = lo.y; y <= hi.y; ++y) {
+        for (int x = lo.x; x <= hi.x; ++x) {
+            sum += abs(luma_at(base, size, frame, ivec2(x, y)) -
+                       luma_bilinear(base, size, 1 - frame, vec2(x, y) + d));
+        }
+    }
+    ivec2 n = hi - lo + 1;
+    return sum / float(n.x * n.y);
+}
+
+// One Gauss-Newton (Lucas-Kanade) step on the squared differences of texels lo..hi (inclusive)
+// against the other frame at whole-texel d: the fraction of a texel to add to d, at most half a
+// texel each way (zero where the gradients do not determine it).
+vec2 sub_texel_step(int base, ivec2 size, int frame, ivec2 lo, ivec2 hi, ivec2 d) {
+    int other = 1 - frame;
+    mat2 gtg = mat2(0.0);
+    vec2 gte = vec2(0.0);
+    for (int y = lo.y; y <= hi.y; ++y) {
+        for (int x = lo.x; x <= hi.x; ++x) {
+            ivec2 q = ivec2(x, y) + d;
+            vec2 g = 0.5 * vec2(luma_at(base, size, other, q + ivec2(1, 0)) -
+                                    luma_at(base, size, other, q - ivec2(1, 0)),
+                                luma_at(base, size, other, q + ivec2(0, 1)) -
+                                    luma_at(base, size, other, q - ivec2(0, 1)));
+            float e = luma_at(base, size, other, q) - luma_at(base, size, frame, ivec2(x, y));
+            gtg += outerProduct(g, g);
+            gte += g * e;
+        }
+    }
+    float det = determinant(gtg);
+    if (!(det > 1e-8)) {
+        return vec2(0.0);
+    }
+    return clamp(-(inverse(gtg) * gte), vec2(-0.5), vec2(0.5));
+}

@@ -43,48 +43,12 @@ float window_cost(ivec2 d) {
     return sum / float(n.x * n.y);
 }
 
-// The same at a sub-texel offset, the other frame read bilinearly.
-float window_cost_at(vec2 d) {
-    float sum = 0.0;
-    for (int y = g_lo.y; y <= g_hi.y; ++y) {
-        for (int x = g_lo.x; x <= g_hi.x; ++x) {
-            vec2 q = vec2(x, y);
-            sum += abs(luma_at(0, pc.size, g_frame, ivec2(x, y)) -
-                       luma_bilinear(0, pc.size, 1 - g_frame, q + d));
-        }
-    }
-    ivec2 n = g_hi - g_lo + 1;
-    return sum / float(n.x * n.y);
-}
-
 ivec2 block_vector(ivec2 block) {
     ivec2 b = clamp(block, ivec2(0), pc.blocks - 1);
-    return ivec2(round(vectors[2 * (g_frame * pc.blocks.x * pc.blocks.y + b.y * pc.blocks.x + b.x)]));
+    int i = g_frame * pc.blocks.x * pc.blocks.y + b.y * pc.blocks.x + b.x;
+    return ivec2(round(vectors[2 * i])); // the best of the two hypotheses the search keeps
 }
 
-// One Gauss-Newton step on the window's squared differences around whole-texel d.
-vec2 sub_texel(ivec2 d) {
-    mat2 gtg = mat2(0.0);
-    vec2 gte = vec2(0.0);
-    for (int y = g_lo.y; y <= g_hi.y; ++y) {
-        for (int x = g_lo.x; x <= g_hi.x; ++x) {
-            ivec2 q = ivec2(x, y) + d;
-            int other = 1 - g_frame;
-            vec2 g = 0.5 * vec2(luma_at(0, pc.size, other, q + ivec2(1, 0)) -
-                                    luma_at(0, pc.size, other, q - ivec2(1, 0)),
-                                luma_at(0, pc.size, other, q + ivec2(0, 1)) -
-                                    luma_at(0, pc.size, other, q - ivec2(0, 1)));
-            float e = luma_at(0, pc.size, other, q) - luma_at(0, pc.size, g_frame, ivec2(x, y));
-            gtg += outerProduct(g, g);
-            gte += g * e;
-        }
-    }
-    float det = determinant(gtg);
-    if (!(det > 1e-8)) {
-        return vec2(0.0);
-    }
-    return clamp(-(inverse(gtg) * gte), vec2(-0.5), vec2(0.5));
-}
 
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
@@ -135,9 +99,10 @@ void main() {
         }
     }
     vec2 v = vec2(best);
-    vec2 refined = matched > 0.0 ? v + sub_texel(best) : v;
+    vec2 refined =
+        matched > 0.0 ? v + sub_texel_step(0, pc.size, g_frame, g_lo, g_hi, best) : v;
     if (refined != v) {
-        float refined_cost = window_cost_at(refined);
+        float refined_cost = mean_difference_at(0, pc.size, g_frame, g_lo, g_hi, refined);
         if (refined_cost < matched) {
             v = refined;
             matched = refined_cost;

@@ -54,46 +54,6 @@ float block_cost(ivec2 origin, int frame, ivec2 d) {
     return sum / float(n.x * n.y);
 }
 
-// The same at a fractional d, the other frame read bilinearly.
-float block_cost_at(ivec2 origin, int frame, vec2 d) {
-    ivec2 end = min(origin + k_block, pc.size);
-    float sum = 0.0;
-    for (int y = origin.y; y < end.y; ++y) {
-        for (int x = origin.x; x < end.x; ++x) {
-            sum += abs(luma_at(pc.base, pc.size, frame, ivec2(x, y)) -
-                       luma_bilinear(pc.base, pc.size, 1 - frame, vec2(x, y) + d));
-        }
-    }
-    ivec2 n = end - origin;
-    return sum / float(n.x * n.y);
-}
-
-// One Gauss-Newton step on the block's squared differences around whole-texel d, at most half
-// a texel each way.
-vec2 block_step(ivec2 origin, int frame, ivec2 d) {
-    ivec2 end = min(origin + k_block, pc.size);
-    int other = 1 - frame;
-    mat2 gtg = mat2(0.0);
-    vec2 gte = vec2(0.0);
-    for (int y = origin.y; y < end.y; ++y) {
-        for (int x = origin.x; x < end.x; ++x) {
-            ivec2 q = ivec2(x, y) + d;
-            vec2 g = 0.5 * vec2(luma_at(pc.base, pc.size, other, q + ivec2(1, 0)) -
-                                    luma_at(pc.base, pc.size, other, q - ivec2(1, 0)),
-                                luma_at(pc.base, pc.size, other, q + ivec2(0, 1)) -
-                                    luma_at(pc.base, pc.size, other, q - ivec2(0, 1)));
-            float e = luma_at(pc.base, pc.size, other, q) -
-                      luma_at(pc.base, pc.size, frame, ivec2(x, y));
-            gtg += outerProduct(g, g);
-            gte += g * e;
-        }
-    }
-    float det = determinant(gtg);
-    if (!(det > 1e-8)) {
-        return vec2(0.0);
-    }
-    return clamp(-(inverse(gtg) * gte), vec2(-0.5), vec2(0.5));
-}
 
 // Hypothesis h (0: the best, 1: the second) of a coarser block, at this level's scale.
 vec2 coarse_vector(int frame, ivec2 block, int h) {
@@ -201,8 +161,10 @@ void main() {
     vec2 best = vec2(minima[0]);
     vec2 second = best;
     if (pc.sub_texel != 0 && count > 0) {
-        vec2 refined = best + block_step(origin, frame, minima[0]);
-        if (refined != best && block_cost_at(origin, frame, refined) +
+        ivec2 last = min(origin + k_block, pc.size) - 1;
+        vec2 refined =
+            best + sub_texel_step(pc.base, pc.size, frame, origin, last, minima[0]);
+        if (refined != best && mean_difference_at(pc.base, pc.size, frame, origin, last, refined) +
                                        prior(refined, minima_from[0]) <
                                    minima_cost[0]) {
             best = refined;
