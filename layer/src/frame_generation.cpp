@@ -118,6 +118,12 @@ bool presented(VkResult result) {
     return result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR;
 }
 
+// Microseconds from `from` to now (steady clock).
+double micros_since(std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - from)
+        .count();
+}
+
 } // namespace
 
 DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
@@ -385,9 +391,9 @@ void GenerationCounts::note_present() noexcept {
     last_present_ns.store(now);
 }
 
-void GenerationCounts::note_copy(double us) {
+void GenerationCounts::note(SampleRing& ring, double us) {
     const std::lock_guard lock(summary_mutex);
-    copies_us.add(us);
+    ring.add(us);
 }
 
 void SwapchainGeneration::make_copy_timer() {
@@ -420,35 +426,10 @@ void SwapchainGeneration::note_copy_time(std::size_t slot) {
     }
     const std::uint64_t elapsed = (ticks[1] - ticks[0]) & m_timestamp_mask;
     try {
-        m_counts.note_copy(static_cast<double>(elapsed) * m_timestamp_ns / 1000.0);
+        m_counts.note(m_counts.copies_us, static_cast<double>(elapsed) * m_timestamp_ns / 1000.0);
     } catch (...) {
         // Out of memory keeping a sample: the statistics miss one.
     }
-}
-
-void GenerationCounts::note_gap(double us) {
-    const std::lock_guard lock(summary_mutex);
-    gaps_us.add(us);
-}
-
-void GenerationCounts::note_delay(double us) {
-    const std::lock_guard lock(summary_mutex);
-    delays_us.add(us);
-}
-
-void GenerationCounts::note_generated_delay(double us) {
-    const std::lock_guard lock(summary_mutex);
-    generated_delays_us.add(us);
-}
-
-void GenerationCounts::note_presenter_started(double us) {
-    const std::lock_guard lock(summary_mutex);
-    presenter_started_us.add(us);
-}
-
-void GenerationCounts::note_generated_noticed(double us) {
-    const std::lock_guard lock(summary_mutex);
-    generated_noticed_us.add(us);
 }
 
 void SwapchainGeneration::record_summary() noexcept {
@@ -989,18 +970,11 @@ void SwapchainGeneration::pace_next_present() {
         std::unique_lock lock(m_items_mutex);
         m_items_changed.wait_until(lock, due, [&] { return !m_items.empty() || m_stop; });
     }
-    m_counts.note_gap(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - m_last_present)
-            .count());
+    m_counts.note(m_counts.gaps_us, micros_since(m_last_present));
 }
 
 void SwapchainGeneration::present_held(const Held& held) {
-    const auto since_presented = [&] {
-        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                         held.presented)
-            .count();
-    };
-    m_counts.note_presenter_started(since_presented());
+    m_counts.note(m_counts.presenter_started_us, micros_since(held.presented));
     m_device.runtime().pump();
     note_program_frame(held.presented);
     m_last_present = {};
@@ -1011,8 +985,10 @@ void SwapchainGeneration::present_held(const Held& held) {
             if (m_dropping.load()) {
                 return;
             }
-            m_counts.note_generated_noticed(since_presented());
-            present_generated(k, held.generations[k], held.presented);
+            m_counts.note(m_counts.generated_noticed_us, micros_since(held.presented));
+            if (present_generated(k, held.generations[k])) {
+                m_counts.note(m_counts.generated_delays_us, micros_since(held.presented));
+            }
         }
     }
     if (m_dropping.load()) {
@@ -1036,9 +1012,7 @@ void SwapchainGeneration::present_held(const Held& held) {
     m_real_presented.fetch_add(presented(result) ? 1 : 0, std::memory_order_relaxed);
     m_last_result.store(result);
     note_exit_stop_point(ExitStopPoint::FramePresented);
-    m_counts.note_delay(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
-            .count());
+    m_counts.note(m_counts.delays_us, micros_since(held.presented));
 }
 
 bool SwapchainGeneration::make_checks() {
@@ -1251,18 +1225,15 @@ void SwapchainGeneration::wait_for_output(TaskId task, std::uint64_t generation,
     }
 }
 
-void SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generation,
-                                            std::chrono::steady_clock::time_point presented_at) {
+bool SwapchainGeneration::present_generated(std::size_t k, std::uint64_t generation) {
     const std::optional<VkResult> shown = present_output(shown_task(k), generation, false);
     if (shown && presented(*shown)) {
-        m_counts.note_generated_delay(std::chrono::duration<double, std::micro>(
-                                          std::chrono::steady_clock::now() - presented_at)
-                                          .count());
         m_counts.generated.fetch_add(1, std::memory_order_relaxed);
         note_exit_stop_point(ExitStopPoint::FirstGenerated);
-    } else {
-        m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+        return true;
     }
+    m_counts.skipped.fetch_add(1, std::memory_order_relaxed);
+    return false;
 }
 
 void SwapchainGeneration::dump_rendered(const Held& held) {
@@ -1343,9 +1314,7 @@ void SwapchainGeneration::present_scaled_real(const Held& held) {
     m_real_presented.fetch_add(presented(*shown) ? 1 : 0, std::memory_order_relaxed);
     m_last_result.store(*shown);
     note_exit_stop_point(ExitStopPoint::FramePresented);
-    m_counts.note_delay(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - held.presented)
-            .count());
+    m_counts.note(m_counts.delays_us, micros_since(held.presented));
 }
 
 std::optional<VkResult> SwapchainGeneration::present_output(TaskId task, std::uint64_t generation,

@@ -116,12 +116,8 @@ struct GenerationCounts {
     SampleRing generated_noticed_us;
 
     void note_present() noexcept;
-    void note_delay(double us);
-    void note_generated_delay(double us);
-    void note_presenter_started(double us);
-    void note_generated_noticed(double us);
-    void note_gap(double us);
-    void note_copy(double us);
+    // A sample into one of the rings above, under summary_mutex.
+    void note(SampleRing& ring, double us);
 };
 
 class DeviceGeneration {
@@ -392,8 +388,8 @@ private:
     // when it was not presented (not ready, no image free, the copy not submitted).
     [[nodiscard]] std::optional<VkResult> present_output(TaskId task, std::uint64_t generation,
                                                          bool real);
-    void present_generated(std::size_t k, std::uint64_t generation,
-                           std::chrono::steady_clock::time_point presented);
+    // True when it was presented (else counted skipped).
+    [[nodiscard]] bool present_generated(std::size_t k, std::uint64_t generation);
     // Scaling: the real frame, the worker's upscale of it or else the primary's blit.
     void present_scaled_real(const Held& held);
     // The host copies of frames (verify mode, the dump), made at the first use; false when they

@@ -557,7 +557,7 @@ std::shared_ptr<ScaledSwapchain> scaled_of(DeviceRecord& device, VkSwapchainKHR 
     return scaled;
 }
 
-bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain);
+void take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain);
 
 // A present of one image of a scaled swapchain, waiting for `info`'s semaphores: its frame
 // tasks (the worker upscales it), or else the primary's blit. Its pNext chain does not apply to
@@ -788,6 +788,14 @@ VkFormatFeatureFlags optimal_features(const InstanceDispatch& vk, VkPhysicalDevi
     return features.optimalTilingFeatures;
 }
 
+// A swapchain's image count: what the program asked for and `more` of the layer's own, within
+// what the surface allows (maxImageCount 0: no limit).
+std::uint32_t with_more_images(std::uint32_t asked, std::uint32_t more,
+                               const VkSurfaceCapabilitiesKHR& capabilities) {
+    return capabilities.maxImageCount == 0 ? asked + more
+                                           : std::min(asked + more, capabilities.maxImageCount);
+}
+
 // True where a format's images may be the source and the destination of vkCmdBlitImage: the
 // scaled swapchains' upscale on the primary (ScaledSwapchain::blit_present).
 bool blits(VkFormatFeatureFlags features) {
@@ -914,10 +922,7 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
     real.queueFamilyIndexCount = 0;
     real.pQueueFamilyIndices = nullptr;
     constexpr std::uint32_t k_more_images = 2; // generated frames and the real one in flight
-    real.minImageCount =
-        capabilities.maxImageCount == 0
-            ? program.minImageCount + k_more_images
-            : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
+    real.minImageCount = with_more_images(program.minImageCount, k_more_images, capabilities);
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(record, program.oldSwapchain);
     real.oldSwapchain = replaced_on_device(record, program.oldSwapchain);
@@ -981,10 +986,9 @@ std::optional<VkResult> create_scaled_swapchain(DeviceRecord& record,
 // swapchain's generation ends (its presenter used the worker's swapchain), the worker's
 // swapchain goes, and one made on the program's device on the same surface, alike but for the
 // usage the primary's blit needs, takes each presented image (ScaledSwapchain::blit_present).
-// True once the program's device shows the swapchain's frames; false where the worker was not
-// its display, or (one log line saying why) the program's device could not take it: its frames
-// are then not shown, as before.
-bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
+// Nothing where the worker was not its display; where the program's device cannot take it, one
+// log line says why and its frames are not shown, as before.
+void take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
     std::shared_ptr<SwapchainGeneration> generation;
     std::shared_ptr<ScaledSwapchain> scaled;
     std::shared_ptr<DeviceRecord> worker;
@@ -1011,13 +1015,12 @@ bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
         real.clipped = r.asked.clipped;
     });
     if (worker_swapchain == VK_NULL_HANDLE) {
-        return false;
+        return;
     }
     const auto not_taken = [&](const std::string& why) {
         log_problem("the worker that showed a swapchain's frames was lost, and the program's "
                     "device cannot show them in its place (" +
                     why + "): they are not shown");
-        return false;
     };
     // Its frames held back go first (with the worker lost, as far as they can), and the work
     // on the worker's swapchain ends before it goes.
@@ -1034,17 +1037,17 @@ bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
     if (instance.GetPhysicalDeviceSurfaceCapabilitiesKHR == nullptr ||
         instance.GetPhysicalDeviceSurfaceCapabilitiesKHR(device.physical_device, real.surface,
                                                          &capabilities) != VK_SUCCESS) {
-        return not_taken("the surface's capabilities cannot be read there");
+        not_taken("the surface's capabilities cannot be read there");
+        return;
     }
     if ((capabilities.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0 ||
         !blits(optimal_features(instance, device.physical_device, real.imageFormat))) {
-        return not_taken("it cannot blit into the surface's images");
+        not_taken("it cannot blit into the surface's images");
+        return;
     }
     constexpr std::uint32_t k_more_images = 1; // the layer's blit in flight
-    real.minImageCount = std::max(real.minImageCount + k_more_images, capabilities.minImageCount);
-    if (capabilities.maxImageCount != 0) {
-        real.minImageCount = std::min(real.minImageCount, capabilities.maxImageCount);
-    }
+    real.minImageCount = std::max(with_more_images(real.minImageCount, k_more_images, capabilities),
+                                  capabilities.minImageCount);
     real.imageArrayLayers = 1;
     real.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     real.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
@@ -1055,20 +1058,21 @@ bool take_display_back(DeviceRecord& device, VkSwapchainKHR swapchain) {
         result = device.dispatch.CreateSwapchainKHR(device.device, &real, nullptr, &made);
     }
     if (result != VK_SUCCESS) {
-        return not_taken("vkCreateSwapchainKHR returned " + std::to_string(result));
+        not_taken("vkCreateSwapchainKHR returned " + std::to_string(result));
+        return;
     }
     try {
         scaled->present_to(made);
     } catch (const std::exception& e) {
         device.dispatch.DestroySwapchainKHR(device.device, made, nullptr);
-        return not_taken(e.what());
+        not_taken(e.what());
+        return;
     }
     device.with_swapchain(swapchain, [&](SwapchainRecord& r) { r.program_swapchain = made; });
     log_problem("the worker that showed a swapchain's frames was lost: the program's device "
                 "shows them from now on (" +
                 std::to_string(real.imageExtent.width) + "x" +
                 std::to_string(real.imageExtent.height) + ", passed through)");
-    return true;
 }
 
 // The swapchain's images made readable through an RGBA8 view with sampled usage, so that the
@@ -1261,10 +1265,7 @@ create_worker_display_swapchain(DeviceRecord& record, const VkSwapchainCreateInf
         real.imageUsage &= ~(VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT);
     }
     constexpr std::uint32_t k_more_images = 2; // generated frames and the real one in flight
-    real.minImageCount =
-        capabilities.maxImageCount == 0
-            ? program.minImageCount + k_more_images
-            : std::min(program.minImageCount + k_more_images, capabilities.maxImageCount);
+    real.minImageCount = with_more_images(program.minImageCount, k_more_images, capabilities);
     apply_present_mode(record, real);
     const std::shared_ptr<SwapchainGeneration> replaced =
         flush_replaced(record, program.oldSwapchain);

@@ -147,16 +147,13 @@ void add_counts(DeviceCounts& counts, const DeviceRecord& record) {
         if (!g.summary.worker.empty()) {
             counts.generation = g.summary;
         }
-        const std::vector<double> delays = g.delays_us.in_order();
-        counts.delays_us.insert(counts.delays_us.end(), delays.begin(), delays.end());
-        const std::vector<double> gaps = g.gaps_us.in_order();
-        counts.gaps_us.insert(counts.gaps_us.end(), gaps.begin(), gaps.end());
-        const std::vector<double> copies = g.copies_us.in_order();
-        counts.copies_us.insert(counts.copies_us.end(), copies.begin(), copies.end());
         const auto append = [](std::vector<double>& to, const SampleRing& from) {
             const std::vector<double> samples = from.in_order();
             to.insert(to.end(), samples.begin(), samples.end());
         };
+        append(counts.delays_us, g.delays_us);
+        append(counts.gaps_us, g.gaps_us);
+        append(counts.copies_us, g.copies_us);
         append(counts.generated_delays_us, g.generated_delays_us);
         append(counts.presenter_started_us, g.presenter_started_us);
         append(counts.generated_noticed_us, g.generated_noticed_us);
