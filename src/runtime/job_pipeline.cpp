@@ -305,9 +305,15 @@ bool JobPipeline::gather_inputs(Worker& worker, const WorkerJob& job, Clock::tim
         return ready == all ? VK_SUCCESS : VK_NOT_READY;
     };
     const VkResult r = retry_while_not_ready(
-        round(), interval, [&worker] { return !worker.lost(); }, round);
-    if (r == VK_NOT_READY) { // the worker was lost meanwhile: its slots retire
-        fail_job(worker, job, worker.lost_reason());
+        round(), interval, [&worker] { return !worker.lost() && !worker.stopping(); }, round);
+    if (r == VK_NOT_READY) {
+        if (worker.lost()) { // its slots retire
+            fail_job(worker, job, worker.lost_reason());
+        } else {
+            // The runtime stops: an input still on its way (a copy its thread dropped, a
+            // producer that stopped first) never comes, and the job is dropped as queued ones are.
+            drop_job(job);
+        }
         return false;
     }
     if (failed != nullptr) {

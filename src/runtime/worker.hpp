@@ -153,6 +153,9 @@ public:
     void release_held();
 
     [[nodiscard]] bool lost() const noexcept { return m_lost.load(std::memory_order_acquire); }
+    // stop() has begun: what the job thread waits for (an input that was to arrive) may never
+    // come, so its polls end and the job is dropped.
+    [[nodiscard]] bool stopping() const noexcept { return m_stop.load(std::memory_order_acquire); }
     [[nodiscard]] std::string lost_reason() const;
     // Marks the worker lost; true for the first caller only.
     bool mark_lost(const std::string& reason);
@@ -230,7 +233,8 @@ private:
     std::deque<WorkerJob> m_queue;
     std::set<std::pair<const TaskInstance*, std::uint64_t>> m_hold;
     std::vector<WorkerJob> m_held;
-    bool m_stop = false;
+    // Set under m_mutex (the waits' predicates read it there); stopping() reads it without.
+    std::atomic<bool> m_stop{false};
     std::string m_lost_reason;
     // Set once, after m_lost_reason is written under m_mutex; readers of the reason lock.
     std::atomic<bool> m_lost{false};

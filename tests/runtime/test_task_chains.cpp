@@ -8,10 +8,14 @@
 // unregistered under a consumer fails the consumer's submits with a sentence. On lavapipe opened
 // three times, under the fixture's validation (synchronisation validation in the test job).
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "core/vk_check.hpp"
 #include "runtime_fixture.hpp"
@@ -697,6 +701,31 @@ TEST_F(TaskChains, AMatchingConsumerUnregisteredNoLongerHoldsItsProducerBack) {
     EXPECT_EQ(accepted, 3u) << "every slot holds a generation the consumer has not read";
     ASSERT_EQ(runtime->unregister_task(consumer), TaskError::None);
     ASSERT_TRUE(pump_until(*runtime, [&] { return runtime->submit(producer).accepted(); }));
+}
+
+// A consumer's job waiting on its job thread for a producer's output that will never come (the
+// producer's job held on its worker, as one still queued there when the runtime stops) ends when
+// the runtime stops: the consumer's worker stops first (the primary's context), and its thread,
+// polling for the hand-off, must not keep the stop from returning.
+TEST_F(TaskChains, AConsumerWaitingForItsProducerDoesNotHoldUpTheRuntimesStop) {
+    auto runtime = make_runtime("1");
+    const TaskId producer = runtime->register_task(fill_task("fill", "worker"));
+    const TaskId consumer =
+        runtime->register_task(blur_of(producer, ChainMode::Matching, "primary"));
+    detail::RuntimeProbe(detail::RuntimeAccess::impl(*runtime)).hold_generation(producer, 1);
+    ASSERT_TRUE(runtime->submit(producer).accepted());
+    const SubmitResult read = runtime->submit(consumer);
+    ASSERT_TRUE(read.accepted()) << read.reason;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    runtime->pump();
+    ASSERT_EQ(runtime->stats(consumer).ready, 0u) << "the consumer did not wait: proves nothing";
+    auto destroyed = std::async(std::launch::async, [&] { runtime.reset(); });
+    if (destroyed.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+        ADD_FAILURE() << "the runtime's destruction did not return within 60 s: the consumer's "
+                         "job thread still waits for its producer";
+        std::fflush(stdout);
+        std::_Exit(1); // the stuck thread cannot be joined
+    }
 }
 
 TEST_F(TaskChains, ANewestConsumerWaitsForItsProducersFirstOutput) {
