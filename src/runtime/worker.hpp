@@ -95,17 +95,23 @@ public:
     // says another thread will call wake() once the job can start: the input copier's thread,
     // whose batch the job waits for, so that the application's thread makes no wake-up of its
     // own. Asked under the lock, so a wake() that came first is seen (the answer is then false).
+    // Once stop() began, the job goes to `on_drop` at once, as the jobs queued then did.
     template <class WokenLater>
     void enqueue(const WorkerJob& job, WokenLater&& woken_later) {
         bool wake_now = false;
+        bool dropped = false;
         {
             std::lock_guard lock(m_mutex);
-            if (m_stop) {
-                return;
+            dropped = m_stop;
+            if (!dropped) {
+                m_queue.push_back(job);
+                m_job_posts.fetch_add(1, std::memory_order_release);
+                wake_now = !woken_later();
             }
-            m_queue.push_back(job);
-            m_job_posts.fetch_add(1, std::memory_order_release);
-            wake_now = !woken_later();
+        }
+        if (dropped) {
+            m_on_drop(*this, job); // outside the queue's lock: it takes the task's
+            return;
         }
         if (wake_now) {
             m_cv.notify_one();

@@ -350,6 +350,9 @@ TEST_F(EmbeddingTest, ARuntimeStoppedForExitRunsNothingMoreAndCanStillBeDestroye
             runtime->pump();
         }
         EXPECT_EQ(runtime->stats(task).ready, ready) << "a job ran after the stop";
+        // Accepted after the stop, each job was dropped at once (its slot failed), not left in
+        // flight for ever.
+        EXPECT_EQ(runtime->progress(task).in_flight, 0u) << "a job submitted after the stop";
         reader.reset();
         runtime.reset();
     } // the engine's vkDestroyDevice
