@@ -48,6 +48,7 @@ struct LayerArgs {
     std::string dump;
     std::string scale;
     std::string copies;
+    std::string queue;
     std::string display;
     bool log = false;
     std::vector<std::string> program;
@@ -381,6 +382,9 @@ nlohmann::json setting_value(const layer_config::FramegenConfig& config, std::st
     if (key == "display") {
         return config.display;
     }
+    if (key == "queue") {
+        return config.queue;
+    }
     return config.present_mode
                ? nlohmann::json(layer_config::present_mode_name(*config.present_mode))
                : nlohmann::json(nullptr);
@@ -607,6 +611,9 @@ void set_env(const char* name, const std::string& value) {
     if (!args.display.empty()) {
         set_env("TANDEM_FRAMEGEN_DISPLAY", args.display);
     }
+    if (!args.queue.empty()) {
+        set_env("TANDEM_FRAMEGEN_QUEUE", args.queue);
+    }
     if (!args.scale.empty()) {
         set_env("TANDEM_FRAMEGEN_SCALE", args.scale);
     }
@@ -681,6 +688,12 @@ Runner add_layer_command(CLI::App& app, const GlobalOptions& /*global*/) {
                     "own device presents them) or worker (the worker presents real and "
                     "generated frames to the program's window)")
         ->check(CLI::IsMember({"program", "worker"}));
+    run->add_option("--queue", args->queue,
+                    "TANDEM_FRAMEGEN_QUEUE for the program: which queue of its device Tandem "
+                    "submits to: shared (the program's, the default) or own (one of its own, "
+                    "added where the program's queue family has one to spare; else the "
+                    "program's)")
+        ->check(CLI::IsMember({"shared", "own"}));
     run->add_flag("--log", args->log, "TANDEM_FRAMEGEN_LOG=1: the layer logs what it does");
     run->add_option("program", args->program, "The program and its arguments, after --")
         ->required()

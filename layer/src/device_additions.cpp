@@ -187,6 +187,41 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
     m_info.ppEnabledExtensionNames = m_extension_pointers.data();
 }
 
+void DeviceAdditions::add_spare_queues(const InstanceDispatch& instance,
+                                       VkPhysicalDevice physical) {
+    if (!m_refusal.empty() || instance.GetPhysicalDeviceQueueFamilyProperties == nullptr ||
+        m_info.queueCreateInfoCount == 0) {
+        return;
+    }
+    std::uint32_t count = 0;
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(count);
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    constexpr VkQueueFlags k_flags = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    m_queue_infos.assign(m_info.pQueueCreateInfos,
+                         m_info.pQueueCreateInfos + m_info.queueCreateInfoCount);
+    m_priorities.resize(m_queue_infos.size());
+    for (std::size_t i = 0; i < m_queue_infos.size(); ++i) {
+        VkDeviceQueueCreateInfo& q = m_queue_infos[i];
+        const bool suits = q.queueFamilyIndex < count && q.flags == 0 && q.queueCount > 0 &&
+                           (families[q.queueFamilyIndex].queueFlags & k_flags) == k_flags &&
+                           families[q.queueFamilyIndex].queueCount > q.queueCount &&
+                           !m_spare_queues.contains(q.queueFamilyIndex);
+        if (!suits) {
+            continue;
+        }
+        // Tandem's queue at the program's first priority: its submits are the program's frames.
+        m_priorities[i].assign(q.pQueuePriorities, q.pQueuePriorities + q.queueCount);
+        m_priorities[i].push_back(q.pQueuePriorities[0]);
+        m_spare_queues[q.queueFamilyIndex] = q.queueCount;
+        q.queueCount += 1;
+        q.pQueuePriorities = m_priorities[i].data();
+    }
+    if (!m_spare_queues.empty()) {
+        m_info.pQueueCreateInfos = m_queue_infos.data();
+    }
+}
+
 DeviceAdditions::~DeviceAdditions() {
     restore();
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ public:
     }
     [[nodiscard]] const EmbeddingFeatures& enabled_features() const noexcept { return m_features; }
 
+    // Gives Tandem a queue of its own (EmbeddingRequirements::queues[1]): one more queue in each
+    // graphics+compute family the program asks queues of, where the family has one to spare and
+    // the program's entry has no flags. The program never sees it (its indices stay below the
+    // count it asked for). Where each went: family -> queue index.
+    void add_spare_queues(const InstanceDispatch& instance, VkPhysicalDevice physical);
+    [[nodiscard]] const std::map<std::uint32_t, std::uint32_t>& spare_queues() const noexcept {
+        return m_spare_queues;
+    }
+
 private:
     std::string m_refusal;
     VkDeviceCreateInfo m_info{};
@@ -81,6 +91,10 @@ private:
         VkBool32 before;
     };
     std::vector<Changed> m_changed;
+    // The program's queue entries with the spare queues added, and their priorities.
+    std::vector<VkDeviceQueueCreateInfo> m_queue_infos;
+    std::vector<std::vector<float>> m_priorities;
+    std::map<std::uint32_t, std::uint32_t> m_spare_queues;
 };
 
 } // namespace tandem::layer

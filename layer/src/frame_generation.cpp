@@ -128,18 +128,20 @@ double micros_since(std::chrono::steady_clock::time_point from) {
 
 DeviceGeneration::DeviceGeneration(const DeviceRecord& device, VkQueue queue,
                                    std::uint32_t queue_family, std::uint32_t queue_index,
-                                   std::shared_ptr<std::mutex> queue_mutex)
-    : m_device(device.device), m_queue(queue), m_queue_family(queue_family),
-      m_queue_mutex(std::move(queue_mutex)), m_dispatch(device.dispatch),
-      m_instance(device.instance) {
+                                   std::shared_ptr<std::mutex> queue_mutex,
+                                   std::optional<std::uint32_t> tandem_queue)
+    : m_own_queue(tandem_queue.has_value()), m_device(device.device), m_queue(queue),
+      m_queue_family(queue_family), m_queue_mutex(std::move(queue_mutex)),
+      m_dispatch(device.dispatch), m_instance(device.instance) {
     const InstanceRecord& instance = *device.instance;
     EmbedInfo embed;
     embed.instance = instance.instance;
     embed.physical_device = program_physical_device(instance, device.physical_device);
     embed.device = device.device;
     embed.queue_family = queue_family;
-    embed.queue_index = queue_index;
-    embed.queue_mutex = m_queue_mutex;
+    // Tandem's own queue needs no lock shared with the program (its lock is its own).
+    embed.queue_index = tandem_queue.value_or(queue_index);
+    embed.queue_mutex = m_own_queue ? nullptr : m_queue_mutex;
     embed.enabled_extensions = device.enabled_extensions;
     embed.enabled_features = device.enabled_features;
     embed.get_instance_proc_addr = instance.dispatch.GetInstanceProcAddr;
@@ -451,6 +453,7 @@ void SwapchainGeneration::record_summary() noexcept {
             summary.input_copied_by_compute = stats.inputs_copied_by_compute > 0;
             summary.layer_copied_by_compute = m_frame_copy != nullptr;
             summary.display = m_display.on_worker() ? "worker" : "program";
+            summary.tandem_queue = m_device.tandem_queue();
             // Every copy of the program's frames on its device, all tasks: one per frame on the
             // worker's display (the frame tasks read the real frame's task's output there).
             for (const TaskId task : m_tasks) {

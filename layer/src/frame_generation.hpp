@@ -61,6 +61,7 @@ struct GenerationSummary {
     bool layer_copied_by_compute = false; // the layer's copies into the swapchain, likewise
     // Where its frames went out: "program" (the program's device) or "worker".
     std::string display = "program";
+    std::string tandem_queue = "shared"; // DeviceGeneration::tandem_queue
     // The program's frames copied into Tandem's inputs on its device, by every task.
     std::uint64_t input_copies = 0;
     // Where a frame task's job spends the time from its submit (TaskStats' latencies, p50, us):
@@ -124,8 +125,12 @@ class DeviceGeneration {
 public:
     // Embeds the runtime and opens its worker. Throws tandem::Error (or std::exception) when
     // Tandem cannot run there; the caller then passes frames through and says why.
+    // `queue` (family, index) is the program's, shared under `queue_mutex`: the layer presents
+    // on it, and Tandem submits to it too unless `tandem_queue` names a queue of that family the
+    // layer added for Tandem alone (DeviceRecord::spare_queues).
     DeviceGeneration(const DeviceRecord& device, VkQueue queue, std::uint32_t queue_family,
-                     std::uint32_t queue_index, std::shared_ptr<std::mutex> queue_mutex);
+                     std::uint32_t queue_index, std::shared_ptr<std::mutex> queue_mutex,
+                     std::optional<std::uint32_t> tandem_queue);
     // Destroys the runtime (it waits for its devices): before the program's vkDestroyDevice,
     // whose loader call holds a lock that Tandem's own vkDestroyDevice of its worker takes; or
     // inside it, the worker left open (Runtime::leave_devices_open), for a program that
@@ -140,6 +145,10 @@ public:
     [[nodiscard]] std::uint32_t queue_family() const noexcept { return m_queue_family; }
     [[nodiscard]] const DeviceDispatch& dispatch() const noexcept { return m_dispatch; }
     [[nodiscard]] const std::string& worker_name() const noexcept { return m_worker_name; }
+    // Tandem submits to a queue of its own ("own") or the program's ("shared").
+    [[nodiscard]] const char* tandem_queue() const noexcept {
+        return m_own_queue ? "own" : "shared";
+    }
     [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory() const noexcept {
         return m_display->memory();
     }
@@ -173,6 +182,7 @@ public:
     [[nodiscard]] std::shared_ptr<DeviceRecord> worker_record() const;
 
 private:
+    bool m_own_queue = false;
     VkDevice m_device = VK_NULL_HANDLE;
     VkQueue m_queue = VK_NULL_HANDLE;
     std::uint32_t m_queue_family = 0;

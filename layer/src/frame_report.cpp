@@ -131,6 +131,7 @@ bool write_frame_report(const ReportContents& contents) {
              {"upscaled_frames", counts.upscaled_frames},
              {"blitted_frames", counts.blitted_frames},
              {"display", counts.generation.display},
+             {"tandem_queue", counts.generation.tandem_queue},
              {"input_copies", counts.generation.input_copies},
              {"real_frames_not_shown", counts.real_frames_not_shown},
              {"displays_taken_back", counts.displays_taken_back},

@@ -148,6 +148,13 @@ std::string apply(FramegenConfig& config, std::string_view key, std::string_view
                    "copy command on a CPU device), compute or command";
         }
         config.copies = std::string(value);
+    } else if (key == "queue") {
+        if (value != "own" && value != "shared") {
+            return "'" + std::string(value) +
+                   "' is not a queue for Tandem; write shared (the program's own) or own (one of "
+                   "its own where the program's device has one to spare)";
+        }
+        config.queue = std::string(value);
     } else if (key == "display") {
         if (value != "program" && value != "worker") {
             return "'" + std::string(value) +

@@ -33,7 +33,7 @@ using EnvLookup = std::function<const char*(const char*)>;
 // The keys, in the order they are listed.
 inline constexpr const char* k_keys[] = {"multiplier", "worker",      "wait_ms", "verify",
                                          "dump",       "dump_frames", "report",  "present_mode",
-                                         "scale",      "copies",      "display"};
+                                         "scale",      "copies",      "display", "queue"};
 
 // Where the configuration file is: the path, and which rule gave it. `named` when
 // TANDEM_FRAMEGEN_CONFIG gave it (a missing file is then worth a message); empty path when
@@ -87,6 +87,10 @@ struct FramegenConfig {
     // layer) or "worker" (the worker's device makes the real swapchain on the program's surface
     // and presents real and generated frames; docs/layer.md, "The display on the worker").
     std::string display = "program";
+    // Which queue of the program's device Tandem submits to: "shared" (the program's, under the
+    // layer's lock) or "own" (a queue of its own, added to the program's device where the family
+    // the program presents on has one to spare; else the program's, shared).
+    std::string queue = "shared";
 
     // Per key of k_keys, in that order.
     std::vector<Origin> origins = std::vector<Origin>(std::size(k_keys));

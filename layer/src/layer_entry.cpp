@@ -48,6 +48,19 @@ LinkInfo* find_link(const void* next, VkStructureType type) {
     return info;
 }
 
+// The loader's callback that makes an object the layer got from below dispatchable, from the
+// vkCreateDevice chain; null when the loader gave none.
+PFN_vkSetDeviceLoaderData find_set_loader_data(const void* next) {
+    for (auto* info = static_cast<const VkLayerDeviceCreateInfo*>(next); info != nullptr;
+         info = static_cast<const VkLayerDeviceCreateInfo*>(info->pNext)) {
+        if (info->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+            info->function == VK_LOADER_DATA_CALLBACK) {
+            return info->u.pfnSetDeviceLoaderData;
+        }
+    }
+    return nullptr;
+}
+
 void write_report_if_asked() {
     if (!layer_settings().report_path.empty()) {
         static_cast<void>(write_frame_report(registry().report_contents()));
@@ -169,6 +182,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
         // Tandem's extensions and features, decided from the next layer's functions: the loader
         // holds its lock during vkCreateDevice.
         DeviceAdditions additions(instance->dispatch, physical_device, *create_info);
+        record->set_loader_data = find_set_loader_data(create_info->pNext);
+        if (layer_settings().queue == "own" && record->set_loader_data != nullptr) {
+            additions.add_spare_queues(instance->dispatch, physical_device);
+        }
         if (additions.refusal().empty()) {
             result = create(physical_device, &additions.create_info(), allocator, device);
             additions.restore();
@@ -176,6 +193,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device,
             if (added) {
                 record->enabled_extensions = additions.enabled_extensions();
                 record->enabled_features = additions.enabled_features();
+                record->spare_queues = additions.spare_queues();
                 record->generation_possible = true;
             } else {
                 record->set_pass_through("vkCreateDevice with Tandem's extensions and features "
@@ -465,6 +483,23 @@ VkResult pass_through_present(VkQueue queue, const VkPresentInfoKHR* info) {
     });
 }
 
+// The index of the queue the layer added for Tandem in `family` once it is dispatchable
+// (DeviceRecord::spare_queues), or nullopt: Tandem shares the program's queue.
+std::optional<std::uint32_t> tandem_queue(const DeviceRecord& device, std::uint32_t family) {
+    const auto spare = device.spare_queues.find(family);
+    if (spare == device.spare_queues.end() || device.dispatch.GetDeviceQueue == nullptr) {
+        return std::nullopt;
+    }
+    VkQueue queue = VK_NULL_HANDLE;
+    device.dispatch.GetDeviceQueue(device.device, family, spare->second, &queue);
+    if (queue == VK_NULL_HANDLE || device.set_loader_data(device.device, queue) != VK_SUCCESS) {
+        log_problem("the queue added for Tandem on " + device.device_name +
+                    " could not be used: Tandem shares the program's");
+        return std::nullopt;
+    }
+    return spare->second;
+}
+
 // The device's runtime, made on its first present (see DeviceRecord::generation); null when
 // Tandem cannot run there (the reason is logged once and kept for the report).
 DeviceGeneration* device_generation(DeviceRecord& device, VkQueue queue) {
@@ -479,7 +514,8 @@ DeviceGeneration* device_generation(DeviceRecord& device, VkQueue queue) {
     } else {
         try {
             device.generation = std::make_unique<DeviceGeneration>(
-                device, queue, queue_record->family, queue_record->index, queue_record->mutex);
+                device, queue, queue_record->family, queue_record->index, queue_record->mutex,
+                tandem_queue(device, queue_record->family));
             log_info("frame generation on " + device.device_name + " with worker " +
                      device.generation->worker_name());
             note_exit_stop_point(ExitStopPoint::RuntimeStarted);

@@ -43,6 +43,7 @@ const LayerSettings& layer_settings() {
         read.scale = config.scale;
         read.copies = config.copies;
         read.display = config.display;
+        read.queue = config.queue;
         read.problems = config.problems;
         read.pass_through_reason = pass_through_reason(config);
         for (const std::string& problem : read.problems) {

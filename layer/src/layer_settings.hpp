@@ -67,6 +67,7 @@ struct LayerSettings {
     double scale = 1.0;                // the program's render scale; 1: off
     std::string copies = "auto";       // auto, compute or command (TANDEM_FRAMEGEN_COPIES)
     std::string display = "program";   // program or worker (TANDEM_FRAMEGEN_DISPLAY)
+    std::string queue = "shared";      // shared or own (TANDEM_FRAMEGEN_QUEUE)
     std::vector<std::string> problems; // bad lines and values, each logged once
     // Why the layer passes frames through unchanged, in one sentence; empty when the multiplier
     // asks for generated frames (a device may still refuse them: DeviceRecord says why).

@@ -133,6 +133,11 @@ struct DeviceRecord {
     // What the device was created with, Tandem's additions included (device_additions.hpp).
     std::vector<std::string> enabled_extensions;
     EmbeddingFeatures enabled_features;
+    // The queue the layer added for Tandem in each family (family -> index), which the program
+    // never sees (DeviceAdditions::add_spare_queues), and the loader's callback that makes such a
+    // queue, got from below the layer, dispatchable.
+    std::map<std::uint32_t, std::uint32_t> spare_queues;
+    PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
     // Whether frames may be generated on it; when not, why (one sentence, set_pass_through).
     std::atomic<bool> generation_possible{false};
     void set_pass_through(std::string reason);

@@ -166,8 +166,8 @@ TEST(LayerConfig, BadLinesAreNamedAndIgnored) {
     ASSERT_EQ(config.problems.size(), 6u);
     EXPECT_EQ(config.problems[0], "/cfg/framegen.conf:3: 'speed' is not a setting; write one of "
                                   "multiplier, worker, wait_ms, verify, dump, dump_frames, "
-                                  "report, present_mode, scale, copies, display. The line is "
-                                  "ignored");
+                                  "report, present_mode, scale, copies, display, queue. The "
+                                  "line is ignored");
     EXPECT_EQ(config.problems[1],
               "/cfg/framegen.conf:4: 'just words' is not a setting; write KEY = VALUE. The line "
               "is ignored");
@@ -286,6 +286,23 @@ TEST(LayerConfig, DisplayFromTheFileAndTheEnvironment) {
         ASSERT_EQ(config.problems.size(), 1u) << bad;
         EXPECT_NE(config.problems[0].find("write program"), std::string::npos)
             << config.problems[0];
+    }
+}
+
+TEST(LayerConfig, QueueFromTheFileAndTheEnvironment) {
+    FramegenConfig config = resolve("queue = shared\n[program vkcube]\nqueue = own\n");
+    EXPECT_TRUE(config.problems.empty());
+    EXPECT_EQ(config.queue, "own");
+    EXPECT_EQ(config.origin("queue").where, "/cfg/framegen.conf:3");
+    config = resolve("queue = own\n", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_QUEUE", "shared"}});
+    EXPECT_EQ(config.queue, "shared");
+    EXPECT_EQ(config.origin("queue").where, "TANDEM_FRAMEGEN_QUEUE");
+    EXPECT_EQ(resolve("").queue, "shared");
+    for (const char* bad : {"auto", "Own", "1"}) {
+        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_QUEUE", bad}});
+        EXPECT_EQ(config.queue, "shared") << bad;
+        ASSERT_EQ(config.problems.size(), 1u) << bad;
+        EXPECT_NE(config.problems[0].find("write shared"), std::string::npos) << config.problems[0];
     }
 }
 
