@@ -189,21 +189,18 @@ DeviceAdditions::DeviceAdditions(const InstanceDispatch& instance, VkPhysicalDev
 
 void DeviceAdditions::add_spare_queues(const InstanceDispatch& instance,
                                        VkPhysicalDevice physical) {
-    if (!m_refusal.empty() || instance.GetPhysicalDeviceQueueFamilyProperties == nullptr ||
-        m_info.queueCreateInfoCount == 0) {
+    if (!m_refusal.empty() || m_info.queueCreateInfoCount == 0) {
         return;
     }
-    std::uint32_t count = 0;
-    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
-    std::vector<VkQueueFamilyProperties> families(count);
-    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    const std::vector<VkQueueFamilyProperties> families = queue_families(instance, physical);
     constexpr VkQueueFlags k_flags = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
     m_queue_infos.assign(m_info.pQueueCreateInfos,
                          m_info.pQueueCreateInfos + m_info.queueCreateInfoCount);
     m_priorities.resize(m_queue_infos.size());
     for (std::size_t i = 0; i < m_queue_infos.size(); ++i) {
         VkDeviceQueueCreateInfo& q = m_queue_infos[i];
-        const bool suits = q.queueFamilyIndex < count && q.flags == 0 && q.queueCount > 0 &&
+        const bool suits = q.queueFamilyIndex < families.size() && q.flags == 0 &&
+                           q.queueCount > 0 &&
                            (families[q.queueFamilyIndex].queueFlags & k_flags) == k_flags &&
                            families[q.queueFamilyIndex].queueCount > q.queueCount &&
                            !m_spare_queues.contains(q.queueFamilyIndex);

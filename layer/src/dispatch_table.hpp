@@ -4,6 +4,9 @@
 // nullptr, and the interception that would call it answers an error instead of calling through.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -115,5 +118,20 @@ struct DeviceDispatch {
                                                       PFN_vkGetInstanceProcAddr next);
 
 [[nodiscard]] DeviceDispatch load_device_dispatch(VkDevice device, PFN_vkGetDeviceProcAddr next);
+
+// The physical device's queue families, read through the next layer's function; empty without it.
+[[nodiscard]] inline std::vector<VkQueueFamilyProperties>
+queue_families(const InstanceDispatch& instance, VkPhysicalDevice physical) {
+    std::vector<VkQueueFamilyProperties> families;
+    if (instance.GetPhysicalDeviceQueueFamilyProperties == nullptr) {
+        return families;
+    }
+    std::uint32_t count = 0;
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+    families.resize(count);
+    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+    families.resize(count);
+    return families;
+}
 
 } // namespace tandem::layer

@@ -86,17 +86,13 @@ VkPhysicalDevice program_physical_device(const InstanceRecord& instance,
 // A queue family's timestamps: valid bits (0: none) and ns per tick.
 void queue_timestamps(const InstanceDispatch& instance, VkPhysicalDevice physical,
                       std::uint32_t family, std::uint32_t& bits, double& ns) {
-    if (instance.GetPhysicalDeviceProperties == nullptr ||
-        instance.GetPhysicalDeviceQueueFamilyProperties == nullptr) {
+    if (instance.GetPhysicalDeviceProperties == nullptr) {
         return;
     }
-    VkPhysicalDeviceProperties properties{};
-    instance.GetPhysicalDeviceProperties(physical, &properties);
-    std::uint32_t count = 0;
-    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
-    std::vector<VkQueueFamilyProperties> families(count);
-    instance.GetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
-    if (family < count) {
+    const std::vector<VkQueueFamilyProperties> families = queue_families(instance, physical);
+    if (family < families.size()) {
+        VkPhysicalDeviceProperties properties{};
+        instance.GetPhysicalDeviceProperties(physical, &properties);
         bits = families[family].timestampValidBits;
         ns = static_cast<double>(properties.limits.timestampPeriod);
     }
