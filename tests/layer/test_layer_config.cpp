@@ -3,6 +3,7 @@
 // by FILE:LINE, ignored while the rest is used.
 #include <map>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -270,55 +271,73 @@ TEST(LayerConfig, RenderScaleFromTheFileAndTheEnvironment) {
     EXPECT_NE(config.problems[0].find("verify mode stays off"), std::string::npos);
 }
 
-TEST(LayerConfig, DisplayFromTheFileAndTheEnvironment) {
-    FramegenConfig config = resolve("display = program\n[program vkcube]\ndisplay = worker\n");
+// A setting of a few named values, read as the layer reads each of them: the program's profile
+// over the file's first line, the environment over the file, `fallback` by default and for a bad
+// value, which is named with one problem containing `hint`.
+struct NamedChoice {
+    const char* key;
+    std::string FramegenConfig::*field;
+    const char* variable;
+    const char* in_file;
+    const char* in_profile;
+    const char* in_environment; // over in_profile written alone in the file
+    const char* fallback;
+    std::vector<const char*> bad;
+    const char* hint;
+};
+
+void expect_named_choice(const NamedChoice& c) {
+    const std::string key = c.key;
+    FramegenConfig config = resolve(key + " = " + c.in_file + "\n[program vkcube]\n" + key + " = " +
+                                    c.in_profile + "\n");
     EXPECT_TRUE(config.problems.empty());
-    EXPECT_EQ(config.display, "worker");
-    EXPECT_EQ(config.origin("display").where, "/cfg/framegen.conf:3");
-    config = resolve("display = worker\n", {"vkcube", "vkcube"},
-                     {{"TANDEM_FRAMEGEN_DISPLAY", "program"}});
-    EXPECT_EQ(config.display, "program");
-    EXPECT_EQ(config.origin("display").where, "TANDEM_FRAMEGEN_DISPLAY");
-    EXPECT_EQ(resolve("").display, "program");
-    for (const char* bad : {"gpu", "Worker", "1"}) {
-        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_DISPLAY", bad}});
-        EXPECT_EQ(config.display, "program") << bad;
+    EXPECT_EQ(config.*c.field, c.in_profile);
+    EXPECT_EQ(config.origin(key).where, "/cfg/framegen.conf:3");
+    config = resolve(key + " = " + c.in_profile + "\n", {"vkcube", "vkcube"},
+                     {{c.variable, c.in_environment}});
+    EXPECT_EQ(config.*c.field, c.in_environment);
+    EXPECT_EQ(config.origin(key).where, c.variable);
+    EXPECT_EQ(resolve("").*c.field, c.fallback);
+    for (const char* bad : c.bad) {
+        config = resolve("", {"vkcube", "vkcube"}, {{c.variable, bad}});
+        EXPECT_EQ(config.*c.field, c.fallback) << bad;
         ASSERT_EQ(config.problems.size(), 1u) << bad;
-        EXPECT_NE(config.problems[0].find("write program"), std::string::npos)
-            << config.problems[0];
+        EXPECT_NE(config.problems[0].find(c.hint), std::string::npos) << config.problems[0];
     }
+}
+
+TEST(LayerConfig, DisplayFromTheFileAndTheEnvironment) {
+    expect_named_choice({"display",
+                         &FramegenConfig::display,
+                         "TANDEM_FRAMEGEN_DISPLAY",
+                         "program",
+                         "worker",
+                         "program",
+                         "program",
+                         {"gpu", "Worker", "1"},
+                         "write program"});
 }
 
 TEST(LayerConfig, QueueFromTheFileAndTheEnvironment) {
-    FramegenConfig config = resolve("queue = shared\n[program vkcube]\nqueue = own\n");
-    EXPECT_TRUE(config.problems.empty());
-    EXPECT_EQ(config.queue, "own");
-    EXPECT_EQ(config.origin("queue").where, "/cfg/framegen.conf:3");
-    config = resolve("queue = own\n", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_QUEUE", "shared"}});
-    EXPECT_EQ(config.queue, "shared");
-    EXPECT_EQ(config.origin("queue").where, "TANDEM_FRAMEGEN_QUEUE");
-    EXPECT_EQ(resolve("").queue, "shared");
-    for (const char* bad : {"auto", "Own", "1"}) {
-        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_QUEUE", bad}});
-        EXPECT_EQ(config.queue, "shared") << bad;
-        ASSERT_EQ(config.problems.size(), 1u) << bad;
-        EXPECT_NE(config.problems[0].find("write shared"), std::string::npos) << config.problems[0];
-    }
+    expect_named_choice({"queue",
+                         &FramegenConfig::queue,
+                         "TANDEM_FRAMEGEN_QUEUE",
+                         "shared",
+                         "own",
+                         "shared",
+                         "shared",
+                         {"auto", "Own", "1"},
+                         "write shared"});
 }
 
 TEST(LayerConfig, CopiesFromTheFileAndTheEnvironment) {
-    FramegenConfig config = resolve("copies = command\n[program vkcube]\ncopies = compute\n");
-    EXPECT_TRUE(config.problems.empty());
-    EXPECT_EQ(config.copies, "compute");
-    EXPECT_EQ(config.origin("copies").where, "/cfg/framegen.conf:3");
-    config =
-        resolve("copies = compute\n", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_COPIES", "auto"}});
-    EXPECT_EQ(config.copies, "auto");
-    EXPECT_EQ(resolve("").copies, "auto");
-    for (const char* bad : {"shader", "Compute", "copy"}) {
-        config = resolve("", {"vkcube", "vkcube"}, {{"TANDEM_FRAMEGEN_COPIES", bad}});
-        EXPECT_EQ(config.copies, "auto") << bad;
-        ASSERT_EQ(config.problems.size(), 1u) << bad;
-        EXPECT_NE(config.problems[0].find("write auto"), std::string::npos) << config.problems[0];
-    }
+    expect_named_choice({"copies",
+                         &FramegenConfig::copies,
+                         "TANDEM_FRAMEGEN_COPIES",
+                         "command",
+                         "compute",
+                         "auto",
+                         "auto",
+                         {"shader", "Compute", "copy"},
+                         "write auto"});
 }
