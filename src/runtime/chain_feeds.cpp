@@ -156,10 +156,11 @@ ChainFeed* OutputFeeds::send(std::uint32_t slot, std::uint64_t generation,
     return failed;
 }
 
-void OutputFeeds::retire_points(std::vector<RetirePoint>& points) {
+void OutputFeeds::retire_points(std::vector<RetirePoint>& points,
+                                std::chrono::milliseconds hand_off_wait) {
     for (const auto& feed : m_feeds) {
         if (feed->link) {
-            const auto more = feed->link->quiesce();
+            const auto more = feed->link->quiesce(hand_off_wait);
             points.insert(points.end(), more.begin(), more.end());
         }
     }

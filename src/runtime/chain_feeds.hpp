@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -126,7 +127,7 @@ public:
                                   const std::function<bool()>& keep_trying) noexcept;
 
     // The links' retire points (their quiesce), appended to `points`.
-    void retire_points(std::vector<RetirePoint>& points);
+    void retire_points(std::vector<RetirePoint>& points, std::chrono::milliseconds hand_off_wait);
     // The consumers' devices, appended to `devices` where missing.
     void devices(std::vector<const Device*>& devices) const;
     // Each feed as TaskStats reports it. Caller holds the instance's mutex.

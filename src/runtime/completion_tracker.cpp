@@ -545,8 +545,14 @@ bool CompletionTracker::drain(std::chrono::steady_clock::time_point deadline) no
                     if (instance->preparing()) {
                         continue; // the preparation thread stopped: it never ran a job
                     }
+                    // The hand-offs under way go on within the bound, so that the work
+                    // submitted before the stop reaches the primary (its slot then completes at
+                    // the next pump instead of staying in flight).
+                    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::max(std::chrono::steady_clock::duration::zero(),
+                                 deadline - std::chrono::steady_clock::now()));
                     std::lock_guard lock(instance->mutex);
-                    const auto more = instance->retire_points(m_reads, m_input_copies);
+                    const auto more = instance->retire_points(m_reads, m_input_copies, left);
                     points.insert(points.end(), more.begin(), more.end());
                 }
             }

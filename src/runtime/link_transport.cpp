@@ -61,7 +61,9 @@ public:
     bool failed() const noexcept override { return m_link.failed(); }
     std::string error() const override { return m_link.error(); }
     std::string not_ready_reason() const override { return m_link.not_ready_reason(); }
-    std::vector<RetirePoint> quiesce() noexcept override { return m_link.quiesce(); }
+    std::vector<RetirePoint> quiesce(std::chrono::milliseconds hand_off_wait) noexcept override {
+        return m_link.quiesce(hand_off_wait);
+    }
 
 private:
     TransferLink m_link;

@@ -89,7 +89,8 @@ public:
         return m_timeline.value(out);
     }
     bool failed() const noexcept override { return m_failed.load(std::memory_order_acquire); }
-    std::vector<RetirePoint> quiesce() noexcept override {
+    std::vector<RetirePoint>
+    quiesce(std::chrono::milliseconds /*hand_off_wait*/) noexcept override {
         try {
             return {{&m_device, m_timeline.handle(), m_next_value}};
         } catch (...) {

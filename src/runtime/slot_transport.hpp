@@ -107,10 +107,12 @@ public:
     [[nodiscard]] virtual std::string error() const = 0;
     // Why the last submit() answered VK_NOT_READY (empty when it never did); any thread.
     [[nodiscard]] virtual std::string not_ready_reason() const { return {}; }
-    // Leaving use: stops whatever hands work on by itself and returns the timeline values after
-    // which the GPU no longer uses the transport (TransferLink::quiesce). Once submit() is no
-    // longer called. Empty only when out of memory.
-    [[nodiscard]] virtual std::vector<RetirePoint> quiesce() noexcept = 0;
+    // Leaving use: stops whatever hands work on by itself, after letting what it was given go on
+    // for up to `hand_off_wait`, and returns the timeline values after which the GPU no longer
+    // uses the transport (TransferLink::quiesce). Once submit() is no longer called. Empty only
+    // when out of memory.
+    [[nodiscard]] virtual std::vector<RetirePoint>
+    quiesce(std::chrono::milliseconds hand_off_wait) noexcept = 0;
 };
 
 // The usages of a stream's slot images: on the image the sender writes, and on the receiver's.

@@ -37,20 +37,21 @@ bool TaskInstance::quiescent() const noexcept {
 }
 
 std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& reads,
-                                                     const TimelineSemaphore& input_copies) {
+                                                     const TimelineSemaphore& input_copies,
+                                                     std::chrono::milliseconds hand_off_wait) {
     std::vector<RetirePoint> points;
     if (last_work_value > 0) {
         points.push_back({&worker->device(), worker->work_timeline().handle(), last_work_value});
     }
     if (transport) {
-        const auto more = transport->quiesce();
+        const auto more = transport->quiesce(hand_off_wait);
         points.insert(points.end(), more.begin(), more.end());
     }
     for (const auto& link : inputs.links) {
-        const auto more = link->quiesce();
+        const auto more = link->quiesce(hand_off_wait);
         points.insert(points.end(), more.begin(), more.end());
     }
-    feeds.retire_points(points);
+    feeds.retire_points(points, hand_off_wait);
     if (inputs.last_copy > 0) {
         points.push_back({&input_copies.device(), input_copies.handle(), inputs.last_copy});
     }

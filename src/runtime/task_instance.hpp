@@ -292,9 +292,11 @@ struct TaskInstance {
     // values after which the GPU no longer uses it (its work, its transport, the application's
     // reads of its leases: `reads` is the primary timeline they signal; its input links and the
     // copies of its inputs, which signal `input_copies`). Once quiescent() (or at
-    // shutdown); caller holds mutex.
-    [[nodiscard]] std::vector<RetirePoint> retire_points(const TimelineSemaphore& reads,
-                                                         const TimelineSemaphore& input_copies);
+    // shutdown, which lets the hand-offs under way go on for up to `hand_off_wait`); caller
+    // holds mutex.
+    [[nodiscard]] std::vector<RetirePoint>
+    retire_points(const TimelineSemaphore& reads, const TimelineSemaphore& input_copies,
+                  std::chrono::milliseconds hand_off_wait = std::chrono::milliseconds(0));
     // The devices whose queues its batches ran on.
     [[nodiscard]] std::vector<const Device*> retire_devices(const Device& primary) const;
 };

@@ -407,9 +407,9 @@ TransferLink::read_gpu_times(std::uint32_t slot_index) const {
     return m_timer->read(slot_index);
 }
 
-std::vector<RetirePoint> TransferLink::quiesce() noexcept {
+std::vector<RetirePoint> TransferLink::quiesce(std::chrono::milliseconds hand_off_wait) noexcept {
     if (m_hand_off) {
-        m_hand_off->drain(std::chrono::milliseconds(0)); // stops it: nothing is handed on after
+        m_hand_off->drain(hand_off_wait); // stops it: nothing is handed on after
     }
     const std::uint64_t primary = m_hand_off ? m_hand_off->primary_submitted() : m_primary_value;
     try {

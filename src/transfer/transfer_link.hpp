@@ -165,8 +165,11 @@ public:
     // The link is leaving use: stops handing bands on (a bridge detaches; once this returns no
     // band is handed on any more) and returns the values after which the GPU no longer uses it:
     // the worker timeline at the last value submitted to it, the primary timeline at the last
-    // one whose batch was queued. Once submit() is no longer called (synchronised with it).
-    [[nodiscard]] std::vector<RetirePoint> quiesce() noexcept;
+    // one whose batch was queued. The bands already handed to a bridge go on for up to
+    // `hand_off_wait` first (a runtime's stop lets the work it submitted arrive; a retirement
+    // waits for nothing). Once submit() is no longer called (synchronised with it).
+    [[nodiscard]] std::vector<RetirePoint>
+    quiesce(std::chrono::milliseconds hand_off_wait = std::chrono::milliseconds(0)) noexcept;
     // Bridge timeout, host-step failure, failed submission (e.g. device lost): the link moves
     // nothing more; error() says why in a sentence. Another link's failure on the same bridge
     // thread fails this one only when it was the pair's device that failed (PairBridge).
