@@ -323,10 +323,11 @@ public:
     // on threads of its own, which the driver's exit code must not race), and destroys nothing.
     // Call it from an exit handler that runs before the driver's and the layers' own (handlers
     // run in the reverse order of their registration: register it after the device was created
-    // and the first jobs ran). A preparation under way finishes first; jobs queued are dropped.
-    // Afterwards the runtime runs nothing more (jobs submitted are dropped), and the
-    // application leaves it to the process's end or destroys it as usual. Any thread; more than
-    // once is harmless.
+    // and the first jobs ran). A preparation under way finishes first; jobs queued are dropped;
+    // jobs submitted to a GPU finish within the wait, their transfers to the primary included,
+    // and pump() then publishes them (progress() counts none in flight). Afterwards the runtime
+    // runs nothing more (jobs submitted are dropped), and the application leaves it to the
+    // process's end or destroys it as usual. Any thread; more than once is harmless.
     void stop_for_exit(std::chrono::milliseconds gpu_wait) noexcept;
 
     // Places the task (placement auto: where the scheduler puts it now, the primary until a cost
