@@ -10,6 +10,7 @@
 
 #include "core/vk_check.hpp"
 #include "runtime/event_queue.hpp"
+#include "runtime/retry.hpp"
 #include "runtime/task_chains.hpp"
 #include "runtime/task_preparer.hpp"
 #include "tandem/error.hpp"
@@ -49,9 +50,18 @@ void CompletionTracker::start(bool poll) {
 
 void CompletionTracker::stop() noexcept {
     m_stop.store(true, std::memory_order_relaxed);
+    kick();
     if (m_thread.joinable()) {
         m_thread.join();
     }
+}
+
+void CompletionTracker::kick() noexcept {
+    {
+        std::lock_guard lock(m_kick_mutex);
+        m_kicked = true;
+    }
+    m_kick_cv.notify_one();
 }
 
 void CompletionTracker::pump() noexcept {
@@ -78,11 +88,14 @@ void CompletionTracker::run() noexcept {
     // Polls the counters rather than blocking in vkWaitSemaphores: on the H200s a thread blocked
     // there (even with a 2 ms timeout) made the application's frame loop on the same device about
     // 2 ms slower per frame, and blocking waits can wake late. The sleep grows while nothing
-    // completes and drops back at once when something does, so an idle runtime costs a wake-up
-    // every k_max_sleep and a busy one sees completions within microseconds.
+    // completes and drops back at once when something does or work is submitted (kick), so a
+    // busy runtime sees completions within microseconds. Its cap grows with the time nothing
+    // completed (backed_off): k_max_sleep while work completes every few milliseconds, up to
+    // k_longest_poll once the runtime is idle or its work is long (a wake-up a millisecond).
     constexpr auto k_min_sleep = std::chrono::microseconds(5);
     constexpr auto k_max_sleep = std::chrono::microseconds(200);
     auto sleep = k_min_sleep;
+    auto progress_at = Clock::now(); // when something last completed or was submitted
     std::vector<std::pair<VkSemaphore, std::uint64_t>> expected;
     std::vector<std::shared_ptr<Task>> tasks;
     while (!m_stop.load(std::memory_order_relaxed)) {
@@ -130,7 +143,8 @@ void CompletionTracker::run() noexcept {
         // Poll until one of them is reached (or new work may have arrived: at most k_max_sleep).
         // The semaphores stay valid meanwhile: only this thread destroys retired objects.
         bool reached = false;
-        const auto give_up = Clock::now() + k_max_sleep;
+        const auto longest = backed_off(k_max_sleep, Clock::now() - progress_at);
+        const auto give_up = Clock::now() + longest;
         while (!reached && !expected.empty() && Clock::now() < give_up &&
                !m_stop.load(std::memory_order_relaxed)) {
             for (const auto& [semaphore, value] : expected) {
@@ -149,13 +163,21 @@ void CompletionTracker::run() noexcept {
             }
             if (!reached) {
                 std::this_thread::sleep_for(sleep);
-                sleep = std::min(sleep * 2, k_max_sleep);
+                sleep = std::min(sleep * 2, longest);
             }
         }
         if (reached) {
             sleep = k_min_sleep;
+            progress_at = Clock::now();
         } else if (expected.empty()) {
-            std::this_thread::sleep_for(k_max_sleep);
+            std::unique_lock lock(m_kick_mutex);
+            m_kick_cv.wait_for(lock, longest, [&] { return m_kicked; });
+        }
+        std::lock_guard lock(m_kick_mutex);
+        if (m_kicked) {
+            m_kicked = false;
+            sleep = k_min_sleep;
+            progress_at = Clock::now();
         }
     }
 }

@@ -28,8 +28,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,6 +69,10 @@ public:
     // slack (tighten_timer_slack).
     void start(bool poll);
     void stop() noexcept;
+    // Something will complete that the completion thread does not know of yet (a job's transfer
+    // was submitted, a lease released): it stops sleeping and polls from its shortest interval.
+    // Any thread; never blocks beyond a short lock.
+    void kick() noexcept;
 
     // Observes every task's completions now, retires what left use (Runtime::pump).
     void pump() noexcept;
@@ -128,6 +134,9 @@ private:
     std::chrono::milliseconds m_first_job_timeout;
     std::atomic<bool> m_stop{false};
     std::thread m_thread;
+    std::mutex m_kick_mutex;
+    std::condition_variable m_kick_cv; // kick() and stop(), to the completion thread's sleep
+    bool m_kicked = false;             // guarded by m_kick_mutex
 };
 
 } // namespace tandem::detail

@@ -572,6 +572,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
         }
         (void)instance.ring.apply(job.slot, SlotEvent::Submitted); // stays Retired if lost
         --instance.host_jobs;
+        m_completion.kick(); // a completion to look for
     };
     if (instance.keeps_output_on_worker()) {
         // Nothing crosses: the output is published once its work completed (CompletionTracker).

@@ -26,7 +26,9 @@ inline constexpr auto k_longest_poll = std::chrono::milliseconds(1);
 // millisecond (a hand-off, a link's room) is seen as soon as before; what comes later (a slow
 // producer's output, an input written by a long batch) at most 5% of the wait late, and the
 // thread that waits for it no longer spins: at 10 us a poll, a job thread waiting for a held
-// producer took half a core.
+// producer took half a core. The pollers of GPU progress (the completion thread, a worker's
+// watcher) cap their growing sleeps so too, `waited` being the time since they last saw
+// progress: at a steady 200 us, an idle runtime's completion thread took 7% of a core.
 inline std::chrono::microseconds backed_off(std::chrono::microseconds interval,
                                             std::chrono::steady_clock::duration waited) {
     const auto twentieth = std::chrono::duration_cast<std::chrono::microseconds>(waited / 20);

@@ -553,6 +553,7 @@ TaskError RuntimeImpl::release(const Lease& lease, std::uint64_t value) noexcept
     if (instance == nullptr || !m_leases->release(*instance, lease, value)) {
         return TaskError::LeaseNotHeld;
     }
+    m_completion->kick(); // the reads' end to look for
     return TaskError::None;
 }
 

@@ -6,6 +6,7 @@
 #include "core/atomic_max.hpp"
 #include "core/cpu.hpp"
 #include "core/log.hpp"
+#include "runtime/retry.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -310,27 +311,35 @@ bool Worker::poll_completions() noexcept {
 void Worker::run_watch() {
     // Polls the counter rather than blocking in vkWaitSemaphores (a blocked thread can wake
     // milliseconds late, and on the H200s it slowed other work on the device); the sleep grows
-    // while nothing completes and drops back when something does.
+    // while nothing completes and drops back when something does. Its cap grows with the time
+    // nothing completed (backed_off): a job in flight for long costs a wake-up a millisecond.
     constexpr auto k_min_sleep = std::chrono::microseconds(5);
     constexpr auto k_max_sleep = std::chrono::microseconds(200);
     auto sleep = k_min_sleep;
+    auto progress_at = std::chrono::steady_clock::now();
     for (;;) {
         {
             std::unique_lock lock(m_mutex);
-            m_watch_cv.wait(lock, [&] {
+            const auto watching = [&] {
                 return m_stop || (!m_submitted.empty() &&
                                   m_watch_result.load(std::memory_order_relaxed) == VK_SUCCESS);
-            });
+            };
+            if (!watching()) {
+                m_watch_cv.wait(lock, watching);
+                progress_at = std::chrono::steady_clock::now(); // a job to watch from now
+            }
             if (m_stop) {
                 return;
             }
         }
         if (poll_completions()) {
             sleep = k_min_sleep;
+            progress_at = std::chrono::steady_clock::now();
             continue;
         }
         std::this_thread::sleep_for(sleep);
-        sleep = std::min(sleep * 2, k_max_sleep);
+        sleep = std::min(sleep * 2,
+                         backed_off(k_max_sleep, std::chrono::steady_clock::now() - progress_at));
     }
 }
 
