@@ -149,6 +149,20 @@ public:
     [[nodiscard]] const char* tandem_queue() const noexcept {
         return m_own_queue ? "own" : "shared";
     }
+    // The queue the layer added for Tandem and the lock Tandem takes around its calls there
+    // (the program's vkDeviceWaitIdle waits for it under that lock); nothing when Tandem shares
+    // the program's queue.
+    struct OwnQueue {
+        VkQueue queue = VK_NULL_HANDLE;
+        std::shared_ptr<std::mutex> mutex;
+    };
+    [[nodiscard]] std::optional<OwnQueue> own_queue() const {
+        if (!m_own_queue) {
+            return std::nullopt;
+        }
+        const DeviceVulkan vulkan = m_runtime->primary_vulkan();
+        return OwnQueue{vulkan.queue, vulkan.queue_mutex};
+    }
     [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory() const noexcept {
         return m_display->memory();
     }

@@ -719,6 +719,13 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
     if (record == nullptr) {
         return VK_ERROR_DEVICE_LOST;
     }
+    std::optional<DeviceGeneration::OwnQueue> tandem_queue;
+    {
+        const std::lock_guard lock(record->generation_mutex);
+        if (record->generation) {
+            tandem_queue = record->generation->own_queue();
+        }
+    }
     // vkDeviceWaitIdle needs every queue of the device externally synchronised: hold them all, in
     // one order (by handle) so that two callers cannot deadlock.
     std::vector<VkQueue> queues = record->queues();
@@ -731,7 +738,22 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
         held.push_back(record->queue_record(queue));
         locks.emplace_back(*held.back()->mutex);
     }
-    return record->dispatch.DeviceWaitIdle(device);
+    if (!tandem_queue) {
+        return record->dispatch.DeviceWaitIdle(device);
+    }
+    // With a queue of Tandem's own, the program's batches may wait for values Tandem's threads
+    // signal there later (a submit's input copies, submitted on Tandem's input thread): holding
+    // Tandem's lock through one vkDeviceWaitIdle would never end (seen on the H100). So each
+    // queue is waited for in turn, under its own lock: the program's, while Tandem's threads
+    // still submit, then Tandem's.
+    for (const VkQueue queue : queues) {
+        if (const VkResult r = record->dispatch.QueueWaitIdle(queue); r != VK_SUCCESS) {
+            return r;
+        }
+    }
+    locks.clear();
+    const std::lock_guard lock(*tandem_queue->mutex);
+    return record->dispatch.QueueWaitIdle(tandem_queue->queue);
 }
 
 std::string present_mode_text(VkPresentModeKHR mode) {
