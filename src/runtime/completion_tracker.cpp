@@ -99,6 +99,7 @@ void CompletionTracker::run() noexcept {
     std::vector<std::pair<VkSemaphore, std::uint64_t>> expected;
     std::vector<std::shared_ptr<Task>> tasks;
     while (!m_stop.load(std::memory_order_relaxed)) {
+        m_rounds.fetch_add(1, std::memory_order_relaxed);
         pump_all();
         // Retired objects are destroyed here only, on this thread, never the application's: so
         // no semaphore polled below goes while it is polled.

@@ -73,6 +73,11 @@ public:
     // was submitted, a lease released): it stops sleeping and polls from its shortest interval.
     // Any thread; never blocks beyond a short lock.
     void kick() noexcept;
+    // How many rounds the completion thread has made (each a pump and a poll or a sleep): the
+    // tests' witness that an idle runtime sleeps.
+    [[nodiscard]] std::uint64_t rounds() const noexcept {
+        return m_rounds.load(std::memory_order_relaxed);
+    }
 
     // Observes every task's completions now, retires what left use (Runtime::pump).
     void pump() noexcept;
@@ -137,6 +142,7 @@ private:
     std::mutex m_kick_mutex;
     std::condition_variable m_kick_cv; // kick() and stop(), to the completion thread's sleep
     bool m_kicked = false;             // guarded by m_kick_mutex
+    std::atomic<std::uint64_t> m_rounds{0};
 };
 
 } // namespace tandem::detail

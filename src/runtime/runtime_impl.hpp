@@ -135,6 +135,7 @@ public:
     void wait_prepared(const TaskInstance& instance) { m_preparer->wait_prepared(instance); }
     // The completion part of pump() alone (for the scheduler's calibration loop).
     void pump_completions() noexcept { m_completion->pump(); }
+    [[nodiscard]] const CompletionTracker& completion() const noexcept { return *m_completion; }
 
     // The placement of auto tasks, and the calls about it (placement, calibrate, ...).
     [[nodiscard]] Scheduler& scheduler() const noexcept { return *m_scheduler; }

@@ -63,4 +63,8 @@ TaskPulse RuntimeProbe::pulse(TaskId id, std::size_t recent) const {
     return {};
 }
 
+std::uint64_t RuntimeProbe::completion_rounds() const noexcept {
+    return m_impl.completion().rounds();
+}
+
 } // namespace tandem::detail

@@ -34,6 +34,8 @@ public:
     [[nodiscard]] std::vector<SlotState> slot_states(TaskId id) const;
     // The active instance's recent timings (what the scheduler polls).
     [[nodiscard]] TaskPulse pulse(TaskId id, std::size_t recent) const;
+    // The completion thread's rounds so far (CompletionTracker::rounds).
+    [[nodiscard]] std::uint64_t completion_rounds() const noexcept;
 
 private:
     RuntimeImpl& m_impl;
