@@ -90,11 +90,10 @@ void CompletionTracker::run() noexcept {
     // 2 ms slower per frame, and blocking waits can wake late. The sleep grows while nothing
     // completes and drops back at once when something does or work is submitted (kick), so a
     // busy runtime sees completions within microseconds. Its cap grows with the time nothing
-    // completed (backed_off): k_max_sleep while work completes every few milliseconds, up to
-    // k_longest_poll once the runtime is idle or its work is long (a wake-up a millisecond).
-    constexpr auto k_min_sleep = std::chrono::microseconds(5);
-    constexpr auto k_max_sleep = std::chrono::microseconds(200);
-    auto sleep = k_min_sleep;
+    // completed (backed_off): k_busy_progress_poll while work completes every few milliseconds,
+    // up to k_longest_poll once the runtime is idle or its work is long (a wake-up a
+    // millisecond).
+    auto sleep = k_first_progress_poll;
     auto progress_at = Clock::now(); // when something last completed or was submitted
     std::vector<std::pair<VkSemaphore, std::uint64_t>> expected;
     std::vector<std::shared_ptr<Task>> tasks;
@@ -141,10 +140,10 @@ void CompletionTracker::run() noexcept {
         if (reads_needed != UINT64_MAX) {
             expected.emplace_back(m_reads.handle(), reads_needed);
         }
-        // Poll until one of them is reached (or new work may have arrived: at most k_max_sleep).
+        // Poll until one of them is reached (or new work may have arrived: at most `longest`).
         // The semaphores stay valid meanwhile: only this thread destroys retired objects.
         bool reached = false;
-        const auto longest = backed_off(k_max_sleep, Clock::now() - progress_at);
+        const auto longest = backed_off(k_busy_progress_poll, Clock::now() - progress_at);
         const auto give_up = Clock::now() + longest;
         while (!reached && !expected.empty() && Clock::now() < give_up &&
                !m_stop.load(std::memory_order_relaxed)) {
@@ -168,7 +167,7 @@ void CompletionTracker::run() noexcept {
             }
         }
         if (reached) {
-            sleep = k_min_sleep;
+            sleep = k_first_progress_poll;
             progress_at = Clock::now();
         } else if (expected.empty()) {
             std::unique_lock lock(m_kick_mutex);
@@ -177,7 +176,7 @@ void CompletionTracker::run() noexcept {
         std::lock_guard lock(m_kick_mutex);
         if (m_kicked) {
             m_kicked = false;
-            sleep = k_min_sleep;
+            sleep = k_first_progress_poll;
             progress_at = Clock::now();
         }
     }

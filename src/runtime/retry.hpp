@@ -21,6 +21,12 @@ inline constexpr auto k_not_ready_poll = std::chrono::microseconds(100);
 // The longest a retry sleeps between attempts, however long it has waited.
 inline constexpr auto k_longest_poll = std::chrono::milliseconds(1);
 
+// The pollers of GPU progress (the completion thread, a worker's watcher): the sleep they start
+// from once something completed, doubling while nothing does, up to k_busy_progress_poll while
+// work completes every few milliseconds and beyond that as backed_off grows it.
+inline constexpr auto k_first_progress_poll = std::chrono::microseconds(5);
+inline constexpr auto k_busy_progress_poll = std::chrono::microseconds(200);
+
 // How long a retry that has waited `waited` so far sleeps before its next attempt: `interval`,
 // or a twentieth of the wait once that is longer, up to k_longest_poll. What comes within a
 // millisecond (a hand-off, a link's room) is seen as soon as before; what comes later (a slow

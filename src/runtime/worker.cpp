@@ -313,9 +313,7 @@ void Worker::run_watch() {
     // milliseconds late, and on the H200s it slowed other work on the device); the sleep grows
     // while nothing completes and drops back when something does. Its cap grows with the time
     // nothing completed (backed_off): a job in flight for long costs a wake-up a millisecond.
-    constexpr auto k_min_sleep = std::chrono::microseconds(5);
-    constexpr auto k_max_sleep = std::chrono::microseconds(200);
-    auto sleep = k_min_sleep;
+    auto sleep = k_first_progress_poll;
     auto progress_at = std::chrono::steady_clock::now();
     for (;;) {
         {
@@ -333,13 +331,13 @@ void Worker::run_watch() {
             }
         }
         if (poll_completions()) {
-            sleep = k_min_sleep;
+            sleep = k_first_progress_poll;
             progress_at = std::chrono::steady_clock::now();
             continue;
         }
         std::this_thread::sleep_for(sleep);
-        sleep = std::min(sleep * 2,
-                         backed_off(k_max_sleep, std::chrono::steady_clock::now() - progress_at));
+        sleep = std::min(sleep * 2, backed_off(k_busy_progress_poll,
+                                               std::chrono::steady_clock::now() - progress_at));
     }
 }
 
