@@ -206,6 +206,30 @@ void JobPipeline::send_ahead(Worker& worker) noexcept {
     }
 }
 
+void JobPipeline::previous_readers(Worker& worker, const TaskInstance& instance,
+                                   const SlotRecord& s,
+                                   std::vector<VkSemaphoreSubmitInfo>& waits) const {
+    constexpr VkPipelineStageFlags2 all = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    // The transport's read of the worker image of the slot's previous round.
+    if (s.worker_value > 0) {
+        waits.push_back(
+            semaphore_submit_info(instance.transport->sender_semaphore(), s.worker_value, all));
+    }
+    // On one device the image is also the primary image: the application's reads of it.
+    if (instance.same_device && s.release_value > 0) {
+        waits.push_back(m_reads.submit_info(s.release_value, all));
+    }
+    // The application's reads of the image on this worker (reached already: the slot was not
+    // free before; the wait orders its reads before this job's writes).
+    if (s.worker_release_value > 0 && worker.reads_timeline() != nullptr) {
+        waits.push_back(worker.reads_timeline()->submit_info(s.worker_release_value, all));
+    }
+    // The chain's consumers on this device that read it in place (their work values).
+    if (s.chain_read_done > 0) {
+        waits.push_back(worker.work_timeline().submit_info(s.chain_read_done, all));
+    }
+}
+
 bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                             JobStart& start) noexcept {
     TaskInstance& instance = *job.instance;
@@ -223,21 +247,19 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
         --instance.host_jobs;
         return false; // retired meanwhile
     }
-    start.wait_worker = s.worker_value;
-    start.wait_reads = s.release_value;
-    start.wait_worker_reads = s.worker_release_value;
-    start.wait_consumers = s.chain_read_done;
     try {
+        // Every reader of the slot's previous output is done before the job rewrites it.
+        previous_readers(worker, instance, s, start.waits);
         // Chains across workers: the feeds this job fills, once each link's last read of
         // the slot's sender image is over.
-        start.feeds = instance.feeds.take(job.slot, job.generation, start.feed_waits);
+        start.feeds = instance.feeds.take(job.slot, job.generation, start.waits);
     } catch (...) {
         // Out of memory: the job fails, having read nothing.
         if (!s.trial && instance.owner->events != nullptr) {
-            instance.owner->events->post(
-                RuntimeEventKind::JobFailed, instance.owner->id, worker.device().info().index,
-                job.generation, TaskError::OutOfMemory,
-                "the job failed: out of memory listing the workers its output goes to");
+            instance.owner->events->post(RuntimeEventKind::JobFailed, instance.owner->id,
+                                         worker.device().info().index, job.generation,
+                                         TaskError::OutOfMemory,
+                                         "the job failed: out of memory listing what it waits for");
         }
         --instance.host_jobs;
         (void)instance.ring.apply(job.slot, SlotEvent::Abort);
@@ -422,32 +444,9 @@ bool JobPipeline::submit_work(Worker& worker, const WorkerJob& job, const JobSta
                               std::vector<VkSemaphoreSubmitInfo>& waits, std::uint64_t& work_value,
                               VkSemaphoreSubmitInfo& signal) noexcept {
     TaskInstance& instance = *job.instance;
-    // Waits: the transport finished reading the worker image of this slot's previous round;
-    // on one device the image is also the primary image, so the application's reads of it
-    // (primary timeline) must have finished too.
-    // Also each input's arrival (added before).
+    // After each input's arrival (added before) and every reader of the slot's previous output.
     try {
-        if (start.wait_worker > 0) {
-            waits.push_back(semaphore_submit_info(instance.transport->sender_semaphore(),
-                                                  start.wait_worker,
-                                                  VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-        }
-        if (instance.same_device && start.wait_reads > 0) {
-            waits.push_back(
-                m_reads.submit_info(start.wait_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-        }
-        // The application's reads of the image on this worker (reached already: the slot was
-        // not free before; the wait orders its reads before this job's writes).
-        if (start.wait_worker_reads > 0 && worker.reads_timeline() != nullptr) {
-            waits.push_back(worker.reads_timeline()->submit_info(
-                start.wait_worker_reads, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-        }
-        // The chain's consumers that read this slot's previous output, on this device.
-        if (start.wait_consumers > 0) {
-            waits.push_back(worker.work_timeline().submit_info(
-                start.wait_consumers, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT));
-        }
-        waits.insert(waits.end(), start.feed_waits.begin(), start.feed_waits.end());
+        waits.insert(waits.end(), start.waits.begin(), start.waits.end());
     } catch (...) {
         fail_job(worker, job, "out of memory submitting the job");
         return false;

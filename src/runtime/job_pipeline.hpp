@@ -94,17 +94,21 @@ private:
 
     // What process_job's stages hand on, read from the slot as the job starts (start_job).
     struct JobStart {
-        std::uint64_t wait_worker = 0;       // the transport's read of the slot's previous round
-        std::uint64_t wait_reads = 0;        // the application's reads of it (on one device)
-        std::uint64_t wait_worker_reads = 0; // its reads of the worker's image (acquire_on_worker)
-        std::uint64_t wait_consumers = 0;    // the chain consumers' reads of its previous output
-        std::vector<std::size_t> feeds;      // the chain feeds this job fills
-        std::vector<VkSemaphoreSubmitInfo> feed_waits;
+        // What its batch waits for before it rewrites the slot (previous_readers, and each
+        // feed's link's last read of its sender image).
+        std::vector<VkSemaphoreSubmitInfo> waits;
+        FeedList feeds;     // the chain feeds this job fills
         bool timed = false; // the job timer brackets this job's commands
     };
 
     // process_job's stages, in order. Each answers false once the job is over (failed, or its
     // slot retired), having let the job go: the caller then returns.
+    // Every reader of the slot's previous output, as waits for the job's batch: the transport's
+    // read of the worker image, the application's reads (on one device, and those on the
+    // worker), and the chain's consumers that read it in place. Caller holds the instance's
+    // mutex. Throws std::bad_alloc only.
+    void previous_readers(Worker& worker, const TaskInstance& instance, const SlotRecord& s,
+                          std::vector<VkSemaphoreSubmitInfo>& waits) const;
     // Under the instance's mutex: the slot still the job's, its waits and feeds.
     [[nodiscard]] bool start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
                                  JobStart& start) noexcept;
