@@ -72,20 +72,49 @@ if [ "${TANDEM_SKIP_TSAN:-0}" != 1 ]; then
     timed "TSan build"
     # scripts/tsan.supp: races inside lavapipe (not built with TSan) between its own threads.
     tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp"
-    # Validation layers are not instrumented and slow TSan down; the run above had them on.
-    # The executables run directly: only they are built in build-tsan.
-    for t in tests/runtime/test_slot_ring tests/runtime/test_runtime tests/runtime/test_slow_worker \
-        tests/runtime/test_task_lifetime tests/runtime/test_task_inputs \
-        tests/runtime/test_task_chains tests/runtime/test_worker_leases \
-        tests/harness/test_harness_stream tests/sched/test_scheduler \
-        tests/sync/test_sync; do
-        TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" \
-            timeout 900 "$tsan/$t" --gtest_brief=1
+    # Each executable keeps about one core busy (lavapipe and the runtime's threads mostly take
+    # turns), so they run `jobs` at a time, longest first; test_task_inputs, the longest by far,
+    # in two shards. Validation layers are not instrumented and slow TSan down (the run above had
+    # them on). The executables run directly: only they are built in build-tsan. A run's output
+    # is shown when it fails, and marked by $logs/NAME.failed.
+    logs="$tsan/logs"
+    rm -rf "$logs"
+    mkdir -p "$logs"
+    tsan_run() { # NAME EXECUTABLE [VAR=VALUE...]: one run, its output in $logs/NAME.log
+        local name=$1 exe=$2
+        shift 2
+        if ! env TANDEM_VALIDATION=off TSAN_OPTIONS="$tsan_options" "$@" \
+            timeout 900 "$tsan/$exe" --gtest_brief=1 >"$logs/$name.log" 2>&1; then
+            cat "$logs/$name.log" >&2
+            echo "test.sh: $name failed under ThreadSanitizer" >&2
+            touch "$logs/$name.failed"
+        fi
+    }
+    runs=(
+        "inputs-1 tests/runtime/test_task_inputs GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=0"
+        "inputs-2 tests/runtime/test_task_inputs GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1"
+        "lifetime tests/runtime/test_task_lifetime"
+        "chains tests/runtime/test_task_chains"
+        # Worker threads and the bridge poll before sleeping only on machines with cores to
+        # spare: the runtime once more with that forced, so both paths are checked here.
+        "runtime-spare tests/runtime/test_runtime TANDEM_SPARE_CORES=1"
+        "runtime tests/runtime/test_runtime"
+        "scheduler tests/sched/test_scheduler"
+        "slow-worker tests/runtime/test_slow_worker"
+        "sync tests/sync/test_sync"
+        "leases tests/runtime/test_worker_leases"
+        "harness-stream tests/harness/test_harness_stream"
+        "slot-ring tests/runtime/test_slot_ring"
+    )
+    for r in "${runs[@]}"; do
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+        # shellcheck disable=SC2086 # the run's words: its name, executable and variables
+        tsan_run $r &
     done
-    # Worker threads and the bridge poll before sleeping only on machines with cores to spare;
-    # run the runtime once more with that forced, so both paths are checked here.
-    TANDEM_SPARE_CORES=1 TANDEM_VALIDATION=off \
-        TSAN_OPTIONS="$tsan_options" \
-        timeout 900 "$tsan/tests/runtime/test_runtime" --gtest_brief=1
+    wait
+    if compgen -G "$logs/*.failed" >/dev/null; then
+        echo "test.sh: ThreadSanitizer failed: $(cd "$logs" && echo *.failed)" >&2
+        exit 1
+    fi
     timed TSan
 fi
