@@ -177,9 +177,12 @@ struct TANDEM_API EmbedInfo {
     // XrVulkanInstanceCreateInfoKHR takes pfnGetInstanceProcAddr), so that Tandem's queue calls
     // reach the layers below it instead of the top of the chain (the layer itself, which may
     // hold the queue's lock) and extensions the layer enabled resolve. Looked up through them:
-    // vkQueueSubmit2 on the queue (PrimaryVulkan::queue_submit2) and the device's extension
-    // functions (get_device_proc_addr), and the debug-utils functions, which take the device's
-    // handles (get_instance_proc_addr). Physical-device queries and Tandem's other calls go
+    // vkGetDeviceQueue for the queue (a layer that keeps the program's queues never sees Tandem
+    // get one: a layer that hands over a queue the program never got sets its loader data
+    // first, as for any queue it gets below the loader), vkQueueSubmit2 on it
+    // (PrimaryVulkan::queue_submit2) and the device's extension functions
+    // (get_device_proc_addr), and the debug-utils functions, which take the device's handles
+    // (get_instance_proc_addr). Physical-device queries and Tandem's other calls go
     // through the loader's exported functions, which take the application's handles and enter
     // the chain at its top: a layer passes them down unchanged. Null: the loader's.
     PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;

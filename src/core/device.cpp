@@ -216,19 +216,33 @@ Device::Device(const Instance& instance, const Adapter& adapter, const AdoptedDe
     load_functions(instance, options);
     m_host_timed_queries =
         m_info.features.host_query_reset && m_fn.get_calibrated_timestamps != nullptr;
-    VkQueue queue = VK_NULL_HANDLE;
-    vkGetDeviceQueue(m_device, adopted.queue_family, adopted.queue_index, &queue);
     auto lock = adopted.queue_lock ? adopted.queue_lock : std::make_shared<std::mutex>();
+    // The queue calls go where the get-proc-addr functions say (a layer's: the next layer down),
+    // the queue's lookup too: a layer that keeps the program's queues never takes Tandem's for
+    // one of them. Without them, the loader's exported vkGetDeviceQueue, which also sets the
+    // queue's loader data (the queue may be one the application never got).
+    const auto get_queue = adopted.get_device_proc_addr != nullptr
+                               ? reinterpret_cast<PFN_vkGetDeviceQueue>(
+                                     m_get_device_proc_addr(m_device, "vkGetDeviceQueue"))
+                               : &vkGetDeviceQueue;
     const auto submit2 =
         reinterpret_cast<PFN_vkQueueSubmit2>(m_get_device_proc_addr(m_device, "vkQueueSubmit2"));
     const auto wait_idle =
         reinterpret_cast<PFN_vkQueueWaitIdle>(m_get_device_proc_addr(m_device, "vkQueueWaitIdle"));
-    if (submit2 == nullptr) {
-        throw Error(ErrorCategory::Unsupported,
-                    "vkGetDeviceProcAddr(device, \"vkQueueSubmit2\") answered null",
-                    "Create the device with Vulkan 1.3 (or pass the get-proc-addr functions of "
-                    "the device's chain in EmbedInfo)");
+    const auto missing = [](const std::string& name) {
+        return Error(ErrorCategory::Unsupported,
+                     "vkGetDeviceProcAddr(device, \"" + name + "\") answered null",
+                     "Create the device with Vulkan 1.3 (or pass the get-proc-addr functions of "
+                     "the device's chain in EmbedInfo)");
+    };
+    if (get_queue == nullptr) {
+        throw missing("vkGetDeviceQueue");
     }
+    if (submit2 == nullptr) {
+        throw missing("vkQueueSubmit2");
+    }
+    VkQueue queue = VK_NULL_HANDLE;
+    get_queue(m_device, adopted.queue_family, adopted.queue_index, &queue);
     m_main = Queue(queue, adopted.queue_family, adopted.queue_index, lock, submit2, wait_idle);
     m_transfer = m_main;
     m_second_transfer = m_main;

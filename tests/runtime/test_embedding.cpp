@@ -404,12 +404,19 @@ TEST_F(EmbeddingTest, TheRequirementsAskForAQueueAndOfferOneOfItsOwn) {
 }
 
 // What a caller in the device's call chain (a Vulkan layer) hands Tandem: get-proc-addr
-// functions that count what Tandem looks up and route vkQueueSubmit2 through a counting shim,
-// standing in for the next layer's.
+// functions that count what Tandem looks up and route vkQueueSubmit2 and vkGetDeviceQueue
+// through counting shims, standing in for the next layer's.
 struct ChainSpy {
     static inline std::atomic<std::uint64_t> device_lookups{0};
     static inline std::atomic<std::uint64_t> instance_lookups{0};
     static inline std::atomic<std::uint64_t> submits{0};
+    static inline std::atomic<std::uint64_t> queue_gets{0};
+
+    static VKAPI_ATTR void VKAPI_CALL get_queue(VkDevice device, std::uint32_t family,
+                                                std::uint32_t index, VkQueue* queue) {
+        queue_gets.fetch_add(1);
+        vkGetDeviceQueue(device, family, index, queue);
+    }
 
     static VKAPI_ATTR VkResult VKAPI_CALL submit2(VkQueue queue, std::uint32_t count,
                                                   const VkSubmitInfo2* batches, VkFence fence) {
@@ -420,6 +427,9 @@ struct ChainSpy {
         device_lookups.fetch_add(1);
         if (std::strcmp(name, "vkQueueSubmit2") == 0) {
             return reinterpret_cast<PFN_vkVoidFunction>(&submit2);
+        }
+        if (std::strcmp(name, "vkGetDeviceQueue") == 0) {
+            return reinterpret_cast<PFN_vkVoidFunction>(&get_queue);
         }
         return vkGetDeviceProcAddr(device, name);
     }
@@ -445,6 +455,9 @@ TEST_F(EmbeddingTest, TheGetProcAddrFunctionsGivenAreWhereTandemsQueueCallsGo) {
     }
     EXPECT_EQ(runtime->primary_vulkan().queue_submit2, &ChainSpy::submit2)
         << "a client submitting for Tandem (LeaseReadback) calls the same function";
+    // The queue itself is looked up there too: a layer above that keeps the program's queues
+    // never takes Tandem's for one of them.
+    EXPECT_GT(ChainSpy::queue_gets.load(), 0u);
     const std::uint64_t before = ChainSpy::submits.load();
     // Both placements submit to the primary's queue: a job there, a delivery from the worker,
     // and the reader's readbacks.
