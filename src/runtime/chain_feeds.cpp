@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "core/resources.hpp"
 #include "runtime/device_pairs.hpp"
+#include "runtime/link_failures.hpp"
 #include "runtime/retry.hpp"
 #include "runtime/worker.hpp"
 #include "tandem/error.hpp"
@@ -186,6 +187,19 @@ void OutputFeeds::stats(std::vector<TaskFeedStats>& out) const {
         f.wanted = feed->wanted.load(std::memory_order_relaxed);
         f.error = feed->error;
         out.push_back(std::move(f));
+    }
+}
+
+bool retire_feed(LinkFailures& links, TaskInstance& instance, const ChainFeed& feed) noexcept {
+    if (!feed.link || feed.to->lost()) {
+        return false; // the receiving worker's fault, or nothing to blame
+    }
+    try {
+        return links.retire_link(instance, *feed.link, instance.device(),
+                                 feed.to->device().info().index,
+                                 "its feed to " + feed.to->label() + " on the path ");
+    } catch (...) {
+        return false; // out of memory naming it
     }
 }
 

@@ -51,7 +51,9 @@ namespace tandem::detail {
 
 class Device;
 class DevicePairs;
+class LinkFailures;
 class Worker;
+struct TaskInstance;
 
 // A producer's output sent to another worker, where chains' consumers read it (a chain across
 // two workers, runtime/chain_feeds.hpp). Per slot of the producer: `sender` on the producer's
@@ -119,7 +121,7 @@ public:
     // signal); a link that answers VK_NOT_READY is asked again while `keep_trying()`. A feed
     // that fails is not sent (FeedSlot::sent stays older): its consumers' reads fail with its
     // error. Returns the first feed whose link failed (its path is then to be dropped:
-    // LinkFailures::retire_feed), or null. The producer's transfer thread, with the slot still
+    // retire_feed), or null. The producer's transfer thread, with the slot still
     // Recording; `mutex` is the instance's. Never throws.
     [[nodiscard]] ChainFeed* send(std::uint32_t slot, std::uint64_t generation,
                                   std::span<const std::size_t> feeds, VkSemaphoreSubmitInfo written,
@@ -138,5 +140,12 @@ private:
     // Declared after nothing they use: each feed owns its link and images.
     std::vector<std::unique_ptr<ChainFeed>> m_feeds;
 };
+
+// A feed of `instance` whose link failed (OutputFeeds::send): its path is dropped for the pair
+// (the instance's device, the feed's worker) and the instance retired and prepared again
+// (LinkFailures::retire_link). False when the path is not to blame: the feed's worker is lost
+// (its consumers fail there anyway), or the producer's device failed (the caller loses it).
+[[nodiscard]] bool retire_feed(LinkFailures& links, TaskInstance& instance,
+                               const ChainFeed& feed) noexcept;
 
 } // namespace tandem::detail

@@ -629,7 +629,7 @@ void JobPipeline::submit_transfer(Worker& worker, const WorkerJob& job, Clock::t
             });
         // A feed's path that failed while both devices work: dropped for their pair, and the
         // task prepared again with the next one, as for its own outputs (the slot retired).
-        if (failed != nullptr && m_links.retire_feed(instance, *failed)) {
+        if (failed != nullptr && retire_feed(m_links, instance, *failed)) {
             std::lock_guard lock(instance.mutex);
             --instance.host_jobs;
             return;

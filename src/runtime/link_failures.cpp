@@ -15,9 +15,9 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
         return false; // no link: a local transport fails only with its device
     }
     try {
-        return retire_link(task, from_pump,
-                           {task.transport->error(), task.transport->path_name(), task.device(),
-                            m_primary.info().index, "its transfer path "});
+        return retire_failed(task, from_pump,
+                             {task.transport->error(), task.transport->path_name(), task.device(),
+                              m_primary.info().index, "its transfer path "});
     } catch (...) {
         return false; // out of memory describing it: as before, the worker goes
     }
@@ -26,30 +26,25 @@ bool LinkFailures::retire(TaskInstance& task, bool from_pump) noexcept {
 bool LinkFailures::retire_input(TaskInstance& task, const SlotTransport& link) noexcept {
     try {
         // Inputs travel primary -> device: their pair is keyed the other way round.
-        return retire_link(task, false,
-                           {link.error(), link.path_name(), m_primary.info().index, task.device(),
-                            "its input path "});
+        return retire_failed(task, false,
+                             {link.error(), link.path_name(), m_primary.info().index, task.device(),
+                              "its input path "});
     } catch (...) {
         return false;
     }
 }
 
-bool LinkFailures::retire_feed(TaskInstance& task, const ChainFeed& feed) noexcept {
-    if (!feed.link || feed.to->lost()) {
-        return false; // the receiving worker's fault, or nothing to blame
-    }
+bool LinkFailures::retire_link(TaskInstance& task, const SlotTransport& link, std::uint32_t from,
+                               std::uint32_t to, const std::string& what) noexcept {
     try {
-        return retire_link(task, false,
-                           {feed.link->error(), feed.link->path_name(), task.device(),
-                            feed.to->device().info().index,
-                            "its feed to " + feed.to->label() + " on the path "});
+        return retire_failed(task, false, {link.error(), link.path_name(), from, to, what});
     } catch (...) {
         return false;
     }
 }
 
-bool LinkFailures::retire_link(TaskInstance& task, bool from_pump,
-                               const FailedLink& link) noexcept {
+bool LinkFailures::retire_failed(TaskInstance& task, bool from_pump,
+                                 const FailedLink& link) noexcept {
     const std::string& error = link.error;
     const std::string& path = link.path;
     if (task.link_failed.load(std::memory_order_acquire)) {

@@ -48,22 +48,25 @@ public:
     // in that direction, and the instance is retired and prepared again as above, its inputs
     // then on the next path. Called by the job thread whose send failed.
     [[nodiscard]] bool retire_input(TaskInstance& instance, const SlotTransport& link) noexcept;
-    // The same for one of its chain feeds (runtime/chain_feeds.hpp): the path is dropped for the
-    // pair (its device, the feed's worker). Not the path's fault when that worker is lost.
-    [[nodiscard]] bool retire_feed(TaskInstance& instance, const ChainFeed& feed) noexcept;
+    // The same for any other link of it, `link` from device `from` to `to`, which `what` names
+    // in the event and the log ("its input path ", ...): the path is dropped for that pair.
+    // Called by the thread whose hand-off to the link failed.
+    [[nodiscard]] bool retire_link(TaskInstance& instance, const SlotTransport& link,
+                                   std::uint32_t from, std::uint32_t to,
+                                   const std::string& what) noexcept;
     // Why the instance's link failed (empty when it did not).
     [[nodiscard]] static std::string failure(const TaskInstance& instance);
     // The paths dropped for the pair (device, primary), oldest first; then those dropped for its
     // inputs (primary -> device, DroppedTransferPath::inputs).
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t device) const;
-    // The paths dropped from `from` to `to` (a feed's pair), oldest first.
+    // The paths dropped from `from` to `to`, oldest first.
     [[nodiscard]] std::vector<DroppedTransferPath> dropped_paths(std::uint32_t from,
                                                                  std::uint32_t to) const {
         return m_pairs.dropped(from, to);
     }
 
 private:
-    // retire(), retire_input() and retire_feed(): a link of `instance` failed with `error` on
+    // retire(), retire_input() and retire_link(): a link of `instance` failed with `error` on
     // `path`, which is dropped for the pair (from, to); `what` names the link ("its transfer
     // path", ...).
     struct FailedLink {
@@ -73,8 +76,8 @@ private:
         std::uint32_t to = 0;
         std::string what;
     };
-    [[nodiscard]] bool retire_link(TaskInstance& instance, bool from_pump,
-                                   const FailedLink& link) noexcept;
+    [[nodiscard]] bool retire_failed(TaskInstance& instance, bool from_pump,
+                                     const FailedLink& link) noexcept;
 
     const Device& m_primary;
     DevicePairs& m_pairs;
