@@ -216,17 +216,17 @@ void JobPipeline::previous_readers(Worker& worker, const TaskInstance& instance,
             semaphore_submit_info(instance.transport->sender_semaphore(), s.worker_value, all));
     }
     // On one device the image is also the primary image: the application's reads of it.
-    if (instance.same_device && s.release_value > 0) {
-        waits.push_back(m_reads.submit_info(s.release_value, all));
+    if (instance.same_device && s.readers.release_value > 0) {
+        waits.push_back(m_reads.submit_info(s.readers.release_value, all));
     }
     // The application's reads of the image on this worker (reached already: the slot was not
     // free before; the wait orders its reads before this job's writes).
-    if (s.worker_release_value > 0 && worker.reads_timeline() != nullptr) {
-        waits.push_back(worker.reads_timeline()->submit_info(s.worker_release_value, all));
+    if (s.readers.worker_release_value > 0 && worker.reads_timeline() != nullptr) {
+        waits.push_back(worker.reads_timeline()->submit_info(s.readers.worker_release_value, all));
     }
     // The chain's consumers on this device that read it in place (their work values).
-    if (s.chain_read_done > 0) {
-        waits.push_back(worker.work_timeline().submit_info(s.chain_read_done, all));
+    if (s.readers.holds_done > 0) {
+        waits.push_back(worker.work_timeline().submit_info(s.readers.holds_done, all));
     }
 }
 

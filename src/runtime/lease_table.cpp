@@ -69,7 +69,7 @@ std::optional<Lease> LeaseTable::lease(TaskInstance& instance, TaskId task, std:
             // Out of memory: the period stays unknown, and the floor alone applies.
         }
     }
-    ++s.leases;
+    ++s.readers.leases;
     // On the worker: the image its work wrote, where the output's hand-off (its sender side)
     // left it, once that hand-off's reads are over; it is not written again while leased.
     const Image& image = on_worker ? res.written() : res.primary_image;
@@ -123,11 +123,12 @@ bool LeaseTable::release(TaskInstance& instance, const Lease& lease, std::uint64
         m_tickets.erase(it);
     }
     // Each ticket held one count on its slot: the slot's record agrees while it is held.
-    if (s.generation != lease.generation || s.leases == 0 || s.trial) {
+    if (s.generation != lease.generation || s.readers.leases == 0 || s.trial) {
         return false; // a bug: the ticket outlived its count
     }
-    --s.leases;
-    std::uint64_t& release = lease.on_worker ? s.worker_release_value : s.release_value;
+    --s.readers.leases;
+    std::uint64_t& release =
+        lease.on_worker ? s.readers.worker_release_value : s.readers.release_value;
     release = std::max(release, value);
     finish_reads(instance, lease.slot, m_reads_seen.load(std::memory_order_relaxed));
     return true;
@@ -215,8 +216,8 @@ void LeaseTable::observe_reads(std::uint64_t reads) noexcept {
 void LeaseTable::finish_reads(TaskInstance& instance, std::uint32_t slot,
                               std::uint64_t reads) noexcept {
     SlotRecord& s = instance.ring[slot];
-    if (s.state == SlotState::Leased && s.leases == 0 && reads >= s.release_value &&
-        instance.worker->reads_reached(s.worker_release_value)) {
+    if (s.state == SlotState::Leased && s.readers.leases == 0 && reads >= s.readers.release_value &&
+        instance.worker->reads_reached(s.readers.worker_release_value)) {
         (void)instance.ring.apply(slot, SlotEvent::ReadsDone);
         if (!s.published) {
             recycle(instance, slot);
@@ -226,11 +227,11 @@ void LeaseTable::finish_reads(TaskInstance& instance, std::uint32_t slot,
 
 std::optional<std::uint64_t> LeaseTable::awaited_reads(const TaskInstance& instance,
                                                        const SlotRecord& s) noexcept {
-    if (s.state != SlotState::Leased || s.leases != 0 ||
-        !instance.worker->reads_reached(s.worker_release_value)) {
+    if (s.state != SlotState::Leased || s.readers.leases != 0 ||
+        !instance.worker->reads_reached(s.readers.worker_release_value)) {
         return std::nullopt;
     }
-    return s.release_value;
+    return s.readers.release_value;
 }
 
 } // namespace tandem::detail

@@ -134,7 +134,7 @@ std::optional<SlotState> slot_transition(SlotState from, SlotEvent event) noexce
 std::optional<std::uint32_t> SlotRing::try_take_free() noexcept {
     for (std::uint32_t i = 0; i < size(); ++i) {
         // A Free slot a chain's consumer still reads (its producer's job failed) waits for it.
-        if (m_slots[i].state == SlotState::Free && m_slots[i].chain_reads == 0) {
+        if (m_slots[i].state == SlotState::Free && m_slots[i].readers.holds == 0) {
             m_slots[i].state = SlotState::Recording;
             return i;
         }

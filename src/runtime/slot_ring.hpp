@@ -86,27 +86,32 @@ struct SlotTimes {
     Clock::time_point ready;
 };
 
+// Who reads a slot's output besides its transport, and what the slot's next job waits for
+// (JobPipeline::previous_readers): the application's leases, and other tasks' jobs that read it
+// in place (holds, taken at their submit: runtime/task_chains.hpp). A slot a hold reads is
+// neither taken nor recycled.
+struct SlotReaders {
+    std::uint32_t leases = 0;        // leases not yet released
+    std::uint64_t release_value = 0; // primary timeline value their reads finish at
+    // The worker's reads timeline value its leases' reads (acquire_on_worker) finish at.
+    std::uint64_t worker_release_value = 0;
+    std::uint32_t holds = 0;      // other tasks' jobs that may still read it
+    std::uint64_t holds_done = 0; // the newest work value of those that completed (its device's)
+};
+
 struct SlotRecord {
     SlotState state = SlotState::Free;
     std::uint64_t generation = 0;
     std::uint64_t work_value = 0;    // worker work timeline value of the last submit
     std::uint64_t worker_value = 0;  // transport: worker image may be rewritten at this value
     std::uint64_t primary_value = 0; // transport: primary image holds the result at this value
-    std::uint32_t leases = 0;        // leases not yet released
-    std::uint64_t release_value = 0; // primary timeline value the reads finish at
-    // The worker's reads timeline value its leases' reads (acquire_on_worker) finish at.
-    std::uint64_t worker_release_value = 0;
+    SlotReaders readers;
     bool published = false; // this slot holds the task's published output
     bool worker_done_seen = false;
     // A job Tandem runs to measure the task, never published: a property of the slot's job (as
     // its generation is), not a stage of the slot's life.
     bool trial = false;
-    // Chains (runtime/task_chains.hpp): consumer jobs that may still read the slot's output (it
-    // is neither taken nor recycled meanwhile); the newest work value of those that completed
-    // (the slot's next job waits for it); whether its job's work was submitted (a consumer's job
-    // thread asks).
-    std::uint32_t chain_reads = 0;
-    std::uint64_t chain_read_done = 0;
+    // Whether its job's work was submitted (a job thread holding the slot asks).
     bool work_submitted = false;
     SlotTimes times;
 };

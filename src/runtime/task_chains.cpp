@@ -279,7 +279,7 @@ ChainHold hold_chained(const TaskTable& tasks, const std::string& consumer,
                 }
                 break;
             }
-            ++active->ring[*slot].chain_reads;
+            ++active->ring[*slot].readers.holds;
             out.push_back(
                 ChainedRead{i, active, *slot, active->ring[*slot].generation, delivered, feed});
         }
@@ -299,12 +299,12 @@ namespace {
 void release_hold(const ChainedRead& read, std::uint64_t done) noexcept {
     std::lock_guard lock(read.producer->mutex);
     SlotRecord& s = read.producer->ring[read.slot];
-    --s.chain_reads;
+    --s.readers.holds;
     // A read of the image delivered on the primary or fed to another worker ran on a device
     // whose work values the producer's does not wait on: it is over (the completion pass saw
     // it) before the slot, free again, takes a job whose hand-off or feed rewrites that image.
     if (read.in_place()) {
-        s.chain_read_done = std::max(s.chain_read_done, done);
+        s.readers.holds_done = std::max(s.readers.holds_done, done);
     }
 }
 

@@ -8,7 +8,7 @@
 //                   A matching consumer is registered before its producer's first submit.
 //   hold_chained    the consumer's submit, before it takes its own task's mutex: for each
 //                   chained input the producer's slot holding the generation asked for is held
-//                   (SlotRecord::chain_reads: neither taken nor recycled while held).
+//                   (SlotReaders::holds: neither taken nor recycled while held).
 //   ChainedInput    the consumer instance's source of each chained input (input_sources.hpp):
 //                   the slot takes the submit's hold; the job thread reads the held image with
 //                   the wait its batch needs; the completion pass, once the consumer's job
@@ -38,7 +38,7 @@
 namespace tandem::detail {
 
 // One chained input of one consumer job (runtime/task_chains.hpp): the producer's instance and
-// slot it holds (SlotRecord::chain_reads) and the generation in it.
+// slot it holds (SlotReaders::holds) and the generation in it.
 struct ChainedRead {
     std::size_t input = 0; // its index in the consumer's TaskDesc::inputs
     TaskInstance* producer = nullptr;

@@ -11,7 +11,7 @@ void recycle(TaskInstance& instance, std::uint32_t slot) noexcept {
     const bool retired =
         instance.worker->lost() || instance.link_failed.load(std::memory_order_relaxed);
     if (!retired &&
-        (s.chain_reads > 0 || (!s.trial && instance.owner->links.wanted(s.generation)))) {
+        (s.readers.holds > 0 || (!s.trial && instance.owner->links.wanted(s.generation)))) {
         (void)instance.ring.apply(slot, SlotEvent::Keep);
         return;
     }
@@ -27,7 +27,7 @@ bool TaskInstance::quiescent() const noexcept {
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
         const SlotRecord& s = ring[i];
         // A consumer's holds on its producers go with the completion pass.
-        if (held(s.state) || s.leases != 0 || s.chain_reads != 0 || sources.holding(i)) {
+        if (held(s.state) || s.readers.leases != 0 || s.readers.holds != 0 || sources.holding(i)) {
             return false;
         }
     }
@@ -65,8 +65,8 @@ std::vector<RetirePoint> TaskInstance::retire_points(const TimelineSemaphore& re
     std::uint64_t release = 0;
     std::uint64_t worker_release = 0;
     for (std::uint32_t i = 0; i < ring.size(); ++i) {
-        release = std::max(release, ring[i].release_value);
-        worker_release = std::max(worker_release, ring[i].worker_release_value);
+        release = std::max(release, ring[i].readers.release_value);
+        worker_release = std::max(worker_release, ring[i].readers.worker_release_value);
     }
     if (release > 0) {
         points.push_back({&reads.device(), reads.handle(), release});
