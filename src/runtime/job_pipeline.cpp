@@ -231,7 +231,7 @@ void JobPipeline::previous_readers(Worker& worker, const TaskInstance& instance,
 }
 
 bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
-                            JobStart& start) noexcept {
+                            JobStart& start, std::vector<VkSemaphoreSubmitInfo>& waits) noexcept {
     TaskInstance& instance = *job.instance;
     // The slot's previous job completed before its slot was taken again: its GPU time, unless
     // the watcher counted it already. Read before the instance's mutex (the timer's lock is never
@@ -249,10 +249,10 @@ bool JobPipeline::start_job(Worker& worker, const WorkerJob& job, Clock::time_po
     }
     try {
         // Every reader of the slot's previous output is done before the job rewrites it.
-        previous_readers(worker, instance, s, start.waits);
+        previous_readers(worker, instance, s, waits);
         // Chains across workers: the feeds this job fills, once each link's last read of
         // the slot's sender image is over.
-        start.feeds = instance.feeds.take(job.slot, job.generation, start.waits);
+        start.feeds = instance.feeds.take(job.slot, job.generation, waits);
     } catch (...) {
         // Out of memory: the job fails, having read nothing.
         if (!s.trial && instance.owner->events != nullptr) {
@@ -440,17 +440,10 @@ bool JobPipeline::record_job(Worker& worker, const WorkerJob& job, const JobStar
     return false;
 }
 
-bool JobPipeline::submit_work(Worker& worker, const WorkerJob& job, const JobStart& start,
-                              std::vector<VkSemaphoreSubmitInfo>& waits, std::uint64_t& work_value,
-                              VkSemaphoreSubmitInfo& signal) noexcept {
+bool JobPipeline::submit_work(Worker& worker, const WorkerJob& job,
+                              std::span<const VkSemaphoreSubmitInfo> waits,
+                              std::uint64_t& work_value, VkSemaphoreSubmitInfo& signal) noexcept {
     TaskInstance& instance = *job.instance;
-    // After each input's arrival (added before) and every reader of the slot's previous output.
-    try {
-        waits.insert(waits.end(), start.waits.begin(), start.waits.end());
-    } catch (...) {
-        fail_job(worker, job, "out of memory submitting the job");
-        return false;
-    }
     worker.set_activity(Worker::Thread::Jobs, "submitting the work", job.generation);
     work_value = worker.next_work_value();
     signal = worker.work_timeline().submit_info(work_value, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
@@ -479,8 +472,11 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     TaskInstance& instance = *job.instance;
     const auto t0 = Clock::now();
     worker.set_activity(Worker::Thread::Jobs, "recording", job.generation);
+    // What the job's batch waits for: every reader of the slot's previous output (start_job),
+    // then each input's arrival (gather_inputs).
+    std::vector<VkSemaphoreSubmitInfo> waits;
     JobStart start;
-    if (!start_job(worker, job, t0, start)) {
+    if (!start_job(worker, job, t0, start, waits)) {
         return;
     }
     if (worker.lost()) {
@@ -488,7 +484,6 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
         return;
     }
     // The job's inputs on their way to the device, before its work waits for them.
-    std::vector<VkSemaphoreSubmitInfo> waits;
     std::vector<JobInput> inputs;
     if (!instance.sources.empty() && !gather_inputs(worker, job, t0, waits, inputs)) {
         return;
@@ -520,7 +515,7 @@ void JobPipeline::process_job(Worker& worker, const WorkerJob& job) noexcept {
     }
     std::uint64_t work_value = 0;
     VkSemaphoreSubmitInfo signal{};
-    if (!submit_work(worker, job, start, waits, work_value, signal)) {
+    if (!submit_work(worker, job, waits, work_value, signal)) {
         return;
     }
     const auto t_submit = Clock::now();

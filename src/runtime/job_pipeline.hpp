@@ -94,9 +94,6 @@ private:
 
     // What process_job's stages hand on, read from the slot as the job starts (start_job).
     struct JobStart {
-        // What its batch waits for before it rewrites the slot (previous_readers, and each
-        // feed's link's last read of its sender image).
-        std::vector<VkSemaphoreSubmitInfo> waits;
         FeedList feeds;     // the chain feeds this job fills
         bool timed = false; // the job timer brackets this job's commands
     };
@@ -109,9 +106,12 @@ private:
     // mutex. Throws std::bad_alloc only.
     void previous_readers(Worker& worker, const TaskInstance& instance, const SlotRecord& s,
                           std::vector<VkSemaphoreSubmitInfo>& waits) const;
-    // Under the instance's mutex: the slot still the job's, its waits and feeds.
+    // Under the instance's mutex: the slot still the job's, its feeds, and appended to `waits`
+    // what its batch waits for before it rewrites the slot (previous_readers, and each feed's
+    // link's last read of its sender image).
     [[nodiscard]] bool start_job(Worker& worker, const WorkerJob& job, Clock::time_point t0,
-                                 JobStart& start) noexcept;
+                                 JobStart& start,
+                                 std::vector<VkSemaphoreSubmitInfo>& waits) noexcept;
     // Walks the instance's input sources (input_sources.hpp) until each gave its JobInput and
     // waits: the application's inputs sent to the device, chained ones found where their
     // producers left them. Once its own inputs are on their links, and while it waits, it sends
@@ -124,10 +124,10 @@ private:
     [[nodiscard]] bool record_job(Worker& worker, const WorkerJob& job, const JobStart& start,
                                   const Image& target_image, std::span<const JobInput> inputs,
                                   VkImageLayout written_layout) noexcept;
-    // Submits the recorded work after `waits` and the slot's own, signalling the worker's work
-    // timeline at `work_value` (`signal`).
-    [[nodiscard]] bool submit_work(Worker& worker, const WorkerJob& job, const JobStart& start,
-                                   std::vector<VkSemaphoreSubmitInfo>& waits,
+    // Submits the recorded work after `waits` (the slot's previous readers and the job's
+    // inputs), signalling the worker's work timeline at `work_value` (`signal`).
+    [[nodiscard]] bool submit_work(Worker& worker, const WorkerJob& job,
+                                   std::span<const VkSemaphoreSubmitInfo> waits,
                                    std::uint64_t& work_value,
                                    VkSemaphoreSubmitInfo& signal) noexcept;
 
