@@ -728,13 +728,9 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
     }
     // vkDeviceWaitIdle needs every queue of the device externally synchronised: hold them all, in
     // one order (by handle) so that two callers cannot deadlock.
+    // Tandem's own queue is not among them: Tandem gets it through the next layer
+    // (EmbedInfo::get_device_proc_addr), so the layer never sees it got.
     std::vector<VkQueue> queues = record->queues();
-    if (tandem_queue) {
-        // Tandem's queue is waited for under Tandem's lock alone (below), never one of the
-        // program's (Tandem gets it through the next layer, so the layer should never have seen
-        // it got).
-        std::erase(queues, tandem_queue->queue);
-    }
     std::sort(queues.begin(), queues.end());
     std::vector<std::shared_ptr<QueueRecord>> held;
     std::vector<std::unique_lock<std::mutex>> locks;
